@@ -1,0 +1,38 @@
+# Every target does its own set-up: a virtual environment in .venv, the
+# package installed in editable mode with its development extras.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck unit bench eval clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/prefrontal demo
+
+test: lint typecheck unit
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+
+typecheck: $(STAMP)
+	$(BIN)/mypy --strict
+
+unit: $(STAMP)
+	$(BIN)/pytest -q
+
+bench: $(STAMP)
+	$(BIN)/pytest tests/benchmarks --benchmark-only --benchmark-columns=min,median,max,rounds -p no:randomly
+
+eval: $(STAMP)
+	$(BIN)/prefrontal eval locomo ../shared/data/locomo/locomo_dev.json --format table
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
