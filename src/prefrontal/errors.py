@@ -1,0 +1,68 @@
+"""Every error prefrontal raises, under one root.
+
+The tree::
+
+    PrefrontalError
+    ├── ConfigurationError        misuse caught at construction time
+    ├── BudgetError               a budget policy that cannot be satisfied
+    ├── StoreError                a store call failed; carries ``store``
+    │   ├── TransientStoreError   worth retrying (busy, timeout, lost connection)
+    │   ├── ConflictError         optimistic concurrency: someone saved first
+    │   └── ItemRejectedError     the store refused an item (too large, bad text)
+    ├── WorkingMemoryError        the working-memory buffer refused an operation
+    └── PhaseError                a phase could not produce its output; carries ``phase``
+
+Request validation errors are pydantic's ``ValidationError``: they say which
+field is wrong and why. A failing store never fails a turn: the runner records
+the error on the phase and carries on.
+"""
+
+from __future__ import annotations
+
+
+class PrefrontalError(Exception):
+    """Root of every error raised by prefrontal."""
+
+
+class ConfigurationError(PrefrontalError):
+    """A component was built with settings that cannot work."""
+
+
+class BudgetError(PrefrontalError):
+    """A budget policy cannot be satisfied (for example minimums above the total)."""
+
+
+class StoreError(PrefrontalError):
+    """A store call failed.
+
+    ``store`` names the store kind (``"episodic"``, ``"working_memory"``, ...) so
+    that traces and logs can say where the failure came from.
+    """
+
+    def __init__(self, message: str, *, store: str = "unknown") -> None:
+        super().__init__(message)
+        self.store = store
+
+
+class TransientStoreError(StoreError):
+    """A failure that may succeed on retry: busy database, dropped connection."""
+
+
+class ConflictError(StoreError):
+    """A save lost an optimistic-concurrency race: reload and try again."""
+
+
+class ItemRejectedError(StoreError):
+    """The store refused an item: empty, oversized or malformed content."""
+
+
+class WorkingMemoryError(PrefrontalError):
+    """The working-memory buffer refused an operation."""
+
+
+class PhaseError(PrefrontalError):
+    """A phase could not produce its output."""
+
+    def __init__(self, message: str, *, phase: str) -> None:
+        super().__init__(message)
+        self.phase = phase

@@ -1,0 +1,1 @@
+"""Pure retrieval functions: text analysis, lexical scoring, score fusion."""

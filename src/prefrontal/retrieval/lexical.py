@@ -1,0 +1,156 @@
+"""Text analysis and BM25 scoring, shared by every backend that ranks in Python.
+
+The analyser lower-cases, splits on anything that is not a letter or digit,
+drops a short list of English stop words and applies the Porter stemmer (the
+same algorithm as SQLite FTS5's ``porter`` tokenizer), so that the in-memory
+and SQLite backends agree on what matches.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import snowballstemmer
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_STEMMER = snowballstemmer.stemmer("porter")
+
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "his",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "so",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
+)
+
+
+@lru_cache(maxsize=65_536)
+def stem(word: str) -> str:
+    """The Porter stem of a lower-case word."""
+    return str(_STEMMER.stemWord(word))
+
+
+def terms(text: str) -> list[str]:
+    """The index terms of ``text``: lower-cased, stop words out, stemmed."""
+    return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
+
+
+@dataclass
+class Bm25Index:
+    """An incremental BM25 index over documents keyed by id (k1=1.2, b=0.75)."""
+
+    k1: float = 1.2
+    b: float = 0.75
+    _docs: dict[str, Counter[str]] = field(default_factory=dict)
+    _lengths: dict[str, int] = field(default_factory=dict)
+    _postings: dict[str, set[str]] = field(default_factory=dict)
+    _total_length: int = 0
+
+    def add(self, doc_id: str, text: str) -> None:
+        """Index ``text`` under ``doc_id`` (replacing what was there)."""
+        self.remove(doc_id)
+        counts = Counter(terms(text))
+        self._docs[doc_id] = counts
+        self._lengths[doc_id] = sum(counts.values())
+        self._total_length += self._lengths[doc_id]
+        for term in counts:
+            self._postings.setdefault(term, set()).add(doc_id)
+
+    def remove(self, doc_id: str) -> None:
+        """Forget ``doc_id`` (no-op when absent)."""
+        counts = self._docs.pop(doc_id, None)
+        if counts is None:
+            return
+        self._total_length -= self._lengths.pop(doc_id)
+        for term in counts:
+            posting = self._postings[term]
+            posting.discard(doc_id)
+            if not posting:
+                del self._postings[term]
+
+    def scores(self, query: str, *, allowed: Iterable[str] | None = None) -> dict[str, float]:
+        """BM25 score of every document that shares a term with ``query``."""
+        query_terms = set(terms(query))
+        allowed_set = set(allowed) if allowed is not None else None
+        n_docs = len(self._docs)
+        if not query_terms or n_docs == 0:
+            return {}
+        average = self._total_length / n_docs
+        out: dict[str, float] = {}
+        for term in query_terms:
+            posting = self._postings.get(term, set())
+            idf = math.log(1 + (n_docs - len(posting) + 0.5) / (len(posting) + 0.5))
+            for doc_id in posting:
+                if allowed_set is not None and doc_id not in allowed_set:
+                    continue
+                tf = self._docs[doc_id][term]
+                norm = self.k1 * (1 - self.b + self.b * self._lengths[doc_id] / average)
+                out[doc_id] = out.get(doc_id, 0.0) + idf * tf * (self.k1 + 1) / (tf + norm)
+        return out
+
+
+def top(scores: Mapping[str, float], limit: int) -> list[tuple[str, float]]:
+    """The ``limit`` best ``(id, score)`` pairs, ties broken by id for determinism."""
+    return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))[:limit]

@@ -1,0 +1,83 @@
+"""The conversation store: the turns of the conversation and its rolling summary.
+
+Phase 4 reads the most recent turns and the summary.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+from pydantic import Field
+
+from prefrontal.stores.records import (
+    MetadataValue,
+    NonEmptyId,
+    OwnedRecord,
+    Record,
+    Timestamp,
+    utc_now,
+)
+from prefrontal.stores.tenancy import Scope, Tenant
+
+MAX_CONTENT_CHARS = 1_000_000
+
+
+class Role(StrEnum):
+    """Who spoke."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+    TOOL = "tool"
+
+
+class ConversationTurn(OwnedRecord):
+    """One message of the conversation. ``item_id`` is the message id."""
+
+    session_id: NonEmptyId
+    role: Role
+    content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
+    speaker: str | None = None
+    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+
+
+class ConversationSummary(Record):
+    """A rolling summary of a user's conversation with the agent."""
+
+    agent_id: NonEmptyId
+    user_id: NonEmptyId
+    scope: Scope = Scope.PRIVATE
+    text: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
+    topics: tuple[str, ...] = ()
+    decisions: tuple[str, ...] = ()
+    updated_at: Timestamp = Field(default_factory=utc_now)
+
+
+@runtime_checkable
+class ConversationStore(Protocol):
+    """Holds conversation turns and one rolling summary per (agent, user).
+
+    Contract: ``recent`` returns at most ``limit`` turns visible to ``tenant``
+    (restricted to ``session_id`` when given), the newest ones, in
+    chronological order (oldest first; ties broken by insertion order).
+    ``append`` of an existing ``item_id`` replaces that turn.
+    """
+
+    async def append(self, turn: ConversationTurn) -> None:
+        """Add a turn (or replace the turn with the same id)."""
+        ...
+
+    async def recent(
+        self, tenant: Tenant, *, limit: int, session_id: str | None = None
+    ) -> list[ConversationTurn]:
+        """The newest ``limit`` turns, oldest first."""
+        ...
+
+    async def get_summary(self, tenant: Tenant) -> ConversationSummary | None:
+        """The rolling summary of ``tenant``'s conversation, if any."""
+        ...
+
+    async def put_summary(self, summary: ConversationSummary) -> None:
+        """Create or replace the rolling summary."""
+        ...

@@ -1,0 +1,87 @@
+"""The frontal-cortex store: goals, pending actions, open questions and stories.
+
+Phase 3 reads it: active goals, pending actions, questions and stories, and
+what changed since the last turn (progress deltas).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+from pydantic import Field
+
+from prefrontal.stores.records import OwnedRecord, Record, Timestamp, utc_now
+from prefrontal.stores.tenancy import Tenant
+
+
+class FrontalKind(StrEnum):
+    """What a frontal-cortex item is."""
+
+    GOAL = "goal"
+    ACTION = "action"
+    QUESTION = "question"
+    STORY = "story"
+
+
+class FrontalStatus(StrEnum):
+    """Where an item stands."""
+
+    ACTIVE = "active"
+    BLOCKED = "blocked"
+    DONE = "done"
+    CANCELLED = "cancelled"
+
+
+class Owner(StrEnum):
+    """Who is expected to act on an item."""
+
+    AGENT = "agent"
+    USER = "user"
+
+
+class FrontalItem(OwnedRecord):
+    """A goal, a pending action, an open question or a story."""
+
+    kind: FrontalKind
+    title: str = Field(min_length=1, max_length=2_000)
+    detail: str = Field(default="", max_length=20_000)
+    priority: float = Field(default=0.5, ge=0.0, le=1.0)
+    status: FrontalStatus = FrontalStatus.ACTIVE
+    owner: Owner = Owner.AGENT
+    blocking: bool = False
+    due_at: Timestamp | None = None
+    tags: tuple[str, ...] = ()
+    updated_at: Timestamp = Field(default_factory=utc_now)
+
+
+class FrontalQuery(Record):
+    """Which frontal-cortex items to return.
+
+    Items are returned newest ``updated_at`` first; ``None`` means no filter.
+    """
+
+    kinds: tuple[FrontalKind, ...] | None = None
+    statuses: tuple[FrontalStatus, ...] | None = None
+    updated_since: datetime | None = None
+    limit: int = Field(default=50, ge=1, le=1_000)
+
+
+@runtime_checkable
+class FrontalCortexStore(Protocol):
+    """Holds goals, actions, questions and stories.
+
+    Contract: ``query`` returns only items visible to ``tenant`` that match
+    every filter of ``query``, at most ``query.limit`` of them, most recently
+    updated first. ``put`` creates or replaces the item with the same
+    ``item_id`` for the same agent.
+    """
+
+    async def put(self, item: FrontalItem) -> None:
+        """Create or replace an item."""
+        ...
+
+    async def query(self, tenant: Tenant, query: FrontalQuery) -> list[FrontalItem]:
+        """Items visible to ``tenant`` that match ``query``."""
+        ...

@@ -1,0 +1,29 @@
+"""In-memory frontal-cortex store."""
+
+from __future__ import annotations
+
+from prefrontal.stores.frontal_cortex import FrontalItem, FrontalQuery
+from prefrontal.stores.tenancy import Tenant, visible_to
+
+
+def _matches(item: FrontalItem, query: FrontalQuery) -> bool:
+    if query.kinds is not None and item.kind not in query.kinds:
+        return False
+    if query.statuses is not None and item.status not in query.statuses:
+        return False
+    return query.updated_since is None or item.updated_at > query.updated_since
+
+
+class InMemoryFrontalCortexStore:
+    """Items in a dictionary keyed by ``(agent_id, item_id)``."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[str, str], FrontalItem] = {}
+
+    async def put(self, item: FrontalItem) -> None:
+        self._items[(item.agent_id, item.item_id)] = item
+
+    async def query(self, tenant: Tenant, query: FrontalQuery) -> list[FrontalItem]:
+        hits = [i for i in self._items.values() if visible_to(i, tenant) and _matches(i, query)]
+        hits.sort(key=lambda i: (i.updated_at, i.item_id), reverse=True)
+        return hits[: query.limit]

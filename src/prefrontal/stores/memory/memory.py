@@ -1,0 +1,108 @@
+"""In-memory episodic or semantic store: BM25 in Python, optional vector similarity."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from prefrontal.retrieval.fusion import cosine, fuse
+from prefrontal.retrieval.lexical import Bm25Index, top
+from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
+from prefrontal.stores.memory_search import searchable_text
+from prefrontal.stores.tenancy import Tenant, visible_to
+
+
+class InMemoryMemoryStore:
+    """Items in a dictionary keyed by ``(agent_id, item_id)``, with a BM25 index.
+
+    ``name`` ("episodic" or "semantic") is used in error messages only.
+    """
+
+    def __init__(self, name: str = "episodic") -> None:
+        self.name = name
+        self._items: dict[tuple[str, str], MemoryItem] = {}
+        self._index = Bm25Index()
+
+    async def put(self, item: MemoryItem) -> None:
+        self._store(item)
+
+    async def put_many(self, items: list[MemoryItem]) -> None:
+        for item in items:
+            self._store(item)
+
+    def _store(self, item: MemoryItem) -> None:
+        key = (item.agent_id, item.item_id)
+        existing = self._items.get(key)
+        if existing is not None and existing.superseded_by and not item.superseded_by:
+            item = item.model_copy(update={"superseded_by": existing.superseded_by})
+        self._items[key] = item
+        self._index.add(_doc_id(key), searchable_text(item))
+        if item.supersedes:
+            self._mark_superseded(item)
+
+    def _mark_superseded(self, item: MemoryItem) -> None:
+        old_key = (item.agent_id, item.supersedes or "")
+        old = self._items.get(old_key)
+        if old is not None and old.user_id == item.user_id and old.item_id != item.item_id:
+            self._items[old_key] = old.model_copy(update={"superseded_by": item.item_id})
+
+    async def get(self, tenant: Tenant, item_ids: list[str]) -> list[MemoryItem]:
+        found = (self._items.get((tenant.agent_id, item_id)) for item_id in item_ids)
+        return [item for item in found if item is not None and visible_to(item, tenant)]
+
+    def _live(self, tenant: Tenant, now: datetime, query: MemoryQuery) -> dict[str, MemoryItem]:
+        return {
+            _doc_id(key): item
+            for key, item in self._items.items()
+            if visible_to(item, tenant)
+            and item.is_live(now)
+            and (query.kinds is None or item.kind in query.kinds)
+        }
+
+    async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
+        live = self._live(tenant, query.now, query)
+        signals = {"bm25": self._index.scores(query.text, allowed=live)}
+        if query.embedding is not None:
+            signals["vector"] = {
+                doc: max(cosine(query.embedding, item.embedding), 0.0)
+                for doc, item in live.items()
+                if item.embedding is not None
+            }
+        fused = fuse(signals, {}) if len(signals) > 1 else signals["bm25"]
+        return [
+            ScoredMemory(
+                item=live[doc],
+                score=score,
+                signals={name: values[doc] for name, values in signals.items() if doc in values},
+            )
+            for doc, score in top(fused, query.limit)
+            if score > 0
+        ]
+
+    async def around(self, tenant: Tenant, item_ids: list[str], *, radius: int) -> list[MemoryItem]:
+        anchors = [i for i in await self.get(tenant, item_ids) if i.thread_id is not None]
+        wanted = {(a.thread_id, a.position) for a in anchors}
+        asked = set(item_ids)
+        out = [
+            item
+            for item in self._items.values()
+            if visible_to(item, tenant)
+            and item.superseded_by is None
+            and item.item_id not in asked
+            and item.position is not None
+            and any(
+                thread == item.thread_id and pos is not None and abs(pos - item.position) <= radius
+                for thread, pos in wanted
+            )
+        ]
+        out.sort(key=lambda i: (i.thread_id or "", i.position or 0, i.item_id))
+        return out
+
+    async def record_recall(self, tenant: Tenant, item_ids: list[str], at: datetime) -> None:
+        for item in await self.get(tenant, item_ids):
+            self._items[(item.agent_id, item.item_id)] = item.model_copy(
+                update={"recall_count": item.recall_count + 1, "last_recalled_at": at}
+            )
+
+
+def _doc_id(key: tuple[str, str]) -> str:
+    return f"{key[0]}\x1f{key[1]}"

@@ -1,0 +1,42 @@
+"""In-memory working-memory store with optimistic concurrency."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from prefrontal.errors import ConflictError
+from prefrontal.stores.records import utc_now
+from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.working_memory import SessionKey, SessionState
+
+
+class InMemoryWorkingMemoryStore:
+    """Session states in a dictionary keyed by :class:`SessionKey`."""
+
+    def __init__(self) -> None:
+        self._states: dict[SessionKey, SessionState] = {}
+
+    async def load(self, key: SessionKey) -> SessionState | None:
+        return self._states.get(key)
+
+    async def save(self, state: SessionState) -> SessionState:
+        current = self._states.get(state.key)
+        stored_version = current.version if current is not None else 0
+        if state.version != stored_version:
+            raise ConflictError(
+                f"session {state.key.session_id!r} is at version {stored_version}, "
+                f"not {state.version}: reload and retry",
+                store="working_memory",
+            )
+        saved = state.model_copy(update={"version": stored_version + 1, "updated_at": utc_now()})
+        self._states[state.key] = saved
+        return saved
+
+    async def recent_sessions(
+        self, tenant: Tenant, *, since: datetime, limit: int
+    ) -> list[SessionState]:
+        mine = [
+            s for s in self._states.values() if s.key.tenant == tenant and s.updated_at >= since
+        ]
+        mine.sort(key=lambda s: (s.updated_at, s.key.session_id), reverse=True)
+        return mine[:limit]

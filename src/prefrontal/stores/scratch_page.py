@@ -1,0 +1,59 @@
+"""The scratch page: short-lived observations, risk alerts, pending confirmations.
+
+Phase 7 reads the active entries.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+from pydantic import Field
+
+from prefrontal.stores.frontal_cortex import Owner
+from prefrontal.stores.records import OwnedRecord, Timestamp
+from prefrontal.stores.tenancy import Tenant
+
+
+class ScratchKind(StrEnum):
+    """What a scratch entry is."""
+
+    OBSERVATION = "observation"
+    RISK_ALERT = "risk_alert"
+    PENDING_CONFIRMATION = "pending_confirmation"
+    INSIGHT = "insight"
+
+
+class Observation(OwnedRecord):
+    """One entry of the scratch page."""
+
+    kind: ScratchKind = ScratchKind.OBSERVATION
+    content: str = Field(min_length=1, max_length=20_000)
+    priority: float = Field(default=0.5, ge=0.0, le=1.0)
+    owner: Owner = Owner.AGENT
+    tags: tuple[str, ...] = ()
+    resolved: bool = False
+    expires_at: Timestamp | None = None
+
+
+@runtime_checkable
+class ScratchPageStore(Protocol):
+    """Holds scratch-page entries.
+
+    Contract: ``active`` returns unresolved, unexpired entries visible to
+    ``tenant``, highest priority first, then newest, at most ``limit``.
+    ``resolve`` of an unknown or invisible id is a no-op returning ``False``.
+    """
+
+    async def put(self, observation: Observation) -> None:
+        """Create or replace an entry."""
+        ...
+
+    async def active(self, tenant: Tenant, *, now: datetime, limit: int) -> list[Observation]:
+        """The active entries, most important first."""
+        ...
+
+    async def resolve(self, tenant: Tenant, item_id: str) -> bool:
+        """Mark an entry resolved; ``True`` if it existed and was visible."""
+        ...

@@ -1,0 +1,80 @@
+"""``Stores``: the set of store backends one orchestrator reads and writes."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from prefrontal.stores.consciousness import ConsciousnessStore
+from prefrontal.stores.conversation import ConversationStore
+from prefrontal.stores.frontal_cortex import FrontalCortexStore
+from prefrontal.stores.long_term import MemoryStore
+from prefrontal.stores.scratch_page import ScratchPageStore
+from prefrontal.stores.traces import TraceStore
+from prefrontal.stores.working_memory import WorkingMemoryStore
+
+STORE_KINDS = (
+    "consciousness",
+    "frontal_cortex",
+    "conversation",
+    "episodic",
+    "semantic",
+    "scratch_page",
+    "working_memory",
+    "traces",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Stores:
+    """One backend per store kind. Build with :meth:`in_memory` or :meth:`sqlite`.
+
+    Backends may be mixed freely: ``stores.replace(episodic=my_store)`` swaps
+    one and keeps the rest.
+    """
+
+    consciousness: ConsciousnessStore
+    frontal_cortex: FrontalCortexStore
+    conversation: ConversationStore
+    episodic: MemoryStore
+    semantic: MemoryStore
+    scratch_page: ScratchPageStore
+    working_memory: WorkingMemoryStore
+    traces: TraceStore
+
+    @classmethod
+    def in_memory(cls) -> Stores:
+        """Every store in process memory: fast, isolated, gone at exit. For tests."""
+        from prefrontal.stores import memory as m
+
+        return cls(
+            consciousness=m.InMemoryConsciousnessStore(),
+            frontal_cortex=m.InMemoryFrontalCortexStore(),
+            conversation=m.InMemoryConversationStore(),
+            episodic=m.InMemoryMemoryStore("episodic"),
+            semantic=m.InMemoryMemoryStore("semantic"),
+            scratch_page=m.InMemoryScratchPageStore(),
+            working_memory=m.InMemoryWorkingMemoryStore(),
+            traces=m.InMemoryTraceStore(),
+        )
+
+    def replace(self, **backends: Any) -> Stores:
+        """A copy with the named backends swapped (``ValueError`` for an unknown kind)."""
+        unknown = set(backends) - set(STORE_KINDS)
+        if unknown:
+            raise ValueError(f"unknown store kinds {sorted(unknown)}; known: {list(STORE_KINDS)}")
+        return dataclasses.replace(self, **backends)
+
+    def items(self) -> list[tuple[str, object]]:
+        """``(kind, backend)`` pairs in a fixed order."""
+        return [(kind, getattr(self, kind)) for kind in STORE_KINDS]
+
+    async def aclose(self) -> None:
+        """Close every backend that holds resources (each one once)."""
+        seen: set[int] = set()
+        for _, backend in self.items():
+            close = getattr(backend, "aclose", None)
+            if close is not None and id(backend) not in seen:
+                seen.add(id(backend))
+                await close()

@@ -1,0 +1,46 @@
+"""The trace store: every sealed :class:`~prefrontal.traces.models.TurnTrace`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from pydantic import Field
+
+from prefrontal.stores.records import Record
+from prefrontal.stores.tenancy import Tenant
+from prefrontal.traces.models import TurnStatus, TurnTrace
+
+
+class TraceQuery(Record):
+    """Filters for listing traces; ``None`` means no filter. Newest first."""
+
+    agent_id: str | None = None
+    user_id: str | None = None
+    session_id: str | None = None
+    status: TurnStatus | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    limit: int = Field(default=50, ge=1, le=10_000)
+
+
+@runtime_checkable
+class TraceStore(Protocol):
+    """Keeps turn traces.
+
+    Contract: ``get`` returns the trace of ``turn_id`` only when it belongs to
+    ``tenant`` (traces are private to their user); ``list`` is the operator's
+    view and filters by the fields of ``query``, newest ``started_at`` first.
+    """
+
+    async def put(self, trace: TurnTrace) -> None:
+        """Save a trace (replacing one with the same ``turn_id``)."""
+        ...
+
+    async def get(self, tenant: Tenant, turn_id: str) -> TurnTrace | None:
+        """The tenant's trace of ``turn_id``, if any."""
+        ...
+
+    async def list(self, query: TraceQuery) -> list[TurnTrace]:
+        """Traces that match ``query``, newest first."""
+        ...

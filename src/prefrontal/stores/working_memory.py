@@ -1,0 +1,74 @@
+"""The working-memory store: one buffer state per session, saved between turns.
+
+The buffer layer serialises its state to JSON; this store keeps it with a
+version for optimistic concurrency (two workers never lose an update) and the
+session's themes and entities, so that related sessions can be found.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import Field
+
+from prefrontal.stores.records import NonEmptyId, Record, Timestamp, utc_now
+from prefrontal.stores.tenancy import Tenant
+
+
+class SessionKey(Record):
+    """Which session a buffer belongs to."""
+
+    agent_id: NonEmptyId
+    user_id: NonEmptyId
+    session_id: NonEmptyId
+
+    @property
+    def tenant(self) -> Tenant:
+        """The ``(agent, user)`` that owns the session."""
+        return Tenant(agent_id=self.agent_id, user_id=self.user_id)
+
+
+class SessionState(Record):
+    """A saved working-memory buffer.
+
+    ``version`` is 0 for a state never saved; the store assigns the next one.
+    """
+
+    key: SessionKey
+    version: int = Field(default=0, ge=0)
+    state: dict[str, Any] = Field(default_factory=dict)
+    themes: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
+    started_at: Timestamp = Field(default_factory=utc_now)
+    updated_at: Timestamp = Field(default_factory=utc_now)
+
+
+@runtime_checkable
+class WorkingMemoryStore(Protocol):
+    """Keeps one :class:`SessionState` per session.
+
+    Contract:
+
+    - ``load`` returns the last saved state of exactly that key, or ``None``;
+    - ``save`` succeeds only when ``state.version`` equals the stored version
+      (0 when nothing is stored) and returns the state with ``version + 1``;
+      otherwise it raises :class:`~prefrontal.errors.ConflictError` and
+      changes nothing;
+    - ``recent_sessions`` returns the tenant's sessions updated at or after
+      ``since``, newest first, never another user's or agent's.
+    """
+
+    async def load(self, key: SessionKey) -> SessionState | None:
+        """The saved state of ``key``, if any."""
+        ...
+
+    async def save(self, state: SessionState) -> SessionState:
+        """Save ``state`` if nobody saved since it was loaded; return it with its new version."""
+        ...
+
+    async def recent_sessions(
+        self, tenant: Tenant, *, since: datetime, limit: int
+    ) -> list[SessionState]:
+        """The tenant's sessions updated since ``since``, newest first."""
+        ...

@@ -1,0 +1,122 @@
+"""The turn trace: what every phase of a turn did, how long it took, what it dropped.
+
+A trace is data first. Logs, spans, metrics and the terminal view are all
+renderings of a :class:`TurnTrace`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class PhaseStatus(StrEnum):
+    """How a phase ended."""
+
+    OK = "ok"
+    DEGRADED = "degraded"
+    """Finished, but with less than it should have (a dependency failed, a retry was needed)."""
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+    SKIPPED = "skipped"
+
+
+class TurnStatus(StrEnum):
+    """How the turn as a whole ended."""
+
+    OK = "ok"
+    DEGRADED = "degraded"
+    """Some phase failed or timed out; the context is partial."""
+
+
+class TraceModel(BaseModel):
+    """Frozen, strict base for trace records."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ErrorRecord(TraceModel):
+    """An error a phase met, as data."""
+
+    type: str
+    message: str
+    store: str | None = None
+    attempts: int = 1
+
+
+class DroppedRecord(TraceModel):
+    """Something loaded that did not make it into the context, and why."""
+
+    section: str
+    item_ids: tuple[str, ...]
+    tokens: int
+    reason: str
+
+
+class SectionUsage(TraceModel):
+    """A section's share of the budget: as allocated and as used."""
+
+    section: str
+    requested: int
+    allocated: int
+    used: int
+
+
+class PhaseRecord(TraceModel):
+    """One phase of one turn."""
+
+    name: str
+    index: int
+    status: PhaseStatus
+    started_ms: float
+    """Offset from the start of the turn."""
+    duration_ms: float
+    budget_ms: float
+    items_loaded: int = 0
+    tokens_loaded: int = 0
+    items_dropped: int = 0
+    tokens_dropped: int = 0
+    attempts: int = 1
+    warnings: tuple[str, ...] = ()
+    errors: tuple[ErrorRecord, ...] = ()
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def over_budget(self) -> bool:
+        """True when the phase took longer than its time budget."""
+        return self.duration_ms > self.budget_ms
+
+
+class TurnTrace(TraceModel):
+    """The sealed record of one turn."""
+
+    turn_id: str
+    parent_turn_id: str | None = None
+    agent_id: str
+    user_id: str
+    session_id: str
+    started_at: datetime
+    duration_ms: float
+    deadline_ms: float
+    status: TurnStatus
+    total_budget: int
+    total_tokens: int
+    checksum: str
+    ready_for_router: bool
+    phases: tuple[PhaseRecord, ...]
+    sections: tuple[SectionUsage, ...] = ()
+    dropped: tuple[DroppedRecord, ...] = ()
+    warnings: tuple[str, ...] = ()
+    errors: tuple[ErrorRecord, ...] = ()
+    version: str = ""
+
+    def phase(self, name: str) -> PhaseRecord:
+        """The record of the named phase (``KeyError`` if there is none)."""
+        for record in self.phases:
+            if record.name == name:
+                return record
+        raise KeyError(name)
