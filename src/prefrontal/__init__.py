@@ -1,0 +1,63 @@
+"""prefrontal: an LLM agent's working memory, assembled at the start of every turn.
+
+``await Orchestrator(stores).start_turn(TurnRequest(...))`` runs eleven timed,
+cancellable phases over pluggable stores and returns a token-bounded,
+provenance-tagged :class:`ContextBundle` and a :class:`TurnTrace`.
+"""
+
+from prefrontal.budgets.policy import BudgetPolicy, SectionRule, allocate, default_policy
+from prefrontal.bundle.models import ContextBundle, Fragment, Provenance, Section
+from prefrontal.errors import (
+    BudgetError,
+    ConfigurationError,
+    ConflictError,
+    ItemRejectedError,
+    PhaseError,
+    PrefrontalError,
+    StoreError,
+    TransientStoreError,
+    WorkingMemoryError,
+)
+from prefrontal.orchestrator import Orchestrator
+from prefrontal.stores.set import Stores
+from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnStatus, TurnTrace
+from prefrontal.turn import (
+    OrchestratorConfig,
+    TurnContext,
+    TurnRequest,
+    TurnResult,
+    WorkingMemoryItemView,
+    WorkingMemoryView,
+)
+
+__all__ = [
+    "BudgetError",
+    "BudgetPolicy",
+    "ConfigurationError",
+    "ConflictError",
+    "ContextBundle",
+    "Fragment",
+    "ItemRejectedError",
+    "Orchestrator",
+    "OrchestratorConfig",
+    "PhaseError",
+    "PhaseRecord",
+    "PhaseStatus",
+    "PrefrontalError",
+    "Provenance",
+    "Section",
+    "SectionRule",
+    "StoreError",
+    "Stores",
+    "TransientStoreError",
+    "TurnContext",
+    "TurnRequest",
+    "TurnResult",
+    "TurnStatus",
+    "TurnTrace",
+    "WorkingMemoryError",
+    "WorkingMemoryItemView",
+    "WorkingMemoryView",
+    "allocate",
+    "default_policy",
+]

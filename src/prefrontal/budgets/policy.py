@@ -1,0 +1,175 @@
+"""The budget policy and ``allocate``: how a total token budget is split across sections.
+
+``allocate`` is a pure function of a policy and each section's demand (the
+tokens it has to offer). Its guarantees, checked by property tests:
+
+- the allocations add up to at most ``policy.total - policy.reserve``;
+- no section gets more than it asked for, nor more than its ``maximum``;
+- pinned sections are cut last: they are served, in the policy's order,
+  before any other section gets a token;
+- a section that asks for nothing (empty, failed, timed out) gets nothing,
+  and its share flows to the sections that have more to give;
+- the result depends only on its inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from prefrontal.errors import BudgetError
+
+
+class SectionRule(BaseModel):
+    """How one section takes part in the split.
+
+    ``weight`` is the section's share of the contested budget; ``minimum`` is
+    served before weights apply; ``maximum`` caps the section (``None``: no cap).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    section: str = Field(min_length=1)
+    weight: float = Field(default=1.0, gt=0)
+    minimum: int = Field(default=0, ge=0)
+    maximum: int | None = Field(default=None, ge=0)
+    pinned: bool = False
+
+
+class BudgetPolicy(BaseModel):
+    """A total, a reserve held back for output and tools, and one rule per section."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    total: int = Field(default=4_000, ge=1, le=2_000_000)
+    reserve: int = Field(default=0, ge=0)
+    sections: tuple[SectionRule, ...]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> BudgetPolicy:
+        if self.reserve >= self.total:
+            raise ValueError(f"reserve {self.reserve} leaves nothing of total {self.total}")
+        names = [rule.section for rule in self.sections]
+        if len(set(names)) != len(names):
+            raise ValueError(f"sections named twice in {names}")
+        return self
+
+    @property
+    def available(self) -> int:
+        """Tokens that sections may share: the total less the reserve."""
+        return self.total - self.reserve
+
+    def rule(self, section: str) -> SectionRule | None:
+        """The rule for ``section``, if the policy has one."""
+        return next((r for r in self.sections if r.section == section), None)
+
+    def with_total(self, total: int) -> BudgetPolicy:
+        """The same policy scaled to another total (reserve and bounds scale with it)."""
+        if total == self.total:
+            return self
+        factor = total / self.total
+
+        def scaled(value: int | None) -> int | None:
+            return None if value is None else int(value * factor)
+
+        rules = tuple(
+            r.model_copy(update={"minimum": int(r.minimum * factor), "maximum": scaled(r.maximum)})
+            for r in self.sections
+        )
+        return BudgetPolicy(total=total, reserve=int(self.reserve * factor), sections=rules)
+
+
+Allocation = dict[str, int]
+
+
+def allocate(policy: BudgetPolicy, demands: Mapping[str, int]) -> Allocation:
+    """Split ``policy.available`` across the policy's sections given their demands.
+
+    Sections the policy does not name get nothing. See the module docstring
+    for the guarantees.
+    """
+    for section, demand in demands.items():
+        if demand < 0:
+            raise BudgetError(f"section {section!r} has a negative demand ({demand})")
+    caps = {r.section: _cap(r, demands.get(r.section, 0)) for r in policy.sections}
+    given = dict.fromkeys(caps, 0)
+    left = policy.available
+    for rule in policy.sections:
+        if rule.pinned:
+            given[rule.section] = min(caps[rule.section], left)
+            left -= given[rule.section]
+    for rule in policy.sections:
+        if not rule.pinned:
+            grant = min(rule.minimum, caps[rule.section], left)
+            given[rule.section] = grant
+            left -= grant
+    _water_fill(policy, caps, given, left)
+    return given
+
+
+def _cap(rule: SectionRule, demand: int) -> int:
+    return demand if rule.maximum is None else min(demand, rule.maximum)
+
+
+def _water_fill(
+    policy: BudgetPolicy, caps: dict[str, int], given: dict[str, int], left: int
+) -> None:
+    """Share ``left`` by weight among sections still short of their cap, refilling as they fill."""
+    weights = {r.section: r.weight for r in policy.sections if not r.pinned}
+    while left > 0:
+        hungry = [s for s in weights if given[s] < caps[s]]
+        if not hungry:
+            return
+        total_weight = sum(weights[s] for s in hungry)
+        spent = 0
+        for section in hungry:
+            share = int(left * weights[section] / total_weight)
+            grant = min(share, caps[section] - given[section])
+            given[section] += grant
+            spent += grant
+        if spent == 0:
+            _hand_out_remainder(hungry, weights, caps, given, left)
+            return
+        left -= spent
+
+
+def _hand_out_remainder(
+    hungry: list[str],
+    weights: dict[str, float],
+    caps: dict[str, int],
+    given: dict[str, int],
+    left: int,
+) -> None:
+    """Give the last few tokens one at a time, heaviest section first (ties by name)."""
+    for section in sorted(hungry, key=lambda s: (-weights[s], s)):
+        grant = min(left, caps[section] - given[section])
+        given[section] += grant
+        left -= grant
+        if left == 0:
+            return
+
+
+def default_policy(total: int = 4_000) -> BudgetPolicy:
+    """The specification's split at 4,000 tokens, scaled to ``total``.
+
+    Identity and governance (``consciousness``) are pinned; conversation,
+    episodic and semantic memory, goals and the scratch page share the rest in
+    proportion to the specification's figures (500/500/300/300/100), working
+    memory the agent holds itself takes 1,500 at most, and 500 tokens are
+    reserved for the model's output and tool results.
+    """
+    policy = BudgetPolicy(
+        total=4_000,
+        reserve=500,
+        sections=(
+            SectionRule(section="consciousness", weight=2.0, maximum=600, pinned=True),
+            SectionRule(section="frontal_cortex", weight=3.0, minimum=100, maximum=800),
+            SectionRule(section="conversation", weight=5.0, minimum=150),
+            SectionRule(section="episodic", weight=5.0, minimum=100),
+            SectionRule(section="semantic", weight=3.0, minimum=50),
+            SectionRule(section="scratch_page", weight=1.0, minimum=50, maximum=400),
+            SectionRule(section="working_memory", weight=2.0, maximum=1_500),
+        ),
+    )
+    return policy.with_total(total)

@@ -1,0 +1,6 @@
+"""Fragments with provenance, sections, and the assembled ``ContextBundle``."""
+
+from prefrontal.bundle.models import ContextBundle, Fragment, Provenance, Section
+from prefrontal.bundle.render import render_sections
+
+__all__ = ["ContextBundle", "Fragment", "Provenance", "Section", "render_sections"]

@@ -1,0 +1,119 @@
+"""Fragment, Provenance, Section and ContextBundle: the output of a turn.
+
+Every fragment carries its provenance (which store, which items, which phase,
+what score, how many tokens, when), so that what an agent saw can always be
+traced back to where it came from. A fragment cannot be built without one.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Section(StrEnum):
+    """The sections of a context, in the order they are rendered."""
+
+    CONSCIOUSNESS = "consciousness"
+    FRONTAL_CORTEX = "frontal_cortex"
+    CONVERSATION = "conversation"
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    SCRATCH_PAGE = "scratch_page"
+    WORKING_MEMORY = "working_memory"
+
+    @property
+    def heading(self) -> str:
+        """The heading the section is rendered under."""
+        return _TITLES[self]
+
+
+_TITLES = {
+    Section.CONSCIOUSNESS: "Identity and rules",
+    Section.FRONTAL_CORTEX: "Goals and pending work",
+    Section.CONVERSATION: "Recent conversation",
+    Section.EPISODIC: "Relevant memories",
+    Section.SEMANTIC: "Relevant knowledge",
+    Section.SCRATCH_PAGE: "Scratch page",
+    Section.WORKING_MEMORY: "Working notes",
+}
+
+SECTION_ORDER: tuple[Section, ...] = tuple(Section)
+
+
+class Frozen(BaseModel):
+    """Frozen, strict base."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Provenance(Frozen):
+    """Where a fragment came from."""
+
+    store: str = Field(min_length=1)
+    item_ids: tuple[str, ...] = Field(min_length=1)
+    phase: str = Field(min_length=1)
+    score: float | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    version: str | None = None
+
+
+class Fragment(Frozen):
+    """One renderable piece of context.
+
+    ``rank`` orders fragments for selection within their section (lower is
+    more important); ``position`` orders the selected ones for rendering
+    (chronological for conversation and memories). ``heading`` is a group
+    header (such as a session date) rendered once before the first fragment
+    of its group. ``role`` marks conversation turns for ``to_messages``.
+    """
+
+    section: Section
+    text: str = Field(min_length=1)
+    tokens: int = Field(ge=0)
+    provenance: Provenance
+    rank: int = 0
+    position: float = 0.0
+    heading: str | None = None
+    role: str | None = None
+
+
+class ContextBundle(Frozen):
+    """The assembled context of one turn.
+
+    Contract: ``total_tokens`` is the token count of ``text`` with the real
+    tokenizer and never exceeds ``budget``.
+    """
+
+    turn_id: str
+    text: str
+    total_tokens: int
+    budget: int
+    fragments: tuple[Fragment, ...]
+    source_breakdown: dict[str, int]
+    checksum: str
+    tokenizer: str
+    version: str
+    created_at: datetime
+
+    def section(self, section: Section | str) -> tuple[Fragment, ...]:
+        """The fragments of one section, in rendering order."""
+        return tuple(f for f in self.fragments if f.section == section)
+
+    def to_messages(self) -> list[dict[str, str]]:
+        """The context as chat messages: a system message, then the recent conversation.
+
+        Everything but the conversation goes into one system message (in
+        section order); each conversation turn becomes a message with its role.
+        """
+        from prefrontal.bundle.render import render_sections
+
+        rest = [f for f in self.fragments if f.section is not Section.CONVERSATION]
+        messages = [{"role": "system", "content": render_sections(rest)}] if rest else []
+        for fragment in self.section(Section.CONVERSATION):
+            role = fragment.role if fragment.role in ("user", "assistant") else "system"
+            messages.append({"role": role, "content": fragment.text})
+        return messages

@@ -1,0 +1,40 @@
+"""Rendering fragments as text: a heading per section, group headers, one line per fragment."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from prefrontal.bundle.models import SECTION_ORDER, Fragment, Section
+
+SECTION_SEPARATOR = "\n\n"
+
+
+def section_header(section: Section) -> str:
+    """The line a section starts with."""
+    return f"## {section.heading}"
+
+
+def group_header(heading: str) -> str:
+    """The line a group (such as one session's date) starts with."""
+    return f"[{heading}]"
+
+
+def render_section(section: Section, fragments: Iterable[Fragment]) -> str:
+    """One section: its header, then its fragments by position, group headers where they change."""
+    lines = [section_header(section)]
+    current: str | None = None
+    for fragment in sorted(fragments, key=lambda f: (f.position, f.rank)):
+        if fragment.heading is not None and fragment.heading != current:
+            lines.append(group_header(fragment.heading))
+        current = fragment.heading
+        lines.append(fragment.text)
+    return "\n".join(lines)
+
+
+def render_sections(fragments: Iterable[Fragment]) -> str:
+    """All fragments, grouped by section in the fixed section order."""
+    by_section: dict[Section, list[Fragment]] = {}
+    for fragment in fragments:
+        by_section.setdefault(fragment.section, []).append(fragment)
+    blocks = [render_section(s, by_section[s]) for s in SECTION_ORDER if s in by_section]
+    return SECTION_SEPARATOR.join(blocks)

@@ -1,0 +1,161 @@
+"""``Orchestrator``: the front door. ``await orchestrator.start_turn(request)``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from types import TracebackType
+
+from ulid import ULID
+
+from prefrontal.budgets.policy import BudgetPolicy, default_policy
+from prefrontal.budgets.tokens import default_counter
+from prefrontal.bundle.models import ContextBundle
+from prefrontal.orchestrator.runner import run_phases
+from prefrontal.phases import PHASES
+from prefrontal.phases.context_assembly import checksum
+from prefrontal.phases.finalize import seal
+from prefrontal.phases.state import Clock, TurnState
+from prefrontal.stores.set import Stores
+from prefrontal.traces.models import PhaseRecord, PhaseStatus
+from prefrontal.turn import (
+    OrchestratorConfig,
+    TurnContext,
+    TurnRequest,
+    TurnResult,
+    WorkingMemoryView,
+)
+
+IdFactory = Callable[[], str]
+
+
+def _package_version() -> str:
+    try:
+        return version("prefrontal")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _new_ulid() -> str:
+    return str(ULID())
+
+
+class Orchestrator:
+    """Runs turns over a set of stores.
+
+    ``clock`` and ``ids`` are injectable so that a turn is reproducible: the
+    same request, store contents, clock and ids give the same bundle and
+    checksum. Use as an async context manager to close the stores at exit.
+    """
+
+    def __init__(
+        self,
+        stores: Stores,
+        config: OrchestratorConfig | None = None,
+        *,
+        clock: Clock = _utc_now,
+        ids: IdFactory = _new_ulid,
+    ) -> None:
+        self.stores = stores
+        self.config = config or OrchestratorConfig()
+        self._clock = clock
+        self._ids = ids
+        self._counter = default_counter(self.config.tokenizer)
+        self._version = _package_version()
+
+    async def __aenter__(self) -> Orchestrator:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stores.aclose()
+
+    def policy(self, total: int) -> BudgetPolicy:
+        """The budget policy for a turn with ``total`` tokens."""
+        configured = self.config.budget_policy
+        return configured.with_total(total) if configured else default_policy(total)
+
+    async def start_turn(self, request: TurnRequest) -> TurnResult:
+        """Run the eleven phases for ``request`` and return the context, trace and buffer.
+
+        Returns within the configured deadline (plus the assembly phases'
+        own small budgets) whatever the stores do; a failing store degrades
+        its phase, never the turn. Cancelling the call cancels every phase.
+        """
+        turn = self._new_turn(request)
+        sequential = self.config.concurrency == "sequential"
+        await run_phases(PHASES, turn, sequential=sequential)
+        return self._result(turn)
+
+    def _new_turn(self, request: TurnRequest) -> TurnState:
+        total = request.token_budget or self.config.total_token_budget
+        context = TurnContext(
+            turn_id=self._ids(),
+            agent_id=request.agent_id,
+            user_id=request.user_id,
+            session_id=request.session_id,
+            parent_turn_id=request.parent_turn_id,
+            started_at=self._clock(),
+            total_budget=total,
+            deadline_ms=self.config.deadline_ms,
+        )
+        return TurnState(
+            request=request,
+            context=context,
+            config=self.config,
+            policy=self.policy(total),
+            stores=self.stores,
+            counter=self._counter,
+            clock=self._clock,
+            version=self._version,
+        )
+
+    def _result(self, turn: TurnState) -> TurnResult:
+        bundle = turn.bundle or self._empty_bundle(turn)
+        turn.bundle = bundle
+        trace = turn.trace or seal(turn, turn.records.get("finalize") or _missing_finalize(turn))
+        final = turn.records.get("finalize")
+        if final is not None and final.status is not PhaseStatus.OK:
+            trace = seal(turn, final)
+        return TurnResult(
+            context=turn.context,
+            bundle=bundle,
+            trace=trace,
+            working_memory=turn.working_memory or WorkingMemoryView(),
+            warnings=trace.warnings,
+            ready_for_router=trace.ready_for_router and turn.trace is not None,
+        )
+
+    def _empty_bundle(self, turn: TurnState) -> ContextBundle:
+        return ContextBundle(
+            turn_id=turn.context.turn_id,
+            text="",
+            total_tokens=0,
+            budget=turn.policy.total,
+            fragments=(),
+            source_breakdown={},
+            checksum=checksum("", []),
+            tokenizer=turn.counter.encoding_name,
+            version=turn.version,
+            created_at=turn.context.started_at,
+        )
+
+
+def _missing_finalize(turn: TurnState) -> PhaseRecord:
+    return PhaseRecord(
+        name="finalize",
+        index=11,
+        status=PhaseStatus.SKIPPED,
+        started_ms=round(turn.elapsed_ms(), 3),
+        duration_ms=0.0,
+        budget_ms=turn.config.phase_budget_ms("finalize"),
+    )

@@ -1,0 +1,94 @@
+"""Phase 2, ``consciousness``: identity, values and mandates; governance; mode; capabilities."""
+
+from __future__ import annotations
+
+from prefrontal.bundle.models import Fragment, Section
+from prefrontal.phases.fragments import fragment, loaded
+from prefrontal.phases.state import PhaseOutcome, TurnState
+from prefrontal.phases.store_calls import call_store
+from prefrontal.stores.consciousness import AgentProfile
+
+NAME = "consciousness"
+
+
+def _lines(title: str, entries: tuple[str, ...]) -> str:
+    return f"{title}: " + "; ".join(entries) if entries else ""
+
+
+def identity_text(profile: AgentProfile, today: str) -> str:
+    """Who the agent is, what it values, what it must do, and today's date."""
+    parts = [
+        f"You are {profile.name}." + (f" {profile.description}" if profile.description else "")
+    ]
+    parts.append(_lines("Values", profile.values))
+    parts.append(_lines("Mandates", profile.mandates))
+    parts.append(f"Today is {today}.")
+    return "\n".join(p for p in parts if p)
+
+
+def governance_text(profile: AgentProfile) -> str:
+    """Safety, access-control and escalation rules, one line each."""
+    g = profile.governance
+    parts = (
+        _lines("Safety", g.safety_policies),
+        _lines("Access control", g.access_control),
+        _lines("Escalation", g.escalation),
+    )
+    return "\n".join(p for p in parts if p)
+
+
+def mode_text(profile: AgentProfile, requested: str | None) -> str:
+    """The current mode (the request's override when it names a known one) and its limits."""
+    mode = profile.mode(requested) or profile.mode()
+    if mode is None:
+        return ""
+    parts = [f"Mode: {mode.name}" + (f" ({mode.description})" if mode.description else "")]
+    parts.append(_lines("Constraints", mode.constraints))
+    parts.append(_lines("Allowed", mode.capabilities))
+    return "\n".join(p for p in parts if p)
+
+
+def capabilities_text(profile: AgentProfile) -> str:
+    """Available capabilities with their versions and constraints."""
+    entries = tuple(
+        f"{c.name} v{c.version}" + (f" ({'; '.join(c.constraints)})" if c.constraints else "")
+        for c in profile.capabilities
+    )
+    return _lines("Capabilities", entries)
+
+
+async def run(turn: TurnState) -> PhaseOutcome:
+    """Load the agent's profile and turn it into up to four pinned fragments."""
+    tenant = turn.tenant
+    profile = await call_store(turn, NAME, lambda: turn.stores.consciousness.get_profile(tenant))
+    turn.profile = profile
+    if profile is None:
+        return PhaseOutcome(degraded=True, warnings=(f"no profile for agent {tenant.agent_id!r}",))
+    today = turn.context.started_at.strftime("%A %d %B %Y, %H:%M UTC")
+    texts = {
+        "identity": identity_text(profile, today),
+        "governance": governance_text(profile),
+        "mode": mode_text(profile, turn.request.mode),
+        "capabilities": capabilities_text(profile),
+    }
+    fragments: list[Fragment] = [
+        fragment(
+            turn,
+            Section.CONSCIOUSNESS,
+            text,
+            store="consciousness",
+            item_ids=(f"{profile.agent_id}#{part}",),
+            phase=NAME,
+            rank=rank,
+            position=rank,
+            updated_at=profile.updated_at,
+            version=str(profile.version),
+        )
+        for rank, (part, text) in enumerate(texts.items())
+        if text
+    ]
+    turn.loads[Section.CONSCIOUSNESS] = fragments
+    items, tokens = loaded(fragments)
+    return PhaseOutcome(
+        items_loaded=items, tokens_loaded=tokens, detail={"mode": profile.current_mode}
+    )

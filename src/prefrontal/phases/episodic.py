@@ -1,0 +1,53 @@
+"""Phase 5, ``episodic``: what happened that bears on this input.
+
+The query is composite: the input, the active goals, the last exchanges of
+the conversation and the current mode. Hits are reranked and those the turn
+already holds are dropped.
+"""
+
+from __future__ import annotations
+
+from prefrontal.bundle.models import Section
+from prefrontal.phases.fragments import loaded
+from prefrontal.phases.memory_search import (
+    RerankWeights,
+    already_held,
+    rerank,
+    search,
+    to_fragments,
+)
+from prefrontal.phases.state import PhaseOutcome, TurnState
+
+NAME = "episodic"
+CONTEXT_TURNS = 2
+
+
+def composite_query(turn: TurnState) -> str:
+    """Input first, then goal titles, the last exchanges and the mode name."""
+    parts = [turn.request.user_input]
+    parts.extend(item.title for item in turn.frontal_items[:3])
+    parts.extend(t.content for t in turn.recent_turns[-CONTEXT_TURNS:])
+    if turn.profile is not None and turn.profile.current_mode:
+        parts.append(turn.profile.current_mode)
+    return "\n".join(parts)
+
+
+async def run(turn: TurnState) -> PhaseOutcome:
+    """Search episodic memory with the composite query and rank what it finds."""
+    query = composite_query(turn)
+    hits = await search(turn, turn.stores.episodic, NAME, query, turn.config.episodic_candidates)
+    held = already_held(turn)
+    fresh = [
+        h
+        for h in rerank(hits, turn.context.started_at, RerankWeights())
+        if h.item.item_id not in held
+    ]
+    fragments = to_fragments(turn, fresh, Section.EPISODIC, NAME)
+    turn.loads[Section.EPISODIC] = fragments
+    count, tokens = loaded(fragments)
+    return PhaseOutcome(
+        items_loaded=count,
+        tokens_loaded=tokens,
+        items_dropped=len(hits) - len(fresh),
+        detail={"query_chars": len(query), "hits": len(hits)},
+    )

@@ -1,0 +1,84 @@
+"""Phase 11, ``finalize``: seal the turn's trace, write it, note what was recalled.
+
+The trace is sealed with every phase's record, this one's measured up to the
+moment of sealing. Recall counts of the memories that made it into the
+context are updated in the same step.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+from prefrontal.bundle.models import Section
+from prefrontal.phases.state import PhaseOutcome, TurnState
+from prefrontal.phases.store_calls import call_store
+from prefrontal.stores.long_term import MemoryStore
+from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnStatus, TurnTrace
+
+NAME = "finalize"
+INDEX = 11
+FAILED = (PhaseStatus.FAILED, PhaseStatus.TIMEOUT, PhaseStatus.CANCELLED)
+
+
+def seal(turn: TurnState, own: PhaseRecord) -> TurnTrace:
+    """The turn's trace: every phase record so far plus ``own``."""
+    records = sorted([*turn.records.values(), own], key=lambda r: r.index)
+    errors = tuple(e for r in records for e in r.errors)
+    degraded = any(r.status in FAILED for r in records)
+    warnings = tuple(f"{r.name}: {w}" for r in records for w in r.warnings)
+    bundle = turn.bundle
+    return TurnTrace(
+        turn_id=turn.context.turn_id,
+        parent_turn_id=turn.context.parent_turn_id,
+        agent_id=turn.context.agent_id,
+        user_id=turn.context.user_id,
+        session_id=turn.context.session_id,
+        started_at=turn.context.started_at,
+        duration_ms=round(turn.elapsed_ms(), 3),
+        deadline_ms=turn.context.deadline_ms,
+        status=TurnStatus.DEGRADED if degraded else TurnStatus.OK,
+        total_budget=turn.policy.total,
+        total_tokens=bundle.total_tokens if bundle else 0,
+        checksum=bundle.checksum if bundle else "",
+        ready_for_router=bundle is not None,
+        phases=tuple(records),
+        sections=tuple(turn.sections),
+        dropped=tuple(turn.dropped),
+        warnings=warnings,
+        errors=errors,
+        version=turn.version,
+    )
+
+
+async def _record_recalls(turn: TurnState) -> None:
+    if turn.bundle is None:
+        return
+    stores = ((Section.EPISODIC, turn.stores.episodic), (Section.SEMANTIC, turn.stores.semantic))
+    for section, store in stores:
+        ids = [i for f in turn.bundle.section(section) for i in f.provenance.item_ids]
+        if ids:
+            await _recall(turn, store, ids)
+
+
+async def _recall(turn: TurnState, store: MemoryStore, ids: list[str]) -> None:
+    at, tenant = turn.context.started_at, turn.tenant
+    await call_store(turn, NAME, lambda: store.record_recall(tenant, ids, at))
+
+
+async def run(turn: TurnState) -> PhaseOutcome:
+    """Seal and write the trace; update recall counts concurrently."""
+    started = turn.started_ms.get(NAME, turn.elapsed_ms())
+    own = PhaseRecord(
+        name=NAME,
+        index=INDEX,
+        status=PhaseStatus.OK,
+        started_ms=round(started, 3),
+        duration_ms=round(turn.elapsed_ms() - started, 3),
+        budget_ms=turn.config.phase_budget_ms(NAME),
+    )
+    turn.trace = seal(turn, own)
+    trace = turn.trace
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_record_recalls, turn)
+        await call_store(turn, NAME, lambda: turn.stores.traces.put(trace))
+    return PhaseOutcome(detail={"ready_for_router": trace.ready_for_router})

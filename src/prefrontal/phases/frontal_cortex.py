@@ -1,0 +1,109 @@
+"""Phase 3, ``frontal_cortex``: active goals, pending actions, questions, stories, progress.
+
+Each kind is ranked by relevance to the input, then priority, blocking and
+due date, and cut to its configured count. Progress deltas are the items
+finished or changed since the session's last turn.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from prefrontal.bundle.models import Fragment, Section
+from prefrontal.phases.fragments import fragment, input_terms, loaded, overlap
+from prefrontal.phases.state import PhaseOutcome, TurnState
+from prefrontal.phases.store_calls import call_store
+from prefrontal.stores.frontal_cortex import FrontalItem, FrontalKind, FrontalQuery, FrontalStatus
+
+NAME = "frontal_cortex"
+FETCH_LIMIT = 200
+OPEN = (FrontalStatus.ACTIVE, FrontalStatus.BLOCKED)
+FAR_FUTURE = datetime.max.replace(tzinfo=None)
+
+
+def sort_key(item: FrontalItem, query_terms: set[str]) -> tuple[float, float, bool, datetime, str]:
+    """Most relevant first, then highest priority, blocking first, soonest due, then id."""
+    relevance = overlap(query_terms, f"{item.title} {item.detail} {' '.join(item.tags)}")
+    due = item.due_at.replace(tzinfo=None) if item.due_at else FAR_FUTURE
+    return (-round(relevance, 3), -item.priority, not item.blocking, due, item.item_id)
+
+
+def describe(item: FrontalItem) -> str:
+    """One line: kind, status, priority, owner, due date, title and detail."""
+    flags = [f"priority {item.priority:.1f}"]
+    if item.blocking:
+        flags.append("blocking")
+    if item.status is FrontalStatus.BLOCKED:
+        flags.append("blocked")
+    if item.kind is FrontalKind.ACTION:
+        flags.append(f"owner {item.owner}")
+    if item.due_at:
+        flags.append(f"due {item.due_at:%Y-%m-%d}")
+    detail = f" — {item.detail}" if item.detail else ""
+    return f"{item.kind.value.capitalize()} ({', '.join(flags)}): {item.title}{detail}"
+
+
+def progress_line(item: FrontalItem) -> str:
+    """A progress delta: what changed since the last turn."""
+    return f"Progress: {item.kind.value} {item.title!r} is now {item.status.value}"
+
+
+def select(turn: TurnState, items: list[FrontalItem]) -> list[FrontalItem]:
+    """The open items of each kind, ranked and cut to the configured counts."""
+    limits = {
+        FrontalKind.GOAL: turn.config.active_goals,
+        FrontalKind.ACTION: turn.config.pending_actions,
+        FrontalKind.QUESTION: turn.config.questions,
+        FrontalKind.STORY: turn.config.stories,
+    }
+    query_terms = input_terms(turn)
+    chosen: list[FrontalItem] = []
+    for kind, limit in limits.items():
+        open_items = [i for i in items if i.kind is kind and i.status in OPEN]
+        chosen.extend(sorted(open_items, key=lambda i: sort_key(i, query_terms))[:limit])
+    return chosen
+
+
+def progress(turn: TurnState, items: list[FrontalItem]) -> list[FrontalItem]:
+    """Items that changed state since the session's last turn (none in a new session)."""
+    if turn.session is None:
+        return []
+    since = turn.session.updated_at
+    return [i for i in items if i.updated_at > since and i.status not in OPEN]
+
+
+async def run(turn: TurnState) -> PhaseOutcome:
+    """Load goals and work items; keep the most relevant of each kind."""
+    tenant = turn.tenant
+    query = FrontalQuery(limit=FETCH_LIMIT)
+    items = await call_store(turn, NAME, lambda: turn.stores.frontal_cortex.query(tenant, query))
+    chosen = select(turn, items)
+    turn.frontal_items = chosen
+    texts = [(i, describe(i)) for i in chosen] + [
+        (i, progress_line(i)) for i in progress(turn, items)
+    ]
+    fragments: list[Fragment] = [
+        fragment(
+            turn,
+            Section.FRONTAL_CORTEX,
+            text,
+            store="frontal_cortex",
+            item_ids=(item.item_id,),
+            phase=NAME,
+            rank=rank,
+            position=rank,
+            score=item.priority,
+            created_at=item.created_at,
+            updated_at=item.updated_at,
+        )
+        for rank, (item, text) in enumerate(texts)
+    ]
+    turn.loads[Section.FRONTAL_CORTEX] = fragments
+    count, tokens = loaded(fragments)
+    open_count = sum(1 for i in items if i.status in OPEN)
+    return PhaseOutcome(
+        items_loaded=count,
+        tokens_loaded=tokens,
+        items_dropped=open_count - len(chosen),
+        detail={"fetched": len(items)},
+    )

@@ -1,0 +1,101 @@
+"""``TurnState``: the blackboard the phases of one turn read and write.
+
+Each phase writes only its own fields, so phases that run concurrently never
+write the same thing. The runner owns ``records``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from prefrontal.budgets.policy import Allocation, BudgetPolicy
+from prefrontal.budgets.tokens import TokenCounter
+from prefrontal.bundle.models import ContextBundle, Fragment, Section
+from prefrontal.stores.consciousness import AgentProfile
+from prefrontal.stores.conversation import ConversationTurn
+from prefrontal.stores.frontal_cortex import FrontalItem
+from prefrontal.stores.set import Stores
+from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.working_memory import SessionKey, SessionState
+from prefrontal.traces.models import DroppedRecord, PhaseRecord, SectionUsage, TurnTrace
+from prefrontal.turn import (
+    OrchestratorConfig,
+    TurnContext,
+    TurnRequest,
+    WorkingMemoryView,
+)
+
+Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseOutcome:
+    """What a phase reports about its own work (the runner adds timing and status)."""
+
+    items_loaded: int = 0
+    tokens_loaded: int = 0
+    items_dropped: int = 0
+    tokens_dropped: int = 0
+    degraded: bool = False
+    warnings: tuple[str, ...] = ()
+    detail: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass
+class TurnState:
+    """Everything one turn knows, phase by phase."""
+
+    request: TurnRequest
+    context: TurnContext
+    config: OrchestratorConfig
+    policy: BudgetPolicy
+    stores: Stores
+    counter: TokenCounter
+    clock: Clock
+    version: str
+    monotonic_start: float = field(default_factory=time.monotonic)
+    # phase 1
+    session: SessionState | None = None
+    # phases 2-7
+    profile: AgentProfile | None = None
+    frontal_items: list[FrontalItem] = field(default_factory=list)
+    recent_turns: list[ConversationTurn] = field(default_factory=list)
+    loads: dict[Section, list[Fragment]] = field(default_factory=dict)
+    # phases 8-11
+    demands: dict[str, int] = field(default_factory=dict)
+    allocation: Allocation = field(default_factory=dict)
+    sections: list[SectionUsage] = field(default_factory=list)
+    bundle: ContextBundle | None = None
+    dropped: list[DroppedRecord] = field(default_factory=list)
+    working_memory: WorkingMemoryView | None = None
+    trace: TurnTrace | None = None
+    # the runner's
+    records: dict[str, PhaseRecord] = field(default_factory=dict)
+    started_ms: dict[str, float] = field(default_factory=dict)
+    attempts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def tenant(self) -> Tenant:
+        """The ``(agent, user)`` every store call of this turn is made for."""
+        return Tenant(agent_id=self.context.agent_id, user_id=self.context.user_id)
+
+    @property
+    def session_key(self) -> SessionKey:
+        """The session whose working-memory buffer this turn refreshes."""
+        c = self.context
+        return SessionKey(agent_id=c.agent_id, user_id=c.user_id, session_id=c.session_id)
+
+    def elapsed_ms(self) -> float:
+        """Milliseconds since the turn started (monotonic clock)."""
+        return (time.monotonic() - self.monotonic_start) * 1_000
+
+    def seconds_left(self) -> float:
+        """Seconds until the turn's deadline (never negative)."""
+        return max(self.context.deadline_ms - self.elapsed_ms(), 0.0) / 1_000
+
+    def count(self, text: str) -> int:
+        """Tokens in ``text`` with the turn's tokenizer."""
+        return self.counter.count(text)
