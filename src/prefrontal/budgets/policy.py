@@ -153,23 +153,24 @@ def _hand_out_remainder(
 def default_policy(total: int = 4_000) -> BudgetPolicy:
     """The specification's split at 4,000 tokens, scaled to ``total``.
 
-    Identity and governance (``consciousness``) are pinned; conversation,
-    episodic and semantic memory, goals and the scratch page share the rest in
-    proportion to the specification's figures (500/500/300/300/100), working
-    memory the agent holds itself takes 1,500 at most, and 500 tokens are
-    reserved for the model's output and tool results.
+    Identity and governance (``consciousness``) are pinned (up to 400
+    tokens). Each other section is first served up to the specification's
+    figure (goals 300, conversation 500, episodic 500, semantic 300, scratch
+    100, the agent's own working notes 1,500); what is left, and what empty
+    sections leave, goes by weight to the sections that have more to give.
+    500 tokens are reserved for the model's output and tool results.
     """
     policy = BudgetPolicy(
         total=4_000,
         reserve=500,
         sections=(
-            SectionRule(section="consciousness", weight=2.0, maximum=600, pinned=True),
-            SectionRule(section="frontal_cortex", weight=3.0, minimum=100, maximum=800),
-            SectionRule(section="conversation", weight=5.0, minimum=150),
-            SectionRule(section="episodic", weight=5.0, minimum=100),
-            SectionRule(section="semantic", weight=3.0, minimum=50),
-            SectionRule(section="scratch_page", weight=1.0, minimum=50, maximum=400),
-            SectionRule(section="working_memory", weight=2.0, maximum=1_500),
+            SectionRule(section="consciousness", weight=1.0, maximum=400, pinned=True),
+            SectionRule(section="frontal_cortex", weight=3.0, minimum=300, maximum=800),
+            SectionRule(section="conversation", weight=5.0, minimum=500),
+            SectionRule(section="episodic", weight=5.0, minimum=500),
+            SectionRule(section="semantic", weight=3.0, minimum=300),
+            SectionRule(section="scratch_page", weight=1.0, minimum=100, maximum=400),
+            SectionRule(section="working_memory", weight=2.0, minimum=1_500, maximum=1_500),
         ),
     )
     return policy.with_total(total)

@@ -55,6 +55,7 @@ def profile(agent_id: str) -> AgentProfile:
             Mode(name="focus", description="quiet mode", constraints=("answer briefly",)),
         ),
         current_mode="planning",
+        updated_at=EPOCH,
         capabilities=(
             Capability(name="calendar.read", version="2"),
             Capability(name="tasks.write", version="1", constraints=("needs confirmation",)),

@@ -132,7 +132,7 @@ class Orchestrator:
             trace=trace,
             working_memory=turn.working_memory or WorkingMemoryView(),
             warnings=trace.warnings,
-            ready_for_router=trace.ready_for_router and turn.trace is not None,
+            ready_for_router=trace.ready_for_router,
         )
 
     def _empty_bundle(self, turn: TurnState) -> ContextBundle:

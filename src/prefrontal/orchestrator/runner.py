@@ -109,6 +109,7 @@ def _record(
 
 
 def _error(phase: PhaseSpec, turn: TurnState, error: BaseException) -> ErrorRecord:
+    error = _first_leaf(error)
     message = str(error) or type(error).__name__
     return ErrorRecord(
         type=type(error).__name__,
@@ -143,3 +144,10 @@ def _mark_unfinished(phases: Sequence[PhaseSpec], turn: TurnState) -> None:
             warnings=(reason,),
             errors=(ErrorRecord(type="DeadlineExceeded", message=reason),),
         )
+
+
+def _first_leaf(error: BaseException) -> BaseException:
+    """The first real error inside (possibly nested) exception groups."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error

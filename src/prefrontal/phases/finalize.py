@@ -22,7 +22,8 @@ FAILED = (PhaseStatus.FAILED, PhaseStatus.TIMEOUT, PhaseStatus.CANCELLED)
 
 def seal(turn: TurnState, own: PhaseRecord) -> TurnTrace:
     """The turn's trace: every phase record so far plus ``own``."""
-    records = sorted([*turn.records.values(), own], key=lambda r: r.index)
+    others = [r for r in turn.records.values() if r.name != own.name]
+    records = sorted([*others, own], key=lambda r: r.index)
     errors = tuple(e for r in records for e in r.errors)
     degraded = any(r.status in FAILED for r in records)
     warnings = tuple(f"{r.name}: {w}" for r in records for w in r.warnings)

@@ -61,11 +61,16 @@ def rerank(hits: list[ScoredMemory], now: datetime, weights: RerankWeights) -> l
 
 
 def already_held(turn: TurnState) -> set[str]:
-    """Ids the turn has from elsewhere: recent conversation turns and the buffer's own items."""
+    """Ids the turn has from elsewhere: recent conversation turns and the agent's own notes.
+
+    Last turn's context fragments in the buffer do not count: this turn's
+    context replaces them.
+    """
     held = {t.item_id for t in turn.recent_turns}
     if turn.session is not None:
         for entry in turn.session.state.get("items", []):
-            held.update(entry.get("source_ids", []))
+            if entry.get("source") != "context":
+                held.update(entry.get("source_ids", []))
     return held
 
 

@@ -24,6 +24,8 @@ from prefrontal.errors import TransientStoreError
 from prefrontal.phases.state import TurnState
 
 T = TypeVar("T")
+BACKOFF = wait_exponential_jitter(multiplier=0.005, max=0.1, jitter=0.005)
+"""5 ms, 10 ms, 20 ms ... at most 100 ms, each plus up to 5 ms of jitter."""
 
 
 async def call_store(turn: TurnState, phase: str, call: Callable[[], Awaitable[T]]) -> T:
@@ -31,7 +33,7 @@ async def call_store(turn: TurnState, phase: str, call: Callable[[], Awaitable[T
     retrying = AsyncRetrying(
         retry=retry_if_exception_type(TransientStoreError),
         stop=stop_after_attempt(turn.config.store_attempts) | stop_after_delay(turn.seconds_left()),
-        wait=wait_exponential_jitter(initial=0.005, multiplier=1, max=0.1, jitter=0.005),
+        wait=BACKOFF,
         sleep=anyio.sleep,
         reraise=True,
     )

@@ -1,0 +1,55 @@
+"""Shared fixtures: the anyio backend, seeded in-memory stores, a fixed clock and ids."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import pytest
+
+from prefrontal import Orchestrator, OrchestratorConfig, Stores, TurnRequest
+from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT, seed
+
+FIXED_NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def fixed_clock() -> datetime:
+    return FIXED_NOW
+
+
+def counting_ids(prefix: str = "turn") -> Callable[[], str]:
+    counter = itertools.count(1)
+    return lambda: f"{prefix}-{next(counter):04d}"
+
+
+@pytest.fixture
+async def demo_stores() -> Stores:
+    stores = Stores.in_memory()
+    await seed(stores)
+    return stores
+
+
+def demo_request(**overrides: object) -> TurnRequest:
+    fields: dict[str, object] = {
+        "agent_id": DEMO_AGENT,
+        "user_id": DEMO_USER,
+        "session_id": DEMO_SESSION,
+        "user_input": SAMPLE_INPUT,
+    }
+    fields.update(overrides)
+    return TurnRequest.model_validate(fields)
+
+
+def orchestrator(stores: Stores, **config: object) -> Orchestrator:
+    return Orchestrator(
+        stores,
+        OrchestratorConfig.model_validate(config),
+        clock=fixed_clock,
+        ids=counting_ids(),
+    )

@@ -1,0 +1,166 @@
+"""Phases one at a time, on a hand-built turn state."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from prefrontal import Orchestrator, Section, Stores
+from prefrontal.budgets.tokens import default_counter
+from prefrontal.bundle.render import render_sections
+from prefrontal.phases import (
+    PHASES,
+    budget_allocation,
+    context_assembly,
+    frontal_cortex,
+    scratch_page,
+)
+from prefrontal.phases.state import TurnState
+from prefrontal.stores import FrontalItem, FrontalKind, FrontalStatus, Observation, ScratchKind
+from tests.conftest import FIXED_NOW, demo_request, orchestrator
+
+pytestmark = pytest.mark.anyio
+
+
+def new_turn(orch: Orchestrator, **request: object) -> TurnState:
+    return orch._new_turn(demo_request(**request))
+
+
+def test_the_phase_tuple_is_the_specification_graph() -> None:
+    """Eleven phases; 2, 3, 4, 7 need only 1; 5 and 6 need 3 and 4; 8-11 are a chain."""
+    needs = {p.name: set(p.needs) for p in PHASES}
+    for name in ("consciousness", "frontal_cortex", "conversation", "scratch_page"):
+        assert needs[name] == {"turn_context"}
+    assert needs["episodic"] == needs["semantic"] == {"frontal_cortex", "conversation"}
+    assert needs["context_assembly"] == {"budget_allocation"}
+    assert [p.loads for p in PHASES] == [True] * 7 + [False] * 4
+
+
+async def test_goals_are_ranked_blocking_and_urgent_first() -> None:
+    """Among equally relevant goals, higher priority then blocking then sooner due comes first."""
+    stores = Stores.in_memory()
+    items = [
+        ("low", 0.2, False, 1),
+        ("urgent", 0.9, True, 2),
+        ("high-late", 0.9, False, 30),
+        ("high-soon", 0.9, False, 3),
+    ]
+    for item_id, priority, blocking, due in items:
+        await stores.frontal_cortex.put(
+            FrontalItem(
+                item_id=item_id,
+                agent_id="atlas",
+                user_id="maya",
+                kind=FrontalKind.GOAL,
+                title=f"goal {item_id}",
+                priority=priority,
+                blocking=blocking,
+                due_at=FIXED_NOW + timedelta(days=due),
+            )
+        )
+    await stores.frontal_cortex.put(
+        FrontalItem(
+            item_id="done",
+            agent_id="atlas",
+            user_id="maya",
+            kind=FrontalKind.GOAL,
+            title="finished",
+            status=FrontalStatus.DONE,
+        )
+    )
+    turn = new_turn(orchestrator(stores), user_input="unrelated words")
+    await frontal_cortex.run(turn)
+    ids = [f.provenance.item_ids[0] for f in turn.loads[Section.FRONTAL_CORTEX]]
+    assert ids == ["urgent", "high-soon", "high-late", "low"]
+
+
+async def test_goal_count_is_cut_to_the_configured_limit() -> None:
+    """At most ``active_goals`` goals are loaded; the rest count as dropped."""
+    stores = Stores.in_memory()
+    for n in range(8):
+        await stores.frontal_cortex.put(
+            FrontalItem(
+                item_id=f"g{n}",
+                agent_id="atlas",
+                user_id="maya",
+                kind=FrontalKind.GOAL,
+                title=f"goal {n}",
+            )
+        )
+    turn = new_turn(orchestrator(stores, active_goals=5))
+    outcome = await frontal_cortex.run(turn)
+    assert outcome.items_loaded == 5
+    assert outcome.items_dropped == 3
+
+
+async def test_scratch_page_puts_risk_alerts_first() -> None:
+    """Risk alerts and pending confirmations come before observations, whatever their priority."""
+    stores = Stores.in_memory()
+    entries = [
+        ("obs", ScratchKind.OBSERVATION, 0.99),
+        ("risk", ScratchKind.RISK_ALERT, 0.1),
+        ("confirm", ScratchKind.PENDING_CONFIRMATION, 0.5),
+    ]
+    for item_id, kind, priority in entries:
+        await stores.scratch_page.put(
+            Observation(
+                item_id=item_id,
+                agent_id="atlas",
+                user_id="maya",
+                kind=kind,
+                content=item_id,
+                priority=priority,
+            )
+        )
+    turn = new_turn(orchestrator(stores))
+    await scratch_page.run(turn)
+    assert [f.provenance.item_ids[0] for f in turn.loads[Section.SCRATCH_PAGE]] == [
+        "confirm",
+        "risk",
+        "obs",
+    ]
+
+
+async def test_allocation_gives_a_failed_sections_share_away(demo_stores: Stores) -> None:
+    """Phase 8 demands nothing for a section that loaded nothing, so others get more."""
+    orch = orchestrator(demo_stores)
+    turn = new_turn(orch, token_budget=600)
+    for spec in PHASES[:7]:
+        await spec.run(turn)
+    await budget_allocation.run(turn)
+    with_conversation = dict(turn.allocation)
+    turn.loads[Section.CONVERSATION] = []
+    await budget_allocation.run(turn)
+    assert turn.allocation["conversation"] == 0
+    assert sum(turn.allocation.values()) >= sum(with_conversation.values()) - 1
+
+
+async def test_assembly_fits_the_rendered_text_and_reports_drops(demo_stores: Stores) -> None:
+    """Phase 9 keeps within the available budget with the real tokenizer and records what it dropped."""
+    turn = new_turn(orchestrator(demo_stores), token_budget=300)
+    for spec in PHASES[:8]:
+        await spec.run(turn)
+    await context_assembly.run(turn)
+    assert turn.bundle is not None
+    assert default_counter().count(turn.bundle.text) <= turn.policy.available
+    assert turn.bundle.text == render_sections(turn.bundle.fragments)
+    assert turn.dropped and all(d.reason for d in turn.dropped)
+    kept = {i for f in turn.bundle.fragments for i in f.provenance.item_ids}
+    assert not kept & {i for d in turn.dropped for i in d.item_ids}
+
+
+async def test_duplicate_text_is_kept_once(demo_stores: Stores) -> None:
+    """The same text loaded by two sections appears once, in the earlier section."""
+    turn = new_turn(orchestrator(demo_stores))
+    for spec in PHASES[:7]:
+        await spec.run(turn)
+    twin = turn.loads[Section.EPISODIC][0].model_copy(
+        update={"section": Section.SEMANTIC, "rank": -1}
+    )
+    turn.loads[Section.SEMANTIC] = [twin, *turn.loads[Section.SEMANTIC]]
+    await budget_allocation.run(turn)
+    await context_assembly.run(turn)
+    assert turn.bundle is not None
+    assert turn.bundle.text.count(twin.text) == 1
+    assert any(d.reason.startswith("duplicate of") for d in turn.dropped)

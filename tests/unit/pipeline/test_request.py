@@ -1,0 +1,65 @@
+"""Request and configuration validation: bad input fails with a message that says what is wrong."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from prefrontal import OrchestratorConfig, TurnRequest
+from prefrontal.turn import MAX_INPUT_CHARS
+
+GOOD = {"agent_id": "a", "user_id": "u", "session_id": "s", "user_input": "hello"}
+
+
+@pytest.mark.parametrize("field", ["agent_id", "user_id", "session_id", "user_input"])
+@pytest.mark.parametrize("value", ["", "   "])
+def test_empty_ids_and_input_are_refused(field: str, value: str) -> None:
+    """An empty or blank id or input is an error naming the field."""
+    with pytest.raises(ValidationError, match=field):
+        TurnRequest.model_validate(GOOD | {field: value})
+
+
+@pytest.mark.parametrize("budget", [-1, 0, 63, 1_000_001])
+def test_negative_or_absurd_budgets_are_refused(budget: int) -> None:
+    """A budget below 64 or above a million tokens is an error that gives the range."""
+    with pytest.raises(ValidationError, match="between 64 and 1000000"):
+        TurnRequest.model_validate(GOOD | {"token_budget": budget})
+
+
+def test_an_input_too_long_for_any_budget_is_refused() -> None:
+    """Input longer than the maximum is refused with the limit in the message."""
+    with pytest.raises(ValidationError, match=str(MAX_INPUT_CHARS)):
+        TurnRequest.model_validate(GOOD | {"user_input": "x" * (MAX_INPUT_CHARS + 1)})
+
+
+def test_requests_are_frozen() -> None:
+    """A request is a value: it cannot be changed after validation."""
+    request = TurnRequest.model_validate(GOOD)
+    with pytest.raises(ValidationError):
+        request.user_input = "changed"  # type: ignore[misc]
+
+
+def test_unknown_fields_are_refused() -> None:
+    """A misspelt field is an error, not silently ignored."""
+    with pytest.raises(ValidationError, match="user_inptu"):
+        TurnRequest.model_validate(GOOD | {"user_inptu": "x"})
+
+
+def test_config_refuses_unknown_phases_and_bad_modes() -> None:
+    """Phase budgets must name real phases; concurrency is graph or sequential."""
+    with pytest.raises(ValidationError, match="unknown phases"):
+        OrchestratorConfig(phase_budgets_ms={"episodik": 10})
+    with pytest.raises(ValidationError, match="concurrency"):
+        OrchestratorConfig.model_validate({"concurrency": "threads"})
+
+
+def test_config_defaults_are_the_specification() -> None:
+    """4,000 tokens, 1,000 ms, graph concurrency, and the spec's phase budgets."""
+    config = OrchestratorConfig()
+    assert (config.total_token_budget, config.deadline_ms, config.concurrency) == (
+        4_000,
+        1_000,
+        "graph",
+    )
+    assert config.phase_budget_ms("episodic") == 150
+    assert config.phase_budget_ms("scratch_page") == 50
