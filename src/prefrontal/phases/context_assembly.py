@@ -41,42 +41,42 @@ class _Selection:
         extra = 0 if self.chosen[fragment.section] else header_cost(self.turn, fragment.section)
         return fragment_cost(fragment) + extra
 
-    def try_add(self, fragment: Fragment, limit: int) -> bool:
-        if self.spent[fragment.section] + self.cost(fragment) > limit:
+    def try_add(self, fragment: Fragment, limit: int, key: str) -> bool:
+        cost = self.cost(fragment)
+        if self.spent[fragment.section] + cost > limit:
             return False
-        self.spent[fragment.section] += self.cost(fragment)
+        self.spent[fragment.section] += cost
         self.chosen[fragment.section].append(fragment)
-        self.seen[_key(fragment)] = fragment
+        self.seen[key] = fragment
         return True
-
-    def duplicate_of(self, fragment: Fragment) -> Fragment | None:
-        return self.seen.get(_key(fragment))
 
 
 def _select(turn: TurnState) -> _Selection:
     selection = _Selection(turn)
-    leftovers: list[Fragment] = []
+    leftovers: list[tuple[Fragment, str]] = []
     for section in SECTION_ORDER:
         limit = turn.allocation.get(section.value, 0)
         for fragment in sorted(turn.loads.get(section, []), key=lambda f: f.rank):
-            twin = selection.duplicate_of(fragment)
+            key = _key(fragment)
+            twin = selection.seen.get(key)
             if twin is not None:
-                selection.dropped.append(
-                    _drop(fragment, f"duplicate of {twin.provenance.item_ids[0]}")
-                )
-            elif not selection.try_add(fragment, limit):
-                leftovers.append(fragment)
+                reason = f"duplicate of {twin.provenance.item_ids[0]}"
+                selection.dropped.append(_drop(fragment, reason))
+            elif not selection.try_add(fragment, limit, key):
+                leftovers.append((fragment, key))
     _spend_unused(turn, selection, leftovers)
     return selection
 
 
-def _spend_unused(turn: TurnState, selection: _Selection, leftovers: list[Fragment]) -> None:
+def _spend_unused(
+    turn: TurnState, selection: _Selection, leftovers: list[tuple[Fragment, str]]
+) -> None:
     """Second pass: the budget sections left unused goes to the best remaining fragments."""
     unused = turn.policy.available - sum(selection.spent.values())
-    for fragment in leftovers:
+    for fragment, key in leftovers:
         cost = selection.cost(fragment)
-        if cost <= unused and selection.duplicate_of(fragment) is None:
-            selection.try_add(fragment, selection.spent[fragment.section] + cost)
+        if cost <= unused and key not in selection.seen:
+            selection.try_add(fragment, selection.spent[fragment.section] + cost, key)
             unused -= cost
         else:
             selection.dropped.append(_drop(fragment, "over budget"))
