@@ -51,14 +51,9 @@ def seal(turn: TurnState, own: PhaseRecord) -> TurnTrace:
     )
 
 
-async def _record_recalls(turn: TurnState) -> None:
-    if turn.bundle is None:
-        return
-    stores = ((Section.EPISODIC, turn.stores.episodic), (Section.SEMANTIC, turn.stores.semantic))
-    for section, store in stores:
-        ids = [i for f in turn.bundle.section(section) for i in f.provenance.item_ids]
-        if ids:
-            await _recall(turn, store, ids)
+def _recalled(turn: TurnState, section: Section) -> list[str]:
+    bundle = turn.bundle
+    return [i for f in bundle.section(section) for i in f.provenance.item_ids] if bundle else []
 
 
 async def _recall(turn: TurnState, store: MemoryStore, ids: list[str]) -> None:
@@ -80,6 +75,12 @@ async def run(turn: TurnState) -> PhaseOutcome:
     turn.trace = seal(turn, own)
     trace = turn.trace
     async with anyio.create_task_group() as tg:
-        tg.start_soon(_record_recalls, turn)
+        for section, store in (
+            (Section.EPISODIC, turn.stores.episodic),
+            (Section.SEMANTIC, turn.stores.semantic),
+        ):
+            ids = _recalled(turn, section)
+            if ids:
+                tg.start_soon(_recall, turn, store, ids)
         await call_store(turn, NAME, lambda: turn.stores.traces.put(trace))
     return PhaseOutcome(detail={"ready_for_router": trace.ready_for_router})

@@ -40,17 +40,24 @@ class DelayedStore(_Wrapper):
     """Answers every call after ``seconds`` (``math.inf``: never answers).
 
     The delay is an ``anyio.sleep``, so it is cancellable like real I/O.
-    ``calls`` counts the calls started.
+    ``methods`` limits the delay to the named methods. ``calls`` counts the
+    delayed calls started.
     """
 
-    def __init__(self, store: Any, seconds: float) -> None:
+    def __init__(
+        self, store: Any, seconds: float, *, methods: tuple[str, ...] | None = None
+    ) -> None:
         super().__init__(store)
         if seconds < 0:
             raise ValueError(f"seconds must be >= 0, got {seconds}")
         self.seconds = seconds
+        self.methods = methods
         self.calls = 0
 
     def _wrap(self, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        if self.methods is not None and name not in self.methods:
+            return method
+
         async def delayed(*args: Any, **kwargs: Any) -> Any:
             self.calls += 1
             if math.isinf(self.seconds):
