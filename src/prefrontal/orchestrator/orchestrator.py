@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from types import TracebackType
@@ -19,6 +19,7 @@ from prefrontal.phases.finalize import seal
 from prefrontal.phases.state import Clock, TurnState
 from prefrontal.stores.set import Stores
 from prefrontal.traces.models import PhaseRecord, PhaseStatus
+from prefrontal.traces.observe import Observer, combine
 from prefrontal.turn import (
     OrchestratorConfig,
     TurnContext,
@@ -51,6 +52,8 @@ class Orchestrator:
     ``clock`` and ``ids`` are injectable so that a turn is reproducible: the
     same request, store contents, clock and ids give the same bundle and
     checksum. Use as an async context manager to close the stores at exit.
+    ``observers`` see every turn live (logs, spans, metrics; see
+    :mod:`prefrontal.traces.observe`).
     """
 
     def __init__(
@@ -60,6 +63,7 @@ class Orchestrator:
         *,
         clock: Clock = _utc_now,
         ids: IdFactory = _new_ulid,
+        observers: Iterable[Observer] = (),
     ) -> None:
         self.stores = stores
         self.config = config or OrchestratorConfig()
@@ -67,6 +71,7 @@ class Orchestrator:
         self._ids = ids
         self._counter = default_counter(self.config.tokenizer)
         self._version = _package_version()
+        self.observer = combine(observers)
 
     async def __aenter__(self) -> Orchestrator:
         return self
@@ -93,8 +98,15 @@ class Orchestrator:
         """
         turn = self._new_turn(request)
         sequential = self.config.concurrency == "sequential"
-        await run_phases(PHASES, turn, sequential=sequential)
-        return self._result(turn)
+        self.observer.turn_started(turn.context, request.user_input)
+        try:
+            await run_phases(PHASES, turn, sequential=sequential)
+            result = self._result(turn)
+        except BaseException:
+            self.observer.turn_cancelled(turn.context)
+            raise
+        self.observer.turn_ended(result.trace, result.bundle)
+        return result
 
     def _new_turn(self, request: TurnRequest) -> TurnState:
         total = request.token_budget or self.config.total_token_budget
@@ -117,6 +129,7 @@ class Orchestrator:
             counter=self._counter,
             clock=self._clock,
             version=self._version,
+            observer=self.observer,
         )
 
     def _result(self, turn: TurnState) -> TurnResult:

@@ -106,6 +106,7 @@ def _record(
         errors=errors,
         detail=dict(outcome.detail),
     )
+    turn.observer.phase_ended(turn.context, turn.records[phase.name])
 
 
 def _error(phase: PhaseSpec, turn: TurnState, error: BaseException) -> ErrorRecord:
@@ -144,6 +145,7 @@ def _mark_unfinished(phases: Sequence[PhaseSpec], turn: TurnState) -> None:
             warnings=(reason,),
             errors=(ErrorRecord(type="DeadlineExceeded", message=reason),),
         )
+        turn.observer.phase_ended(turn.context, turn.records[phase.name])
 
 
 def _first_leaf(error: BaseException) -> BaseException:

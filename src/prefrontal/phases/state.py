@@ -21,6 +21,7 @@ from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState
 from prefrontal.traces.models import DroppedRecord, PhaseRecord, SectionUsage, TurnTrace
+from prefrontal.traces.observe import NullObserver, Observer
 from prefrontal.turn import (
     OrchestratorConfig,
     TurnContext,
@@ -56,6 +57,7 @@ class TurnState:
     counter: TokenCounter
     clock: Clock
     version: str
+    observer: Observer = field(default_factory=NullObserver)
     monotonic_start: float = field(default_factory=time.monotonic)
     # phase 1
     session: SessionState | None = None

@@ -1,0 +1,43 @@
+"""Shared set-up for the trace tests: a seeded demo turn, run synchronously."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TypeVar
+
+import anyio
+
+from prefrontal import Orchestrator, OrchestratorConfig, Stores, TurnRequest, TurnResult
+from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT, seed
+from prefrontal.traces.observe import Observer
+
+T = TypeVar("T")
+
+
+def run(fn: Callable[[], Awaitable[T]]) -> T:
+    """Run ``fn`` on a fresh event loop and return its result."""
+    return anyio.run(fn)
+
+
+def request(**changes: object) -> TurnRequest:
+    """The demo agent's sample request, with ``changes``."""
+    fields: dict[str, object] = {
+        "agent_id": DEMO_AGENT,
+        "user_id": DEMO_USER,
+        "session_id": DEMO_SESSION,
+        "user_input": SAMPLE_INPUT,
+    }
+    return TurnRequest.model_validate(fields | changes)
+
+
+async def demo_turn(
+    observers: Iterable[Observer] = (),
+    stores: Stores | None = None,
+    config: OrchestratorConfig | None = None,
+    **changes: object,
+) -> TurnResult:
+    """One turn of the demo agent on seeded stores (in memory unless given)."""
+    stores = stores or Stores.in_memory()
+    await seed(stores)
+    orchestrator = Orchestrator(stores, config, observers=observers)
+    return await orchestrator.start_turn(request(**changes))
