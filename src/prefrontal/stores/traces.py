@@ -13,8 +13,14 @@ from prefrontal.traces.models import TurnStatus, TurnTrace
 
 
 class TraceQuery(Record):
-    """Filters for listing traces; ``None`` means no filter. Newest first."""
+    """Filters for listing traces; ``None`` means no filter. Newest first.
 
+    ``turn_id`` finds one turn without knowing its tenant (the operator's
+    look-up); ``parent_turn_id`` lists the turns that followed a turn.
+    """
+
+    turn_id: str | None = None
+    parent_turn_id: str | None = None
     agent_id: str | None = None
     user_id: str | None = None
     session_id: str | None = None

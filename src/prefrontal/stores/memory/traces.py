@@ -10,6 +10,8 @@ from prefrontal.traces.models import TurnTrace
 def matches(trace: TurnTrace, query: TraceQuery) -> bool:
     """True when ``trace`` passes every filter of ``query``."""
     checks = (
+        query.turn_id in (None, trace.turn_id),
+        query.parent_turn_id in (None, trace.parent_turn_id),
         query.agent_id in (None, trace.agent_id),
         query.user_id in (None, trace.user_id),
         query.session_id in (None, trace.session_id),

@@ -1,0 +1,92 @@
+"""The in-memory trace store: saved, fetched by tenant, listed and filtered, linked to parents."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from prefrontal.stores.memory.traces import InMemoryTraceStore
+from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.traces import TraceQuery
+from prefrontal.traces.models import TurnStatus, TurnTrace
+from tests.unit.traces.helpers import run
+
+T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+
+
+def trace(turn_id: str, minute: int, **changes: object) -> TurnTrace:
+    fields: dict[str, object] = {
+        "turn_id": turn_id,
+        "agent_id": "atlas",
+        "user_id": "maya",
+        "session_id": "s1",
+        "started_at": T0 + timedelta(minutes=minute),
+        "duration_ms": 12.0,
+        "deadline_ms": 1_000.0,
+        "status": TurnStatus.OK,
+        "total_budget": 4_000,
+        "total_tokens": 900,
+        "checksum": "c",
+        "ready_for_router": True,
+        "phases": (),
+    }
+    return TurnTrace.model_validate(fields | changes)
+
+
+TRACES = [
+    trace("t1", 0),
+    trace("t2", 1, parent_turn_id="t1"),
+    trace("t3", 2, parent_turn_id="t2", status=TurnStatus.DEGRADED),
+    trace("t4", 3, parent_turn_id="t1", session_id="s2"),
+    trace("u1", 4, user_id="ravi"),
+]
+
+
+def listed(query: TraceQuery) -> list[str]:
+    async def go() -> list[str]:
+        store = InMemoryTraceStore()
+        for t in TRACES:
+            await store.put(t)
+        return [t.turn_id for t in await store.list(query)]
+
+    return run(go)
+
+
+def test_list_is_newest_first_and_limited() -> None:
+    """Listing returns the newest traces first, at most ``limit``."""
+    assert listed(TraceQuery()) == ["u1", "t4", "t3", "t2", "t1"]
+    assert listed(TraceQuery(limit=2)) == ["u1", "t4"]
+
+
+def test_list_filters_by_owner_session_status_and_time() -> None:
+    """Each filter narrows the list; filters combine."""
+    assert listed(TraceQuery(user_id="ravi")) == ["u1"]
+    assert listed(TraceQuery(session_id="s2")) == ["t4"]
+    assert listed(TraceQuery(status=TurnStatus.DEGRADED)) == ["t3"]
+    window = TraceQuery(since=T0 + timedelta(minutes=1), until=T0 + timedelta(minutes=3))
+    assert listed(window) == ["t3", "t2"]
+    assert listed(TraceQuery(agent_id="atlas", user_id="maya", session_id="s1")) == [
+        "t3",
+        "t2",
+        "t1",
+    ]
+
+
+def test_turns_link_to_their_parent() -> None:
+    """``parent_turn_id`` lists the turns that followed a turn; ``turn_id`` finds one."""
+    assert listed(TraceQuery(parent_turn_id="t1")) == ["t4", "t2"]
+    assert listed(TraceQuery(turn_id="t3")) == ["t3"]
+
+
+def test_get_is_private_to_the_tenant() -> None:
+    """``get`` returns a trace only to its own agent and user."""
+
+    async def go() -> tuple[TurnTrace | None, TurnTrace | None]:
+        store = InMemoryTraceStore()
+        await store.put(TRACES[0])
+        mine = await store.get(Tenant(agent_id="atlas", user_id="maya"), "t1")
+        theirs = await store.get(Tenant(agent_id="atlas", user_id="ravi"), "t1")
+        return mine, theirs
+
+    mine, theirs = run(go)
+    assert mine == TRACES[0]
+    assert theirs is None
