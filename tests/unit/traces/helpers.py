@@ -36,8 +36,9 @@ async def demo_turn(
     config: OrchestratorConfig | None = None,
     **changes: object,
 ) -> TurnResult:
-    """One turn of the demo agent on seeded stores (in memory unless given)."""
-    stores = stores or Stores.in_memory()
-    await seed(stores)
+    """One turn of the demo agent: on ``stores`` as given, or on seeded in-memory stores."""
+    if stores is None:
+        stores = Stores.in_memory()
+        await seed(stores)
     orchestrator = Orchestrator(stores, config, observers=observers)
     return await orchestrator.start_turn(request(**changes))
