@@ -1,0 +1,217 @@
+"""Terminal views of bundles and traces, as rich renderables (no printing here).
+
+Every view is a function of data (a bundle, a trace, a list of traces), so
+the commands stay thin and the views can be tested on their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from rich import box
+from rich.console import Group, JustifyMethod, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from prefrontal.bundle.models import SECTION_ORDER, ContextBundle, Fragment
+from prefrontal.cli.timeline import timeline
+from prefrontal.traces.models import PhaseStatus, SectionUsage, TurnStatus, TurnTrace
+
+STATUS_STYLES = {TurnStatus.OK: "green", TurnStatus.DEGRADED: "yellow"}
+L: JustifyMethod = "left"
+R: JustifyMethod = "right"
+PHASE_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
+    ("#", R),
+    ("phase", L),
+    ("status", L),
+    ("start ms", R),
+    ("ms", R),
+    ("budget ms", R),
+    ("items", R),
+    ("tokens", R),
+    ("dropped", R),
+)
+LIST_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
+    ("started UTC", L),
+    ("status", L),
+    ("ms", R),
+    ("tokens", R),
+    ("issues", R),
+    ("session", L),
+    ("parent", L),
+)
+ID_WIDTH = 26
+"""A ULID's length: turn ids are never cut."""
+
+
+def source(fragment: Fragment) -> str:
+    """Where a fragment came from: ``store:item, item``."""
+    return f"{fragment.provenance.store}:{', '.join(fragment.provenance.item_ids)}"
+
+
+def _usage(trace: TurnTrace | None, section: str) -> SectionUsage | None:
+    if trace is None:
+        return None
+    return next((s for s in trace.sections if s.section == section), None)
+
+
+def section_table(bundle: ContextBundle, section: str, usage: SectionUsage | None) -> Table:
+    """One section of the bundle: each fragment with its source and tokens."""
+    fragments = bundle.section(section)
+    spent = sum(f.tokens for f in fragments)
+    share = f"{spent} tokens" if usage is None else f"{usage.used} of {usage.allocated} tokens"
+    table = Table(
+        title=f"{fragments[0].section.heading} ({section}): {share}",
+        title_justify="left",
+        expand=True,
+    )
+    table.add_column("source", style="cyan", no_wrap=True, max_width=36)
+    table.add_column("tokens", justify="right", width=6)
+    table.add_column("text", overflow="fold", ratio=1)
+    for fragment in fragments:
+        table.add_row(source(fragment), str(fragment.tokens), Text(fragment.text))
+    return table
+
+
+def bundle_view(bundle: ContextBundle, trace: TurnTrace | None = None) -> Group:
+    """The bundle section by section, in rendering order, with a budget line."""
+    parts: list[RenderableType] = [
+        section_table(bundle, s.value, _usage(trace, s.value))
+        for s in SECTION_ORDER
+        if bundle.section(s)
+    ]
+    parts.append(
+        Text(
+            f"{bundle.total_tokens} of {bundle.budget} tokens in {len(bundle.fragments)} "
+            f"fragments; checksum {bundle.checksum[:16]}"
+        )
+    )
+    return Group(*parts)
+
+
+def header(trace: TurnTrace) -> Panel:
+    """Who the turn was for, when, how it ended and what it spent."""
+    style = STATUS_STYLES.get(trace.status, "")
+    lines = Text()
+    rows = (
+        ("turn", trace.turn_id),
+        ("parent", trace.parent_turn_id or "-"),
+        ("agent / user / session", f"{trace.agent_id} / {trace.user_id} / {trace.session_id}"),
+        ("started", trace.started_at.isoformat()),
+        ("duration", f"{trace.duration_ms:.1f} ms of a {trace.deadline_ms:.0f} ms deadline"),
+        ("tokens", f"{trace.total_tokens} of {trace.total_budget}"),
+        ("ready for router", str(trace.ready_for_router).lower()),
+        ("checksum", trace.checksum[:16] or "-"),
+    )
+    for label, value in rows:
+        lines.append(f"{label:<23}", style="bold")
+        lines.append(f"{value}\n")
+    lines.append(f"{'status':<23}", style="bold")
+    lines.append(trace.status.value, style=style)
+    return Panel(lines, title="Turn trace", title_align="left")
+
+
+def phase_table(trace: TurnTrace) -> Table:
+    """One row per phase: status, start, duration against budget, items, tokens, notes."""
+    table = Table(title="Phases", title_justify="left", expand=True)
+    for column, justify in PHASE_COLUMNS:
+        table.add_column(column, justify=justify)
+    for p in trace.phases:
+        style = "" if p.status is PhaseStatus.OK else "yellow"
+        table.add_row(
+            str(p.index),
+            p.name,
+            Text(p.status.value, style=style),
+            f"{p.started_ms:.1f}",
+            Text(f"{p.duration_ms:.1f}", style="bold red" if p.over_budget else ""),
+            f"{p.budget_ms:.0f}",
+            str(p.items_loaded),
+            str(p.tokens_loaded),
+            str(p.items_dropped),
+        )
+    return table
+
+
+def budget_table(trace: TurnTrace) -> Table:
+    """The budget per section: requested, allocated, used."""
+    table = Table(
+        title=f"Budget: {trace.total_tokens} of {trace.total_budget} tokens",
+        title_justify="left",
+    )
+    for column in ("section", "requested", "allocated", "used"):
+        table.add_column(column, justify="left" if column == "section" else "right")
+    for s in trace.sections:
+        table.add_row(s.section, str(s.requested), str(s.allocated), str(s.used))
+    return table
+
+
+def dropped_table(trace: TurnTrace) -> Table:
+    """What was loaded but left out of the context, and why."""
+    table = Table(title=f"Dropped: {len(trace.dropped)}", title_justify="left", expand=True)
+    table.add_column("section")
+    table.add_column("items", overflow="fold")
+    table.add_column("tokens", justify="right")
+    table.add_column("reason", overflow="fold")
+    for d in trace.dropped:
+        table.add_row(d.section, ", ".join(d.item_ids), str(d.tokens), d.reason)
+    return table
+
+
+def problems(trace: TurnTrace) -> Text:
+    """The warnings and errors of the turn, one per line (or a line saying there are none)."""
+    text = Text()
+    for warning in trace.warnings:
+        text.append("warning ", style="yellow")
+        text.append(f"{warning}\n")
+    for error in trace.errors:
+        store = f" [{error.store}]" if error.store else ""
+        text.append("error ", style="red")
+        text.append(f"{error.type}{store}: {error.message} (attempts: {error.attempts})\n")
+    return text if text.plain else Text("no warnings, no errors")
+
+
+def trace_view(trace: TurnTrace, width: int = 100, followed_by: Sequence[str] = ()) -> Group:
+    """Everything a trace says: header, timeline, phases, budget, drops, problems."""
+    parts: list[RenderableType] = [
+        header(trace),
+        Text("Timeline", style="bold"),
+        timeline(trace, width),
+        phase_table(trace),
+        budget_table(trace),
+    ]
+    if trace.dropped:
+        parts.append(dropped_table(trace))
+    parts.append(problems(trace))
+    if followed_by:
+        parts.append(Text(f"followed by: {', '.join(followed_by)}"))
+    return Group(*parts)
+
+
+def _short(turn_id: str | None) -> str:
+    return "-" if turn_id is None else f"…{turn_id[-8:]}"
+
+
+def trace_list_table(traces: Iterable[TurnTrace]) -> Table:
+    """One row per trace, newest first as given (filter by agent and user to see whose).
+
+    ``issues`` is phases that did not end ``ok`` / warnings; the parent is
+    shortened to its last characters (``trace show`` gives it in full).
+    """
+    table = Table(title="Turn traces", title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("turn", no_wrap=True, min_width=ID_WIDTH)
+    for column, justify in LIST_COLUMNS:
+        table.add_column(column, justify=justify, no_wrap=True, min_width=len(column))
+    for t in traces:
+        not_ok = sum(p.status is not PhaseStatus.OK for p in t.phases)
+        table.add_row(
+            t.turn_id,
+            t.started_at.strftime("%m-%d %H:%M:%S"),
+            Text(t.status.value, style=STATUS_STYLES.get(t.status, "")),
+            f"{t.duration_ms:.1f}",
+            f"{t.total_tokens}/{t.total_budget}",
+            f"{not_ok}/{len(t.warnings)}",
+            t.session_id,
+            _short(t.parent_turn_id),
+        )
+    return table
