@@ -1,36 +1,40 @@
-"""The ``prefrontal`` command line: ``demo`` (more commands join it here)."""
+"""The ``prefrontal`` command line: ``turn``, ``trace``, ``demo``, ``bench``."""
 
 from __future__ import annotations
 
-import anyio
 import typer
 
-from prefrontal.demo.run import run_demo
-from prefrontal.demo.seed import SAMPLE_INPUT
-from prefrontal.stores.set import Stores
+import prefrontal.logging
+from prefrontal.cli.bench_command import bench
+from prefrontal.cli.demo_command import demo
+from prefrontal.cli.trace_command import trace_app
+from prefrontal.cli.turn_command import turn
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+app = typer.Typer(
+    no_args_is_help=True, add_completion=False, pretty_exceptions_show_locals=False, help=__doc__
+)
 
 
 @app.callback()
-def _root() -> None:
-    """prefrontal: an LLM agent's working memory, assembled at the start of every turn."""
-
-
-@app.command()
-def demo(
-    message: str = typer.Argument(SAMPLE_INPUT, help="The user's message for the turn."),
+def _root(
+    log_level: str = typer.Option(
+        "warning", envvar="PREFRONTAL_LOG_LEVEL", help="Log events at this level and above."
+    ),
+    log_json: bool | None = typer.Option(
+        None, "--log-json/--log-console", help="Log format (default: JSON off a terminal)."
+    ),
 ) -> None:
-    """Seed the demo agent, run one real turn, and show the bundle and its phases."""
+    """prefrontal: an LLM agent's working memory, assembled at the start of every turn."""
+    try:
+        prefrontal.logging.configure(json=log_json, level=log_level)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--log-level") from None
 
-    async def go() -> None:
-        stores = Stores.in_memory()
-        try:
-            await run_demo(stores, message)
-        finally:
-            await stores.aclose()
 
-    anyio.run(go)
+app.command()(turn)
+app.add_typer(trace_app, name="trace")
+app.command()(demo)
+app.command()(bench)
 
 
 def main() -> None:

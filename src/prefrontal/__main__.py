@@ -1,0 +1,5 @@
+"""``python -m prefrontal``: the ``prefrontal`` command."""
+
+from prefrontal.cli import main
+
+main()

@@ -1,0 +1,102 @@
+"""``prefrontal turn "message"``: one real turn on the stores, shown section by section."""
+
+from __future__ import annotations
+
+import anyio
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+
+from prefrontal.cli.stores import DbOption, opened
+from prefrontal.cli.views import bundle_view
+from prefrontal.demo.seed import DEMO_AGENT, DEMO_SESSION, DEMO_USER, seed
+from prefrontal.orchestrator import Orchestrator
+from prefrontal.stores.set import Stores
+from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.traces import TraceQuery
+from prefrontal.traces.log import LogObserver
+from prefrontal.turn import TurnRequest, TurnResult
+
+
+async def seed_if_empty(stores: Stores, request: TurnRequest) -> bool:
+    """Seed the demo data for the request's agent and user when the agent has no profile."""
+    tenant = Tenant(agent_id=request.agent_id, user_id=request.user_id)
+    if await stores.consciousness.get_profile(tenant) is not None:
+        return False
+    await seed(
+        stores,
+        agent_id=request.agent_id,
+        user_id=request.user_id,
+        session_id=request.session_id,
+    )
+    return True
+
+
+async def latest_turn(stores: Stores, request: TurnRequest) -> str | None:
+    """The id of the session's most recent turn, the new turn's parent."""
+    query = TraceQuery(
+        agent_id=request.agent_id,
+        user_id=request.user_id,
+        session_id=request.session_id,
+        limit=1,
+    )
+    found = await stores.traces.list(query)
+    return found[0].turn_id if found else None
+
+
+async def run_turn(db: str, request: TurnRequest, err: Console) -> TurnResult:
+    """Open the stores, seed them if empty, link the parent, run the turn."""
+    async with opened(db, err) as stores:
+        if await seed_if_empty(stores, request):
+            err.print(f"note: no agent {request.agent_id!r} in the store; seeded the demo data.")
+        if request.parent_turn_id is None:
+            parent = await latest_turn(stores, request)
+            request = request.model_copy(update={"parent_turn_id": parent})
+        orchestrator = Orchestrator(stores, observers=[LogObserver()])
+        return await orchestrator.start_turn(request)
+
+
+def show(result: TurnResult, out: Console) -> None:
+    """The bundle, then a line to find the trace by."""
+    trace = result.trace
+    out.print(bundle_view(result.bundle, trace))
+    out.print(
+        f"turn {trace.turn_id}: {trace.status.value} in {trace.duration_ms:.1f} ms, "
+        f"{len(trace.dropped)} dropped, {len(trace.warnings)} warnings; "
+        f"see `prefrontal trace show {trace.turn_id}`",
+        markup=False,
+        highlight=False,
+    )
+
+
+def turn(
+    message: str = typer.Argument(..., help="The user's message."),
+    db: str = DbOption,
+    agent: str = typer.Option(DEMO_AGENT, help="Agent id."),
+    user: str = typer.Option(DEMO_USER, help="User id."),
+    session: str = typer.Option(DEMO_SESSION, help="Session id."),
+    budget: int | None = typer.Option(None, help="Total token budget for this turn."),
+    parent: str | None = typer.Option(
+        None, help="Parent turn id (default: the session's latest turn)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the turn result as JSON."),
+) -> None:
+    """Run one turn on the store (the demo data if it is empty) and show the bundle."""
+    err = Console(stderr=True)
+    try:
+        request = TurnRequest(
+            agent_id=agent,
+            user_id=user,
+            session_id=session,
+            user_input=message,
+            token_budget=budget,
+            parent_turn_id=parent,
+        )
+    except ValidationError as error:
+        err.print(f"error: {error}", markup=False, highlight=False)
+        raise typer.Exit(2) from None
+    result = anyio.run(run_turn, db, request, err)
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        show(result, Console())
