@@ -1,9 +1,13 @@
-"""``prefrontal bench``: a quick in-process measurement of turns on the demo data.
+"""``prefrontal bench``: the benchmark suite's headline figures, measured in a few seconds.
 
-Two headline figures: the orchestrator's own overhead (median turn time on
-instant in-memory stores) and what running the phase graph concurrently
-buys (wall time of ``sequential`` over ``graph`` with a simulated latency
-on every store call). It takes a few seconds; the full suite is ``make bench``.
+Three figures, as in ``make bench`` (``tests/benchmarks``), on the demo data:
+
+- overhead: a whole turn on instant in-memory stores (median and p95);
+- concurrency: wall time of the phase graph against the same phases run one
+  after another, every store read delayed by its phase's time budget (the
+  specification's latencies, scaled by ``--latency-scale``);
+- load: many turns at once in one process with those latencies: p50, p99
+  and turns per second.
 """
 
 from __future__ import annotations
@@ -11,7 +15,6 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import anyio
@@ -21,102 +24,137 @@ from rich.table import Table
 
 from prefrontal.demo.seed import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT, seed
 from prefrontal.orchestrator import Orchestrator
+from prefrontal.phases import LOADING
 from prefrontal.stores.set import Stores
 from prefrontal.testing import DelayedStore
-from prefrontal.turn import OrchestratorConfig, TurnRequest
+from prefrontal.turn import PHASE_BUDGETS_MS, OrchestratorConfig, TurnRequest
 
-SLOWED = ("consciousness", "frontal_cortex", "conversation", "episodic", "semantic", "scratch_page")
+READS = ("get_profile", "query", "recent", "get_summary", "search", "around", "active")
+"""The loading calls of phases 2-7: the specification's latencies are theirs."""
 
 
 @dataclass(frozen=True)
 class BenchResult:
-    """The figures ``prefrontal bench`` prints."""
+    """The figures ``prefrontal bench`` prints (milliseconds unless named otherwise)."""
 
     turns: int
     median_ms: float
     p95_ms: float
-    latency_ms: float
+    latency_scale: float
     graph_ms: float
     sequential_ms: float
+    concurrent: int
+    p50_ms: float
+    p99_ms: float
+    turns_per_s: float
 
     @property
-    def speedup(self) -> float:
-        """Sequential wall time over concurrent wall time."""
-        return self.sequential_ms / self.graph_ms if self.graph_ms else 0.0
+    def ratio(self) -> float:
+        """Graph wall time over sequential wall time (lower is better)."""
+        return self.graph_ms / self.sequential_ms if self.sequential_ms else 0.0
 
 
-def _request() -> TurnRequest:
+def _request(session: str = DEMO_SESSION) -> TurnRequest:
     return TurnRequest(
-        agent_id=DEMO_AGENT, user_id=DEMO_USER, session_id=DEMO_SESSION, user_input=SAMPLE_INPUT
+        agent_id=DEMO_AGENT, user_id=DEMO_USER, session_id=session, user_input=SAMPLE_INPUT
     )
 
 
+def _slowed(stores: Stores, scale: float) -> Stores:
+    delays = {k: PHASE_BUDGETS_MS[k] * scale / 1_000 for k in LOADING}
+    return stores.replace(
+        **{k: DelayedStore(getattr(stores, k), s, methods=READS) for k, s in delays.items()}
+    )
+
+
+def _cut(times: list[float], share: float) -> float:
+    ordered = sorted(times)
+    return ordered[min(int(len(ordered) * share), len(ordered) - 1)]
+
+
 async def _times(orchestrator: Orchestrator, turns: int) -> list[float]:
-    request, times = _request(), []
+    times = []
     for _ in range(turns):
         began = time.perf_counter()
-        await orchestrator.start_turn(request)
+        await orchestrator.start_turn(_request())
         times.append((time.perf_counter() - began) * 1_000)
     return times
 
 
-def _slowed(stores: Stores, seconds: float) -> Stores:
-    return stores.replace(**{k: DelayedStore(getattr(stores, k), seconds) for k in SLOWED})
+async def _at_once(orchestrator: Orchestrator, turns: int) -> tuple[list[float], float]:
+    times: list[float] = []
+
+    async def one(n: int) -> None:
+        began = time.perf_counter()
+        await orchestrator.start_turn(_request(session=f"bench-{n}"))
+        times.append((time.perf_counter() - began) * 1_000)
+
+    began = time.perf_counter()
+    async with anyio.create_task_group() as tg:
+        for n in range(turns):
+            tg.start_soon(one, n)
+    return times, time.perf_counter() - began
 
 
-def _p95(times: Sequence[float]) -> float:
-    ordered = sorted(times)
-    return ordered[min(int(len(ordered) * 0.95), len(ordered) - 1)]
-
-
-async def measure(turns: int, latency_ms: float, rounds: int) -> BenchResult:
-    """Run the measurement: ``turns`` instant turns, ``rounds`` slowed turns per mode."""
+async def measure(turns: int, rounds: int, concurrent: int, scale: float) -> BenchResult:
+    """Run the three measurements on freshly seeded in-memory stores."""
     stores = Stores.in_memory()
     await seed(stores)
-    await _times(Orchestrator(stores), 2)  # warm the tokenizer's cache
+    await _times(Orchestrator(stores), 3)  # warm the tokenizer's cache
     instant = await _times(Orchestrator(stores), turns)
-    slow = _slowed(stores, latency_ms / 1_000)
-    graph = await _times(Orchestrator(slow, OrchestratorConfig(concurrency="graph")), rounds)
-    sequential = await _times(
-        Orchestrator(slow, OrchestratorConfig(concurrency="sequential")), rounds
-    )
+    slow = _slowed(stores, scale)
+    patient = OrchestratorConfig(deadline_ms=30_000)
+    graph = await _times(Orchestrator(slow, patient), rounds)
+    sequential_config = patient.model_copy(update={"concurrency": "sequential"})
+    sequential = await _times(Orchestrator(slow, sequential_config), rounds)
+    many, wall_s = await _at_once(Orchestrator(slow, patient), concurrent)
     return BenchResult(
         turns=turns,
         median_ms=statistics.median(instant),
-        p95_ms=_p95(instant),
-        latency_ms=latency_ms,
+        p95_ms=_cut(instant, 0.95),
+        latency_scale=scale,
         graph_ms=statistics.median(graph),
         sequential_ms=statistics.median(sequential),
+        concurrent=concurrent,
+        p50_ms=_cut(many, 0.50),
+        p99_ms=_cut(many, 0.99),
+        turns_per_s=concurrent / wall_s if wall_s else 0.0,
     )
 
 
-def table(result: BenchResult) -> Table:
+def table(r: BenchResult) -> Table:
     """The headline figures, one per row."""
-    out = Table(title="prefrontal bench (demo data, in-process)", title_justify="left")
+    out = Table(title="prefrontal bench: demo data, in process", title_justify="left")
     out.add_column("measure")
     out.add_column("value", justify="right")
-    out.add_row(f"turn, instant stores: median of {result.turns}", f"{result.median_ms:.2f} ms")
-    out.add_row("turn, instant stores: p95", f"{result.p95_ms:.2f} ms")
-    out.add_row(
-        f"turn, {result.latency_ms:.0f} ms per store call: graph", f"{result.graph_ms:.1f} ms"
+    latencies = f"store latencies x{r.latency_scale:g}"
+    rows = (
+        (f"turn overhead, instant stores, median of {r.turns}", f"{r.median_ms:.2f} ms"),
+        ("turn overhead, instant stores, p95", f"{r.p95_ms:.2f} ms"),
+        (f"turn, {latencies}: graph", f"{r.graph_ms:.1f} ms"),
+        (f"turn, {latencies}: sequential", f"{r.sequential_ms:.1f} ms"),
+        ("graph / sequential wall time", f"{r.ratio:.2f}"),
+        (f"{r.concurrent} turns at once: p50", f"{r.p50_ms:.1f} ms"),
+        (f"{r.concurrent} turns at once: p99", f"{r.p99_ms:.1f} ms"),
+        (f"{r.concurrent} turns at once: throughput", f"{r.turns_per_s:.0f} turns/s"),
     )
-    out.add_row(
-        f"turn, {result.latency_ms:.0f} ms per store call: sequential",
-        f"{result.sequential_ms:.1f} ms",
-    )
-    out.add_row("sequential / graph wall time", f"{result.speedup:.2f}x")
+    for measure_name, value in rows:
+        out.add_row(measure_name, value)
     return out
 
 
 def bench(
     turns: int = typer.Option(50, min=1, max=10_000, help="Turns on instant stores."),
-    latency_ms: float = typer.Option(20.0, min=0, max=500, help="Simulated store latency."),
-    rounds: int = typer.Option(5, min=1, max=100, help="Slowed turns per mode."),
+    rounds: int = typer.Option(3, min=1, max=100, help="Slowed turns per mode."),
+    concurrent: int = typer.Option(200, min=1, max=10_000, help="Turns at once."),
+    latency_scale: float = typer.Option(
+        1.0, min=0.0, max=10.0, help="Multiplies the specification's store latencies."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
 ) -> None:
-    """Measure turn overhead and the concurrency speed-up on the demo data (a few seconds)."""
-    result = anyio.run(measure, turns, latency_ms, rounds)
+    """Measure turn overhead, the concurrency gain and many turns at once (a few seconds)."""
+    result = anyio.run(measure, turns, rounds, concurrent, latency_scale)
     if as_json:
-        typer.echo(json.dumps(asdict(result) | {"speedup": result.speedup}, indent=2))
+        typer.echo(json.dumps(asdict(result) | {"ratio": result.ratio}, indent=2))
     else:
         Console().print(table(result))

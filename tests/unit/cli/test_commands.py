@@ -92,18 +92,33 @@ def test_turn_on_memory_needs_no_database() -> None:
 
 
 def test_bench_prints_its_headline_figures_as_json() -> None:
-    """``bench --json`` reports the median overhead and the sequential/graph ratio."""
-    out = invoke("bench", "--turns", "3", "--rounds", "1", "--latency-ms", "5", "--json")
+    """``bench --json`` reports overhead, the graph/sequential ratio and the load figures."""
+    out = invoke(
+        "bench",
+        "--turns",
+        "3",
+        "--rounds",
+        "1",
+        "--concurrent",
+        "5",
+        "--latency-scale",
+        "0.1",
+        "--json",
+    )
     figures = json.loads(out)
     assert figures["median_ms"] > 0
     assert figures["sequential_ms"] > figures["graph_ms"]
-    assert figures["speedup"] > 1
+    assert 0 < figures["ratio"] < 1
+    assert figures["turns_per_s"] > 0
 
 
 def test_bench_table() -> None:
     """``bench`` prints its figures in a table."""
-    out = invoke("bench", "--turns", "2", "--rounds", "1", "--latency-ms", "2")
-    assert "sequential / graph wall time" in out
+    out = invoke(
+        "bench", "--turns", "2", "--rounds", "1", "--concurrent", "2", "--latency-scale", "0"
+    )
+    assert "graph / sequential wall time" in out
+    assert "turns at once: throughput" in out
 
 
 def test_when_reads_iso_dates_and_durations_ago() -> None:
