@@ -143,3 +143,5 @@ def test_demo_runs_one_turn_in_memory() -> None:
     out = invoke("demo")
     assert "Context bundle" in out
     assert "finalize" in out
+    assert "Timeline" in out
+    assert "┬" in out
