@@ -1,0 +1,80 @@
+"""The terminal views: a degraded turn's trace shows what failed, what was dropped and why."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console, RenderableType
+
+from prefrontal import OrchestratorConfig, Stores, TurnResult
+from prefrontal.cli.views import bundle_view, trace_list_table, trace_view
+from prefrontal.demo import seed
+from prefrontal.errors import StoreError
+from prefrontal.testing import DelayedStore, FailingStore
+from tests.unit.traces.helpers import demo_turn, run
+
+
+def text(renderable: RenderableType, width: int = 120) -> str:
+    console = Console(width=width, record=True, color_system=None, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
+
+
+def degraded_turn() -> TurnResult:
+    """Semantic store down, scratch page too slow for a 200 ms deadline, a small budget."""
+
+    async def go() -> TurnResult:
+        stores = Stores.in_memory()
+        await seed(stores)
+        broken = stores.replace(
+            semantic=FailingStore(stores.semantic, error=StoreError("disk full", store="semantic")),
+            scratch_page=DelayedStore(stores.scratch_page, 5.0),
+        )
+        config = OrchestratorConfig(deadline_ms=200)
+        return await demo_turn(stores=broken, config=config, token_budget=500)
+
+    return run(go)
+
+
+def test_trace_view_shows_failures_timeouts_drops_and_budget() -> None:
+    """Header, timeline, phase table, budget, drops with reasons, and each warning and error."""
+    trace = degraded_turn().trace
+    shown = text(trace_view(trace, 120))
+    assert f"turn                   {trace.turn_id}" in shown
+    assert "degraded" in shown
+    assert "Timeline" in shown
+    assert "semantic" in shown
+    assert "failed" in shown
+    assert "timeout" in shown
+    assert "error StoreError [semantic]: disk full" in shown
+    assert "DeadlineExceeded" in shown
+    assert "warning scratch_page: cut at the 200 ms deadline" in shown
+    assert f"Budget: {trace.total_tokens} of 500 tokens" in shown
+    assert f"Dropped: {len(trace.dropped)}" in shown
+    assert "over budget" in shown
+
+
+def test_a_clean_trace_says_so() -> None:
+    """A turn without problems ends its view with a line saying there were none."""
+    trace = run(demo_turn).trace
+    shown = text(trace_view(trace, 100, followed_by=("01NEXT",)))
+    assert "no warnings, no errors" in shown
+    assert "followed by: 01NEXT" in shown
+
+
+def test_bundle_view_lists_every_fragment_with_source_and_tokens() -> None:
+    """Each section is titled with its share; each fragment shows its store, ids and tokens."""
+    result = run(demo_turn)
+    shown = text(bundle_view(result.bundle, result.trace), 160)
+    for usage in result.trace.sections:
+        if usage.used:
+            assert f"({usage.section}): {usage.used} of {usage.allocated} tokens" in shown
+    for fragment in result.bundle.fragments:
+        assert f"{fragment.provenance.store}:{fragment.provenance.item_ids[0]}" in shown
+    assert f"{result.bundle.total_tokens} of {result.bundle.budget} tokens" in shown
+
+
+def test_trace_list_keeps_turn_ids_whole_even_when_narrow() -> None:
+    """Turn ids are what users copy: never cut, even at 80 columns."""
+    trace = run(demo_turn).trace
+    assert trace.turn_id in text(trace_list_table([trace]), 80)
