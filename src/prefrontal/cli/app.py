@@ -10,9 +10,7 @@ from prefrontal.cli.demo_command import demo
 from prefrontal.cli.trace_command import trace_app
 from prefrontal.cli.turn_command import turn
 
-app = typer.Typer(
-    no_args_is_help=True, add_completion=False, pretty_exceptions_show_locals=False, help=__doc__
-)
+app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_show_locals=False)
 
 
 @app.callback()
