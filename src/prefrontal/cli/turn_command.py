@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from prefrontal.cli.stores import DbOption, opened
-from prefrontal.cli.views import bundle_view
+from prefrontal.cli.views import bundle_view, trace_view
 from prefrontal.demo.seed import DEMO_AGENT, DEMO_SESSION, DEMO_USER, seed
 from prefrontal.orchestrator import Orchestrator
 from prefrontal.stores.set import Stores
@@ -56,6 +56,15 @@ async def run_turn(db: str, request: TurnRequest, err: Console) -> TurnResult:
         return await orchestrator.start_turn(request)
 
 
+def request_or_exit(err: Console, **fields: object) -> TurnRequest:
+    """The request, or a usage error (exit status 2) that says which field is wrong."""
+    try:
+        return TurnRequest.model_validate(fields)
+    except ValidationError as error:
+        err.print(f"error: {error}", markup=False, highlight=False)
+        raise typer.Exit(2) from None
+
+
 def show(result: TurnResult, out: Console) -> None:
     """The bundle, then a line to find the trace by."""
     trace = result.trace
@@ -79,24 +88,27 @@ def turn(
     parent: str | None = typer.Option(
         None, help="Parent turn id (default: the session's latest turn)."
     ),
+    with_trace: bool = typer.Option(
+        False, "--trace", help="Show the turn's trace after the bundle (as `trace show`)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the turn result as JSON."),
 ) -> None:
     """Run one turn on the store (the demo data if it is empty) and show the bundle."""
     err = Console(stderr=True)
-    try:
-        request = TurnRequest(
-            agent_id=agent,
-            user_id=user,
-            session_id=session,
-            user_input=message,
-            token_budget=budget,
-            parent_turn_id=parent,
-        )
-    except ValidationError as error:
-        err.print(f"error: {error}", markup=False, highlight=False)
-        raise typer.Exit(2) from None
+    request = request_or_exit(
+        err,
+        agent_id=agent,
+        user_id=user,
+        session_id=session,
+        user_input=message,
+        token_budget=budget,
+        parent_turn_id=parent,
+    )
     result = anyio.run(run_turn, db, request, err)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
-    else:
-        show(result, Console())
+        return
+    out = Console()
+    show(result, out)
+    if with_trace:
+        out.print(trace_view(result.trace, out.width))

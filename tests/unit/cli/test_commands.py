@@ -145,3 +145,10 @@ def test_demo_runs_one_turn_in_memory() -> None:
     assert "finalize" in out
     assert "Timeline" in out
     assert "┬" in out
+
+
+def test_turn_with_trace_shows_the_timeline_after_the_bundle() -> None:
+    """``turn --trace`` prints the bundle, then the trace view with its timeline."""
+    out = invoke("turn", "Status?", "--db", ":memory:", "--trace")
+    assert out.index("Identity and rules") < out.index("Timeline")
+    assert "Budget: " in out
