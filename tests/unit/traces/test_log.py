@@ -11,7 +11,9 @@ import structlog
 from structlog.testing import capture_logs
 
 import prefrontal.logging
-from prefrontal.demo import SAMPLE_INPUT
+from prefrontal import Stores
+from prefrontal.demo import SAMPLE_INPUT, seed
+from prefrontal.testing import FailingStore
 from prefrontal.traces.log import LogObserver
 from tests.unit.traces.helpers import demo_turn, run
 
@@ -89,3 +91,23 @@ def test_configure_console_is_readable_and_filters_by_level() -> None:
     assert "\x1b[" not in first
     with pytest.raises(ValueError, match="level"):
         prefrontal.logging.configure(level="loud")
+
+
+def test_a_failed_phase_is_a_warning_with_its_error() -> None:
+    """A store failure logs its phase at warning level, naming the error; the turn too."""
+
+    async def go() -> None:
+        stores = Stores.in_memory()
+        await seed(stores)
+        broken = stores.replace(semantic=FailingStore(stores.semantic))
+        await demo_turn([LogObserver()], stores=broken)
+
+    with capture_logs() as logs:
+        run(go)
+    semantic = next(e for e in logs if e.get("phase") == "semantic")
+    assert semantic["log_level"] == "warning"
+    assert semantic["status"] == "failed"
+    assert semantic["errors"] == ["StoreError: store unavailable"]
+    ended = next(e for e in logs if e["event"] == "turn_ended")
+    assert ended["log_level"] == "warning"
+    assert ended["status"] == "degraded"

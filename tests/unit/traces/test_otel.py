@@ -132,3 +132,34 @@ def test_a_cancelled_turn_ends_its_span_with_an_error(
     turn = spans_by_name(exporter)["prefrontal.turn"]
     assert turn.status.status_code is StatusCode.ERROR
     assert turn.status.description == "cancelled"
+
+
+def test_concurrent_turns_keep_their_phases_apart(
+    exporter: InMemorySpanExporter, provider: TracerProvider
+) -> None:
+    """Two turns at once on one observer: each phase span's parent is its own turn's span."""
+    observer = OpenTelemetryObserver(provider)
+
+    async def go() -> None:
+        stores = Stores.in_memory()
+        await seed(stores)
+        orchestrator = Orchestrator(stores, observers=[observer])
+        async with anyio.create_task_group() as tg:
+            for session in ("s1", "s2"):
+                tg.start_soon(orchestrator.start_turn, request(session_id=session))
+
+    run(go)
+    spans = exporter.get_finished_spans()
+    assert len(spans) == 24
+    turns = {
+        s.context.span_id: s.attributes["prefrontal.session.id"]
+        for s in spans
+        if s.name == "prefrontal.turn" and s.context is not None and s.attributes is not None
+    }
+    assert sorted(turns.values()) == ["s1", "s2"]
+    for span in spans:
+        if span.name != "prefrontal.turn":
+            assert span.parent is not None
+            assert span.parent.span_id in turns
+    per_turn = [sum(1 for s in spans if s.parent and s.parent.span_id == t) for t in turns]
+    assert per_turn == [11, 11]
