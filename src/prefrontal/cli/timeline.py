@@ -2,13 +2,17 @@
 
 Concurrent phases overlap on the axis, and the slow one is the long bar. A
 pure function of a :class:`~prefrontal.traces.models.TurnTrace` and a width,
-so that a test can pin the drawing at a fixed width::
+so that a test can pin the drawing at a fixed width (here 80 columns)::
 
-     1 turn_context        █                                 0.4 ms ok
-     2 consciousness       ███                               9.0 ms ok
-     5 episodic               ███████████████████            80.0 ms ok
-                           ┬──────────┬──────────┬─────────┬
-                           0         40         80       120 ms
+     2 consciousness        ███                                     9.0 ms ok
+     3 frontal_cortex       █████████                              30.0 ms ok
+     5 episodic                     ████████████████████████       80.0 ms ok !
+     6 semantic                     █████████████████              55.0 ms degraded
+     8 budget_allocation                                   █        0.3 ms ok
+                            ┬───────┬───────┬────────┬───────┬
+                            0      30      60       90     120 ms
+
+``!`` marks a phase over its time budget; in a terminal, colour gives the status.
 """
 
 from __future__ import annotations
