@@ -1,10 +1,17 @@
-"""The in-memory trace store: saved, fetched by tenant, listed and filtered, linked to parents."""
+"""Trace stores: saved, fetched by tenant, listed and filtered, linked to parents.
+
+Run on the in-memory store, and on SQLite when this build has it.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
-from prefrontal.stores.memory.traces import InMemoryTraceStore
+import pytest
+
+from prefrontal import Stores
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
 from prefrontal.traces.models import TurnStatus, TurnTrace
@@ -41,24 +48,50 @@ TRACES = [
 ]
 
 
-def listed(query: TraceQuery) -> list[str]:
-    async def go() -> list[str]:
-        store = InMemoryTraceStore()
-        for t in TRACES:
-            await store.put(t)
-        return [t.turn_id for t in await store.list(query)]
-
-    return run(go)
+Backend = Callable[[], Stores]
 
 
-def test_list_is_newest_first_and_limited() -> None:
+def _sqlite(tmp_path: Path) -> Backend:
+    sqlite = getattr(Stores, "sqlite", None)
+    if sqlite is None:
+        pytest.skip("this build has no SQLite stores")
+    return lambda: sqlite(tmp_path / "traces.db")
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    """Makes a fresh store set on the backend under test."""
+    return Stores.in_memory if request.param == "memory" else _sqlite(tmp_path)
+
+
+def listing(backend: Backend) -> Callable[[TraceQuery], list[str]]:
+    """Lists the ids of the ``TRACES`` that match a query, on a store holding them."""
+
+    def listed(query: TraceQuery) -> list[str]:
+        async def go() -> list[str]:
+            stores = backend()
+            try:
+                for t in TRACES:
+                    await stores.traces.put(t)
+                return [t.turn_id for t in await stores.traces.list(query)]
+            finally:
+                await stores.aclose()
+
+        return run(go)
+
+    return listed
+
+
+def test_list_is_newest_first_and_limited(backend: Backend) -> None:
     """Listing returns the newest traces first, at most ``limit``."""
+    listed = listing(backend)
     assert listed(TraceQuery()) == ["u1", "t4", "t3", "t2", "t1"]
     assert listed(TraceQuery(limit=2)) == ["u1", "t4"]
 
 
-def test_list_filters_by_owner_session_status_and_time() -> None:
+def test_list_filters_by_owner_session_status_and_time(backend: Backend) -> None:
     """Each filter narrows the list; filters combine."""
+    listed = listing(backend)
     assert listed(TraceQuery(user_id="ravi")) == ["u1"]
     assert listed(TraceQuery(session_id="s2")) == ["t4"]
     assert listed(TraceQuery(status=TurnStatus.DEGRADED)) == ["t3"]
@@ -71,21 +104,25 @@ def test_list_filters_by_owner_session_status_and_time() -> None:
     ]
 
 
-def test_turns_link_to_their_parent() -> None:
+def test_turns_link_to_their_parent(backend: Backend) -> None:
     """``parent_turn_id`` lists the turns that followed a turn; ``turn_id`` finds one."""
+    listed = listing(backend)
     assert listed(TraceQuery(parent_turn_id="t1")) == ["t4", "t2"]
     assert listed(TraceQuery(turn_id="t3")) == ["t3"]
 
 
-def test_get_is_private_to_the_tenant() -> None:
+def test_get_is_private_to_the_tenant(backend: Backend) -> None:
     """``get`` returns a trace only to its own agent and user."""
 
     async def go() -> tuple[TurnTrace | None, TurnTrace | None]:
-        store = InMemoryTraceStore()
-        await store.put(TRACES[0])
-        mine = await store.get(Tenant(agent_id="atlas", user_id="maya"), "t1")
-        theirs = await store.get(Tenant(agent_id="atlas", user_id="ravi"), "t1")
-        return mine, theirs
+        stores = backend()
+        try:
+            await stores.traces.put(TRACES[0])
+            mine = await stores.traces.get(Tenant(agent_id="atlas", user_id="maya"), "t1")
+            theirs = await stores.traces.get(Tenant(agent_id="atlas", user_id="ravi"), "t1")
+            return mine, theirs
+        finally:
+            await stores.aclose()
 
     mine, theirs = run(go)
     assert mine == TRACES[0]
