@@ -1,0 +1,91 @@
+"""One turn's refresh of a session's buffer (phase 10).
+
+This turn's fragments take the place of the last turn's:
+
+1. items that faded out since the last turn go (``faded``);
+2. the last turn's fragments that this turn does not bring again go
+   (``replaced``); the agent's own items (tool results, reflections, notes)
+   stay under the eviction rules;
+3. fragments already held are refreshed, not added twice; the new ones are
+   offered pinned first, then by admission score, best first, so that when
+   room runs out it is the weakest that are refused. A fragment admitted this
+   turn is never evicted to make room for another of the same turn;
+4. the session's dominant themes are recomputed, and the turn counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from prefrontal.buffer.models import Focus, Lifetime, NewItem
+from prefrontal.buffer.policies import Eviction
+from prefrontal.buffer.salience import admission_score, salience_factors
+from prefrontal.buffer.snapshot import AddResult, Outcome, RefreshReport
+
+if TYPE_CHECKING:
+    from prefrontal.buffer.buffer import WorkingMemoryBuffer
+
+
+async def refresh_turn(
+    buffer: WorkingMemoryBuffer,
+    fragments: Sequence[NewItem],
+    *,
+    focus: Focus,
+    now: datetime | None = None,
+) -> RefreshReport:
+    """Refresh ``buffer`` with this turn's ``fragments``; report every decision."""
+    at = now or buffer.clock()
+    offered = _distinct(fragments)
+    evicted: list[Eviction] = [*buffer.expire(at)]
+    evicted += buffer.retire_turn_items({f.resolved_id() for f in offered}, at)
+    results: list[AddResult] = []
+    placed: list[str] = []
+    for fragment in _offer_order(buffer, offered, focus, at):
+        result = await buffer.add(fragment, focus=focus, now=at, protected=placed)
+        results.append(result)
+        evicted += result.evicted
+        if result.outcome is not Outcome.REFUSED:
+            placed.append(result.item_id)
+    themes = buffer.refresh_themes()
+    buffer.mark_turn(at)
+    return RefreshReport(
+        admitted=_with(results, Outcome.ADMITTED),
+        refreshed=_with(results, Outcome.REFRESHED),
+        refused=_with(results, Outcome.REFUSED),
+        evicted=tuple(evicted),
+        items=buffer.items,
+        total_tokens=buffer.total_tokens,
+        themes=themes,
+        coherence=buffer.coherence(),
+    )
+
+
+def _distinct(fragments: Sequence[NewItem]) -> list[NewItem]:
+    """Each fragment once (by id, the first kept), marked as a turn fragment."""
+    seen: dict[str, NewItem] = {}
+    for fragment in fragments:
+        seen.setdefault(fragment.resolved_id(), fragment)
+    return [
+        f if f.lifetime is Lifetime.TURN else f.model_copy(update={"lifetime": Lifetime.TURN})
+        for f in seen.values()
+    ]
+
+
+def _offer_order(
+    buffer: WorkingMemoryBuffer, offered: list[NewItem], focus: Focus, at: datetime
+) -> list[NewItem]:
+    """Held first, then pinned, then by admission score (best first), then as given."""
+
+    def key(pair: tuple[int, NewItem]) -> tuple[bool, bool, float, int]:
+        index, item = pair
+        factors = salience_factors(item, focus, buffer.themes, at, buffer.config)
+        held = item.resolved_id() in buffer
+        return (not held, not item.pinned, -admission_score(factors, buffer.config), index)
+
+    return [item for _, item in sorted(enumerate(offered), key=key)]
+
+
+def _with(results: list[AddResult], outcome: Outcome) -> tuple[AddResult, ...]:
+    return tuple(r for r in results if r.outcome is outcome)

@@ -1,0 +1,130 @@
+"""Admission control: should an offered item enter the buffer?
+
+The salience of an item is a weighted sum of four factors in ``[0, 1]``
+(default weights 0.4 / 0.2 / 0.2 / 0.2):
+
+- relevance: overlap of its terms with the input and the focus tags
+  (or the ``relevance`` the caller measured);
+- urgency: given by the caller, or 1.0 for items tagged urgent, risk, alert,
+  deadline or blocking;
+- recency: 1.0 for something that happened now, halving every half-life;
+- attention: the share of the focus tags it carries, times focus intensity.
+
+It is then modulated top-down: ``score = salience x (1 + 0.3 x task relevance
++ 0.2 x coherence)``, where coherence is its overlap with the session's
+dominant themes. The threshold rises with how full the buffer is:
+``threshold = base x (1 + 0.5 x utilisation)``. A pinned item is admitted
+whatever its score. Every decision says why.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import Field
+
+from prefrontal.buffer.config import BufferConfig
+from prefrontal.buffer.decay import happened_recency
+from prefrontal.buffer.models import BufferModel, Focus, NewItem, SalienceFactors
+from prefrontal.buffer.text import coverage, label_terms, overlap, term_set
+
+URGENT_TAGS = frozenset({"urgent", "risk", "alert", "deadline", "blocking"})
+HIGH = 0.6
+"""A factor at or above this is named as a reason for admission."""
+
+
+class AdmissionDecision(BufferModel):
+    """Whether an item was admitted, with its score, the threshold and the reasons."""
+
+    item_id: str
+    admitted: bool
+    score: float = Field(ge=0.0)
+    threshold: float = Field(ge=0.0)
+    salience: float = Field(ge=0.0)
+    factors: SalienceFactors
+    reasons: tuple[str, ...]
+
+
+def salience_factors(
+    item: NewItem, focus: Focus, themes: tuple[str, ...], now: datetime, config: BufferConfig
+) -> SalienceFactors:
+    """The six factors of ``item`` for this ``focus`` and these dominant ``themes``."""
+    item_terms = term_set(item.content) | label_terms((*item.tags, *item.entities))
+    focus_terms = term_set(focus.input_text) | label_terms(focus.tags)
+    relevance = item.relevance if item.relevance is not None else overlap(item_terms, focus_terms)
+    age = None if item.occurred_at is None else (now - item.occurred_at).total_seconds()
+    return SalienceFactors(
+        relevance=relevance,
+        urgency=_urgency(item),
+        recency=happened_recency(age, config),
+        attention=focus.intensity * coverage(item_terms, label_terms(focus.tags)),
+        task_relevance=overlap(item_terms, term_set(focus.task)),
+        coherence=overlap(item_terms, label_terms(themes)),
+    )
+
+
+def _urgency(item: NewItem) -> float:
+    tagged = any(tag.casefold() in URGENT_TAGS for tag in item.tags)
+    return 1.0 if tagged else item.urgency
+
+
+def salience(factors: SalienceFactors, config: BufferConfig) -> float:
+    """The weighted sum of the four base factors."""
+    w = config.weights
+    return (
+        w.relevance * factors.relevance
+        + w.urgency * factors.urgency
+        + w.recency * factors.recency
+        + w.attention * factors.attention
+    )
+
+
+def admission_score(factors: SalienceFactors, config: BufferConfig) -> float:
+    """Salience modulated by task relevance and theme coherence."""
+    modulation = (
+        1.0
+        + config.task_modulation * factors.task_relevance
+        + config.coherence_modulation * factors.coherence
+    )
+    return salience(factors, config) * modulation
+
+
+def threshold(utilisation: float, config: BufferConfig) -> float:
+    """The admission threshold when the buffer is ``utilisation`` full (0 to 1)."""
+    return config.base_threshold * (1.0 + config.pressure * min(max(utilisation, 0.0), 1.0))
+
+
+def decide(
+    item_id: str,
+    item: NewItem,
+    factors: SalienceFactors,
+    utilisation: float,
+    config: BufferConfig,
+) -> AdmissionDecision:
+    """Admit ``item`` when pinned or when its score reaches the threshold."""
+    score = admission_score(factors, config)
+    bar = threshold(utilisation, config)
+    admitted = item.pinned or score >= bar
+    return AdmissionDecision(
+        item_id=item_id,
+        admitted=admitted,
+        score=score,
+        threshold=bar,
+        salience=salience(factors, config),
+        factors=factors,
+        reasons=_reasons(item, factors, score, bar),
+    )
+
+
+def _reasons(item: NewItem, factors: SalienceFactors, score: float, bar: float) -> tuple[str, ...]:
+    named = [
+        f"high_{name}"
+        for name in ("relevance", "urgency", "recency", "attention", "task_relevance", "coherence")
+        if getattr(factors, name) >= HIGH
+    ]
+    if item.pinned:
+        named.insert(0, "pinned")
+    verdict = "above_threshold" if score >= bar else "below_threshold"
+    if item.pinned and score < bar:
+        verdict = "below_threshold_admitted_pinned"
+    return (*named, verdict)

@@ -1,0 +1,118 @@
+"""The buffer as data: snapshots, counters and the reports its operations return.
+
+A :class:`BufferSnapshot` is everything a buffer is: restoring one gives a
+buffer whose next snapshot is equal to it, and its JSON form (what the
+working-memory store keeps) round-trips exactly.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field
+
+from prefrontal.buffer.config import BufferConfig
+from prefrontal.buffer.models import BufferItem, BufferModel
+from prefrontal.buffer.policies import Eviction
+from prefrontal.buffer.recall_gate import RecallCounters
+from prefrontal.buffer.salience import AdmissionDecision
+from prefrontal.buffer.themes import Coherence
+from prefrontal.errors import WorkingMemoryError
+from prefrontal.stores.records import Timestamp
+
+SNAPSHOT_FORMAT = 1
+
+
+class BufferCounters(BufferModel):
+    """What a buffer has done over its life."""
+
+    admitted: int = Field(default=0, ge=0)
+    refreshed: int = Field(default=0, ge=0)
+    refused: int = Field(default=0, ge=0)
+    evicted: int = Field(default=0, ge=0)
+    summarized: int = Field(default=0, ge=0)
+    turns: int = Field(default=0, ge=0)
+
+    @property
+    def processed(self) -> int:
+        """Every item offered: admitted, refreshed or refused."""
+        return self.admitted + self.refreshed + self.refused
+
+
+class BufferSnapshot(BufferModel):
+    """The whole state of a buffer."""
+
+    format: int = SNAPSHOT_FORMAT
+    config: BufferConfig
+    items: tuple[BufferItem, ...] = ()
+    """In insertion order (ascending ``seq``)."""
+    next_seq: int = Field(default=0, ge=0)
+    themes: tuple[str, ...] = ()
+    counters: BufferCounters = Field(default_factory=BufferCounters)
+    recall: RecallCounters = Field(default_factory=RecallCounters)
+    started_at: Timestamp | None = None
+    last_activity: Timestamp | None = None
+
+    def check(self) -> BufferSnapshot:
+        """Raise :class:`WorkingMemoryError` unless this snapshot is a valid buffer state."""
+        ids = [item.item_id for item in self.items]
+        problems = [
+            "duplicate item ids" if len(set(ids)) != len(ids) else "",
+            "more items than max_items" if len(ids) > self.config.max_items else "",
+            "more tokens than max_tokens"
+            if sum(i.tokens for i in self.items) > self.config.max_tokens
+            else "",
+            "items out of order"
+            if [i.seq for i in self.items] != sorted(i.seq for i in self.items)
+            else "",
+            "next_seq not above every item"
+            if any(i.seq >= self.next_seq for i in self.items)
+            else "",
+            f"unknown snapshot format {self.format}" if self.format != SNAPSHOT_FORMAT else "",
+        ]
+        found = [p for p in problems if p]
+        if found:
+            raise WorkingMemoryError(f"invalid buffer snapshot: {', '.join(found)}")
+        return self
+
+
+class Outcome(StrEnum):
+    """What became of an offered item."""
+
+    ADMITTED = "admitted"
+    REFRESHED = "refreshed"
+    """Already held: touched and updated, not added twice."""
+    REFUSED = "refused"
+
+
+class AddResult(BufferModel):
+    """The fate of one offered item: admitted, refreshed or refused, and why."""
+
+    item_id: str
+    outcome: Outcome
+    reason: str
+    tokens: int = Field(ge=0)
+    decision: AdmissionDecision | None = None
+    """The admission decision (``None`` when refused before scoring or when refreshed)."""
+    item: BufferItem | None = None
+    evicted: tuple[Eviction, ...] = ()
+
+
+class RefreshReport(BufferModel):
+    """What one turn's refresh did to the buffer."""
+
+    admitted: tuple[AddResult, ...] = ()
+    refreshed: tuple[AddResult, ...] = ()
+    refused: tuple[AddResult, ...] = ()
+    evicted: tuple[Eviction, ...] = ()
+    """Every item that left: faded, replaced by this turn, or evicted to make room."""
+    items: tuple[BufferItem, ...] = ()
+    """The buffer after the refresh, in insertion order."""
+    total_tokens: int = Field(ge=0)
+    themes: tuple[str, ...] = ()
+    coherence: Coherence
+
+    @property
+    def total_items(self) -> int:
+        """How many items the buffer holds after the refresh."""
+        return len(self.items)

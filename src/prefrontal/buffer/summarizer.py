@@ -1,0 +1,70 @@
+"""Summaries for the SUMMARIZE policy: evicted items folded into one item.
+
+A summarizer is one async callable. The default is extractive and
+deterministic (the first sentence of each item, most important first), so
+the policy works offline and in tests; an LLM summarizer plugs in the same way.
+Whatever a summarizer returns, the buffer trims it to the room it has.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from prefrontal.buffer.models import BufferItem
+
+TokenCounter = Callable[[str], int]
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+class Summarizer(Protocol):
+    """Turns the items about to be evicted into one short text.
+
+    Contract: return plain text, ideally within ``max_tokens`` as counted by
+    ``count_tokens`` (longer text is trimmed by the buffer); raise nothing for
+    ordinary input. It may be slow: the buffer awaits it before changing anything.
+    """
+
+    async def __call__(
+        self, items: Sequence[BufferItem], max_tokens: int, count_tokens: TokenCounter
+    ) -> str: ...
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (all of it when it has one), whitespace collapsed."""
+    flat = " ".join(text.split())
+    return _SENTENCE_END.split(flat, maxsplit=1)[0]
+
+
+def fit_tokens(text: str, max_tokens: int, count_tokens: TokenCounter) -> str:
+    """The longest prefix of ``text``, cut at a word, that has at most ``max_tokens`` tokens."""
+    if count_tokens(text) <= max_tokens:
+        return text
+    words = text.split()
+    low, high = 0, len(words)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count_tokens(" ".join(words[:middle])) <= max_tokens:
+            low = middle
+        else:
+            high = middle - 1
+    return " ".join(words[:low])
+
+
+class ExtractiveSummarizer:
+    """First sentences of the items, highest priority first, as many as fit."""
+
+    async def __call__(
+        self, items: Sequence[BufferItem], max_tokens: int, count_tokens: TokenCounter
+    ) -> str:
+        """Join first sentences (most important first) while they fit in ``max_tokens``."""
+        ordered = sorted(items, key=lambda i: (-i.priority, i.seq))
+        kept: list[str] = []
+        for item in ordered:
+            candidate = " ".join([*kept, f"- {first_sentence(item.content)}"])
+            if count_tokens(candidate) > max_tokens:
+                break
+            kept.append(f"- {first_sentence(item.content)}")
+        return "\n".join(kept)

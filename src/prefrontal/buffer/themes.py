@@ -1,0 +1,195 @@
+"""What a session is about: dominant themes, coherence, and links to earlier sessions.
+
+A theme is a tag, an entity or a content keyword (a word of five letters or
+more that is not a stop word), lower-cased. An item *carries* a theme when it
+has it. Tags and entities count double, because someone chose them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from enum import StrEnum
+from functools import lru_cache
+
+from pydantic import Field
+
+from prefrontal.buffer.models import BufferItem, BufferModel
+from prefrontal.buffer.text import jaccard
+from prefrontal.retrieval.lexical import STOP_WORDS
+
+_WORD = re.compile(r"[^\W\d_]{5,}", re.UNICODE)
+_MAX_KEYWORDS = 40
+
+
+@lru_cache(maxsize=4_096)
+def keywords(content: str) -> frozenset[str]:
+    """The first distinct content keywords of ``content`` (at most 40)."""
+    out: list[str] = []
+    for word in _WORD.findall(content.casefold()):
+        if word not in STOP_WORDS and word not in out:
+            out.append(word)
+            if len(out) == _MAX_KEYWORDS:
+                break
+    return frozenset(out)
+
+
+def item_themes(item: BufferItem) -> frozenset[str]:
+    """Every theme ``item`` carries: its labels and its content keywords."""
+    return item.labels | keywords(item.content)
+
+
+def dominant_themes(items: Iterable[BufferItem], limit: int = 5) -> tuple[str, ...]:
+    """The ``limit`` strongest themes, strongest first, ties by name.
+
+    A theme's strength is the number of items carrying it, labels counting
+    double; a theme needs strength 2 (a label of one item, or a keyword of two).
+    """
+    strength: Counter[str] = Counter()
+    for item in items:
+        strength.update(item.labels)
+        strength.update(item_themes(item))
+    ranked = sorted((t for t, s in strength.items() if s >= 2), key=lambda t: (-strength[t], t))
+    return tuple(ranked[:limit])
+
+
+def carries(item: BufferItem, themes: frozenset[str]) -> bool:
+    """True when ``item`` carries at least one of ``themes``."""
+    return bool(themes) and not item_themes(item).isdisjoint(themes)
+
+
+class Coherence(BufferModel):
+    """How well the buffer's items hang together, each part in ``[0, 1]``.
+
+    ``score = 0.4 x thematic + 0.3 x entity + 0.3 x temporal``.
+    """
+
+    score: float = Field(ge=0.0, le=1.0)
+    thematic: float = Field(ge=0.0, le=1.0)
+    entity: float = Field(ge=0.0, le=1.0)
+    temporal: float = Field(ge=0.0, le=1.0)
+    themes: tuple[str, ...] = ()
+
+
+def coherence(
+    items: Sequence[BufferItem], themes: tuple[str, ...], *, fade_seconds: float
+) -> Coherence:
+    """Coherence of ``items`` around ``themes``; an empty buffer is perfectly coherent.
+
+    - thematic: the share of items carrying a dominant theme;
+    - entity: the share of labelled items that share a label with another item;
+    - temporal: ``1 / (1 + spread / fade_seconds)`` over the last-access times.
+    """
+    if not items:
+        return Coherence(score=1.0, thematic=1.0, entity=1.0, temporal=1.0, themes=themes)
+    wanted = frozenset(themes)
+    thematic = sum(carries(i, wanted) for i in items) / len(items)
+    entity = _entity_coherence(items)
+    times = [i.last_accessed_at for i in items]
+    temporal = 1.0 / (1.0 + (max(times) - min(times)).total_seconds() / fade_seconds)
+    score = 0.4 * thematic + 0.3 * entity + 0.3 * temporal
+    return Coherence(
+        score=min(score, 1.0), thematic=thematic, entity=entity, temporal=temporal, themes=themes
+    )
+
+
+def _entity_coherence(items: Sequence[BufferItem]) -> float:
+    labelled = [i.labels for i in items if i.labels]
+    if len(labelled) < 2:
+        return 1.0
+    counts: Counter[str] = Counter(label for labels in labelled for label in labels)
+    connected = sum(any(counts[label] > 1 for label in labels) for labels in labelled)
+    return connected / len(labelled)
+
+
+class Relationship(StrEnum):
+    """How an earlier session relates to this one."""
+
+    CONTINUATION = "continuation"
+    """Recent and largely about the same things: this session picks it up."""
+    RELATED = "related"
+    """Shares entities or themes, but is older or less alike."""
+
+
+class SessionProfile(BufferModel):
+    """What session linking looks at: ids, themes, entities, times."""
+
+    session_id: str
+    themes: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
+    updated_at: datetime
+
+
+class SessionLink(BufferModel):
+    """An earlier session of the same user that shares entities or themes with this one."""
+
+    session_id: str
+    relationship: Relationship
+    similarity: float = Field(ge=0.0, le=1.0)
+    shared_entities: tuple[str, ...] = ()
+    shared_themes: tuple[str, ...] = ()
+    gap_seconds: float = Field(ge=0.0)
+
+
+class LinkSettings(BufferModel):
+    """Thresholds of session linking (defaults: 24 h look-back, 1 h continuation gap)."""
+
+    lookback: timedelta = timedelta(hours=24)
+    continuation_gap: timedelta = timedelta(hours=1)
+    min_similarity: float = Field(default=0.3, ge=0.0, le=1.0)
+    continuation_overlap: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+def link_session(
+    current: SessionProfile, other: SessionProfile, now: datetime, settings: LinkSettings
+) -> SessionLink | None:
+    """The link from ``current`` to ``other``, or ``None`` when they are not related.
+
+    ``similarity = 0.4 x entity Jaccard + 0.4 x theme Jaccard + 0.2 x temporal
+    proximity`` (1.0 now, 0.0 at the look-back limit). Sessions that share no
+    entity and no theme, lie outside the look-back window, or score under
+    ``min_similarity`` are not linked.
+    """
+    gap = max((now - other.updated_at).total_seconds(), 0.0)
+    window = settings.lookback.total_seconds()
+    if other.session_id == current.session_id or gap > window:
+        return None
+    mine_e, theirs_e = _folded(current.entities), _folded(other.entities)
+    mine_t, theirs_t = _folded(current.themes), _folded(other.themes)
+    shared_e, shared_t = mine_e & theirs_e, mine_t & theirs_t
+    if not shared_e and not shared_t:
+        return None
+    entity_sim, theme_sim = jaccard(mine_e, theirs_e), jaccard(mine_t, theirs_t)
+    similarity = 0.4 * entity_sim + 0.4 * theme_sim + 0.2 * (1.0 - gap / window)
+    if similarity < settings.min_similarity:
+        return None
+    close = gap <= settings.continuation_gap.total_seconds()
+    alike = max(entity_sim, theme_sim) >= settings.continuation_overlap
+    relationship = Relationship.CONTINUATION if close and alike else Relationship.RELATED
+    return SessionLink(
+        session_id=other.session_id,
+        relationship=relationship,
+        similarity=similarity,
+        shared_entities=tuple(sorted(shared_e)),
+        shared_themes=tuple(sorted(shared_t)),
+        gap_seconds=gap,
+    )
+
+
+def link_sessions(
+    current: SessionProfile,
+    others: Iterable[SessionProfile],
+    now: datetime,
+    settings: LinkSettings | None = None,
+) -> tuple[SessionLink, ...]:
+    """Every link from ``current`` to ``others``, most similar first (ties by session id)."""
+    chosen = settings or LinkSettings()
+    links = [link_session(current, o, now, chosen) for o in others]
+    found = [link for link in links if link is not None]
+    return tuple(sorted(found, key=lambda link: (-link.similarity, link.session_id)))
+
+
+def _folded(values: Iterable[str]) -> frozenset[str]:
+    return frozenset(v.casefold() for v in values)
