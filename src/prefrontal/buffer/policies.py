@@ -1,8 +1,9 @@
 """Overflow policies: the order in which items leave a full buffer.
 
 A policy is a function from one item to its *keep score* at a moment: the
-lower the score, the sooner the item goes. Ties go to the earlier inserted
-item (lower ``seq``), so every order is total and deterministic. Pinned
+lower the score, the sooner the item goes. Ties go to the lower base
+priority, then the staler, then the earlier inserted item (lower ``seq``),
+so every order is total and deterministic. Pinned
 items and the items a caller protects are never candidates.
 
 - FIFO: keep score = insertion number;
@@ -19,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from pydantic import Field
@@ -131,8 +133,13 @@ def eviction_order(
         for item in items
         if not item.pinned and item.item_id not in protected
     ]
-    scored.sort(key=lambda pair: (pair[1], pair[0].seq))
+    scored.sort(key=lambda pair: _tie_break(pair[0], pair[1]))
     return scored
+
+
+def _tie_break(item: BufferItem, score: float) -> tuple[float, float, datetime, int]:
+    """Lowest keep score first; ties: lower priority, then staler, then older."""
+    return (score, item.priority, item.last_accessed_at, item.seq)
 
 
 def select_victims(

@@ -1,0 +1,163 @@
+"""Overflow policies: who leaves a full buffer first, and the reason each eviction gives."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prefrontal.buffer import (
+    BufferConfig,
+    BufferItem,
+    EvictionReason,
+    Focus,
+    ItemSource,
+    OverflowPolicy,
+)
+from prefrontal.buffer.policies import EvictionContext, eviction_order
+
+from .conftest import T0, at, item, make_buffer
+
+pytestmark = pytest.mark.anyio
+
+
+async def _full(policy: OverflowPolicy, n: int = 3, **config: object):  # type: ignore[no-untyped-def]
+    buffer = make_buffer(policy, max_items=n, **config)
+    for i in range(n):
+        await buffer.add(item(f"item {i}", item_id=f"i{i}", priority=0.5), now=at(i))
+    return buffer
+
+
+async def test_fifo_evicts_the_first_admitted() -> None:
+    """FIFO: the earliest admitted item goes first, whatever was accessed since."""
+    buffer = await _full(OverflowPolicy.FIFO)
+    buffer.access("i0", now=at(10))
+    result = await buffer.add(item("newcomer"), now=at(11))
+    assert [e.item_id for e in result.evicted] == ["i0"]
+    assert result.evicted[0].reason is EvictionReason.POLICY
+    assert result.evicted[0].detail.startswith("fifo")
+
+
+async def test_lru_evicts_the_least_recently_used() -> None:
+    """LRU: an item accessed lately survives; the longest unused goes."""
+    buffer = await _full(OverflowPolicy.LRU)
+    buffer.access("i0", now=at(10))
+    result = await buffer.add(item("newcomer"), now=at(11))
+    assert [e.item_id for e in result.evicted] == ["i1"]
+
+
+async def test_priority_evicts_the_lowest_priority() -> None:
+    """PRIORITY: the lowest priority goes first."""
+    buffer = make_buffer(OverflowPolicy.PRIORITY, max_items=2)
+    await buffer.add(item("important", item_id="hi", priority=0.9), now=at(0))
+    await buffer.add(item("trivial", item_id="lo", priority=0.1), now=at(0))
+    result = await buffer.add(item("newcomer", priority=0.5), now=at(1))
+    assert [e.item_id for e in result.evicted] == ["lo"]
+    assert result.evicted[0].keep_score is not None
+
+
+async def test_priority_boosts_items_tagged_with_the_focus() -> None:
+    """PRIORITY: an item carrying a focus tag gets the attention boost and survives."""
+    buffer = make_buffer(OverflowPolicy.PRIORITY, max_items=2)
+    await buffer.add(item("game tip", item_id="game", priority=0.5, tags=("gaming",)), now=at(0))
+    await buffer.add(item("work task", item_id="work", priority=0.6, tags=("work",)), now=at(0))
+    focus = Focus(tags=("gaming",))
+    result = await buffer.add(item("newcomer", priority=0.5), focus=focus, now=at(1))
+    assert [e.item_id for e in result.evicted] == ["work"]
+
+
+async def test_composite_protects_theme_carriers() -> None:
+    """COMPOSITE: an item carrying the session's dominant theme outlasts an equal one."""
+    buffer = make_buffer(OverflowPolicy.COMPOSITE, max_items=3)
+    await buffer.add(item("trip budget", item_id="a", tags=("vacation",)), now=at(0))
+    await buffer.add(item("unrelated", item_id="b"), now=at(0))
+    await buffer.add(item("hotel list", item_id="c", tags=("vacation",)), now=at(0))
+    assert buffer.refresh_themes()[0] == "vacation"
+    result = await buffer.add(item("newcomer"), now=at(1))
+    assert [e.item_id for e in result.evicted] == ["b"]
+
+
+async def test_composite_favours_frequently_accessed_items() -> None:
+    """COMPOSITE: of two equal items, the one accessed more often stays."""
+    buffer = make_buffer(OverflowPolicy.COMPOSITE, max_items=2)
+    await buffer.add(item("first", item_id="a"), now=at(0))
+    await buffer.add(item("second", item_id="b"), now=at(0))
+    for _ in range(3):
+        buffer.access("a", now=at(0))
+    result = await buffer.add(item("newcomer"), now=at(0))
+    assert [e.item_id for e in result.evicted] == ["b"]
+
+
+@pytest.mark.parametrize("policy", list(OverflowPolicy))
+async def test_pinned_items_are_never_evicted(policy: OverflowPolicy) -> None:
+    """Under every policy a pinned item survives however stale and unimportant it is."""
+    buffer = make_buffer(policy, max_items=3)
+    await buffer.add(item("keep me", item_id="pin", priority=0.0, pinned=True), now=at(0))
+    for i in range(10):
+        await buffer.add(item(f"filler number {i}", priority=0.9), now=at(i))
+    assert "pin" in buffer
+    assert len(buffer) <= 3
+
+
+@pytest.mark.parametrize("policy", list(OverflowPolicy))
+async def test_bounds_hold_at_every_event(policy: OverflowPolicy) -> None:
+    """Subscribers never observe the buffer over its item or token bound."""
+    buffer = make_buffer(policy, max_items=4, max_tokens=40, summary_min_tokens=4)
+    seen: list[tuple[int, int]] = []
+    buffer.events.subscribe(lambda e: seen.append((buffer.total_tokens, len(buffer))))
+    for i in range(20):
+        await buffer.add(item(" ".join(["w"] * (1 + i % 9)) + f" {i}"), now=at(i))
+    assert seen
+    assert all(tokens <= 40 and count <= 4 for tokens, count in seen)
+
+
+def _held(item_id: str, priority: float, idle: float, accesses: int, seq: int) -> BufferItem:
+    when = T0 - timedelta(seconds=idle)
+    return BufferItem(
+        item_id=item_id,
+        content=f"content of {item_id}",
+        source=ItemSource.SYSTEM,
+        tokens=3,
+        priority=priority,
+        salience=0.5,
+        added_at=when,
+        last_accessed_at=when,
+        access_count=accesses,
+        seq=seq,
+    )
+
+
+unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+idle = st.floats(min_value=0.0, max_value=3_000.0, allow_nan=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    policy=st.sampled_from([OverflowPolicy.PRIORITY, OverflowPolicy.COMPOSITE]),
+    low=st.floats(min_value=0.0, max_value=0.99),
+    gain=st.floats(min_value=0.01, max_value=1.0),
+    stale=idle,
+    fresher=st.floats(min_value=0.0, max_value=1.0),
+    extra=st.integers(0, 5),
+    seqs=st.tuples(st.integers(0, 100), st.integers(0, 100)).filter(lambda s: s[0] != s[1]),
+    others=st.lists(st.tuples(unit, idle, st.integers(1, 6)), max_size=8),
+)
+def test_high_priority_recent_item_outlasts_stale_low_priority_one(
+    policy: OverflowPolicy,
+    low: float,
+    gain: float,
+    stale: float,
+    fresher: float,
+    extra: int,
+    seqs: tuple[int, int],
+    others: list[tuple[float, float, int]],
+) -> None:
+    """A higher-priority, more recently and more often used item is evicted after a staler one."""
+    weak = _held("weak", low, stale, 1, seqs[0])
+    strong = _held("strong", low + gain * (1 - low), stale * fresher, 1 + extra, seqs[1])
+    crowd = [_held(f"o{n}", p, s, a, 200 + n) for n, (p, s, a) in enumerate(others)]
+    ctx = EvictionContext(now=T0, config=BufferConfig(policy=policy))
+    order = [i.item_id for i, _ in eviction_order([*crowd, strong, weak], ctx)]
+    assert order.index("weak") < order.index("strong")

@@ -1,0 +1,84 @@
+"""Time in the buffer: priority decay with a floor, recency, and fade-out, on an injected clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from prefrontal.buffer import BufferConfig, EvictionReason, OverflowPolicy
+from prefrontal.buffer.decay import decayed, effective_priority
+
+from .conftest import Clock, at, item, make_buffer
+
+pytestmark = pytest.mark.anyio
+
+
+def test_decay_composes_over_time() -> None:
+    """Decaying five minutes twice equals decaying ten minutes once."""
+    config = BufferConfig()
+    twice = decayed(decayed(0.8, 5, config), 5, config)
+    assert twice == pytest.approx(decayed(0.8, 10, config))
+
+
+def test_decay_stops_at_the_floor() -> None:
+    """Priority never decays below the floor (nor is raised to it)."""
+    config = BufferConfig(priority_floor=0.05)
+    assert decayed(0.9, 10_000, config) == 0.05
+    assert decayed(0.01, 10_000, config) == 0.01
+
+
+def test_decay_rate_is_per_minute() -> None:
+    """After one minute, priority has shrunk by the configured rate."""
+    assert decayed(1.0, 1, BufferConfig(decay_per_minute=0.02)) == pytest.approx(0.98)
+
+
+async def test_access_restores_an_items_priority() -> None:
+    """An item's priority decays while idle and is whole again once touched."""
+    buffer = make_buffer()
+    await buffer.add(item("note", item_id="n", priority=0.8), now=at(0))
+    held = buffer.get("n")
+    assert held is not None
+    assert effective_priority(held, at(600), buffer.config) < 0.8
+    touched = buffer.access("n", now=at(100))
+    assert touched is not None
+    assert effective_priority(touched, at(100), buffer.config) == 0.8
+
+
+async def test_pinned_items_do_not_decay_or_fade() -> None:
+    """Pinned items keep their priority and survive fade-out."""
+    buffer = make_buffer(fade_seconds=60)
+    await buffer.add(item("rule", item_id="r", priority=0.7, pinned=True), now=at(0))
+    held = buffer.get("r")
+    assert held is not None
+    assert effective_priority(held, at(3_600), buffer.config) == 0.7
+    assert buffer.expire(now=at(3_600)) == ()
+
+
+async def test_untouched_items_fade_after_the_configured_time() -> None:
+    """Items idle for fade_seconds are removed with reason faded; touched ones stay."""
+    clock = Clock()
+    buffer = make_buffer(OverflowPolicy.LRU, clock=clock, fade_seconds=300)
+    await buffer.add(item("stale", item_id="s"))
+    await buffer.add(item("busy", item_id="b"))
+    clock.advance(200)
+    buffer.access("b")
+    clock.advance(100)
+    gone = buffer.expire()
+    assert [(e.item_id, e.reason) for e in gone] == [("s", EvictionReason.FADED)]
+    assert "b" in buffer
+
+
+async def test_accessing_a_faded_item_removes_it() -> None:
+    """A faded item cannot be revived by access: it is removed and None returned."""
+    buffer = make_buffer(fade_seconds=60)
+    await buffer.add(item("old", item_id="o"), now=at(0))
+    assert buffer.access("o", now=at(61)) is None
+    assert "o" not in buffer
+
+
+async def test_the_clock_is_injectable() -> None:
+    """Without an explicit time, operations read the injected clock."""
+    clock = Clock(at(42))
+    buffer = make_buffer(clock=clock)
+    result = await buffer.add(item("x"))
+    assert result.item is not None
+    assert result.item.added_at == at(42)
