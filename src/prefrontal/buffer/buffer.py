@@ -166,10 +166,15 @@ class WorkingMemoryBuffer:
         return touched
 
     def pin(self, item_id: str, pinned: bool = True, now: datetime | None = None) -> BufferItem:
-        """Pin (or unpin) a held item; pinned items are never evicted and never fade."""
+        """Pin (or unpin) a held item; pinned items are never evicted and never fade.
+
+        Pinning is the agent keeping an item: a pinned turn fragment becomes a
+        session item, so the next turn's refresh does not replace it either.
+        """
         at = now or self.clock()
         item = self._require(item_id)
-        changed = item.model_copy(update={"pinned": pinned})
+        lifetime = Lifetime.SESSION if pinned else item.lifetime
+        changed = item.model_copy(update={"pinned": pinned, "lifetime": lifetime})
         self._items[item_id] = changed
         self._emit(EventKind.UPDATED, at, item_id, "pinned" if pinned else "unpinned")
         return changed

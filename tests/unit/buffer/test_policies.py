@@ -161,3 +161,15 @@ def test_high_priority_recent_item_outlasts_stale_low_priority_one(
     ctx = EvictionContext(now=T0, config=BufferConfig(policy=policy))
     order = [i.item_id for i, _ in eviction_order([*crowd, strong, weak], ctx)]
     assert order.index("weak") < order.index("strong")
+
+
+@pytest.mark.parametrize("policy", [OverflowPolicy.PRIORITY, OverflowPolicy.COMPOSITE])
+async def test_full_buffer_drops_the_stale_low_priority_item_first(policy: OverflowPolicy) -> None:
+    """In a full buffer, the stale low-priority item goes before the recent high-priority one."""
+    buffer = make_buffer(policy, max_items=2)
+    await buffer.add(item("stale trivia", item_id="stale", priority=0.2), now=at(0))
+    await buffer.add(item("key fact", item_id="key", priority=0.8), now=at(0))
+    buffer.access("key", now=at(120))
+    result = await buffer.add(item("newcomer", priority=0.5), now=at(121))
+    assert [e.item_id for e in result.evicted] == ["stale"]
+    assert "key" in buffer
