@@ -146,6 +146,15 @@ class WorkingMemoryBuffer:
             for item_id in item.provenance.item_ids
         )
 
+    def kept_sources(self) -> frozenset[str]:
+        """Source ids behind the items the agent keeps (session lifetime), of every kind."""
+        return frozenset(
+            item_id
+            for item in self._items.values()
+            if item.lifetime is Lifetime.SESSION
+            for item_id in (*item.provenance.item_ids, *item.summary_of)
+        )
+
     # ------------------------------------------------------------ sync changes
 
     def access(self, item_id: str, now: datetime | None = None) -> BufferItem | None:
@@ -419,7 +428,8 @@ class WorkingMemoryBuffer:
         ids = tuple(dict.fromkeys(i for f in folded for i in (*f.summary_of, f.item_id)))
         sources = tuple(dict.fromkeys(i for f in folded for i in f.provenance.item_ids))
         entities = tuple(dict.fromkeys(e for f in folded for e in f.entities))
-        digest = hashlib.blake2b("\x1f".join(ids).encode(), digest_size=10).hexdigest()
+        seq = self._take_seq()
+        digest = hashlib.blake2b(f"{seq}\x1e{'|'.join(ids)}".encode(), digest_size=10).hexdigest()
         return BufferItem(
             item_id=f"wm_summary_{digest}",
             content=text,
@@ -437,10 +447,10 @@ class WorkingMemoryBuffer:
             summary_of=ids,
             provenance=ItemProvenance(
                 item_ids=sources,
-                phase="working_memory_init",
+                phase="buffer.summarize",
                 extra={"summarized_items": len(folded)},
             ),
-            seq=self._take_seq(),
+            seq=seq,
         )
 
     def _context(self, at: datetime, focus: Focus | None) -> EvictionContext:
@@ -501,6 +511,8 @@ class WorkingMemoryBuffer:
         """Insert ``item``; the caller has made room, and this checks it did."""
         items = len(self._items) + 1
         tokens = self._tokens + item.tokens
+        if item.item_id in self._items:
+            raise WorkingMemoryError(f"internal: {item.item_id!r} is already held")
         if items > self.config.max_items or tokens > self.config.max_tokens:
             raise WorkingMemoryError(
                 f"internal: inserting {item.item_id!r} would exceed the buffer's bounds"

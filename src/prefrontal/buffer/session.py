@@ -112,6 +112,11 @@ class SessionBuffer:
         return self._state is None
 
     @property
+    def state(self) -> SessionState | None:
+        """The state as last loaded or saved (``None`` for a session never saved)."""
+        return self._state
+
+    @property
     def version(self) -> int:
         """The store version this buffer was loaded at (0 for a new session)."""
         return 0 if self._state is None else self._state.version

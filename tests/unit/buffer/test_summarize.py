@@ -97,3 +97,15 @@ def test_fit_tokens_cuts_at_a_word_within_the_budget() -> None:
     assert fit_tokens("a b c d e", 3, words) == "a b c"
     assert fit_tokens("a b", 3, words) == "a b"
     assert first_sentence("One.  Two.") == "One."
+
+
+async def test_folding_the_same_item_twice_makes_two_distinct_summaries() -> None:
+    """An item folded, re-added and folded again yields a new summary, never a clash."""
+    buffer = make_buffer(OverflowPolicy.SUMMARIZE, max_items=3, max_tokens=30, summary_min_tokens=1)
+    await buffer.add(item("trip 2", tokens=4, pinned=True), now=at(0))
+    for n in range(3):
+        await buffer.add(item("trip 0", item_id="again", tokens=17), now=at(n))
+        await buffer.add(item("trip 1", item_id=f"other{n}", tokens=4), now=at(n))
+    summaries = [i.item_id for i in buffer.items if i.summary_of]
+    assert len(summaries) == len(set(summaries))
+    assert buffer.total_tokens == sum(i.tokens for i in buffer.items) <= 30
