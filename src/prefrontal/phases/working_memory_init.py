@@ -1,108 +1,56 @@
 """Phase 10, ``working_memory_init``: refresh the session's buffer and save it.
 
-This turn's fragments take the place of the last turn's; entries the agent
-put there itself stay. The buffer is bounded by items and tokens; the
-lowest-ranked entries go first. The save is optimistic: on a conflict the
-state is reloaded and the refresh applied again.
+This turn's fragments take the place of the last turn's (a fragment already
+held is refreshed, not added twice); items the agent put there itself stay
+under the buffer's eviction rules. The buffer never exceeds its item and
+token bounds; every refusal and eviction is in this phase's trace detail,
+with its reason. The save is optimistic: on a conflict the newer state is
+reloaded and the turn's refresh replayed on it
+(:class:`~prefrontal.buffer.SessionBuffer`).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from prefrontal.bundle.models import Fragment
-from prefrontal.errors import ConflictError
+from prefrontal.buffer import RefreshReport
+from prefrontal.phases.session import focus_of, load_session, new_item, view
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
-from prefrontal.stores.working_memory import SessionState
-from prefrontal.turn import WorkingMemoryItemView, WorkingMemoryView
 
 NAME = "working_memory_init"
-CONTEXT_SOURCE = "context"
-
-
-def entry(fragment: Fragment) -> dict[str, Any]:
-    """A buffer entry for a context fragment."""
-    ids = fragment.provenance.item_ids
-    return {
-        "item_id": f"{fragment.section.value}:{'|'.join(ids)}",
-        "section": fragment.section.value,
-        "text": fragment.text,
-        "tokens": fragment.tokens,
-        "source": CONTEXT_SOURCE,
-        "source_ids": list(ids),
-        "pinned": False,
-    }
-
-
-def refreshed(turn: TurnState, previous: SessionState | None) -> list[dict[str, Any]]:
-    """Agent-held entries kept, this turn's fragments in, bounded by items and tokens."""
-    held = [
-        e
-        for e in (previous.state.get("items", []) if previous else [])
-        if e["source"] != CONTEXT_SOURCE
-    ]
-    fresh = [
-        entry(f) for f in sorted(turn.bundle.fragments if turn.bundle else (), key=lambda f: f.rank)
-    ]
-    kept: list[dict[str, Any]] = []
-    tokens = 0
-    for candidate in held + fresh:
-        if (
-            len(kept) < turn.config.buffer_max_items
-            and tokens + candidate["tokens"] <= turn.config.buffer_max_tokens
-        ):
-            kept.append(candidate)
-            tokens += candidate["tokens"]
-    return kept
-
-
-async def _save(turn: TurnState) -> SessionState:
-    store, key = turn.stores.working_memory, turn.session_key
-    previous = turn.session
-    for _ in range(3):
-        items = refreshed(turn, previous)
-        state = SessionState(
-            key=key, version=previous.version if previous else 0, state={"items": items}
-        )
-        if previous is not None:
-            state = state.model_copy(update={"started_at": previous.started_at})
-        try:
-            return await _save_once(turn, state)
-        except ConflictError:
-            previous = await call_store(turn, NAME, lambda: store.load(key))
-    raise ConflictError(
-        f"session {key.session_id!r} kept changing under the turn", store="working_memory"
-    )
-
-
-async def _save_once(turn: TurnState, state: SessionState) -> SessionState:
-    return await call_store(turn, NAME, lambda: turn.stores.working_memory.save(state))
+DETAIL_LIMIT = 20
+"""At most this many refusals and evictions are listed in the trace detail."""
 
 
 async def run(turn: TurnState) -> PhaseOutcome:
-    """Refresh and save the buffer; expose it on the turn."""
-    saved = await _save(turn)
-    items = saved.state["items"]
-    turn.working_memory = WorkingMemoryView(
-        items=tuple(
-            WorkingMemoryItemView(
-                item_id=e["item_id"],
-                section=e["section"],
-                tokens=e["tokens"],
-                source=e["source"],
-                pinned=e["pinned"],
-            )
-            for e in items
-        ),
-        total_tokens=sum(e["tokens"] for e in items),
-        max_items=turn.config.buffer_max_items,
-        max_tokens=turn.config.buffer_max_tokens,
-    )
-    offered = len(turn.bundle.fragments) if turn.bundle else 0
+    """Refresh the buffer with the bundle's fragments, save it, and expose it on the turn."""
+    session = turn.buffer or await load_session(turn, NAME)
+    fragments = [new_item(turn, f) for f in (turn.bundle.fragments if turn.bundle else ())]
+    at = turn.context.started_at
+    report = await session.refresh_turn(fragments, focus=focus_of(turn), now=at)
+    saved = await call_store(turn, NAME, lambda: session.save(now=at))
+    turn.working_memory = view(session, report)
     return PhaseOutcome(
-        items_loaded=len(items),
-        tokens_loaded=turn.working_memory.total_tokens,
-        items_dropped=max(offered - len(items), 0),
-        detail={"version": saved.version},
+        items_loaded=len(report.admitted) + len(report.refreshed),
+        tokens_loaded=report.total_tokens,
+        items_dropped=len(report.refused),
+        tokens_dropped=sum(r.tokens for r in report.refused),
+        detail={"version": saved.version, **_explain(report)},
     )
+
+
+def _explain(report: RefreshReport) -> dict[str, object]:
+    """What the trace says about the refresh: counts, reasons, themes, coherence."""
+    return {
+        "admitted": len(report.admitted),
+        "refreshed": len(report.refreshed),
+        "refused": [
+            {"item_id": r.item_id, "reason": r.reason} for r in report.refused[:DETAIL_LIMIT]
+        ],
+        "evicted": [
+            {"item_id": e.item_id, "reason": e.reason.value, "detail": e.detail}
+            for e in report.evicted[:DETAIL_LIMIT]
+        ],
+        "items": report.total_items,
+        "themes": list(report.themes),
+        "coherence": round(report.coherence.score, 4),
+    }

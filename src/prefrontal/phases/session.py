@@ -1,0 +1,136 @@
+"""The session's working-memory buffer as the phases see it.
+
+Phase 1 loads it (so that phases 5 and 6 know what it holds), phases 5 and 6
+ask its recall gate whether to search, phase 10 refreshes it with the turn's
+fragments and saves it. Fragments are adapted to buffer items here: the
+buffer knows nothing of the bundle layer.
+"""
+
+from __future__ import annotations
+
+from prefrontal.buffer import (
+    BufferConfig,
+    Focus,
+    ItemProvenance,
+    ItemSource,
+    Lifetime,
+    NewItem,
+    RefreshReport,
+    SessionBuffer,
+)
+from prefrontal.bundle.models import Fragment, Section
+from prefrontal.phases.state import TurnState
+from prefrontal.phases.store_calls import call_store
+from prefrontal.turn import OrchestratorConfig, WorkingMemoryItemView, WorkingMemoryView
+
+SECTION_PRIORITY = {
+    Section.CONSCIOUSNESS: 1.0,
+    Section.FRONTAL_CORTEX: 0.8,
+    Section.CONVERSATION: 0.7,
+    Section.SCRATCH_PAGE: 0.6,
+    Section.WORKING_MEMORY: 0.6,
+    Section.EPISODIC: 0.5,
+    Section.SEMANTIC: 0.5,
+}
+"""The base priority of a fragment by section (memories use their rerank score instead)."""
+
+MEMORY_SECTIONS = (Section.EPISODIC, Section.SEMANTIC)
+
+
+def buffer_config(config: OrchestratorConfig) -> BufferConfig:
+    """The buffer's settings from the orchestrator's."""
+    return BufferConfig(
+        max_items=config.buffer_max_items,
+        max_tokens=config.buffer_max_tokens,
+        policy=config.buffer_policy,
+    )
+
+
+async def load_session(turn: TurnState, phase: str) -> SessionBuffer:
+    """The session's buffer, loaded through the store (transient errors retried)."""
+    store, key = turn.stores.working_memory, turn.session_key
+    return await call_store(
+        turn,
+        phase,
+        lambda: SessionBuffer.load(
+            store,
+            key,
+            config=buffer_config(turn.config),
+            count_tokens=turn.count,
+            clock=turn.clock,
+        ),
+    )
+
+
+def source_of(fragment: Fragment) -> ItemSource:
+    """What kind of source a fragment is, for the buffer."""
+    if fragment.section in MEMORY_SECTIONS:
+        return ItemSource.MEMORY_RETRIEVAL
+    if fragment.section is Section.CONVERSATION and fragment.role == "user":
+        return ItemSource.USER_INPUT
+    if fragment.section in (Section.SCRATCH_PAGE, Section.WORKING_MEMORY):
+        return ItemSource.REFLECTION
+    return ItemSource.SYSTEM
+
+
+def new_item(turn: TurnState, fragment: Fragment) -> NewItem:
+    """The buffer item for one fragment of this turn's context.
+
+    Its id is its section and source ids, so the same fragment next turn is
+    the same item. Identity and rules are pinned for the turn; memories take
+    their rerank score as priority and relevance.
+    """
+    p = fragment.provenance
+    score = None if p.score is None else min(max(p.score, 0.0), 1.0)
+    memory = fragment.section in MEMORY_SECTIONS and score is not None
+    return NewItem(
+        item_id=f"{fragment.section.value}:{'|'.join(p.item_ids)}",
+        content=fragment.text,
+        source=source_of(fragment),
+        tokens=fragment.tokens,
+        priority=score if memory and score is not None else SECTION_PRIORITY[fragment.section],
+        relevance=score if memory else None,
+        pinned=fragment.section is Section.CONSCIOUSNESS,
+        lifetime=Lifetime.TURN,
+        provenance=ItemProvenance(
+            store=p.store,
+            item_ids=p.item_ids,
+            phase=p.phase,
+            section=fragment.section.value,
+            score=p.score,
+            turn_id=turn.context.turn_id,
+        ),
+    )
+
+
+def focus_of(turn: TurnState) -> Focus:
+    """The turn's focus: the input, the request's focus tags, the top goal as the task."""
+    task = turn.frontal_items[0].title if turn.frontal_items else ""
+    return Focus(input_text=turn.request.user_input, tags=turn.request.focus, task=task)
+
+
+def view(session: SessionBuffer, report: RefreshReport) -> WorkingMemoryView:
+    """What the turn's result shows of the buffer after phase 10."""
+    counters = session.buffer.recall_counters
+    return WorkingMemoryView(
+        items=tuple(
+            WorkingMemoryItemView(
+                item_id=i.item_id,
+                section=i.provenance.section or i.source.value,
+                tokens=i.tokens,
+                source=i.source.value,
+                pinned=i.pinned,
+                lifetime=i.lifetime.value,
+            )
+            for i in report.items
+        ),
+        total_tokens=report.total_tokens,
+        max_items=session.buffer.config.max_items,
+        max_tokens=session.buffer.config.max_tokens,
+        themes=report.themes,
+        coherence=report.coherence.score,
+        refused=len(report.refused),
+        evicted=len(report.evicted),
+        searches_saved=counters.saved,
+        searches_run=counters.searches,
+    )
