@@ -34,6 +34,14 @@ SECTION_PRIORITY = {
 }
 """The base priority of a fragment by section (memories use their rerank score instead)."""
 
+SECTION_URGENCY = {
+    Section.FRONTAL_CORTEX: 0.6,
+    Section.SCRATCH_PAGE: 0.6,
+    Section.CONVERSATION: 0.3,
+}
+"""What the pipeline knows of a fragment's urgency: pending work and alerts are time-bound,
+the dialogue in progress somewhat; identity is pinned and memories are judged on relevance."""
+
 MEMORY_SECTIONS = (Section.EPISODIC, Section.SEMANTIC)
 
 
@@ -78,7 +86,8 @@ def new_item(turn: TurnState, fragment: Fragment) -> NewItem:
 
     Its id is its section and source ids, so the same fragment next turn is
     the same item. Identity and rules are pinned for the turn; memories take
-    their rerank score as priority and relevance.
+    their rerank score as priority and relevance; goals, alerts and the
+    dialogue get the urgency of their section.
     """
     p = fragment.provenance
     score = None if p.score is None else min(max(p.score, 0.0), 1.0)
@@ -90,6 +99,7 @@ def new_item(turn: TurnState, fragment: Fragment) -> NewItem:
         tokens=fragment.tokens,
         priority=score if memory and score is not None else SECTION_PRIORITY[fragment.section],
         relevance=score if memory else None,
+        urgency=SECTION_URGENCY.get(fragment.section, 0.0),
         pinned=fragment.section is Section.CONSCIOUSNESS,
         lifetime=Lifetime.TURN,
         provenance=ItemProvenance(
