@@ -336,7 +336,9 @@ class WorkingMemoryBuffer:
     ) -> AddResult:
         ctx = self._context(at, focus)
         need = Need(tokens=item.tokens, items=1)
-        victims = select_victims(tuple(self._items.values()), need, ctx, protected)
+        victims = select_victims(
+            tuple(self._items.values()), need, ctx, protected, held_tokens=self._tokens
+        )
         if victims is None:
             if previous is not None:
                 self._put(previous)
@@ -376,7 +378,9 @@ class WorkingMemoryBuffer:
         if self.config.policy is not OverflowPolicy.SUMMARIZE or not evicting:
             return None, []
         wider = Need(tokens=need.tokens + self.config.summary_min_tokens, items=need.items + 1)
-        victims = select_victims(tuple(self._items.values()), wider, ctx, protected)
+        victims = select_victims(
+            tuple(self._items.values()), wider, ctx, protected, held_tokens=self._tokens
+        )
         if not victims:
             return None, []
         room = self.config.max_tokens - (self._tokens - sum(v.tokens for v, _ in victims))

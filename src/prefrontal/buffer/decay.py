@@ -8,14 +8,21 @@ of five minutes is the same as one step of ten, and the clock alone decides.
 from __future__ import annotations
 
 from datetime import datetime
+from functools import lru_cache
 
 from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.models import BufferItem
 
 
+@lru_cache(maxsize=16_384)
+def epoch(moment: datetime) -> float:
+    """POSIX seconds of an aware datetime (cached: eviction converts the same times often)."""
+    return moment.timestamp()
+
+
 def idle_seconds(item: BufferItem, now: datetime) -> float:
     """Seconds since ``item`` was last touched (0 if the clock went backwards)."""
-    return max((now - item.last_accessed_at).total_seconds(), 0.0)
+    return max(epoch(now) - epoch(item.last_accessed_at), 0.0)
 
 
 def decayed(priority: float, minutes: float, config: BufferConfig) -> float:

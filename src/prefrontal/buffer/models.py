@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 from enum import StrEnum
+from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -153,4 +154,10 @@ class BufferItem(BufferModel):
     @property
     def labels(self) -> frozenset[str]:
         """Tags and entities, lower-cased: what focus and themes are matched against."""
-        return frozenset(label.casefold() for label in (*self.tags, *self.entities))
+        return folded_labels(self.tags, self.entities)
+
+
+@lru_cache(maxsize=8_192)
+def folded_labels(tags: tuple[str, ...], entities: tuple[str, ...]) -> frozenset[str]:
+    """Tags and entities, lower-cased, as one set (cached: eviction asks for it often)."""
+    return frozenset(label.casefold() for label in (*tags, *entities))

@@ -17,16 +17,17 @@ items and the items a caller protects are never candidates.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Collection, Iterable
+import heapq
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from math import log1p
 
 from pydantic import Field
 
 from prefrontal.buffer.config import BufferConfig, OverflowPolicy
-from prefrontal.buffer.decay import effective_priority, recency_weight
+from prefrontal.buffer.decay import decayed, effective_priority, epoch
 from prefrontal.buffer.models import BufferItem, BufferModel
 from prefrontal.buffer.themes import carries
 from prefrontal.stores.records import Timestamp
@@ -77,37 +78,49 @@ class EvictionContext:
     themes: frozenset[str] = frozenset()
 
 
-KeepScore = Callable[[BufferItem, EvictionContext], float]
+KeepScores = Callable[[Sequence[BufferItem], EvictionContext], list[float]]
+"""A policy: the keep score of each item, in order (batched: eviction scores every item)."""
 
 
-def fifo(item: BufferItem, ctx: EvictionContext) -> float:
+def fifo(items: Sequence[BufferItem], ctx: EvictionContext) -> list[float]:
     """The insertion number: the first admitted goes first."""
-    return float(item.seq)
+    return [float(item.seq) for item in items]
 
 
-def lru(item: BufferItem, ctx: EvictionContext) -> float:
+def lru(items: Sequence[BufferItem], ctx: EvictionContext) -> list[float]:
     """The last access time: the least recently used goes first."""
-    return item.last_accessed_at.timestamp()
+    return [epoch(item.last_accessed_at) for item in items]
 
 
-def priority(item: BufferItem, ctx: EvictionContext) -> float:
-    """Decayed priority, boosted for items that carry a focus tag."""
-    boosted = not ctx.focus_labels.isdisjoint(item.labels)
-    boost = ctx.config.attention_boost * ctx.focus_intensity if boosted else 0.0
-    return effective_priority(item, ctx.now, ctx.config) + boost
+def priority(items: Sequence[BufferItem], ctx: EvictionContext) -> list[float]:
+    """Decayed priority, plus ``attention_boost x intensity`` for items carrying a focus tag."""
+    boost = ctx.config.attention_boost * ctx.focus_intensity
+    focus = ctx.focus_labels
+    return [
+        effective_priority(item, ctx.now, ctx.config)
+        + (boost if focus and not focus.isdisjoint(item.labels) else 0.0)
+        for item in items
+    ]
 
 
-def composite(item: BufferItem, ctx: EvictionContext) -> float:
-    """Importance x recency x access frequency, protected when carrying a dominant theme."""
-    importance = effective_priority(item, ctx.now, ctx.config)
-    frequency = 1.0 + math.log1p(item.access_count)
-    score = importance * recency_weight(item, ctx.now, ctx.config) * frequency
-    if carries(item, ctx.themes):
-        score *= 1.0 + ctx.config.theme_protection
-    return score
+def composite(items: Sequence[BufferItem], ctx: EvictionContext) -> list[float]:
+    """Importance x recency x access frequency, x (1 + protection) for theme carriers.
+
+    Importance is the decayed priority, recency ``1 / (1 + idle / fade_seconds)``,
+    access frequency ``1 + ln(1 + access count)``.
+    """
+    config, themes, now = ctx.config, ctx.themes, epoch(ctx.now)
+    protection = 1.0 + config.theme_protection
+    scores = []
+    for item in items:
+        idle = max(now - epoch(item.last_accessed_at), 0.0)
+        importance = item.priority if item.pinned else decayed(item.priority, idle / 60.0, config)
+        score = importance / (1.0 + idle / config.fade_seconds) * (1.0 + log1p(item.access_count))
+        scores.append(score * protection if themes and carries(item, themes) else score)
+    return scores
 
 
-KEEP_SCORES: dict[OverflowPolicy, KeepScore] = {
+KEEP_SCORES: dict[OverflowPolicy, KeepScores] = {
     OverflowPolicy.FIFO: fifo,
     OverflowPolicy.LRU: lru,
     OverflowPolicy.PRIORITY: priority,
@@ -127,19 +140,20 @@ def eviction_order(
     items: Iterable[BufferItem], ctx: EvictionContext, protected: Collection[str] = ()
 ) -> list[tuple[BufferItem, float]]:
     """Every candidate with its keep score, the first to go first."""
-    keep = KEEP_SCORES[ctx.config.policy]
-    scored = [
-        (item, keep(item, ctx))
-        for item in items
-        if not item.pinned and item.item_id not in protected
+    return [(item, score) for _, _, item, score in sorted(_ranked(items, ctx, protected))]
+
+
+def _ranked(
+    items: Iterable[BufferItem], ctx: EvictionContext, protected: Collection[str]
+) -> list[tuple[tuple[float, float, datetime, int], int, BufferItem, float]]:
+    """Candidates keyed for ordering: lowest keep score first; ties go to the lower
+    priority, then the staler, then the earlier inserted."""
+    candidates = [i for i in items if not i.pinned and i.item_id not in protected]
+    scores = KEEP_SCORES[ctx.config.policy](candidates, ctx)
+    return [
+        ((score, item.priority, item.last_accessed_at, item.seq), n, item, score)
+        for n, (item, score) in enumerate(zip(candidates, scores, strict=True))
     ]
-    scored.sort(key=lambda pair: _tie_break(pair[0], pair[1]))
-    return scored
-
-
-def _tie_break(item: BufferItem, score: float) -> tuple[float, float, datetime, int]:
-    """Lowest keep score first; ties: lower priority, then staler, then older."""
-    return (score, item.priority, item.last_accessed_at, item.seq)
 
 
 def select_victims(
@@ -147,37 +161,32 @@ def select_victims(
     need: Need,
     ctx: EvictionContext,
     protected: Collection[str] = (),
+    *,
+    held_tokens: int | None = None,
 ) -> list[tuple[BufferItem, float]] | None:
     """The fewest first-to-go items whose removal frees ``need``; ``None`` if impossible.
 
     ``need`` is what must be free *after* the removal, counted against the
-    buffer's bounds and the items currently held.
+    buffer's bounds and the items currently held (``held_tokens`` is their
+    total when the caller knows it). Candidates are taken lazily, in
+    :func:`eviction_order`, from a heap: usually one or two are needed.
     """
-    free_tokens = ctx.config.max_tokens - sum(i.tokens for i in items)
+    tokens = held_tokens if held_tokens is not None else sum(i.tokens for i in items)
+    free_tokens = ctx.config.max_tokens - tokens
     free_items = ctx.config.max_items - len(items)
+    if free_tokens >= need.tokens and free_items >= need.items:
+        return []
+    heap = _ranked(items, ctx, protected)
+    heapq.heapify(heap)
     chosen: list[tuple[BufferItem, float]] = []
-    for item, score in _candidates(items, ctx, protected, need, free_tokens, free_items):
-        if free_tokens >= need.tokens and free_items >= need.items:
-            break
+    while heap and (free_tokens < need.tokens or free_items < need.items):
+        _, _, item, score = heapq.heappop(heap)
         chosen.append((item, score))
         free_tokens += item.tokens
         free_items += 1
     if free_tokens >= need.tokens and free_items >= need.items:
         return chosen
     return None
-
-
-def _candidates(
-    items: Collection[BufferItem],
-    ctx: EvictionContext,
-    protected: Collection[str],
-    need: Need,
-    free_tokens: int,
-    free_items: int,
-) -> list[tuple[BufferItem, float]]:
-    if free_tokens >= need.tokens and free_items >= need.items:
-        return []
-    return eviction_order(items, ctx, protected)
 
 
 def describe(item: BufferItem, score: float, policy: OverflowPolicy) -> str:

@@ -38,7 +38,12 @@ def keywords(content: str) -> frozenset[str]:
 
 def item_themes(item: BufferItem) -> frozenset[str]:
     """Every theme ``item`` carries: its labels and its content keywords."""
-    return item.labels | keywords(item.content)
+    return _themes(item.content, item.labels)
+
+
+@lru_cache(maxsize=8_192)
+def _themes(content: str, labels: frozenset[str]) -> frozenset[str]:
+    return labels | keywords(content)
 
 
 def dominant_themes(items: Iterable[BufferItem], limit: int = 5) -> tuple[str, ...]:
