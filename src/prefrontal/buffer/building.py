@@ -1,0 +1,94 @@
+"""Pure constructors of held items: a new item, a refreshed one, a summary of several."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from datetime import datetime
+
+from prefrontal.buffer.models import BufferItem, ItemProvenance, ItemSource, Lifetime, NewItem
+from prefrontal.buffer.salience import AdmissionDecision
+
+SUMMARY_ENTITIES = 20
+"""A summary keeps at most this many of its items' entities."""
+
+
+def admitted(
+    item_id: str, new: NewItem, tokens: int, decision: AdmissionDecision, at: datetime, seq: int
+) -> BufferItem:
+    """The held item for an admitted offer, touched once at ``at``."""
+    return BufferItem(
+        item_id=item_id,
+        content=new.content,
+        source=new.source,
+        tokens=tokens,
+        priority=new.priority,
+        salience=decision.score,
+        factors=decision.factors,
+        confidence=new.confidence,
+        tags=new.tags,
+        entities=new.entities,
+        added_at=at,
+        last_accessed_at=at,
+        access_count=1,
+        pinned=new.pinned,
+        lifetime=new.lifetime,
+        provenance=new.provenance,
+        seq=seq,
+    )
+
+
+def refreshed(held: BufferItem, new: NewItem, tokens: int, at: datetime) -> BufferItem:
+    """``held`` offered again: the new content and priority, touched; pins and sessions stick.
+
+    An item is pinned if either version is, and a session item (the agent's)
+    stays one even when a turn's context brings it again.
+    """
+    session = Lifetime.SESSION in (held.lifetime, new.lifetime)
+    return held.touched(at).model_copy(
+        update={
+            "content": new.content,
+            "tokens": tokens,
+            "priority": new.priority,
+            "confidence": new.confidence,
+            "tags": new.tags or held.tags,
+            "entities": new.entities or held.entities,
+            "pinned": held.pinned or new.pinned,
+            "lifetime": Lifetime.SESSION if session else Lifetime.TURN,
+            "provenance": new.provenance,
+        }
+    )
+
+
+def summary(
+    folded: Sequence[BufferItem], text: str, tokens: int, at: datetime, seq: int
+) -> BufferItem:
+    """One session item standing for ``folded``: their ids, sources and entities kept.
+
+    Its id hashes its insertion number with the folded ids, so folding the same
+    item twice (once re-added) never gives two summaries the same id.
+    """
+    ids = tuple(dict.fromkeys(i for f in folded for i in (*f.summary_of, f.item_id)))
+    sources = tuple(dict.fromkeys(i for f in folded for i in f.provenance.item_ids))
+    entities = tuple(dict.fromkeys(e for f in folded for e in f.entities))
+    digest = hashlib.blake2b(f"{seq}\x1e{'|'.join(ids)}".encode(), digest_size=10).hexdigest()
+    return BufferItem(
+        item_id=f"wm_summary_{digest}",
+        content=text,
+        source=ItemSource.SYSTEM,
+        tokens=tokens,
+        priority=max(f.priority for f in folded),
+        salience=max(f.salience for f in folded),
+        confidence=min(f.confidence for f in folded),
+        tags=("summary",),
+        entities=entities[:SUMMARY_ENTITIES],
+        added_at=at,
+        last_accessed_at=at,
+        access_count=1,
+        lifetime=Lifetime.SESSION,
+        summary_of=ids,
+        provenance=ItemProvenance(
+            item_ids=sources, phase="buffer.summarize", extra={"summarized_items": len(folded)}
+        ),
+        seq=seq,
+    )

@@ -1,0 +1,118 @@
+"""The mechanism under the buffer: held items, their totals, counters and events.
+
+:class:`Holding` knows nothing of admission or eviction policy. It keeps the
+items with their token total, numbers insertions, counts what happened, and
+refuses (with an internal error) any insertion that would break the bounds:
+the policy layer above must have made room first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from prefrontal.buffer.config import BufferConfig
+from prefrontal.buffer.events import BufferEvent, EventBus, EventKind
+from prefrontal.buffer.models import BufferItem
+from prefrontal.buffer.policies import Eviction, EvictionReason
+from prefrontal.buffer.snapshot import BufferCounters, BufferSnapshot
+from prefrontal.errors import WorkingMemoryError
+
+
+class Holding:
+    """Items by id, the token total, the insertion counter, counters and subscribers."""
+
+    def __init__(self, config: BufferConfig) -> None:
+        self.config = config
+        self.events = EventBus()
+        self.items: dict[str, BufferItem] = {}
+        self.tokens = 0
+        self.next_seq = 0
+        self.counters = BufferCounters()
+        self.started_at: datetime | None = None
+        self.last_activity: datetime | None = None
+
+    def ordered(self) -> tuple[BufferItem, ...]:
+        """Every held item, in insertion order."""
+        return tuple(sorted(self.items.values(), key=lambda i: i.seq))
+
+    def take_seq(self) -> int:
+        """The next insertion number."""
+        self.next_seq += 1
+        return self.next_seq - 1
+
+    def put(self, item: BufferItem) -> None:
+        """Insert ``item``; raise if it is already held or would break the bounds."""
+        if item.item_id in self.items:
+            raise WorkingMemoryError(f"internal: {item.item_id!r} is already held")
+        tokens = self.tokens + item.tokens
+        if len(self.items) + 1 > self.config.max_items or tokens > self.config.max_tokens:
+            raise WorkingMemoryError(
+                f"internal: inserting {item.item_id!r} would exceed the buffer's bounds"
+            )
+        self.items[item.item_id] = item
+        self.tokens = tokens
+
+    def replace(self, item: BufferItem) -> None:
+        """Swap a held item for its new version, which must not be larger."""
+        old = self.items[item.item_id]
+        if item.tokens > old.tokens:
+            raise WorkingMemoryError(f"internal: {item.item_id!r} cannot grow in place")
+        self.items[item.item_id] = item
+        self.tokens += item.tokens - old.tokens
+
+    def take_out(
+        self, item: BufferItem, reason: EvictionReason, detail: str, *, count: bool = True
+    ) -> Eviction:
+        """Remove ``item`` and say why (``count=False`` when it is about to come back)."""
+        del self.items[item.item_id]
+        self.tokens -= item.tokens
+        if count:
+            self.count(evicted=1)
+        return Eviction(item=item, reason=reason, detail=detail)
+
+    def count(self, **increments: int) -> None:
+        """Add ``increments`` to the named counters."""
+        current = self.counters.model_dump()
+        self.counters = BufferCounters(**{k: v + increments.get(k, 0) for k, v in current.items()})
+
+    def emit(
+        self,
+        kind: EventKind,
+        at: datetime,
+        item_id: str | None,
+        reason: str,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        """Note activity at ``at`` and publish an event (built only when someone listens)."""
+        self.last_activity = at
+        if not self.events:
+            return
+        self.events.publish(
+            BufferEvent(
+                kind=kind,
+                at=at,
+                item_id=item_id,
+                reason=reason,
+                total_tokens=self.tokens,
+                total_items=len(self.items),
+                details=details or {},
+            )
+        )
+
+    def publish(self, evictions: Iterable[Eviction], at: datetime) -> None:
+        """One ``evicted`` event per eviction."""
+        for eviction in evictions:
+            details = {"detail": eviction.detail, "tokens": eviction.item.tokens}
+            self.emit(EventKind.EVICTED, at, eviction.item_id, eviction.reason.value, details)
+
+    def load(self, snapshot: BufferSnapshot) -> None:
+        """Take the items, counters and times of ``snapshot`` (already checked)."""
+        self.config = snapshot.config
+        self.items = {item.item_id: item for item in snapshot.items}
+        self.tokens = sum(item.tokens for item in snapshot.items)
+        self.next_seq = snapshot.next_seq
+        self.counters = snapshot.counters
+        self.started_at = snapshot.started_at
+        self.last_activity = snapshot.last_activity
