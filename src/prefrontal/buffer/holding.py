@@ -29,7 +29,7 @@ class Holding:
         self.items: dict[str, BufferItem] = {}
         self.tokens = 0
         self.next_seq = 0
-        self.counters = BufferCounters()
+        self._counts = BufferCounters().model_dump()
         self.started_at: datetime | None = None
         self.last_activity: datetime | None = None
 
@@ -72,10 +72,15 @@ class Holding:
             self.count(evicted=1)
         return Eviction(item=item, reason=reason, detail=detail)
 
+    @property
+    def counters(self) -> BufferCounters:
+        """What the buffer has done over its life."""
+        return BufferCounters(**self._counts)
+
     def count(self, **increments: int) -> None:
         """Add ``increments`` to the named counters."""
-        current = self.counters.model_dump()
-        self.counters = BufferCounters(**{k: v + increments.get(k, 0) for k, v in current.items()})
+        for name, increment in increments.items():
+            self._counts[name] += increment
 
     def emit(
         self,
@@ -113,6 +118,6 @@ class Holding:
         self.items = {item.item_id: item for item in snapshot.items}
         self.tokens = sum(item.tokens for item in snapshot.items)
         self.next_seq = snapshot.next_seq
-        self.counters = snapshot.counters
+        self._counts = snapshot.counters.model_dump()
         self.started_at = snapshot.started_at
         self.last_activity = snapshot.last_activity
