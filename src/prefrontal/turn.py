@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from prefrontal.budgets.policy import BudgetPolicy
 from prefrontal.buffer.config import OverflowPolicy
+from prefrontal.buffer.themes import SessionLink
 from prefrontal.bundle.models import ContextBundle
 from prefrontal.traces.models import TurnTrace
 
@@ -160,6 +161,8 @@ class WorkingMemoryView(_Frozen):
     searches_saved: int = 0
     """Memory searches the recall gate has saved in this session so far."""
     searches_run: int = 0
+    links: tuple[SessionLink, ...] = ()
+    """Recent sessions of the same user that share themes or entities with this one."""
 
 
 class TurnResult(_Frozen):

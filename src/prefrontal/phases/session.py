@@ -17,6 +17,7 @@ from prefrontal.buffer import (
     NewItem,
     RefreshReport,
     SessionBuffer,
+    SessionLink,
 )
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.phases.state import TurnState
@@ -119,7 +120,9 @@ def focus_of(turn: TurnState) -> Focus:
     return Focus(input_text=turn.request.user_input, tags=turn.request.focus, task=task)
 
 
-def view(session: SessionBuffer, report: RefreshReport) -> WorkingMemoryView:
+def view(
+    session: SessionBuffer, report: RefreshReport, links: tuple[SessionLink, ...] = ()
+) -> WorkingMemoryView:
     """What the turn's result shows of the buffer after phase 10."""
     counters = session.buffer.recall_counters
     return WorkingMemoryView(
@@ -143,4 +146,5 @@ def view(session: SessionBuffer, report: RefreshReport) -> WorkingMemoryView:
         evicted=len(report.evicted),
         searches_saved=counters.saved,
         searches_run=counters.searches,
+        links=links,
     )

@@ -11,7 +11,7 @@ reloaded and the turn's refresh replayed on it
 
 from __future__ import annotations
 
-from prefrontal.buffer import RefreshReport
+from prefrontal.buffer import RefreshReport, SessionLink
 from prefrontal.phases.session import focus_of, load_session, new_item, view
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
@@ -28,14 +28,26 @@ async def run(turn: TurnState) -> PhaseOutcome:
     at = turn.context.started_at
     report = await session.refresh_turn(fragments, focus=focus_of(turn), now=at)
     saved = await call_store(turn, NAME, lambda: session.save(now=at))
-    turn.working_memory = view(session, report)
+    links = await call_store(turn, NAME, lambda: session.links(now=at))
+    turn.working_memory = view(session, report, links)
     return PhaseOutcome(
         items_loaded=len(report.admitted) + len(report.refreshed),
         tokens_loaded=report.total_tokens,
         items_dropped=len(report.refused),
         tokens_dropped=sum(r.tokens for r in report.refused),
-        detail={"version": saved.version, **_explain(report)},
+        detail={"version": saved.version, **_explain(report), "links": _links(links)},
     )
+
+
+def _links(links: tuple[SessionLink, ...]) -> list[dict[str, object]]:
+    return [
+        {
+            "session_id": k.session_id,
+            "relationship": k.relationship.value,
+            "similarity": round(k.similarity, 4),
+        }
+        for k in links[:DETAIL_LIMIT]
+    ]
 
 
 def _explain(report: RefreshReport) -> dict[str, object]:

@@ -128,3 +128,35 @@ async def test_token_count_comes_from_the_counter_when_not_given() -> None:
     buffer = make_buffer()
     result = await buffer.add(item("one two three", tokens=None))
     assert result.tokens == 3
+
+
+def test_the_mechanism_refuses_any_insertion_over_the_bounds() -> None:
+    """Holding.put raises rather than ever exceed the bounds: the policy must make room first."""
+    from prefrontal.buffer.holding import Holding
+    from prefrontal.buffer.models import BufferItem, ItemSource
+    from prefrontal.errors import WorkingMemoryError
+
+    from .conftest import T0
+
+    holding = Holding(BufferConfig(max_items=1, max_tokens=5))
+
+    def held(item_id: str, tokens: int) -> BufferItem:
+        return BufferItem(
+            item_id=item_id,
+            content="x",
+            source=ItemSource.SYSTEM,
+            tokens=tokens,
+            priority=0.5,
+            salience=0.5,
+            added_at=T0,
+            last_accessed_at=T0,
+        )
+
+    with pytest.raises(WorkingMemoryError, match="exceed"):
+        holding.put(held("big", 6))
+    holding.put(held("a", 5))
+    with pytest.raises(WorkingMemoryError, match="exceed"):
+        holding.put(held("b", 0))
+    with pytest.raises(WorkingMemoryError, match="already held"):
+        holding.put(held("a", 1))
+    assert (len(holding.items), holding.tokens) == (1, 5)

@@ -100,3 +100,20 @@ async def test_the_agents_own_items_outlive_the_turns(demo_stores: Stores) -> No
     kept = [i for i in result.working_memory.items if i.item_id == "tool-1"]
     assert len(kept) == 1
     assert kept[0].lifetime == "session"
+
+
+async def test_a_new_session_on_the_same_topic_links_to_the_earlier_one(
+    demo_stores: Stores,
+) -> None:
+    """A user's new session about the same things shows the earlier one as a continuation."""
+    orch = orchestrator(demo_stores)
+    await orch.start_turn(demo_request(session_id="morning"))
+    result = await orch.start_turn(demo_request(session_id="afternoon"))
+    links = result.working_memory.links
+    assert [link.session_id for link in links] == ["morning"]
+    assert links[0].relationship.value == "continuation"
+    assert links[0].shared_themes
+    detail = phase(result.trace, "working_memory_init").detail
+    assert detail["links"][0]["session_id"] == "morning"
+    other_user = await orch.start_turn(demo_request(session_id="evening", user_id="someone-else"))
+    assert other_user.working_memory.links == ()
