@@ -3,13 +3,16 @@
 This turn's fragments take the place of the last turn's (a fragment already
 held is refreshed, not added twice); items the agent put there itself stay
 under the buffer's eviction rules. The buffer never exceeds its item and
-token bounds; every refusal and eviction is in this phase's trace detail,
-with its reason. The save is optimistic: on a conflict the newer state is
-reloaded and the turn's refresh replayed on it
-(:class:`~prefrontal.buffer.SessionBuffer`).
+token bounds. The trace detail explains it all: ``admitted`` and
+``refreshed`` counts, ``refused`` with reasons, ``evicted`` as reason to
+count and ``evictions`` listed, ``themes``, ``coherence`` and ``links``. The
+save is optimistic: on a conflict the newer state is reloaded and the turn's
+refresh replayed on it (:class:`~prefrontal.buffer.SessionBuffer`).
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 from prefrontal.buffer import RefreshReport, SessionLink
 from prefrontal.phases.session import focus_of, load_session, new_item, view
@@ -31,7 +34,7 @@ async def run(turn: TurnState) -> PhaseOutcome:
     links = await call_store(turn, NAME, lambda: session.links(now=at))
     turn.working_memory = view(session, report, links)
     return PhaseOutcome(
-        items_loaded=len(report.admitted) + len(report.refreshed),
+        items_loaded=report.total_items,
         tokens_loaded=report.total_tokens,
         items_dropped=len(report.refused),
         tokens_dropped=sum(r.tokens for r in report.refused),
@@ -58,7 +61,8 @@ def _explain(report: RefreshReport) -> dict[str, object]:
         "refused": [
             {"item_id": r.item_id, "reason": r.reason} for r in report.refused[:DETAIL_LIMIT]
         ],
-        "evicted": [
+        "evicted": dict(Counter(e.reason.value for e in report.evicted)),
+        "evictions": [
             {"item_id": e.item_id, "reason": e.reason.value, "detail": e.detail}
             for e in report.evicted[:DETAIL_LIMIT]
         ],
