@@ -113,7 +113,7 @@ def test_evict_from_a_full_buffer(benchmark, policy: OverflowPolicy) -> None:  #
 
     def evict(buffer: WorkingMemoryBuffer) -> None:
         ctx = EvictionContext(now=now, config=buffer.config, themes=frozenset(buffer.themes))
-        victims = select_victims(tuple(buffer.items), Need(tokens=0, items=65 - 64 + 0), ctx)
+        victims = select_victims(tuple(buffer.items), Need(tokens=0, items=1), ctx)
         assert victims
         for victim, _ in victims:
             buffer.remove(victim.item_id, now=now)

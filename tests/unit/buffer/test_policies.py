@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -15,6 +16,7 @@ from prefrontal.buffer import (
     Focus,
     ItemSource,
     OverflowPolicy,
+    WorkingMemoryBuffer,
 )
 from prefrontal.buffer.policies import EvictionContext, eviction_order
 
@@ -23,7 +25,7 @@ from .conftest import T0, at, item, make_buffer
 pytestmark = pytest.mark.anyio
 
 
-async def _full(policy: OverflowPolicy, n: int = 3, **config: object):  # type: ignore[no-untyped-def]
+async def _full(policy: OverflowPolicy, n: int = 3, **config: Any) -> WorkingMemoryBuffer:
     buffer = make_buffer(policy, max_items=n, **config)
     for i in range(n):
         await buffer.add(item(f"item {i}", item_id=f"i{i}", priority=0.5), now=at(i))

@@ -13,7 +13,7 @@ import pytest
 from prefrontal import Stores
 from prefrontal.buffer import Focus, ItemProvenance, ItemSource, NewItem, SessionBuffer
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
-from prefrontal.stores import SessionKey, Tenant
+from prefrontal.stores import MemoryQuery, SessionKey, Tenant
 from tests.conftest import demo_request, orchestrator
 
 pytestmark = pytest.mark.anyio
@@ -94,7 +94,5 @@ async def test_the_probe_changes_nothing_in_sqlite(open_stores: Callable[[], Sto
     await stores.aclose()
 
 
-def _query(text: str):  # type: ignore[no-untyped-def]
-    from prefrontal.stores import MemoryQuery
-
+def _query(text: str) -> MemoryQuery:
     return MemoryQuery(text=text, limit=5)

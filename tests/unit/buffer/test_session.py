@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 
 import pytest
@@ -14,6 +15,7 @@ from prefrontal.buffer import (
     Relationship,
     SessionBuffer,
 )
+from prefrontal.buffer.events import Subscriber
 from prefrontal.errors import ConflictError
 from prefrontal.stores.memory import InMemoryWorkingMemoryStore
 from prefrontal.stores.records import utc_now
@@ -31,10 +33,22 @@ def key(session: str = "s1", user: str = "alice", agent: str = "agent") -> Sessi
 
 
 async def open_session(
-    store: InMemoryWorkingMemoryStore, k: SessionKey, **kwargs: object
+    store: InMemoryWorkingMemoryStore,
+    k: SessionKey,
+    *,
+    config: BufferConfig = CONFIG,
+    subscribers: Sequence[Subscriber] = (),
+    max_attempts: int = 3,
 ) -> SessionBuffer:
-    kwargs.setdefault("config", CONFIG)
-    return await SessionBuffer.load(store, k, count_tokens=words, clock=Clock(), **kwargs)  # type: ignore[arg-type]
+    return await SessionBuffer.load(
+        store,
+        k,
+        config=config,
+        count_tokens=words,
+        clock=Clock(),
+        subscribers=subscribers,
+        max_attempts=max_attempts,
+    )
 
 
 async def test_a_new_session_starts_empty_and_announces_itself() -> None:

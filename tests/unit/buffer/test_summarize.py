@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ from .conftest import at, item, make_buffer, words
 pytestmark = pytest.mark.anyio
 
 
-async def _filled(**config: object) -> WorkingMemoryBuffer:
+async def _filled(**config: Any) -> WorkingMemoryBuffer:
     buffer = make_buffer(OverflowPolicy.SUMMARIZE, **config)
     for i in range(4):
         text = f"Fact number {i} is about the trip. More detail follows here."

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from prefrontal.buffer import LinkSettings, Relationship, SessionProfile, link_sessions
+from prefrontal.buffer import BufferItem, LinkSettings, Relationship, SessionProfile, link_sessions
 from prefrontal.buffer.themes import coherence, dominant_themes
 
 from .conftest import T0, at, item, make_buffer
@@ -14,7 +14,7 @@ from .conftest import T0, at, item, make_buffer
 pytestmark = pytest.mark.anyio
 
 
-async def _items(*specs: tuple[str, tuple[str, ...]]):  # type: ignore[no-untyped-def]
+async def _items(*specs: tuple[str, tuple[str, ...]]) -> tuple[BufferItem, ...]:
     buffer = make_buffer()
     for n, (text, tags) in enumerate(specs):
         await buffer.add(item(text, item_id=f"i{n}", tags=tags), now=at(n))
@@ -48,7 +48,9 @@ def test_an_empty_buffer_is_coherent() -> None:
     assert coherence((), (), fade_seconds=300).score == 1.0
 
 
-def _profile(sid: str, themes: tuple[str, ...], entities: tuple[str, ...], hours: float):  # type: ignore[no-untyped-def]
+def _profile(
+    sid: str, themes: tuple[str, ...], entities: tuple[str, ...], hours: float
+) -> SessionProfile:
     return SessionProfile(
         session_id=sid, themes=themes, entities=entities, updated_at=T0 - timedelta(hours=hours)
     )
