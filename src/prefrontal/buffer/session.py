@@ -265,8 +265,10 @@ class SessionBuffer:
         self.buffer, self._state = fresh, state
 
     async def _apply(self, operation: Callable[[WorkingMemoryBuffer], Awaitable[T]]) -> T:
+        """Run ``operation`` and journal it (only once it succeeded: replays must not raise)."""
+        result = await operation(self.buffer)
         self._journal.append(operation)
-        return await operation(self.buffer)
+        return result
 
     def _announce(self, kind: EventKind, now: datetime | None = None) -> None:
         at = now or self.buffer.clock()

@@ -16,7 +16,7 @@ from prefrontal.buffer import (
     SessionBuffer,
 )
 from prefrontal.buffer.events import Subscriber
-from prefrontal.errors import ConflictError
+from prefrontal.errors import ConflictError, WorkingMemoryError
 from prefrontal.stores.memory import InMemoryWorkingMemoryStore
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.working_memory import SessionKey, SessionState
@@ -180,3 +180,15 @@ async def test_sessions_outside_the_look_back_window_are_not_linked() -> None:
     current = await _saved_session(store, key("now"), ("vacation",), when=0)
     assert [link.session_id for link in await current.links(now=utc_now())] == ["old"]
     assert await current.links(now=utc_now() + timedelta(hours=25)) == ()
+
+
+async def test_a_failed_operation_is_not_replayed() -> None:
+    """An operation that raised is not in the journal, so a conflict replay does not raise."""
+    store = InMemoryWorkingMemoryStore()
+    mine = await open_session(store, key())
+    theirs = await open_session(store, key())
+    await theirs.save(now=at(0))
+    with pytest.raises(WorkingMemoryError):
+        await mine.pin("no-such-item")
+    await mine.add(item("note", item_id="n"), now=at(1))
+    assert (await mine.save(now=at(2))).version == 2
