@@ -16,7 +16,7 @@ the same state.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prefrontal.buffer import building
@@ -155,6 +155,11 @@ class WorkingMemoryBuffer:
             for item_id in (*item.provenance.item_ids, *item.summary_of)
         )
 
+    def moment(self, now: datetime | None = None) -> datetime:
+        """``now``, or the clock's time, as an aware datetime (naive times are read as UTC)."""
+        at = now or self.clock()
+        return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
     # ------------------------------------------------------------ sync changes
 
     def access(self, item_id: str, now: datetime | None = None) -> BufferItem | None:
@@ -162,7 +167,7 @@ class WorkingMemoryBuffer:
 
         An item that has faded is removed instead, and ``None`` returned.
         """
-        at = now or self.clock()
+        at = self.moment(now)
         item = self._held.items.get(item_id)
         if item is None:
             return None
@@ -180,7 +185,7 @@ class WorkingMemoryBuffer:
         Pinning is the agent keeping an item: a pinned turn fragment becomes a
         session item, so the next turn's refresh does not replace it either.
         """
-        at = now or self.clock()
+        at = self.moment(now)
         item = self._held.items.get(item_id)
         if item is None:
             raise WorkingMemoryError(f"the buffer holds no item {item_id!r}")
@@ -192,7 +197,7 @@ class WorkingMemoryBuffer:
 
     def remove(self, item_id: str, now: datetime | None = None) -> Eviction | None:
         """Remove ``item_id`` on request (pinned or not); ``None`` if it is not held."""
-        at = now or self.clock()
+        at = self.moment(now)
         item = self._held.items.get(item_id)
         if item is None:
             return None
@@ -202,7 +207,7 @@ class WorkingMemoryBuffer:
 
     def clear(self, now: datetime | None = None) -> tuple[Eviction, ...]:
         """Remove every item, pinned ones included (one ``cleared`` event)."""
-        at = now or self.clock()
+        at = self.moment(now)
         gone = tuple(
             self._held.take_out(item, EvictionReason.CLEARED, "buffer cleared")
             for item in self.items
@@ -212,7 +217,7 @@ class WorkingMemoryBuffer:
 
     def expire(self, now: datetime | None = None) -> tuple[Eviction, ...]:
         """Remove every unpinned item not touched for ``fade_seconds``."""
-        at = now or self.clock()
+        at = self.moment(now)
         detail = f"idle {self.config.fade_seconds:g} s"
         faded = [i for i in self.items if has_faded(i, at, self.config)]
         return self._take_out_all(faded, EvictionReason.FADED, detail, at)
@@ -225,7 +230,7 @@ class WorkingMemoryBuffer:
         A fragment pinned for its turn goes too; what the agent pinned itself
         (see :meth:`pin`) is a session item and stays.
         """
-        at = now or self.clock()
+        at = self.moment(now)
         stale = [i for i in self.items if i.lifetime is Lifetime.TURN and i.item_id not in keep]
         return self._take_out_all(stale, EvictionReason.REPLACED, "not in this turn's context", at)
 
@@ -241,7 +246,7 @@ class WorkingMemoryBuffer:
 
     def mark_turn(self, now: datetime | None = None) -> None:
         """Count a turn and note the session's start and last activity."""
-        at = now or self.clock()
+        at = self.moment(now)
         self._held.started_at = self._held.started_at or at
         self._held.last_activity = at
         self._held.count(turns=1)
@@ -270,7 +275,7 @@ class WorkingMemoryBuffer:
         made under the overflow policy, never at the cost of a pinned item or
         one in ``protected``. Refusals are results, not exceptions.
         """
-        at = now or self.clock()
+        at = self.moment(now)
         item_id = new.resolved_id()
         tokens = new.tokens if new.tokens is not None else self.count_tokens(new.content)
         if tokens > self.config.max_tokens:
@@ -472,7 +477,7 @@ class WorkingMemoryBuffer:
         Raises :class:`WorkingMemoryError` (and changes nothing) when the pinned
         items alone exceed the new bounds.
         """
-        at = now or self.clock()
+        at = self.moment(now)
         ctx = EvictionContext(now=at, config=config, themes=frozenset(self._themes))
         victims = select_victims(tuple(self._held.items.values()), Need(tokens=0, items=0), ctx)
         if victims is None:

@@ -36,7 +36,7 @@ async def refresh_turn(
     now: datetime | None = None,
 ) -> RefreshReport:
     """Refresh ``buffer`` with this turn's ``fragments``; report every decision."""
-    at = now or buffer.clock()
+    at = buffer.moment(now)
     offered = _distinct(fragments)
     evicted: list[Eviction] = [*buffer.expire(at)]
     evicted += buffer.retire_turn_items({f.resolved_id() for f in offered}, at)

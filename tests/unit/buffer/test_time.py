@@ -82,3 +82,11 @@ async def test_the_clock_is_injectable() -> None:
     result = await buffer.add(item("x"))
     assert result.item is not None
     assert result.item.added_at == at(42)
+
+
+async def test_naive_times_are_read_as_utc() -> None:
+    """A naive ``now`` means UTC, so it mixes safely with the aware times held."""
+    buffer = make_buffer(fade_seconds=60)
+    await buffer.add(item("x", item_id="x"), now=at(0))
+    assert buffer.access("x", now=at(30).replace(tzinfo=None)) is not None
+    assert buffer.expire(now=at(100).replace(tzinfo=None))[0].item_id == "x"
