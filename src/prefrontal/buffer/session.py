@@ -170,6 +170,11 @@ class SessionBuffer:
         at = now or self.buffer.clock()
         return await self._apply(_sync(lambda b: b.access(item_id, at)))
 
+    async def expire(self, now: datetime | None = None) -> tuple[Eviction, ...]:
+        """Remove the unpinned items that have faded out."""
+        at = now or self.buffer.clock()
+        return await self._apply(_sync(lambda b: b.expire(at)))
+
     async def pin(self, item_id: str, pinned: bool = True) -> BufferItem:
         """Pin or unpin a held item."""
         at = self.buffer.clock()

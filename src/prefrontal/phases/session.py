@@ -20,6 +20,7 @@ from prefrontal.buffer import (
     SessionLink,
 )
 from prefrontal.bundle.models import Fragment, Section
+from prefrontal.phases.fragments import fragment
 from prefrontal.phases.state import TurnState
 from prefrontal.phases.store_calls import call_store
 from prefrontal.turn import OrchestratorConfig, WorkingMemoryItemView, WorkingMemoryView
@@ -69,6 +70,33 @@ async def load_session(turn: TurnState, phase: str) -> SessionBuffer:
             clock=turn.clock,
         ),
     )
+
+
+def note_fragments(turn: TurnState) -> list[Fragment]:
+    """The agent's own items in the buffer as the working-notes section, most important first.
+
+    These are the session items (tool results, reflections, notes, summaries
+    of what was evicted); this turn's context fragments are not repeated.
+    """
+    if turn.buffer is None:
+        return []
+    notes = [i for i in turn.buffer.items if i.lifetime is Lifetime.SESSION]
+    ranked = sorted(notes, key=lambda i: (-i.priority, -i.seq))
+    return [
+        fragment(
+            turn,
+            Section.WORKING_MEMORY,
+            note.content,
+            store="working_memory",
+            item_ids=(note.item_id,),
+            phase="turn_context",
+            rank=rank,
+            position=float(note.seq),
+            score=note.priority,
+            created_at=note.added_at,
+        )
+        for rank, note in enumerate(ranked)
+    ]
 
 
 def source_of(fragment: Fragment) -> ItemSource:

@@ -3,21 +3,31 @@
 The turn context itself (ULID, ids, clock, empty budget) is built before the
 runner starts, so that every phase and the trace share it; this phase loads
 the session's working-memory buffer so that the memory phases can tell what
-it already holds (and reuse it while the topic continues).
+it already holds (and reuse it while the topic continues), and offers the
+agent's own items in it (tool results, reflections, notes) as the context's
+working-notes section.
 """
 
 from __future__ import annotations
 
-from prefrontal.phases.session import load_session
+from prefrontal.bundle.models import Section
+from prefrontal.phases.session import load_session, note_fragments
 from prefrontal.phases.state import PhaseOutcome, TurnState
 
 NAME = "turn_context"
 
 
 async def run(turn: TurnState) -> PhaseOutcome:
-    """Load the session's working-memory buffer (a new, empty one for a new session)."""
+    """Load the session's buffer (a new, empty one for a new session) and its working notes.
+
+    Items that faded out since the last turn go first, so that the notes
+    offered to this turn's context are the ones still alive.
+    """
     turn.buffer = await load_session(turn, NAME)
     turn.session = turn.buffer.state
+    faded = await turn.buffer.expire(now=turn.context.started_at)
+    notes = note_fragments(turn)
+    turn.loads[Section.WORKING_MEMORY] = notes
     return PhaseOutcome(
         items_loaded=len(turn.buffer.items),
         tokens_loaded=turn.buffer.total_tokens,
@@ -25,5 +35,7 @@ async def run(turn: TurnState) -> PhaseOutcome:
             "turn_id": turn.context.turn_id,
             "new_session": turn.buffer.is_new,
             "buffer_version": turn.buffer.version,
+            "notes": len(notes),
+            "faded": len(faded),
         },
     )

@@ -2,7 +2,8 @@
 
 This turn's fragments take the place of the last turn's (a fragment already
 held is refreshed, not added twice); items the agent put there itself stay
-under the buffer's eviction rules. The buffer never exceeds its item and
+under the buffer's eviction rules, and those the context showed as working
+notes count as used. The buffer never exceeds its item and
 token bounds. The trace detail explains it all: ``admitted`` and
 ``refreshed`` counts, ``refused`` with reasons, ``evicted`` as reason to
 count and ``evictions`` listed, ``themes``, ``coherence`` and ``links``. The
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 
 from prefrontal.buffer import RefreshReport, SessionLink
+from prefrontal.bundle.models import Section
 from prefrontal.phases.session import focus_of, load_session, new_item, view
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
@@ -27,8 +29,12 @@ DETAIL_LIMIT = 20
 async def run(turn: TurnState) -> PhaseOutcome:
     """Refresh the buffer with the bundle's fragments, save it, and expose it on the turn."""
     session = turn.buffer or await load_session(turn, NAME)
-    fragments = [new_item(turn, f) for f in (turn.bundle.fragments if turn.bundle else ())]
     at = turn.context.started_at
+    context = turn.bundle.fragments if turn.bundle else ()
+    notes = [f for f in context if f.section is Section.WORKING_MEMORY]
+    for note in notes:
+        await session.access(note.provenance.item_ids[0], now=at)
+    fragments = [new_item(turn, f) for f in context if f.section is not Section.WORKING_MEMORY]
     report = await session.refresh_turn(fragments, focus=focus_of(turn), now=at)
     saved = await call_store(turn, NAME, lambda: session.save(now=at))
     links = await call_store(turn, NAME, lambda: session.links(now=at))
@@ -38,7 +44,12 @@ async def run(turn: TurnState) -> PhaseOutcome:
         tokens_loaded=report.total_tokens,
         items_dropped=len(report.refused),
         tokens_dropped=sum(r.tokens for r in report.refused),
-        detail={"version": saved.version, **_explain(report), "links": _links(links)},
+        detail={
+            "version": saved.version,
+            "notes_used": len(notes),
+            **_explain(report),
+            "links": _links(links),
+        },
     )
 
 

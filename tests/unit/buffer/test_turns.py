@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from prefrontal import Section, Stores
-from prefrontal.buffer import ItemSource, NewItem, SessionBuffer
-from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER
+from prefrontal.buffer import Focus, ItemSource, NewItem, SessionBuffer
+from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT
 from prefrontal.stores import SessionKey
 from prefrontal.traces.models import PhaseRecord, TurnTrace
-from tests.conftest import demo_request, orchestrator
+from tests.conftest import FIXED_NOW, demo_request, orchestrator
 
 pytestmark = pytest.mark.anyio
 KEY = SessionKey(agent_id=DEMO_AGENT, user_id=DEMO_USER, session_id=DEMO_SESSION)
@@ -117,3 +117,33 @@ async def test_a_new_session_on_the_same_topic_links_to_the_earlier_one(
     assert detail["links"][0]["session_id"] == "morning"
     other_user = await orch.start_turn(demo_request(session_id="evening", user_id="someone-else"))
     assert other_user.working_memory.links == ()
+
+
+async def test_the_agents_items_are_the_contexts_working_notes(demo_stores: Stores) -> None:
+    """What the agent keeps in the buffer is shown as working notes, and counts as used."""
+    orch = orchestrator(demo_stores)
+    await orch.start_turn(demo_request())
+    session = await SessionBuffer.load(demo_stores.working_memory, KEY)
+    added = await session.add(
+        NewItem(
+            content="Note: ask finance about the fallback payment provider.",
+            item_id="note-1",
+            source=ItemSource.REFLECTION,
+            priority=0.9,
+        ),
+        focus=Focus(input_text=SAMPLE_INPUT),
+        now=FIXED_NOW,
+    )
+    assert added.outcome.value == "admitted"
+    await session.save()
+    result = await orch.start_turn(demo_request())
+    notes = result.bundle.section(Section.WORKING_MEMORY)
+    assert [f.provenance.item_ids for f in notes] == [("note-1",)]
+    assert "## Working notes" in result.bundle.text
+    assert phase(result.trace, "turn_context").detail["notes"] == 1
+    assert phase(result.trace, "working_memory_init").detail["notes_used"] == 1
+    after = await SessionBuffer.load(demo_stores.working_memory, KEY)
+    held = after.buffer.get("note-1")
+    assert held is not None
+    assert held.access_count == 2
+    assert not any(i.item_id.startswith("working_memory:") for i in after.items)
