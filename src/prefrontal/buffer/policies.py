@@ -140,16 +140,23 @@ def eviction_order(
     items: Iterable[BufferItem], ctx: EvictionContext, protected: Collection[str] = ()
 ) -> list[tuple[BufferItem, float]]:
     """Every candidate with its keep score, the first to go first."""
-    return [(item, score) for _, _, item, score in sorted(_ranked(items, ctx, protected))]
+    candidates, scores = _scored(items, ctx, protected)
+    return [(item, score) for _, _, item, score in sorted(_keyed(candidates, scores))]
 
 
-def _ranked(
+def _scored(
     items: Iterable[BufferItem], ctx: EvictionContext, protected: Collection[str]
+) -> tuple[list[BufferItem], list[float]]:
+    """The candidates (neither pinned nor protected) and their keep scores."""
+    candidates = [i for i in items if not i.pinned and i.item_id not in protected]
+    return candidates, KEEP_SCORES[ctx.config.policy](candidates, ctx)
+
+
+def _keyed(
+    candidates: list[BufferItem], scores: list[float]
 ) -> list[tuple[tuple[float, float, datetime, int], int, BufferItem, float]]:
     """Candidates keyed for ordering: lowest keep score first; ties go to the lower
     priority, then the staler, then the earlier inserted."""
-    candidates = [i for i in items if not i.pinned and i.item_id not in protected]
-    scores = KEEP_SCORES[ctx.config.policy](candidates, ctx)
     return [
         ((score, item.priority, item.last_accessed_at, item.seq), n, item, score)
         for n, (item, score) in enumerate(zip(candidates, scores, strict=True))
@@ -168,16 +175,31 @@ def select_victims(
 
     ``need`` is what must be free *after* the removal, counted against the
     buffer's bounds and the items currently held (``held_tokens`` is their
-    total when the caller knows it). Candidates are taken lazily, in
-    :func:`eviction_order`, from a heap: usually one or two are needed.
+    total when the caller knows it). Candidates are taken in
+    :func:`eviction_order`: when one item with the uniquely lowest score is
+    enough, it is found without ordering the rest; otherwise lazily, from a heap.
     """
     tokens = held_tokens if held_tokens is not None else sum(i.tokens for i in items)
-    free_tokens = ctx.config.max_tokens - tokens
-    free_items = ctx.config.max_items - len(items)
-    if free_tokens >= need.tokens and free_items >= need.items:
+    free = (ctx.config.max_tokens - tokens, ctx.config.max_items - len(items))
+    if free[0] >= need.tokens and free[1] >= need.items:
         return []
-    heap = _ranked(items, ctx, protected)
+    candidates, scores = _scored(items, ctx, protected)
+    lowest = min(scores, default=0.0)
+    if candidates and scores.count(lowest) == 1:
+        first = candidates[scores.index(lowest)]
+        if free[0] + first.tokens >= need.tokens and free[1] + 1 >= need.items:
+            return [(first, lowest)]
+    return _take(_keyed(candidates, scores), need, free)
+
+
+def _take(
+    heap: list[tuple[tuple[float, float, datetime, int], int, BufferItem, float]],
+    need: Need,
+    free: tuple[int, int],
+) -> list[tuple[BufferItem, float]] | None:
+    """Pop the first-to-go until ``need`` is free; ``None`` when the candidates run out."""
     heapq.heapify(heap)
+    free_tokens, free_items = free
     chosen: list[tuple[BufferItem, float]] = []
     while heap and (free_tokens < need.tokens or free_items < need.items):
         _, _, item, score = heapq.heappop(heap)

@@ -18,7 +18,7 @@ from prefrontal.buffer import (
     OverflowPolicy,
     WorkingMemoryBuffer,
 )
-from prefrontal.buffer.policies import EvictionContext, eviction_order
+from prefrontal.buffer.policies import EvictionContext, Need, eviction_order, select_victims
 
 from .conftest import T0, at, item, make_buffer
 
@@ -175,3 +175,40 @@ async def test_full_buffer_drops_the_stale_low_priority_item_first(policy: Overf
     result = await buffer.add(item("newcomer", priority=0.5), now=at(121))
     assert [e.item_id for e in result.evicted] == ["stale"]
     assert "key" in buffer
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    policy=st.sampled_from(list(OverflowPolicy)),
+    held=st.lists(
+        st.tuples(unit, st.sampled_from([0.0, 60.0, 600.0]), st.integers(1, 3)),
+        min_size=1,
+        max_size=10,
+    ),
+    need_tokens=st.integers(0, 40),
+    need_items=st.integers(0, 3),
+)
+def test_victims_are_the_greedy_prefix_of_the_eviction_order(
+    policy: OverflowPolicy,
+    held: list[tuple[float, float, int]],
+    need_tokens: int,
+    need_items: int,
+) -> None:
+    """select_victims takes exactly the first items of eviction_order that free the need."""
+    items = [_held(f"i{n}", p, s, a, n) for n, (p, s, a) in enumerate(held)]
+    config = BufferConfig(policy=policy, max_items=len(items), max_tokens=3 * len(items))
+    ctx = EvictionContext(now=T0, config=config)
+    need = Need(tokens=need_tokens, items=need_items)
+    expected: list[str] = []
+    free_tokens, free_items = 0, 0
+    for victim, _ in eviction_order(items, ctx):
+        if free_tokens >= need.tokens and free_items >= need.items:
+            break
+        expected.append(victim.item_id)
+        free_tokens, free_items = free_tokens + victim.tokens, free_items + 1
+    chosen = select_victims(items, need, ctx)
+    if free_tokens >= need.tokens and free_items >= need.items:
+        assert chosen is not None
+        assert [i.item_id for i, _ in chosen] == expected
+    else:
+        assert chosen is None
