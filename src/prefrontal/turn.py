@@ -162,7 +162,7 @@ class WorkingMemoryView(_Frozen):
     """Memory searches the recall gate has saved in this session so far."""
     searches_run: int = 0
     links: tuple[SessionLink, ...] = ()
-    """Recent sessions of the same user that share themes or entities with this one."""
+    """On a session's first turn: the user's recent sessions that share themes or entities."""
 
 
 class TurnResult(_Frozen):

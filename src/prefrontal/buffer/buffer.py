@@ -26,7 +26,14 @@ from prefrontal.buffer.decay import has_faded
 from prefrontal.buffer.events import EventKind
 from prefrontal.buffer.folding import dropped, fold
 from prefrontal.buffer.holding import Holding
-from prefrontal.buffer.models import BufferItem, Focus, ItemSource, Lifetime, NewItem
+from prefrontal.buffer.models import (
+    BufferItem,
+    Focus,
+    ItemSource,
+    Lifetime,
+    NewItem,
+    SalienceFactors,
+)
 from prefrontal.buffer.policies import (
     Eviction,
     EvictionContext,
@@ -267,6 +274,7 @@ class WorkingMemoryBuffer:
         focus: Focus | None = None,
         now: datetime | None = None,
         protected: Collection[str] = (),
+        factors: SalienceFactors | None = None,
     ) -> AddResult:
         """Offer ``new`` to the buffer: admit, refresh or refuse it, and say why.
 
@@ -274,6 +282,8 @@ class WorkingMemoryBuffer:
         place, never added twice. A new item must pass admission; room is then
         made under the overflow policy, never at the cost of a pinned item or
         one in ``protected``. Refusals are results, not exceptions.
+        ``factors`` are its salience factors when the caller has computed them
+        already (for this focus, these themes and this time).
         """
         at = self.moment(now)
         item_id = new.resolved_id()
@@ -284,7 +294,8 @@ class WorkingMemoryBuffer:
         held = self._held.items.get(item_id)
         if held is not None:
             return await self._refresh(held, new, tokens, at, focus, protected)
-        factors = salience_factors(new, focus or Focus(), self._themes, at, self.config)
+        if factors is None:
+            factors = salience_factors(new, focus or Focus(), self._themes, at, self.config)
         decision = decide(item_id, new, factors, self.utilisation, self.config)
         if not decision.admitted:
             reason = f"below_threshold: score {decision.score:.3f} < {decision.threshold:.3f}"

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from prefrontal.buffer.models import Focus, Lifetime, NewItem
+from prefrontal.buffer.models import Focus, Lifetime, NewItem, SalienceFactors
 from prefrontal.buffer.policies import Eviction
 from prefrontal.buffer.salience import admission_score, salience_factors
 from prefrontal.buffer.snapshot import AddResult, Outcome, RefreshReport
@@ -42,8 +42,8 @@ async def refresh_turn(
     evicted += buffer.retire_turn_items({f.resolved_id() for f in offered}, at)
     results: list[AddResult] = []
     placed: list[str] = []
-    for fragment in _offer_order(buffer, offered, focus, at):
-        result = await buffer.add(fragment, focus=focus, now=at, protected=placed)
+    for fragment, factors in _offer_order(buffer, offered, focus, at):
+        result = await buffer.add(fragment, focus=focus, now=at, protected=placed, factors=factors)
         results.append(result)
         evicted += result.evicted
         if result.outcome is not Outcome.REFUSED:
@@ -75,16 +75,21 @@ def _distinct(fragments: Sequence[NewItem]) -> list[NewItem]:
 
 def _offer_order(
     buffer: WorkingMemoryBuffer, offered: list[NewItem], focus: Focus, at: datetime
-) -> list[NewItem]:
-    """Held first, then pinned, then by admission score (best first), then as given."""
+) -> list[tuple[NewItem, SalienceFactors | None]]:
+    """Held first, then pinned, then by admission score (best first), then as given.
 
-    def key(pair: tuple[int, NewItem]) -> tuple[bool, bool, float, int]:
-        index, item = pair
+    Each new fragment comes with its salience factors, computed once here.
+    """
+    keyed: list[tuple[tuple[bool, bool, float, int], NewItem, SalienceFactors | None]] = []
+    for index, item in enumerate(offered):
+        if item.resolved_id() in buffer:
+            keyed.append(((False, not item.pinned, 0.0, index), item, None))
+            continue
         factors = salience_factors(item, focus, buffer.themes, at, buffer.config)
-        held = item.resolved_id() in buffer
-        return (not held, not item.pinned, -admission_score(factors, buffer.config), index)
-
-    return [item for _, item in sorted(enumerate(offered), key=key)]
+        score = admission_score(factors, buffer.config)
+        keyed.append(((True, not item.pinned, -score, index), item, factors))
+    keyed.sort(key=lambda entry: entry[0])
+    return [(item, factors) for _, item, factors in keyed]
 
 
 def _with(results: list[AddResult], outcome: Outcome) -> tuple[AddResult, ...]:

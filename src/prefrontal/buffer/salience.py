@@ -20,6 +20,7 @@ whatever its score. Every decision says why.
 from __future__ import annotations
 
 from datetime import datetime
+from functools import lru_cache
 
 from pydantic import Field
 
@@ -49,8 +50,8 @@ def salience_factors(
     item: NewItem, focus: Focus, themes: tuple[str, ...], now: datetime, config: BufferConfig
 ) -> SalienceFactors:
     """The six factors of ``item`` for this ``focus`` and these dominant ``themes``."""
-    item_terms = term_set(item.content) | label_terms((*item.tags, *item.entities))
-    focus_terms = term_set(focus.input_text) | label_terms(focus.tags)
+    item_terms = _item_terms(item.content, (*item.tags, *item.entities))
+    focus_terms = _item_terms(focus.input_text, focus.tags)
     relevance = item.relevance if item.relevance is not None else overlap(item_terms, focus_terms)
     age = None if item.occurred_at is None else (now - item.occurred_at).total_seconds()
     return SalienceFactors(
@@ -61,6 +62,11 @@ def salience_factors(
         task_relevance=overlap(item_terms, term_set(focus.task)),
         coherence=overlap(item_terms, label_terms(themes)),
     )
+
+
+@lru_cache(maxsize=4_096)
+def _item_terms(text: str, labels: tuple[str, ...]) -> frozenset[str]:
+    return term_set(text) | label_terms(labels)
 
 
 def _urgency(item: NewItem) -> float:

@@ -217,9 +217,12 @@ class SessionBuffer:
         return await self.save(now)
 
     async def links(
-        self, now: datetime | None = None, settings: LinkSettings | None = None, limit: int = 50
+        self, now: datetime | None = None, settings: LinkSettings | None = None, limit: int = 20
     ) -> tuple[SessionLink, ...]:
-        """Recent sessions of the same user that share entities or themes with this one."""
+        """Recent sessions of the same user that share entities or themes with this one.
+
+        Looks at the ``limit`` most recently updated sessions within the look-back window.
+        """
         at = now or self.buffer.clock()
         chosen = settings or LinkSettings()
         recent = await self.store.recent_sessions(

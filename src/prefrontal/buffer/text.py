@@ -20,6 +20,11 @@ def term_set(text: str) -> frozenset[str]:
 
 def label_terms(labels: Iterable[str]) -> frozenset[str]:
     """The terms of a set of tags or entities ("Summer trip" gives "summer", "trip")."""
+    return _label_terms(tuple(labels))
+
+
+@lru_cache(maxsize=4_096)
+def _label_terms(labels: tuple[str, ...]) -> frozenset[str]:
     out: set[str] = set()
     for label in labels:
         out |= term_set(label)

@@ -6,7 +6,8 @@ under the buffer's eviction rules, and those the context showed as working
 notes count as used. The buffer never exceeds its item and
 token bounds. The trace detail explains it all: ``admitted`` and
 ``refreshed`` counts, ``refused`` with reasons, ``evicted`` as reason to
-count and ``evictions`` listed, ``themes``, ``coherence`` and ``links``. The
+count and ``evictions`` listed, ``themes``, ``coherence`` and, on a
+session's first turn, ``links`` to the user's recent sessions. The
 save is optimistic: on a conflict the newer state is reloaded and the turn's
 refresh replayed on it (:class:`~prefrontal.buffer.SessionBuffer`).
 """
@@ -36,8 +37,9 @@ async def run(turn: TurnState) -> PhaseOutcome:
         await session.access(note.provenance.item_ids[0], now=at)
     fragments = [new_item(turn, f) for f in context if f.section is not Section.WORKING_MEMORY]
     report = await session.refresh_turn(fragments, focus=focus_of(turn), now=at)
+    first = session.is_new
     saved = await call_store(turn, NAME, lambda: session.save(now=at))
-    links = await call_store(turn, NAME, lambda: session.links(now=at))
+    links = await call_store(turn, NAME, lambda: session.links(now=at)) if first else ()
     turn.working_memory = view(session, report, links)
     return PhaseOutcome(
         items_loaded=report.total_items,
