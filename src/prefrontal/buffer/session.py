@@ -253,7 +253,7 @@ class SessionBuffer:
         return SessionState(
             key=self.key,
             version=self.version,
-            state=snapshot.model_dump(mode="json"),
+            state=encode(snapshot),
             themes=snapshot.themes,
             entities=_entities(snapshot.items),
             started_at=self._state.started_at if self._state else snapshot.started_at or at,
@@ -314,6 +314,27 @@ async def probe(
     return tuple(hit.item.item_id for hit in await memory.search(tenant, query))
 
 
+STATE_FIELD = "buffer"
+
+
+def encode(snapshot: BufferSnapshot) -> dict[str, Any]:
+    """The store's JSON state for ``snapshot``: the snapshot as one JSON document.
+
+    One string rather than a tree of dicts: a store holding many sessions in
+    process memory keeps one object per session, and loading goes through
+    pydantic's JSON parser in one step.
+    """
+    return {STATE_FIELD: snapshot.model_dump_json()}
+
+
+def decode(state: dict[str, Any]) -> BufferSnapshot:
+    """The snapshot in a store's JSON state (as :func:`encode` wrote it, or as a plain tree)."""
+    document = state.get(STATE_FIELD)
+    if isinstance(document, str):
+        return BufferSnapshot.model_validate_json(document)
+    return BufferSnapshot.model_validate(state)
+
+
 def _sync(
     function: Callable[[WorkingMemoryBuffer], T],
 ) -> Callable[[WorkingMemoryBuffer], Awaitable[T]]:
@@ -348,7 +369,7 @@ def _rebuild(
     if state is None or not state.state:
         return fresh
     try:
-        snapshot = BufferSnapshot.model_validate(state.state)
+        snapshot = decode(state.state)
         return WorkingMemoryBuffer.restore(
             snapshot, count_tokens=count_tokens, summarizer=summarizer, clock=clock
         )

@@ -77,3 +77,12 @@ async def test_reconfigure_refuses_when_pinned_items_do_not_fit() -> None:
     with pytest.raises(WorkingMemoryError, match="pinned items do not fit"):
         buffer.reconfigure(buffer.config.model_copy(update={"max_items": 1}))
     assert len(buffer) == 2
+
+
+async def test_the_stored_state_decodes_to_the_same_snapshot() -> None:
+    """What a session saves decodes to the snapshot it came from (and a plain tree still reads)."""
+    from prefrontal.buffer.session import decode, encode
+
+    snapshot = (await _busy()).snapshot()
+    assert decode(encode(snapshot)) == snapshot
+    assert decode(snapshot.model_dump(mode="json")) == snapshot
