@@ -45,8 +45,10 @@ def refreshed(held: BufferItem, new: NewItem, tokens: int, at: datetime) -> Buff
     stays one even when a turn's context brings it again.
     """
     session = Lifetime.SESSION in (held.lifetime, new.lifetime)
-    return held.touched(at).model_copy(
+    return held.model_copy(
         update={
+            "last_accessed_at": at,
+            "access_count": held.access_count + 1,
             "content": new.content,
             "tokens": tokens,
             "priority": new.priority,
