@@ -1,9 +1,10 @@
 """Text analysis and BM25 scoring, shared by every backend that ranks in Python.
 
 The analyser lower-cases, splits on anything that is not a letter or digit,
-drops a short list of English stop words and applies the Porter stemmer (the
-same algorithm as SQLite FTS5's ``porter`` tokenizer), so that the in-memory
-and SQLite backends agree on what matches.
+drops a short list of English stop words and applies the Porter stemmer. The
+SQLite backend indexes the output of :func:`terms` itself (FTS5 then only
+splits on spaces) and :class:`Bm25Index` uses FTS5's BM25 formula, so the
+in-memory and SQLite backends agree on what matches and how it scores.
 """
 
 from __future__ import annotations
@@ -97,9 +98,22 @@ def terms(text: str) -> list[str]:
     return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
 
 
+def idf(n_docs: int, n_hits: int) -> float:
+    """SQLite FTS5's BM25 IDF: ``log((N - n + 0.5) / (n + 0.5))``, floored at 1e-6.
+
+    The same formula as FTS5's ``bm25()`` so that every backend scores alike;
+    a term in more than half the documents weighs almost nothing.
+    """
+    value = math.log((n_docs - n_hits + 0.5) / (n_hits + 0.5))
+    return value if value > 0 else 1e-6
+
+
 @dataclass
 class Bm25Index:
-    """An incremental BM25 index over documents keyed by id (k1=1.2, b=0.75)."""
+    """An incremental BM25 index over documents keyed by id (k1=1.2, b=0.75).
+
+    Scores equal those of SQLite FTS5's ``bm25()`` over the same analysed text.
+    """
 
     k1: float = 1.2
     b: float = 0.75
@@ -141,13 +155,13 @@ class Bm25Index:
         out: dict[str, float] = {}
         for term in query_terms:
             posting = self._postings.get(term, set())
-            idf = math.log(1 + (n_docs - len(posting) + 0.5) / (len(posting) + 0.5))
+            weight = idf(n_docs, len(posting))
             for doc_id in posting:
                 if allowed_set is not None and doc_id not in allowed_set:
                     continue
                 tf = self._docs[doc_id][term]
                 norm = self.k1 * (1 - self.b + self.b * self._lengths[doc_id] / average)
-                out[doc_id] = out.get(doc_id, 0.0) + idf * tf * (self.k1 + 1) / (tf + norm)
+                out[doc_id] = out.get(doc_id, 0.0) + weight * tf * (self.k1 + 1) / (tf + norm)
         return out
 
 
