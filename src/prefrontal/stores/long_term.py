@@ -103,9 +103,9 @@ class MemoryStore(Protocol):
       all-punctuation ``text`` matches nothing;
     - ``get`` returns the requested items that exist and are visible, in the
       order asked, live or not;
-    - ``around`` returns, for each given item with a thread, the live items
-      of the same thread within ``radius`` positions (the items themselves
-      excluded), ordered by thread and position;
+    - ``around`` returns, for each given item with a thread, the items of the
+      same thread within ``radius`` positions that are live now (the given
+      items themselves excluded), ordered by thread, position and id;
     - ``record_recall`` increments ``recall_count`` and sets ``last_recalled_at``.
     """
 

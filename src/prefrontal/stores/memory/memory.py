@@ -8,6 +8,7 @@ from prefrontal.retrieval.fusion import cosine, fuse
 from prefrontal.retrieval.lexical import Bm25Index, top
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_search import searchable_text
+from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant, visible_to
 
 
@@ -82,11 +83,12 @@ class InMemoryMemoryStore:
         anchors = [i for i in await self.get(tenant, item_ids) if i.thread_id is not None]
         wanted = {(a.thread_id, a.position) for a in anchors}
         asked = set(item_ids)
+        now = utc_now()
         out = [
             item
             for item in self._items.values()
             if visible_to(item, tenant)
-            and item.superseded_by is None
+            and item.is_live(now)
             and item.item_id not in asked
             and item.position is not None
             and any(
