@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from prefrontal.stores.consciousness import ConsciousnessStore
 from prefrontal.stores.conversation import ConversationStore
@@ -13,6 +14,9 @@ from prefrontal.stores.long_term import MemoryStore
 from prefrontal.stores.scratch_page import ScratchPageStore
 from prefrontal.stores.traces import TraceStore
 from prefrontal.stores.working_memory import WorkingMemoryStore
+
+if TYPE_CHECKING:
+    from prefrontal.retrieval.embedder import Embedder
 
 STORE_KINDS = (
     "consciousness",
@@ -57,6 +61,30 @@ class Stores:
             scratch_page=m.InMemoryScratchPageStore(),
             working_memory=m.InMemoryWorkingMemoryStore(),
             traces=m.InMemoryTraceStore(),
+        )
+
+    @classmethod
+    def sqlite(
+        cls, path: str | Path, *, embedder: Embedder | None = None, pool_size: int = 4
+    ) -> Stores:
+        """Every store in one SQLite file (created on first use): durable, no server.
+
+        The stores share one :class:`~prefrontal.stores.sqlite.Database`;
+        :meth:`aclose` closes it. With an ``embedder``, episodic and semantic
+        search fuse vector similarity with BM25.
+        """
+        from prefrontal.stores import sqlite as s
+
+        db = s.Database(path, pool_size=pool_size)
+        return cls(
+            consciousness=s.SqliteConsciousnessStore(db),
+            frontal_cortex=s.SqliteFrontalCortexStore(db),
+            conversation=s.SqliteConversationStore(db),
+            episodic=s.SqliteMemoryStore(db, "episodic", embedder=embedder),
+            semantic=s.SqliteMemoryStore(db, "semantic", embedder=embedder),
+            scratch_page=s.SqliteScratchPageStore(db),
+            working_memory=s.SqliteWorkingMemoryStore(db),
+            traces=s.SqliteTraceStore(db),
         )
 
     def replace(self, **backends: Any) -> Stores:

@@ -1,0 +1,43 @@
+"""SQLite consciousness store: one JSON profile per agent."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from prefrontal.stores.consciousness import AgentProfile
+from prefrontal.stores.sqlite.database import Database
+from prefrontal.stores.tenancy import Tenant
+
+_STORE = "consciousness"
+
+
+class SqliteConsciousnessStore:
+    """Profiles in the ``profiles`` table, keyed by agent id."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    async def aclose(self) -> None:
+        """Close the database this store shares with the others."""
+        await self.database.aclose()
+
+    async def get_profile(self, tenant: Tenant) -> AgentProfile | None:
+        def run(connection: sqlite3.Connection) -> AgentProfile | None:
+            row = connection.execute(
+                "SELECT body FROM profiles WHERE agent_id = ?", (tenant.agent_id,)
+            ).fetchone()
+            return None if row is None else AgentProfile.model_validate_json(row[0])
+
+        return await self.database.read(run, store=_STORE)
+
+    async def put_profile(self, profile: AgentProfile) -> None:
+        body = profile.model_dump_json()
+
+        def run(connection: sqlite3.Connection) -> None:
+            connection.execute(
+                "INSERT INTO profiles (agent_id, body) VALUES (?, ?)"
+                " ON CONFLICT (agent_id) DO UPDATE SET body = excluded.body",
+                (profile.agent_id, body),
+            )
+
+        await self.database.write(run, store=_STORE)

@@ -1,0 +1,88 @@
+"""SQLite conversation store: turns in insertion order, one summary per user."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
+from prefrontal.stores.sqlite.database import VISIBLE, Database, to_us
+from prefrontal.stores.tenancy import Tenant
+
+_STORE = "conversation"
+
+_APPEND = """
+INSERT INTO conversation_turns (agent_id, item_id, user_id, scope, session_id, created_at, body)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (agent_id, item_id) DO UPDATE SET
+    user_id = excluded.user_id, scope = excluded.scope, session_id = excluded.session_id,
+    created_at = excluded.created_at, body = excluded.body
+"""
+
+
+class SqliteConversationStore:
+    """Turns in ``conversation_turns``; a replaced turn keeps its place (``seq``)."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    async def aclose(self) -> None:
+        """Close the database this store shares with the others."""
+        await self.database.aclose()
+
+    async def append(self, turn: ConversationTurn) -> None:
+        row = (
+            turn.agent_id,
+            turn.item_id,
+            turn.user_id,
+            turn.scope.value,
+            turn.session_id,
+            to_us(turn.created_at),
+            turn.model_dump_json(),
+        )
+
+        def run(connection: sqlite3.Connection) -> None:
+            connection.execute(_APPEND, row)
+
+        await self.database.write(run, store=_STORE)
+
+    async def recent(
+        self, tenant: Tenant, *, limit: int, session_id: str | None = None
+    ) -> list[ConversationTurn]:
+        if limit <= 0:
+            return []
+        params: dict[str, Any] = {"agent": tenant.agent_id, "user": tenant.user_id}
+        params |= {"session": session_id, "limit": limit}
+        sql = (
+            f"SELECT body FROM conversation_turns WHERE {VISIBLE}"
+            " AND (:session IS NULL OR session_id = :session)"
+            " ORDER BY created_at DESC, seq DESC LIMIT :limit"
+        )
+
+        def run(connection: sqlite3.Connection) -> list[ConversationTurn]:
+            rows = connection.execute(sql, params).fetchall()
+            return [ConversationTurn.model_validate_json(body) for (body,) in reversed(rows)]
+
+        return await self.database.read(run, store=_STORE)
+
+    async def get_summary(self, tenant: Tenant) -> ConversationSummary | None:
+        def run(connection: sqlite3.Connection) -> ConversationSummary | None:
+            row = connection.execute(
+                "SELECT body FROM conversation_summaries WHERE agent_id = ? AND user_id = ?",
+                (tenant.agent_id, tenant.user_id),
+            ).fetchone()
+            return None if row is None else ConversationSummary.model_validate_json(row[0])
+
+        return await self.database.read(run, store=_STORE)
+
+    async def put_summary(self, summary: ConversationSummary) -> None:
+        row = (summary.agent_id, summary.user_id, summary.model_dump_json())
+
+        def run(connection: sqlite3.Connection) -> None:
+            connection.execute(
+                "INSERT OR REPLACE INTO conversation_summaries (agent_id, user_id, body)"
+                " VALUES (?, ?, ?)",
+                row,
+            )
+
+        await self.database.write(run, store=_STORE)

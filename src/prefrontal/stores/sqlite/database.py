@@ -1,0 +1,232 @@
+"""One SQLite file shared by every store: connections, pragmas, worker threads.
+
+SQLite calls block, so each one runs in an anyio worker thread and never on
+the event loop. Writes go through one writer connection, one at a time
+(SQLite has a single writer anyway; queueing them here instead of in SQLite
+keeps ``database is locked`` for other processes). Reads use a bounded pool
+of read-only connections; in WAL mode they never wait for the writer and see
+every write that has returned.
+
+Durability: ``synchronous=FULL`` by default, so a write that returned has been
+synced to disk (WAL mode, one fsync per transaction). ``synchronous="NORMAL"``
+still survives a killed process but may lose the last writes on power loss.
+
+Foreign errors are mapped here, at one boundary: busy or locked is a
+:class:`~prefrontal.errors.TransientStoreError`, text that cannot be encoded
+as UTF-8 is an :class:`~prefrontal.errors.ItemRejectedError`, anything else
+from SQLite a :class:`~prefrontal.errors.StoreError`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from functools import partial
+from pathlib import Path
+from typing import Literal, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from prefrontal.errors import (
+    ConfigurationError,
+    ItemRejectedError,
+    StoreError,
+    TransientStoreError,
+)
+from prefrontal.stores.sqlite.migrations import migrate
+
+T = TypeVar("T")
+Synchronous = Literal["FULL", "NORMAL"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def to_us(value: datetime) -> int:
+    """A datetime as integer microseconds since the epoch (naive is read as UTC)."""
+    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return (aware - _EPOCH) // _MICROSECOND
+
+
+def from_us(value: int) -> datetime:
+    """Integer microseconds since the epoch as an aware UTC datetime."""
+    return _EPOCH + timedelta(microseconds=value)
+
+
+def to_us_or_none(value: datetime | None) -> int | None:
+    """:func:`to_us`, passing ``None`` through."""
+    return None if value is None else to_us(value)
+
+
+def from_us_or_none(value: int | None) -> datetime | None:
+    """:func:`from_us`, passing ``None`` through."""
+    return None if value is None else from_us(value)
+
+
+class Database:
+    """A SQLite database file opened lazily on first use, then shared.
+
+    ``pool_size`` bounds the read connections (and so the worker threads
+    reading at once); there is always one writer. The file and its parent
+    directories are created on first use and the schema migrated forward.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        pool_size: int = 4,
+        busy_timeout_ms: int = 5_000,
+        synchronous: Synchronous = "FULL",
+    ) -> None:
+        if str(path) in ("", ":memory:") or str(path).startswith("file:"):
+            raise ConfigurationError(
+                "Database needs a file path (an in-memory database is not shared)"
+            )
+        if pool_size < 1:
+            raise ConfigurationError(f"pool_size must be at least 1, not {pool_size}")
+        if synchronous not in ("FULL", "NORMAL"):
+            raise ConfigurationError(f"synchronous must be FULL or NORMAL, not {synchronous!r}")
+        self.path = Path(path)
+        self._busy_timeout_ms = busy_timeout_ms
+        self._synchronous = synchronous
+        self._readers = anyio.CapacityLimiter(pool_size)
+        self._writers = anyio.CapacityLimiter(1)
+        self._open_lock = anyio.Lock()
+        self._idle: list[sqlite3.Connection] = []
+        self._idle_lock = threading.Lock()
+        self._writer: sqlite3.Connection | None = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"Database({str(self.path)!r})"
+
+    async def read(self, fn: Callable[[sqlite3.Connection], T], *, store: str) -> T:
+        """Run ``fn(connection)`` in a read transaction in a worker thread."""
+        await self._ensure_open(store)
+        call = partial(self._run_read, fn, store)
+        return await anyio.to_thread.run_sync(call, limiter=self._readers)
+
+    async def write(self, fn: Callable[[sqlite3.Connection], T], *, store: str) -> T:
+        """Run ``fn(connection)`` in one write transaction; committed when this returns."""
+        await self._ensure_open(store)
+        call = partial(self._run_write, fn, store)
+        return await anyio.to_thread.run_sync(call, limiter=self._writers)
+
+    async def aclose(self) -> None:
+        """Close every connection once the writes in flight are done.
+
+        Further calls raise :class:`StoreError`; a read in flight closes its
+        connection when it returns.
+        """
+        async with self._open_lock:
+            self._closed = True
+            async with self._writers:
+                writer, self._writer = self._writer, None
+            with self._idle_lock:
+                idle, self._idle = self._idle, []
+        if writer is not None:
+            idle.append(writer)
+        await anyio.to_thread.run_sync(partial(_close_all, idle))
+
+    async def _ensure_open(self, store: str) -> None:
+        if self._writer is not None:
+            return
+        async with self._open_lock:
+            if self._closed:
+                raise StoreError(f"{self!r} is closed", store=store)
+            if self._writer is None:
+                opener = partial(_guarded, self._open_writer, store)
+                self._writer = await anyio.to_thread.run_sync(opener)
+
+    def _open_writer(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = self._connect()
+        mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise StoreError(f"{self!r} could not enter WAL mode (got {mode!r})", store="database")
+        migrate(connection)
+        return connection
+
+    def _connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, cached_statements=256
+        )
+        for pragma in (
+            f"busy_timeout = {int(self._busy_timeout_ms)}",
+            f"synchronous = {self._synchronous}",
+            "foreign_keys = ON",
+            "temp_store = MEMORY",
+            "cache_size = -16000",
+        ):
+            connection.execute(f"PRAGMA {pragma}")
+        return connection
+
+    def _run_read(self, fn: Callable[[sqlite3.Connection], T], store: str) -> T:
+        connection = self._checkout(store)
+        try:
+            return _guarded(partial(_in_transaction, connection, "BEGIN", fn), store)
+        finally:
+            with self._idle_lock:
+                if self._closed:
+                    connection.close()
+                else:
+                    self._idle.append(connection)
+
+    def _run_write(self, fn: Callable[[sqlite3.Connection], T], store: str) -> T:
+        if self._writer is None:
+            raise StoreError(f"{self!r} is closed", store=store)
+        return _guarded(partial(_in_transaction, self._writer, "BEGIN IMMEDIATE", fn), store)
+
+    def _checkout(self, store: str) -> sqlite3.Connection:
+        with self._idle_lock:
+            if self._closed:
+                raise StoreError(f"{self!r} is closed", store=store)
+            if self._idle:
+                return self._idle.pop()
+        connection = _guarded(self._connect, store)
+        connection.execute("PRAGMA query_only = ON")
+        return connection
+
+
+def _in_transaction(
+    connection: sqlite3.Connection, begin: str, fn: Callable[[sqlite3.Connection], T]
+) -> T:
+    connection.execute(begin)
+    try:
+        result = fn(connection)
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+    return result
+
+
+def _guarded(fn: Callable[[], T], store: str) -> T:
+    """Call ``fn`` and map SQLite's and the codec's errors to prefrontal's."""
+    try:
+        return fn()
+    except UnicodeEncodeError as error:
+        raise ItemRejectedError(
+            f"text is not valid UTF-8 (lone surrogate?): {error.reason}", store=store
+        ) from error
+    except sqlite3.OperationalError as error:
+        message = str(error)
+        if "locked" in message or "busy" in message:
+            raise TransientStoreError(f"database busy: {message}", store=store) from error
+        raise StoreError(f"sqlite: {message}", store=store) from error
+    except sqlite3.Error as error:
+        raise StoreError(f"sqlite: {error}", store=store) from error
+
+
+def _close_all(connections: list[sqlite3.Connection]) -> None:
+    for connection in connections:
+        connection.close()
+
+
+VISIBLE = "agent_id = :agent AND (scope = 'shared' OR user_id = :user)"
+"""The tenancy filter, in SQL: the agent's shared items and the user's own."""

@@ -1,0 +1,74 @@
+"""SQLite frontal-cortex store: goals, actions, questions and stories."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from prefrontal.stores.frontal_cortex import FrontalItem, FrontalQuery
+from prefrontal.stores.sqlite.database import VISIBLE, Database, to_us
+from prefrontal.stores.tenancy import Tenant
+
+_STORE = "frontal_cortex"
+
+
+class SqliteFrontalCortexStore:
+    """Items in ``frontal_items``, keyed by ``(agent_id, item_id)``."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    async def aclose(self) -> None:
+        """Close the database this store shares with the others."""
+        await self.database.aclose()
+
+    async def put(self, item: FrontalItem) -> None:
+        row = (
+            item.agent_id,
+            item.item_id,
+            item.user_id,
+            item.scope.value,
+            item.kind.value,
+            item.status.value,
+            to_us(item.updated_at),
+            item.model_dump_json(),
+        )
+
+        def run(connection: sqlite3.Connection) -> None:
+            connection.execute(
+                "INSERT OR REPLACE INTO frontal_items (agent_id, item_id, user_id, scope,"
+                " kind, status, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+
+        await self.database.write(run, store=_STORE)
+
+    async def query(self, tenant: Tenant, query: FrontalQuery) -> list[FrontalItem]:
+        sql, params = _select(tenant, query)
+
+        def run(connection: sqlite3.Connection) -> list[FrontalItem]:
+            rows = connection.execute(sql, params).fetchall()
+            return [FrontalItem.model_validate_json(body) for (body,) in rows]
+
+        return await self.database.read(run, store=_STORE)
+
+
+def _select(tenant: Tenant, query: FrontalQuery) -> tuple[str, dict[str, Any]]:
+    where = [VISIBLE]
+    params: dict[str, Any] = {"agent": tenant.agent_id, "user": tenant.user_id}
+    if query.kinds is not None:
+        where.append("kind IN (SELECT value FROM json_each(:kinds))")
+        params["kinds"] = json.dumps([kind.value for kind in query.kinds])
+    if query.statuses is not None:
+        where.append("status IN (SELECT value FROM json_each(:statuses))")
+        params["statuses"] = json.dumps([status.value for status in query.statuses])
+    if query.updated_since is not None:
+        where.append("updated_at > :since")
+        params["since"] = to_us(query.updated_since)
+    params["limit"] = query.limit
+    sql = (
+        f"SELECT body FROM frontal_items WHERE {' AND '.join(where)}"
+        " ORDER BY updated_at DESC, item_id DESC LIMIT :limit"
+    )
+    return sql, params

@@ -1,0 +1,239 @@
+"""SQLite episodic or semantic store: FTS5 BM25, optional vector similarity.
+
+What is indexed is :func:`~prefrontal.stores.memory_search.searchable_text`
+analysed by :func:`~prefrontal.retrieval.lexical.terms` (stop words out,
+Porter stems); FTS5 scores it with the same BM25 as the in-memory store, so
+both backends rank the same data the same way. User text reaches FTS5 only
+as analysed terms, each quoted and joined with ``OR``: quotes, ``NEAR``,
+``*``, ``column:`` and parentheses in the input are never syntax.
+
+With an embedding (the query's own or the store's embedder), the BM25 and
+cosine signals are max-normalised and summed, exactly as in memory.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from prefrontal.errors import ConfigurationError
+from prefrontal.retrieval.embedder import Embedder
+from prefrontal.retrieval.fusion import fuse
+from prefrontal.retrieval.lexical import terms, top
+from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
+from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
+from prefrontal.stores.memory_search import searchable_text
+from prefrontal.stores.records import utc_now
+from prefrontal.stores.sqlite import memory_sql as sql
+from prefrontal.stores.sqlite.database import Database, from_us_or_none, to_us, to_us_or_none
+from prefrontal.stores.sqlite.migrations import MEMORY_TABLES
+from prefrontal.stores.tenancy import Tenant
+
+_DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
+"""Fields kept only as columns (they change in place), not in ``body``."""
+
+
+def match_expression(text: str) -> str | None:
+    """An FTS5 query that ORs the analysed terms of ``text``, each quoted; ``None`` if none."""
+    unique = dict.fromkeys(terms(text))
+    if not unique:
+        return None
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in unique)
+
+
+class SqliteMemoryStore:
+    """Items in ``<name>_items`` with an FTS5 index in ``<name>_fts``.
+
+    ``name`` is ``"episodic"`` or ``"semantic"``; each has its own tables, so
+    their BM25 statistics are separate as they are in memory.
+    """
+
+    def __init__(
+        self, database: Database, name: str = "episodic", *, embedder: Embedder | None = None
+    ) -> None:
+        if name not in MEMORY_TABLES:
+            raise ConfigurationError(f"memory store name must be one of {MEMORY_TABLES}")
+        self.database = database
+        self.name = name
+        self.embedder = embedder
+        self._sql = sql.Statements(name)
+
+    async def aclose(self) -> None:
+        """Close the database this store shares with the others."""
+        await self.database.aclose()
+
+    async def put(self, item: MemoryItem) -> None:
+        await self.put_many([item])
+
+    async def put_many(self, items: list[MemoryItem]) -> None:
+        if not items:
+            return
+        ready = await self._embedded(items)
+
+        def run(connection: sqlite3.Connection) -> None:
+            for item in ready:
+                row = _row(item)
+                connection.execute(self._sql.upsert, row)
+                if item.supersedes is not None:
+                    connection.execute(self._sql.supersede, row)
+
+        await self.database.write(run, store=self.name)
+
+    async def get(self, tenant: Tenant, item_ids: list[str]) -> list[MemoryItem]:
+        if not item_ids:
+            return []
+        params = _tenant(tenant) | {"ids": json.dumps(item_ids)}
+
+        def run(connection: sqlite3.Connection) -> list[MemoryItem]:
+            found = {row[0]: _item(row[1:]) for row in connection.execute(self._sql.get, params)}
+            return [found[item_id] for item_id in item_ids if item_id in found]
+
+        return await self.database.read(run, store=self.name)
+
+    async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
+        match = match_expression(query.text)
+        embedding = query.embedding
+        if embedding is None:
+            embedding = await self._query_embedding(query.text, match)
+        params = _tenant(tenant) | _filters(query) | {"match": match}
+        if embedding is not None:
+            hybrid = _Hybrid(self._sql, params, embedding, query.limit)
+            return await self.database.read(hybrid, store=self.name)
+        if match is None:
+            return []
+
+        def run(connection: sqlite3.Connection) -> list[ScoredMemory]:
+            rows = connection.execute(self._sql.lexical, params).fetchall()
+            return [_scored(row[2:], -row[1], {"bm25": -row[1]}) for row in rows]
+
+        return await self.database.read(run, store=self.name)
+
+    async def around(self, tenant: Tenant, item_ids: list[str], *, radius: int) -> list[MemoryItem]:
+        if not item_ids or radius < 0:
+            return []
+        params = _tenant(tenant) | {"ids": json.dumps(item_ids), "radius": radius}
+        params["now"] = to_us(utc_now())
+
+        def run(connection: sqlite3.Connection) -> list[MemoryItem]:
+            return [_item(row) for row in connection.execute(self._sql.around, params)]
+
+        return await self.database.read(run, store=self.name)
+
+    async def record_recall(self, tenant: Tenant, item_ids: list[str], at: datetime) -> None:
+        if not item_ids:
+            return
+        params = _tenant(tenant) | {"ids": json.dumps(item_ids), "at": to_us(at)}
+
+        def run(connection: sqlite3.Connection) -> None:
+            connection.execute(self._sql.record_recall, params)
+
+        await self.database.write(run, store=self.name)
+
+    async def _embedded(self, items: list[MemoryItem]) -> list[MemoryItem]:
+        missing = [i for i, item in enumerate(items) if item.embedding is None]
+        if self.embedder is None or not missing:
+            return items
+        vectors = await self.embedder.embed([searchable_text(items[i]) for i in missing])
+        out = list(items)
+        for i, vector in zip(missing, vectors, strict=True):
+            out[i] = items[i].model_copy(update={"embedding": tuple(vector)})
+        return out
+
+    async def _query_embedding(self, text: str, match: str | None) -> tuple[float, ...] | None:
+        if self.embedder is None or match is None:
+            return None
+        (vector,) = await self.embedder.embed([text])
+        return tuple(vector)
+
+
+class _Hybrid:
+    """The hybrid search, run in a worker thread: BM25 and cosine over every live item."""
+
+    def __init__(
+        self,
+        statements: sql.Statements,
+        params: dict[str, Any],
+        embedding: Sequence[float],
+        limit: int,
+    ) -> None:
+        self.statements, self.params = statements, params
+        self.embedding, self.limit = embedding, limit
+
+    def __call__(self, connection: sqlite3.Connection) -> list[ScoredMemory]:
+        signals = {"bm25": self._bm25(connection), "vector": self._vector(connection)}
+        best = [(key, score) for key, score in top(fuse(signals, {}), self.limit) if score > 0]
+        if not best:
+            return []
+        params = self.params | {"ids": json.dumps([key for key, _ in best])}
+        rows = {row[0]: row[1:] for row in connection.execute(self.statements.get, params)}
+        return [_scored(rows[key], score, _signals_of(key, signals)) for key, score in best]
+
+    def _bm25(self, connection: sqlite3.Connection) -> dict[str, float]:
+        if self.params["match"] is None:
+            return {}
+        rows = connection.execute(self.statements.lexical_all, self.params)
+        return {item_id: -rank for item_id, rank in rows}
+
+    def _vector(self, connection: sqlite3.Connection) -> dict[str, float]:
+        rows = connection.execute(self.statements.vectors, self.params).fetchall()
+        scores = cosines(self.embedding, [blob for _, blob in rows])
+        return {item_id: max(score, 0.0) for (item_id, _), score in zip(rows, scores, strict=True)}
+
+
+def _signals_of(key: str, signals: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    return {name: values[key] for name, values in signals.items() if key in values}
+
+
+def _tenant(tenant: Tenant) -> dict[str, Any]:
+    return {"agent": tenant.agent_id, "user": tenant.user_id}
+
+
+def _filters(query: MemoryQuery) -> dict[str, Any]:
+    kinds = None if query.kinds is None else json.dumps([kind.value for kind in query.kinds])
+    return {"now": to_us(query.now), "kinds": kinds, "limit": query.limit}
+
+
+def _row(item: MemoryItem) -> dict[str, Any]:
+    return {
+        "agent": item.agent_id,
+        "item": item.item_id,
+        "user": item.user_id,
+        "scope": item.scope.value,
+        "kind": item.kind.value,
+        "importance": item.importance,
+        "created_at": to_us(item.created_at),
+        "valid_until": to_us_or_none(item.valid_until),
+        "superseded_by": item.superseded_by,
+        "supersedes": item.supersedes,
+        "recall_count": item.recall_count,
+        "last_recalled_at": to_us_or_none(item.last_recalled_at),
+        "thread_id": item.thread_id,
+        "position": item.position,
+        "body": item.model_dump_json(exclude=set(_DERIVED)),
+        "terms": " ".join(terms(searchable_text(item))),
+        "embedding": None if item.embedding is None else to_blob(item.embedding),
+    }
+
+
+def _item(row: Sequence[Any]) -> MemoryItem:
+    """An item from ``body, superseded_by, recall_count, last_recalled_at, embedding``."""
+    body, superseded_by, recall_count, last_recalled_at, embedding = row
+    return MemoryItem.model_validate_json(body).model_copy(
+        update={
+            "superseded_by": superseded_by,
+            "recall_count": recall_count,
+            "last_recalled_at": from_us_or_none(last_recalled_at),
+            "embedding": _vector(embedding),
+        }
+    )
+
+
+def _scored(row: Sequence[Any], score: float, signals: dict[str, float]) -> ScoredMemory:
+    return ScoredMemory(item=_item(row), score=score, signals=signals)
+
+
+def _vector(blob: bytes | None) -> tuple[float, ...] | None:
+    return None if blob is None else from_blob(blob)

@@ -1,0 +1,69 @@
+"""The SQL of one memory store (episodic or semantic), built once per table name."""
+
+from __future__ import annotations
+
+_ITEM = "m.body, m.superseded_by, m.recall_count, m.last_recalled_at, m.embedding"
+"""The columns :func:`prefrontal.stores.sqlite.memory._item` reads, in its order."""
+
+_VISIBLE = "m.agent_id = :agent AND (m.scope = 'shared' OR m.user_id = :user)"
+_LIVE = "m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > :now)"
+_KINDS = "(:kinds IS NULL OR m.kind IN (SELECT value FROM json_each(:kinds)))"
+_IDS = "(SELECT value FROM json_each(:ids))"
+
+
+class Statements:
+    """Every statement the store runs against ``<name>_items`` and ``<name>_fts``."""
+
+    def __init__(self, name: str) -> None:
+        items, fts = f"{name}_items", f"{name}_fts"
+        self.upsert = f"""
+            INSERT INTO {items} (agent_id, item_id, user_id, scope, kind, importance,
+                created_at, valid_until, superseded_by, recall_count, last_recalled_at,
+                thread_id, position, body, terms, embedding)
+            VALUES (:agent, :item, :user, :scope, :kind, :importance, :created_at,
+                :valid_until, :superseded_by, :recall_count, :last_recalled_at,
+                :thread_id, :position, :body, :terms, :embedding)
+            ON CONFLICT (agent_id, item_id) DO UPDATE SET
+                user_id = excluded.user_id, scope = excluded.scope, kind = excluded.kind,
+                importance = excluded.importance, created_at = excluded.created_at,
+                valid_until = excluded.valid_until,
+                superseded_by = coalesce(excluded.superseded_by, {items}.superseded_by),
+                recall_count = excluded.recall_count,
+                last_recalled_at = excluded.last_recalled_at,
+                thread_id = excluded.thread_id, position = excluded.position,
+                body = excluded.body, terms = excluded.terms, embedding = excluded.embedding"""
+        self.supersede = f"""
+            UPDATE {items} SET superseded_by = :item
+            WHERE agent_id = :agent AND item_id = :supersedes AND user_id = :user
+              AND item_id != :item"""
+        self.get = f"""
+            SELECT m.item_id, {_ITEM} FROM {items} AS m
+            WHERE {_VISIBLE} AND m.item_id IN {_IDS}"""
+        matches = f"""
+            SELECT m.rowid AS rid, m.item_id AS item_id, bm25({fts}) AS rank
+            FROM {fts} JOIN {items} AS m ON m.rowid = {fts}.rowid
+            WHERE {fts} MATCH :match AND {_VISIBLE} AND {_LIVE} AND {_KINDS}"""
+        self.lexical_all = f"SELECT item_id, rank FROM ({matches})"
+        self.lexical = f"""
+            SELECT best.item_id, best.rank, {_ITEM}
+            FROM ({matches} ORDER BY rank, item_id LIMIT :limit) AS best
+            JOIN {items} AS m ON m.rowid = best.rid
+            ORDER BY best.rank, best.item_id"""
+        self.vectors = f"""
+            SELECT m.item_id, m.embedding FROM {items} AS m
+            WHERE {_VISIBLE} AND {_LIVE} AND {_KINDS} AND m.embedding IS NOT NULL"""
+        self.around = f"""
+            SELECT {_ITEM} FROM {items} AS m
+            WHERE m.rowid IN (
+                SELECT n.rowid FROM {items} AS a JOIN {items} AS n
+                  ON n.agent_id = a.agent_id AND n.thread_id = a.thread_id
+                 AND n.position BETWEEN a.position - :radius AND a.position + :radius
+                WHERE a.agent_id = :agent AND (a.scope = 'shared' OR a.user_id = :user)
+                  AND a.item_id IN {_IDS} AND a.thread_id IS NOT NULL
+            )
+            AND {_VISIBLE} AND {_LIVE} AND m.item_id NOT IN {_IDS}
+            ORDER BY m.thread_id, m.position, m.item_id"""
+        self.record_recall = f"""
+            UPDATE {items} AS m
+            SET recall_count = recall_count + 1, last_recalled_at = :at
+            WHERE {_VISIBLE} AND m.item_id IN {_IDS}"""

@@ -1,0 +1,185 @@
+"""The schema and its forward migrations, versioned by ``PRAGMA user_version``.
+
+Each migration runs in its own transaction with the version bump, so a
+database is always at exactly one version. A database newer than this code
+knows is refused rather than guessed at. To change the schema, append a
+:class:`Migration`; never edit one that has shipped.
+
+Layout: every table keeps the columns it filters, orders or updates in place
+as columns, and the rest of the record as JSON in ``body``. Times are integer
+microseconds since the epoch (UTC). Episodic and semantic memory have a table
+each, with an external-content FTS5 index over ``terms`` (the text as
+:func:`prefrontal.retrieval.lexical.terms` analyses it), kept in step by
+triggers.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from prefrontal.errors import StoreError
+
+MEMORY_TABLES = ("episodic", "semantic")
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One step forward: the statements that take the schema to ``version``."""
+
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+def _memory_schema(name: str) -> tuple[str, ...]:
+    items, fts = f"{name}_items", f"{name}_fts"
+    return (
+        f"""CREATE TABLE {items} (
+            rowid INTEGER PRIMARY KEY,
+            agent_id TEXT NOT NULL,
+            item_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            importance REAL NOT NULL,
+            created_at INTEGER NOT NULL,
+            valid_until INTEGER,
+            superseded_by TEXT,
+            recall_count INTEGER NOT NULL DEFAULT 0,
+            last_recalled_at INTEGER,
+            thread_id TEXT,
+            position INTEGER,
+            body TEXT NOT NULL,
+            terms TEXT NOT NULL,
+            embedding BLOB,
+            UNIQUE (agent_id, item_id)
+        )""",
+        f"""CREATE INDEX {name}_thread ON {items} (agent_id, thread_id, position)
+            WHERE thread_id IS NOT NULL""",
+        f"""CREATE VIRTUAL TABLE {fts} USING fts5(
+            terms, content='{items}', content_rowid='rowid',
+            tokenize='unicode61 remove_diacritics 0'
+        )""",
+        f"""CREATE TRIGGER {name}_fts_insert AFTER INSERT ON {items} BEGIN
+            INSERT INTO {fts} (rowid, terms) VALUES (new.rowid, new.terms);
+        END""",
+        f"""CREATE TRIGGER {name}_fts_delete AFTER DELETE ON {items} BEGIN
+            INSERT INTO {fts} ({fts}, rowid, terms) VALUES ('delete', old.rowid, old.terms);
+        END""",
+        f"""CREATE TRIGGER {name}_fts_update AFTER UPDATE OF terms ON {items} BEGIN
+            INSERT INTO {fts} ({fts}, rowid, terms) VALUES ('delete', old.rowid, old.terms);
+            INSERT INTO {fts} (rowid, terms) VALUES (new.rowid, new.terms);
+        END""",
+    )
+
+
+_INITIAL = (
+    "CREATE TABLE profiles (agent_id TEXT PRIMARY KEY, body TEXT NOT NULL)",
+    """CREATE TABLE frontal_items (
+        agent_id TEXT NOT NULL,
+        item_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        updated_at INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (agent_id, item_id)
+    )""",
+    "CREATE INDEX frontal_by_update ON frontal_items (agent_id, updated_at)",
+    """CREATE TABLE conversation_turns (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        agent_id TEXT NOT NULL,
+        item_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        UNIQUE (agent_id, item_id)
+    )""",
+    "CREATE INDEX conversation_by_time ON conversation_turns (agent_id, created_at, seq)",
+    """CREATE TABLE conversation_summaries (
+        agent_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (agent_id, user_id)
+    )""",
+    """CREATE TABLE scratch_entries (
+        agent_id TEXT NOT NULL,
+        item_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        resolved INTEGER NOT NULL,
+        priority REAL NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        body TEXT NOT NULL,
+        PRIMARY KEY (agent_id, item_id)
+    )""",
+    "CREATE INDEX scratch_active ON scratch_entries (agent_id, resolved, priority)",
+    """CREATE TABLE wm_sessions (
+        agent_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (agent_id, user_id, session_id)
+    )""",
+    "CREATE INDEX wm_by_update ON wm_sessions (agent_id, user_id, updated_at)",
+    """CREATE TABLE traces (
+        turn_id TEXT PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        body TEXT NOT NULL
+    )""",
+    "CREATE INDEX traces_by_start ON traces (started_at)",
+    "CREATE INDEX traces_by_owner ON traces (agent_id, user_id, started_at)",
+    *(statement for name in MEMORY_TABLES for statement in _memory_schema(name)),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "every store kind: tables, indexes, FTS5 and its triggers", _INITIAL),
+)
+LATEST = MIGRATIONS[-1].version
+
+
+def schema_version(connection: sqlite3.Connection) -> int:
+    """The version recorded in the database (0 for a new file)."""
+    return int(connection.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(connection: sqlite3.Connection, migrations: tuple[Migration, ...] = MIGRATIONS) -> int:
+    """Apply every migration above the database's version; return the new version.
+
+    Safe when several processes open the same file at once: each step
+    re-reads the version inside its write transaction.
+    """
+    for migration in migrations:
+        _apply(connection, migration, latest=migrations[-1].version)
+    return schema_version(connection)
+
+
+def _apply(connection: sqlite3.Connection, migration: Migration, *, latest: int) -> None:
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        current = schema_version(connection)
+        if current > latest:
+            raise StoreError(
+                f"database schema version {current} is newer than this prefrontal knows "
+                f"({latest}): upgrade prefrontal",
+                store="database",
+            )
+        if current < migration.version:
+            for statement in migration.statements:
+                connection.execute(statement)
+            connection.execute(f"PRAGMA user_version = {int(migration.version)}")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")

@@ -1,0 +1,87 @@
+"""SQLite scratch page."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+
+from prefrontal.stores.scratch_page import Observation
+from prefrontal.stores.sqlite.database import VISIBLE, Database, to_us, to_us_or_none
+from prefrontal.stores.tenancy import Tenant
+
+_STORE = "scratch_page"
+
+_ACTIVE = f"""
+SELECT body FROM scratch_entries
+WHERE {VISIBLE} AND resolved = 0 AND (expires_at IS NULL OR expires_at > :now)
+ORDER BY priority DESC, created_at DESC, item_id LIMIT :limit
+"""
+
+
+class SqliteScratchPageStore:
+    """Entries in ``scratch_entries``, keyed by ``(agent_id, item_id)``."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    async def aclose(self) -> None:
+        """Close the database this store shares with the others."""
+        await self.database.aclose()
+
+    async def put(self, observation: Observation) -> None:
+        row = _row(observation)
+
+        def run(connection: sqlite3.Connection) -> None:
+            connection.execute(
+                "INSERT OR REPLACE INTO scratch_entries (agent_id, item_id, user_id, scope,"
+                " resolved, priority, created_at, expires_at, body)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+
+        await self.database.write(run, store=_STORE)
+
+    async def active(self, tenant: Tenant, *, now: datetime, limit: int) -> list[Observation]:
+        if limit <= 0:
+            return []
+        params: dict[str, object] = {"agent": tenant.agent_id, "user": tenant.user_id}
+        params |= {"now": to_us(now), "limit": limit}
+
+        def run(connection: sqlite3.Connection) -> list[Observation]:
+            rows = connection.execute(_ACTIVE, params).fetchall()
+            return [Observation.model_validate_json(body) for (body,) in rows]
+
+        return await self.database.read(run, store=_STORE)
+
+    async def resolve(self, tenant: Tenant, item_id: str) -> bool:
+        params = {"agent": tenant.agent_id, "user": tenant.user_id, "item": item_id}
+
+        def run(connection: sqlite3.Connection) -> bool:
+            row = connection.execute(
+                f"SELECT body FROM scratch_entries WHERE {VISIBLE} AND item_id = :item", params
+            ).fetchone()
+            if row is None:
+                return False
+            resolved = Observation.model_validate_json(row[0]).model_copy(update={"resolved": True})
+            connection.execute(
+                "UPDATE scratch_entries SET resolved = 1, body = ?"
+                " WHERE agent_id = ? AND item_id = ?",
+                (resolved.model_dump_json(), tenant.agent_id, item_id),
+            )
+            return True
+
+        return await self.database.write(run, store=_STORE)
+
+
+def _row(entry: Observation) -> tuple[object, ...]:
+    return (
+        entry.agent_id,
+        entry.item_id,
+        entry.user_id,
+        entry.scope.value,
+        int(entry.resolved),
+        entry.priority,
+        to_us(entry.created_at),
+        to_us_or_none(entry.expires_at),
+        entry.model_dump_json(),
+    )

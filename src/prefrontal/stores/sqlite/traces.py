@@ -1,0 +1,86 @@
+"""SQLite trace store: every sealed turn trace, as JSON with its filter columns."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from prefrontal.stores.sqlite.database import Database, to_us
+from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.traces import TraceQuery
+from prefrontal.traces.models import TurnTrace
+
+_STORE = "traces"
+
+
+class SqliteTraceStore:
+    """Traces in ``traces``, keyed by turn id."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    async def aclose(self) -> None:
+        """Close the database this store shares with the others."""
+        await self.database.aclose()
+
+    async def put(self, trace: TurnTrace) -> None:
+        row = (
+            trace.turn_id,
+            trace.agent_id,
+            trace.user_id,
+            trace.session_id,
+            trace.status.value,
+            to_us(trace.started_at),
+            trace.model_dump_json(),
+        )
+
+        def run(connection: sqlite3.Connection) -> None:
+            connection.execute(
+                "INSERT OR REPLACE INTO traces (turn_id, agent_id, user_id, session_id,"
+                " status, started_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+
+        await self.database.write(run, store=_STORE)
+
+    async def get(self, tenant: Tenant, turn_id: str) -> TurnTrace | None:
+        params = (turn_id, tenant.agent_id, tenant.user_id)
+
+        def run(connection: sqlite3.Connection) -> TurnTrace | None:
+            row = connection.execute(
+                "SELECT body FROM traces WHERE turn_id = ? AND agent_id = ? AND user_id = ?",
+                params,
+            ).fetchone()
+            return None if row is None else TurnTrace.model_validate_json(row[0])
+
+        return await self.database.read(run, store=_STORE)
+
+    async def list(self, query: TraceQuery) -> list[TurnTrace]:
+        sql, params = _select(query)
+
+        def run(connection: sqlite3.Connection) -> list[TurnTrace]:
+            rows = connection.execute(sql, params).fetchall()
+            return [TurnTrace.model_validate_json(body) for (body,) in rows]
+
+        return await self.database.read(run, store=_STORE)
+
+
+def _select(query: TraceQuery) -> tuple[str, dict[str, Any]]:
+    filters = {
+        "agent_id = :agent_id": query.agent_id,
+        "user_id = :user_id": query.user_id,
+        "session_id = :session_id": query.session_id,
+        "status = :status": None if query.status is None else query.status.value,
+        "started_at >= :since": None if query.since is None else to_us(query.since),
+        "started_at < :until": None if query.until is None else to_us(query.until),
+    }
+    where = [clause for clause, value in filters.items() if value is not None]
+    params: dict[str, Any] = {
+        clause.rsplit(":", 1)[1]: value for clause, value in filters.items() if value is not None
+    }
+    params["limit"] = query.limit
+    sql = (
+        f"SELECT body FROM traces WHERE {' AND '.join(where) or '1'}"
+        " ORDER BY started_at DESC, turn_id DESC LIMIT :limit"
+    )
+    return sql, params

@@ -1,0 +1,80 @@
+"""SQLite working-memory store: one versioned buffer state per session."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+
+from prefrontal.errors import ConflictError
+from prefrontal.stores.records import utc_now
+from prefrontal.stores.sqlite.database import Database, to_us
+from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.working_memory import SessionKey, SessionState
+
+_STORE = "working_memory"
+_KEY = "agent_id = ? AND user_id = ? AND session_id = ?"
+
+
+class SqliteWorkingMemoryStore:
+    """States in ``wm_sessions``; the version check and the write share one transaction."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    async def aclose(self) -> None:
+        """Close the database this store shares with the others."""
+        await self.database.aclose()
+
+    async def load(self, key: SessionKey) -> SessionState | None:
+        def run(connection: sqlite3.Connection) -> SessionState | None:
+            row = connection.execute(
+                f"SELECT body FROM wm_sessions WHERE {_KEY}", _key(key)
+            ).fetchone()
+            return None if row is None else SessionState.model_validate_json(row[0])
+
+        return await self.database.read(run, store=_STORE)
+
+    async def save(self, state: SessionState) -> SessionState:
+        saved = state.model_copy(update={"version": state.version + 1, "updated_at": utc_now()})
+        body = saved.model_dump_json()
+
+        def run(connection: sqlite3.Connection) -> SessionState:
+            row = connection.execute(
+                f"SELECT version FROM wm_sessions WHERE {_KEY}", _key(state.key)
+            ).fetchone()
+            stored = 0 if row is None else int(row[0])
+            if stored != state.version:
+                raise ConflictError(
+                    f"session {state.key.session_id!r} is at version {stored}, "
+                    f"not {state.version}: reload and retry",
+                    store=_STORE,
+                )
+            connection.execute(
+                "INSERT OR REPLACE INTO wm_sessions (agent_id, user_id, session_id, version,"
+                " updated_at, body) VALUES (?, ?, ?, ?, ?, ?)",
+                (*_key(state.key), saved.version, to_us(saved.updated_at), body),
+            )
+            return saved
+
+        return await self.database.write(run, store=_STORE)
+
+    async def recent_sessions(
+        self, tenant: Tenant, *, since: datetime, limit: int
+    ) -> list[SessionState]:
+        if limit <= 0:
+            return []
+        params = (tenant.agent_id, tenant.user_id, to_us(since), limit)
+
+        def run(connection: sqlite3.Connection) -> list[SessionState]:
+            rows = connection.execute(
+                "SELECT body FROM wm_sessions WHERE agent_id = ? AND user_id = ?"
+                " AND updated_at >= ? ORDER BY updated_at DESC, session_id DESC LIMIT ?",
+                params,
+            ).fetchall()
+            return [SessionState.model_validate_json(body) for (body,) in rows]
+
+        return await self.database.read(run, store=_STORE)
+
+
+def _key(key: SessionKey) -> tuple[str, str, str]:
+    return (key.agent_id, key.user_id, key.session_id)
