@@ -26,7 +26,7 @@ class InMemoryScratchPageStore:
             and (entry.expires_at is None or entry.expires_at > now)
         ]
         live.sort(key=lambda e: (-e.priority, -e.created_at.timestamp(), e.item_id))
-        return live[:limit]
+        return live[: max(limit, 0)]
 
     async def resolve(self, tenant: Tenant, item_id: str) -> bool:
         entry = self._entries.get((tenant.agent_id, item_id))

@@ -39,4 +39,4 @@ class InMemoryWorkingMemoryStore:
             s for s in self._states.values() if s.key.tenant == tenant and s.updated_at >= since
         ]
         mine.sort(key=lambda s: (s.updated_at, s.key.session_id), reverse=True)
-        return mine[:limit]
+        return mine[: max(limit, 0)]
