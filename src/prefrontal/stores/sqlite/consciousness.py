@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from prefrontal.stores.consciousness import AgentProfile
-from prefrontal.stores.sqlite.database import Database
+from prefrontal.stores.sqlite.database import Database, dump
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "consciousness"
@@ -31,7 +31,7 @@ class SqliteConsciousnessStore:
         return await self.database.read(run, store=_STORE)
 
     async def put_profile(self, profile: AgentProfile) -> None:
-        body = profile.model_dump_json()
+        body = dump(profile, store=_STORE)
 
         def run(connection: sqlite3.Connection) -> None:
             connection.execute(

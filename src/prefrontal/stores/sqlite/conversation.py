@@ -6,7 +6,7 @@ import sqlite3
 from typing import Any
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
-from prefrontal.stores.sqlite.database import VISIBLE, Database, to_us
+from prefrontal.stores.sqlite.database import VISIBLE, Database, dump, to_us
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "conversation"
@@ -38,7 +38,7 @@ class SqliteConversationStore:
             turn.scope.value,
             turn.session_id,
             to_us(turn.created_at),
-            turn.model_dump_json(),
+            dump(turn, store=_STORE),
         )
 
         def run(connection: sqlite3.Connection) -> None:
@@ -76,7 +76,7 @@ class SqliteConversationStore:
         return await self.database.read(run, store=_STORE)
 
     async def put_summary(self, summary: ConversationSummary) -> None:
-        row = (summary.agent_id, summary.user_id, summary.model_dump_json())
+        row = (summary.agent_id, summary.user_id, dump(summary, store=_STORE))
 
         def run(connection: sqlite3.Connection) -> None:
             connection.execute(

@@ -19,6 +19,7 @@ from SQLite a :class:`~prefrontal.errors.StoreError`.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -29,6 +30,8 @@ from typing import Literal, TypeVar
 
 import anyio
 import anyio.to_thread
+from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
 
 from prefrontal.errors import (
     ConfigurationError,
@@ -210,10 +213,8 @@ def _guarded(fn: Callable[[], T], store: str) -> T:
     """Call ``fn`` and map SQLite's and the codec's errors to prefrontal's."""
     try:
         return fn()
-    except UnicodeEncodeError as error:
-        raise ItemRejectedError(
-            f"text is not valid UTF-8 (lone surrogate?): {error.reason}", store=store
-        ) from error
+    except (UnicodeEncodeError, OverflowError) as error:
+        raise ItemRejectedError(f"cannot store a value: {error}", store=store) from error
     except sqlite3.OperationalError as error:
         message = str(error)
         if "locked" in message or "busy" in message:
@@ -230,3 +231,27 @@ def _close_all(connections: list[sqlite3.Connection]) -> None:
 
 VISIBLE = "agent_id = :agent AND (scope = 'shared' OR user_id = :user)"
 """The tenancy filter, in SQL: the agent's shared items and the user's own."""
+
+
+def dump(model: BaseModel, *, store: str, exclude: set[str] | None = None) -> str:
+    """``model`` as JSON; text that is not valid UTF-8 is an :class:`ItemRejectedError`."""
+    try:
+        return model.model_dump_json(exclude=exclude)
+    except PydanticSerializationError as error:
+        raise ItemRejectedError(
+            f"cannot store {type(model).__name__}: {error}", store=store
+        ) from error
+
+
+def encodable(text: str) -> bool:
+    """True when ``text`` is valid UTF-8 (no lone surrogates): nothing else is ever stored."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def id_list(item_ids: list[str]) -> str:
+    """``item_ids`` as a JSON array for ``json_each``, leaving out ids that cannot exist."""
+    return json.dumps([item_id for item_id in item_ids if encodable(item_id)])

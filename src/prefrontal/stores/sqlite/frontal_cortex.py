@@ -7,7 +7,7 @@ import sqlite3
 from typing import Any
 
 from prefrontal.stores.frontal_cortex import FrontalItem, FrontalQuery
-from prefrontal.stores.sqlite.database import VISIBLE, Database, to_us
+from prefrontal.stores.sqlite.database import VISIBLE, Database, dump, to_us
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "frontal_cortex"
@@ -32,7 +32,7 @@ class SqliteFrontalCortexStore:
             item.kind.value,
             item.status.value,
             to_us(item.updated_at),
-            item.model_dump_json(),
+            dump(item, store=_STORE),
         )
 
         def run(connection: sqlite3.Connection) -> None:

@@ -28,7 +28,14 @@ from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_search import searchable_text
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.sqlite import memory_sql as sql
-from prefrontal.stores.sqlite.database import Database, from_us_or_none, to_us, to_us_or_none
+from prefrontal.stores.sqlite.database import (
+    Database,
+    dump,
+    from_us_or_none,
+    id_list,
+    to_us,
+    to_us_or_none,
+)
 from prefrontal.stores.sqlite.migrations import MEMORY_TABLES
 from prefrontal.stores.tenancy import Tenant
 
@@ -75,7 +82,7 @@ class SqliteMemoryStore:
 
         def run(connection: sqlite3.Connection) -> None:
             for item in ready:
-                row = _row(item)
+                row = _row(item, self.name)
                 connection.execute(self._sql.upsert, row)
                 if item.supersedes is not None:
                     connection.execute(self._sql.supersede, row)
@@ -85,7 +92,7 @@ class SqliteMemoryStore:
     async def get(self, tenant: Tenant, item_ids: list[str]) -> list[MemoryItem]:
         if not item_ids:
             return []
-        params = _tenant(tenant) | {"ids": json.dumps(item_ids)}
+        params = _tenant(tenant) | {"ids": id_list(item_ids)}
 
         def run(connection: sqlite3.Connection) -> list[MemoryItem]:
             found = {row[0]: _item(row[1:]) for row in connection.execute(self._sql.get, params)}
@@ -114,7 +121,7 @@ class SqliteMemoryStore:
     async def around(self, tenant: Tenant, item_ids: list[str], *, radius: int) -> list[MemoryItem]:
         if not item_ids or radius < 0:
             return []
-        params = _tenant(tenant) | {"ids": json.dumps(item_ids), "radius": radius}
+        params = _tenant(tenant) | {"ids": id_list(item_ids), "radius": radius}
         params["now"] = to_us(utc_now())
 
         def run(connection: sqlite3.Connection) -> list[MemoryItem]:
@@ -125,7 +132,7 @@ class SqliteMemoryStore:
     async def record_recall(self, tenant: Tenant, item_ids: list[str], at: datetime) -> None:
         if not item_ids:
             return
-        params = _tenant(tenant) | {"ids": json.dumps(item_ids), "at": to_us(at)}
+        params = _tenant(tenant) | {"ids": id_list(item_ids), "at": to_us(at)}
 
         def run(connection: sqlite3.Connection) -> None:
             connection.execute(self._sql.record_recall, params)
@@ -196,7 +203,7 @@ def _filters(query: MemoryQuery) -> dict[str, Any]:
     return {"now": to_us(query.now), "kinds": kinds, "limit": query.limit}
 
 
-def _row(item: MemoryItem) -> dict[str, Any]:
+def _row(item: MemoryItem, store: str) -> dict[str, Any]:
     return {
         "agent": item.agent_id,
         "item": item.item_id,
@@ -212,7 +219,7 @@ def _row(item: MemoryItem) -> dict[str, Any]:
         "last_recalled_at": to_us_or_none(item.last_recalled_at),
         "thread_id": item.thread_id,
         "position": item.position,
-        "body": item.model_dump_json(exclude=set(_DERIVED)),
+        "body": dump(item, store=store, exclude=set(_DERIVED)),
         "terms": " ".join(terms(searchable_text(item))),
         "embedding": None if item.embedding is None else to_blob(item.embedding),
     }

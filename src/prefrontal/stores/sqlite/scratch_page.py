@@ -6,7 +6,7 @@ import sqlite3
 from datetime import datetime
 
 from prefrontal.stores.scratch_page import Observation
-from prefrontal.stores.sqlite.database import VISIBLE, Database, to_us, to_us_or_none
+from prefrontal.stores.sqlite.database import VISIBLE, Database, dump, to_us, to_us_or_none
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "scratch_page"
@@ -66,7 +66,7 @@ class SqliteScratchPageStore:
             connection.execute(
                 "UPDATE scratch_entries SET resolved = 1, body = ?"
                 " WHERE agent_id = ? AND item_id = ?",
-                (resolved.model_dump_json(), tenant.agent_id, item_id),
+                (dump(resolved, store=_STORE), tenant.agent_id, item_id),
             )
             return True
 
@@ -83,5 +83,5 @@ def _row(entry: Observation) -> tuple[object, ...]:
         entry.priority,
         to_us(entry.created_at),
         to_us_or_none(entry.expires_at),
-        entry.model_dump_json(),
+        dump(entry, store=_STORE),
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from prefrontal.stores.sqlite.database import Database, to_us
+from prefrontal.stores.sqlite.database import Database, dump, to_us
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
 from prefrontal.traces.models import TurnTrace
@@ -31,7 +31,7 @@ class SqliteTraceStore:
             trace.session_id,
             trace.status.value,
             to_us(trace.started_at),
-            trace.model_dump_json(),
+            dump(trace, store=_STORE),
         )
 
         def run(connection: sqlite3.Connection) -> None:

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from prefrontal.errors import ConflictError
 from prefrontal.stores.records import utc_now
-from prefrontal.stores.sqlite.database import Database, to_us
+from prefrontal.stores.sqlite.database import Database, dump, to_us
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState
 
@@ -36,7 +36,7 @@ class SqliteWorkingMemoryStore:
 
     async def save(self, state: SessionState) -> SessionState:
         saved = state.model_copy(update={"version": state.version + 1, "updated_at": utc_now()})
-        body = saved.model_dump_json()
+        body = dump(saved, store=_STORE)
 
         def run(connection: sqlite3.Connection) -> SessionState:
             row = connection.execute(
