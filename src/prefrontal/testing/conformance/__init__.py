@@ -1,0 +1,36 @@
+"""The store conformance suite: every contract of every store Protocol, as tests.
+
+A backend author subclasses the suite of each store kind they implement and
+overrides one fixture, ``store``, returning a fresh, empty store::
+
+    from prefrontal.testing.conformance import MemoryStoreSuite
+
+    class TestMyEpisodicStore(MemoryStoreSuite):
+        @pytest.fixture
+        async def store(self, tmp_path):
+            store = MyEpisodicStore(tmp_path / "db")
+            yield store
+            await store.aclose()
+
+The suites run on anyio's pytest plugin (asyncio); they need ``pytest`` and
+``anyio``, nothing else. Every backend shipped with prefrontal passes them.
+"""
+
+from prefrontal.testing.conformance.memory import MemoryStoreSuite
+from prefrontal.testing.conformance.records import (
+    ConsciousnessStoreSuite,
+    ConversationStoreSuite,
+    FrontalCortexStoreSuite,
+    ScratchPageStoreSuite,
+)
+from prefrontal.testing.conformance.sessions import TraceStoreSuite, WorkingMemoryStoreSuite
+
+__all__ = [
+    "ConsciousnessStoreSuite",
+    "ConversationStoreSuite",
+    "FrontalCortexStoreSuite",
+    "MemoryStoreSuite",
+    "ScratchPageStoreSuite",
+    "TraceStoreSuite",
+    "WorkingMemoryStoreSuite",
+]

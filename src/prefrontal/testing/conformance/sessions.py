@@ -1,0 +1,214 @@
+"""Conformance of the working-memory and trace stores."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from prefrontal.errors import ConflictError, ItemRejectedError
+from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.traces import TraceQuery, TraceStore
+from prefrontal.stores.working_memory import SessionKey, SessionState, WorkingMemoryStore
+from prefrontal.testing.conformance.base import ALICE, BOB, STRANGER, StoreSuite, at
+from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnStatus, TurnTrace
+
+
+def key(session_id: str = "s1", tenant: Tenant = ALICE) -> SessionKey:
+    """The key of ``tenant``'s session."""
+    return SessionKey(agent_id=tenant.agent_id, user_id=tenant.user_id, session_id=session_id)
+
+
+def fresh(session: SessionKey, **state: Any) -> SessionState:
+    """A never-saved state holding ``state``."""
+    return SessionState(key=session, state=state, themes=("travel",), entities=("Lisbon",))
+
+
+class WorkingMemoryStoreSuite(StoreSuite):
+    """Every contract of :class:`~prefrontal.stores.WorkingMemoryStore`."""
+
+    async def test_unknown_session_loads_none(self, store: WorkingMemoryStore) -> None:
+        """``load`` of a session never saved is ``None``."""
+        assert await store.load(key()) is None
+
+    async def test_save_assigns_the_next_version_and_round_trips(
+        self, store: WorkingMemoryStore
+    ) -> None:
+        """The first save returns version 1, and ``load`` returns what was saved."""
+        saved = await store.save(fresh(key(), items=[{"id": "a", "tokens": 12}], note="é 東"))
+        assert saved.version == 1
+        assert await store.load(key()) == saved
+
+    async def test_save_from_the_loaded_version_succeeds(self, store: WorkingMemoryStore) -> None:
+        """Saving the state last loaded moves the version on by one."""
+        first = await store.save(fresh(key(), n=1))
+        second = await store.save(first.model_copy(update={"state": {"n": 2}}))
+        assert second.version == 2
+        loaded = await store.load(key())
+        assert loaded is not None
+        assert loaded.state == {"n": 2}
+
+    async def test_stale_save_conflicts_and_changes_nothing(
+        self, store: WorkingMemoryStore
+    ) -> None:
+        """A save from an outdated version raises ConflictError and keeps the stored state."""
+        first = await store.save(fresh(key(), n=1))
+        await store.save(first.model_copy(update={"state": {"n": 2}}))
+        with pytest.raises(ConflictError):
+            await store.save(first.model_copy(update={"state": {"lost": True}}))
+        with pytest.raises(ConflictError):
+            await store.save(fresh(key(), n=0))
+        loaded = await store.load(key())
+        assert loaded is not None
+        assert (loaded.version, loaded.state) == (2, {"n": 2})
+
+    async def test_concurrent_saves_never_lose_an_update(self, store: WorkingMemoryStore) -> None:
+        """Of many saves racing from the same version exactly one wins; the rest conflict."""
+        base = await store.save(fresh(key(), n=0))
+        outcomes: list[str] = []
+
+        async def attempt(n: int) -> None:
+            try:
+                await store.save(base.model_copy(update={"state": {"n": n}}))
+                outcomes.append("saved")
+            except ConflictError:
+                outcomes.append("conflict")
+
+        async with anyio.create_task_group() as group:
+            for n in range(8):
+                group.start_soon(attempt, n)
+        assert sorted(outcomes) == ["conflict"] * 7 + ["saved"]
+        loaded = await store.load(key())
+        assert loaded is not None
+        assert loaded.version == 2
+
+    async def test_keys_are_exact(self, store: WorkingMemoryStore) -> None:
+        """A session is loaded only by its own agent, user and session id."""
+        await store.save(fresh(key("s1"), n=1))
+        assert await store.load(key("s2")) is None
+        assert await store.load(key("s1", BOB)) is None
+        assert await store.load(key("s1", STRANGER)) is None
+
+    async def test_recent_sessions_newest_first_within_tenant(
+        self, store: WorkingMemoryStore
+    ) -> None:
+        """``recent_sessions`` lists the tenant's sessions saved since ``since``, newest first."""
+        for name in ("a", "b", "c"):
+            await store.save(fresh(key(name)))
+            await anyio.sleep(0.002)
+        await store.save(fresh(key("bobs", BOB)))
+        sessions = await store.recent_sessions(ALICE, since=at(-60 * 24 * 365), limit=10)
+        assert [s.key.session_id for s in sessions] == ["c", "b", "a"]
+        limited = await store.recent_sessions(ALICE, since=at(-60 * 24 * 365), limit=2)
+        assert [s.key.session_id for s in limited] == ["c", "b"]
+        assert await store.recent_sessions(ALICE, since=sessions[0].updated_at, limit=10) == [
+            sessions[0]
+        ]
+        assert await store.recent_sessions(STRANGER, since=at(-1e6), limit=10) == []
+
+    @pytest.mark.parametrize("limit", [0, -1])
+    async def test_recent_sessions_without_room_is_empty(
+        self, store: WorkingMemoryStore, limit: int
+    ) -> None:
+        """A limit of zero or less returns no sessions."""
+        await store.save(fresh(key("s1")))
+        await store.save(fresh(key("s2")))
+        assert await store.recent_sessions(ALICE, since=at(-1e6), limit=limit) == []
+
+    async def test_large_state_round_trips(self, store: WorkingMemoryStore) -> None:
+        """A 10 MB buffer state is saved and loaded whole."""
+        saved = await store.save(fresh(key(), blob="x" * 10_000_000))
+        loaded = await store.load(key())
+        assert loaded == saved
+
+    async def test_state_that_cannot_be_encoded_is_refused_or_kept(
+        self, store: WorkingMemoryStore
+    ) -> None:
+        """A state holding a lone surrogate is refused with ItemRejectedError or kept exactly."""
+        try:
+            saved = await store.save(fresh(key(), text="bad \ud800"))
+        except ItemRejectedError:
+            assert await store.load(key()) is None
+        else:
+            assert await store.load(key()) == saved
+
+
+def trace(turn_id: str, tenant: Tenant = ALICE, **fields: Any) -> TurnTrace:
+    """A sealed trace of one ok turn in session ``s1`` at ``T0``."""
+    fields.setdefault("session_id", "s1")
+    fields.setdefault("started_at", at(0))
+    fields.setdefault("status", TurnStatus.OK)
+    phase = PhaseRecord(
+        name="turn_context",
+        index=1,
+        status=PhaseStatus.OK,
+        started_ms=0.0,
+        duration_ms=0.4,
+        budget_ms=50.0,
+        detail={"ids": ["a", "b"], "nested": {"x": 1.5}},
+    )
+    return TurnTrace(
+        turn_id=turn_id,
+        agent_id=tenant.agent_id,
+        user_id=tenant.user_id,
+        duration_ms=12.5,
+        deadline_ms=1000.0,
+        total_budget=4000,
+        total_tokens=1234,
+        checksum="abc123",
+        ready_for_router=True,
+        phases=(phase,),
+        **fields,
+    )
+
+
+async def listed(store: TraceStore, **fields: Any) -> list[str]:
+    """The turn ids ``list`` returns."""
+    return [t.turn_id for t in await store.list(TraceQuery(**fields))]
+
+
+class TraceStoreSuite(StoreSuite):
+    """Every contract of :class:`~prefrontal.stores.TraceStore`."""
+
+    async def test_trace_round_trips_for_its_owner(self, store: TraceStore) -> None:
+        """``get`` returns the trace put, equal, to the tenant it belongs to."""
+        await store.put(trace("t1"))
+        assert await store.get(ALICE, "t1") == trace("t1")
+
+    async def test_traces_are_private_to_their_user(self, store: TraceStore) -> None:
+        """Another user or agent gets ``None`` for the trace, as for an unknown id."""
+        await store.put(trace("t1"))
+        assert await store.get(BOB, "t1") is None
+        assert await store.get(STRANGER, "t1") is None
+        assert await store.get(ALICE, "missing") is None
+        assert await store.get(ALICE, "") is None
+
+    async def test_put_replaces_a_trace(self, store: TraceStore) -> None:
+        """A trace put again under the same turn id replaces the first."""
+        await store.put(trace("t1"))
+        await store.put(trace("t1", status=TurnStatus.DEGRADED))
+        got = await store.get(ALICE, "t1")
+        assert got is not None
+        assert got.status is TurnStatus.DEGRADED
+
+    async def test_list_newest_first_and_limited(self, store: TraceStore) -> None:
+        """``list`` returns traces newest ``started_at`` first, at most ``limit``."""
+        for i in (2, 0, 1):
+            await store.put(trace(f"t{i}", started_at=at(i)))
+        assert await listed(store) == ["t2", "t1", "t0"]
+        assert await listed(store, limit=1) == ["t2"]
+
+    async def test_list_filters(self, store: TraceStore) -> None:
+        """Every filter of TraceQuery applies: agent, user, session, status and time window."""
+        await store.put(trace("a", started_at=at(0)))
+        await store.put(trace("b", BOB, started_at=at(1), session_id="s2"))
+        await store.put(trace("c", STRANGER, started_at=at(2), status=TurnStatus.DEGRADED))
+        assert await listed(store, agent_id="agent-1") == ["b", "a"]
+        assert await listed(store, user_id="alice") == ["c", "a"]
+        assert await listed(store, agent_id="agent-1", user_id="alice") == ["a"]
+        assert await listed(store, session_id="s2") == ["b"]
+        assert await listed(store, status=TurnStatus.DEGRADED) == ["c"]
+        assert await listed(store, since=at(1)) == ["c", "b"]
+        assert await listed(store, until=at(1)) == ["a"]
+        assert await listed(store, since=at(1), until=at(2)) == ["b"]
