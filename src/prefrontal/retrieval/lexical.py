@@ -108,6 +108,19 @@ def idf(n_docs: int, n_hits: int) -> float:
     return value if value > 0 else 1e-6
 
 
+K1 = 1.2
+B = 0.75
+
+
+def term_score(weight: float, tf: int, length: int, average: float) -> float:
+    """One term's BM25 contribution to a document of ``length`` terms (k1=1.2, b=0.75).
+
+    ``weight`` is the term's :func:`idf`. Every backend that scores in
+    Python calls this, so their scores agree to the last bit.
+    """
+    return weight * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
+
+
 @dataclass
 class Bm25Index:
     """An incremental BM25 index over documents keyed by id (k1=1.2, b=0.75).
@@ -115,8 +128,6 @@ class Bm25Index:
     Scores equal those of SQLite FTS5's ``bm25()`` over the same analysed text.
     """
 
-    k1: float = 1.2
-    b: float = 0.75
     _docs: dict[str, Counter[str]] = field(default_factory=dict)
     _lengths: dict[str, int] = field(default_factory=dict)
     _postings: dict[str, set[str]] = field(default_factory=dict)
@@ -160,8 +171,8 @@ class Bm25Index:
                 if allowed_set is not None and doc_id not in allowed_set:
                     continue
                 tf = self._docs[doc_id][term]
-                norm = self.k1 * (1 - self.b + self.b * self._lengths[doc_id] / average)
-                out[doc_id] = out.get(doc_id, 0.0) + weight * tf * (self.k1 + 1) / (tf + norm)
+                gain = term_score(weight, tf, self._lengths[doc_id], average)
+                out[doc_id] = out.get(doc_id, 0.0) + gain
         return out
 
 
