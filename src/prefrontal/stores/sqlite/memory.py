@@ -28,6 +28,7 @@ from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_search import searchable_text
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.sqlite import memory_sql as sql
+from prefrontal.stores.sqlite import ranking
 from prefrontal.stores.sqlite.database import (
     Database,
     dump,
@@ -41,14 +42,6 @@ from prefrontal.stores.tenancy import Tenant
 
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
 """Fields kept only as columns (they change in place), not in ``body``."""
-
-
-def match_expression(text: str) -> str | None:
-    """An FTS5 query that ORs the analysed terms of ``text``, each quoted; ``None`` if none."""
-    unique = dict.fromkeys(terms(text))
-    if not unique:
-        return None
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in unique)
 
 
 class SqliteMemoryStore:
@@ -101,22 +94,16 @@ class SqliteMemoryStore:
         return await self.database.read(run, store=self.name)
 
     async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
-        match = match_expression(query.text)
+        texts = list(dict.fromkeys(terms(query.text)))
         embedding = query.embedding
-        if embedding is None:
-            embedding = await self._query_embedding(query.text, match)
-        params = _tenant(tenant) | _filters(query) | {"match": match}
-        if embedding is not None:
-            hybrid = _Hybrid(self._sql, params, embedding, query.limit)
-            return await self.database.read(hybrid, store=self.name)
-        if match is None:
+        if embedding is None and self.embedder is not None and texts:
+            (embedding,) = await self.embedder.embed([query.text])
+        if embedding is None and not texts:
             return []
-
-        def run(connection: sqlite3.Connection) -> list[ScoredMemory]:
-            rows = connection.execute(self._sql.lexical, params).fetchall()
-            return [_scored(row[2:], -row[1], {"bm25": -row[1]}) for row in rows]
-
-        return await self.database.read(run, store=self.name)
+        search = _Search(
+            self._sql, _tenant(tenant) | _filters(query), texts, embedding, query.limit
+        )
+        return await self.database.read(search, store=self.name)
 
     async def around(self, tenant: Tenant, item_ids: list[str], *, radius: int) -> list[MemoryItem]:
         if not item_ids or radius < 0:
@@ -149,45 +136,48 @@ class SqliteMemoryStore:
             out[i] = items[i].model_copy(update={"embedding": tuple(vector)})
         return out
 
-    async def _query_embedding(self, text: str, match: str | None) -> tuple[float, ...] | None:
-        if self.embedder is None or match is None:
-            return None
-        (vector,) = await self.embedder.embed([text])
-        return tuple(vector)
 
+class _Search:
+    """One search, run in a worker thread inside one read transaction.
 
-class _Hybrid:
-    """The hybrid search, run in a worker thread: BM25 and cosine over every live item."""
+    Lexical only: exact BM25 top-k by :func:`ranking.scores`. With an
+    embedding: BM25 of every match and cosine of every live item with a
+    vector, max-normalised and summed (:func:`~prefrontal.retrieval.fusion.fuse`).
+    """
 
     def __init__(
         self,
         statements: sql.Statements,
         params: dict[str, Any],
-        embedding: Sequence[float],
+        texts: list[str],
+        embedding: Sequence[float] | None,
         limit: int,
     ) -> None:
-        self.statements, self.params = statements, params
+        self.statements, self.params, self.texts = statements, params, texts
         self.embedding, self.limit = embedding, limit
 
     def __call__(self, connection: sqlite3.Connection) -> list[ScoredMemory]:
-        signals = {"bm25": self._bm25(connection), "vector": self._vector(connection)}
-        best = [(key, score) for key, score in top(fuse(signals, {}), self.limit) if score > 0]
+        signals = {"bm25": self._bm25(connection)}
+        if self.embedding is not None:
+            signals["vector"] = self._vector(connection, self.embedding)
+        fused = fuse(signals, {}) if len(signals) > 1 else signals["bm25"]
+        best = [(key, value) for key, value in top(fused, self.limit) if value > 0]
         if not best:
             return []
         params = self.params | {"ids": json.dumps([key for key, _ in best])}
         rows = {row[0]: row[1:] for row in connection.execute(self.statements.get, params)}
-        return [_scored(rows[key], score, _signals_of(key, signals)) for key, score in best]
+        return [_scored(rows[key], value, _signals_of(key, signals)) for key, value in best]
 
     def _bm25(self, connection: sqlite3.Connection) -> dict[str, float]:
-        if self.params["match"] is None:
-            return {}
-        rows = connection.execute(self.statements.lexical_all, self.params)
-        return {item_id: -rank for item_id, rank in rows}
+        limit = self.limit if self.embedding is None else None
+        return ranking.scores(connection, self.statements, self.params, self.texts, limit)
 
-    def _vector(self, connection: sqlite3.Connection) -> dict[str, float]:
+    def _vector(
+        self, connection: sqlite3.Connection, embedding: Sequence[float]
+    ) -> dict[str, float]:
         rows = connection.execute(self.statements.vectors, self.params).fetchall()
-        scores = cosines(self.embedding, [blob for _, blob in rows])
-        return {item_id: max(score, 0.0) for (item_id, _), score in zip(rows, scores, strict=True)}
+        values = cosines(embedding, [blob for _, blob in rows])
+        return {item_id: max(v, 0.0) for (item_id, _), v in zip(rows, values, strict=True)}
 
 
 def _signals_of(key: str, signals: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
@@ -200,10 +190,11 @@ def _tenant(tenant: Tenant) -> dict[str, Any]:
 
 def _filters(query: MemoryQuery) -> dict[str, Any]:
     kinds = None if query.kinds is None else json.dumps([kind.value for kind in query.kinds])
-    return {"now": to_us(query.now), "kinds": kinds, "limit": query.limit}
+    return {"now": to_us(query.now), "kinds": kinds}
 
 
 def _row(item: MemoryItem, store: str) -> dict[str, Any]:
+    analysed = terms(searchable_text(item))
     return {
         "agent": item.agent_id,
         "item": item.item_id,
@@ -220,7 +211,8 @@ def _row(item: MemoryItem, store: str) -> dict[str, Any]:
         "thread_id": item.thread_id,
         "position": item.position,
         "body": dump(item, store=store, exclude=set(_DERIVED)),
-        "terms": " ".join(terms(searchable_text(item))),
+        "terms": " ".join(analysed),
+        "length": len(analysed),
         "embedding": None if item.embedding is None else to_blob(item.embedding),
     }
 

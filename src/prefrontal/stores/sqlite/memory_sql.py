@@ -19,10 +19,10 @@ class Statements:
         self.upsert = f"""
             INSERT INTO {items} (agent_id, item_id, user_id, scope, kind, importance,
                 created_at, valid_until, superseded_by, recall_count, last_recalled_at,
-                thread_id, position, body, terms, embedding)
+                thread_id, position, body, terms, length, embedding)
             VALUES (:agent, :item, :user, :scope, :kind, :importance, :created_at,
                 :valid_until, :superseded_by, :recall_count, :last_recalled_at,
-                :thread_id, :position, :body, :terms, :embedding)
+                :thread_id, :position, :body, :terms, :length, :embedding)
             ON CONFLICT (agent_id, item_id) DO UPDATE SET
                 user_id = excluded.user_id, scope = excluded.scope, kind = excluded.kind,
                 importance = excluded.importance, created_at = excluded.created_at,
@@ -31,7 +31,8 @@ class Statements:
                 recall_count = excluded.recall_count,
                 last_recalled_at = excluded.last_recalled_at,
                 thread_id = excluded.thread_id, position = excluded.position,
-                body = excluded.body, terms = excluded.terms, embedding = excluded.embedding"""
+                body = excluded.body, terms = excluded.terms, length = excluded.length,
+                embedding = excluded.embedding"""
         self.supersede = f"""
             UPDATE {items} SET superseded_by = :item
             WHERE agent_id = :agent AND item_id = :supersedes AND user_id = :user
@@ -39,16 +40,14 @@ class Statements:
         self.get = f"""
             SELECT m.item_id, {_ITEM} FROM {items} AS m
             WHERE {_VISIBLE} AND m.item_id IN {_IDS}"""
-        matches = f"""
-            SELECT m.rowid AS rid, m.item_id AS item_id, bm25({fts}) AS rank
-            FROM {fts} JOIN {items} AS m ON m.rowid = {fts}.rowid
+        self.stats = f"SELECT docs, tokens FROM {name}_stats"
+        self.term_stats = f"""
+            SELECT term, df, max_tf, min_length FROM {name}_terms
+            WHERE term IN (SELECT value FROM json_each(:terms))"""
+        self.postings = f"""
+            SELECT m.item_id, m.terms, m.length
+            FROM {fts} CROSS JOIN {items} AS m ON m.rowid = {fts}.rowid
             WHERE {fts} MATCH :match AND {_VISIBLE} AND {_LIVE} AND {_KINDS}"""
-        self.lexical_all = f"SELECT item_id, rank FROM ({matches})"
-        self.lexical = f"""
-            SELECT best.item_id, best.rank, {_ITEM}
-            FROM ({matches} ORDER BY rank, item_id LIMIT :limit) AS best
-            JOIN {items} AS m ON m.rowid = best.rid
-            ORDER BY best.rank, best.item_id"""
         self.vectors = f"""
             SELECT m.item_id, m.embedding FROM {items} AS m
             WHERE {_VISIBLE} AND {_LIVE} AND {_KINDS} AND m.embedding IS NOT NULL"""

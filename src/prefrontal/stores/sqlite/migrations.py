@@ -9,8 +9,11 @@ Layout: every table keeps the columns it filters, orders or updates in place
 as columns, and the rest of the record as JSON in ``body``. Times are integer
 microseconds since the epoch (UTC). Episodic and semantic memory have a table
 each, with an external-content FTS5 index over ``terms`` (the text as
-:func:`prefrontal.retrieval.lexical.terms` analyses it), kept in step by
-triggers.
+:func:`prefrontal.retrieval.lexical.terms` analyses it, space-separated) and
+the BM25 statistics (document count, total length, and per term its
+document frequency, largest frequency and shortest document), all kept in
+step by triggers. ``max_tf`` and ``min_length`` only ever widen: they bound
+a term's best possible score, which is all search needs them for.
 """
 
 from __future__ import annotations
@@ -32,8 +35,32 @@ class Migration:
     statements: tuple[str, ...]
 
 
+def _term_list(terms: str) -> str:
+    """SQL turning a space-separated ``terms`` column into a JSON array for ``json_each``.
+
+    Safe because analysed terms are letters and digits only: never a quote,
+    a backslash or a space inside a term.
+    """
+    array = f"""'["' || replace({terms}, ' ', '","') || '"]'"""
+    return f"(CASE WHEN {terms} = '' THEN '[]' ELSE {array} END)"
+
+
 def _memory_schema(name: str) -> tuple[str, ...]:
-    items, fts = f"{name}_items", f"{name}_fts"
+    items, fts, stats, vocab = f"{name}_items", f"{name}_fts", f"{name}_stats", f"{name}_terms"
+    index_new = f"""
+        INSERT INTO {fts} (rowid, terms) VALUES (new.rowid, new.terms);
+        UPDATE {stats} SET docs = docs + 1, tokens = tokens + new.length;
+        INSERT INTO {vocab} (term, df, max_tf, min_length)
+            SELECT value, 1, count(*), new.length FROM json_each({_term_list("new.terms")})
+            WHERE true GROUP BY value
+            ON CONFLICT (term) DO UPDATE SET df = df + 1,
+                max_tf = max(max_tf, excluded.max_tf),
+                min_length = min(min_length, excluded.min_length);"""
+    unindex_old = f"""
+        INSERT INTO {fts} ({fts}, rowid, terms) VALUES ('delete', old.rowid, old.terms);
+        UPDATE {stats} SET docs = docs - 1, tokens = tokens - old.length;
+        UPDATE {vocab} SET df = df - 1
+            WHERE term IN (SELECT value FROM json_each({_term_list("old.terms")}));"""
     return (
         f"""CREATE TABLE {items} (
             rowid INTEGER PRIMARY KEY,
@@ -52,6 +79,7 @@ def _memory_schema(name: str) -> tuple[str, ...]:
             position INTEGER,
             body TEXT NOT NULL,
             terms TEXT NOT NULL,
+            length INTEGER NOT NULL,
             embedding BLOB,
             UNIQUE (agent_id, item_id)
         )""",
@@ -61,16 +89,22 @@ def _memory_schema(name: str) -> tuple[str, ...]:
             terms, content='{items}', content_rowid='rowid',
             tokenize='unicode61 remove_diacritics 0'
         )""",
-        f"""CREATE TRIGGER {name}_fts_insert AFTER INSERT ON {items} BEGIN
-            INSERT INTO {fts} (rowid, terms) VALUES (new.rowid, new.terms);
-        END""",
-        f"""CREATE TRIGGER {name}_fts_delete AFTER DELETE ON {items} BEGIN
-            INSERT INTO {fts} ({fts}, rowid, terms) VALUES ('delete', old.rowid, old.terms);
-        END""",
-        f"""CREATE TRIGGER {name}_fts_update AFTER UPDATE OF terms ON {items} BEGIN
-            INSERT INTO {fts} ({fts}, rowid, terms) VALUES ('delete', old.rowid, old.terms);
-            INSERT INTO {fts} (rowid, terms) VALUES (new.rowid, new.terms);
-        END""",
+        f"""CREATE TABLE {stats} (
+            id INTEGER PRIMARY KEY CHECK (id = 0),
+            docs INTEGER NOT NULL,
+            tokens INTEGER NOT NULL
+        )""",
+        f"INSERT INTO {stats} (id, docs, tokens) VALUES (0, 0, 0)",
+        f"""CREATE TABLE {vocab} (
+            term TEXT PRIMARY KEY,
+            df INTEGER NOT NULL,
+            max_tf INTEGER NOT NULL,
+            min_length INTEGER NOT NULL
+        ) WITHOUT ROWID""",
+        f"CREATE TRIGGER {name}_index_insert AFTER INSERT ON {items} BEGIN {index_new} END",
+        f"CREATE TRIGGER {name}_index_delete AFTER DELETE ON {items} BEGIN {unindex_old} END",
+        f"""CREATE TRIGGER {name}_index_update AFTER UPDATE OF terms, length ON {items}
+            BEGIN {unindex_old} {index_new} END""",
     )
 
 
