@@ -6,7 +6,14 @@ import sqlite3
 from datetime import datetime
 
 from prefrontal.stores.scratch_page import Observation
-from prefrontal.stores.sqlite.database import VISIBLE, Database, dump, to_us, to_us_or_none
+from prefrontal.stores.sqlite.database import (
+    VISIBLE,
+    Database,
+    dump,
+    encodable,
+    to_us,
+    to_us_or_none,
+)
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "scratch_page"
@@ -54,6 +61,8 @@ class SqliteScratchPageStore:
         return await self.database.read(run, store=_STORE)
 
     async def resolve(self, tenant: Tenant, item_id: str) -> bool:
+        if not encodable(item_id):
+            return False
         params = {"agent": tenant.agent_id, "user": tenant.user_id, "item": item_id}
 
         def run(connection: sqlite3.Connection) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from prefrontal.stores.sqlite.database import Database, dump, to_us
+from prefrontal.stores.sqlite.database import Database, dump, encodable, to_us
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
 from prefrontal.traces.models import TurnTrace
@@ -44,6 +44,8 @@ class SqliteTraceStore:
         await self.database.write(run, store=_STORE)
 
     async def get(self, tenant: Tenant, turn_id: str) -> TurnTrace | None:
+        if not encodable(turn_id):
+            return None
         params = (turn_id, tenant.agent_id, tenant.user_id)
 
         def run(connection: sqlite3.Connection) -> TurnTrace | None:
