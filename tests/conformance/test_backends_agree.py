@@ -1,0 +1,95 @@
+"""The in-memory and SQLite memory stores give the same results for the same data."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from prefrontal.retrieval.embedder import HashingEmbedder
+from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
+from prefrontal.stores.memory import InMemoryMemoryStore
+from prefrontal.stores.memory_search import searchable_text
+from prefrontal.stores.sqlite import Database, SqliteMemoryStore
+from prefrontal.stores.tenancy import Tenant
+from prefrontal.testing.synthetic import memories, questions
+
+pytestmark = pytest.mark.anyio
+
+ALICE = Tenant(agent_id="agent-1", user_id="alice")
+BOB = Tenant(agent_id="agent-1", user_id="bob")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def corpus() -> list[MemoryItem]:
+    """Two users' memories, with expired items and superseded versions among them."""
+    items = [*memories(1_500, tenant=ALICE), *memories(500, tenant=BOB, seed=3, prefix="b")]
+    start = items[0].created_at
+    for i in range(0, len(items), 7):
+        items[i] = items[i].model_copy(update={"valid_until": start})
+    newer = [
+        items[i].model_copy(
+            update={"item_id": f"{items[i].item_id}-v2", "supersedes": items[i].item_id}
+        )
+        for i in range(3, len(items), 11)
+    ]
+    return items + newer
+
+
+@pytest.fixture
+async def both(tmp_path: Path) -> AsyncIterator[tuple[InMemoryMemoryStore, SqliteMemoryStore]]:
+    database = Database(tmp_path / "agree.db")
+    memory, sqlite = InMemoryMemoryStore(), SqliteMemoryStore(database)
+    items = corpus()
+    await memory.put_many(items)
+    await sqlite.put_many(items)
+    yield memory, sqlite
+    await database.aclose()
+
+
+def ranked(hits: list[ScoredMemory]) -> list[str]:
+    return [hit.item.item_id for hit in hits]
+
+
+async def test_lexical_search_ranks_alike(
+    both: tuple[InMemoryMemoryStore, SqliteMemoryStore],
+) -> None:
+    """For every question and user, both backends return the same items, in order, same scores."""
+    memory, sqlite = both
+    for text in questions(60):
+        for tenant, limit in ((ALICE, 10), (BOB, 3), (ALICE, 50)):
+            query = MemoryQuery(text=text, limit=limit)
+            expected, got = await memory.search(tenant, query), await sqlite.search(tenant, query)
+            assert ranked(got) == ranked(expected), text
+            assert [h.score for h in got] == pytest.approx([h.score for h in expected], rel=1e-9)
+            assert [h.item for h in got] == [h.item for h in expected]
+
+
+async def test_hybrid_search_ranks_alike(tmp_path: Path) -> None:
+    """With the same vectors, fused BM25 and cosine rank the same items first in both."""
+    embedder = HashingEmbedder(64)
+    items = list(memories(400, tenant=ALICE))
+    vectors = await embedder.embed([searchable_text(item) for item in items])
+    as_stored = [tuple(np.asarray(v, dtype=np.float32).tolist()) for v in vectors]
+    items = [
+        item.model_copy(update={"embedding": v}) for item, v in zip(items, as_stored, strict=True)
+    ]
+    database = Database(tmp_path / "hybrid.db")
+    memory, sqlite = InMemoryMemoryStore(), SqliteMemoryStore(database)
+    await memory.put_many(items)
+    await sqlite.put_many(items)
+    try:
+        for text in questions(20):
+            (vector,) = await embedder.embed([text])
+            query = MemoryQuery(text=text, limit=10, embedding=vector)
+            expected, got = await memory.search(ALICE, query), await sqlite.search(ALICE, query)
+            assert ranked(got) == ranked(expected), text
+            assert [h.score for h in got] == pytest.approx([h.score for h in expected], rel=1e-6)
+    finally:
+        await database.aclose()

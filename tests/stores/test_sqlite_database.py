@@ -1,0 +1,147 @@
+"""The SQLite database layer: file, WAL, migrations, error mapping, lifecycle."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from prefrontal.errors import ConfigurationError, StoreError, TransientStoreError
+from prefrontal.retrieval.embedder import HashingEmbedder
+from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant
+from prefrontal.stores.sqlite import Database, SqliteMemoryStore
+from prefrontal.stores.sqlite.migrations import LATEST, Migration, migrate, schema_version
+
+pytestmark = pytest.mark.anyio
+ALICE = Tenant(agent_id="agent-1", user_id="alice")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def item(item_id: str, content: str) -> MemoryItem:
+    return MemoryItem(item_id=item_id, agent_id="agent-1", user_id="alice", content=content)
+
+
+async def test_first_use_creates_the_file_in_wal_mode_at_the_latest_schema(
+    tmp_path: Path,
+) -> None:
+    """The file and its directories appear on first use, in WAL mode, fully migrated."""
+    path = tmp_path / "deep" / "dir" / "memory.db"
+    database = Database(path)
+    assert not path.exists()
+    await SqliteMemoryStore(database).put(item("a", "hello"))
+    await database.aclose()
+    connection = sqlite3.connect(path)
+    assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert schema_version(connection) == LATEST
+    assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+async def test_what_one_process_stored_the_next_one_reads(tmp_path: Path) -> None:
+    """Closing and reopening the file keeps every store's data."""
+    first = Stores.sqlite(tmp_path / "m.db")
+    await first.episodic.put(item("a", "the red bicycle"))
+    await first.aclose()
+    second = Stores.sqlite(tmp_path / "m.db")
+    hits = await second.episodic.search(ALICE, MemoryQuery(text="bicycle"))
+    await second.aclose()
+    assert [hit.item.item_id for hit in hits] == ["a"]
+
+
+def test_migrations_apply_in_order_once() -> None:
+    """Forward migrations run once each, in order, and record the version."""
+    connection = sqlite3.connect(":memory:", isolation_level=None)
+    steps = (
+        Migration(1, "t", ("CREATE TABLE t (x)",)),
+        Migration(2, "u", ("CREATE TABLE u (y)",)),
+    )
+    assert migrate(connection, steps[:1]) == 1
+    assert migrate(connection, steps) == 2
+    assert migrate(connection, steps) == 2
+
+
+def test_a_database_newer_than_the_code_is_refused() -> None:
+    """A schema version above the latest known raises instead of guessing."""
+    connection = sqlite3.connect(":memory:", isolation_level=None)
+    connection.execute(f"PRAGMA user_version = {LATEST + 1}")
+    with pytest.raises(StoreError, match="newer"):
+        migrate(connection)
+
+
+async def test_a_held_write_lock_is_a_transient_error(tmp_path: Path) -> None:
+    """A write lock held past the busy timeout makes writes raise TransientStoreError."""
+    path = tmp_path / "busy.db"
+    database = Database(path, busy_timeout_ms=50)
+    store = SqliteMemoryStore(database)
+    await store.put(item("a", "first"))
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(TransientStoreError) as raised:
+            await store.put(item("b", "second"))
+        assert raised.value.store == "episodic"
+        assert [i.item_id for i in await store.get(ALICE, ["a", "b"])] == ["a"]
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    await store.put(item("b", "second"))
+    await database.aclose()
+
+
+async def test_closed_database_raises_store_error(tmp_path: Path) -> None:
+    """After aclose, calls raise StoreError; closing twice is harmless."""
+    database = Database(tmp_path / "c.db")
+    store = SqliteMemoryStore(database)
+    await store.put(item("a", "x"))
+    await database.aclose()
+    await database.aclose()
+    with pytest.raises(StoreError, match="closed"):
+        await store.get(ALICE, ["a"])
+
+
+@pytest.mark.parametrize("path", ["", ":memory:", "file:x?mode=memory"])
+def test_a_file_path_is_required(path: str) -> None:
+    """An in-memory database is refused at construction."""
+    with pytest.raises(ConfigurationError):
+        Database(path)
+
+
+def test_unknown_memory_table_is_refused(tmp_path: Path) -> None:
+    """A memory store name other than episodic or semantic is refused at construction."""
+    with pytest.raises(ConfigurationError):
+        SqliteMemoryStore(Database(tmp_path / "x.db"), "procedural")
+
+
+async def test_embedder_embeds_items_and_queries(tmp_path: Path) -> None:
+    """With an embedder, items get vectors when written and queries fuse vector similarity."""
+    stores = Stores.sqlite(tmp_path / "e.db", embedder=HashingEmbedder(32))
+    await stores.episodic.put(item("a", "booked the dentist appointment"))
+    (stored,) = await stores.episodic.get(ALICE, ["a"])
+    hits = await stores.episodic.search(ALICE, MemoryQuery(text="dentist"))
+    await stores.aclose()
+    assert stored.embedding is not None
+    assert len(stored.embedding) == 32
+    assert hits[0].signals.keys() == {"bm25", "vector"}
+
+
+async def test_index_stays_consistent_through_replacements(tmp_path: Path) -> None:
+    """Replacing, superseding and recalling items leaves FTS5 and the statistics consistent."""
+    database = Database(tmp_path / "i.db")
+    store = SqliteMemoryStore(database)
+    for round_ in range(3):
+        await store.put_many([item(f"i{n}", f"note {n} round {round_} apples") for n in range(50)])
+    await store.record_recall(ALICE, ["i1", "i2"], item("x", "x").created_at)
+    await database.aclose()
+    connection = sqlite3.connect(tmp_path / "i.db")
+    connection.execute("INSERT INTO episodic_fts (episodic_fts) VALUES ('integrity-check')")
+    docs, tokens = connection.execute("SELECT docs, tokens FROM episodic_stats").fetchone()
+    assert (docs, tokens) == connection.execute(
+        "SELECT count(*), sum(length) FROM episodic_items"
+    ).fetchone()
+    assert connection.execute("SELECT df FROM episodic_terms WHERE term = 'appl'").fetchone() == (
+        50,
+    )
