@@ -165,6 +165,7 @@ _INITIAL = (
     "CREATE INDEX wm_by_update ON wm_sessions (agent_id, user_id, updated_at)",
     """CREATE TABLE traces (
         turn_id TEXT PRIMARY KEY,
+        parent_turn_id TEXT,
         agent_id TEXT NOT NULL,
         user_id TEXT NOT NULL,
         session_id TEXT NOT NULL,
@@ -174,6 +175,7 @@ _INITIAL = (
     )""",
     "CREATE INDEX traces_by_start ON traces (started_at)",
     "CREATE INDEX traces_by_owner ON traces (agent_id, user_id, started_at)",
+    "CREATE INDEX traces_by_parent ON traces (parent_turn_id) WHERE parent_turn_id IS NOT NULL",
     *(statement for name in MEMORY_TABLES for statement in _memory_schema(name)),
 )
 

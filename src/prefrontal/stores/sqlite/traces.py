@@ -26,6 +26,7 @@ class SqliteTraceStore:
     async def put(self, trace: TurnTrace) -> None:
         row = (
             trace.turn_id,
+            trace.parent_turn_id,
             trace.agent_id,
             trace.user_id,
             trace.session_id,
@@ -36,8 +37,8 @@ class SqliteTraceStore:
 
         def run(connection: sqlite3.Connection) -> None:
             connection.execute(
-                "INSERT OR REPLACE INTO traces (turn_id, agent_id, user_id, session_id,"
-                " status, started_at, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO traces (turn_id, parent_turn_id, agent_id, user_id,"
+                " session_id, status, started_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
 
@@ -69,6 +70,8 @@ class SqliteTraceStore:
 
 def _select(query: TraceQuery) -> tuple[str, dict[str, Any]]:
     filters = {
+        "turn_id = :turn_id": query.turn_id,
+        "parent_turn_id = :parent_turn_id": query.parent_turn_id,
         "agent_id = :agent_id": query.agent_id,
         "user_id = :user_id": query.user_id,
         "session_id = :session_id": query.session_id,

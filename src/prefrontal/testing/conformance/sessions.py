@@ -212,3 +212,14 @@ class TraceStoreSuite(StoreSuite):
         assert await listed(store, since=at(1)) == ["c", "b"]
         assert await listed(store, until=at(1)) == ["a"]
         assert await listed(store, since=at(1), until=at(2)) == ["b"]
+
+    async def test_list_by_turn_and_parent(self, store: TraceStore) -> None:
+        """``turn_id`` finds one turn whoever owns it; ``parent_turn_id`` lists its followers."""
+        await store.put(trace("root", started_at=at(0)))
+        await store.put(trace("child-1", started_at=at(1), parent_turn_id="root"))
+        await store.put(trace("child-2", BOB, started_at=at(2), parent_turn_id="root"))
+        await store.put(trace("grandchild", started_at=at(3), parent_turn_id="child-1"))
+        assert await listed(store, turn_id="child-2") == ["child-2"]
+        assert await listed(store, parent_turn_id="root") == ["child-2", "child-1"]
+        assert await listed(store, parent_turn_id="root", user_id="alice") == ["child-1"]
+        assert await listed(store, turn_id="missing") == []
