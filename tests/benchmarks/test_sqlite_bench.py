@@ -1,0 +1,124 @@
+"""SQLite store benchmarks at 1,000, 10,000 and 100,000 episodic items.
+
+Run with ``make bench`` or
+``pytest tests/benchmarks/test_sqlite_bench.py --benchmark-only``. Each
+database is built once per module with bulk ``put_many`` from the
+deterministic synthetic corpus (:mod:`prefrontal.testing.synthetic`), owned
+by the demo agent and user so that a whole turn searches all of it.
+Figures are reported, not asserted. Every call goes through one blocking
+portal; ``test_turn_bench.py::test_portal_call_cost`` measures its cost.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from prefrontal import Orchestrator, TurnRequest
+from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT, seed
+from prefrontal.stores import MemoryQuery, Stores, Tenant
+from prefrontal.testing.synthetic import memories, questions
+
+SIZES = (1_000, 10_000, 100_000)
+TENANT = Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
+WARM_UP_WRITES = 1_500
+"""Enough single writes to fill the WAL once, so adds are measured in steady state."""
+
+
+@pytest.fixture(scope="module")
+def portal() -> Iterator[BlockingPortal]:
+    with start_blocking_portal(backend="asyncio") as portal:
+        yield portal
+
+
+@pytest.fixture(scope="module")
+def databases(
+    portal: BlockingPortal, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[int, Stores]]:
+    """One SQLite file per size, filled in bulk, with the demo agent seeded."""
+    root = tmp_path_factory.mktemp("sqlite-bench")
+    built = {size: portal.call(_build, root / f"bench-{size}.db", size) for size in SIZES}
+    yield built
+    for stores in built.values():
+        portal.call(stores.aclose)
+
+
+async def _build(path: Path, size: int) -> Stores:
+    stores = Stores.sqlite(path)
+    items = memories(size, tenant=TENANT)
+    while batch := list(itertools.islice(items, 5_000)):
+        await stores.episodic.put_many(batch)
+    await seed(stores)
+    return stores
+
+
+def _file_bytes(path: Path) -> tuple[int, int]:
+    """The file's size after a checkpoint, and how many episodic items it holds."""
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    (count,) = connection.execute("SELECT count(*) FROM episodic_items").fetchone()
+    connection.close()
+    size = sum(os.path.getsize(p) for p in (path, Path(f"{path}-wal")) if p.exists())
+    return size, count
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_add(benchmark, portal: BlockingPortal, databases: dict[int, Stores], size: int) -> None:  # type: ignore[no-untyped-def]
+    """One durable single-item put (synchronous=FULL, fsync on commit) into a store of ``size``."""
+    store = databases[size].episodic
+    fresh = memories(10**6, tenant=TENANT, seed=size + 1, prefix=f"add{size}-")
+    for item in itertools.islice(fresh, WARM_UP_WRITES):
+        portal.call(store.put, item)
+    benchmark.pedantic(lambda: portal.call(store.put, next(fresh)), rounds=500, iterations=1)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_search_top10(
+    benchmark, portal: BlockingPortal, databases: dict[int, Stores], size: int
+) -> None:  # type: ignore[no-untyped-def]
+    """Lexical top-10 search for a user's question (200 different ones, round robin)."""
+    store = databases[size].episodic
+    asked = itertools.cycle([MemoryQuery(text=q, limit=10) for q in questions(200)])
+    for _ in range(50):
+        portal.call(store.search, TENANT, next(asked))
+    hits = benchmark.pedantic(
+        lambda: portal.call(store.search, TENANT, next(asked)), rounds=600, iterations=1
+    )
+    assert hits
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_bytes_on_disk(benchmark, databases: dict[int, Stores], size: int) -> None:  # type: ignore[no-untyped-def]
+    """Bytes of the whole database file per 1,000 episodic items (after a WAL checkpoint)."""
+    path = databases[size].episodic.database.path  # type: ignore[attr-defined]
+    total, count = benchmark.pedantic(_file_bytes, args=(path,), rounds=1, iterations=1)
+    per_thousand = total / count * 1_000
+    benchmark.extra_info.update(bytes_total=total, bytes_per_1000_items=round(per_thousand))
+    print(f"\n{size} items: {total / 1e6:.1f} MB on disk, {per_thousand / 1e3:.0f} kB per 1,000")
+
+
+def test_whole_turn_on_100k(
+    benchmark, portal: BlockingPortal, databases: dict[int, Stores]
+) -> None:  # type: ignore[no-untyped-def]
+    """One whole turn (all eleven phases, trace written) on the 100,000-item SQLite store."""
+    orchestrator = Orchestrator(databases[100_000])
+    sessions = (f"{DEMO_SESSION}-{n}" for n in itertools.count())
+
+    def turn() -> bool:
+        request = TurnRequest(
+            agent_id=DEMO_AGENT,
+            user_id=DEMO_USER,
+            session_id=next(sessions),
+            user_input=SAMPLE_INPUT,
+        )
+        return portal.call(orchestrator.start_turn, request).ready_for_router
+
+    for _ in range(5):
+        turn()
+    assert benchmark.pedantic(turn, rounds=30, iterations=1)
