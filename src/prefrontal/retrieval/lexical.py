@@ -94,8 +94,13 @@ def stem(word: str) -> str:
 
 
 def terms(text: str) -> list[str]:
-    """The index terms of ``text``: lower-cased, stop words out, stemmed."""
-    return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
+    """The index terms of ``text``: lower-cased, stop words out, stemmed, never empty.
+
+    The Porter stemmer reduces a lone ``s`` (as in "provider's") to nothing;
+    such empty stems are dropped.
+    """
+    stems = (stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS)
+    return [s for s in stems if s]
 
 
 def idf(n_docs: int, n_hits: int) -> float:
