@@ -36,6 +36,11 @@ class Term:
     weight: float
     bound: float
 
+    @property
+    def needle(self) -> str:
+        """The term with a space either side, as it appears in padded terms text."""
+        return f" {self.text} "
+
 
 @dataclass(frozen=True)
 class Corpus:
@@ -71,15 +76,17 @@ def _term(corpus: Corpus, text: str, df: int, max_tf: int, min_length: int) -> T
     return Term(text=text, weight=weight, bound=bound)
 
 
-def score(terms_text: str, length: int, query: list[Term], corpus: Corpus) -> float:
-    """The BM25 score of a document (its space-separated terms) for the query terms."""
-    counts = dict.fromkeys((term.text for term in query), 0)
-    for token in terms_text.split(" "):
-        if token in counts:
-            counts[token] += 1
+def score(terms_text: str, length: int, query: list[tuple[Term, str]], corpus: Corpus) -> float:
+    """The BM25 score of a document (its space-separated terms) for the query terms.
+
+    ``query`` pairs each term with its :attr:`Term.needle`.
+    """
+    padded = f" {terms_text} "
     total = 0.0
-    for term in query:
-        tf = counts[term.text]
+    for term, needle in query:
+        tf = padded.count(needle)
+        if tf and f"{needle}{term.text} " in padded:
+            tf = padded.split(" ").count(term.text)
         if tf:
             total += term_score(term.weight, tf, length, corpus.average)
     return total
@@ -98,18 +105,29 @@ def scores(
     ``limit``, ties broken by id as the in-memory store breaks them.
     """
     corpus, terms = query_terms(connection, statements, texts)
+    needles = [(term, term.needle) for term in terms]
     found: dict[str, float] = {}
     best: list[float] = []
     remaining = sum(term.bound for term in terms)
     for term in terms:
-        if limit is not None and len(best) >= limit and remaining * _MARGIN < best[0]:
+        if _settled(best, limit, remaining):
             break
-        remaining -= term.bound
+        ceiling, remaining = remaining, remaining - term.bound
         for item_id, terms_text, length in _postings(connection, statements, params, term):
             if item_id not in found:
-                found[item_id] = score(terms_text, length, terms, corpus)
-                _keep(best, found[item_id], limit)
+                found[item_id] = score(terms_text, length, needles, corpus)
+                if _keep(best, found[item_id], limit) and _settled(best, limit, ceiling):
+                    break
     return found
+
+
+def _settled(best: list[float], limit: int | None, ceiling: float) -> bool:
+    """True when an item not seen yet, scoring at most ``ceiling``, cannot enter the top k.
+
+    Within a term's postings the ceiling of a new item is the sum of the bounds
+    of that term and those after it, so the scan may stop there too.
+    """
+    return limit is not None and len(best) >= limit and ceiling * _MARGIN < best[0]
 
 
 def _postings(
@@ -118,11 +136,14 @@ def _postings(
     return connection.execute(statements.postings, {**params, "match": quoted(term.text)})
 
 
-def _keep(best: list[float], value: float, limit: int | None) -> None:
-    """Keep the ``limit`` largest scores in a min-heap: ``best[0]`` is the k-th."""
+def _keep(best: list[float], value: float, limit: int | None) -> bool:
+    """Keep the ``limit`` largest scores in a min-heap (``best[0]`` is the k-th); True if kept."""
     if limit is None:
-        return
+        return False
     if len(best) < limit:
         heapq.heappush(best, value)
-    elif value > best[0]:
+        return True
+    if value > best[0]:
         heapq.heapreplace(best, value)
+        return True
+    return False
