@@ -7,6 +7,10 @@ keeps ``database is locked`` for other processes). Reads use a bounded pool
 of read-only connections; in WAL mode they never wait for the writer and see
 every write that has returned.
 
+Reads map up to 256 MB of the file into memory (``mmap_size``): the pages
+live once, in the operating system's cache, shared by every connection,
+instead of being copied into each connection's page cache.
+
 Durability: ``synchronous=FULL`` by default, so a write that returned has been
 synced to disk (WAL mode, one fsync per transaction). ``synchronous="NORMAL"``
 still survives a killed process but may lose the last writes on power loss.
@@ -164,6 +168,7 @@ class Database:
             "foreign_keys = ON",
             "temp_store = MEMORY",
             "cache_size = -16000",
+            "mmap_size = 268435456",
         ):
             connection.execute(f"PRAGMA {pragma}")
         return connection
