@@ -18,7 +18,8 @@ from functools import lru_cache
 
 import snowballstemmer
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+WORD = re.compile(r"[^\W_]+", re.UNICODE)
+"""A run of letters and digits: what the analyser calls a word."""
 _STEMMER = snowballstemmer.stemmer("porter")
 
 STOP_WORDS = frozenset(
@@ -99,7 +100,7 @@ def terms(text: str) -> list[str]:
     The Porter stemmer reduces a lone ``s`` (as in "provider's") to nothing;
     such empty stems are dropped.
     """
-    stems = (stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS)
+    stems = (stem(w) for w in WORD.findall(text.lower()) if w not in STOP_WORDS)
     return [s for s in stems if s]
 
 

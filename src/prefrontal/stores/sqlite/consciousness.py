@@ -31,9 +31,8 @@ class SqliteConsciousnessStore:
         return await self.database.read(run, store=_STORE)
 
     async def put_profile(self, profile: AgentProfile) -> None:
-        body = dump(profile, store=_STORE)
-
         def run(connection: sqlite3.Connection) -> None:
+            body = dump(profile, store=_STORE)
             connection.execute(
                 "INSERT INTO profiles (agent_id, body) VALUES (?, ?)"
                 " ON CONFLICT (agent_id) DO UPDATE SET body = excluded.body",

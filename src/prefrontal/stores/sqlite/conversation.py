@@ -31,17 +31,16 @@ class SqliteConversationStore:
         await self.database.aclose()
 
     async def append(self, turn: ConversationTurn) -> None:
-        row = (
-            turn.agent_id,
-            turn.item_id,
-            turn.user_id,
-            turn.scope.value,
-            turn.session_id,
-            to_us(turn.created_at),
-            dump(turn, store=_STORE),
-        )
-
         def run(connection: sqlite3.Connection) -> None:
+            row = (
+                turn.agent_id,
+                turn.item_id,
+                turn.user_id,
+                turn.scope.value,
+                turn.session_id,
+                to_us(turn.created_at),
+                dump(turn, store=_STORE),
+            )
             connection.execute(_APPEND, row)
 
         await self.database.write(run, store=_STORE)
@@ -76,9 +75,8 @@ class SqliteConversationStore:
         return await self.database.read(run, store=_STORE)
 
     async def put_summary(self, summary: ConversationSummary) -> None:
-        row = (summary.agent_id, summary.user_id, dump(summary, store=_STORE))
-
         def run(connection: sqlite3.Connection) -> None:
+            row = (summary.agent_id, summary.user_id, dump(summary, store=_STORE))
             connection.execute(
                 "INSERT OR REPLACE INTO conversation_summaries (agent_id, user_id, body)"
                 " VALUES (?, ?, ?)",

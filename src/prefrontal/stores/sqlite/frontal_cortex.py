@@ -24,18 +24,17 @@ class SqliteFrontalCortexStore:
         await self.database.aclose()
 
     async def put(self, item: FrontalItem) -> None:
-        row = (
-            item.agent_id,
-            item.item_id,
-            item.user_id,
-            item.scope.value,
-            item.kind.value,
-            item.status.value,
-            to_us(item.updated_at),
-            dump(item, store=_STORE),
-        )
-
         def run(connection: sqlite3.Connection) -> None:
+            row = (
+                item.agent_id,
+                item.item_id,
+                item.user_id,
+                item.scope.value,
+                item.kind.value,
+                item.status.value,
+                to_us(item.updated_at),
+                dump(item, store=_STORE),
+            )
             connection.execute(
                 "INSERT OR REPLACE INTO frontal_items (agent_id, item_id, user_id, scope,"
                 " kind, status, updated_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

@@ -22,6 +22,7 @@ from typing import Any
 from prefrontal.errors import ConfigurationError
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.fusion import fuse
+from prefrontal.retrieval.lexical import WORD as _WORD
 from prefrontal.retrieval.lexical import terms, top
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
@@ -94,15 +95,11 @@ class SqliteMemoryStore:
         return await self.database.read(run, store=self.name)
 
     async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
-        texts = list(dict.fromkeys(terms(query.text)))
         embedding = query.embedding
-        if embedding is None and self.embedder is not None and texts:
+        if embedding is None and self.embedder is not None and _WORD.search(query.text):
             (embedding,) = await self.embedder.embed([query.text])
-        if embedding is None and not texts:
-            return []
-        search = _Search(
-            self._sql, _tenant(tenant) | _filters(query), texts, embedding, query.limit
-        )
+        params = _tenant(tenant) | _filters(query)
+        search = _Search(self._sql, params, query.text, embedding, query.limit)
         return await self.database.read(search, store=self.name)
 
     async def around(self, tenant: Tenant, item_ids: list[str], *, radius: int) -> list[MemoryItem]:
@@ -140,6 +137,8 @@ class SqliteMemoryStore:
 class _Search:
     """One search, run in a worker thread inside one read transaction.
 
+    The query text is analysed here too, off the event loop: it may be long.
+
     Lexical only: exact BM25 top-k by :func:`ranking.scores`. With an
     embedding: BM25 of every match and cosine of every live item with a
     vector, max-normalised and summed (:func:`~prefrontal.retrieval.fusion.fuse`).
@@ -149,15 +148,18 @@ class _Search:
         self,
         statements: sql.Statements,
         params: dict[str, Any],
-        texts: list[str],
+        text: str,
         embedding: Sequence[float] | None,
         limit: int,
     ) -> None:
-        self.statements, self.params, self.texts = statements, params, texts
+        self.statements, self.params, self.text = statements, params, text
         self.embedding, self.limit = embedding, limit
 
     def __call__(self, connection: sqlite3.Connection) -> list[ScoredMemory]:
-        signals = {"bm25": self._bm25(connection)}
+        texts = list(dict.fromkeys(terms(self.text)))
+        if not texts and self.embedding is None:
+            return []
+        signals = {"bm25": self._bm25(connection, texts)}
         if self.embedding is not None:
             signals["vector"] = self._vector(connection, self.embedding)
         fused = fuse(signals, {}) if len(signals) > 1 else signals["bm25"]
@@ -168,9 +170,9 @@ class _Search:
         rows = {row[0]: row[1:] for row in connection.execute(self.statements.get, params)}
         return [_scored(rows[key], value, _signals_of(key, signals)) for key, value in best]
 
-    def _bm25(self, connection: sqlite3.Connection) -> dict[str, float]:
+    def _bm25(self, connection: sqlite3.Connection, texts: list[str]) -> dict[str, float]:
         limit = self.limit if self.embedding is None else None
-        return ranking.scores(connection, self.statements, self.params, self.texts, limit)
+        return ranking.scores(connection, self.statements, self.params, texts, limit)
 
     def _vector(
         self, connection: sqlite3.Connection, embedding: Sequence[float]

@@ -36,14 +36,12 @@ class SqliteScratchPageStore:
         await self.database.aclose()
 
     async def put(self, observation: Observation) -> None:
-        row = _row(observation)
-
         def run(connection: sqlite3.Connection) -> None:
             connection.execute(
                 "INSERT OR REPLACE INTO scratch_entries (agent_id, item_id, user_id, scope,"
                 " resolved, priority, created_at, expires_at, body)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
+                _row(observation),
             )
 
         await self.database.write(run, store=_STORE)

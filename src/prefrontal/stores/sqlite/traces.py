@@ -24,18 +24,17 @@ class SqliteTraceStore:
         await self.database.aclose()
 
     async def put(self, trace: TurnTrace) -> None:
-        row = (
-            trace.turn_id,
-            trace.parent_turn_id,
-            trace.agent_id,
-            trace.user_id,
-            trace.session_id,
-            trace.status.value,
-            to_us(trace.started_at),
-            dump(trace, store=_STORE),
-        )
-
         def run(connection: sqlite3.Connection) -> None:
+            row = (
+                trace.turn_id,
+                trace.parent_turn_id,
+                trace.agent_id,
+                trace.user_id,
+                trace.session_id,
+                trace.status.value,
+                to_us(trace.started_at),
+                dump(trace, store=_STORE),
+            )
             connection.execute(
                 "INSERT OR REPLACE INTO traces (turn_id, parent_turn_id, agent_id, user_id,"
                 " session_id, status, started_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

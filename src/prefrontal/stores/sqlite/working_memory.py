@@ -36,9 +36,9 @@ class SqliteWorkingMemoryStore:
 
     async def save(self, state: SessionState) -> SessionState:
         saved = state.model_copy(update={"version": state.version + 1, "updated_at": utc_now()})
-        body = dump(saved, store=_STORE)
 
         def run(connection: sqlite3.Connection) -> SessionState:
+            body = dump(saved, store=_STORE)
             row = connection.execute(
                 f"SELECT version FROM wm_sessions WHERE {_KEY}", _key(state.key)
             ).fetchone()
