@@ -12,6 +12,7 @@ from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory import InMemoryMemoryStore
 from prefrontal.stores.memory_search import searchable_text
+from prefrontal.stores.set import Stores
 from prefrontal.stores.sqlite import Database, SqliteMemoryStore
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.testing.synthetic import memories, questions
@@ -93,3 +94,24 @@ async def test_hybrid_search_ranks_alike(tmp_path: Path) -> None:
             assert [h.score for h in got] == pytest.approx([h.score for h in expected], rel=1e-6)
     finally:
         await database.aclose()
+
+
+async def test_configured_embedders_rank_alike(tmp_path: Path) -> None:
+    """The same embedder on both backends embeds items and queries alike: same ranking."""
+    embedder = HashingEmbedder(64)
+    memory = Stores.in_memory(embedder=embedder)
+    sqlite = Stores.sqlite(tmp_path / "embedder.db", embedder=embedder)
+    items = list(memories(400, tenant=ALICE))
+    await memory.episodic.put_many(items)
+    await sqlite.episodic.put_many(items)
+    try:
+        for text in questions(20):
+            query = MemoryQuery(text=text, limit=10)
+            expected = await memory.episodic.search(ALICE, query)
+            got = await sqlite.episodic.search(ALICE, query)
+            assert ranked(got) == ranked(expected), text
+            assert all(
+                hit.signals.keys() == {"bm25", "vector"} for hit in got if "bm25" in hit.signals
+            )
+    finally:
+        await sqlite.aclose()

@@ -12,6 +12,8 @@ import hashlib
 import math
 from typing import Protocol, runtime_checkable
 
+import numpy as np
+
 from prefrontal.retrieval.lexical import terms
 
 
@@ -39,6 +41,7 @@ class HashingEmbedder:
 
     Similarity is lexical (shared stems), so it adds nothing to BM25 in
     quality; it exists for tests and for exercising the hybrid path offline.
+    Values are float32-exact, so a backend that stores float32 keeps them whole.
     """
 
     def __init__(self, dimensions: int = 256) -> None:
@@ -61,4 +64,5 @@ class HashingEmbedder:
             digest = int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(), "big")
             vector[digest % self._dimensions] += 1.0 if digest >> 63 else -1.0
         norm = math.sqrt(sum(x * x for x in vector))
-        return tuple(x / norm for x in vector) if norm else tuple(vector)
+        unit = [x / norm for x in vector] if norm else vector
+        return tuple(np.asarray(unit, dtype=np.float32).tolist())

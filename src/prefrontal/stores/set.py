@@ -48,16 +48,20 @@ class Stores:
     traces: TraceStore
 
     @classmethod
-    def in_memory(cls) -> Stores:
-        """Every store in process memory: fast, isolated, gone at exit. For tests."""
+    def in_memory(cls, *, embedder: Embedder | None = None) -> Stores:
+        """Every store in process memory: fast, isolated, gone at exit. For tests.
+
+        With an ``embedder``, episodic and semantic search fuse vector
+        similarity with BM25.
+        """
         from prefrontal.stores import memory as m
 
         return cls(
             consciousness=m.InMemoryConsciousnessStore(),
             frontal_cortex=m.InMemoryFrontalCortexStore(),
             conversation=m.InMemoryConversationStore(),
-            episodic=m.InMemoryMemoryStore("episodic"),
-            semantic=m.InMemoryMemoryStore("semantic"),
+            episodic=m.InMemoryMemoryStore("episodic", embedder=embedder),
+            semantic=m.InMemoryMemoryStore("semantic", embedder=embedder),
             scratch_page=m.InMemoryScratchPageStore(),
             working_memory=m.InMemoryWorkingMemoryStore(),
             traces=m.InMemoryTraceStore(),

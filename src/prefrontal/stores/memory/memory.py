@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.fusion import cosine, fuse
 from prefrontal.retrieval.lexical import Bm25Index, top
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
-from prefrontal.stores.memory_search import searchable_text
+from prefrontal.stores.memory_search import query_embedding, searchable_text, with_embeddings
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant, visible_to
 
@@ -15,19 +16,22 @@ from prefrontal.stores.tenancy import Tenant, visible_to
 class InMemoryMemoryStore:
     """Items in a dictionary keyed by ``(agent_id, item_id)``, with a BM25 index.
 
-    ``name`` ("episodic" or "semantic") is used in error messages only.
+    ``name`` ("episodic" or "semantic") is used in error messages only. With
+    an ``embedder``, items without an embedding get one when put and queries
+    without one get one when searched, as in every backend.
     """
 
-    def __init__(self, name: str = "episodic") -> None:
+    def __init__(self, name: str = "episodic", *, embedder: Embedder | None = None) -> None:
         self.name = name
+        self.embedder = embedder
         self._items: dict[tuple[str, str], MemoryItem] = {}
         self._index = Bm25Index()
 
     async def put(self, item: MemoryItem) -> None:
-        self._store(item)
+        await self.put_many([item])
 
     async def put_many(self, items: list[MemoryItem]) -> None:
-        for item in items:
+        for item in await with_embeddings(items, self.embedder):
             self._store(item)
 
     def _store(self, item: MemoryItem) -> None:
@@ -62,9 +66,10 @@ class InMemoryMemoryStore:
     async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
         live = self._live(tenant, query.now, query)
         signals = {"bm25": self._index.scores(query.text, allowed=live)}
-        if query.embedding is not None:
+        embedding = await query_embedding(query, self.embedder)
+        if embedding is not None:
             signals["vector"] = {
-                doc: max(cosine(query.embedding, item.embedding), 0.0)
+                doc: max(cosine(embedding, item.embedding), 0.0)
                 for doc, item in live.items()
                 if item.embedding is not None
             }

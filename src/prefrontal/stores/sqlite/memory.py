@@ -22,11 +22,10 @@ from typing import Any
 from prefrontal.errors import ConfigurationError
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.fusion import fuse
-from prefrontal.retrieval.lexical import WORD as _WORD
 from prefrontal.retrieval.lexical import terms, top
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
-from prefrontal.stores.memory_search import searchable_text
+from prefrontal.stores.memory_search import query_embedding, searchable_text, with_embeddings
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.sqlite import memory_sql as sql
 from prefrontal.stores.sqlite import ranking
@@ -72,7 +71,7 @@ class SqliteMemoryStore:
     async def put_many(self, items: list[MemoryItem]) -> None:
         if not items:
             return
-        ready = await self._embedded(items)
+        ready = await with_embeddings(items, self.embedder)
 
         def run(connection: sqlite3.Connection) -> None:
             for item in ready:
@@ -95,9 +94,7 @@ class SqliteMemoryStore:
         return await self.database.read(run, store=self.name)
 
     async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
-        embedding = query.embedding
-        if embedding is None and self.embedder is not None and _WORD.search(query.text):
-            (embedding,) = await self.embedder.embed([query.text])
+        embedding = await query_embedding(query, self.embedder)
         params = _tenant(tenant) | _filters(query)
         search = _Search(self._sql, params, query.text, embedding, query.limit)
         return await self.database.read(search, store=self.name)
@@ -122,16 +119,6 @@ class SqliteMemoryStore:
             connection.execute(self._sql.record_recall, params)
 
         await self.database.write(run, store=self.name)
-
-    async def _embedded(self, items: list[MemoryItem]) -> list[MemoryItem]:
-        missing = [i for i, item in enumerate(items) if item.embedding is None]
-        if self.embedder is None or not missing:
-            return items
-        vectors = await self.embedder.embed([searchable_text(items[i]) for i in missing])
-        out = list(items)
-        for i, vector in zip(missing, vectors, strict=True):
-            out[i] = items[i].model_copy(update={"embedding": tuple(vector)})
-        return out
 
 
 class _Search:
