@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from prefrontal.stores.consciousness import ConsciousnessStore
 from prefrontal.stores.conversation import ConversationStore
@@ -69,17 +69,24 @@ class Stores:
 
     @classmethod
     def sqlite(
-        cls, path: str | Path, *, embedder: Embedder | None = None, pool_size: int = 4
+        cls,
+        path: str | Path,
+        *,
+        embedder: Embedder | None = None,
+        pool_size: int = 4,
+        synchronous: Literal["FULL", "NORMAL"] = "FULL",
     ) -> Stores:
         """Every store in one SQLite file (created on first use): durable, no server.
 
         The stores share one :class:`~prefrontal.stores.sqlite.Database`;
         :meth:`aclose` closes it. With an ``embedder``, episodic and semantic
-        search fuse vector similarity with BM25.
+        search fuse vector similarity with BM25. ``synchronous="NORMAL"``
+        skips the sync on each commit: writes still survive a killed process,
+        not a power cut.
         """
         from prefrontal.stores import sqlite as s
 
-        db = s.Database(path, pool_size=pool_size)
+        db = s.Database(path, pool_size=pool_size, synchronous=synchronous)
         return cls(
             consciousness=s.SqliteConsciousnessStore(db),
             frontal_cortex=s.SqliteFrontalCortexStore(db),

@@ -1,11 +1,13 @@
-"""SQLite episodic or semantic store: FTS5 BM25, optional vector similarity.
+"""SQLite episodic or semantic store: FTS5 postings, exact BM25, optional vectors.
 
 What is indexed is :func:`~prefrontal.stores.memory_search.searchable_text`
 analysed by :func:`~prefrontal.retrieval.lexical.terms` (stop words out,
-Porter stems); FTS5 scores it with the same BM25 as the in-memory store, so
-both backends rank the same data the same way. User text reaches FTS5 only
-as analysed terms, each quoted and joined with ``OR``: quotes, ``NEAR``,
-``*``, ``column:`` and parentheses in the input are never syntax.
+Porter stems). Search takes each query term's postings from FTS5 and scores
+them with the in-memory index's own BM25 arithmetic, skipping what cannot
+reach the top k (:mod:`prefrontal.stores.sqlite.ranking`), so both backends
+rank the same data the same way. User text reaches FTS5 only as analysed
+terms, each quoted: quotes, ``NEAR``, ``*``, ``column:`` and parentheses in
+the input are never syntax.
 
 With an embedding (the query's own or the store's embedder), the BM25 and
 cosine signals are max-normalised and summed, exactly as in memory.
