@@ -162,8 +162,12 @@ class Bm25Index:
                 del self._postings[term]
 
     def scores(self, query: str, *, allowed: Iterable[str] | None = None) -> dict[str, float]:
-        """BM25 score of every document that shares a term with ``query``."""
-        query_terms = set(terms(query))
+        """BM25 score of every document that shares a term with ``query``.
+
+        Terms are added in sorted order, so scores do not depend on set order
+        (hash seeding) and every backend that sums the same way gets the same bits.
+        """
+        query_terms = sorted(set(terms(query)))
         allowed_set = set(allowed) if allowed is not None else None
         n_docs = len(self._docs)
         if not query_terms or n_docs == 0:

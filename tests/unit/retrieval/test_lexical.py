@@ -41,3 +41,16 @@ def test_bm25_prefers_the_shorter_document_for_one_shared_term() -> None:
     scores = index.scores("kite")
     assert scores["short"] > scores["long"] > 0
     assert "other" not in scores
+
+
+def test_scores_add_terms_in_sorted_order() -> None:
+    """A document's score is the sum of its term scores taken in sorted term order."""
+    index = Bm25Index()
+    for n, text in enumerate(["kiwi cherry melon berry grape grape", "berry berry cherry", "fig"]):
+        index.add(f"d{n}", text)
+    scores = index.scores("grape cherry berry kiwi")
+    by_term = {t: index.scores(t) for t in ("berri", "cherri", "grape", "kiwi")}
+    expected = 0.0
+    for term in sorted(by_term):
+        expected += by_term[term].get("d0", 0.0)
+    assert scores["d0"] == expected
