@@ -42,12 +42,15 @@ class Statements:
             WHERE {_VISIBLE} AND m.item_id IN {_IDS}"""
         self.stats = f"SELECT docs, tokens FROM {name}_stats"
         self.term_stats = f"""
-            SELECT term, df, max_tf, min_length FROM {name}_terms
+            SELECT term, df, max_tf, min_length_1, min_length_2, min_length_3
+            FROM {name}_terms
             WHERE term IN (SELECT value FROM json_each(:terms))"""
         self.postings = f"""
-            SELECT m.item_id, m.terms, m.length
+            SELECT {fts}.rowid, m.item_id, m.terms, m.length
             FROM {fts} CROSS JOIN {items} AS m ON m.rowid = {fts}.rowid
-            WHERE {fts} MATCH :match AND {_VISIBLE} AND {_LIVE} AND {_KINDS}"""
+            WHERE {fts} MATCH :match AND {fts}.rowid > :after
+              AND {_VISIBLE} AND {_LIVE} AND {_KINDS}
+            ORDER BY {fts}.rowid LIMIT :chunk"""
         self.vectors = f"""
             SELECT m.item_id, m.embedding FROM {items} AS m
             WHERE {_VISIBLE} AND {_LIVE} AND {_KINDS} AND m.embedding IS NOT NULL"""

@@ -11,9 +11,11 @@ microseconds since the epoch (UTC). Episodic and semantic memory have a table
 each, with an external-content FTS5 index over ``terms`` (the text as
 :func:`prefrontal.retrieval.lexical.terms` analyses it, space-separated) and
 the BM25 statistics (document count, total length, and per term its
-document frequency, largest frequency and shortest document), all kept in
-step by triggers. ``max_tf`` and ``min_length`` only ever widen: they bound
-a term's best possible score, which is all search needs them for.
+document frequency, largest frequency, shortest document, and shortest
+document holding it once, twice, and three times or more), all kept in step
+by triggers. The
+per-term extremes only ever widen: they bound a term's best possible score,
+which is all search needs them for.
 """
 
 from __future__ import annotations
@@ -45,17 +47,30 @@ def _term_list(terms: str) -> str:
     return f"(CASE WHEN {terms} = '' THEN '[]' ELSE {array} END)"
 
 
+def _least(column: str) -> str:
+    """The smaller of the stored and the new value of a nullable column (NULL: none yet)."""
+    return f"coalesce(min({column}, excluded.{column}), {column}, excluded.{column})"
+
+
 def _memory_schema(name: str) -> tuple[str, ...]:
     items, fts, stats, vocab = f"{name}_items", f"{name}_fts", f"{name}_stats", f"{name}_terms"
     index_new = f"""
         INSERT INTO {fts} (rowid, terms) VALUES (new.rowid, new.terms);
         UPDATE {stats} SET docs = docs + 1, tokens = tokens + new.length;
-        INSERT INTO {vocab} (term, df, max_tf, min_length)
-            SELECT value, 1, count(*), new.length FROM json_each({_term_list("new.terms")})
+        INSERT INTO {vocab} (term, df, max_tf, min_length, min_length_1, min_length_2,
+                min_length_3)
+            SELECT value, 1, count(*), new.length,
+                CASE count(*) WHEN 1 THEN new.length END,
+                CASE count(*) WHEN 2 THEN new.length END,
+                CASE WHEN count(*) >= 3 THEN new.length END
+            FROM json_each({_term_list("new.terms")})
             WHERE true GROUP BY value
             ON CONFLICT (term) DO UPDATE SET df = df + 1,
                 max_tf = max(max_tf, excluded.max_tf),
-                min_length = min(min_length, excluded.min_length);"""
+                min_length = min(min_length, excluded.min_length),
+                min_length_1 = {_least("min_length_1")},
+                min_length_2 = {_least("min_length_2")},
+                min_length_3 = {_least("min_length_3")};"""
     unindex_old = f"""
         INSERT INTO {fts} ({fts}, rowid, terms) VALUES ('delete', old.rowid, old.terms);
         UPDATE {stats} SET docs = docs - 1, tokens = tokens - old.length;
@@ -99,7 +114,10 @@ def _memory_schema(name: str) -> tuple[str, ...]:
             term TEXT PRIMARY KEY,
             df INTEGER NOT NULL,
             max_tf INTEGER NOT NULL,
-            min_length INTEGER NOT NULL
+            min_length INTEGER NOT NULL,
+            min_length_1 INTEGER,
+            min_length_2 INTEGER,
+            min_length_3 INTEGER
         ) WITHOUT ROWID""",
         f"CREATE TRIGGER {name}_index_insert AFTER INSERT ON {items} BEGIN {index_new} END",
         f"CREATE TRIGGER {name}_index_delete AFTER DELETE ON {items} BEGIN {unindex_old} END",

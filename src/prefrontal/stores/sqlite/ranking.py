@@ -9,8 +9,10 @@ upper bounds; once that is below the k-th score, no unseen item can enter
 the top k and the search stops. The result is the same as scoring every
 match, at the cost of the rare terms' postings instead of the common ones'.
 
-A term's bound is its IDF times its term score at its largest frequency in
-the shortest document that holds it (both kept by triggers, only widening).
+A term's bound is its IDF times the best term score a document holding it
+can have: the best of the shortest document holding it once, the shortest
+holding it twice, and the largest frequency in the shortest holding it three
+times or more (kept by triggers, only widening).
 """
 
 from __future__ import annotations
@@ -18,11 +20,14 @@ from __future__ import annotations
 import heapq
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from prefrontal.retrieval.lexical import idf, term_score
+
+_CHUNK = 256
+"""Postings are read in chunks of this many items; the filter is tightened between them."""
 
 _MARGIN = 1 + 1e-9
 """Room for rounding: a bound summed in another order may differ in its last bits."""
@@ -70,16 +75,29 @@ def query_terms(
     return corpus, known
 
 
-def _term(corpus: Corpus, text: str, df: int, max_tf: int, min_length: int) -> Term:
+def _term(
+    corpus: Corpus,
+    text: str,
+    df: int,
+    max_tf: int,
+    once: int | None,
+    twice: int | None,
+    more: int | None,
+) -> Term:
     weight = idf(corpus.docs, df)
-    bound = term_score(weight, max_tf, min_length, corpus.average) if corpus.average else weight
-    return Term(text=text, weight=weight, bound=bound)
+    buckets = ((1, once), (2, twice), (max_tf, more))
+    gain = max(
+        term_score(1.0, tf, length, corpus.average) for tf, length in buckets if length is not None
+    )
+    return Term(text=text, weight=weight, bound=weight * gain)
 
 
 def score(terms_text: str, length: int, query: list[tuple[Term, str]], corpus: Corpus) -> float:
     """The BM25 score of a document (its space-separated terms) for the query terms.
 
-    ``query`` pairs each term with its :attr:`Term.needle`.
+    ``query`` pairs each term with its :attr:`Term.needle`, in sorted term
+    order: the order :class:`~prefrontal.retrieval.lexical.Bm25Index` adds
+    them in, so the two give the same bits.
     """
     padded = f" {terms_text} "
     total = 0.0
@@ -105,20 +123,94 @@ def scores(
     ``limit``, ties broken by id as the in-memory store breaks them.
     """
     corpus, terms = query_terms(connection, statements, texts)
-    needles = [(term, term.needle) for term in terms]
+    needles = [(term, term.needle) for term in sorted(terms, key=lambda t: t.text)]
     found: dict[str, float] = {}
     best: list[float] = []
-    remaining = sum(term.bound for term in terms)
-    for term in terms:
-        if _settled(best, limit, remaining):
-            break
-        ceiling, remaining = remaining, remaining - term.bound
-        for item_id, terms_text, length in _postings(connection, statements, params, term):
+
+    after = -1
+
+    def visit(match: str, ceiling: float | None) -> bool:
+        """Score the unseen items of one chunk of postings; False when there is no more."""
+        nonlocal after
+        rows = _postings(connection, statements, params, match, after)
+        for rowid, item_id, terms_text, length in rows:
+            after = rowid
             if item_id not in found:
                 found[item_id] = score(terms_text, length, needles, corpus)
-                if _keep(best, found[item_id], limit) and _settled(best, limit, ceiling):
-                    break
+                kept = _keep(best, found[item_id], limit)
+                if kept and ceiling is not None and _settled(best, limit, ceiling):
+                    return False
+        return len(rows) == _CHUNK
+
+    if limit is not None and len(terms) > 1:
+        while visit(" AND ".join(quoted(term.text) for term in terms), None):
+            pass
+    remaining = sum(term.bound for term in terms)
+    for i, term in enumerate(terms):
+        if _settled(best, limit, remaining):
+            break
+        ceiling, remaining, after = remaining, remaining - term.bound, -1
+        while (match := _postings_worth_visiting(term, terms[i + 1 :], best, limit)) is not None:
+            if not visit(match, ceiling):
+                break
     return found
+
+
+def _postings_worth_visiting(
+    term: Term, later: list[Term], best: list[float], limit: int | None
+) -> str | None:
+    """The FTS5 query for ``term``'s postings that may still hold a top-k item (``None``: none).
+
+    An item not seen yet holds no earlier term, so its score is at most
+    ``term``'s bound plus the bounds of the later terms it holds. Once the
+    top k is full, only items holding enough later terms to reach the k-th
+    score need a look: ``term`` AND one of the smallest such sets.
+    """
+    alone = quoted(term.text)
+    if limit is None or len(best) < limit or not _settled(best, limit, term.bound):
+        return alone
+    sets = _smallest_sets(later, term.bound, best[0])
+    if sets is None:
+        return f"{alone} AND ({' OR '.join(quoted(t.text) for t in later)})" if later else None
+    if not sets:
+        return None
+    either = " OR ".join("(" + " AND ".join(quoted(t.text) for t in group) + ")" for group in sets)
+    return f"{alone} AND ({either})"
+
+
+_MAX_SETS = 24
+"""Beyond this many sets the query would cost more than it saves."""
+_MAX_STEPS = 2_000
+"""How far to look for them before settling for "any later term"."""
+
+
+def _smallest_sets(terms: list[Term], base: float, theta: float) -> list[list[Term]] | None:
+    """Sets of ``terms`` that lift ``base`` to ``theta``, none with a member to spare.
+
+    Every set of ``terms`` whose bounds lift ``base`` to ``theta`` contains
+    one of these, so an item holding none of them cannot reach ``theta``.
+    ``None`` when there would be too many to be worth it.
+    """
+    found: list[list[Term]] = []
+    rest = [sum(t.bound for t in terms[i:]) for i in range(len(terms) + 1)]
+    steps = 0
+
+    def extend(chosen: list[Term], total: float, start: int) -> bool:
+        nonlocal steps
+        for i in range(start, len(terms)):
+            steps += 1
+            if (total + rest[i]) * _MARGIN < theta:
+                return True
+            grown = total + terms[i].bound
+            if grown * _MARGIN >= theta:
+                found.append([*chosen, terms[i]])
+            elif not extend([*chosen, terms[i]], grown, i + 1):
+                return False
+            if len(found) > _MAX_SETS or steps > _MAX_STEPS:
+                return False
+        return True
+
+    return found if extend([], base, 0) else None
 
 
 def _settled(best: list[float], limit: int | None, ceiling: float) -> bool:
@@ -131,9 +223,15 @@ def _settled(best: list[float], limit: int | None, ceiling: float) -> bool:
 
 
 def _postings(
-    connection: sqlite3.Connection, statements: Any, params: Mapping[str, Any], term: Term
-) -> Iterator[tuple[str, str, int]]:
-    return connection.execute(statements.postings, {**params, "match": quoted(term.text)})
+    connection: sqlite3.Connection,
+    statements: Any,
+    params: Mapping[str, Any],
+    match: str,
+    after: int,
+) -> list[tuple[int, str, str, int]]:
+    """One chunk of the live, visible items matching ``match`` past rowid ``after``."""
+    chunk = {"match": match, "after": after, "chunk": _CHUNK}
+    return connection.execute(statements.postings, {**params, **chunk}).fetchall()
 
 
 def _keep(best: list[float], value: float, limit: int | None) -> bool:
