@@ -1,13 +1,22 @@
-"""Exact BM25 top-k over FTS5 without scoring every match (MaxScore).
+"""Exact BM25 top-k over FTS5 without scoring every match (MaxScore, with filters).
 
-A query's terms are visited rarest first. Each term's matching items (live
-and visible only) come from FTS5, are scored on every query term with
+Every item looked at is scored on all query terms with
 :func:`~prefrontal.retrieval.lexical.term_score` (the in-memory index's own
-arithmetic) and kept in a top-k heap. Before the next term, the best score
-any item not yet seen could still reach is the sum of the remaining terms'
-upper bounds; once that is below the k-th score, no unseen item can enter
-the top k and the search stops. The result is the same as scoring every
-match, at the cost of the rare terms' postings instead of the common ones'.
+arithmetic, terms added in the same order) and kept in a top-k heap; only
+live items the tenant may see are ever fetched. The search:
+
+1. scores the items that hold every query term (FTS5 intersects postings
+   cheaply), so that the k-th score starts high;
+2. visits the terms rarest first (highest bound first). An item not seen
+   yet holds no earlier term, so its score is at most the bounds of this
+   term and the later ones it holds: FTS5 is asked only for this term's
+   items that also hold enough later terms to reach the k-th score
+   (``t AND ((u AND v) OR w)``), tightened again between chunks of 256
+   as the k-th score rises;
+3. stops when the bounds of the terms left cannot reach the k-th score.
+
+No item that could enter the top k is skipped, so the result is the same as
+scoring every match, and the same as the in-memory store's, to the bit.
 
 A term's bound is its IDF times the best term score a document holding it
 can have: the best of the shortest document holding it once, the shortest
