@@ -6,7 +6,8 @@ arithmetic, terms added in the same order) and kept in a top-k heap; only
 live items the tenant may see are ever fetched. The search:
 
 1. scores the items that hold every query term (FTS5 intersects postings
-   cheaply), so that the k-th score starts high;
+   cheaply), or failing k of those, every term but the commonest, and so
+   on a few times, so that the k-th score starts high;
 2. visits the terms rarest first (highest bound first). An item not seen
    yet holds no earlier term, so its score is at most the bounds of this
    term and the later ones it holds: FTS5 is asked only for this term's
@@ -151,9 +152,12 @@ def scores(
                     return False
         return len(rows) == _CHUNK
 
-    if limit is not None and len(terms) > 1:
-        while visit(" AND ".join(quoted(term.text) for term in terms), None):
+    for held in _warm_ups(terms, limit):
+        after = -1
+        while visit(" AND ".join(quoted(term.text) for term in held), None):
             pass
+        if limit is not None and len(best) >= limit:
+            break
     remaining = sum(term.bound for term in terms)
     for i, term in enumerate(terms):
         if _settled(best, limit, remaining):
@@ -163,6 +167,17 @@ def scores(
             if not visit(match, ceiling):
                 break
     return found
+
+
+_WARM_UPS = 4
+"""How many sets of terms the warm-up tries before the scan."""
+
+
+def _warm_ups(terms: list[Term], limit: int | None) -> list[list[Term]]:
+    """Every term, then all but the commonest, and so on: items holding them all score high."""
+    if limit is None:
+        return []
+    return [terms[:n] for n in range(len(terms), 1, -1)][:_WARM_UPS]
 
 
 def _postings_worth_visiting(
