@@ -7,6 +7,7 @@ import typer
 import prefrontal.logging
 from prefrontal.cli.bench_command import bench
 from prefrontal.cli.demo_command import demo
+from prefrontal.cli.eval_command import eval_app
 from prefrontal.cli.trace_command import trace_app
 from prefrontal.cli.turn_command import turn
 
@@ -31,6 +32,7 @@ def _root(
 
 app.command()(turn)
 app.add_typer(trace_app, name="trace")
+app.add_typer(eval_app, name="eval")
 app.command()(demo)
 app.command()(bench)
 

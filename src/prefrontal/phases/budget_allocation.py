@@ -2,12 +2,13 @@
 
 A section's demand is what its fragments would cost rendered (text, line
 breaks, its header). A section that failed, timed out or found nothing asks
-for nothing, so its share flows to the others (``allocate``'s guarantee).
+for nothing, so its share flows to the others: to the memory sections first
+(``memory_first``), whose search is what gains from more room.
 """
 
 from __future__ import annotations
 
-from prefrontal.budgets.policy import allocate
+from prefrontal.budgets.leftovers import memory_first
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.bundle.render import section_header
 from prefrontal.phases.state import PhaseOutcome, TurnState
@@ -37,7 +38,7 @@ def demand(turn: TurnState, section: Section, fragments: list[Fragment]) -> int:
 async def run(turn: TurnState) -> PhaseOutcome:
     """Compute demands and allocate the turn's budget under its policy."""
     turn.demands = {s.value: demand(turn, s, turn.loads.get(s, [])) for s in Section}
-    turn.allocation = allocate(turn.policy, turn.demands)
+    turn.allocation = memory_first(turn.policy, turn.demands)
     asked = sum(turn.demands.values())
     given = sum(turn.allocation.values())
     return PhaseOutcome(

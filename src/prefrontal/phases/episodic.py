@@ -12,6 +12,8 @@ from prefrontal.phases.fragments import loaded
 from prefrontal.phases.memory_search import (
     RerankWeights,
     already_held,
+    candidate_limit,
+    input_text,
     recall,
     rerank,
     to_fragments,
@@ -22,22 +24,20 @@ NAME = "episodic"
 CONTEXT_TURNS = 2
 
 
-def composite_query(turn: TurnState) -> str:
-    """Input first, then goal titles, the last exchanges and the mode name."""
-    parts = [turn.request.user_input]
-    parts.extend(item.title for item in turn.frontal_items[:3])
+def composite_query(turn: TurnState) -> dict[str, str]:
+    """The input (with its focus tags), and its context: goal titles, last exchanges, mode."""
+    parts = [item.title for item in turn.frontal_items[:3]]
     parts.extend(t.content for t in turn.recent_turns[-CONTEXT_TURNS:])
     if turn.profile is not None and turn.profile.current_mode:
         parts.append(turn.profile.current_mode)
-    return "\n".join(parts)
+    return {"input": input_text(turn), "context": "\n".join(parts)}
 
 
 async def run(turn: TurnState) -> PhaseOutcome:
     """Search episodic memory with the composite query and rank what it finds."""
     query = composite_query(turn)
-    hits, how = await recall(
-        turn, turn.stores.episodic, NAME, query, turn.config.episodic_candidates
-    )
+    limit = candidate_limit(turn, turn.config.episodic_candidates)
+    hits, how = await recall(turn, turn.stores.episodic, NAME, query, limit)
     held = already_held(turn)
     fresh = [
         h
@@ -51,5 +51,5 @@ async def run(turn: TurnState) -> PhaseOutcome:
         items_loaded=count,
         tokens_loaded=tokens,
         items_dropped=len(hits) - len(fresh),
-        detail={"query_chars": len(query), "hits": len(hits), **how},
+        detail={"query_chars": sum(map(len, query.values())), "hits": len(hits), **how},
     )

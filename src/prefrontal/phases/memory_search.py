@@ -1,23 +1,47 @@
 """Search a long-term memory store and rerank its hits: shared by phases 5 and 6.
 
-The rerank blends the store's relevance (normalised to the best hit of the
-query) with recency, importance and novelty (items recalled often lately
-make way for others). Items the turn already has elsewhere (the recent
-conversation, the agent's own working notes) are dropped.
+``recall`` reuses the buffer's hits when its recall gate says so, else
+retrieves (:mod:`prefrontal.phases.memory_retrieve`: the input and its
+context searched, scored with neighbours, speakers and threads). The rerank
+blends that relevance (normalised to the best hit) with recency, importance
+and novelty (items recalled often lately make way for others). Items the
+agent holds as its own working notes are dropped; a memory of a recent
+conversation turn is kept, and assembly renders it once where the
+conversation section has it too.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
 from prefrontal.buffer import RecallDecision
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.phases.fragments import fragment
+from prefrontal.phases.memory_retrieve import (
+    RecallSettings,
+    candidate_limit,
+    input_text,
+    retrieve,
+    search,
+)
 from prefrontal.phases.state import TurnState
 from prefrontal.phases.store_calls import call_store
-from prefrontal.stores.long_term import MemoryItem, MemoryQuery, MemoryStore, ScoredMemory
+from prefrontal.stores.long_term import MemoryItem, MemoryStore, ScoredMemory
+
+__all__ = [
+    "RecallSettings",
+    "RerankWeights",
+    "already_held",
+    "candidate_limit",
+    "input_text",
+    "recall",
+    "rerank",
+    "search",
+    "to_fragments",
+]
 
 RECENCY_HALF_LIFE_DAYS = 30.0
 
@@ -62,12 +86,15 @@ def rerank(hits: list[ScoredMemory], now: datetime, weights: RerankWeights) -> l
 
 
 def already_held(turn: TurnState) -> set[str]:
-    """Ids the turn has from elsewhere: recent conversation turns and the agent's own notes.
+    """Ids the turn has from elsewhere: the agent's own notes in the buffer.
 
     Last turn's context fragments in the buffer do not count: this turn's
-    context replaces them.
+    context replaces them. Recent conversation turns do not count either:
+    when the budget is short the conversation section renders only the
+    newest, so a memory of an older one may still be needed; where both
+    are rendered, assembly keeps the conversation's copy (same text).
     """
-    held = {t.item_id for t in turn.recent_turns}
+    held: set[str] = set()
     if turn.buffer is not None:
         held |= turn.buffer.buffer.kept_sources()
     return held
@@ -86,15 +113,21 @@ def memory_heading(item: MemoryItem) -> str | None:
 
 
 async def recall(
-    turn: TurnState, store: MemoryStore, phase: str, text: str, limit: int
+    turn: TurnState,
+    store: MemoryStore,
+    phase: str,
+    queries: Mapping[str, str],
+    limit: int,
+    settings: RecallSettings | None = None,
 ) -> tuple[list[ScoredMemory], dict[str, object]]:
-    """Hits for ``text``: reused from the buffer when its recall gate says so, else searched.
+    """Hits for ``queries``: reused from the buffer when its recall gate says so, else retrieved.
 
-    Returns the hits and what the trace should say about how they were got.
+    ``queries`` has the ``"input"`` and its ``"context"``. Returns the hits
+    and what the trace should say about how they were got.
     """
     decision = await _gate(turn, store, phase)
     if decision is None or not decision.reuse:
-        hits = await search(turn, store, phase, text, limit)
+        hits = await retrieve(turn, store, phase, queries, limit, settings or RecallSettings())
         return hits, _recall_detail(turn, decision)
     return await reuse(turn, store, phase, decision.held_ids), _recall_detail(turn, decision)
 
@@ -151,17 +184,6 @@ def _recall_detail(turn: TurnState, decision: RecallDecision | None) -> dict[str
         "searches_saved": counters.saved if counters else 0,
         "searches_run": counters.searches if counters else 0,
     }
-
-
-async def search(
-    turn: TurnState, store: MemoryStore, phase: str, text: str, limit: int
-) -> list[ScoredMemory]:
-    """The store's hits for ``text`` (nothing when ``limit`` is 0 or the text is blank)."""
-    if limit == 0 or not text.strip():
-        return []
-    query = MemoryQuery(text=text[:20_000], limit=limit, now=turn.context.started_at)
-    tenant = turn.tenant
-    return await call_store(turn, phase, lambda: store.search(tenant, query))
 
 
 def to_fragments(

@@ -11,6 +11,8 @@ from prefrontal.phases.fragments import loaded
 from prefrontal.phases.memory_search import (
     RerankWeights,
     already_held,
+    candidate_limit,
+    input_text,
     recall,
     rerank,
     to_fragments,
@@ -21,17 +23,19 @@ NAME = "semantic"
 WEIGHTS = RerankWeights(relevance=0.75, recency=0.05, importance=0.15, novelty=0.05)
 
 
-def concept_query(turn: TurnState) -> str:
-    """The input and the titles of the active goals."""
-    return "\n".join([turn.request.user_input, *(i.title for i in turn.frontal_items[:3])])
+def concept_query(turn: TurnState) -> dict[str, str]:
+    """The input, and the titles of the active goals as its context."""
+    return {
+        "input": input_text(turn),
+        "context": "\n".join(i.title for i in turn.frontal_items[:3]),
+    }
 
 
 async def run(turn: TurnState) -> PhaseOutcome:
     """Search semantic memory for the input's concepts and rank what it finds."""
     query = concept_query(turn)
-    hits, how = await recall(
-        turn, turn.stores.semantic, NAME, query, turn.config.semantic_candidates
-    )
+    limit = candidate_limit(turn, turn.config.semantic_candidates)
+    hits, how = await recall(turn, turn.stores.semantic, NAME, query, limit)
     held = already_held(turn)
     fresh = [
         h for h in rerank(hits, turn.context.started_at, WEIGHTS) if h.item.item_id not in held

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import numpy as np
+
 from prefrontal.retrieval.embedder import Embedder
-from prefrontal.retrieval.fusion import cosine, fuse
+from prefrontal.retrieval.fusion import fuse
 from prefrontal.retrieval.lexical import Bm25Index, top
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_search import query_embedding, searchable_text, with_embeddings
@@ -26,6 +28,8 @@ class InMemoryMemoryStore:
         self.embedder = embedder
         self._items: dict[tuple[str, str], MemoryItem] = {}
         self._index = Bm25Index()
+        self._units: dict[str, np.ndarray] = {}
+        """Each embedded item's vector scaled to unit length, for cosine by dot product."""
 
     async def put(self, item: MemoryItem) -> None:
         await self.put_many([item])
@@ -41,6 +45,9 @@ class InMemoryMemoryStore:
             item = item.model_copy(update={"superseded_by": existing.superseded_by})
         self._items[key] = item
         self._index.add(_doc_id(key), searchable_text(item))
+        self._units.pop(_doc_id(key), None)
+        if item.embedding:
+            self._units[_doc_id(key)] = _unit(item.embedding)
         if item.supersedes:
             self._mark_superseded(item)
 
@@ -68,11 +75,7 @@ class InMemoryMemoryStore:
         signals = {"bm25": self._index.scores(query.text, allowed=live)}
         embedding = await query_embedding(query, self.embedder)
         if embedding is not None:
-            signals["vector"] = {
-                doc: max(cosine(embedding, item.embedding), 0.0)
-                for doc, item in live.items()
-                if item.embedding is not None
-            }
+            signals["vector"] = self._cosines(embedding, live)
         fused = fuse(signals, {}) if len(signals) > 1 else signals["bm25"]
         return [
             ScoredMemory(
@@ -83,6 +86,14 @@ class InMemoryMemoryStore:
             for doc, score in top(fused, query.limit)
             if score > 0
         ]
+
+    def _cosines(self, vector: tuple[float, ...], live: dict[str, MemoryItem]) -> dict[str, float]:
+        """Cosine of ``vector`` with each live embedded item of its size (negatives as 0)."""
+        docs = [d for d in live if d in self._units and len(self._units[d]) == len(vector)]
+        if not docs or not any(vector):
+            return {}
+        values = np.stack([self._units[d] for d in docs]) @ _unit(vector)
+        return {doc: max(float(v), 0.0) for doc, v in zip(docs, values.tolist(), strict=True)}
 
     async def around(self, tenant: Tenant, item_ids: list[str], *, radius: int) -> list[MemoryItem]:
         anchors = [i for i in await self.get(tenant, item_ids) if i.thread_id is not None]
@@ -109,6 +120,12 @@ class InMemoryMemoryStore:
             self._items[(item.agent_id, item.item_id)] = item.model_copy(
                 update={"recall_count": item.recall_count + 1, "last_recalled_at": at}
             )
+
+
+def _unit(vector: tuple[float, ...]) -> np.ndarray:
+    array = np.asarray(vector, dtype=np.float64)
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm else array
 
 
 def _doc_id(key: tuple[str, str]) -> str:

@@ -1,0 +1,74 @@
+"""``prefrontal eval``: evaluations of the assembled context.
+
+``prefrontal eval locomo PATH`` measures how much of the evidence that
+LoCoMo's questions need the context of a turn holds, within a token budget,
+beside two baselines on the same budget.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import anyio
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+from prefrontal.evaluation.locomo import load
+from prefrontal.evaluation.report import report, table
+from prefrontal.evaluation.run import Run, evaluate
+from prefrontal.retrieval.dense import EMBEDDERS, load_embedder
+
+eval_app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+
+
+class Format(StrEnum):
+    """How the report is printed."""
+
+    JSON = "json"
+    TABLE = "table"
+
+
+@eval_app.command()
+def locomo(
+    path: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="A LoCoMo JSON file.")],
+    budget: Annotated[int, typer.Option("--budget", min=64, help="Total context tokens.")] = 4_000,
+    output: Annotated[Format, typer.Option("--format", help="json or table.")] = Format.TABLE,
+    embedder: Annotated[
+        str | None,
+        typer.Option(
+            "--embedder", help=f"Dense embedder for memory search: {', '.join(EMBEDDERS)}."
+        ),
+    ] = None,
+    observations: Annotated[
+        bool,
+        typer.Option("--observations", help="Also score with LoCoMo's observations and summaries."),
+    ] = False,
+) -> None:
+    """Evidence recall of the assembled context on LoCoMo, beside two baselines."""
+    dataset = load(path)
+    model = load_embedder(embedder) if embedder else None
+    stderr = Console(stderr=True)
+    total = dataset.question_count * (2 if observations else 1)
+    columns = (*Progress.get_default_columns()[:2], BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeElapsedColumn(), console=stderr, transient=True) as bar:
+        task = bar.add_task("questions", total=total)
+
+        async def go() -> Run:
+            return await evaluate(
+                dataset,
+                budget,
+                embedder=model,
+                notes=observations,
+                progress=lambda n: bar.advance(task, n),
+            )
+
+        run = anyio.run(go)
+    data = report(dataset, run, budget, model.name if model else None)
+    if output is Format.JSON:
+        typer.echo(json.dumps(data, indent=2))
+    else:
+        Console().print(table(data))

@@ -1,0 +1,1 @@
+"""Evaluations of the assembled context (LoCoMo evidence recall within a token budget)."""

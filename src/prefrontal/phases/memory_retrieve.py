@@ -1,0 +1,170 @@
+"""Memory retrieval for phases 5 and 6: several queries, scored for a context.
+
+``retrieve`` searches with the input and with its context (goals, recent
+conversation), blends the two after normalising each to its best hit (the
+input weighs most), lets each item add a share of its neighbours' scores,
+favours items said by someone the input names, adds each item's thread
+score, and lifts the neighbours of the strongest matches (fetched with
+``around``). The scoring steps are pure functions in
+:mod:`prefrontal.retrieval.context`; their weights are ``RecallSettings``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from prefrontal.phases.state import TurnState
+from prefrontal.phases.store_calls import call_store
+from prefrontal.retrieval.context import (
+    add_thread_scores,
+    best,
+    blend,
+    lift_neighbours,
+    smooth_neighbours,
+    speaker_named,
+)
+from prefrontal.stores.long_term import MemoryItem, MemoryQuery, MemoryStore, ScoredMemory
+
+TOKENS_PER_CANDIDATE = 20
+"""A short memory's cost: a section that could fill the budget asks for this many per token."""
+MAX_CANDIDATES = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class RecallSettings:
+    """How search hits become candidates: query weights, thread scores, neighbour lift."""
+
+    context_weight: float = 0.3
+    """Weight of the context query's hits beside the input's (1.0)."""
+    thread_weight: float = 0.3
+    """Share of its thread's score an item gains."""
+    thread_top: int = 3
+    """A thread scores the mean of its this many best items."""
+    smoothing: float = 0.2
+    """Share of its neighbours' scores an item adds (a message in a relevant exchange)."""
+    speaker_weight: float = 0.2
+    """What an item gains when the input names its speaker."""
+    neighbour_anchors: int = 10
+    """How many of the best items lift their neighbours."""
+    neighbour_radius: int = 2
+    neighbour_factor: float = 0.8
+    """An item after an anchor (a reply) scores at least this share of the anchor's score."""
+    neighbour_before_factor: float = 0.8
+    """An item before an anchor (what it replies to) scores at least this share."""
+
+
+def candidate_limit(turn: TurnState, configured: int) -> int:
+    """How many hits to ask for: enough to fill the turn's budget, at least ``configured``.
+
+    Empty sections leave their share to the memory sections, so a search
+    that stopped at a fixed count would leave budget unspent. ``0`` disables.
+    """
+    if configured == 0:
+        return 0
+    return min(max(configured, turn.policy.available // TOKENS_PER_CANDIDATE), MAX_CANDIDATES)
+
+
+def input_text(turn: TurnState) -> str:
+    """The user's input and the request's focus tags."""
+    return "\n".join([turn.request.user_input, *turn.request.focus])
+
+
+async def search(
+    turn: TurnState, store: MemoryStore, phase: str, text: str, limit: int
+) -> list[ScoredMemory]:
+    """The store's hits for ``text`` (nothing when ``limit`` is 0 or the text is blank)."""
+    if limit == 0 or not text.strip():
+        return []
+    query = MemoryQuery(text=text[:20_000], limit=limit, now=turn.context.started_at)
+    tenant = turn.tenant
+    return await call_store(turn, phase, lambda: store.search(tenant, query))
+
+
+async def retrieve(
+    turn: TurnState,
+    store: MemoryStore,
+    phase: str,
+    queries: Mapping[str, str],
+    limit: int,
+    settings: RecallSettings,
+) -> list[ScoredMemory]:
+    """Candidates for ``queries`` (``"input"`` and ``"context"``), scored but not yet reranked."""
+    hits = await _search_all(turn, store, phase, queries, limit)
+    items = {h.item.item_id: h.item for found in hits.values() for h in found}
+    signals = {name: {h.item.item_id: h.score for h in found} for name, found in hits.items()}
+    scores = blend(signals, {"input": 1.0, "context": settings.context_weight})
+    threads = {key: item.thread_id for key, item in items.items()}
+    scores = smooth_neighbours(scores, _places(items), settings.smoothing)
+    speakers = {key: _speaker(item) for key, item in items.items()}
+    scores = speaker_named(scores, speakers, queries["input"], settings.speaker_weight)
+    scores = add_thread_scores(scores, threads, settings.thread_weight, top=settings.thread_top)
+    scores = await _lift(turn, store, phase, scores, items, settings)
+    return [
+        ScoredMemory(item=items[key], score=value, signals=_signals(signals, key))
+        for key, value in scores.items()
+        if value > 0
+    ]
+
+
+def _places(items: Mapping[str, MemoryItem]) -> dict[str, tuple[str, int]]:
+    return {
+        key: (item.thread_id, item.position)
+        for key, item in items.items()
+        if item.thread_id is not None and item.position is not None
+    }
+
+
+def _speaker(item: MemoryItem) -> str | None:
+    speaker = item.metadata.get("speaker")
+    return speaker if isinstance(speaker, str) else None
+
+
+def _signals(signals: Mapping[str, Mapping[str, float]], key: str) -> dict[str, float]:
+    return {name: values[key] for name, values in signals.items() if key in values}
+
+
+async def _search_all(
+    turn: TurnState, store: MemoryStore, phase: str, queries: Mapping[str, str], limit: int
+) -> dict[str, list[ScoredMemory]]:
+    """Every query searched, one after another (so retries count per phase as for one call)."""
+    return {name: await search(turn, store, phase, text, limit) for name, text in queries.items()}
+
+
+async def _lift(
+    turn: TurnState,
+    store: MemoryStore,
+    phase: str,
+    scores: dict[str, float],
+    items: dict[str, MemoryItem],
+    settings: RecallSettings,
+) -> dict[str, float]:
+    """Scores with the neighbours of the best items lifted (new neighbours join ``items``)."""
+    anchors = [k for k in best(scores, settings.neighbour_anchors) if items[k].thread_id]
+    if not anchors or settings.neighbour_radius == 0:
+        return scores
+    tenant, radius = turn.tenant, settings.neighbour_radius
+    near = await call_store(turn, phase, lambda: store.around(tenant, anchors, radius=radius))
+    for item in near:
+        items.setdefault(item.item_id, item)
+    neighbours = {a: _factors(items[a], near, settings) for a in anchors}
+    return lift_neighbours(scores, neighbours)
+
+
+def _factors(
+    anchor: MemoryItem, near: list[MemoryItem], settings: RecallSettings
+) -> list[tuple[str, float]]:
+    """The anchor's neighbours with the share of its score each gets (replies, then context)."""
+    out = []
+    for item in near:
+        if _adjacent(anchor, item, settings.neighbour_radius):
+            after = (item.position or 0) > (anchor.position or 0)
+            factor = settings.neighbour_factor if after else settings.neighbour_before_factor
+            out.append((item.item_id, factor))
+    return out
+
+
+def _adjacent(anchor: MemoryItem, item: MemoryItem, radius: int) -> bool:
+    if anchor.thread_id != item.thread_id or anchor.position is None or item.position is None:
+        return False
+    return 0 < abs(anchor.position - item.position) <= radius

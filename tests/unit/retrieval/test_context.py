@@ -1,0 +1,81 @@
+"""The pure scoring steps: blending queries, thread scores, neighbour lift."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from prefrontal.retrieval.context import (
+    add_thread_scores,
+    best,
+    blend,
+    lift_neighbours,
+    smooth_neighbours,
+    speaker_named,
+    thread_scores,
+)
+
+SCORES = st.dictionaries(st.text(min_size=1, max_size=3), st.floats(0, 100), max_size=20)
+
+
+def test_blend_normalises_each_signal_before_weighting() -> None:
+    """A signal on a large scale does not drown one on a small scale; the best is 1.0."""
+    fused = blend({"input": {"a": 10.0, "b": 5.0}, "context": {"b": 0.2}}, {"context": 0.5})
+    assert fused == {"a": 1.0, "b": 1.0}
+
+
+@given(SCORES, SCORES)
+def test_blend_is_bounded(first: dict[str, float], second: dict[str, float]) -> None:
+    """Whatever the inputs, blended scores lie in [0, 1]."""
+    fused = blend({"input": first, "context": second}, {"context": 0.3})
+    assert all(0.0 <= v <= 1.0 + 1e-9 for v in fused.values())
+
+
+def test_a_thread_scores_the_mean_of_its_best_items() -> None:
+    """Several good matches beat one lucky hit; items without a thread score nothing."""
+    scores = {"a1": 0.9, "a2": 0.8, "a3": 0.7, "b1": 1.0, "x": 1.0}
+    threads = {"a1": "A", "a2": "A", "a3": "A", "b1": "B", "x": None}
+    by_thread = thread_scores(scores, threads, top=3)
+    assert by_thread["A"] == 1.0 and by_thread["B"] < 0.5
+    boosted = add_thread_scores(scores, threads, 0.5, top=3)
+    assert boosted["a1"] > boosted["b1"] - 0.1
+    assert boosted["x"] == 1.0
+
+
+def test_neighbours_of_a_strong_match_are_lifted() -> None:
+    """A reply next to a strong match gets a share of its score; a better one keeps its own."""
+    around = {"q": [("r", 0.8), ("s", 0.8), ("new", 0.5)]}
+    lifted = lift_neighbours({"q": 1.0, "r": 0.1, "s": 0.95}, around)
+    assert lifted == {"q": 1.0, "r": 0.8, "s": 0.95, "new": 0.5}
+
+
+@given(SCORES)
+def test_lifting_never_lowers_a_score(scores: dict[str, float]) -> None:
+    """Lift only raises: every score is at least what it was."""
+    keys = list(scores)
+    pairs = tuple((k, 0.7) for k in keys)
+    lifted = lift_neighbours(scores, dict.fromkeys(keys[:2], pairs))
+    assert all(lifted[k] >= v for k, v in scores.items())
+
+
+def test_best_breaks_ties_by_id() -> None:
+    """The order is deterministic."""
+    assert best({"b": 1.0, "a": 1.0, "c": 0.5}, 2) == ["a", "b"]
+
+
+def test_an_item_said_by_someone_the_query_names_gains() -> None:
+    """The speaker's whole name must be in the query; mentioning others changes nothing."""
+    scores = {"a": 0.5, "b": 0.5, "c": 0.5}
+    speakers = {"a": "Ana Lima", "b": "Ben", "c": None}
+    named = speaker_named(scores, speakers, "What does Ana Lima grow?", 0.1)
+    assert named == {"a": 0.6, "b": 0.5, "c": 0.5}
+    assert speaker_named(scores, speakers, "What does Ana grow?", 0.1) == scores
+
+
+def test_an_item_in_a_relevant_exchange_gains_from_its_neighbours() -> None:
+    """Neighbours in the same thread add a share; other threads and gaps add nothing."""
+    scores = {"a": 1.0, "b": 0.5, "c": 0.5, "x": 0.5}
+    places = {"a": ("t", 1), "b": ("t", 2), "c": ("t", 4), "x": ("u", 2)}
+    smoothed = smooth_neighbours(scores, places, 0.2)
+    assert smoothed["b"] > smoothed["c"] == smoothed["x"]
+    assert max(smoothed.values()) == 1.0
