@@ -100,8 +100,9 @@ async def retrieve(
     scores = speaker_named(scores, speakers, queries["input"], settings.speaker_weight)
     scores = add_thread_scores(scores, threads, settings.thread_weight, top=settings.thread_top)
     scores = await _lift(turn, store, phase, scores, items, settings)
+    # Items and scores are already valid: hundreds of candidates a turn skip re-validation.
     return [
-        ScoredMemory(item=items[key], score=value, signals=_signals(signals, key))
+        ScoredMemory.model_construct(item=items[key], score=value, signals=_signals(signals, key))
         for key, value in scores.items()
         if value > 0
     ]

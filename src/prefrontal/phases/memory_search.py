@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
+from functools import lru_cache
 
 from prefrontal.buffer import RecallDecision
 from prefrontal.bundle.models import Fragment, Section
@@ -109,7 +110,12 @@ def memory_line(item: MemoryItem) -> str:
 def memory_heading(item: MemoryItem) -> str | None:
     """The date an item happened on, as a group header (``None`` when unknown)."""
     when = item.occurred_at
-    return f"{when:%d %B %Y}" if when else None
+    return _day(when.date()) if when else None
+
+
+@lru_cache(maxsize=4_096)
+def _day(day: date) -> str:
+    return f"{day:%d %B %Y}"
 
 
 async def recall(
