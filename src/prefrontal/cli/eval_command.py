@@ -43,6 +43,12 @@ def locomo(
             "--embedder", help=f"Dense embedder for memory search: {', '.join(EMBEDDERS)}."
         ),
     ] = None,
+    db: Annotated[
+        Path | None,
+        typer.Option(
+            "--db", file_okay=False, help="Use SQLite stores: one file per conversation in DIR."
+        ),
+    ] = None,
     observations: Annotated[
         bool,
         typer.Option("--observations", help="Also score with LoCoMo's observations and summaries."),
@@ -63,11 +69,12 @@ def locomo(
                 budget,
                 embedder=model,
                 notes=observations,
+                db=db,
                 progress=lambda n: bar.advance(task, n),
             )
 
         run = anyio.run(go)
-    data = report(dataset, run, budget, model.name if model else None)
+    data = report(dataset, run, budget, model.name if model else None, "sqlite" if db else "memory")
     if output is Format.JSON:
         typer.echo(json.dumps(data, indent=2))
     else:

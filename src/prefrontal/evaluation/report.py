@@ -21,10 +21,13 @@ CATEGORY_NAMES = {
 }
 
 
-def report(dataset: Dataset, run: Run, budget: int, embedder: str | None) -> dict[str, Any]:
+def report(
+    dataset: Dataset, run: Run, budget: int, embedder: str | None, stores: str = "memory"
+) -> dict[str, Any]:
     """Everything the run measured, as plain data."""
     out: dict[str, Any] = {
         "budget": budget,
+        "stores": stores,
         "budget_note": "total context tokens (cl100k); the pipeline reserves nothing for output",
         "embedder": embedder,
         "conversations": len(dataset.conversations),

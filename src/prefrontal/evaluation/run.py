@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from prefrontal.budgets.policy import BudgetPolicy, default_policy
 from prefrontal.evaluation.baselines import Bm25Baseline, recency
@@ -49,9 +50,35 @@ def context_policy(total: int) -> BudgetPolicy:
     return BudgetPolicy(total=total, reserve=0, sections=default_policy(total).sections)
 
 
+StoreFactory = Callable[[str], Stores]
+"""Fresh stores for a conversation, given a name for them."""
+
+
 def memory_stores(embedder: Embedder | None) -> Stores:
     """Fresh in-memory stores (long-term memory embedding with ``embedder`` when given)."""
     return Stores.in_memory(embedder=embedder)
+
+
+def in_memory(embedder: Embedder | None) -> StoreFactory:
+    """In-memory stores for every conversation (the default: fast, nothing left behind)."""
+    return lambda _name: memory_stores(embedder)
+
+
+def sqlite_files(directory: Path, embedder: Embedder | None) -> StoreFactory:
+    """One SQLite file per conversation in ``directory``, replaced if it exists."""
+    directory.mkdir(parents=True, exist_ok=True)
+
+    def open_fresh(name: str) -> Stores:
+        path = directory / f"{name}.sqlite"
+        for leftover in (
+            path,
+            path.with_name(path.name + "-wal"),
+            path.with_name(path.name + "-shm"),
+        ):
+            leftover.unlink(missing_ok=True)
+        return Stores.sqlite(path, embedder=embedder)
+
+    return open_fresh
 
 
 def asked_at(conv: Conversation) -> datetime:
@@ -103,23 +130,29 @@ async def evaluate_conversation(
     budget: int,
     run: Run,
     *,
-    embedder: Embedder | None,
+    stores_for: StoreFactory,
     notes: bool,
     count: Callable[[str], int],
     progress: Progress,
 ) -> None:
     """Ingest one conversation, score the pipeline (turns only, then with notes) and baselines."""
     tenant = Tenant(agent_id=AGENT_ID, user_id=conv.sample_id)
-    stores = memory_stores(embedder)
-    coverage = await ingest_turns(stores, conv, tenant)
-    scores, tokens = await ask_all(stores, conv, coverage, budget, progress)
+    stores = stores_for(conv.sample_id)
+    try:
+        coverage = await ingest_turns(stores, conv, tenant)
+        scores, tokens = await ask_all(stores, conv, coverage, budget, progress)
+    finally:
+        await stores.aclose()
     run.pipeline.extend(scores)
     run.context_tokens.extend(tokens)
     if notes:
-        stores = memory_stores(embedder)
-        coverage = await ingest_turns(stores, conv, tenant)
-        coverage |= await ingest_notes(stores, conv, tenant)
-        run.with_notes.extend((await ask_all(stores, conv, coverage, budget, progress))[0])
+        stores = stores_for(f"{conv.sample_id}-notes")
+        try:
+            coverage = await ingest_turns(stores, conv, tenant)
+            coverage |= await ingest_notes(stores, conv, tenant)
+            run.with_notes.extend((await ask_all(stores, conv, coverage, budget, progress))[0])
+        finally:
+            await stores.aclose()
     baselines(conv, budget, count, run)
 
 
@@ -129,17 +162,22 @@ async def evaluate(
     *,
     embedder: Embedder | None = None,
     notes: bool = False,
+    db: Path | None = None,
     progress: Progress = lambda _: None,
 ) -> Run:
-    """Evaluate the pipeline and the baselines on every conversation of ``dataset``."""
+    """Evaluate the pipeline and the baselines on every conversation of ``dataset``.
+
+    The stores are in memory, or with ``db`` one SQLite file per conversation there.
+    """
     from prefrontal.budgets.tokens import default_counter
 
     count = default_counter().count
+    stores_for = sqlite_files(db, embedder) if db else in_memory(embedder)
     run = Run()
     started = time.perf_counter()
     for conv in dataset.conversations:
         await evaluate_conversation(
-            conv, budget, run, embedder=embedder, notes=notes, count=count, progress=progress
+            conv, budget, run, stores_for=stores_for, notes=notes, count=count, progress=progress
         )
     run.seconds = round(time.perf_counter() - started, 2)
     return run

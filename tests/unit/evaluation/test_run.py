@@ -85,3 +85,14 @@ def test_the_command_prints_a_table(sample_file: Path) -> None:
     result = CliRunner().invoke(app, ["eval", "locomo", str(sample_file), "--budget", "300"])
     assert result.exit_code == 0, result.output
     assert "multi-hop" in result.stdout and "BM25" in result.stdout
+
+
+async def test_sqlite_stores_score_like_the_in_memory_ones(
+    sample_file: Path, tmp_path: Path
+) -> None:
+    """With ``db`` each conversation gets its own SQLite file; the figures agree."""
+    dataset = load(sample_file)
+    in_memory = await evaluate(dataset, 120)
+    on_disk = await evaluate(dataset, 120, db=tmp_path / "eval")
+    assert [s.recall for s in on_disk.pipeline] == [s.recall for s in in_memory.pipeline]
+    assert (tmp_path / "eval" / "test-1.sqlite").exists()
