@@ -8,20 +8,12 @@ already holds are dropped.
 from __future__ import annotations
 
 from prefrontal.bundle.models import Section
-from prefrontal.phases.fragments import loaded
-from prefrontal.phases.memory_search import (
-    RerankWeights,
-    already_held,
-    candidate_limit,
-    input_text,
-    recall,
-    rerank,
-    to_fragments,
-)
+from prefrontal.phases.memory_search import RerankWeights, input_text, load_section
 from prefrontal.phases.state import PhaseOutcome, TurnState
 
 NAME = "episodic"
 CONTEXT_TURNS = 2
+WEIGHTS = RerankWeights()
 
 
 def composite_query(turn: TurnState) -> dict[str, str]:
@@ -36,20 +28,7 @@ def composite_query(turn: TurnState) -> dict[str, str]:
 async def run(turn: TurnState) -> PhaseOutcome:
     """Search episodic memory with the composite query and rank what it finds."""
     query = composite_query(turn)
-    limit = candidate_limit(turn, turn.config.episodic_candidates)
-    hits, how = await recall(turn, turn.stores.episodic, NAME, query, limit)
-    held = already_held(turn)
-    fresh = [
-        h
-        for h in rerank(hits, turn.context.started_at, RerankWeights())
-        if h.item.item_id not in held
-    ]
-    fragments = to_fragments(turn, fresh, Section.EPISODIC, NAME)
-    turn.loads[Section.EPISODIC] = fragments
-    count, tokens = loaded(fragments)
-    return PhaseOutcome(
-        items_loaded=count,
-        tokens_loaded=tokens,
-        items_dropped=len(hits) - len(fresh),
-        detail={"query_chars": sum(map(len, query.values())), "hits": len(hits), **how},
+    candidates = turn.config.episodic_candidates
+    return await load_section(
+        turn, turn.stores.episodic, Section.EPISODIC, NAME, query, candidates, WEIGHTS
     )

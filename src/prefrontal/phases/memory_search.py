@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from prefrontal.buffer import RecallDecision
 from prefrontal.bundle.models import Fragment, Section
-from prefrontal.phases.fragments import fragment
+from prefrontal.phases.fragments import fragment, loaded
 from prefrontal.phases.memory_retrieve import (
     RecallSettings,
     candidate_limit,
@@ -28,7 +28,7 @@ from prefrontal.phases.memory_retrieve import (
     retrieve,
     search,
 )
-from prefrontal.phases.state import TurnState
+from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
 from prefrontal.stores.long_term import MemoryItem, MemoryStore, ScoredMemory
 
@@ -213,3 +213,33 @@ def to_fragments(
         )
         for rank, hit in enumerate(hits)
     ]
+
+
+async def load_section(
+    turn: TurnState,
+    store: MemoryStore,
+    section: Section,
+    phase: str,
+    query: dict[str, str],
+    candidates: int,
+    weights: RerankWeights,
+) -> PhaseOutcome:
+    """Recall, rerank, drop what the turn holds elsewhere, and load the section's fragments.
+
+    The body of phases 5 and 6: they differ in their store, query and weights.
+    """
+    limit = candidate_limit(turn, candidates)
+    hits, how = await recall(turn, store, phase, query, limit)
+    held = already_held(turn)
+    fresh = [
+        h for h in rerank(hits, turn.context.started_at, weights) if h.item.item_id not in held
+    ]
+    fragments = to_fragments(turn, fresh, section, phase)
+    turn.loads[section] = fragments
+    count, tokens = loaded(fragments)
+    return PhaseOutcome(
+        items_loaded=count,
+        tokens_loaded=tokens,
+        items_dropped=len(hits) - len(fresh),
+        detail={"query_chars": sum(map(len, query.values())), "hits": len(hits), **how},
+    )

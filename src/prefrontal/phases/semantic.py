@@ -7,16 +7,7 @@ of episodic hits are removed at assembly, where both are known.
 from __future__ import annotations
 
 from prefrontal.bundle.models import Section
-from prefrontal.phases.fragments import loaded
-from prefrontal.phases.memory_search import (
-    RerankWeights,
-    already_held,
-    candidate_limit,
-    input_text,
-    recall,
-    rerank,
-    to_fragments,
-)
+from prefrontal.phases.memory_search import RerankWeights, input_text, load_section
 from prefrontal.phases.state import PhaseOutcome, TurnState
 
 NAME = "semantic"
@@ -34,18 +25,7 @@ def concept_query(turn: TurnState) -> dict[str, str]:
 async def run(turn: TurnState) -> PhaseOutcome:
     """Search semantic memory for the input's concepts and rank what it finds."""
     query = concept_query(turn)
-    limit = candidate_limit(turn, turn.config.semantic_candidates)
-    hits, how = await recall(turn, turn.stores.semantic, NAME, query, limit)
-    held = already_held(turn)
-    fresh = [
-        h for h in rerank(hits, turn.context.started_at, WEIGHTS) if h.item.item_id not in held
-    ]
-    fragments = to_fragments(turn, fresh, Section.SEMANTIC, NAME)
-    turn.loads[Section.SEMANTIC] = fragments
-    count, tokens = loaded(fragments)
-    return PhaseOutcome(
-        items_loaded=count,
-        tokens_loaded=tokens,
-        items_dropped=len(hits) - len(fresh),
-        detail={"hits": len(hits), **how},
+    candidates = turn.config.semantic_candidates
+    return await load_section(
+        turn, turn.stores.semantic, Section.SEMANTIC, NAME, query, candidates, WEIGHTS
     )
