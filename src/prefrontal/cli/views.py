@@ -116,7 +116,7 @@ def phase_table(trace: TurnTrace) -> Table:
     """One row per phase: status, start, duration against budget, items, tokens, notes."""
     table = Table(title="Phases", title_justify="left", expand=True)
     for column, justify in PHASE_COLUMNS:
-        table.add_column(column, justify=justify)
+        table.add_column(column, justify=justify, no_wrap=column == "phase")
     for p in trace.phases:
         style = "" if p.status is PhaseStatus.OK else "yellow"
         table.add_row(
