@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import anyio
+
 from prefrontal.phases.state import TurnState
 from prefrontal.phases.store_calls import call_store
 from prefrontal.retrieval.context import (
@@ -128,8 +130,16 @@ def _signals(signals: Mapping[str, Mapping[str, float]], key: str) -> dict[str, 
 async def _search_all(
     turn: TurnState, store: MemoryStore, phase: str, queries: Mapping[str, str], limit: int
 ) -> dict[str, list[ScoredMemory]]:
-    """Every query searched, one after another (so retries count per phase as for one call)."""
-    return {name: await search(turn, store, phase, text, limit) for name, text in queries.items()}
+    """Every query searched, concurrently: the phase waits for one round trip, not one per query."""
+    found: dict[str, list[ScoredMemory]] = {}
+
+    async def one(name: str, text: str) -> None:
+        found[name] = await search(turn, store, phase, text, limit)
+
+    async with anyio.create_task_group() as tg:
+        for name, text in queries.items():
+            tg.start_soon(one, name, text)
+    return {name: found[name] for name in queries}
 
 
 async def _lift(

@@ -134,21 +134,33 @@ async def test_a_failing_store_degrades_its_phase_not_the_turn(demo_stores: Stor
 async def test_transient_errors_are_retried(demo_stores: Stores) -> None:
     """A store that fails twice with a transient error and then answers: the phase succeeds, degraded, 3 attempts."""
     flaky = FailingStore(
-        demo_stores.episodic, TransientStoreError("busy", store="episodic"), times=2
+        demo_stores.scratch_page, TransientStoreError("busy", store="scratch_page"), times=2
     )
-    result = await orchestrator(demo_stores.replace(episodic=flaky)).start_turn(demo_request())
-    record = result.trace.phase("episodic")
+    result = await orchestrator(demo_stores.replace(scratch_page=flaky)).start_turn(demo_request())
+    record = result.trace.phase("scratch_page")
     assert record.status is PhaseStatus.DEGRADED
     assert record.attempts == 3
-    assert result.bundle.section(Section.EPISODIC)
+    assert result.bundle.section(Section.SCRATCH_PAGE)
 
 
 async def test_non_transient_errors_are_not_retried(demo_stores: Stores) -> None:
     """A plain store error fails on the first attempt."""
-    broken = FailingStore(demo_stores.episodic, StoreError("bad query", store="episodic"))
-    result = await orchestrator(demo_stores.replace(episodic=broken)).start_turn(demo_request())
+    broken = FailingStore(demo_stores.scratch_page, StoreError("bad query", store="scratch_page"))
+    result = await orchestrator(demo_stores.replace(scratch_page=broken)).start_turn(demo_request())
     assert broken.failures == 1
-    assert result.trace.phase("episodic").attempts == 1
+    assert result.trace.phase("scratch_page").attempts == 1
+    assert result.trace.phase("scratch_page").status is PhaseStatus.FAILED
+
+
+async def test_a_failing_search_fails_its_phase_with_the_store_error(demo_stores: Stores) -> None:
+    """Phase 5 searches input and context concurrently; a failing store is reported as its own error."""
+    broken = FailingStore(
+        demo_stores.episodic, StoreError("index offline", store="episodic"), methods=("search",)
+    )
+    result = await orchestrator(demo_stores.replace(episodic=broken)).start_turn(demo_request())
+    record = result.trace.phase("episodic")
+    assert record.status is PhaseStatus.FAILED
+    assert (record.errors[0].type, record.errors[0].message) == ("StoreError", "index offline")
 
 
 async def test_a_failing_trace_store_still_returns_the_context(demo_stores: Stores) -> None:
