@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from datetime import datetime
 
 from prefrontal.errors import ConflictError
@@ -11,10 +12,11 @@ from prefrontal.stores.working_memory import SessionKey, SessionState
 
 
 class InMemoryWorkingMemoryStore:
-    """Session states in a dictionary keyed by :class:`SessionKey`."""
+    """Session states in a dictionary keyed by :class:`SessionKey`, indexed by owner."""
 
     def __init__(self) -> None:
         self._states: dict[SessionKey, SessionState] = {}
+        self._by_owner: dict[tuple[str, str], set[SessionKey]] = {}
 
     async def load(self, key: SessionKey) -> SessionState | None:
         return self._states.get(key)
@@ -30,13 +32,12 @@ class InMemoryWorkingMemoryStore:
             )
         saved = state.model_copy(update={"version": stored_version + 1, "updated_at": utc_now()})
         self._states[state.key] = saved
+        self._by_owner.setdefault((state.key.agent_id, state.key.user_id), set()).add(state.key)
         return saved
 
     async def recent_sessions(
         self, tenant: Tenant, *, since: datetime, limit: int
     ) -> list[SessionState]:
-        mine = [
-            s for s in self._states.values() if s.key.tenant == tenant and s.updated_at >= since
-        ]
-        mine.sort(key=lambda s: (s.updated_at, s.key.session_id), reverse=True)
-        return mine[: max(limit, 0)]
+        keys = self._by_owner.get((tenant.agent_id, tenant.user_id), set())
+        mine = (self._states[k] for k in keys if self._states[k].updated_at >= since)
+        return heapq.nlargest(max(limit, 0), mine, key=lambda s: (s.updated_at, s.key.session_id))
