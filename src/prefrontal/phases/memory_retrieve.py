@@ -1,12 +1,14 @@
 """Memory retrieval for phases 5 and 6: several queries, scored for a context.
 
 ``retrieve`` searches with the input and with its context (goals, recent
-conversation), blends the two after normalising each to its best hit (the
-input weighs most), lets each item add a share of its neighbours' scores,
-favours items said by someone the input names, adds each item's thread
-score, and lifts the neighbours of the strongest matches (fetched with
-``around``). The scoring steps are pure functions in
-:mod:`prefrontal.retrieval.context`; their weights are ``RecallSettings``.
+conversation), then with the words the input's two best hits add to it
+(pseudo-relevance feedback, :mod:`prefrontal.retrieval.feedback`), blends
+the three after normalising each to its best hit (the input weighs most),
+lets each item add a share of its neighbours' scores, favours items said
+by someone the input names, adds each item's thread score, and lifts
+the neighbours of the strongest matches (fetched with ``around``). The
+scoring steps are pure functions in :mod:`prefrontal.retrieval.context`;
+their weights are ``RecallSettings``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from prefrontal.retrieval.context import (
     smooth_neighbours,
     speaker_named,
 )
+from prefrontal.retrieval.feedback import expansion_terms
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, MemoryStore, ScoredMemory
 
 TOKENS_PER_CANDIDATE = 20
@@ -54,6 +57,12 @@ class RecallSettings:
     """An item after an anchor (a reply) scores at least this share of the anchor's score."""
     neighbour_before_factor: float = 0.8
     """An item before an anchor (what it replies to) scores at least this share."""
+    feedback_weight: float = 0.3
+    """Weight of the feedback query's hits (words of the input's best hits); 0 disables."""
+    feedback_docs: int = 2
+    """How many of the input's best hits lend their words to the feedback query."""
+    feedback_terms: int = 10
+    """How many words the feedback query has."""
 
 
 def candidate_limit(turn: TurnState, configured: int) -> int:
@@ -91,11 +100,23 @@ async def retrieve(
     limit: int,
     settings: RecallSettings,
 ) -> list[ScoredMemory]:
-    """Candidates for ``queries`` (``"input"`` and ``"context"``), scored but not yet reranked."""
+    """Candidates for ``queries`` (``"input"`` and ``"context"``), scored but not yet reranked.
+
+    The feedback query (words of the input's best hits) is searched too
+    and blended at ``settings.feedback_weight``.
+    """
     hits = await _search_all(turn, store, phase, queries, limit)
+    feedback = await _feedback(turn, store, phase, hits, queries.get("input", ""), limit, settings)
+    if feedback:
+        hits["feedback"] = feedback
     items = {h.item.item_id: h.item for found in hits.values() for h in found}
     signals = {name: {h.item.item_id: h.score for h in found} for name, found in hits.items()}
-    scores = blend(signals, {"input": 1.0, "context": settings.context_weight})
+    weights = {
+        "input": 1.0,
+        "context": settings.context_weight,
+        "feedback": settings.feedback_weight,
+    }
+    scores = blend(signals, weights)
     threads = {key: item.thread_id for key, item in items.items()}
     scores = smooth_neighbours(scores, _places(items), settings.smoothing)
     speakers = {key: _speaker(item) for key, item in items.items()}
@@ -108,6 +129,15 @@ async def retrieve(
         for key, value in scores.items()
         if value > 0
     ]
+
+
+def _query_weights(settings: RecallSettings) -> dict[str, float]:
+    """Each query's weight in the blend: the input 1.0, its context and the feedback less."""
+    return {
+        "input": 1.0,
+        "context": settings.context_weight,
+        "feedback": settings.feedback_weight,
+    }
 
 
 def _places(items: Mapping[str, MemoryItem]) -> dict[str, tuple[str, int]]:
@@ -140,6 +170,26 @@ async def _search_all(
         for name, text in queries.items():
             tg.start_soon(one, name, text)
     return {name: found[name] for name in queries}
+
+
+async def _feedback(
+    turn: TurnState,
+    store: MemoryStore,
+    phase: str,
+    hits: Mapping[str, list[ScoredMemory]],
+    query: str,
+    limit: int,
+    settings: RecallSettings,
+) -> list[ScoredMemory]:
+    """Hits for the words of the input's best hits that the input lacks (none when disabled)."""
+    found = hits.get("input", [])
+    if settings.feedback_weight <= 0 or settings.feedback_terms <= 0 or not found:
+        return []
+    ranked = sorted(found, key=lambda h: (-h.score, h.item.item_id))[: settings.feedback_docs]
+    feedback = [(h.item.content, h.score) for h in ranked]
+    background = list({h.item.item_id: h.item.content for f in hits.values() for h in f}.values())
+    words = expansion_terms(feedback, background, query, settings.feedback_terms)
+    return await search(turn, store, phase, " ".join(words), limit)
 
 
 async def _lift(

@@ -1,0 +1,51 @@
+"""The feedback query in a real turn: a memory that shares no word with the input still comes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from prefrontal import Orchestrator, OrchestratorConfig, Section, TurnRequest
+from prefrontal.stores.long_term import MemoryItem, MemoryKind
+from prefrontal.stores.set import Stores
+
+pytestmark = pytest.mark.anyio
+
+WHEN = datetime(2024, 3, 1, 12, tzinfo=UTC)
+TEXTS = {
+    "plan": "Next year I want to study counseling and psychology.",
+    "course": "My counseling course starts soon; psychology is fascinating.",
+    "hike": "We went hiking with the dog on Sunday.",
+    "bread": "I baked bread with my sister.",
+    "film": "The film last night was too long.",
+}
+
+
+def memory(key: str) -> MemoryItem:
+    """One episodic memory of the test's user, said on ``WHEN``."""
+    return MemoryItem(
+        item_id=key,
+        agent_id="agent",
+        user_id="user",
+        kind=MemoryKind.EVENT,
+        content=TEXTS[key],
+        occurred_at=WHEN,
+        created_at=WHEN,
+    )
+
+
+async def test_a_memory_sharing_only_the_best_hits_words_is_recalled() -> None:
+    """ "What will she study?" finds the plan; the course comes through its words."""
+    stores = Stores.in_memory()
+    await stores.episodic.put_many([memory(key) for key in TEXTS])
+    config = OrchestratorConfig(total_token_budget=400, recent_turns=0)
+    orchestrator = Orchestrator(stores, config, clock=lambda: WHEN)
+    request = TurnRequest(
+        agent_id="agent", user_id="user", session_id="s", user_input="What will she study?"
+    )
+    result = await orchestrator.start_turn(request)
+    recalled = {i for f in result.bundle.section(Section.EPISODIC) for i in f.provenance.item_ids}
+    assert {"plan", "course"} <= recalled
+    assert not recalled & {"hike", "bread", "film"}
+    await stores.aclose()
