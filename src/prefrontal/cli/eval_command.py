@@ -53,6 +53,10 @@ def locomo(
         bool,
         typer.Option("--observations", help="Also score with LoCoMo's observations and summaries."),
     ] = False,
+    feedback: Annotated[
+        bool,
+        typer.Option("--feedback", help="Turn on the pseudo-relevance feedback query."),
+    ] = False,
 ) -> None:
     """Evidence recall of the assembled context on LoCoMo, beside two baselines."""
     dataset = load(path)
@@ -71,6 +75,7 @@ def locomo(
                 notes=observations,
                 db=db,
                 progress=lambda n: bar.advance(task, n),
+                feedback=feedback,
             )
 
         run = anyio.run(go)

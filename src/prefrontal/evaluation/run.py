@@ -87,11 +87,19 @@ def asked_at(conv: Conversation) -> datetime:
 
 
 async def ask_all(
-    stores: Stores, conv: Conversation, coverage: Coverage, budget: int, progress: Progress
+    stores: Stores,
+    conv: Conversation,
+    coverage: Coverage,
+    budget: int,
+    progress: Progress,
+    feedback: bool = False,
 ) -> tuple[list[Scored], list[int]]:
     """Run one turn per question and score each bundle."""
     config = OrchestratorConfig(
-        total_token_budget=budget, budget_policy=context_policy(budget), deadline_ms=DEADLINE_MS
+        total_token_budget=budget,
+        budget_policy=context_policy(budget),
+        deadline_ms=DEADLINE_MS,
+        recall_feedback=feedback,
     )
     when = asked_at(conv)
     orchestrator = Orchestrator(stores, config, clock=lambda: when)
@@ -134,13 +142,14 @@ async def evaluate_conversation(
     notes: bool,
     count: Callable[[str], int],
     progress: Progress,
+    feedback: bool = False,
 ) -> None:
     """Ingest one conversation, score the pipeline (turns only, then with notes) and baselines."""
     tenant = Tenant(agent_id=AGENT_ID, user_id=conv.sample_id)
     stores = stores_for(conv.sample_id)
     try:
         coverage = await ingest_turns(stores, conv, tenant)
-        scores, tokens = await ask_all(stores, conv, coverage, budget, progress)
+        scores, tokens = await ask_all(stores, conv, coverage, budget, progress, feedback)
     finally:
         await stores.aclose()
     run.pipeline.extend(scores)
@@ -150,7 +159,8 @@ async def evaluate_conversation(
         try:
             coverage = await ingest_turns(stores, conv, tenant)
             coverage |= await ingest_notes(stores, conv, tenant)
-            run.with_notes.extend((await ask_all(stores, conv, coverage, budget, progress))[0])
+            asked = await ask_all(stores, conv, coverage, budget, progress, feedback)
+            run.with_notes.extend(asked[0])
         finally:
             await stores.aclose()
     baselines(conv, budget, count, run)
@@ -164,6 +174,7 @@ async def evaluate(
     notes: bool = False,
     db: Path | None = None,
     progress: Progress = lambda _: None,
+    feedback: bool = False,
 ) -> Run:
     """Evaluate the pipeline and the baselines on every conversation of ``dataset``.
 
@@ -177,7 +188,14 @@ async def evaluate(
     started = time.perf_counter()
     for conv in dataset.conversations:
         await evaluate_conversation(
-            conv, budget, run, stores_for=stores_for, notes=notes, count=count, progress=progress
+            conv,
+            budget,
+            run,
+            stores_for=stores_for,
+            notes=notes,
+            count=count,
+            progress=progress,
+            feedback=feedback,
         )
     run.seconds = round(time.perf_counter() - started, 2)
     return run

@@ -22,6 +22,7 @@ from prefrontal.buffer import RecallDecision
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.phases.fragments import fragment, loaded
 from prefrontal.phases.memory_retrieve import (
+    FEEDBACK_WEIGHT,
     RecallSettings,
     candidate_limit,
     input_text,
@@ -229,7 +230,9 @@ async def load_section(
     The body of phases 5 and 6: they differ in their store, query and weights.
     """
     limit = candidate_limit(turn, candidates)
-    hits, how = await recall(turn, store, phase, query, limit)
+    feedback = FEEDBACK_WEIGHT if turn.config.recall_feedback else 0.0
+    settings = RecallSettings(feedback_weight=feedback)
+    hits, how = await recall(turn, store, phase, query, limit, settings)
     held = already_held(turn)
     fresh = [
         h for h in rerank(hits, turn.context.started_at, weights) if h.item.item_id not in held

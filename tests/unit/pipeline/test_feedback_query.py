@@ -35,17 +35,28 @@ def memory(key: str) -> MemoryItem:
     )
 
 
-async def test_a_memory_sharing_only_the_best_hits_words_is_recalled() -> None:
-    """ "What will she study?" finds the plan; the course comes through its words."""
+async def recalled_with(feedback: bool) -> set[str]:
     stores = Stores.in_memory()
     await stores.episodic.put_many([memory(key) for key in TEXTS])
-    config = OrchestratorConfig(total_token_budget=400, recent_turns=0)
+    config = OrchestratorConfig(total_token_budget=400, recent_turns=0, recall_feedback=feedback)
     orchestrator = Orchestrator(stores, config, clock=lambda: WHEN)
     request = TurnRequest(
         agent_id="agent", user_id="user", session_id="s", user_input="What will she study?"
     )
     result = await orchestrator.start_turn(request)
-    recalled = {i for f in result.bundle.section(Section.EPISODIC) for i in f.provenance.item_ids}
+    await stores.aclose()
+    return {i for f in result.bundle.section(Section.EPISODIC) for i in f.provenance.item_ids}
+
+
+async def test_a_memory_sharing_only_the_best_hits_words_is_recalled() -> None:
+    """With feedback on, "What will she study?" finds the plan; the course comes through its words."""
+    recalled = await recalled_with(feedback=True)
     assert {"plan", "course"} <= recalled
     assert not recalled & {"hike", "bread", "film"}
-    await stores.aclose()
+
+
+async def test_feedback_is_off_by_default() -> None:
+    """Without ``recall_feedback`` the course, which shares no word with the input, is not recalled."""
+    recalled = await recalled_with(feedback=False)
+    assert "plan" in recalled
+    assert "course" not in recalled
