@@ -130,7 +130,9 @@ def scores(
     """BM25 scores of matching items: a superset of the best ``limit`` (all when ``None``).
 
     Every score returned is exact, so ``top(result, limit)`` is the true top
-    ``limit``, ties broken by id as the in-memory store breaks them.
+    ``limit``, ties broken by id as the in-memory store breaks them. With a
+    ``limit``, only items scoring at least the k-th score are returned (ties
+    with it included), so the caller sorts a handful, not every item seen.
     """
     corpus, terms = query_terms(connection, statements, texts)
     needles = [(term, term.needle) for term in sorted(terms, key=lambda t: t.text)]
@@ -166,7 +168,14 @@ def scores(
         while (match := _postings_worth_visiting(term, terms[i + 1 :], best, limit)) is not None:
             if not visit(match, ceiling):
                 break
-    return found
+    return _contenders(found, best, limit)
+
+
+def _contenders(found: dict[str, float], best: list[float], limit: int | None) -> dict[str, float]:
+    """The items of ``found`` that may be in the top ``limit``: all that reach the k-th score."""
+    if limit is None or len(best) < limit:
+        return found
+    return {key: value for key, value in found.items() if value >= best[0]}
 
 
 _WARM_UPS = 4
