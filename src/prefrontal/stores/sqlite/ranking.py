@@ -5,9 +5,11 @@ Every item looked at is scored on all query terms with
 arithmetic, terms added in the same order) and kept in a top-k heap; only
 live items the tenant may see are ever fetched. The search:
 
-1. scores the items that hold every query term (FTS5 intersects postings
-   cheaply), or failing k of those, every term but the commonest, and so
-   on a few times, so that the k-th score starts high;
+1. scores the items that hold the two rarest terms (two chunks at most:
+   intersecting rare postings is cheap, every further common term costs);
+   when more hold them, the items that hold every query term, or failing
+   k of those, every term but the commonest, and so on down to three, so
+   that the k-th score starts high;
 2. visits the terms rarest first (highest bound first). An item not seen
    yet holds no earlier term, so its score is at most the bounds of this
    term and the later ones it holds: FTS5 is asked only for this term's
@@ -28,6 +30,7 @@ times or more (kept by triggers, only widening).
 from __future__ import annotations
 
 import heapq
+import itertools
 import json
 import sqlite3
 from collections.abc import Mapping
@@ -130,7 +133,9 @@ def scores(
     """BM25 scores of matching items: a superset of the best ``limit`` (all when ``None``).
 
     Every score returned is exact, so ``top(result, limit)`` is the true top
-    ``limit``, ties broken by id as the in-memory store breaks them.
+    ``limit``, ties broken by id as the in-memory store breaks them. With a
+    ``limit``, only items scoring at least the k-th score are returned (ties
+    with it included), so the caller sorts a handful, not every item seen.
     """
     corpus, terms = query_terms(connection, statements, texts)
     needles = [(term, term.needle) for term in sorted(terms, key=lambda t: t.text)]
@@ -152,12 +157,20 @@ def scores(
                     return False
         return len(rows) == _CHUNK
 
-    for held in _warm_ups(terms, limit):
-        after = -1
-        while visit(" AND ".join(quoted(term.text) for term in held), None):
-            pass
-        if limit is not None and len(best) >= limit:
-            break
+    def warm_up(held: list[Term], chunks: int | None) -> bool:
+        """Score the items holding every term of ``held``; False when cut off after ``chunks``."""
+        nonlocal after
+        after, match = -1, " AND ".join(quoted(term.text) for term in held)
+        for _ in itertools.count() if chunks is None else range(chunks):
+            if not visit(match, None):
+                return True
+        return False
+
+    if limit is not None and len(terms) >= 2 and not warm_up(terms[:2], _WARM_UP_CHUNKS):
+        for held in _warm_ups(terms):
+            warm_up(held, None)
+            if len(best) >= limit:
+                break
     remaining = sum(term.bound for term in terms)
     for i, term in enumerate(terms):
         if _settled(best, limit, remaining):
@@ -166,18 +179,29 @@ def scores(
         while (match := _postings_worth_visiting(term, terms[i + 1 :], best, limit)) is not None:
             if not visit(match, ceiling):
                 break
-    return found
+    return _contenders(found, best, limit)
 
 
+def _contenders(found: dict[str, float], best: list[float], limit: int | None) -> dict[str, float]:
+    """The items of ``found`` that may be in the top ``limit``: all that reach the k-th score."""
+    if limit is None or len(best) < limit:
+        return found
+    return {key: value for key, value in found.items() if value >= best[0]}
+
+
+_WARM_UP_CHUNKS = 2
+"""How many chunks of the items holding the two rarest terms the warm-up scores at most."""
 _WARM_UPS = 4
-"""How many sets of terms the warm-up tries before the scan."""
+"""How many longer sets of terms the warm-up tries when there are more such items."""
 
 
-def _warm_ups(terms: list[Term], limit: int | None) -> list[list[Term]]:
-    """Every term, then all but the commonest, and so on: items holding them all score high."""
-    if limit is None:
-        return []
-    return [terms[:n] for n in range(len(terms), 1, -1)][:_WARM_UPS]
+def _warm_ups(terms: list[Term]) -> list[list[Term]]:
+    """Every term, then all but the commonest, and so on down to three.
+
+    Only asked for when more items hold the two rarest terms than the warm-up
+    scores: items holding more of the terms score higher.
+    """
+    return [terms[:n] for n in range(len(terms), 2, -1)][:_WARM_UPS]
 
 
 def _postings_worth_visiting(
