@@ -39,6 +39,7 @@ __all__ = [
     "already_held",
     "candidate_limit",
     "input_text",
+    "load_section",
     "recall",
     "rerank",
     "search",
