@@ -9,13 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import lru_cache
 
-from prefrontal.retrieval.lexical import terms
-
-
-@lru_cache(maxsize=4_096)
-def term_set(text: str) -> frozenset[str]:
-    """The distinct index terms of ``text`` (cached: items are matched every turn)."""
-    return frozenset(terms(text))
+from prefrontal.retrieval.lexical import term_set
 
 
 def label_terms(labels: Iterable[str]) -> frozenset[str]:

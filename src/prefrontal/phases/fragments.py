@@ -6,7 +6,7 @@ from datetime import datetime
 
 from prefrontal.bundle.models import Fragment, Provenance, Section
 from prefrontal.phases.state import TurnState
-from prefrontal.retrieval.lexical import terms
+from prefrontal.retrieval.lexical import term_set, terms
 
 
 def fragment(
@@ -50,7 +50,7 @@ def fragment(
 
 def overlap(query_terms: set[str], text: str) -> float:
     """Share of ``text``'s distinct terms that occur in the query (0.0-1.0)."""
-    text_terms = set(terms(text))
+    text_terms = term_set(text)
     if not text_terms or not query_terms:
         return 0.0
     return len(text_terms & query_terms) / len(text_terms)

@@ -104,6 +104,12 @@ def terms(text: str) -> list[str]:
     return [s for s in stems if s]
 
 
+@lru_cache(maxsize=16_384)
+def term_set(text: str) -> frozenset[str]:
+    """The distinct index terms of ``text``, cached: the same texts are matched turn after turn."""
+    return frozenset(terms(text))
+
+
 def idf(n_docs: int, n_hits: int) -> float:
     """SQLite FTS5's BM25 IDF: ``log((N - n + 0.5) / (n + 0.5))``, floored at 1e-6.
 
