@@ -105,21 +105,36 @@ def _term(
     return Term(text=text, weight=weight, bound=weight * gain)
 
 
-def score(terms_text: str, length: int, query: list[tuple[Term, str]], corpus: Corpus) -> float:
+def score(
+    terms_text: str,
+    length: int,
+    query: list[tuple[Term, str]],
+    corpus: Corpus,
+    cache: dict[tuple[str, int, int], float] | None = None,
+) -> float:
     """The BM25 score of a document (its space-separated terms) for the query terms.
 
     ``query`` pairs each term with its :attr:`Term.needle`, in sorted term
     order: the order :class:`~prefrontal.retrieval.lexical.Bm25Index` adds
-    them in, so the two give the same bits.
+    them in, so the two give the same bits. ``cache`` (one per query) keeps
+    each term score already computed for a frequency and document length:
+    the same value :func:`term_score` would return, without the arithmetic.
     """
     padded = f" {terms_text} "
     total = 0.0
     for term, needle in query:
         tf = padded.count(needle)
-        if tf and f"{needle}{term.text} " in padded:
-            tf = padded.split(" ").count(term.text)
         if tf:
-            total += term_score(term.weight, tf, length, corpus.average)
+            if f"{needle}{term.text} " in padded:
+                tf = padded.split(" ").count(term.text)
+            if cache is None:
+                total += term_score(term.weight, tf, length, corpus.average)
+                continue
+            key = (needle, tf, length)
+            value = cache.get(key)
+            if value is None:
+                value = cache[key] = term_score(term.weight, tf, length, corpus.average)
+            total += value
     return total
 
 
@@ -140,6 +155,9 @@ def scores(
     corpus, terms = query_terms(connection, statements, texts)
     needles = [(term, term.needle) for term in sorted(terms, key=lambda t: t.text)]
     found: dict[str, float] = {}
+    """Every item that may be in the top k: scored at least the k-th score at the time."""
+    seen: set[str] = set()
+    cache: dict[tuple[str, int, int], float] = {}
     best: list[float] = []
 
     after = -1
@@ -148,13 +166,25 @@ def scores(
         """Score the unseen items of one chunk of postings; False when there is no more."""
         nonlocal after
         rows = _postings(connection, statements, params, match, after)
-        for rowid, item_id, terms_text, length in rows:
-            after = rowid
-            if item_id not in found:
-                found[item_id] = score(terms_text, length, needles, corpus)
-                kept = _keep(best, found[item_id], limit)
-                if kept and ceiling is not None and _settled(best, limit, ceiling):
-                    return False
+        if rows:
+            after = rows[-1][0]
+        for _, item_id, terms_text, length in rows:
+            if item_id in seen:
+                continue
+            seen.add(item_id)
+            value = score(terms_text, length, needles, corpus, cache)
+            if limit is None:
+                found[item_id] = value
+                continue
+            if len(best) < limit:
+                heapq.heappush(best, value)
+            elif value > best[0]:
+                heapq.heapreplace(best, value)
+            elif value < best[0]:
+                continue
+            found[item_id] = value
+            if ceiling is not None and _settled(best, limit, ceiling):
+                return False
         return len(rows) == _CHUNK
 
     def warm_up(held: list[Term], chunks: int | None) -> bool:
@@ -280,16 +310,3 @@ def _postings(
     """One chunk of the live, visible items matching ``match`` past rowid ``after``."""
     chunk = {"match": match, "after": after, "chunk": _CHUNK}
     return connection.execute(statements.postings, {**params, **chunk}).fetchall()
-
-
-def _keep(best: list[float], value: float, limit: int | None) -> bool:
-    """Keep the ``limit`` largest scores in a min-heap (``best[0]`` is the k-th); True if kept."""
-    if limit is None:
-        return False
-    if len(best) < limit:
-        heapq.heappush(best, value)
-        return True
-    if value > best[0]:
-        heapq.heapreplace(best, value)
-        return True
-    return False
