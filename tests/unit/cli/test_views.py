@@ -11,6 +11,7 @@ from prefrontal.cli.views import bundle_view, trace_list_table, trace_view
 from prefrontal.demo import seed
 from prefrontal.errors import StoreError
 from prefrontal.testing import DelayedStore, FailingStore
+from prefrontal.turn import PHASE_BUDGETS_MS
 from tests.unit.traces.helpers import demo_turn, run
 
 
@@ -56,7 +57,16 @@ def test_trace_view_shows_failures_timeouts_drops_and_budget() -> None:
 
 def test_a_clean_trace_says_so() -> None:
     """A turn without problems ends its view with a line saying there were none."""
-    trace = run(demo_turn).trace
+    # Budgets far above any machine's timing, so that no phase is over its budget.
+    config = OrchestratorConfig(
+        deadline_ms=60_000, phase_budgets_ms=dict.fromkeys(PHASE_BUDGETS_MS, 30_000.0)
+    )
+
+    async def go() -> TurnResult:
+        return await demo_turn(config=config)
+
+    trace = run(go).trace
+    assert not trace.warnings and not trace.errors
     shown = text(trace_view(trace, 100, followed_by=("01NEXT",)))
     assert "no warnings, no errors" in shown
     assert "followed by: 01NEXT" in shown
