@@ -90,6 +90,15 @@ class OrchestratorConfig(_Frozen):
     store_attempts: int = Field(default=3, ge=1, le=10)
     """Attempts per store call for transient errors (within the remaining time)."""
     recent_turns: int = Field(default=10, ge=0, le=200)
+    recent_window_s: float | None = Field(default=3_600, gt=0)
+    """How old a turn of the user's earlier sessions may be and still be recent conversation.
+
+    Turns of the request's own session are always recent. A turn of an
+    earlier session said longer ago than this before the turn started is
+    memory rather than conversation: phases 5 and 6 bring it back when it
+    bears on the input, instead of it taking the conversation section's
+    share on every turn of a new session. ``None``: any age.
+    """
     active_goals: int = Field(default=5, ge=0, le=100)
     pending_actions: int = Field(default=5, ge=0, le=100)
     questions: int = Field(default=3, ge=0, le=100)

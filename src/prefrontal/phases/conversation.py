@@ -6,7 +6,7 @@ short) and rendered oldest first, as a transcript.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import anyio
 
@@ -43,6 +43,16 @@ def parent_text(trace: TurnTrace) -> str:
     return " ".join(parts)
 
 
+def still_recent(turn: TurnState, turns: list[ConversationTurn]) -> list[ConversationTurn]:
+    """``turns`` less those of other sessions said before the turn's recent window."""
+    window = turn.config.recent_window_s
+    if window is None:
+        return turns
+    since = turn.context.started_at - timedelta(seconds=window)
+    session = turn.context.session_id
+    return [t for t in turns if t.session_id == session or t.created_at >= since]
+
+
 async def _load(
     turn: TurnState,
 ) -> tuple[list[ConversationTurn], ConversationSummary | None, TurnTrace | None]:
@@ -75,6 +85,7 @@ async def _load(
 async def run(turn: TurnState) -> PhaseOutcome:
     """Load the recent transcript, summary and parent outcome as fragments."""
     recent, summary, parent = await _load(turn)
+    recent = still_recent(turn, recent)
     turn.recent_turns = recent
     fragments: list[Fragment] = []
     if summary is not None:

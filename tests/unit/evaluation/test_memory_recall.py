@@ -45,7 +45,9 @@ async def test_a_recent_turn_the_conversation_cannot_fit_comes_as_a_memory(
     tenant = Tenant(agent_id="listener", user_id=conv.sample_id)
     stores = memory_stores(None)
     await ingest_turns(stores, conv, tenant)
-    config = OrchestratorConfig(total_token_budget=120, budget_policy=context_policy(120))
+    config = OrchestratorConfig(
+        total_token_budget=120, budget_policy=context_policy(120), recent_window_s=None
+    )
     when = asked_at(conv)
     orchestrator = Orchestrator(stores, config, clock=lambda: when)
     request = TurnRequest(

@@ -13,11 +13,20 @@ from prefrontal.phases import (
     PHASES,
     budget_allocation,
     context_assembly,
+    conversation,
     frontal_cortex,
     scratch_page,
 )
 from prefrontal.phases.state import TurnState
-from prefrontal.stores import FrontalItem, FrontalKind, FrontalStatus, Observation, ScratchKind
+from prefrontal.stores import (
+    ConversationTurn,
+    FrontalItem,
+    FrontalKind,
+    FrontalStatus,
+    Observation,
+    Role,
+    ScratchKind,
+)
 from tests.conftest import FIXED_NOW, demo_request, orchestrator
 
 pytestmark = pytest.mark.anyio
@@ -92,6 +101,36 @@ async def test_goal_count_is_cut_to_the_configured_limit() -> None:
     outcome = await frontal_cortex.run(turn)
     assert outcome.items_loaded == 5
     assert outcome.items_dropped == 3
+
+
+async def test_earlier_sessions_are_recent_conversation_only_within_the_window() -> None:
+    """This session's turns always show; another session's only when said within the window."""
+    stores = Stores.in_memory()
+    said = [
+        ("old-other", "yesterday", timedelta(days=1)),
+        ("fresh-other", "earlier", timedelta(minutes=20)),
+        ("old-same", "s1", timedelta(days=2)),
+    ]
+    for item_id, session_id, ago in said:
+        await stores.conversation.append(
+            ConversationTurn(
+                item_id=item_id,
+                agent_id="atlas",
+                user_id="maya",
+                session_id=session_id,
+                role=Role.USER,
+                content=f"turn {item_id}",
+                created_at=FIXED_NOW - ago,
+            )
+        )
+    shown = {}
+    for window in (3_600, None):
+        turn = new_turn(orchestrator(stores, recent_window_s=window), session_id="s1")
+        await conversation.run(turn)
+        fragments = turn.loads[Section.CONVERSATION]
+        shown[window] = {f.provenance.item_ids[0] for f in fragments}
+    assert shown[3_600] == {"fresh-other", "old-same"}
+    assert shown[None] == {"old-other", "fresh-other", "old-same"}
 
 
 async def test_scratch_page_puts_risk_alerts_first() -> None:
