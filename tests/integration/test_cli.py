@@ -81,4 +81,7 @@ def test_trace_show_draws_the_timeline_budget_and_drops(
     assert "┬" in timeline
     assert "Budget: " in out
     assert "Dropped: " in out
+    assert "Phase details" not in out
+    detailed = prefrontal("trace", "show", second, "--details", db=db).stdout
+    assert re.search(r"working_memory_init +│ admitted +│ \d+", detailed)
     assert "over budget" in out

@@ -95,6 +95,9 @@ def show_trace(
     db: str = DbOption,
     width: int | None = typer.Option(None, min=60, help="Width of the view (default: terminal)."),
     as_json: bool = typer.Option(False, "--json", help="Print the trace model as JSON."),
+    details: bool = typer.Option(
+        False, "--details", help="Also show what each phase recorded (its detail)."
+    ),
 ) -> None:
     """Show one trace: timeline, phases, budget per section, drops, warnings and errors."""
     trace, followed_by = anyio.run(_find, db, turn_id)
@@ -105,4 +108,4 @@ def show_trace(
         typer.echo(trace.model_dump_json(indent=2))
         return
     console = Console(width=width) if width else Console()
-    console.print(trace_view(trace, console.width, followed_by))
+    console.print(trace_view(trace, console.width, followed_by, details=details))

@@ -6,6 +6,7 @@ the commands stay thin and the views can be tested on their own.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 
 from rich import box
@@ -158,6 +159,28 @@ def dropped_table(trace: TurnTrace) -> Table:
     return table
 
 
+DETAIL_CHARS = 160
+"""A phase detail's value is cut to this many characters (``--json`` has it whole)."""
+
+
+def detail_value(value: object) -> str:
+    """``value`` as compact JSON, cut to :data:`DETAIL_CHARS` with an ellipsis."""
+    shown = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+    return shown if len(shown) <= DETAIL_CHARS else shown[: DETAIL_CHARS - 1] + "…"
+
+
+def detail_table(trace: TurnTrace) -> Table:
+    """What each phase recorded about its work (its ``detail``), one row per key."""
+    table = Table(title="Phase details", title_justify="left", expand=True)
+    table.add_column("phase", no_wrap=True)
+    table.add_column("key", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    for p in trace.phases:
+        for key, value in p.detail.items():
+            table.add_row(p.name, key, detail_value(value))
+    return table
+
+
 def problems(trace: TurnTrace) -> Text:
     """The warnings and errors of the turn, one per line (or a line saying there are none)."""
     text = Text()
@@ -171,13 +194,23 @@ def problems(trace: TurnTrace) -> Text:
     return text if text.plain else Text("no warnings, no errors")
 
 
-def trace_view(trace: TurnTrace, width: int = 100, followed_by: Sequence[str] = ()) -> Group:
-    """Everything a trace says: header, timeline, phases, budget, drops, problems."""
+def trace_view(
+    trace: TurnTrace,
+    width: int = 100,
+    followed_by: Sequence[str] = (),
+    *,
+    details: bool = False,
+) -> Group:
+    """Everything a trace says: header, timeline, phases, budget, drops, problems.
+
+    With ``details``, each phase's ``detail`` follows the phase table.
+    """
     parts: list[RenderableType] = [
         header(trace),
         Text("Timeline", style="bold"),
         timeline(trace, width),
         phase_table(trace),
+        *([detail_table(trace)] if details else []),
         budget_table(trace),
     ]
     if trace.dropped:

@@ -7,7 +7,13 @@ import io
 from rich.console import Console, RenderableType
 
 from prefrontal import OrchestratorConfig, Stores, TurnResult
-from prefrontal.cli.views import bundle_view, trace_list_table, trace_view
+from prefrontal.cli.views import (
+    DETAIL_CHARS,
+    bundle_view,
+    detail_value,
+    trace_list_table,
+    trace_view,
+)
 from prefrontal.demo import seed
 from prefrontal.errors import StoreError
 from prefrontal.testing import DelayedStore, FailingStore
@@ -88,3 +94,24 @@ def test_trace_list_keeps_turn_ids_whole_even_when_narrow() -> None:
     """Turn ids are what users copy: never cut, even at 80 columns."""
     trace = run(demo_turn).trace
     assert trace.turn_id in text(trace_list_table([trace]), 80)
+
+
+def test_details_show_what_each_phase_recorded() -> None:
+    """With details, the buffer's refresh counts and the search's candidates are listed by phase."""
+    trace = run(demo_turn).trace
+    plain = text(trace_view(trace, 160))
+    detailed = text(trace_view(trace, 160, details=True))
+    assert "Phase details" not in plain
+    assert "Phase details" in detailed
+    refresh = trace.phase("working_memory_init").detail
+    row = next(line for line in detailed.splitlines() if "│ admitted" in line)
+    assert "working_memory_init" in row
+    assert str(refresh["admitted"]) in row
+
+
+def test_a_long_detail_value_is_cut_with_an_ellipsis() -> None:
+    """Values longer than the limit end in an ellipsis at exactly the limit."""
+    shown = detail_value(["x" * 50] * 10)
+    assert len(shown) == DETAIL_CHARS
+    assert shown.endswith("…")
+    assert detail_value({"a": 1}) == '{"a": 1}'
