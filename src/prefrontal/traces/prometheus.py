@@ -23,7 +23,12 @@ Metrics (prefix ``prefrontal_``; labels in brackets):
 ``working_memory_admissions_total``            items admitted into buffers
 ``working_memory_evictions_total`` [reason]    items evicted from buffers
 ``session_coherence``                          histogram of the buffer's coherence (0-1)
+``memory_recalls_total`` [phase, mode]         memory phases that searched or reused the buffer
 =============================================  ==========================================
+
+``memory_recalls_total`` comes from phases 5 and 6's ``detail["recall"]``
+(``search`` or ``reuse``, the recall gate's decision): the share of
+``reuse`` is the share of searches the gate saved.
 
 The working-memory figures come from phase 10's record: ``items_loaded``
 (items held) and, when the buffer reports them, ``detail["admitted"]``
@@ -54,6 +59,8 @@ if TYPE_CHECKING:
     from prefrontal.bundle.models import ContextBundle
 
 WORKING_MEMORY_PHASE = "working_memory_init"
+RECALL_MODES = frozenset({"search", "reuse"})
+"""The recall gate's decisions, as phases 5 and 6 record them (a bounded label)."""
 SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.25, 0.5, 1.0, 2.5, 5.0)
 TOKENS = (0, 50, 100, 250, 500, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000)
 ITEMS = (0, 4, 8, 16, 32, 48, 64, 128, 256)
@@ -91,6 +98,9 @@ class PrometheusObserver:
         self.admissions = self._counter("working_memory_admissions", "Items admitted.")
         self.evictions = self._counter("working_memory_evictions", "Items evicted.", "reason")
         self.coherence = self._histogram("session_coherence", "Buffer coherence.", RATIO)
+        self.recalls = self._counter(
+            "memory_recalls", "Memory phases by how they recalled.", "phase", "mode"
+        )
 
     def _counter(self, name: str, doc: str, *labels: str) -> Counter:
         return Counter(name, doc, labels, namespace=self.namespace, registry=self.registry)
@@ -110,6 +120,9 @@ class PrometheusObserver:
         self.phase_seconds.labels(record.name).observe(record.duration_ms / 1_000)
         if record.name == WORKING_MEMORY_PHASE:
             self._buffer(record)
+        mode = record.detail.get("recall")
+        if mode in RECALL_MODES:
+            self.recalls.labels(record.name, mode).inc()
 
     def _buffer(self, record: PhaseRecord) -> None:
         self.wm_items.observe(record.items_loaded)

@@ -125,3 +125,21 @@ def test_reason_label_cuts_item_ids() -> None:
     assert reason_label("duplicate of ep-03") == "duplicate"
     assert reason_label("over budget") == "over budget"
     assert reason_label("") == "unknown"
+
+
+def test_memory_recalls_count_searches_and_buffer_reuse() -> None:
+    """A session's first turn searches; the next, on the same topic, reuses the buffer."""
+    registry = CollectorRegistry()
+    observer = PrometheusObserver(registry)
+
+    async def go() -> None:
+        stores = Stores.in_memory()
+        await seed(stores)
+        for _ in range(2):
+            await demo_turn([observer], stores=stores)
+
+    run(go)
+    for phase in ("episodic", "semantic"):
+        assert value(registry, "memory_recalls_total", phase=phase, mode="search") == 1
+        assert value(registry, "memory_recalls_total", phase=phase, mode="reuse") == 1
+    assert value(registry, "memory_recalls_total", phase="finalize", mode="search") == 0
