@@ -187,12 +187,16 @@ def scores(
                 return False
         return len(rows) == _CHUNK
 
+    covered: list[frozenset[str]] = []
+    """Sets of terms whose every visible live holder has been scored."""
+
     def warm_up(held: list[Term], chunks: int | None) -> bool:
         """Score the items holding every term of ``held``; False when cut off after ``chunks``."""
         nonlocal after
         after, match = -1, " AND ".join(quoted(term.text) for term in held)
         for _ in itertools.count() if chunks is None else range(chunks):
             if not visit(match, None):
+                covered.append(frozenset(term.text for term in held))
                 return True
         return False
 
@@ -206,7 +210,8 @@ def scores(
         if _settled(best, limit, remaining):
             break
         ceiling, remaining, after = remaining, remaining - term.bound, -1
-        while (match := _postings_worth_visiting(term, terms[i + 1 :], best, limit)) is not None:
+        later = terms[i + 1 :]
+        while (match := _postings_worth_visiting(term, later, best, limit, covered)) is not None:
             if not visit(match, ceiling):
                 break
     return _contenders(found, best, limit)
@@ -235,25 +240,54 @@ def _warm_ups(terms: list[Term]) -> list[list[Term]]:
 
 
 def _postings_worth_visiting(
-    term: Term, later: list[Term], best: list[float], limit: int | None
+    term: Term,
+    later: list[Term],
+    best: list[float],
+    limit: int | None,
+    covered: list[frozenset[str]] = (),  # type: ignore[assignment]
 ) -> str | None:
     """The FTS5 query for ``term``'s postings that may still hold a top-k item (``None``: none).
 
     An item not seen yet holds no earlier term, so its score is at most
     ``term``'s bound plus the bounds of the later terms it holds. Once the
     top k is full, only items holding enough later terms to reach the k-th
-    score need a look: ``term`` AND one of the smallest such sets.
+    score need a look: ``term`` AND one of the smallest such sets. An item
+    not seen yet holds no set of ``covered`` entirely either (every holder
+    of one has been scored), so sets that would complete one are left out.
     """
     alone = quoted(term.text)
     if limit is None or len(best) < limit or not _settled(best, limit, term.bound):
         return alone
-    sets = _smallest_sets(later, term.bound, best[0])
+    sets = _smallest_sets(later, term.bound, best[0], _excluded(term, covered))
     if sets is None:
         return f"{alone} AND ({' OR '.join(quoted(t.text) for t in later)})" if later else None
     if not sets:
         return None
-    either = " OR ".join("(" + " AND ".join(quoted(t.text) for t in group) + ")" for group in sets)
-    return f"{alone} AND ({either})"
+    return f"{alone} AND ({expression(sets)})"
+
+
+def _excluded(term: Term, covered: list[frozenset[str]]) -> list[frozenset[str]]:
+    """The rest of each covered set holding ``term``: what an unseen holder of it cannot hold."""
+    return [held - {term.text} for held in covered if term.text in held]
+
+
+def expression(sets: list[list[Term]]) -> str:
+    """An FTS5 query matching the items that hold every term of one of ``sets``.
+
+    Sets sharing a first term share it in the query, ``a AND (b OR c)``
+    rather than ``(a AND b) OR (a AND c)``: FTS5 reads a term's postings
+    once for each time the query names it. No set may be empty.
+    """
+    groups: dict[str, list[list[Term]]] = {}
+    for group in sets:
+        groups.setdefault(group[0].text, []).append(group[1:])
+    parts = []
+    for first, rests in groups.items():
+        if any(not rest for rest in rests):
+            parts.append(quoted(first))
+        else:
+            parts.append(f"{quoted(first)} AND ({expression(rests)})")
+    return parts[0] if len(parts) == 1 else " OR ".join(f"({part})" for part in parts)
 
 
 _MAX_SETS = 24
@@ -262,12 +296,18 @@ _MAX_STEPS = 2_000
 """How far to look for them before settling for "any later term"."""
 
 
-def _smallest_sets(terms: list[Term], base: float, theta: float) -> list[list[Term]] | None:
+def _smallest_sets(
+    terms: list[Term],
+    base: float,
+    theta: float,
+    excluded: list[frozenset[str]] = (),  # type: ignore[assignment]
+) -> list[list[Term]] | None:
     """Sets of ``terms`` that lift ``base`` to ``theta``, none with a member to spare.
 
-    Every set of ``terms`` whose bounds lift ``base`` to ``theta`` contains
-    one of these, so an item holding none of them cannot reach ``theta``.
-    ``None`` when there would be too many to be worth it.
+    Every set of ``terms`` whose bounds lift ``base`` to ``theta`` and that
+    contains no set of ``excluded`` contains one of these, so an item holding
+    none of them (and no excluded set) cannot reach ``theta``. ``None`` when
+    there would be too many to be worth it.
     """
     found: list[list[Term]] = []
     rest = [sum(t.bound for t in terms[i:]) for i in range(len(terms) + 1)]
@@ -280,7 +320,10 @@ def _smallest_sets(terms: list[Term], base: float, theta: float) -> list[list[Te
             if (total + rest[i]) * _MARGIN < theta:
                 return True
             grown = total + terms[i].bound
-            if grown * _MARGIN >= theta:
+            held = {t.text for t in chosen} | {terms[i].text}
+            if any(out <= held for out in excluded):
+                pass
+            elif grown * _MARGIN >= theta:
                 found.append([*chosen, terms[i]])
             elif not extend([*chosen, terms[i]], grown, i + 1):
                 return False
