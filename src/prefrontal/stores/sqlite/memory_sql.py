@@ -49,6 +49,7 @@ class Statements:
             SELECT {fts}.rowid, m.item_id, m.terms, m.length
             FROM {fts} CROSS JOIN {items} AS m ON m.rowid = {fts}.rowid
             WHERE {fts} MATCH :match AND {fts}.rowid > :after
+              AND (:longest IS NULL OR m.length <= :longest)
               AND {_VISIBLE} AND {_LIVE} AND {_KINDS}
             ORDER BY {fts}.rowid LIMIT :chunk"""
         self.vectors = f"""

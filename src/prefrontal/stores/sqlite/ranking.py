@@ -48,11 +48,34 @@ _MARGIN = 1 + 1e-9
 
 @dataclass(frozen=True)
 class Term:
-    """A query term with its IDF weight and the most it can add to any score."""
+    """A query term with its IDF weight and the most it can add to any score.
+
+    ``buckets`` pairs a frequency with the length of the shortest document
+    holding the term that often (the last: the largest frequency, for the
+    shortest document holding it three times or more); ``average`` is the
+    corpus's average document length. Without buckets, :meth:`bound_at` is
+    :attr:`bound` whatever the length.
+    """
 
     text: str
     weight: float
     bound: float
+    buckets: tuple[tuple[int, int], ...] = ()
+    average: float = 1.0
+
+    @property
+    def shortest(self) -> int:
+        """No document holding the term is shorter than this."""
+        return min((length for _, length in self.buckets), default=0)
+
+    def bound_at(self, length: int) -> float:
+        """The most the term adds to the score of a document of ``length`` terms or more."""
+        if not self.buckets:
+            return self.bound
+        return self.weight * max(
+            term_score(1.0, tf, max(length, shortest), self.average)
+            for tf, shortest in self.buckets
+        )
 
     @property
     def needle(self) -> str:
@@ -98,11 +121,15 @@ def _term(
     more: int | None,
 ) -> Term:
     weight = idf(corpus.docs, df)
-    buckets = ((1, once), (2, twice), (max_tf, more))
-    gain = max(
-        term_score(1.0, tf, length, corpus.average) for tf, length in buckets if length is not None
+    buckets = tuple(
+        (tf, length)
+        for tf, length in ((1, once), (2, twice), (max_tf, more))
+        if length is not None
     )
-    return Term(text=text, weight=weight, bound=weight * gain)
+    gain = max(term_score(1.0, tf, length, corpus.average) for tf, length in buckets)
+    return Term(
+        text=text, weight=weight, bound=weight * gain, buckets=buckets, average=corpus.average
+    )
 
 
 def score(
@@ -162,10 +189,13 @@ def scores(
 
     after = -1
 
-    def visit(match: str, ceiling: float | None) -> bool:
-        """Score the unseen items of one chunk of postings; False when there is no more."""
+    def visit(match: str, ceiling: float | None, longest: int | None = None) -> bool:
+        """Score the unseen items of one chunk of postings; False when there is no more.
+
+        Only items of at most ``longest`` terms are fetched (all when ``None``).
+        """
         nonlocal after
-        rows = _postings(connection, statements, params, match, after)
+        rows = _postings(connection, statements, params, match, after, longest)
         if rows:
             after = rows[-1][0]
         for _, item_id, terms_text, length in rows:
@@ -200,11 +230,13 @@ def scores(
                 return True
         return False
 
-    if limit is not None and len(terms) >= 2 and not warm_up(terms[:2], _WARM_UP_CHUNKS):
+    if limit is not None and len(terms) >= 2:
         for held in _warm_ups(terms):
             warm_up(held, None)
             if len(best) >= limit:
                 break
+        else:
+            warm_up(terms[:2], _WARM_UP_CHUNKS)
     remaining = sum(term.bound for term in terms)
     for i, term in enumerate(terms):
         if _settled(best, limit, remaining):
@@ -212,7 +244,7 @@ def scores(
         ceiling, remaining, after = remaining, remaining - term.bound, -1
         later = terms[i + 1 :]
         while (match := _postings_worth_visiting(term, later, best, limit, covered)) is not None:
-            if not visit(match, ceiling):
+            if not visit(match, ceiling, _longest(term, later, best, limit)):
                 break
     return _contenders(found, best, limit)
 
@@ -258,7 +290,7 @@ def _postings_worth_visiting(
     alone = quoted(term.text)
     if limit is None or len(best) < limit or not _settled(best, limit, term.bound):
         return alone
-    sets = _smallest_sets(later, term.bound, best[0], _excluded(term, covered))
+    sets = _smallest_sets(term, later, best[0], _excluded(term, covered))
     if sets is None:
         return f"{alone} AND ({' OR '.join(quoted(t.text) for t in later)})" if later else None
     if not sets:
@@ -297,17 +329,17 @@ _MAX_STEPS = 2_000
 
 
 def _smallest_sets(
+    term: Term,
     terms: list[Term],
-    base: float,
     theta: float,
     excluded: list[frozenset[str]] = (),  # type: ignore[assignment]
 ) -> list[list[Term]] | None:
-    """Sets of ``terms`` that lift ``base`` to ``theta``, none with a member to spare.
+    """Sets of ``terms`` that lift ``term``'s bound to ``theta``, none with a member to spare.
 
-    Every set of ``terms`` whose bounds lift ``base`` to ``theta`` and that
-    contains no set of ``excluded`` contains one of these, so an item holding
-    none of them (and no excluded set) cannot reach ``theta``. ``None`` when
-    there would be too many to be worth it.
+    Every set of ``terms`` whose bounds lift ``term``'s to ``theta`` and that
+    contains no set of ``excluded`` contains one of these, so an unseen
+    holder of ``term`` holding none of them (and no excluded set) cannot
+    reach ``theta``. ``None`` when there would be too many to be worth it.
     """
     found: list[list[Term]] = []
     rest = [sum(t.bound for t in terms[i:]) for i in range(len(terms) + 1)]
@@ -319,19 +351,47 @@ def _smallest_sets(
             steps += 1
             if (total + rest[i]) * _MARGIN < theta:
                 return True
-            grown = total + terms[i].bound
-            held = {t.text for t in chosen} | {terms[i].text}
-            if any(out <= held for out in excluded):
+            grown, held = total + terms[i].bound, [*chosen, terms[i]]
+            if any(out <= {t.text for t in held} for out in excluded):
                 pass
             elif grown * _MARGIN >= theta:
-                found.append([*chosen, terms[i]])
-            elif not extend([*chosen, terms[i]], grown, i + 1):
+                found.append(held)
+            elif not extend(held, grown, i + 1):
                 return False
             if len(found) > _MAX_SETS or steps > _MAX_STEPS:
                 return False
         return True
 
-    return found if extend([], base, 0) else None
+    return found if extend([], term.bound, 0) else None
+
+
+_LONGEST = 1 << 20
+"""Documents are never this long: past it, no length limit is worth asking for."""
+
+
+def _longest(term: Term, later: list[Term], best: list[float], limit: int | None) -> int | None:
+    """The most terms an unseen holder of ``term`` may have and still reach the k-th score.
+
+    Such an item holds no earlier term, and each term it holds adds at most
+    its :meth:`Term.bound_at` its length, which only falls as the length
+    grows: a longer item cannot reach the k-th score. ``None``: no limit
+    (the top k is not full, or even very long items might reach it).
+    """
+    if limit is None or len(best) < limit:
+        return None
+    held = [term, *later]
+
+    def reaches(length: int) -> bool:
+        return sum(t.bound_at(length) for t in held) * _MARGIN >= best[0]
+
+    if reaches(_LONGEST):
+        return None
+    low, high = 0, _LONGEST
+    """``reaches`` is true at ``low`` (or ``low`` is 0) and false at ``high``."""
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if reaches(middle) else (low, middle)
+    return low
 
 
 def _settled(best: list[float], limit: int | None, ceiling: float) -> bool:
@@ -349,7 +409,11 @@ def _postings(
     params: Mapping[str, Any],
     match: str,
     after: int,
+    longest: int | None = None,
 ) -> list[tuple[int, str, str, int]]:
-    """One chunk of the live, visible items matching ``match`` past rowid ``after``."""
-    chunk = {"match": match, "after": after, "chunk": _CHUNK}
+    """One chunk of the live, visible items matching ``match`` past rowid ``after``.
+
+    Only items of at most ``longest`` terms when it is not ``None``.
+    """
+    chunk = {"match": match, "after": after, "chunk": _CHUNK, "longest": longest}
     return connection.execute(statements.postings, {**params, **chunk}).fetchall()
