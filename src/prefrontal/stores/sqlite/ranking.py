@@ -122,9 +122,7 @@ def _term(
 ) -> Term:
     weight = idf(corpus.docs, df)
     buckets = tuple(
-        (tf, length)
-        for tf, length in ((1, once), (2, twice), (max_tf, more))
-        if length is not None
+        (tf, length) for tf, length in ((1, once), (2, twice), (max_tf, more)) if length is not None
     )
     gain = max(term_score(1.0, tf, length, corpus.average) for tf, length in buckets)
     return Term(
@@ -132,37 +130,44 @@ def _term(
     )
 
 
-def score(
-    terms_text: str,
-    length: int,
-    query: list[tuple[Term, str]],
-    corpus: Corpus,
-    cache: dict[tuple[str, int, int], float] | None = None,
-) -> float:
-    """The BM25 score of a document (its space-separated terms) for the query terms.
+class Scorer:
+    """BM25 scores of documents for one query, each term score computed once.
 
-    ``query`` pairs each term with its :attr:`Term.needle`, in sorted term
-    order: the order :class:`~prefrontal.retrieval.lexical.Bm25Index` adds
-    them in, so the two give the same bits. ``cache`` (one per query) keeps
-    each term score already computed for a frequency and document length:
-    the same value :func:`term_score` would return, without the arithmetic.
+    Terms are added in sorted order, the order
+    :class:`~prefrontal.retrieval.lexical.Bm25Index` adds them in, so the two
+    give the same bits. A term's score for a frequency and document length
+    is kept once computed: the same value :func:`term_score` would return,
+    without the arithmetic.
     """
-    padded = f" {terms_text} "
-    total = 0.0
-    for term, needle in query:
-        tf = padded.count(needle)
-        if tf:
-            if f"{needle}{term.text} " in padded:
-                tf = padded.split(" ").count(term.text)
-            if cache is None:
-                total += term_score(term.weight, tf, length, corpus.average)
-                continue
-            key = (needle, tf, length)
-            value = cache.get(key)
-            if value is None:
-                value = cache[key] = term_score(term.weight, tf, length, corpus.average)
-            total += value
-    return total
+
+    def __init__(self, terms: list[Term], corpus: Corpus) -> None:
+        self.average = corpus.average
+        self.query = [
+            (t.needle, f"{t.needle}{t.text} ", t.text, t.weight, {})
+            for t in sorted(terms, key=lambda t: t.text)
+        ]
+
+    def __call__(self, padded: str, length: int) -> float:
+        """The score of a document of ``length`` terms, ``padded`` with a space either side."""
+        total = 0.0
+        average = self.average
+        cache: dict[tuple[int, int], float]
+        for needle, twice, text, weight, cache in self.query:
+            tf = padded.count(needle)
+            if tf:
+                if twice in padded:
+                    tf = padded.split(" ").count(text)
+                key = (tf, length)
+                value = cache.get(key)
+                if value is None:
+                    value = cache[key] = term_score(weight, tf, length, average)
+                total += value
+        return total
+
+
+def score(terms_text: str, length: int, terms: list[Term], corpus: Corpus) -> float:
+    """The BM25 score of a document (its space-separated terms) for the query ``terms``."""
+    return Scorer(terms, corpus)(f" {terms_text} ", length)
 
 
 def scores(
@@ -180,11 +185,10 @@ def scores(
     with it included), so the caller sorts a handful, not every item seen.
     """
     corpus, terms = query_terms(connection, statements, texts)
-    needles = [(term, term.needle) for term in sorted(terms, key=lambda t: t.text)]
-    found: dict[str, float] = {}
-    """Every item that may be in the top k: scored at least the k-th score at the time."""
-    seen: set[str] = set()
-    cache: dict[tuple[str, int, int], float] = {}
+    scorer = Scorer(terms, corpus)
+    found: dict[int, float] = {}
+    """Every item (by rowid) that may be in the top k: scored at least the k-th score then."""
+    seen: set[int] = set()
     best: list[float] = []
 
     after = -1
@@ -198,13 +202,13 @@ def scores(
         rows = _postings(connection, statements, params, match, after, longest)
         if rows:
             after = rows[-1][0]
-        for _, item_id, terms_text, length in rows:
-            if item_id in seen:
+        for rowid, padded, length in rows:
+            if rowid in seen:
                 continue
-            seen.add(item_id)
-            value = score(terms_text, length, needles, corpus, cache)
+            seen.add(rowid)
+            value = scorer(padded, length)
             if limit is None:
-                found[item_id] = value
+                found[rowid] = value
                 continue
             if len(best) < limit:
                 heapq.heappush(best, value)
@@ -212,7 +216,7 @@ def scores(
                 heapq.heapreplace(best, value)
             elif value < best[0]:
                 continue
-            found[item_id] = value
+            found[rowid] = value
             if ceiling is not None and _settled(best, limit, ceiling):
                 return False
         return len(rows) == _CHUNK
@@ -230,13 +234,11 @@ def scores(
                 return True
         return False
 
-    if limit is not None and len(terms) >= 2:
+    if limit is not None:
         for held in _warm_ups(terms):
-            warm_up(held, None)
+            warm_up(held, _WARM_UP_CHUNKS)
             if len(best) >= limit:
                 break
-        else:
-            warm_up(terms[:2], _WARM_UP_CHUNKS)
     remaining = sum(term.bound for term in terms)
     for i, term in enumerate(terms):
         if _settled(best, limit, remaining):
@@ -246,29 +248,40 @@ def scores(
         while (match := _postings_worth_visiting(term, later, best, limit, covered)) is not None:
             if not visit(match, ceiling, _longest(term, later, best, limit)):
                 break
-    return _contenders(found, best, limit)
+    return _by_id(connection, statements, _contenders(found, best, limit))
 
 
-def _contenders(found: dict[str, float], best: list[float], limit: int | None) -> dict[str, float]:
+def _contenders(found: dict[int, float], best: list[float], limit: int | None) -> dict[int, float]:
     """The items of ``found`` that may be in the top ``limit``: all that reach the k-th score."""
     if limit is None or len(best) < limit:
         return found
     return {key: value for key, value in found.items() if value >= best[0]}
 
 
+def _by_id(
+    connection: sqlite3.Connection, statements: Any, scored: dict[int, float]
+) -> dict[str, float]:
+    """``scored`` keyed by item id instead of rowid."""
+    if not scored:
+        return {}
+    rows = connection.execute(statements.item_ids, {"rowids": json.dumps(list(scored))})
+    return {item_id: scored[rowid] for rowid, item_id in rows}
+
+
 _WARM_UP_CHUNKS = 2
-"""How many chunks of the items holding the two rarest terms the warm-up scores at most."""
-_WARM_UPS = 4
-"""How many longer sets of terms the warm-up tries when there are more such items."""
+"""How many chunks of postings each warm-up scores at most."""
+_WARM_UP_TERMS = 3
+"""How many of the rarest terms the first warm-up asks items to hold."""
 
 
 def _warm_ups(terms: list[Term]) -> list[list[Term]]:
-    """Every term, then all but the commonest, and so on down to three.
+    """The rarest three terms, then the rarest two: the sets the warm-up scores the holders of.
 
-    Only asked for when more items hold the two rarest terms than the warm-up
-    scores: items holding more of the terms score higher.
+    Items holding more of the rarest terms score higher, and a set whose
+    every holder is scored lets later queries leave them out; the second
+    set is only asked for when fewer than k items hold the first.
     """
-    return [terms[:n] for n in range(len(terms), 2, -1)][:_WARM_UPS]
+    return [terms[:n] for n in range(min(len(terms), _WARM_UP_TERMS), 1, -1)]
 
 
 def _postings_worth_visiting(
@@ -410,8 +423,10 @@ def _postings(
     match: str,
     after: int,
     longest: int | None = None,
-) -> list[tuple[int, str, str, int]]:
+) -> list[tuple[int, str, int]]:
     """One chunk of the live, visible items matching ``match`` past rowid ``after``.
+
+    Each as its rowid, its terms with a space either side, and its length.
 
     Only items of at most ``longest`` terms when it is not ``None``.
     """
