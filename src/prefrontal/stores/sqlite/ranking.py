@@ -3,19 +3,22 @@
 Every item looked at is scored on all query terms with
 :func:`~prefrontal.retrieval.lexical.term_score` (the in-memory index's own
 arithmetic, terms added in the same order) and kept in a top-k heap; only
-live items the tenant may see are ever fetched. The search:
+live items the tenant may see are ever fetched, by rowid (item ids are read
+for the few that may be in the top k). The search:
 
-1. scores the items that hold the two rarest terms (two chunks at most:
-   intersecting rare postings is cheap, every further common term costs);
-   when more hold them, the items that hold every query term, or failing
-   k of those, every term but the commonest, and so on down to three, so
-   that the k-th score starts high;
+1. scores the items that hold the three rarest terms (one chunk at most:
+   items holding more of the rarest terms score higher, and such a
+   conjunction is cheap); when fewer than k hold them, the items holding
+   the two rarest, so that the k-th score starts high. A set whose every
+   holder has been scored is *covered*: no item not seen yet holds all of it;
 2. visits the terms rarest first (highest bound first). An item not seen
    yet holds no earlier term, so its score is at most the bounds of this
    term and the later ones it holds: FTS5 is asked only for this term's
-   items that also hold enough later terms to reach the k-th score
-   (``t AND ((u AND v) OR w)``), tightened again between chunks of 256
-   as the k-th score rises;
+   items that also hold enough later terms to reach the k-th score, leaving
+   out the sets that would complete a covered one (``t AND (u AND (v OR
+   w))``, each term named once per branch), and only for items short enough
+   to reach it (a term adds less to a longer document); both are tightened
+   again between chunks of 512 as the k-th score rises;
 3. stops when the bounds of the terms left cannot reach the k-th score.
 
 No item that could enter the top k is skipped, so the result is the same as
@@ -24,7 +27,9 @@ scoring every match, and the same as the in-memory store's, to the bit.
 A term's bound is its IDF times the best term score a document holding it
 can have: the best of the shortest document holding it once, the shortest
 holding it twice, and the largest frequency in the shortest holding it three
-times or more (kept by triggers, only widening).
+times or more (kept by triggers, only widening). At a given length, the same
+frequencies taken at no less than that length bound what the term adds to a
+document of that length (:meth:`Term.bound_at`).
 """
 
 from __future__ import annotations
@@ -33,13 +38,13 @@ import heapq
 import itertools
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from prefrontal.retrieval.lexical import idf, term_score
 
-_CHUNK = 256
+_CHUNK = 512
 """Postings are read in chunks of this many items; the filter is tightened between them."""
 
 _MARGIN = 1 + 1e-9
@@ -142,7 +147,7 @@ class Scorer:
 
     def __init__(self, terms: list[Term], corpus: Corpus) -> None:
         self.average = corpus.average
-        self.query = [
+        self.query: list[tuple[str, str, str, float, dict[tuple[int, int], float]]] = [
             (t.needle, f"{t.needle}{t.text} ", t.text, t.weight, {})
             for t in sorted(terms, key=lambda t: t.text)
         ]
@@ -151,7 +156,6 @@ class Scorer:
         """The score of a document of ``length`` terms, ``padded`` with a space either side."""
         total = 0.0
         average = self.average
-        cache: dict[tuple[int, int], float]
         for needle, twice, text, weight, cache in self.query:
             tf = padded.count(needle)
             if tf:
@@ -268,7 +272,7 @@ def _by_id(
     return {item_id: scored[rowid] for rowid, item_id in rows}
 
 
-_WARM_UP_CHUNKS = 2
+_WARM_UP_CHUNKS = 1
 """How many chunks of postings each warm-up scores at most."""
 _WARM_UP_TERMS = 3
 """How many of the rarest terms the first warm-up asks items to hold."""
@@ -289,7 +293,7 @@ def _postings_worth_visiting(
     later: list[Term],
     best: list[float],
     limit: int | None,
-    covered: list[frozenset[str]] = (),  # type: ignore[assignment]
+    covered: Sequence[frozenset[str]] = (),
 ) -> str | None:
     """The FTS5 query for ``term``'s postings that may still hold a top-k item (``None``: none).
 
@@ -311,9 +315,9 @@ def _postings_worth_visiting(
     return f"{alone} AND ({expression(sets)})"
 
 
-def _excluded(term: Term, covered: list[frozenset[str]]) -> list[frozenset[str]]:
-    """The rest of each covered set holding ``term``: what an unseen holder of it cannot hold."""
-    return [held - {term.text} for held in covered if term.text in held]
+def _excluded(term: Term, covered: Sequence[frozenset[str]]) -> list[frozenset[str]]:
+    """What an unseen holder of ``term`` cannot also hold: the rest of each covered set."""
+    return [held - {term.text} for held in covered]
 
 
 def expression(sets: list[list[Term]]) -> str:
@@ -345,7 +349,7 @@ def _smallest_sets(
     term: Term,
     terms: list[Term],
     theta: float,
-    excluded: list[frozenset[str]] = (),  # type: ignore[assignment]
+    excluded: Sequence[frozenset[str]] = (),
 ) -> list[list[Term]] | None:
     """Sets of ``terms`` that lift ``term``'s bound to ``theta``, none with a member to spare.
 
@@ -386,9 +390,9 @@ def _longest(term: Term, later: list[Term], best: list[float], limit: int | None
     """The most terms an unseen holder of ``term`` may have and still reach the k-th score.
 
     Such an item holds no earlier term, and each term it holds adds at most
-    its :meth:`Term.bound_at` its length, which only falls as the length
-    grows: a longer item cannot reach the k-th score. ``None``: no limit
-    (the top k is not full, or even very long items might reach it).
+    its :meth:`Term.bound_at` the item's length, which only falls as the
+    length grows: a longer item cannot reach the k-th score. ``None``: no
+    limit (the top k is not full, or even very long items might reach it).
     """
     if limit is None or len(best) < limit:
         return None
@@ -397,9 +401,12 @@ def _longest(term: Term, later: list[Term], best: list[float], limit: int | None
     def reaches(length: int) -> bool:
         return sum(t.bound_at(length) for t in held) * _MARGIN >= best[0]
 
-    if reaches(_LONGEST):
-        return None
-    low, high = 0, _LONGEST
+    high = 1
+    while reaches(high):
+        if high >= _LONGEST:
+            return None
+        high *= 2
+    low = high // 2
     """``reaches`` is true at ``low`` (or ``low`` is 0) and false at ``high``."""
     while high - low > 1:
         middle = (low + high) // 2
