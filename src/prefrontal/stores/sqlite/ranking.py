@@ -35,7 +35,6 @@ document of that length (:meth:`Term.bound_at`).
 from __future__ import annotations
 
 import heapq
-import itertools
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
@@ -169,11 +168,6 @@ class Scorer:
         return total
 
 
-def score(terms_text: str, length: int, terms: list[Term], corpus: Corpus) -> float:
-    """The BM25 score of a document (its space-separated terms) for the query ``terms``."""
-    return Scorer(terms, corpus)(f" {terms_text} ", length)
-
-
 def scores(
     connection: sqlite3.Connection,
     statements: Any,
@@ -228,19 +222,18 @@ def scores(
     covered: list[frozenset[str]] = []
     """Sets of terms whose every visible live holder has been scored."""
 
-    def warm_up(held: list[Term], chunks: int | None) -> bool:
-        """Score the items holding every term of ``held``; False when cut off after ``chunks``."""
+    def warm_up(held: list[Term]) -> None:
+        """Score the items holding every term of ``held``, as many as ``_WARM_UP_CHUNKS`` hold."""
         nonlocal after
         after, match = -1, " AND ".join(quoted(term.text) for term in held)
-        for _ in itertools.count() if chunks is None else range(chunks):
+        for _ in range(_WARM_UP_CHUNKS):
             if not visit(match, None):
                 covered.append(frozenset(term.text for term in held))
-                return True
-        return False
+                return
 
     if limit is not None:
         for held in _warm_ups(terms):
-            warm_up(held, _WARM_UP_CHUNKS)
+            warm_up(held)
             if len(best) >= limit:
                 break
     remaining = sum(term.bound for term in terms)
