@@ -223,7 +223,10 @@ def scores(
     """Sets of terms whose every visible live holder has been scored."""
 
     def warm_up(held: list[Term]) -> None:
-        """Score the items holding every term of ``held``, as many as ``_WARM_UP_CHUNKS`` hold."""
+        """Score the items holding every term of ``held`` (``_WARM_UP_CHUNKS`` chunks at most).
+
+        When that was all of them, ``held`` is covered.
+        """
         nonlocal after
         after, match = -1, " AND ".join(quoted(term.text) for term in held)
         for _ in range(_WARM_UP_CHUNKS):
