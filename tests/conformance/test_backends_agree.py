@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -156,6 +157,78 @@ async def test_random_queries_on_a_dense_vocabulary_rank_alike(tmp_path: Path) -
             tenant = rng.choice([ALICE, BOB])
             expected, got = await memory.search(tenant, query), await sqlite.search(tenant, query)
             assert ranked(got) == ranked(expected), (text, query.limit)
+            assert [h.score for h in got] == [h.score for h in expected]
+    finally:
+        await database.aclose()
+
+
+async def test_rarest_terms_held_only_by_hidden_items_rank_alike(tmp_path: Path) -> None:
+    """Items holding the three rarest query terms that are expired, superseded or another user's
+    do not stop visible items holding fewer of them from ranking as in memory."""
+    rng = random.Random(11)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    rare, common = ["quokka", "narwhal", "ocelot"], ["lemur", "otter", "panda"]
+
+    def item(i: int, words: list[str], **update: object) -> MemoryItem:
+        fields = {"item_id": f"h{i:04d}", "agent_id": "agent-1", "user_id": "alice"}
+        fields |= {"content": " ".join(words), "created_at": start} | update
+        return MemoryItem.model_validate(fields)
+
+    hidden = [
+        item(0, rare, user_id="bob", scope=Scope.PRIVATE),
+        item(1, rare, valid_until=start),
+        item(2, [*rare, "lemur"]),
+        item(3, [*rare, "otter"], supersedes="h0002", valid_until=start),
+        item(4, rare, user_id="bob", scope=Scope.PRIVATE),
+    ]
+    visible = [
+        item(10 + i, rng.sample(rare, rng.randint(1, 2)) + rng.choices(common, k=rng.randint(0, 8)))
+        for i in range(60)
+    ]
+    filler = [item(100 + i, rng.choices(common, k=rng.randint(1, 6))) for i in range(400)]
+    items = hidden + visible + filler
+    database = Database(tmp_path / "hidden.db")
+    memory, sqlite = InMemoryMemoryStore(), SqliteMemoryStore(database)
+    await memory.put_many(items)
+    await sqlite.put_many(items)
+    try:
+        for limit in (1, 3, 10, 40):
+            for text in ("quokka narwhal ocelot lemur", "ocelot narwhal quokka otter panda"):
+                query = MemoryQuery(text=text, limit=limit, now=start)
+                expected, got = await memory.search(ALICE, query), await sqlite.search(ALICE, query)
+                assert ranked(got) == ranked(expected), (text, limit)
+                assert [h.score for h in got] == [h.score for h in expected]
+                assert not {"h0000", "h0001", "h0002", "h0003", "h0004"} & set(ranked(got))
+    finally:
+        await database.aclose()
+
+
+async def test_best_item_past_the_first_chunk_of_the_warm_up_ranks_alike(tmp_path: Path) -> None:
+    """More items hold the rarest terms than the warm-up reads: the best one, last, still wins."""
+    rng = random.Random(13)
+    filler = ["lemur", "otter", "panda", "koala", "bison", "moose"]
+    items = [
+        MemoryItem(
+            item_id=f"w{i:04d}",
+            agent_id="agent-1",
+            user_id="alice",
+            content=" ".join(["alpha", "beta", "gamma", *rng.choices(filler, k=8)]),
+        )
+        for i in range(1_200)
+    ]
+    best = MemoryItem(
+        item_id="w9999", agent_id="agent-1", user_id="alice", content="alpha beta gamma"
+    )
+    database = Database(tmp_path / "warm.db")
+    memory, sqlite = InMemoryMemoryStore(), SqliteMemoryStore(database)
+    await memory.put_many([*items, best])
+    await sqlite.put_many([*items, best])
+    try:
+        for limit in (1, 5):
+            query = MemoryQuery(text="alpha beta gamma", limit=limit)
+            expected, got = await memory.search(ALICE, query), await sqlite.search(ALICE, query)
+            assert ranked(got)[0] == "w9999"
+            assert ranked(got) == ranked(expected)
             assert [h.score for h in got] == [h.score for h in expected]
     finally:
         await database.aclose()

@@ -46,11 +46,15 @@ class Statements:
             FROM {name}_terms
             WHERE term IN (SELECT value FROM json_each(:terms))"""
         self.postings = f"""
-            SELECT {fts}.rowid, m.item_id, m.terms, m.length
+            SELECT {fts}.rowid, ' ' || m.terms || ' ', m.length
             FROM {fts} CROSS JOIN {items} AS m ON m.rowid = {fts}.rowid
             WHERE {fts} MATCH :match AND {fts}.rowid > :after
+              AND (:longest IS NULL OR m.length <= :longest)
               AND {_VISIBLE} AND {_LIVE} AND {_KINDS}
             ORDER BY {fts}.rowid LIMIT :chunk"""
+        self.item_ids = f"""
+            SELECT rowid, item_id FROM {items}
+            WHERE rowid IN (SELECT value FROM json_each(:rowids))"""
         self.vectors = f"""
             SELECT m.item_id, m.embedding FROM {items} AS m
             WHERE {_VISIBLE} AND {_LIVE} AND {_KINDS} AND m.embedding IS NOT NULL"""

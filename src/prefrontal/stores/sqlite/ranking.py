@@ -3,19 +3,22 @@
 Every item looked at is scored on all query terms with
 :func:`~prefrontal.retrieval.lexical.term_score` (the in-memory index's own
 arithmetic, terms added in the same order) and kept in a top-k heap; only
-live items the tenant may see are ever fetched. The search:
+live items the tenant may see are ever fetched, by rowid (item ids are read
+for the few that may be in the top k). The search:
 
-1. scores the items that hold the two rarest terms (two chunks at most:
-   intersecting rare postings is cheap, every further common term costs);
-   when more hold them, the items that hold every query term, or failing
-   k of those, every term but the commonest, and so on down to three, so
-   that the k-th score starts high;
+1. scores the items that hold the three rarest terms (one chunk at most:
+   items holding more of the rarest terms score higher, and such a
+   conjunction is cheap); when fewer than k hold them, the items holding
+   the two rarest, so that the k-th score starts high. A set whose every
+   holder has been scored is *covered*: no item not seen yet holds all of it;
 2. visits the terms rarest first (highest bound first). An item not seen
    yet holds no earlier term, so its score is at most the bounds of this
    term and the later ones it holds: FTS5 is asked only for this term's
-   items that also hold enough later terms to reach the k-th score
-   (``t AND ((u AND v) OR w)``), tightened again between chunks of 256
-   as the k-th score rises;
+   items that also hold enough later terms to reach the k-th score, leaving
+   out the sets that would complete a covered one (``t AND (u AND (v OR
+   w))``, each term named once per branch), and only for items short enough
+   to reach it (a term adds less to a longer document); both are tightened
+   again between chunks of 512 as the k-th score rises;
 3. stops when the bounds of the terms left cannot reach the k-th score.
 
 No item that could enter the top k is skipped, so the result is the same as
@@ -24,22 +27,23 @@ scoring every match, and the same as the in-memory store's, to the bit.
 A term's bound is its IDF times the best term score a document holding it
 can have: the best of the shortest document holding it once, the shortest
 holding it twice, and the largest frequency in the shortest holding it three
-times or more (kept by triggers, only widening).
+times or more (kept by triggers, only widening). At a given length, the same
+frequencies taken at no less than that length bound what the term adds to a
+document of that length (:meth:`Term.bound_at`).
 """
 
 from __future__ import annotations
 
 import heapq
-import itertools
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from prefrontal.retrieval.lexical import idf, term_score
 
-_CHUNK = 256
+_CHUNK = 512
 """Postings are read in chunks of this many items; the filter is tightened between them."""
 
 _MARGIN = 1 + 1e-9
@@ -48,11 +52,34 @@ _MARGIN = 1 + 1e-9
 
 @dataclass(frozen=True)
 class Term:
-    """A query term with its IDF weight and the most it can add to any score."""
+    """A query term with its IDF weight and the most it can add to any score.
+
+    ``buckets`` pairs a frequency with the length of the shortest document
+    holding the term that often (the last: the largest frequency, for the
+    shortest document holding it three times or more); ``average`` is the
+    corpus's average document length. Without buckets, :meth:`bound_at` is
+    :attr:`bound` whatever the length.
+    """
 
     text: str
     weight: float
     bound: float
+    buckets: tuple[tuple[int, int], ...] = ()
+    average: float = 1.0
+
+    @property
+    def shortest(self) -> int:
+        """No document holding the term is shorter than this."""
+        return min((length for _, length in self.buckets), default=0)
+
+    def bound_at(self, length: int) -> float:
+        """The most the term adds to the score of a document of ``length`` terms or more."""
+        if not self.buckets:
+            return self.bound
+        return self.weight * max(
+            term_score(1.0, tf, max(length, shortest), self.average)
+            for tf, shortest in self.buckets
+        )
 
     @property
     def needle(self) -> str:
@@ -98,44 +125,47 @@ def _term(
     more: int | None,
 ) -> Term:
     weight = idf(corpus.docs, df)
-    buckets = ((1, once), (2, twice), (max_tf, more))
-    gain = max(
-        term_score(1.0, tf, length, corpus.average) for tf, length in buckets if length is not None
+    buckets = tuple(
+        (tf, length) for tf, length in ((1, once), (2, twice), (max_tf, more)) if length is not None
     )
-    return Term(text=text, weight=weight, bound=weight * gain)
+    gain = max(term_score(1.0, tf, length, corpus.average) for tf, length in buckets)
+    return Term(
+        text=text, weight=weight, bound=weight * gain, buckets=buckets, average=corpus.average
+    )
 
 
-def score(
-    terms_text: str,
-    length: int,
-    query: list[tuple[Term, str]],
-    corpus: Corpus,
-    cache: dict[tuple[str, int, int], float] | None = None,
-) -> float:
-    """The BM25 score of a document (its space-separated terms) for the query terms.
+class Scorer:
+    """BM25 scores of documents for one query, each term score computed once.
 
-    ``query`` pairs each term with its :attr:`Term.needle`, in sorted term
-    order: the order :class:`~prefrontal.retrieval.lexical.Bm25Index` adds
-    them in, so the two give the same bits. ``cache`` (one per query) keeps
-    each term score already computed for a frequency and document length:
-    the same value :func:`term_score` would return, without the arithmetic.
+    Terms are added in sorted order, the order
+    :class:`~prefrontal.retrieval.lexical.Bm25Index` adds them in, so the two
+    give the same bits. A term's score for a frequency and document length
+    is kept once computed: the same value :func:`term_score` would return,
+    without the arithmetic.
     """
-    padded = f" {terms_text} "
-    total = 0.0
-    for term, needle in query:
-        tf = padded.count(needle)
-        if tf:
-            if f"{needle}{term.text} " in padded:
-                tf = padded.split(" ").count(term.text)
-            if cache is None:
-                total += term_score(term.weight, tf, length, corpus.average)
-                continue
-            key = (needle, tf, length)
-            value = cache.get(key)
-            if value is None:
-                value = cache[key] = term_score(term.weight, tf, length, corpus.average)
-            total += value
-    return total
+
+    def __init__(self, terms: list[Term], corpus: Corpus) -> None:
+        self.average = corpus.average
+        self.query: list[tuple[str, str, str, float, dict[tuple[int, int], float]]] = [
+            (t.needle, f"{t.needle}{t.text} ", t.text, t.weight, {})
+            for t in sorted(terms, key=lambda t: t.text)
+        ]
+
+    def __call__(self, padded: str, length: int) -> float:
+        """The score of a document of ``length`` terms, ``padded`` with a space either side."""
+        total = 0.0
+        average = self.average
+        for needle, twice, text, weight, cache in self.query:
+            tf = padded.count(needle)
+            if tf:
+                if twice in padded:
+                    tf = padded.split(" ").count(text)
+                key = (tf, length)
+                value = cache.get(key)
+                if value is None:
+                    value = cache[key] = term_score(weight, tf, length, average)
+                total += value
+        return total
 
 
 def scores(
@@ -153,28 +183,30 @@ def scores(
     with it included), so the caller sorts a handful, not every item seen.
     """
     corpus, terms = query_terms(connection, statements, texts)
-    needles = [(term, term.needle) for term in sorted(terms, key=lambda t: t.text)]
-    found: dict[str, float] = {}
-    """Every item that may be in the top k: scored at least the k-th score at the time."""
-    seen: set[str] = set()
-    cache: dict[tuple[str, int, int], float] = {}
+    scorer = Scorer(terms, corpus)
+    found: dict[int, float] = {}
+    """Every item (by rowid) that may be in the top k: scored at least the k-th score then."""
+    seen: set[int] = set()
     best: list[float] = []
 
     after = -1
 
-    def visit(match: str, ceiling: float | None) -> bool:
-        """Score the unseen items of one chunk of postings; False when there is no more."""
+    def visit(match: str, ceiling: float | None, longest: int | None = None) -> bool:
+        """Score the unseen items of one chunk of postings; False when there is no more.
+
+        Only items of at most ``longest`` terms are fetched (all when ``None``).
+        """
         nonlocal after
-        rows = _postings(connection, statements, params, match, after)
+        rows = _postings(connection, statements, params, match, after, longest)
         if rows:
             after = rows[-1][0]
-        for _, item_id, terms_text, length in rows:
-            if item_id in seen:
+        for rowid, padded, length in rows:
+            if rowid in seen:
                 continue
-            seen.add(item_id)
-            value = score(terms_text, length, needles, corpus, cache)
+            seen.add(rowid)
+            value = scorer(padded, length)
             if limit is None:
-                found[item_id] = value
+                found[rowid] = value
                 continue
             if len(best) < limit:
                 heapq.heappush(best, value)
@@ -182,23 +214,29 @@ def scores(
                 heapq.heapreplace(best, value)
             elif value < best[0]:
                 continue
-            found[item_id] = value
+            found[rowid] = value
             if ceiling is not None and _settled(best, limit, ceiling):
                 return False
         return len(rows) == _CHUNK
 
-    def warm_up(held: list[Term], chunks: int | None) -> bool:
-        """Score the items holding every term of ``held``; False when cut off after ``chunks``."""
+    covered: list[frozenset[str]] = []
+    """Sets of terms whose every visible live holder has been scored."""
+
+    def warm_up(held: list[Term]) -> None:
+        """Score the items holding every term of ``held`` (``_WARM_UP_CHUNKS`` chunks at most).
+
+        When that was all of them, ``held`` is covered.
+        """
         nonlocal after
         after, match = -1, " AND ".join(quoted(term.text) for term in held)
-        for _ in itertools.count() if chunks is None else range(chunks):
+        for _ in range(_WARM_UP_CHUNKS):
             if not visit(match, None):
-                return True
-        return False
+                covered.append(frozenset(term.text for term in held))
+                return
 
-    if limit is not None and len(terms) >= 2 and not warm_up(terms[:2], _WARM_UP_CHUNKS):
+    if limit is not None:
         for held in _warm_ups(terms):
-            warm_up(held, None)
+            warm_up(held)
             if len(best) >= limit:
                 break
     remaining = sum(term.bound for term in terms)
@@ -206,54 +244,95 @@ def scores(
         if _settled(best, limit, remaining):
             break
         ceiling, remaining, after = remaining, remaining - term.bound, -1
-        while (match := _postings_worth_visiting(term, terms[i + 1 :], best, limit)) is not None:
-            if not visit(match, ceiling):
+        later = terms[i + 1 :]
+        while (match := _postings_worth_visiting(term, later, best, limit, covered)) is not None:
+            if not visit(match, ceiling, _longest(term, later, best, limit)):
                 break
-    return _contenders(found, best, limit)
+    return _by_id(connection, statements, _contenders(found, best, limit))
 
 
-def _contenders(found: dict[str, float], best: list[float], limit: int | None) -> dict[str, float]:
+def _contenders(found: dict[int, float], best: list[float], limit: int | None) -> dict[int, float]:
     """The items of ``found`` that may be in the top ``limit``: all that reach the k-th score."""
     if limit is None or len(best) < limit:
         return found
     return {key: value for key, value in found.items() if value >= best[0]}
 
 
-_WARM_UP_CHUNKS = 2
-"""How many chunks of the items holding the two rarest terms the warm-up scores at most."""
-_WARM_UPS = 4
-"""How many longer sets of terms the warm-up tries when there are more such items."""
+def _by_id(
+    connection: sqlite3.Connection, statements: Any, scored: dict[int, float]
+) -> dict[str, float]:
+    """``scored`` keyed by item id instead of rowid."""
+    if not scored:
+        return {}
+    rows = connection.execute(statements.item_ids, {"rowids": json.dumps(list(scored))})
+    return {item_id: scored[rowid] for rowid, item_id in rows}
+
+
+_WARM_UP_CHUNKS = 1
+"""How many chunks of postings each warm-up scores at most."""
+_WARM_UP_TERMS = 3
+"""How many of the rarest terms the first warm-up asks items to hold."""
 
 
 def _warm_ups(terms: list[Term]) -> list[list[Term]]:
-    """Every term, then all but the commonest, and so on down to three.
+    """The rarest three terms, then the rarest two: the sets the warm-up scores the holders of.
 
-    Only asked for when more items hold the two rarest terms than the warm-up
-    scores: items holding more of the terms score higher.
+    Items holding more of the rarest terms score higher, and a set whose
+    every holder is scored lets later queries leave them out; the second
+    set is only asked for when fewer than k items hold the first.
     """
-    return [terms[:n] for n in range(len(terms), 2, -1)][:_WARM_UPS]
+    return [terms[:n] for n in range(min(len(terms), _WARM_UP_TERMS), 1, -1)]
 
 
 def _postings_worth_visiting(
-    term: Term, later: list[Term], best: list[float], limit: int | None
+    term: Term,
+    later: list[Term],
+    best: list[float],
+    limit: int | None,
+    covered: Sequence[frozenset[str]] = (),
 ) -> str | None:
     """The FTS5 query for ``term``'s postings that may still hold a top-k item (``None``: none).
 
     An item not seen yet holds no earlier term, so its score is at most
     ``term``'s bound plus the bounds of the later terms it holds. Once the
     top k is full, only items holding enough later terms to reach the k-th
-    score need a look: ``term`` AND one of the smallest such sets.
+    score need a look: ``term`` AND one of the smallest such sets. An item
+    not seen yet holds no set of ``covered`` entirely either (every holder
+    of one has been scored), so sets that would complete one are left out.
     """
     alone = quoted(term.text)
     if limit is None or len(best) < limit or not _settled(best, limit, term.bound):
         return alone
-    sets = _smallest_sets(later, term.bound, best[0])
+    sets = _smallest_sets(term, later, best[0], _excluded(term, covered))
     if sets is None:
         return f"{alone} AND ({' OR '.join(quoted(t.text) for t in later)})" if later else None
     if not sets:
         return None
-    either = " OR ".join("(" + " AND ".join(quoted(t.text) for t in group) + ")" for group in sets)
-    return f"{alone} AND ({either})"
+    return f"{alone} AND ({expression(sets)})"
+
+
+def _excluded(term: Term, covered: Sequence[frozenset[str]]) -> list[frozenset[str]]:
+    """What an unseen holder of ``term`` cannot also hold: the rest of each covered set."""
+    return [held - {term.text} for held in covered]
+
+
+def expression(sets: list[list[Term]]) -> str:
+    """An FTS5 query matching the items that hold every term of one of ``sets``.
+
+    Sets sharing a first term share it in the query, ``a AND (b OR c)``
+    rather than ``(a AND b) OR (a AND c)``: FTS5 reads a term's postings
+    once for each time the query names it. No set may be empty.
+    """
+    groups: dict[str, list[list[Term]]] = {}
+    for group in sets:
+        groups.setdefault(group[0].text, []).append(group[1:])
+    parts = []
+    for first, rests in groups.items():
+        if any(not rest for rest in rests):
+            parts.append(quoted(first))
+        else:
+            parts.append(f"{quoted(first)} AND ({expression(rests)})")
+    return parts[0] if len(parts) == 1 else " OR ".join(f"({part})" for part in parts)
 
 
 _MAX_SETS = 24
@@ -262,12 +341,18 @@ _MAX_STEPS = 2_000
 """How far to look for them before settling for "any later term"."""
 
 
-def _smallest_sets(terms: list[Term], base: float, theta: float) -> list[list[Term]] | None:
-    """Sets of ``terms`` that lift ``base`` to ``theta``, none with a member to spare.
+def _smallest_sets(
+    term: Term,
+    terms: list[Term],
+    theta: float,
+    excluded: Sequence[frozenset[str]] = (),
+) -> list[list[Term]] | None:
+    """Sets of ``terms`` that lift ``term``'s bound to ``theta``, none with a member to spare.
 
-    Every set of ``terms`` whose bounds lift ``base`` to ``theta`` contains
-    one of these, so an item holding none of them cannot reach ``theta``.
-    ``None`` when there would be too many to be worth it.
+    Every set of ``terms`` whose bounds lift ``term``'s to ``theta`` and that
+    contains no set of ``excluded`` contains one of these, so an unseen
+    holder of ``term`` holding none of them (and no excluded set) cannot
+    reach ``theta``. ``None`` when there would be too many to be worth it.
     """
     found: list[list[Term]] = []
     rest = [sum(t.bound for t in terms[i:]) for i in range(len(terms) + 1)]
@@ -279,16 +364,50 @@ def _smallest_sets(terms: list[Term], base: float, theta: float) -> list[list[Te
             steps += 1
             if (total + rest[i]) * _MARGIN < theta:
                 return True
-            grown = total + terms[i].bound
-            if grown * _MARGIN >= theta:
-                found.append([*chosen, terms[i]])
-            elif not extend([*chosen, terms[i]], grown, i + 1):
+            grown, held = total + terms[i].bound, [*chosen, terms[i]]
+            if any(out <= {t.text for t in held} for out in excluded):
+                pass
+            elif grown * _MARGIN >= theta:
+                found.append(held)
+            elif not extend(held, grown, i + 1):
                 return False
             if len(found) > _MAX_SETS or steps > _MAX_STEPS:
                 return False
         return True
 
-    return found if extend([], base, 0) else None
+    return found if extend([], term.bound, 0) else None
+
+
+_LONGEST = 1 << 20
+"""Documents are never this long: past it, no length limit is worth asking for."""
+
+
+def _longest(term: Term, later: list[Term], best: list[float], limit: int | None) -> int | None:
+    """The most terms an unseen holder of ``term`` may have and still reach the k-th score.
+
+    Such an item holds no earlier term, and each term it holds adds at most
+    its :meth:`Term.bound_at` the item's length, which only falls as the
+    length grows: a longer item cannot reach the k-th score. ``None``: no
+    limit (the top k is not full, or even very long items might reach it).
+    """
+    if limit is None or len(best) < limit:
+        return None
+    held = [term, *later]
+
+    def reaches(length: int) -> bool:
+        return sum(t.bound_at(length) for t in held) * _MARGIN >= best[0]
+
+    high = 1
+    while reaches(high):
+        if high >= _LONGEST:
+            return None
+        high *= 2
+    low = high // 2
+    """``reaches`` is true at ``low`` (or ``low`` is 0) and false at ``high``."""
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if reaches(middle) else (low, middle)
+    return low
 
 
 def _settled(best: list[float], limit: int | None, ceiling: float) -> bool:
@@ -306,7 +425,13 @@ def _postings(
     params: Mapping[str, Any],
     match: str,
     after: int,
-) -> list[tuple[int, str, str, int]]:
-    """One chunk of the live, visible items matching ``match`` past rowid ``after``."""
-    chunk = {"match": match, "after": after, "chunk": _CHUNK}
+    longest: int | None = None,
+) -> list[tuple[int, str, int]]:
+    """One chunk of the live, visible items matching ``match`` past rowid ``after``.
+
+    Each as its rowid, its terms with a space either side, and its length.
+
+    Only items of at most ``longest`` terms when it is not ``None``.
+    """
+    chunk = {"match": match, "after": after, "chunk": _CHUNK, "longest": longest}
     return connection.execute(statements.postings, {**params, **chunk}).fetchall()
