@@ -89,8 +89,12 @@ class Server:
         )
 
 
-def _as_server_user(command: list[str]) -> list[str]:
-    return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else command
+def _run_as_server_user(*command: str, check: bool = True) -> None:
+    """Run ``command`` as the server's user: ``postgres`` when we are root, else ourselves."""
+    prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    done = subprocess.run([*prefix, *command], check=False, capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise RuntimeError(f"{Path(command[0]).name} failed: {done.stderr or done.stdout}")
 
 
 @contextlib.contextmanager
@@ -106,32 +110,17 @@ def running_server() -> Iterator[Server]:
         user = pwd.getpwnam("postgres")
         for path in (root, socket_dir):
             os.chown(path, user.pw_uid, user.pw_gid)
+    initdb, pg_ctl = str(bin_dir / "initdb"), str(bin_dir / "pg_ctl")
+    options = " ".join(["-k", str(socket_dir), *(f"-c {s}" for s in SETTINGS)])
     try:
-        subprocess.run(
-            _as_server_user(
-                [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust"]
-                + ["-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"]
-            ),
-            check=True,
-            capture_output=True,
-        )
-        options = " ".join(["-k", str(socket_dir)] + [f"-c {s}" for s in SETTINGS])
-        subprocess.run(
-            _as_server_user(
-                [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w"]
-                + ["start"]
-            ),
-            check=True,
-            capture_output=True,
-        )
+        _run_as_server_user(
+            initdb, "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8",
+            "--locale=C", "--no-sync", "--no-instructions",
+        )  # fmt: skip
+        _run_as_server_user(pg_ctl, "-D", str(data), "-l", str(log), "-o", options, "-w", "start")
         try:
             yield Server(root=root, bin=bin_dir)
         finally:
-            subprocess.run(
-                _as_server_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate"])
-                + ["stop"],
-                check=False,
-                capture_output=True,
-            )
+            _run_as_server_user(pg_ctl, "-D", str(data), "-m", "immediate", "stop", check=False)
     finally:
         shutil.rmtree(root, ignore_errors=True)
