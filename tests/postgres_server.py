@@ -34,12 +34,12 @@ SETTINGS = (
 
 
 def binaries() -> Path | None:
-    """The directory holding ``initdb``, ``pg_ctl`` and ``postgres``, or ``None``."""
+    """The directory holding ``initdb``, ``pg_ctl``, ``postgres`` and ``psql``, or ``None``."""
     found = shutil.which("pg_ctl")
     candidates = [Path(found).resolve().parent] if found else []
     candidates += [Path(d) for d in SEARCH_DIRS]
     for directory in candidates:
-        if all((directory / name).exists() for name in ("initdb", "pg_ctl", "postgres")):
+        if all((directory / name).exists() for name in ("initdb", "pg_ctl", "postgres", "psql")):
             return directory
     return None
 
@@ -47,7 +47,7 @@ def binaries() -> Path | None:
 def missing_reason() -> str | None:
     """Why no server can be started here (``None`` when one can)."""
     if binaries() is None:
-        return "PostgreSQL server binaries (initdb, pg_ctl, postgres) not found"
+        return "PostgreSQL binaries (initdb, pg_ctl, postgres, psql) not found"
     if os.geteuid() == 0:
         try:
             pwd.getpwnam("postgres")
