@@ -8,10 +8,17 @@ import anyio
 import asyncpg
 import pytest
 
-from prefrontal.errors import ConfigurationError, ConflictError, ItemRejectedError, StoreError
+from prefrontal.errors import (
+    ConfigurationError,
+    ConflictError,
+    ItemRejectedError,
+    StoreError,
+    TransientStoreError,
+)
 from prefrontal.stores import MemoryItem, MemoryQuery, SessionKey, SessionState, Stores, Tenant
 from prefrontal.stores.postgres import PostgresDatabase, PostgresMemoryStore
 from prefrontal.stores.postgres.migrations import LATEST, Migration, migrate, schema_version
+from tests import postgres_server
 
 pytestmark = pytest.mark.anyio
 ALICE = Tenant(agent_id="agent-1", user_id="alice")
@@ -280,3 +287,38 @@ def test_unknown_memory_table_is_refused() -> None:
     """Only the episodic and semantic tables exist."""
     with pytest.raises(ConfigurationError):
         PostgresMemoryStore(PostgresDatabase("postgresql:///x"), "procedural")
+
+
+async def test_a_dropped_connection_is_transient_and_the_pool_recovers(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    """Connections killed by the server raise TransientStoreError at worst; later calls succeed."""
+    stores = Stores.postgres(postgres_dsn, schema=postgres_schema, min_size=2, max_size=2)
+    try:
+        await stores.episodic.put(item("a", "the red bicycle"))
+        admin = await asyncpg.connect(postgres_dsn)
+        try:
+            killed = await admin.fetchval(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE application_name = 'prefrontal' AND datname = current_database()"
+            )
+        finally:
+            await admin.close()
+        assert killed >= 1
+        outcomes = []
+        for _ in range(3):
+            try:
+                outcomes.append(await hit_ids(stores, "bicycle"))
+            except TransientStoreError:
+                outcomes.append("transient")
+        assert outcomes[-1] == ["a"]
+    finally:
+        await stores.aclose()
+
+
+def test_tests_skip_with_a_reason_without_binaries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the server binaries, the fixture's skip reason names them."""
+    monkeypatch.setattr(postgres_server, "binaries", lambda: None)
+    reason = postgres_server.missing_reason()
+    assert reason is not None
+    assert "initdb" in reason

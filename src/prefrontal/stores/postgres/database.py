@@ -9,7 +9,8 @@ Reads run in a read-only transaction (``repeatable read`` when they take
 more than one statement, so every statement sees the same snapshot); writes
 in one read-committed transaction, committed when the call returns.
 
-Foreign errors are mapped here, at one boundary: lost connections,
+Foreign errors are mapped here, at one boundary: lost connections (and the
+client's protocol errors a connection closed by the server leaves behind),
 serialisation failures, deadlocks and "too many connections" are a
 :class:`~prefrontal.errors.TransientStoreError`; text PostgreSQL cannot hold
 (lone surrogates, NUL characters) or numbers out of range an
@@ -55,6 +56,7 @@ _TRANSIENT = (
     asyncpg.exceptions.CannotConnectNowError,
     asyncpg.exceptions.AdminShutdownError,
     asyncpg.exceptions.LockNotAvailableError,
+    asyncpg.exceptions.InternalClientError,
     ConnectionError,
     TimeoutError,
 )
