@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import string
 from collections.abc import AsyncIterator
 
 import anyio
@@ -322,3 +324,28 @@ def test_tests_skip_with_a_reason_without_binaries(monkeypatch: pytest.MonkeyPat
     reason = postgres_server.missing_reason()
     assert reason is not None
     assert "initdb" in reason
+
+
+async def test_words_longer_than_an_index_entry_are_found_and_scored_as_in_memory(
+    stores: Stores,
+) -> None:
+    """An incompressible 20,000-letter word is stored, found by itself, and scored as in memory."""
+    rng = random.Random(3)
+    word = "".join(rng.choice(string.ascii_lowercase) for _ in range(20_000))
+    items = [item("long", f"{word} zebra"), item("short", "zebra crossing"), item("x", word)]
+    memory = Stores.in_memory()
+    await memory.episodic.put_many(items)
+    await stores.episodic.put_many(items)
+    for text in (word, "zebra", f"{word} crossing"):
+        query = MemoryQuery(text=text)
+        expected = await memory.episodic.search(ALICE, query)
+        got = await stores.episodic.search(ALICE, query)
+        assert [(h.item.item_id, h.score) for h in got] == [
+            (h.item.item_id, h.score) for h in expected
+        ]
+    assert {
+        h.item.item_id for h in await stores.episodic.search(ALICE, MemoryQuery(text=word))
+    } == {
+        "long",
+        "x",
+    }

@@ -2,7 +2,8 @@
 
 What is indexed is :func:`~prefrontal.stores.memory_search.searchable_text`
 analysed by :func:`~prefrontal.retrieval.lexical.terms` (stop words out,
-Porter stems), stored per item as its distinct terms and their counts.
+Porter stems), stored per item as its distinct terms (long ones as a
+digest, :func:`.ranking.key`) and their counts.
 Search runs in one repeatable-read snapshot: the corpus statistics, the
 candidates (live items the tenant may see that hold a query term, found by
 the GIN index), the document frequency of the terms they hold, and with an
@@ -105,7 +106,7 @@ class PostgresMemoryStore:
 
     async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
         embedding = await query_embedding(query, self.embedder)
-        texts = sorted(set(terms(query.text)))
+        texts = [ranking.key(term) for term in sorted(set(terms(query.text)))]
         if not texts and embedding is None:
             return []
         kinds = None if query.kinds is None else [kind.value for kind in query.kinds]
@@ -200,7 +201,7 @@ def _tenant(tenant: Tenant) -> tuple[str, str]:
 
 def _row(item: MemoryItem, store: str) -> tuple[Any, ...]:
     """The upsert's parameters for ``item``, in ``$1..$18`` order."""
-    counts = sorted(Counter(terms(searchable_text(item))).items())
+    counts = sorted(Counter(ranking.key(t) for t in terms(searchable_text(item))).items())
     return (
         item.agent_id,
         item.item_id,

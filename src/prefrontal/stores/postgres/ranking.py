@@ -12,10 +12,27 @@ the bit, and the same ranking.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from prefrontal.retrieval.lexical import idf, term_score
+
+LONGEST_KEY = 64
+"""Terms longer than this many characters are indexed by their digest instead."""
+
+
+def key(term: str) -> str:
+    """How ``term`` is stored and looked up: itself, or ``~`` and its SHA-256 when long.
+
+    An index entry must fit in a page; a term may be any length (a long
+    word, a base64 blob). Analysed terms are letters and digits only, so a
+    digest key, starting with ``~``, never equals a real term; two long
+    terms share a key only if SHA-256 collides.
+    """
+    if len(term) <= LONGEST_KEY:
+        return term
+    return "~" + hashlib.sha256(term.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -41,7 +58,7 @@ class Candidate:
 
 
 def held_terms(query: Sequence[str], candidates: Sequence[Candidate]) -> list[str]:
-    """The query terms some candidate holds: the only ones whose weight matters."""
+    """The query keys some candidate holds: the only ones whose weight matters."""
     return [t for i, t in enumerate(query) if any(c.counts[i] for c in candidates)]
 
 
@@ -53,9 +70,10 @@ def scores(
 ) -> dict[str, float]:
     """The BM25 score of every candidate.
 
-    ``query`` is the sorted, distinct query terms, in the order each
-    candidate's ``counts`` follow; ``frequencies`` gives the number of items
-    holding each term that a candidate holds.
+    ``query`` is the :func:`key` of each distinct query term, in sorted term
+    order (the order the scores are added in, as in memory) and the order
+    each candidate's ``counts`` follow; ``frequencies`` gives the number of
+    items holding each key that a candidate holds.
     """
     if not candidates or corpus.docs == 0:
         return {}
