@@ -4,10 +4,11 @@ What is indexed is :func:`~prefrontal.stores.memory_search.searchable_text`
 analysed by :func:`~prefrontal.retrieval.lexical.terms` (stop words out,
 Porter stems), stored per item as its distinct terms (long ones as a
 digest, :func:`.ranking.key`) and their counts.
-Search runs in one repeatable-read snapshot: the corpus statistics, the
-candidates (live items the tenant may see that hold a query term, found by
-the GIN index), the document frequency of the terms they hold, and with an
-embedding every live visible vector. Scores are computed in Python with the
+Search runs in one repeatable-read snapshot: the candidates (live items the
+tenant may see that hold a query term, found by the GIN index), the corpus
+statistics and the document frequency of the terms they hold (kept by a
+trigger, :mod:`.migrations`), and with an embedding every live visible
+vector. Scores are computed in Python with the
 in-memory index's own arithmetic (:mod:`.ranking`), so both backends rank
 the same data the same way. User text reaches the database only as
 parameters.
@@ -179,9 +180,8 @@ class _Search:
         held = ranking.held_terms(self.texts, candidates)
         if not held:
             return {}
-        docs, tokens = await connection.fetchrow(self.statements.corpus)
-        counted = await connection.fetch(self.statements.document_frequencies, held)
-        frequencies = {term: int(count) for term, count in counted}
+        docs, tokens, counted = await connection.fetchrow(self.statements.statistics, held)
+        frequencies = dict(zip(held, (int(n) for n in counted), strict=True))
         corpus = ranking.Corpus(docs=int(docs), tokens=int(tokens))
         return ranking.scores(self.texts, candidates, corpus, frequencies)
 

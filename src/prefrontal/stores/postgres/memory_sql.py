@@ -41,10 +41,12 @@ class Statements:
             UPDATE {items} SET superseded_by = $2
             WHERE agent_id = $1 AND item_id = $3 AND user_id = $4 AND item_id <> $2"""
         self.get = f"SELECT {ITEM} FROM {items} AS m WHERE {_VISIBLE} AND m.item_id = ANY($3)"
-        self.corpus = f"SELECT count(*), coalesce(sum(length), 0) FROM {items}"
-        self.document_frequencies = f"""
-            SELECT q.term, (SELECT count(*) FROM {items} AS m WHERE m.terms @> ARRAY[q.term])
-            FROM unnest($1::text[]) AS q(term)"""
+        self.statistics = f"""
+            SELECT s.docs, s.tokens, ARRAY(
+                SELECT coalesce((SELECT v.df FROM {name}_terms AS v WHERE v.term = q.term), 0)
+                FROM unnest($1::text[]) WITH ORDINALITY AS q(term, n) ORDER BY q.n
+            )
+            FROM {name}_stats AS s"""
         self.candidates = f"""
             SELECT m.item_id, m.length, ARRAY(
                 SELECT coalesce(m.counts[array_position(m.terms, q.term)], 0)

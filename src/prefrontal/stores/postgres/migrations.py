@@ -14,8 +14,10 @@ as columns, and the rest of the record as JSON text in ``body``. Times are
 its item's analysed terms (:func:`prefrontal.retrieval.lexical.terms` of
 :func:`prefrontal.stores.memory_search.searchable_text`) as a sorted array of
 distinct terms with a GIN index, their counts in a parallel array, the
-number of terms (``length``, with its own index so the corpus total is an
-index-only sum) and the embedding as little-endian float32 bytes.
+number of terms (``length``) and the embedding as little-endian float32
+bytes. The BM25 statistics (``<name>_stats``: the number of items and their
+total length; ``<name>_terms``: how many items hold each term) are kept in
+step by a trigger, in the same transaction as the write.
 """
 
 from __future__ import annotations
@@ -35,6 +37,37 @@ class Migration:
     version: int
     description: str
     statements: tuple[str, ...]
+
+
+def _index_function(name: str) -> str:
+    """The trigger function keeping ``<name>_stats`` and ``<name>_terms`` in step with the items.
+
+    Every write to the items locks the one statistics row first, so writers
+    of one table take their locks in the same order and never deadlock on
+    the vocabulary. ``SET search_path FROM CURRENT`` pins the schema.
+    """
+    stats, vocab = f"{name}_stats", f"{name}_terms"
+    return f"""CREATE FUNCTION {name}_index() RETURNS trigger
+        LANGUAGE plpgsql SET search_path FROM CURRENT AS $body$
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                UPDATE {stats} SET docs = docs + 1, tokens = tokens + NEW.length;
+                INSERT INTO {vocab} AS v (term, df) SELECT t, 1 FROM unnest(NEW.terms) AS t
+                    ON CONFLICT (term) DO UPDATE SET df = v.df + 1;
+            ELSIF TG_OP = 'UPDATE' THEN
+                UPDATE {stats} SET tokens = tokens - OLD.length + NEW.length;
+                UPDATE {vocab} SET df = df - 1
+                    WHERE term = ANY (OLD.terms) AND NOT (term = ANY (NEW.terms));
+                INSERT INTO {vocab} AS v (term, df)
+                    SELECT t, 1 FROM unnest(NEW.terms) AS t WHERE NOT (t = ANY (OLD.terms))
+                    ON CONFLICT (term) DO UPDATE SET df = v.df + 1;
+            ELSE
+                UPDATE {stats} SET docs = docs - 1, tokens = tokens - OLD.length;
+                UPDATE {vocab} SET df = df - 1 WHERE term = ANY (OLD.terms);
+            END IF;
+            RETURN NULL;
+        END
+        $body$"""
 
 
 def _memory_schema(name: str) -> tuple[str, ...]:
@@ -62,9 +95,19 @@ def _memory_schema(name: str) -> tuple[str, ...]:
             PRIMARY KEY (agent_id, item_id)
         )""",
         f"CREATE INDEX {name}_by_terms ON {items} USING gin (terms)",
-        f"CREATE INDEX {name}_by_length ON {items} (length)",
         f"""CREATE INDEX {name}_thread ON {items} (agent_id, thread_id, position)
             WHERE thread_id IS NOT NULL""",
+        f"""CREATE TABLE {name}_stats (
+            id integer PRIMARY KEY CHECK (id = 0),
+            docs bigint NOT NULL,
+            tokens bigint NOT NULL
+        )""",
+        f"INSERT INTO {name}_stats (id, docs, tokens) VALUES (0, 0, 0)",
+        f"CREATE TABLE {name}_terms (term text PRIMARY KEY, df bigint NOT NULL)",
+        _index_function(name),
+        f"""CREATE TRIGGER {name}_index
+            AFTER INSERT OR DELETE OR UPDATE OF terms, length ON {items}
+            FOR EACH ROW EXECUTE FUNCTION {name}_index()""",
     )
 
 
@@ -140,7 +183,7 @@ _INITIAL = (
 )
 
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "every store kind: tables, indexes, GIN term index", _INITIAL),
+    Migration(1, "every store kind: tables, indexes, GIN term index, BM25 statistics", _INITIAL),
 )
 LATEST = MIGRATIONS[-1].version
 
