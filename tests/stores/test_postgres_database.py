@@ -86,9 +86,9 @@ async def test_what_one_process_stored_the_next_one_reads(
 
 
 async def test_schemas_are_independent(postgres_dsn: str, postgres_schema: str) -> None:
-    """Two schemas in one database never see each other's items."""
+    """Two schemas in one database never see each other's items, even one named like a keyword."""
     one = Stores.postgres(postgres_dsn, schema=f"{postgres_schema}_one")
-    two = Stores.postgres(postgres_dsn, schema=f"{postgres_schema}_two")
+    two = Stores.postgres(postgres_dsn, schema="select")
     try:
         await one.episodic.put(item("a", "the red bicycle"))
         assert await hit_ids(one, "bicycle") == ["a"]

@@ -165,7 +165,7 @@ class PostgresDatabase:
             min_size=self._min_size,
             max_size=self._max_size,
             command_timeout=self._command_timeout,
-            server_settings={"search_path": self.schema, "application_name": "prefrontal"},
+            server_settings={"search_path": f'"{self.schema}"', "application_name": "prefrontal"},
         )
         try:
             async with pool.acquire() as connection:

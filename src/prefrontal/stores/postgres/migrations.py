@@ -220,7 +220,7 @@ async def _apply(connection: Any, schema: str, migration: Migration, *, latest: 
         await connection.execute(
             "SELECT pg_advisory_xact_lock(hashtext($1))", f"prefrontal-migrate:{schema}"
         )
-        await connection.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        await connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
         await connection.execute(_LEDGER)
         current = await schema_version(connection)
         if current > latest:
