@@ -45,7 +45,7 @@ Connection = Any
 Isolation = Literal["read_committed", "repeatable_read"]
 
 SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-"""A schema name needs no quoting: lower-case letters, digits and underscores."""
+"""A schema name: lower-case letters, digits and underscores (quoted in SQL, so keywords work)."""
 
 _TRANSIENT = (
     asyncpg.PostgresConnectionError,
@@ -78,7 +78,8 @@ class PostgresDatabase:
     ``postgresql://user@/db?host=/run/postgresql`` for a Unix socket).
     ``schema`` (default ``prefrontal``) is created if missing and migrated
     forward; it must be a plain lower-case identifier. ``min_size`` and
-    ``max_size`` bound the pool's connections.
+    ``max_size`` bound the pool's connections. No timeouts of its own:
+    deadlines are applied from outside and cancel the query on the server.
     """
 
     def __init__(
@@ -88,7 +89,6 @@ class PostgresDatabase:
         schema: str = "prefrontal",
         min_size: int = 1,
         max_size: int = 10,
-        command_timeout: float | None = None,
     ) -> None:
         if not SCHEMA_NAME.fullmatch(schema):
             raise ConfigurationError(
@@ -102,7 +102,6 @@ class PostgresDatabase:
         self.dsn = dsn
         self.schema = schema
         self._min_size, self._max_size = min_size, max_size
-        self._command_timeout = command_timeout
         self._pool: Any = None
         self._open_lock = anyio.Lock()
         self._closed = False
@@ -164,14 +163,13 @@ class PostgresDatabase:
             self.dsn,
             min_size=self._min_size,
             max_size=self._max_size,
-            command_timeout=self._command_timeout,
             server_settings={"search_path": f'"{self.schema}"', "application_name": "prefrontal"},
         )
         try:
             async with pool.acquire() as connection:
                 await migrate(connection, self.schema)
         except BaseException:
-            await pool.close()
+            pool.terminate()  # at once, with no await: this may be a cancellation
             raise
         return pool
 

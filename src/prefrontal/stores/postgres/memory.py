@@ -107,12 +107,12 @@ class PostgresMemoryStore:
 
     async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
         embedding = await query_embedding(query, self.embedder)
-        texts = [ranking.key(term) for term in sorted(set(terms(query.text)))]
-        if not texts and embedding is None:
+        keys = [ranking.key(term) for term in sorted(set(terms(query.text)))]
+        if not keys and embedding is None:
             return []
         kinds = None if query.kinds is None else [kind.value for kind in query.kinds]
         params = (*_tenant(tenant), query.now, kinds)
-        search = _Search(self._sql, params, texts, embedding, query.limit)
+        search = _Search(self._sql, params, keys, embedding, query.limit)
         return await self.database.read(search, store=self.name, isolation="repeatable_read")
 
     async def around(self, tenant: Tenant, item_ids: list[str], *, radius: int) -> list[MemoryItem]:
@@ -149,11 +149,11 @@ class _Search:
         self,
         statements: sql.Statements,
         params: tuple[Any, ...],
-        texts: list[str],
+        keys: list[str],
         embedding: Sequence[float] | None,
         limit: int,
     ) -> None:
-        self.statements, self.params, self.texts = statements, params, texts
+        self.statements, self.params, self.keys = statements, params, keys
         self.embedding, self.limit = embedding, limit
 
     async def __call__(self, connection: Connection) -> list[ScoredMemory]:
@@ -173,17 +173,17 @@ class _Search:
         ]
 
     async def _bm25(self, connection: Connection) -> dict[str, float]:
-        if not self.texts:
+        if not self.keys:
             return {}
-        rows = await connection.fetch(self.statements.candidates, *self.params, self.texts)
+        rows = await connection.fetch(self.statements.candidates, *self.params, self.keys)
         candidates = [ranking.Candidate(row[0], row[1], row[2]) for row in rows]
-        held = ranking.held_terms(self.texts, candidates)
+        held = ranking.held_terms(self.keys, candidates)
         if not held:
             return {}
         docs, tokens, counted = await connection.fetchrow(self.statements.statistics, held)
         frequencies = dict(zip(held, (int(n) for n in counted), strict=True))
         corpus = ranking.Corpus(docs=int(docs), tokens=int(tokens))
-        return ranking.scores(self.texts, candidates, corpus, frequencies)
+        return ranking.scores(self.keys, candidates, corpus, frequencies)
 
     async def _vector(self, connection: Connection, embedding: Sequence[float]) -> dict[str, float]:
         rows = await connection.fetch(self.statements.vectors, *self.params)
