@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 import pytest
 
 from prefrontal import Orchestrator, OrchestratorConfig, Stores, TurnRequest
 from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT, seed
+from tests.postgres_server import Server, missing_reason, running_server
 
 FIXED_NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 
@@ -53,3 +54,28 @@ def orchestrator(stores: Stores, **config: object) -> Orchestrator:
         clock=fixed_clock,
         ids=counting_ids(),
     )
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Server]:
+    """A PostgreSQL server on a Unix socket for the whole run (skipped when it cannot start)."""
+    reason = missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    with running_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def postgres_dsn(postgres_server: Server) -> str:
+    """A fresh, empty database for each test module."""
+    return postgres_server.create_database()
+
+
+_SCHEMAS = itertools.count(1)
+
+
+@pytest.fixture
+def postgres_schema() -> str:
+    """A schema name no other test uses: each test gets an empty schema of its own."""
+    return f"test_{next(_SCHEMAS)}"

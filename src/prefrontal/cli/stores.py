@@ -1,4 +1,4 @@
-"""Which stores a command runs on: ``--db PATH`` (SQLite), or ``:memory:``."""
+"""Which stores a command runs on: ``--db PATH`` (SQLite), a PostgreSQL URL, or ``:memory:``."""
 
 from __future__ import annotations
 
@@ -13,19 +13,28 @@ from prefrontal.stores.set import Stores
 
 DEFAULT_DB = Path(".prefrontal") / "prefrontal.db"
 MEMORY = ":memory:"
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 DbOption = typer.Option(
     str(DEFAULT_DB),
     "--db",
     envvar="PREFRONTAL_DB",
-    help="SQLite database file (created on first use), or ':memory:'.",
+    help=(
+        "SQLite database file (created on first use), a PostgreSQL URL "
+        "(postgresql://user@host/db), or ':memory:'."
+    ),
 )
 
 
 def build(db: str, err: Console) -> Stores:
-    """The stores for ``db``: SQLite when this build has it, else in memory with a note."""
+    """The stores for ``db``: in memory, PostgreSQL for a URL, else a SQLite file.
+
+    Without SQLite in this build, a path gets in-memory stores with a note.
+    """
     if db == MEMORY:
         return Stores.in_memory()
+    if db.startswith(POSTGRES_SCHEMES):
+        return Stores.postgres(db)
     sqlite = getattr(Stores, "sqlite", None)
     if sqlite is None:
         err.print(

@@ -32,7 +32,7 @@ STORE_KINDS = (
 
 @dataclass(frozen=True, slots=True)
 class Stores:
-    """One backend per store kind. Build with :meth:`in_memory` or :meth:`sqlite`.
+    """One backend per store kind. Build with :meth:`in_memory`, :meth:`sqlite` or :meth:`postgres`.
 
     Backends may be mixed freely: ``stores.replace(episodic=my_store)`` swaps
     one and keeps the rest.
@@ -96,6 +96,39 @@ class Stores:
             scratch_page=s.SqliteScratchPageStore(db),
             working_memory=s.SqliteWorkingMemoryStore(db),
             traces=s.SqliteTraceStore(db),
+        )
+
+    @classmethod
+    def postgres(
+        cls,
+        dsn: str,
+        *,
+        embedder: Embedder | None = None,
+        schema: str = "prefrontal",
+        min_size: int = 1,
+        max_size: int = 10,
+    ) -> Stores:
+        """Every store in one schema of a PostgreSQL database: shared by many processes.
+
+        Needs the ``postgres`` extra (asyncpg). The stores share one
+        :class:`~prefrontal.stores.postgres.PostgresDatabase`, a pool of
+        ``min_size`` to ``max_size`` connections opened on first use, when
+        ``schema`` is created if missing and migrated forward; :meth:`aclose`
+        closes the pool. With an ``embedder``, episodic and semantic search
+        fuse vector similarity with BM25.
+        """
+        from prefrontal.stores import postgres as p
+
+        db = p.PostgresDatabase(dsn, schema=schema, min_size=min_size, max_size=max_size)
+        return cls(
+            consciousness=p.PostgresConsciousnessStore(db),
+            frontal_cortex=p.PostgresFrontalCortexStore(db),
+            conversation=p.PostgresConversationStore(db),
+            episodic=p.PostgresMemoryStore(db, "episodic", embedder=embedder),
+            semantic=p.PostgresMemoryStore(db, "semantic", embedder=embedder),
+            scratch_page=p.PostgresScratchPageStore(db),
+            working_memory=p.PostgresWorkingMemoryStore(db),
+            traces=p.PostgresTraceStore(db),
         )
 
     def replace(self, **backends: Any) -> Stores:

@@ -1,0 +1,42 @@
+"""PostgreSQL consciousness store: one JSON profile per agent."""
+
+from __future__ import annotations
+
+from prefrontal.stores.consciousness import AgentProfile
+from prefrontal.stores.postgres.database import Connection, PostgresDatabase, dump
+from prefrontal.stores.tenancy import Tenant
+
+_STORE = "consciousness"
+
+
+class PostgresConsciousnessStore:
+    """Profiles in the ``profiles`` table, keyed by agent id."""
+
+    def __init__(self, database: PostgresDatabase) -> None:
+        self.database = database
+
+    async def aclose(self) -> None:
+        """Close the database this store shares with the others."""
+        await self.database.aclose()
+
+    async def get_profile(self, tenant: Tenant) -> AgentProfile | None:
+        async def run(connection: Connection) -> AgentProfile | None:
+            body = await connection.fetchval(
+                "SELECT body FROM profiles WHERE agent_id = $1", tenant.agent_id
+            )
+            return None if body is None else AgentProfile.model_validate_json(body)
+
+        return await self.database.read(run, store=_STORE)
+
+    async def put_profile(self, profile: AgentProfile) -> None:
+        body = dump(profile, store=_STORE)
+
+        async def run(connection: Connection) -> None:
+            await connection.execute(
+                "INSERT INTO profiles (agent_id, body) VALUES ($1, $2)"
+                " ON CONFLICT (agent_id) DO UPDATE SET body = excluded.body",
+                profile.agent_id,
+                body,
+            )
+
+        await self.database.write(run, store=_STORE)

@@ -1,0 +1,89 @@
+"""PostgreSQL conversation store: turns in insertion order, one summary per user."""
+
+from __future__ import annotations
+
+from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
+from prefrontal.stores.postgres.database import VISIBLE, Connection, PostgresDatabase, dump
+from prefrontal.stores.tenancy import Tenant
+
+_STORE = "conversation"
+
+_APPEND = """
+INSERT INTO conversation_turns (agent_id, item_id, user_id, scope, session_id, created_at, body)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (agent_id, item_id) DO UPDATE SET
+    user_id = excluded.user_id, scope = excluded.scope, session_id = excluded.session_id,
+    created_at = excluded.created_at, body = excluded.body
+"""
+
+_RECENT = f"""
+SELECT body FROM conversation_turns
+WHERE {VISIBLE} AND ($3::text IS NULL OR session_id = $3)
+ORDER BY created_at DESC, seq DESC LIMIT $4
+"""
+
+
+class PostgresConversationStore:
+    """Turns in ``conversation_turns``; a replaced turn keeps its place (``seq``)."""
+
+    def __init__(self, database: PostgresDatabase) -> None:
+        self.database = database
+
+    async def aclose(self) -> None:
+        """Close the database this store shares with the others."""
+        await self.database.aclose()
+
+    async def append(self, turn: ConversationTurn) -> None:
+        row = (
+            turn.agent_id,
+            turn.item_id,
+            turn.user_id,
+            turn.scope.value,
+            turn.session_id,
+            turn.created_at,
+            dump(turn, store=_STORE),
+        )
+
+        async def run(connection: Connection) -> None:
+            await connection.execute(_APPEND, *row)
+
+        await self.database.write(run, store=_STORE)
+
+    async def recent(
+        self, tenant: Tenant, *, limit: int, session_id: str | None = None
+    ) -> list[ConversationTurn]:
+        if limit <= 0:
+            return []
+
+        async def run(connection: Connection) -> list[ConversationTurn]:
+            rows = await connection.fetch(
+                _RECENT, tenant.agent_id, tenant.user_id, session_id, limit
+            )
+            return [ConversationTurn.model_validate_json(row[0]) for row in reversed(rows)]
+
+        return await self.database.read(run, store=_STORE)
+
+    async def get_summary(self, tenant: Tenant) -> ConversationSummary | None:
+        async def run(connection: Connection) -> ConversationSummary | None:
+            body = await connection.fetchval(
+                "SELECT body FROM conversation_summaries WHERE agent_id = $1 AND user_id = $2",
+                tenant.agent_id,
+                tenant.user_id,
+            )
+            return None if body is None else ConversationSummary.model_validate_json(body)
+
+        return await self.database.read(run, store=_STORE)
+
+    async def put_summary(self, summary: ConversationSummary) -> None:
+        body = dump(summary, store=_STORE)
+
+        async def run(connection: Connection) -> None:
+            await connection.execute(
+                "INSERT INTO conversation_summaries (agent_id, user_id, body) VALUES ($1, $2, $3)"
+                " ON CONFLICT (agent_id, user_id) DO UPDATE SET body = excluded.body",
+                summary.agent_id,
+                summary.user_id,
+                body,
+            )
+
+        await self.database.write(run, store=_STORE)

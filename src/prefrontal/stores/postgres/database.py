@@ -1,0 +1,219 @@
+"""One PostgreSQL schema shared by every store: the asyncpg pool and the error boundary.
+
+:class:`PostgresDatabase` opens an asyncpg connection pool lazily, on first
+use, and migrates its schema forward then (:mod:`.migrations`). Every
+connection's ``search_path`` is that schema, so the SQL of the stores names
+tables without it and one database can hold several independent schemas.
+
+Reads run in a read-only transaction (``repeatable read`` when they take
+more than one statement, so every statement sees the same snapshot); writes
+in one read-committed transaction, committed when the call returns.
+
+Foreign errors are mapped here, at one boundary: lost connections (and the
+client's protocol errors a connection closed by the server leaves behind),
+serialisation failures, deadlocks and "too many connections" are a
+:class:`~prefrontal.errors.TransientStoreError`; text PostgreSQL cannot hold
+(lone surrogates, NUL characters) or numbers out of range an
+:class:`~prefrontal.errors.ItemRejectedError`; anything else from asyncpg a
+:class:`~prefrontal.errors.StoreError`. Cancellation is never caught.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, Literal, TypeVar
+
+import anyio
+import asyncpg
+from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
+
+from prefrontal.errors import (
+    ConfigurationError,
+    ItemRejectedError,
+    StoreError,
+    TransientStoreError,
+)
+from prefrontal.stores.postgres.migrations import migrate
+
+T = TypeVar("T")
+Connection = Any
+"""An ``asyncpg.Connection`` (asyncpg ships no type information)."""
+
+Isolation = Literal["read_committed", "repeatable_read"]
+
+SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+"""A schema name: lower-case letters, digits and underscores (quoted in SQL, so keywords work)."""
+
+_TRANSIENT = (
+    asyncpg.PostgresConnectionError,
+    asyncpg.ConnectionDoesNotExistError,
+    asyncpg.exceptions.SerializationError,
+    asyncpg.exceptions.DeadlockDetectedError,
+    asyncpg.exceptions.TooManyConnectionsError,
+    asyncpg.exceptions.CannotConnectNowError,
+    asyncpg.exceptions.AdminShutdownError,
+    asyncpg.exceptions.LockNotAvailableError,
+    asyncpg.exceptions.InternalClientError,
+    ConnectionError,
+    TimeoutError,
+)
+_REJECTED = (
+    UnicodeEncodeError,
+    OverflowError,
+    asyncpg.DataError,
+    asyncpg.exceptions.CharacterNotInRepertoireError,
+    asyncpg.exceptions.UntranslatableCharacterError,
+    asyncpg.exceptions.NumericValueOutOfRangeError,
+    asyncpg.exceptions.StringDataRightTruncationError,
+)
+
+
+class PostgresDatabase:
+    """A connection pool to one schema of one PostgreSQL database, opened on first use.
+
+    ``dsn`` is anything asyncpg accepts (``postgresql://user@host/db``, or
+    ``postgresql://user@/db?host=/run/postgresql`` for a Unix socket).
+    ``schema`` (default ``prefrontal``) is created if missing and migrated
+    forward; it must be a plain lower-case identifier. ``min_size`` and
+    ``max_size`` bound the pool's connections. No timeouts of its own:
+    deadlines are applied from outside and cancel the query on the server.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "prefrontal",
+        min_size: int = 1,
+        max_size: int = 10,
+    ) -> None:
+        if not SCHEMA_NAME.fullmatch(schema):
+            raise ConfigurationError(
+                f"schema must be a lower-case identifier ([a-z_][a-z0-9_]*), not {schema!r}"
+            )
+        if min_size < 0 or max_size < 1 or min_size > max_size:
+            raise ConfigurationError(
+                f"pool sizes must satisfy 0 <= min_size <= max_size, max_size >= 1 "
+                f"(got {min_size}, {max_size})"
+            )
+        self.dsn = dsn
+        self.schema = schema
+        self._min_size, self._max_size = min_size, max_size
+        self._pool: Any = None
+        self._open_lock = anyio.Lock()
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"PostgresDatabase(schema={self.schema!r})"
+
+    async def read(
+        self,
+        fn: Callable[[Connection], Awaitable[T]],
+        *,
+        store: str,
+        isolation: Isolation = "read_committed",
+    ) -> T:
+        """Run ``await fn(connection)`` in a read-only transaction."""
+        return await self._run(fn, store, isolation=isolation, readonly=True)
+
+    async def write(self, fn: Callable[[Connection], Awaitable[T]], *, store: str) -> T:
+        """Run ``await fn(connection)`` in one transaction; committed when this returns."""
+        return await self._run(fn, store, isolation="read_committed", readonly=False)
+
+    async def aclose(self) -> None:
+        """Close the pool once the calls in flight are done; later calls raise StoreError."""
+        async with self._open_lock:
+            self._closed = True
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    async def _run(
+        self,
+        fn: Callable[[Connection], Awaitable[T]],
+        store: str,
+        *,
+        isolation: Isolation,
+        readonly: bool,
+    ) -> T:
+        pool = await self._ensure_open(store)
+        with mapped_errors(store):
+            async with pool.acquire() as connection:
+                transaction = connection.transaction(isolation=isolation, readonly=readonly)
+                async with transaction:
+                    return await fn(connection)
+
+    async def _ensure_open(self, store: str) -> Any:
+        pool = self._pool
+        if pool is not None:
+            return pool
+        async with self._open_lock:
+            if self._closed:
+                raise StoreError(f"{self!r} is closed", store=store)
+            if self._pool is None:
+                with mapped_errors(store):
+                    self._pool = await self._open()
+            return self._pool
+
+    async def _open(self) -> Any:
+        pool = await asyncpg.create_pool(
+            self.dsn,
+            min_size=self._min_size,
+            max_size=self._max_size,
+            server_settings={"search_path": f'"{self.schema}"', "application_name": "prefrontal"},
+        )
+        try:
+            async with pool.acquire() as connection:
+                await migrate(connection, self.schema)
+        except BaseException:
+            pool.terminate()  # at once, with no await: this may be a cancellation
+            raise
+        return pool
+
+
+@contextlib.contextmanager
+def mapped_errors(store: str) -> Iterator[None]:
+    """Raise asyncpg's and the codec's errors in the block as prefrontal's (never cancellation)."""
+    try:
+        yield
+    except (StoreError, ConfigurationError):
+        raise
+    except _REJECTED as error:
+        raise ItemRejectedError(f"cannot store a value: {error}", store=store) from error
+    except _TRANSIENT as error:
+        raise TransientStoreError(f"postgres: {error}", store=store) from error
+    except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as error:
+        raise StoreError(f"postgres: {error}", store=store) from error
+
+
+VISIBLE = "agent_id = $1 AND (scope = 'shared' OR user_id = $2)"
+"""The tenancy filter, in SQL, with the agent as ``$1`` and the user as ``$2``."""
+
+
+def dump(model: BaseModel, *, store: str, exclude: set[str] | None = None) -> str:
+    """``model`` as JSON; text that is not valid UTF-8 is an :class:`ItemRejectedError`."""
+    try:
+        return model.model_dump_json(exclude=exclude)
+    except PydanticSerializationError as error:
+        raise ItemRejectedError(
+            f"cannot store {type(model).__name__}: {error}", store=store
+        ) from error
+
+
+def storable(text: str) -> bool:
+    """True when PostgreSQL can hold ``text``: valid UTF-8 and no NUL character."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def storable_ids(item_ids: list[str]) -> list[str]:
+    """``item_ids`` without those that cannot exist in the database."""
+    return [item_id for item_id in item_ids if storable(item_id)]

@@ -1,0 +1,70 @@
+"""PostgreSQL frontal-cortex store: goals, actions, questions and stories."""
+
+from __future__ import annotations
+
+from prefrontal.stores.frontal_cortex import FrontalItem, FrontalQuery
+from prefrontal.stores.postgres.database import VISIBLE, Connection, PostgresDatabase, dump
+from prefrontal.stores.tenancy import Tenant
+
+_STORE = "frontal_cortex"
+
+_PUT = """
+INSERT INTO frontal_items (agent_id, item_id, user_id, scope, kind, status, updated_at, body)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (agent_id, item_id) DO UPDATE SET
+    user_id = excluded.user_id, scope = excluded.scope, kind = excluded.kind,
+    status = excluded.status, updated_at = excluded.updated_at, body = excluded.body
+"""
+
+_QUERY = f"""
+SELECT body FROM frontal_items
+WHERE {VISIBLE}
+  AND ($3::text[] IS NULL OR kind = ANY($3::text[]))
+  AND ($4::text[] IS NULL OR status = ANY($4::text[]))
+  AND ($5::timestamptz IS NULL OR updated_at > $5)
+ORDER BY updated_at DESC, item_id COLLATE "C" DESC LIMIT $6
+"""
+
+
+class PostgresFrontalCortexStore:
+    """Items in ``frontal_items``, keyed by ``(agent_id, item_id)``."""
+
+    def __init__(self, database: PostgresDatabase) -> None:
+        self.database = database
+
+    async def aclose(self) -> None:
+        """Close the database this store shares with the others."""
+        await self.database.aclose()
+
+    async def put(self, item: FrontalItem) -> None:
+        row = (
+            item.agent_id,
+            item.item_id,
+            item.user_id,
+            item.scope.value,
+            item.kind.value,
+            item.status.value,
+            item.updated_at,
+            dump(item, store=_STORE),
+        )
+
+        async def run(connection: Connection) -> None:
+            await connection.execute(_PUT, *row)
+
+        await self.database.write(run, store=_STORE)
+
+    async def query(self, tenant: Tenant, query: FrontalQuery) -> list[FrontalItem]:
+        params = (
+            tenant.agent_id,
+            tenant.user_id,
+            None if query.kinds is None else [kind.value for kind in query.kinds],
+            None if query.statuses is None else [status.value for status in query.statuses],
+            query.updated_since,
+            query.limit,
+        )
+
+        async def run(connection: Connection) -> list[FrontalItem]:
+            rows = await connection.fetch(_QUERY, *params)
+            return [FrontalItem.model_validate_json(row[0]) for row in rows]
+
+        return await self.database.read(run, store=_STORE)

@@ -1,0 +1,237 @@
+"""PostgreSQL episodic or semantic store: GIN-indexed terms, exact BM25, optional vectors.
+
+What is indexed is :func:`~prefrontal.stores.memory_search.searchable_text`
+analysed by :func:`~prefrontal.retrieval.lexical.terms` (stop words out,
+Porter stems), stored per item as its distinct terms (long ones as a
+digest, :func:`.ranking.key`) and their counts.
+Search runs in one repeatable-read snapshot: the candidates (live items the
+tenant may see that hold a query term, found by the GIN index), the corpus
+statistics and the document frequency of the terms they hold (kept by a
+trigger, :mod:`.migrations`), and with an embedding every live visible
+vector. Scores are computed in Python with the
+in-memory index's own arithmetic (:mod:`.ranking`), so both backends rank
+the same data the same way. User text reaches the database only as
+parameters.
+
+With an embedding (the query's own or the store's embedder), the BM25 and
+cosine signals are max-normalised and summed, exactly as in memory.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from prefrontal.errors import ConfigurationError
+from prefrontal.retrieval.embedder import Embedder
+from prefrontal.retrieval.fusion import fuse
+from prefrontal.retrieval.lexical import terms, top
+from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
+from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
+from prefrontal.stores.memory_search import query_embedding, searchable_text, with_embeddings
+from prefrontal.stores.postgres import memory_sql as sql
+from prefrontal.stores.postgres import ranking
+from prefrontal.stores.postgres.database import Connection, PostgresDatabase, dump, storable_ids
+from prefrontal.stores.postgres.migrations import MEMORY_TABLES
+from prefrontal.stores.records import utc_now
+from prefrontal.stores.tenancy import Tenant
+
+_DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
+"""Fields kept only as columns (they change in place), not in ``body``."""
+
+
+class PostgresMemoryStore:
+    """Items in ``<name>_items``; ``name`` is ``"episodic"`` or ``"semantic"``.
+
+    Each name has its own table, so their BM25 statistics are separate as
+    they are in memory.
+    """
+
+    def __init__(
+        self,
+        database: PostgresDatabase,
+        name: str = "episodic",
+        *,
+        embedder: Embedder | None = None,
+    ) -> None:
+        if name not in MEMORY_TABLES:
+            raise ConfigurationError(f"memory store name must be one of {MEMORY_TABLES}")
+        self.database = database
+        self.name = name
+        self.embedder = embedder
+        self._sql = sql.Statements(name)
+
+    async def aclose(self) -> None:
+        """Close the database this store shares with the others."""
+        await self.database.aclose()
+
+    async def put(self, item: MemoryItem) -> None:
+        await self.put_many([item])
+
+    async def put_many(self, items: list[MemoryItem]) -> None:
+        if not items:
+            return
+        ready = await with_embeddings(items, self.embedder)
+        rows = [_row(item, self.name) for item in ready]
+
+        async def run(connection: Connection) -> None:
+            if all(item.supersedes is None for item in ready):
+                await connection.executemany(self._sql.upsert, rows)
+                return
+            for item, row in zip(ready, rows, strict=True):
+                await connection.execute(self._sql.upsert, *row)
+                if item.supersedes is not None:
+                    await connection.execute(
+                        self._sql.supersede,
+                        item.agent_id,
+                        item.item_id,
+                        item.supersedes,
+                        item.user_id,
+                    )
+
+        await self.database.write(run, store=self.name)
+
+    async def get(self, tenant: Tenant, item_ids: list[str]) -> list[MemoryItem]:
+        wanted = storable_ids(item_ids)
+        if not wanted:
+            return []
+
+        async def run(connection: Connection) -> list[MemoryItem]:
+            rows = await connection.fetch(self._sql.get, *_tenant(tenant), wanted)
+            found = {row[0]: _item(row) for row in rows}
+            return [found[item_id] for item_id in item_ids if item_id in found]
+
+        return await self.database.read(run, store=self.name)
+
+    async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
+        embedding = await query_embedding(query, self.embedder)
+        keys = [ranking.key(term) for term in sorted(set(terms(query.text)))]
+        if not keys and embedding is None:
+            return []
+        kinds = None if query.kinds is None else [kind.value for kind in query.kinds]
+        params = (*_tenant(tenant), query.now, kinds)
+        search = _Search(self._sql, params, keys, embedding, query.limit)
+        return await self.database.read(search, store=self.name, isolation="repeatable_read")
+
+    async def around(self, tenant: Tenant, item_ids: list[str], *, radius: int) -> list[MemoryItem]:
+        wanted = storable_ids(item_ids)
+        if not wanted or radius < 0:
+            return []
+
+        async def run(connection: Connection) -> list[MemoryItem]:
+            params = (*_tenant(tenant), utc_now(), wanted, radius)
+            return [_item(row) for row in await connection.fetch(self._sql.around, *params)]
+
+        return await self.database.read(run, store=self.name)
+
+    async def record_recall(self, tenant: Tenant, item_ids: list[str], at: datetime) -> None:
+        wanted = storable_ids(item_ids)
+        if not wanted:
+            return
+
+        async def run(connection: Connection) -> None:
+            await connection.execute(self._sql.record_recall, *_tenant(tenant), at, wanted)
+
+        await self.database.write(run, store=self.name)
+
+
+class _Search:
+    """One search, run inside one repeatable-read transaction.
+
+    Lexical: the BM25 score of every candidate (:mod:`.ranking`). With an
+    embedding: also the cosine of every live visible item with a vector,
+    max-normalised and summed (:func:`~prefrontal.retrieval.fusion.fuse`).
+    """
+
+    def __init__(
+        self,
+        statements: sql.Statements,
+        params: tuple[Any, ...],
+        keys: list[str],
+        embedding: Sequence[float] | None,
+        limit: int,
+    ) -> None:
+        self.statements, self.params, self.keys = statements, params, keys
+        self.embedding, self.limit = embedding, limit
+
+    async def __call__(self, connection: Connection) -> list[ScoredMemory]:
+        signals = {"bm25": await self._bm25(connection)}
+        if self.embedding is not None:
+            signals["vector"] = await self._vector(connection, self.embedding)
+        fused = fuse(signals, {}) if len(signals) > 1 else signals["bm25"]
+        best = [(key, value) for key, value in top(fused, self.limit) if value > 0]
+        if not best:
+            return []
+        ids = [key for key, _ in best]
+        rows = await connection.fetch(self.statements.get, *self.params[:2], ids)
+        found = {row[0]: row for row in rows}
+        return [
+            ScoredMemory(item=_item(found[key]), score=value, signals=_signals_of(key, signals))
+            for key, value in best
+        ]
+
+    async def _bm25(self, connection: Connection) -> dict[str, float]:
+        if not self.keys:
+            return {}
+        rows = await connection.fetch(self.statements.candidates, *self.params, self.keys)
+        candidates = [ranking.Candidate(row[0], row[1], row[2]) for row in rows]
+        held = ranking.held_terms(self.keys, candidates)
+        if not held:
+            return {}
+        docs, tokens, counted = await connection.fetchrow(self.statements.statistics, held)
+        frequencies = dict(zip(held, (int(n) for n in counted), strict=True))
+        corpus = ranking.Corpus(docs=int(docs), tokens=int(tokens))
+        return ranking.scores(self.keys, candidates, corpus, frequencies)
+
+    async def _vector(self, connection: Connection, embedding: Sequence[float]) -> dict[str, float]:
+        rows = await connection.fetch(self.statements.vectors, *self.params)
+        values = cosines(embedding, [bytes(blob) for _, blob in rows])
+        return {row[0]: max(v, 0.0) for row, v in zip(rows, values, strict=True)}
+
+
+def _signals_of(key: str, signals: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    return {name: values[key] for name, values in signals.items() if key in values}
+
+
+def _tenant(tenant: Tenant) -> tuple[str, str]:
+    return (tenant.agent_id, tenant.user_id)
+
+
+def _row(item: MemoryItem, store: str) -> tuple[Any, ...]:
+    """The upsert's parameters for ``item``, in ``$1..$18`` order."""
+    counts = sorted(Counter(ranking.key(t) for t in terms(searchable_text(item))).items())
+    return (
+        item.agent_id,
+        item.item_id,
+        item.user_id,
+        item.scope.value,
+        item.kind.value,
+        item.importance,
+        item.created_at,
+        item.valid_until,
+        item.superseded_by,
+        item.recall_count,
+        item.last_recalled_at,
+        item.thread_id,
+        item.position,
+        dump(item, store=store, exclude=set(_DERIVED)),
+        [term for term, _ in counts],
+        [count for _, count in counts],
+        sum(count for _, count in counts),
+        None if item.embedding is None else to_blob(item.embedding),
+    )
+
+
+def _item(row: Sequence[Any]) -> MemoryItem:
+    """An item from ``item_id, body, superseded_by, recall_count, last_recalled_at, embedding``."""
+    _, body, superseded_by, recall_count, last_recalled_at, embedding = row
+    return MemoryItem.model_validate_json(body).model_copy(
+        update={
+            "superseded_by": superseded_by,
+            "recall_count": recall_count,
+            "last_recalled_at": last_recalled_at,
+            "embedding": None if embedding is None else from_blob(bytes(embedding)),
+        }
+    )

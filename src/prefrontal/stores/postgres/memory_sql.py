@@ -1,0 +1,75 @@
+"""The SQL of one memory store (episodic or semantic), built once per table name.
+
+Parameters are positional. Every read that takes a tenant has the agent as
+``$1`` and the user as ``$2``; searches have the query time as ``$3`` and
+the kinds (a text array, or NULL for every kind) as ``$4``. User text is only
+ever a parameter.
+"""
+
+from __future__ import annotations
+
+ITEM = "m.item_id, m.body, m.superseded_by, m.recall_count, m.last_recalled_at, m.embedding"
+"""The columns :func:`prefrontal.stores.postgres.memory._item` reads, in its order."""
+
+_VISIBLE = "m.agent_id = $1 AND (m.scope = 'shared' OR m.user_id = $2)"
+_LIVE = "m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > $3)"
+_KINDS = "($4::text[] IS NULL OR m.kind = ANY($4::text[]))"
+
+
+class Statements:
+    """Every statement the store runs against ``<name>_items``."""
+
+    def __init__(self, name: str) -> None:
+        items = f"{name}_items"
+        self.upsert = f"""
+            INSERT INTO {items} AS m (agent_id, item_id, user_id, scope, kind, importance,
+                created_at, valid_until, superseded_by, recall_count, last_recalled_at,
+                thread_id, position, body, terms, counts, length, embedding)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+                $17, $18)
+            ON CONFLICT (agent_id, item_id) DO UPDATE SET
+                user_id = excluded.user_id, scope = excluded.scope, kind = excluded.kind,
+                importance = excluded.importance, created_at = excluded.created_at,
+                valid_until = excluded.valid_until,
+                superseded_by = coalesce(excluded.superseded_by, m.superseded_by),
+                recall_count = excluded.recall_count,
+                last_recalled_at = excluded.last_recalled_at,
+                thread_id = excluded.thread_id, position = excluded.position,
+                body = excluded.body, terms = excluded.terms, counts = excluded.counts,
+                length = excluded.length, embedding = excluded.embedding"""
+        self.supersede = f"""
+            UPDATE {items} SET superseded_by = $2
+            WHERE agent_id = $1 AND item_id = $3 AND user_id = $4 AND item_id <> $2"""
+        self.get = f"SELECT {ITEM} FROM {items} AS m WHERE {_VISIBLE} AND m.item_id = ANY($3)"
+        self.statistics = f"""
+            SELECT s.docs, s.tokens, ARRAY(
+                SELECT coalesce((SELECT v.df FROM {name}_terms AS v WHERE v.term = q.term), 0)
+                FROM unnest($1::text[]) WITH ORDINALITY AS q(term, n) ORDER BY q.n
+            )
+            FROM {name}_stats AS s"""
+        self.candidates = f"""
+            SELECT m.item_id, m.length, ARRAY(
+                SELECT coalesce(m.counts[array_position(m.terms, q.term)], 0)
+                FROM unnest($5::text[]) WITH ORDINALITY AS q(term, n) ORDER BY q.n
+            )
+            FROM {items} AS m
+            WHERE m.terms && $5::text[] AND {_VISIBLE} AND {_LIVE} AND {_KINDS}"""
+        self.vectors = f"""
+            SELECT m.item_id, m.embedding FROM {items} AS m
+            WHERE {_VISIBLE} AND {_LIVE} AND {_KINDS} AND m.embedding IS NOT NULL"""
+        self.around = f"""
+            SELECT {ITEM} FROM {items} AS m
+            WHERE {_VISIBLE} AND {_LIVE} AND m.position IS NOT NULL
+              AND NOT (m.item_id = ANY($4::text[]))
+              AND EXISTS (
+                SELECT 1 FROM {items} AS a
+                WHERE a.agent_id = $1 AND (a.scope = 'shared' OR a.user_id = $2)
+                  AND a.item_id = ANY($4::text[]) AND a.thread_id = m.thread_id
+                  AND a.position IS NOT NULL
+                  AND m.position BETWEEN a.position - $5 AND a.position + $5
+              )
+            ORDER BY m.thread_id COLLATE "C", m.position, m.item_id COLLATE "C\""""
+        self.record_recall = f"""
+            UPDATE {items} AS m
+            SET recall_count = recall_count + 1, last_recalled_at = $3
+            WHERE {_VISIBLE} AND m.item_id = ANY($4::text[])"""

@@ -1,0 +1,239 @@
+"""The schema and its forward migrations, versioned in ``schema_migrations``.
+
+Everything lives in one PostgreSQL schema (``prefrontal`` unless configured),
+so a database can hold several deployments side by side. Each migration runs
+in its own transaction, under an advisory lock keyed by the schema name, and
+records its version there: many processes starting at once migrate once, and
+a schema is always at exactly one version. A schema newer than this code
+knows is refused rather than guessed at. To change the schema, append a
+:class:`Migration`; never edit one that has shipped.
+
+Layout: every table keeps the columns it filters, orders or updates in place
+as columns, and the rest of the record as JSON text in ``body``. Times are
+``timestamptz``. Episodic and semantic memory have a table each; a row holds
+its item's analysed terms (:func:`prefrontal.retrieval.lexical.terms` of
+:func:`prefrontal.stores.memory_search.searchable_text`) as a sorted array of
+distinct terms with a GIN index, their counts in a parallel array, the
+number of terms (``length``) and the embedding as little-endian float32
+bytes. The BM25 statistics (``<name>_stats``: the number of items and their
+total length; ``<name>_terms``: how many items hold each term) are kept in
+step by a trigger, in the same transaction as the write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from prefrontal.errors import StoreError
+
+MEMORY_TABLES = ("episodic", "semantic")
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One step forward: the statements that take the schema to ``version``."""
+
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+def _index_function(name: str) -> str:
+    """The trigger function keeping ``<name>_stats`` and ``<name>_terms`` in step with the items.
+
+    Every write to the items locks the one statistics row first, so writers
+    of one table take their locks in the same order and never deadlock on
+    the vocabulary. ``SET search_path FROM CURRENT`` pins the schema.
+    """
+    stats, vocab = f"{name}_stats", f"{name}_terms"
+    return f"""CREATE FUNCTION {name}_index() RETURNS trigger
+        LANGUAGE plpgsql SET search_path FROM CURRENT AS $body$
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                UPDATE {stats} SET docs = docs + 1, tokens = tokens + NEW.length;
+                INSERT INTO {vocab} AS v (term, df) SELECT t, 1 FROM unnest(NEW.terms) AS t
+                    ON CONFLICT (term) DO UPDATE SET df = v.df + 1;
+            ELSIF TG_OP = 'UPDATE' THEN
+                UPDATE {stats} SET tokens = tokens - OLD.length + NEW.length;
+                UPDATE {vocab} SET df = df - 1
+                    WHERE term = ANY (OLD.terms) AND NOT (term = ANY (NEW.terms));
+                INSERT INTO {vocab} AS v (term, df)
+                    SELECT t, 1 FROM unnest(NEW.terms) AS t WHERE NOT (t = ANY (OLD.terms))
+                    ON CONFLICT (term) DO UPDATE SET df = v.df + 1;
+            ELSE
+                UPDATE {stats} SET docs = docs - 1, tokens = tokens - OLD.length;
+                UPDATE {vocab} SET df = df - 1 WHERE term = ANY (OLD.terms);
+            END IF;
+            RETURN NULL;
+        END
+        $body$"""
+
+
+def _memory_schema(name: str) -> tuple[str, ...]:
+    items = f"{name}_items"
+    return (
+        f"""CREATE TABLE {items} (
+            agent_id text NOT NULL,
+            item_id text NOT NULL,
+            user_id text NOT NULL,
+            scope text NOT NULL,
+            kind text NOT NULL,
+            importance double precision NOT NULL,
+            created_at timestamptz NOT NULL,
+            valid_until timestamptz,
+            superseded_by text,
+            recall_count bigint NOT NULL DEFAULT 0,
+            last_recalled_at timestamptz,
+            thread_id text,
+            position bigint,
+            body text NOT NULL,
+            terms text[] NOT NULL,
+            counts integer[] NOT NULL,
+            length integer NOT NULL,
+            embedding bytea,
+            PRIMARY KEY (agent_id, item_id)
+        )""",
+        f"CREATE INDEX {name}_by_terms ON {items} USING gin (terms)",
+        f"""CREATE INDEX {name}_thread ON {items} (agent_id, thread_id, position)
+            WHERE thread_id IS NOT NULL""",
+        f"""CREATE TABLE {name}_stats (
+            id integer PRIMARY KEY CHECK (id = 0),
+            docs bigint NOT NULL,
+            tokens bigint NOT NULL
+        )""",
+        f"INSERT INTO {name}_stats (id, docs, tokens) VALUES (0, 0, 0)",
+        f"CREATE TABLE {name}_terms (term text PRIMARY KEY, df bigint NOT NULL)",
+        _index_function(name),
+        f"""CREATE TRIGGER {name}_index
+            AFTER INSERT OR DELETE OR UPDATE OF terms, length ON {items}
+            FOR EACH ROW EXECUTE FUNCTION {name}_index()""",
+    )
+
+
+_INITIAL = (
+    "CREATE TABLE profiles (agent_id text PRIMARY KEY, body text NOT NULL)",
+    """CREATE TABLE frontal_items (
+        agent_id text NOT NULL,
+        item_id text NOT NULL,
+        user_id text NOT NULL,
+        scope text NOT NULL,
+        kind text NOT NULL,
+        status text NOT NULL,
+        updated_at timestamptz NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (agent_id, item_id)
+    )""",
+    "CREATE INDEX frontal_by_update ON frontal_items (agent_id, updated_at)",
+    """CREATE TABLE conversation_turns (
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        agent_id text NOT NULL,
+        item_id text NOT NULL,
+        user_id text NOT NULL,
+        scope text NOT NULL,
+        session_id text NOT NULL,
+        created_at timestamptz NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (agent_id, item_id)
+    )""",
+    "CREATE INDEX conversation_by_time ON conversation_turns (agent_id, created_at, seq)",
+    """CREATE TABLE conversation_summaries (
+        agent_id text NOT NULL,
+        user_id text NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (agent_id, user_id)
+    )""",
+    """CREATE TABLE scratch_entries (
+        agent_id text NOT NULL,
+        item_id text NOT NULL,
+        user_id text NOT NULL,
+        scope text NOT NULL,
+        resolved boolean NOT NULL,
+        priority double precision NOT NULL,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz,
+        body text NOT NULL,
+        PRIMARY KEY (agent_id, item_id)
+    )""",
+    "CREATE INDEX scratch_active ON scratch_entries (agent_id, priority) WHERE NOT resolved",
+    """CREATE TABLE wm_sessions (
+        agent_id text NOT NULL,
+        user_id text NOT NULL,
+        session_id text NOT NULL,
+        version bigint NOT NULL,
+        updated_at timestamptz NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (agent_id, user_id, session_id)
+    )""",
+    "CREATE INDEX wm_by_update ON wm_sessions (agent_id, user_id, updated_at)",
+    """CREATE TABLE traces (
+        turn_id text PRIMARY KEY,
+        parent_turn_id text,
+        agent_id text NOT NULL,
+        user_id text NOT NULL,
+        session_id text NOT NULL,
+        status text NOT NULL,
+        started_at timestamptz NOT NULL,
+        body text NOT NULL
+    )""",
+    "CREATE INDEX traces_by_start ON traces (started_at)",
+    "CREATE INDEX traces_by_owner ON traces (agent_id, user_id, started_at)",
+    "CREATE INDEX traces_by_parent ON traces (parent_turn_id) WHERE parent_turn_id IS NOT NULL",
+    *(statement for name in MEMORY_TABLES for statement in _memory_schema(name)),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "every store kind: tables, indexes, GIN term index, BM25 statistics", _INITIAL),
+)
+LATEST = MIGRATIONS[-1].version
+
+_LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (
+    version integer PRIMARY KEY,
+    description text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+)"""
+
+
+async def schema_version(connection: Any) -> int:
+    """The version recorded in the connection's schema (0 when none was applied)."""
+    exists = await connection.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL")
+    if not exists:
+        return 0
+    return int(await connection.fetchval("SELECT coalesce(max(version), 0) FROM schema_migrations"))
+
+
+async def migrate(
+    connection: Any, schema: str, migrations: tuple[Migration, ...] = MIGRATIONS
+) -> int:
+    """Create ``schema`` if needed and apply every migration above its version.
+
+    ``connection``'s ``search_path`` must be ``schema``, which must be a
+    plain identifier (the caller checks). Returns the new version.
+    """
+    for migration in migrations:
+        await _apply(connection, schema, migration, latest=migrations[-1].version)
+    return await schema_version(connection)
+
+
+async def _apply(connection: Any, schema: str, migration: Migration, *, latest: int) -> None:
+    async with connection.transaction():
+        await connection.execute(
+            "SELECT pg_advisory_xact_lock(hashtext($1))", f"prefrontal-migrate:{schema}"
+        )
+        await connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        await connection.execute(_LEDGER)
+        current = await schema_version(connection)
+        if current > latest:
+            raise StoreError(
+                f"database schema {schema!r} is at version {current}, newer than this "
+                f"prefrontal knows ({latest}): upgrade prefrontal",
+                store="database",
+            )
+        if current < migration.version:
+            for statement in migration.statements:
+                await connection.execute(statement)
+            await connection.execute(
+                "INSERT INTO schema_migrations (version, description) VALUES ($1, $2)",
+                migration.version,
+                migration.description,
+            )

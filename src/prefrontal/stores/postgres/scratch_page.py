@@ -1,0 +1,94 @@
+"""PostgreSQL scratch page."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from prefrontal.stores.postgres.database import (
+    VISIBLE,
+    Connection,
+    PostgresDatabase,
+    dump,
+    storable,
+)
+from prefrontal.stores.scratch_page import Observation
+from prefrontal.stores.tenancy import Tenant
+
+_STORE = "scratch_page"
+
+_PUT = """
+INSERT INTO scratch_entries (agent_id, item_id, user_id, scope, resolved, priority, created_at,
+    expires_at, body)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+ON CONFLICT (agent_id, item_id) DO UPDATE SET
+    user_id = excluded.user_id, scope = excluded.scope, resolved = excluded.resolved,
+    priority = excluded.priority, created_at = excluded.created_at,
+    expires_at = excluded.expires_at, body = excluded.body
+"""
+
+_ACTIVE = f"""
+SELECT body FROM scratch_entries
+WHERE {VISIBLE} AND NOT resolved AND (expires_at IS NULL OR expires_at > $3)
+ORDER BY priority DESC, created_at DESC, item_id COLLATE "C" LIMIT $4
+"""
+
+_FIND = f"SELECT body FROM scratch_entries WHERE {VISIBLE} AND item_id = $3 FOR UPDATE"
+
+
+class PostgresScratchPageStore:
+    """Entries in ``scratch_entries``, keyed by ``(agent_id, item_id)``."""
+
+    def __init__(self, database: PostgresDatabase) -> None:
+        self.database = database
+
+    async def aclose(self) -> None:
+        """Close the database this store shares with the others."""
+        await self.database.aclose()
+
+    async def put(self, observation: Observation) -> None:
+        row = (
+            observation.agent_id,
+            observation.item_id,
+            observation.user_id,
+            observation.scope.value,
+            observation.resolved,
+            observation.priority,
+            observation.created_at,
+            observation.expires_at,
+            dump(observation, store=_STORE),
+        )
+
+        async def run(connection: Connection) -> None:
+            await connection.execute(_PUT, *row)
+
+        await self.database.write(run, store=_STORE)
+
+    async def active(self, tenant: Tenant, *, now: datetime, limit: int) -> list[Observation]:
+        if limit <= 0:
+            return []
+
+        async def run(connection: Connection) -> list[Observation]:
+            rows = await connection.fetch(_ACTIVE, tenant.agent_id, tenant.user_id, now, limit)
+            return [Observation.model_validate_json(row[0]) for row in rows]
+
+        return await self.database.read(run, store=_STORE)
+
+    async def resolve(self, tenant: Tenant, item_id: str) -> bool:
+        if not storable(item_id):
+            return False
+
+        async def run(connection: Connection) -> bool:
+            body = await connection.fetchval(_FIND, tenant.agent_id, tenant.user_id, item_id)
+            if body is None:
+                return False
+            resolved = Observation.model_validate_json(body).model_copy(update={"resolved": True})
+            await connection.execute(
+                "UPDATE scratch_entries SET resolved = true, body = $3"
+                " WHERE agent_id = $1 AND item_id = $2",
+                tenant.agent_id,
+                item_id,
+                dump(resolved, store=_STORE),
+            )
+            return True
+
+        return await self.database.write(run, store=_STORE)

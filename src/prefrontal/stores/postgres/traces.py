@@ -1,0 +1,105 @@
+"""PostgreSQL trace store: every sealed turn trace, as JSON with its filter columns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefrontal.stores.postgres.database import Connection, PostgresDatabase, dump, storable
+from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.traces import TraceQuery
+from prefrontal.traces.models import TurnTrace
+
+_STORE = "traces"
+
+_PUT = """
+INSERT INTO traces (turn_id, parent_turn_id, agent_id, user_id, session_id, status, started_at,
+    body)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (turn_id) DO UPDATE SET
+    parent_turn_id = excluded.parent_turn_id, agent_id = excluded.agent_id,
+    user_id = excluded.user_id, session_id = excluded.session_id, status = excluded.status,
+    started_at = excluded.started_at, body = excluded.body
+"""
+
+
+class PostgresTraceStore:
+    """Traces in ``traces``, keyed by turn id."""
+
+    def __init__(self, database: PostgresDatabase) -> None:
+        self.database = database
+
+    async def aclose(self) -> None:
+        """Close the database this store shares with the others."""
+        await self.database.aclose()
+
+    async def put(self, trace: TurnTrace) -> None:
+        row = (
+            trace.turn_id,
+            trace.parent_turn_id,
+            trace.agent_id,
+            trace.user_id,
+            trace.session_id,
+            trace.status.value,
+            trace.started_at,
+            dump(trace, store=_STORE),
+        )
+
+        async def run(connection: Connection) -> None:
+            await connection.execute(_PUT, *row)
+
+        await self.database.write(run, store=_STORE)
+
+    async def get(self, tenant: Tenant, turn_id: str) -> TurnTrace | None:
+        if not storable(turn_id):
+            return None
+
+        async def run(connection: Connection) -> TurnTrace | None:
+            body = await connection.fetchval(
+                "SELECT body FROM traces WHERE turn_id = $1 AND agent_id = $2 AND user_id = $3",
+                turn_id,
+                tenant.agent_id,
+                tenant.user_id,
+            )
+            return None if body is None else TurnTrace.model_validate_json(body)
+
+        return await self.database.read(run, store=_STORE)
+
+    async def list(self, query: TraceQuery) -> list[TurnTrace]:
+        sql, params = _select(query)
+        if sql is None:
+            return []
+
+        async def run(connection: Connection) -> list[TurnTrace]:
+            rows = await connection.fetch(sql, *params)
+            return [TurnTrace.model_validate_json(row[0]) for row in rows]
+
+        return await self.database.read(run, store=_STORE)
+
+
+def _select(query: TraceQuery) -> tuple[str | None, list[Any]]:
+    """The SQL and parameters of ``query`` (``None``: an id no trace can have)."""
+    filters: list[tuple[str, Any]] = [
+        ("turn_id =", query.turn_id),
+        ("parent_turn_id =", query.parent_turn_id),
+        ("agent_id =", query.agent_id),
+        ("user_id =", query.user_id),
+        ("session_id =", query.session_id),
+        ("status =", None if query.status is None else query.status.value),
+        ("started_at >=", query.since),
+        ("started_at <", query.until),
+    ]
+    where: list[str] = []
+    params: list[Any] = []
+    for clause, value in filters:
+        if value is None:
+            continue
+        if isinstance(value, str) and not storable(value):
+            return None, []
+        params.append(value)
+        where.append(f"{clause} ${len(params)}")
+    params.append(query.limit)
+    sql = (
+        f"SELECT body FROM traces WHERE {' AND '.join(where) or 'true'}"
+        f' ORDER BY started_at DESC, turn_id COLLATE "C" DESC LIMIT ${len(params)}'
+    )
+    return sql, params

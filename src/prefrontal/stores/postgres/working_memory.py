@@ -1,0 +1,101 @@
+"""PostgreSQL working-memory store: one versioned buffer state per session.
+
+Optimistic concurrency across processes: a save is one conditional
+statement (an insert that does nothing when the session exists, or an
+update whose ``WHERE`` names the version the caller loaded). PostgreSQL
+re-checks that condition against the newest row when two saves race, so of
+any number of workers saving from the same version exactly one succeeds and
+the others get a :class:`~prefrontal.errors.ConflictError`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from prefrontal.errors import ConflictError
+from prefrontal.stores.postgres.database import Connection, PostgresDatabase, dump
+from prefrontal.stores.records import utc_now
+from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.working_memory import SessionKey, SessionState
+
+_STORE = "working_memory"
+_KEY = "agent_id = $1 AND user_id = $2 AND session_id = $3"
+
+_CREATE = """
+INSERT INTO wm_sessions (agent_id, user_id, session_id, version, updated_at, body)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (agent_id, user_id, session_id) DO NOTHING
+RETURNING version
+"""
+
+_UPDATE = f"""
+UPDATE wm_sessions SET version = $4, updated_at = $5, body = $6
+WHERE {_KEY} AND version = $7
+RETURNING version
+"""
+
+
+class PostgresWorkingMemoryStore:
+    """States in ``wm_sessions``; the version check and the write are one statement."""
+
+    def __init__(self, database: PostgresDatabase) -> None:
+        self.database = database
+
+    async def aclose(self) -> None:
+        """Close the database this store shares with the others."""
+        await self.database.aclose()
+
+    async def load(self, key: SessionKey) -> SessionState | None:
+        async def run(connection: Connection) -> SessionState | None:
+            body = await connection.fetchval(
+                f"SELECT body FROM wm_sessions WHERE {_KEY}", *_key(key)
+            )
+            return None if body is None else SessionState.model_validate_json(body)
+
+        return await self.database.read(run, store=_STORE)
+
+    async def save(self, state: SessionState) -> SessionState:
+        saved = state.model_copy(update={"version": state.version + 1, "updated_at": utc_now()})
+        row = (*_key(state.key), saved.version, saved.updated_at, dump(saved, store=_STORE))
+
+        async def run(connection: Connection) -> SessionState:
+            if state.version == 0:
+                written = await connection.fetchval(_CREATE, *row)
+            else:
+                written = await connection.fetchval(_UPDATE, *row, state.version)
+            if written is None:
+                stored = await connection.fetchval(
+                    f"SELECT version FROM wm_sessions WHERE {_KEY}", *_key(state.key)
+                )
+                raise ConflictError(
+                    f"session {state.key.session_id!r} is at version {stored or 0}, "
+                    f"not {state.version}: reload and retry",
+                    store=_STORE,
+                )
+            return saved
+
+        return await self.database.write(run, store=_STORE)
+
+    async def recent_sessions(
+        self, tenant: Tenant, *, since: datetime, limit: int
+    ) -> list[SessionState]:
+        if limit <= 0:
+            return []
+
+        async def run(connection: Connection) -> list[SessionState]:
+            rows = await connection.fetch(
+                "SELECT body FROM wm_sessions WHERE agent_id = $1 AND user_id = $2"
+                ' AND updated_at >= $3 ORDER BY updated_at DESC, session_id COLLATE "C" DESC'
+                " LIMIT $4",
+                tenant.agent_id,
+                tenant.user_id,
+                since,
+                limit,
+            )
+            return [SessionState.model_validate_json(row[0]) for row in rows]
+
+        return await self.database.read(run, store=_STORE)
+
+
+def _key(key: SessionKey) -> tuple[str, str, str]:
+    return (key.agent_id, key.user_id, key.session_id)

@@ -1,0 +1,109 @@
+"""PostgreSQL store benchmarks at 1,000 and 10,000 episodic items, on the test server.
+
+Run with ``make bench`` or
+``pytest tests/benchmarks/test_postgres_bench.py --benchmark-only``. Each
+schema is built once per module with bulk ``put_many`` from the
+deterministic synthetic corpus (:mod:`prefrontal.testing.synthetic`), owned
+by the demo agent and user, and analysed (``ANALYZE``) as autovacuum would
+after a bulk load. The server is the throwaway one the tests start
+(``fsync`` off): figures for the query path, not for durable writes.
+Figures are reported, not asserted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+import time
+from collections.abc import Iterator
+
+import asyncpg
+import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from prefrontal import Orchestrator, TurnRequest
+from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT, seed
+from prefrontal.stores import MemoryQuery, MemoryStore, Stores, Tenant
+from prefrontal.testing.synthetic import memories, questions
+
+SIZES = (1_000, 10_000)
+TENANT = Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
+
+
+@pytest.fixture(scope="module")
+def portal() -> Iterator[BlockingPortal]:
+    with start_blocking_portal(backend="asyncio") as portal:
+        yield portal
+
+
+@pytest.fixture(scope="module")
+def databases(portal: BlockingPortal, postgres_dsn: str) -> Iterator[dict[int, Stores]]:
+    """One schema per size, filled in bulk and analysed, with the demo agent seeded."""
+    built = {size: portal.call(_build, postgres_dsn, size) for size in SIZES}
+    yield built
+    for stores in built.values():
+        portal.call(stores.aclose)
+
+
+async def _build(dsn: str, size: int) -> Stores:
+    schema = f"bench_{size}"
+    stores = Stores.postgres(dsn, schema=schema)
+    items = memories(size, tenant=TENANT)
+    while batch := list(itertools.islice(items, 5_000)):
+        await stores.episodic.put_many(batch)
+    await seed(stores)
+    connection = await asyncpg.connect(dsn, server_settings={"search_path": schema})
+    try:
+        await connection.execute("ANALYZE")
+    finally:
+        await connection.close()
+    return stores
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_search_top10(
+    benchmark, portal: BlockingPortal, databases: dict[int, Stores], size: int
+) -> None:  # type: ignore[no-untyped-def]
+    """Lexical top-10 search for a user's question (200 different ones, round robin)."""
+    store = databases[size].episodic
+    asked = itertools.cycle([MemoryQuery(text=q, limit=10) for q in questions(200)])
+    for _ in range(50):
+        portal.call(store.search, TENANT, next(asked))
+    hits = benchmark.pedantic(
+        lambda: portal.call(store.search, TENANT, next(asked)), rounds=200, iterations=1
+    )
+    assert hits
+    in_loop = portal.call(_timed_searches, store, [next(asked) for _ in range(200)])
+    cuts = statistics.quantiles(in_loop, n=100)
+    benchmark.extra_info.update(in_loop_p50_ms=cuts[49] * 1e3, in_loop_p95_ms=cuts[94] * 1e3)
+    print(
+        f"\nsearch at {size}: in the loop p50 {cuts[49] * 1e3:.2f} ms, p95 {cuts[94] * 1e3:.2f} ms"
+    )
+
+
+async def _timed_searches(store: MemoryStore, queries: list[MemoryQuery]) -> list[float]:
+    times = []
+    for query in queries:
+        started = time.perf_counter()
+        await store.search(TENANT, query)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def test_whole_turn_on_10k(benchmark, portal: BlockingPortal, databases: dict[int, Stores]) -> None:  # type: ignore[no-untyped-def]
+    """One whole turn (all eleven phases, trace written) on the 10,000-item PostgreSQL stores."""
+    orchestrator = Orchestrator(databases[10_000])
+    sessions = (f"{DEMO_SESSION}-{n}" for n in itertools.count())
+
+    def turn() -> bool:
+        request = TurnRequest(
+            agent_id=DEMO_AGENT,
+            user_id=DEMO_USER,
+            session_id=next(sessions),
+            user_input=SAMPLE_INPUT,
+        )
+        return portal.call(orchestrator.start_turn, request).ready_for_router
+
+    for _ in range(5):
+        turn()
+    assert benchmark.pedantic(turn, rounds=30, iterations=1)
