@@ -115,12 +115,7 @@ async def retrieve(
         hits["feedback"] = feedback
     items = {h.item.item_id: h.item for found in hits.values() for h in found}
     signals = {name: {h.item.item_id: h.score for h in found} for name, found in hits.items()}
-    weights = {
-        "input": 1.0,
-        "context": settings.context_weight,
-        "feedback": settings.feedback_weight,
-    }
-    scores = blend(signals, weights)
+    scores = blend(signals, _query_weights(settings))
     threads = {key: item.thread_id for key, item in items.items()}
     scores = smooth_neighbours(scores, _places(items), settings.smoothing)
     speakers = {key: _speaker(item) for key, item in items.items()}
