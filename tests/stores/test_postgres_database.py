@@ -18,8 +18,9 @@ from prefrontal.errors import (
     TransientStoreError,
 )
 from prefrontal.stores import MemoryItem, MemoryQuery, SessionKey, SessionState, Stores, Tenant
+from prefrontal.stores.durable import Migration
 from prefrontal.stores.postgres import PostgresDatabase, PostgresMemoryStore
-from prefrontal.stores.postgres.migrations import LATEST, Migration, migrate, schema_version
+from prefrontal.stores.postgres.migrations import LATEST, migrate, schema_version
 from tests import postgres_server
 
 pytestmark = pytest.mark.anyio

@@ -10,8 +10,9 @@ import pytest
 from prefrontal.errors import ConfigurationError, StoreError, TransientStoreError
 from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant
+from prefrontal.stores.durable import Migration
 from prefrontal.stores.sqlite import Database, SqliteMemoryStore
-from prefrontal.stores.sqlite.migrations import LATEST, Migration, migrate, schema_version
+from prefrontal.stores.sqlite.migrations import LATEST, migrate, schema_version
 
 pytestmark = pytest.mark.anyio
 ALICE = Tenant(agent_id="agent-1", user_id="alice")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from prefrontal.stores.consciousness import AgentProfile
-from prefrontal.stores.postgres.database import Connection, PostgresDatabase, dump
+from prefrontal.stores.durable import dump
+from prefrontal.stores.postgres.database import Connection, PostgresDatabase
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "consciousness"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
-from prefrontal.stores.postgres.database import VISIBLE, Connection, PostgresDatabase, dump
+from prefrontal.stores.durable import dump
+from prefrontal.stores.postgres.database import VISIBLE, Connection, PostgresDatabase
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "conversation"

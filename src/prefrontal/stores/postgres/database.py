@@ -27,8 +27,6 @@ from typing import Any, Literal, TypeVar
 
 import anyio
 import asyncpg
-from pydantic import BaseModel
-from pydantic_core import PydanticSerializationError
 
 from prefrontal.errors import (
     ConfigurationError,
@@ -36,6 +34,7 @@ from prefrontal.errors import (
     StoreError,
     TransientStoreError,
 )
+from prefrontal.stores.durable import encodable
 from prefrontal.stores.postgres.migrations import migrate
 
 T = TypeVar("T")
@@ -193,25 +192,9 @@ VISIBLE = "agent_id = $1 AND (scope = 'shared' OR user_id = $2)"
 """The tenancy filter, in SQL, with the agent as ``$1`` and the user as ``$2``."""
 
 
-def dump(model: BaseModel, *, store: str, exclude: set[str] | None = None) -> str:
-    """``model`` as JSON; text that is not valid UTF-8 is an :class:`ItemRejectedError`."""
-    try:
-        return model.model_dump_json(exclude=exclude)
-    except PydanticSerializationError as error:
-        raise ItemRejectedError(
-            f"cannot store {type(model).__name__}: {error}", store=store
-        ) from error
-
-
 def storable(text: str) -> bool:
     """True when PostgreSQL can hold ``text``: valid UTF-8 and no NUL character."""
-    if "\x00" in text:
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return "\x00" not in text and encodable(text)
 
 
 def storable_ids(item_ids: list[str]) -> list[str]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from prefrontal.stores.durable import dump
 from prefrontal.stores.frontal_cortex import FrontalItem, FrontalQuery
-from prefrontal.stores.postgres.database import VISIBLE, Connection, PostgresDatabase, dump
+from prefrontal.stores.postgres.database import VISIBLE, Connection, PostgresDatabase
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "frontal_cortex"

@@ -29,12 +29,12 @@ from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.fusion import fuse
 from prefrontal.retrieval.lexical import terms, top
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
+from prefrontal.stores.durable import MEMORY_TABLES, dump
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_search import query_embedding, searchable_text, with_embeddings
 from prefrontal.stores.postgres import memory_sql as sql
 from prefrontal.stores.postgres import ranking
-from prefrontal.stores.postgres.database import Connection, PostgresDatabase, dump, storable_ids
-from prefrontal.stores.postgres.migrations import MEMORY_TABLES
+from prefrontal.stores.postgres.database import Connection, PostgresDatabase, storable_ids
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant
 

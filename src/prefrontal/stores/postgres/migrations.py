@@ -22,21 +22,10 @@ step by a trigger, in the same transaction as the write.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from prefrontal.errors import StoreError
-
-MEMORY_TABLES = ("episodic", "semantic")
-
-
-@dataclass(frozen=True)
-class Migration:
-    """One step forward: the statements that take the schema to ``version``."""
-
-    version: int
-    description: str
-    statements: tuple[str, ...]
+from prefrontal.stores.durable import MEMORY_TABLES, Migration
 
 
 def _index_function(name: str) -> str:

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from prefrontal.stores.postgres.database import (
-    VISIBLE,
-    Connection,
-    PostgresDatabase,
-    dump,
-    storable,
-)
+from prefrontal.stores.durable import dump
+from prefrontal.stores.postgres.database import VISIBLE, Connection, PostgresDatabase, storable
 from prefrontal.stores.scratch_page import Observation
 from prefrontal.stores.tenancy import Tenant
 

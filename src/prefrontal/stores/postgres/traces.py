@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from prefrontal.stores.postgres.database import Connection, PostgresDatabase, dump, storable
+from prefrontal.stores.durable import dump
+from prefrontal.stores.postgres.database import Connection, PostgresDatabase, storable
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
 from prefrontal.traces.models import TurnTrace

@@ -13,7 +13,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from prefrontal.errors import ConflictError
-from prefrontal.stores.postgres.database import Connection, PostgresDatabase, dump
+from prefrontal.stores.durable import dump
+from prefrontal.stores.postgres.database import Connection, PostgresDatabase
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sqlite3
 
 from prefrontal.stores.consciousness import AgentProfile
-from prefrontal.stores.sqlite.database import Database, dump
+from prefrontal.stores.durable import dump
+from prefrontal.stores.sqlite.database import Database
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "consciousness"

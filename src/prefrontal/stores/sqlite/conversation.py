@@ -6,7 +6,8 @@ import sqlite3
 from typing import Any
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
-from prefrontal.stores.sqlite.database import VISIBLE, Database, dump, to_us
+from prefrontal.stores.durable import dump
+from prefrontal.stores.sqlite.database import VISIBLE, Database, to_us
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "conversation"

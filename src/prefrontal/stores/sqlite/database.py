@@ -34,8 +34,6 @@ from typing import Literal, TypeVar
 
 import anyio
 import anyio.to_thread
-from pydantic import BaseModel
-from pydantic_core import PydanticSerializationError
 
 from prefrontal.errors import (
     ConfigurationError,
@@ -43,6 +41,7 @@ from prefrontal.errors import (
     StoreError,
     TransientStoreError,
 )
+from prefrontal.stores.durable import encodable
 from prefrontal.stores.sqlite.migrations import migrate
 
 T = TypeVar("T")
@@ -236,25 +235,6 @@ def _close_all(connections: list[sqlite3.Connection]) -> None:
 
 VISIBLE = "agent_id = :agent AND (scope = 'shared' OR user_id = :user)"
 """The tenancy filter, in SQL: the agent's shared items and the user's own."""
-
-
-def dump(model: BaseModel, *, store: str, exclude: set[str] | None = None) -> str:
-    """``model`` as JSON; text that is not valid UTF-8 is an :class:`ItemRejectedError`."""
-    try:
-        return model.model_dump_json(exclude=exclude)
-    except PydanticSerializationError as error:
-        raise ItemRejectedError(
-            f"cannot store {type(model).__name__}: {error}", store=store
-        ) from error
-
-
-def encodable(text: str) -> bool:
-    """True when ``text`` is valid UTF-8 (no lone surrogates): nothing else is ever stored."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def id_list(item_ids: list[str]) -> str:

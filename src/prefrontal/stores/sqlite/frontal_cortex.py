@@ -6,8 +6,9 @@ import json
 import sqlite3
 from typing import Any
 
+from prefrontal.stores.durable import dump
 from prefrontal.stores.frontal_cortex import FrontalItem, FrontalQuery
-from prefrontal.stores.sqlite.database import VISIBLE, Database, dump, to_us
+from prefrontal.stores.sqlite.database import VISIBLE, Database, to_us
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "frontal_cortex"

@@ -26,6 +26,7 @@ from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.fusion import fuse
 from prefrontal.retrieval.lexical import terms, top
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
+from prefrontal.stores.durable import MEMORY_TABLES, dump
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_search import query_embedding, searchable_text, with_embeddings
 from prefrontal.stores.records import utc_now
@@ -33,13 +34,11 @@ from prefrontal.stores.sqlite import memory_sql as sql
 from prefrontal.stores.sqlite import ranking
 from prefrontal.stores.sqlite.database import (
     Database,
-    dump,
     from_us_or_none,
     id_list,
     to_us,
     to_us_or_none,
 )
-from prefrontal.stores.sqlite.migrations import MEMORY_TABLES
 from prefrontal.stores.tenancy import Tenant
 
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})

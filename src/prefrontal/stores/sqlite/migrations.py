@@ -21,20 +21,9 @@ which is all search needs them for.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 
 from prefrontal.errors import StoreError
-
-MEMORY_TABLES = ("episodic", "semantic")
-
-
-@dataclass(frozen=True)
-class Migration:
-    """One step forward: the statements that take the schema to ``version``."""
-
-    version: int
-    description: str
-    statements: tuple[str, ...]
+from prefrontal.stores.durable import MEMORY_TABLES, Migration
 
 
 def _term_list(terms: str) -> str:

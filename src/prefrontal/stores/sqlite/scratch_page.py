@@ -5,15 +5,9 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
+from prefrontal.stores.durable import dump, encodable
 from prefrontal.stores.scratch_page import Observation
-from prefrontal.stores.sqlite.database import (
-    VISIBLE,
-    Database,
-    dump,
-    encodable,
-    to_us,
-    to_us_or_none,
-)
+from prefrontal.stores.sqlite.database import VISIBLE, Database, to_us, to_us_or_none
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "scratch_page"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from prefrontal.stores.sqlite.database import Database, dump, encodable, to_us
+from prefrontal.stores.durable import dump, encodable
+from prefrontal.stores.sqlite.database import Database, to_us
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
 from prefrontal.traces.models import TurnTrace

@@ -6,8 +6,9 @@ import sqlite3
 from datetime import datetime
 
 from prefrontal.errors import ConflictError
+from prefrontal.stores.durable import dump
 from prefrontal.stores.records import utc_now
-from prefrontal.stores.sqlite.database import Database, dump, to_us
+from prefrontal.stores.sqlite.database import Database, to_us
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState
 
