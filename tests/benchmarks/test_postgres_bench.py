@@ -13,8 +13,6 @@ Figures are reported, not asserted.
 from __future__ import annotations
 
 import itertools
-import statistics
-import time
 from collections.abc import Iterator
 
 import asyncpg
@@ -23,8 +21,9 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from prefrontal import Orchestrator, TurnRequest
 from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT, seed
-from prefrontal.stores import MemoryQuery, MemoryStore, Stores, Tenant
-from prefrontal.testing.synthetic import memories, questions
+from prefrontal.stores import Stores, Tenant
+from prefrontal.testing.synthetic import memories
+from tests.benchmarks.searching import bench_search
 
 SIZES = (1_000, 10_000)
 TENANT = Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
@@ -65,29 +64,8 @@ def test_search_top10(
     benchmark, portal: BlockingPortal, databases: dict[int, Stores], size: int
 ) -> None:  # type: ignore[no-untyped-def]
     """Lexical top-10 search for a user's question (200 different ones, round robin)."""
-    store = databases[size].episodic
-    asked = itertools.cycle([MemoryQuery(text=q, limit=10) for q in questions(200)])
-    for _ in range(50):
-        portal.call(store.search, TENANT, next(asked))
-    hits = benchmark.pedantic(
-        lambda: portal.call(store.search, TENANT, next(asked)), rounds=200, iterations=1
-    )
-    assert hits
-    in_loop = portal.call(_timed_searches, store, [next(asked) for _ in range(200)])
-    cuts = statistics.quantiles(in_loop, n=100)
-    benchmark.extra_info.update(in_loop_p50_ms=cuts[49] * 1e3, in_loop_p95_ms=cuts[94] * 1e3)
-    print(
-        f"\nsearch at {size}: in the loop p50 {cuts[49] * 1e3:.2f} ms, p95 {cuts[94] * 1e3:.2f} ms"
-    )
-
-
-async def _timed_searches(store: MemoryStore, queries: list[MemoryQuery]) -> list[float]:
-    times = []
-    for query in queries:
-        started = time.perf_counter()
-        await store.search(TENANT, query)
-        times.append(time.perf_counter() - started)
-    return times
+    print(f"\nsearch at {size}: ", end="")
+    bench_search(benchmark, portal, databases[size].episodic, TENANT, rounds=200)
 
 
 def test_whole_turn_on_10k(benchmark, portal: BlockingPortal, databases: dict[int, Stores]) -> None:  # type: ignore[no-untyped-def]
