@@ -1,21 +1,25 @@
-"""The in-memory and SQLite memory stores give the same results for the same data."""
+"""The in-memory store and each durable backend (SQLite, PostgreSQL) give the same results.
+
+Every scenario runs twice, once per durable backend; the PostgreSQL runs
+skip when no server can be started (see ``tests/postgres_server.py``).
+"""
 
 from __future__ import annotations
 
+import itertools
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from prefrontal.retrieval.embedder import HashingEmbedder
-from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
+from prefrontal.retrieval.embedder import Embedder, HashingEmbedder
+from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory import InMemoryMemoryStore
 from prefrontal.stores.memory_search import searchable_text
 from prefrontal.stores.set import Stores
-from prefrontal.stores.sqlite import Database, SqliteMemoryStore
 from prefrontal.stores.tenancy import Scope, Tenant
 from prefrontal.testing.synthetic import memories, questions
 
@@ -23,6 +27,9 @@ pytestmark = pytest.mark.anyio
 
 ALICE = Tenant(agent_id="agent-1", user_id="alice")
 BOB = Tenant(agent_id="agent-1", user_id="bob")
+
+OpenStores = Callable[[Embedder | None], Stores]
+"""Opens a fresh, empty set of durable stores (with this embedder, or none)."""
 
 
 @pytest.fixture
@@ -45,36 +52,69 @@ def corpus() -> list[MemoryItem]:
     return items + newer
 
 
-@pytest.fixture
-async def both(tmp_path: Path) -> AsyncIterator[tuple[InMemoryMemoryStore, SqliteMemoryStore]]:
-    database = Database(tmp_path / "agree.db")
-    memory, sqlite = InMemoryMemoryStore(), SqliteMemoryStore(database)
-    items = corpus()
-    await memory.put_many(items)
-    await sqlite.put_many(items)
-    yield memory, sqlite
-    await database.aclose()
+@pytest.fixture(params=["sqlite", "postgres"])
+async def durable(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[OpenStores]:
+    """Opens empty stores of one durable backend: a new SQLite file, or a new PostgreSQL schema."""
+    opened: list[Stores] = []
+    count = itertools.count()
+    if request.param == "sqlite":
+
+        def open_stores(embedder: Embedder | None) -> Stores:
+            opened.append(Stores.sqlite(tmp_path / f"agree-{next(count)}.db", embedder=embedder))
+            return opened[-1]
+
+    else:
+        dsn: str = request.getfixturevalue("postgres_dsn")
+        schema: str = request.getfixturevalue("postgres_schema")
+
+        def open_stores(embedder: Embedder | None) -> Stores:
+            name = f"{schema}_{next(count)}"
+            opened.append(Stores.postgres(dsn, schema=name, embedder=embedder, max_size=4))
+            return opened[-1]
+
+    yield open_stores
+    for stores in opened:
+        await stores.aclose()
 
 
 def ranked(hits: list[ScoredMemory]) -> list[str]:
     return [hit.item.item_id for hit in hits]
 
 
-async def test_lexical_search_ranks_alike(
-    both: tuple[InMemoryMemoryStore, SqliteMemoryStore],
-) -> None:
+async def test_lexical_search_ranks_alike(durable: OpenStores) -> None:
     """For every question and user, both backends return the same items, in order, same scores."""
-    memory, sqlite = both
+    memory, stored = InMemoryMemoryStore(), durable(None).episodic
+    items = corpus()
+    await memory.put_many(items)
+    await stored.put_many(items)
     for text in questions(60):
         for tenant, limit in ((ALICE, 10), (BOB, 3), (ALICE, 50)):
             query = MemoryQuery(text=text, limit=limit)
-            expected, got = await memory.search(tenant, query), await sqlite.search(tenant, query)
+            expected, got = await memory.search(tenant, query), await stored.search(tenant, query)
             assert ranked(got) == ranked(expected), text
             assert [h.score for h in got] == [h.score for h in expected]
             assert [h.item for h in got] == [h.item for h in expected]
 
 
-async def test_hybrid_search_ranks_alike(tmp_path: Path) -> None:
+async def test_kind_filters_rank_alike(durable: OpenStores) -> None:
+    """With a kinds filter, both backends return the same items with the same scores."""
+    rng = random.Random(11)
+    items = [
+        item.model_copy(update={"kind": rng.choice(list(MemoryKind))})
+        for item in memories(300, tenant=ALICE)
+    ]
+    memory, stored = InMemoryMemoryStore(), durable(None).semantic
+    await memory.put_many(items)
+    await stored.put_many(items)
+    for text in questions(20):
+        query = MemoryQuery(text=text, limit=10, kinds=(MemoryKind.FACT, MemoryKind.EVENT))
+        expected, got = await memory.search(ALICE, query), await stored.search(ALICE, query)
+        assert [(h.item.item_id, h.score) for h in got] == [
+            (h.item.item_id, h.score) for h in expected
+        ], text
+
+
+async def test_hybrid_search_ranks_alike(durable: OpenStores) -> None:
     """With the same vectors, fused BM25 and cosine rank the same items first in both."""
     embedder = HashingEmbedder(64)
     items = list(memories(400, tenant=ALICE))
@@ -83,43 +123,34 @@ async def test_hybrid_search_ranks_alike(tmp_path: Path) -> None:
     items = [
         item.model_copy(update={"embedding": v}) for item, v in zip(items, as_stored, strict=True)
     ]
-    database = Database(tmp_path / "hybrid.db")
-    memory, sqlite = InMemoryMemoryStore(), SqliteMemoryStore(database)
+    memory, stored = InMemoryMemoryStore(), durable(None).episodic
     await memory.put_many(items)
-    await sqlite.put_many(items)
-    try:
-        for text in questions(20):
-            (vector,) = await embedder.embed([text])
-            query = MemoryQuery(text=text, limit=10, embedding=vector)
-            expected, got = await memory.search(ALICE, query), await sqlite.search(ALICE, query)
-            assert ranked(got) == ranked(expected), text
-            assert [h.score for h in got] == pytest.approx([h.score for h in expected], rel=1e-6)
-    finally:
-        await database.aclose()
+    await stored.put_many(items)
+    for text in questions(20):
+        (vector,) = await embedder.embed([text])
+        query = MemoryQuery(text=text, limit=10, embedding=vector)
+        expected, got = await memory.search(ALICE, query), await stored.search(ALICE, query)
+        assert ranked(got) == ranked(expected), text
+        assert [h.score for h in got] == pytest.approx([h.score for h in expected], rel=1e-6)
 
 
-async def test_configured_embedders_rank_alike(tmp_path: Path) -> None:
+async def test_configured_embedders_rank_alike(durable: OpenStores) -> None:
     """The same embedder on both backends embeds items and queries alike: same ranking."""
     embedder = HashingEmbedder(64)
     memory = Stores.in_memory(embedder=embedder)
-    sqlite = Stores.sqlite(tmp_path / "embedder.db", embedder=embedder)
+    stored = durable(embedder)
     items = list(memories(400, tenant=ALICE))
     await memory.episodic.put_many(items)
-    await sqlite.episodic.put_many(items)
-    try:
-        for text in questions(20):
-            query = MemoryQuery(text=text, limit=10)
-            expected = await memory.episodic.search(ALICE, query)
-            got = await sqlite.episodic.search(ALICE, query)
-            assert ranked(got) == ranked(expected), text
-            assert all(
-                hit.signals.keys() == {"bm25", "vector"} for hit in got if "bm25" in hit.signals
-            )
-    finally:
-        await sqlite.aclose()
+    await stored.episodic.put_many(items)
+    for text in questions(20):
+        query = MemoryQuery(text=text, limit=10)
+        expected = await memory.episodic.search(ALICE, query)
+        got = await stored.episodic.search(ALICE, query)
+        assert ranked(got) == ranked(expected), text
+        assert all(hit.signals.keys() == {"bm25", "vector"} for hit in got if "bm25" in hit.signals)
 
 
-async def test_random_queries_on_a_dense_vocabulary_rank_alike(tmp_path: Path) -> None:
+async def test_random_queries_on_a_dense_vocabulary_rank_alike(durable: OpenStores) -> None:
     """Five hundred random queries over heavily overlapping words: same top k in both backends."""
     rng = random.Random(5)
     vocabulary = [
@@ -146,23 +177,19 @@ async def test_random_queries_on_a_dense_vocabulary_rank_alike(tmp_path: Path) -
         )
         for i in range(600)
     ]
-    database = Database(tmp_path / "dense.db")
-    memory, sqlite = InMemoryMemoryStore(), SqliteMemoryStore(database)
+    memory, stored = InMemoryMemoryStore(), durable(None).episodic
     await memory.put_many(items)
-    await sqlite.put_many(items)
-    try:
-        for _ in range(500):
-            text = " ".join(rng.choices(vocabulary, k=rng.randint(1, 6)))
-            query = MemoryQuery(text=text, limit=rng.randint(1, 25))
-            tenant = rng.choice([ALICE, BOB])
-            expected, got = await memory.search(tenant, query), await sqlite.search(tenant, query)
-            assert ranked(got) == ranked(expected), (text, query.limit)
-            assert [h.score for h in got] == [h.score for h in expected]
-    finally:
-        await database.aclose()
+    await stored.put_many(items)
+    for _ in range(500):
+        text = " ".join(rng.choices(vocabulary, k=rng.randint(1, 6)))
+        query = MemoryQuery(text=text, limit=rng.randint(1, 25))
+        tenant = rng.choice([ALICE, BOB])
+        expected, got = await memory.search(tenant, query), await stored.search(tenant, query)
+        assert ranked(got) == ranked(expected), (text, query.limit)
+        assert [h.score for h in got] == [h.score for h in expected]
 
 
-async def test_rarest_terms_held_only_by_hidden_items_rank_alike(tmp_path: Path) -> None:
+async def test_rarest_terms_held_only_by_hidden_items_rank_alike(durable: OpenStores) -> None:
     """Items holding the three rarest query terms that are expired, superseded or another user's
     do not stop visible items holding fewer of them from ranking as in memory."""
     rng = random.Random(11)
@@ -187,23 +214,21 @@ async def test_rarest_terms_held_only_by_hidden_items_rank_alike(tmp_path: Path)
     ]
     filler = [item(100 + i, rng.choices(common, k=rng.randint(1, 6))) for i in range(400)]
     items = hidden + visible + filler
-    database = Database(tmp_path / "hidden.db")
-    memory, sqlite = InMemoryMemoryStore(), SqliteMemoryStore(database)
+    memory, stored = InMemoryMemoryStore(), durable(None).episodic
     await memory.put_many(items)
-    await sqlite.put_many(items)
-    try:
-        for limit in (1, 3, 10, 40):
-            for text in ("quokka narwhal ocelot lemur", "ocelot narwhal quokka otter panda"):
-                query = MemoryQuery(text=text, limit=limit, now=start)
-                expected, got = await memory.search(ALICE, query), await sqlite.search(ALICE, query)
-                assert ranked(got) == ranked(expected), (text, limit)
-                assert [h.score for h in got] == [h.score for h in expected]
-                assert not {"h0000", "h0001", "h0002", "h0003", "h0004"} & set(ranked(got))
-    finally:
-        await database.aclose()
+    await stored.put_many(items)
+    for limit in (1, 3, 10, 40):
+        for text in ("quokka narwhal ocelot lemur", "ocelot narwhal quokka otter panda"):
+            query = MemoryQuery(text=text, limit=limit, now=start)
+            expected, got = await memory.search(ALICE, query), await stored.search(ALICE, query)
+            assert ranked(got) == ranked(expected), (text, limit)
+            assert [h.score for h in got] == [h.score for h in expected]
+            assert not {"h0000", "h0001", "h0002", "h0003", "h0004"} & set(ranked(got))
 
 
-async def test_best_item_past_the_first_chunk_of_the_warm_up_ranks_alike(tmp_path: Path) -> None:
+async def test_best_item_past_the_first_chunk_of_the_warm_up_ranks_alike(
+    durable: OpenStores,
+) -> None:
     """More items hold the rarest terms than the warm-up reads: the best one, last, still wins."""
     rng = random.Random(13)
     filler = ["lemur", "otter", "panda", "koala", "bison", "moose"]
@@ -219,16 +244,12 @@ async def test_best_item_past_the_first_chunk_of_the_warm_up_ranks_alike(tmp_pat
     best = MemoryItem(
         item_id="w9999", agent_id="agent-1", user_id="alice", content="alpha beta gamma"
     )
-    database = Database(tmp_path / "warm.db")
-    memory, sqlite = InMemoryMemoryStore(), SqliteMemoryStore(database)
+    memory, stored = InMemoryMemoryStore(), durable(None).episodic
     await memory.put_many([*items, best])
-    await sqlite.put_many([*items, best])
-    try:
-        for limit in (1, 5):
-            query = MemoryQuery(text="alpha beta gamma", limit=limit)
-            expected, got = await memory.search(ALICE, query), await sqlite.search(ALICE, query)
-            assert ranked(got)[0] == "w9999"
-            assert ranked(got) == ranked(expected)
-            assert [h.score for h in got] == [h.score for h in expected]
-    finally:
-        await database.aclose()
+    await stored.put_many([*items, best])
+    for limit in (1, 5):
+        query = MemoryQuery(text="alpha beta gamma", limit=limit)
+        expected, got = await memory.search(ALICE, query), await stored.search(ALICE, query)
+        assert ranked(got)[0] == "w9999"
+        assert ranked(got) == ranked(expected)
+        assert [h.score for h in got] == [h.score for h in expected]
