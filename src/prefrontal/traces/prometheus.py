@@ -52,6 +52,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
         "prefrontal.traces.prometheus needs prometheus-client: pip install 'prefrontal[prometheus]'"
     ) from error
 
+from prefrontal.buffer.recall_gate import RecallMode
 from prefrontal.traces.models import PhaseRecord, TurnTrace
 from prefrontal.traces.observe import TurnIdentity
 
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
     from prefrontal.bundle.models import ContextBundle
 
 WORKING_MEMORY_PHASE = "working_memory_init"
-RECALL_MODES = frozenset({"search", "reuse"})
+RECALL_MODES = frozenset(mode.value for mode in RecallMode)
 """The recall gate's decisions, as phases 5 and 6 record them (a bounded label)."""
 SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.25, 0.5, 1.0, 2.5, 5.0)
 TOKENS = (0, 50, 100, 250, 500, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000)
