@@ -19,11 +19,10 @@ import asyncpg
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from prefrontal import Orchestrator, TurnRequest
-from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT, seed
+from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
 from prefrontal.stores import Stores, Tenant
 from prefrontal.testing.synthetic import memories
-from tests.benchmarks.searching import bench_search
+from tests.benchmarks.backend_bench import bench_search, bench_whole_turn
 
 SIZES = (1_000, 10_000)
 TENANT = Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
@@ -70,18 +69,4 @@ def test_search_top10(
 
 def test_whole_turn_on_10k(benchmark, portal: BlockingPortal, databases: dict[int, Stores]) -> None:  # type: ignore[no-untyped-def]
     """One whole turn (all eleven phases, trace written) on the 10,000-item PostgreSQL stores."""
-    orchestrator = Orchestrator(databases[10_000])
-    sessions = (f"{DEMO_SESSION}-{n}" for n in itertools.count())
-
-    def turn() -> bool:
-        request = TurnRequest(
-            agent_id=DEMO_AGENT,
-            user_id=DEMO_USER,
-            session_id=next(sessions),
-            user_input=SAMPLE_INPUT,
-        )
-        return portal.call(orchestrator.start_turn, request).ready_for_router
-
-    for _ in range(5):
-        turn()
-    assert benchmark.pedantic(turn, rounds=30, iterations=1)
+    bench_whole_turn(benchmark, portal, databases[10_000])

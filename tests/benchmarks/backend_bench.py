@@ -1,4 +1,4 @@
-"""The top-10 search benchmark, shared by the SQLite and PostgreSQL store benchmarks."""
+"""What every durable backend's benchmark measures alike: top-10 search and a whole turn."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from typing import Any
 
 from anyio.from_thread import BlockingPortal
 
-from prefrontal.stores import MemoryQuery, MemoryStore, Tenant
+from prefrontal import Orchestrator, TurnRequest
+from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT
+from prefrontal.stores import MemoryQuery, MemoryStore, Stores, Tenant
 from prefrontal.testing.synthetic import questions
 
 
@@ -44,3 +46,22 @@ async def _timed_searches(
         await store.search(tenant, query)
         times.append(time.perf_counter() - started)
     return times
+
+
+def bench_whole_turn(benchmark: Any, portal: BlockingPortal, stores: Stores) -> None:
+    """Time one whole turn (all eleven phases, trace written) on ``stores``, each in a new session."""
+    orchestrator = Orchestrator(stores)
+    sessions = (f"{DEMO_SESSION}-{n}" for n in itertools.count())
+
+    def turn() -> bool:
+        request = TurnRequest(
+            agent_id=DEMO_AGENT,
+            user_id=DEMO_USER,
+            session_id=next(sessions),
+            user_input=SAMPLE_INPUT,
+        )
+        return portal.call(orchestrator.start_turn, request).ready_for_router
+
+    for _ in range(5):
+        turn()
+    assert benchmark.pedantic(turn, rounds=30, iterations=1)
