@@ -3,8 +3,9 @@
 ``recall`` reuses the buffer's hits when its recall gate says so, else
 retrieves (:mod:`prefrontal.phases.memory_retrieve`: the input and its
 context searched, scored with neighbours, speakers and threads). The rerank
-blends that relevance (normalised to the best hit) with recency, importance
-and novelty (items recalled often lately make way for others). Items the
+scales that relevance (normalised to the best hit) a little by recency, and
+adds importance and novelty (items recalled often lately make way for
+others). Items the
 agent holds as its own working notes are dropped; a memory of a recent
 conversation turn is kept, and assembly renders it once where the
 conversation section has it too.
@@ -20,6 +21,7 @@ from functools import lru_cache
 
 from prefrontal.buffer import RecallDecision
 from prefrontal.bundle.models import Fragment, Section
+from prefrontal.errors import ConfigurationError
 from prefrontal.phases.fragments import fragment, loaded
 from prefrontal.phases.memory_retrieve import (
     FEEDBACK_WEIGHT,
@@ -42,6 +44,7 @@ __all__ = [
     "load_section",
     "recall",
     "rerank",
+    "rerank_score",
     "search",
     "to_fragments",
 ]
@@ -51,12 +54,30 @@ RECENCY_HALF_LIFE_DAYS = 30.0
 
 @dataclass(frozen=True, slots=True)
 class RerankWeights:
-    """How much each signal counts in the rerank (they need not sum to 1)."""
+    """How much each signal counts in the rerank.
+
+    An item scores ``relevance * r * (1 - recency + recency * fresh)
+    + importance * i + novelty * n``, where ``r`` is its relevance
+    normalised to the best hit and ``fresh`` is :func:`recency`. Recency
+    scales relevance rather than adding to it: at ``recency=0.1`` a match
+    from long ago keeps 90% of its relevance, so age orders matches within
+    10% of each other newest first, but a recent match never passes an old
+    one that is more than 10% more relevant, and an item that hardly
+    matches gains next to nothing from being new.
+    """
 
     relevance: float = 0.70
     recency: float = 0.10
+    """The share of an item's relevance that fades with its age (0 to 1)."""
     importance: float = 0.15
     novelty: float = 0.05
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.recency <= 1.0:
+            raise ConfigurationError(f"recency is a share of relevance, 0 to 1: got {self.recency}")
+        negative = [k for k in ("relevance", "importance", "novelty") if getattr(self, k) < 0]
+        if negative:
+            raise ConfigurationError(f"rerank weights cannot be negative: {', '.join(negative)}")
 
 
 def recency(item: MemoryItem, now: datetime) -> float:
@@ -71,18 +92,23 @@ def novelty(item: MemoryItem) -> float:
     return 1.0 / (1.0 + math.log1p(item.recall_count))
 
 
+def rerank_score(
+    relevance: float, item: MemoryItem, now: datetime, weights: RerankWeights
+) -> float:
+    """An item's rerank score, given its relevance normalised to the best hit (1.0)."""
+    aged = 1.0 - weights.recency + weights.recency * recency(item, now)
+    return (
+        weights.relevance * relevance * aged
+        + weights.importance * item.importance
+        + weights.novelty * novelty(item)
+    )
+
+
 def rerank(hits: list[ScoredMemory], now: datetime, weights: RerankWeights) -> list[ScoredMemory]:
-    """Hits rescored by the weighted blend, best first (ties by item id)."""
+    """Hits rescored by :func:`rerank_score`, best first (ties by item id)."""
     best = max((h.score for h in hits), default=0.0) or 1.0
     rescored = [
-        h.model_copy(
-            update={
-                "score": weights.relevance * h.score / best
-                + weights.recency * recency(h.item, now)
-                + weights.importance * h.item.importance
-                + weights.novelty * novelty(h.item)
-            }
-        )
+        h.model_copy(update={"score": rerank_score(h.score / best, h.item, now, weights)})
         for h in hits
     ]
     return sorted(rescored, key=lambda h: (-h.score, h.item.item_id))
