@@ -10,7 +10,8 @@ The tree::
     │   ├── ConflictError         optimistic concurrency: someone saved first
     │   └── ItemRejectedError     the store refused an item (too large, bad text)
     ├── WorkingMemoryError        the working-memory buffer refused an operation
-    └── PhaseError                a phase could not produce its output; carries ``phase``
+    ├── PhaseError                a phase could not produce its output; carries ``phase``
+    └── DatasetError              an evaluation data file is not in its format
 
 Request validation errors are pydantic's ``ValidationError``: they say which
 field is wrong and why. A failing store never fails a turn: the runner records
@@ -66,3 +67,10 @@ class PhaseError(PrefrontalError):
     def __init__(self, message: str, *, phase: str) -> None:
         super().__init__(message)
         self.phase = phase
+
+
+class DatasetError(PrefrontalError):
+    """An evaluation data file cannot be read, or is not in the format it is read as.
+
+    The message names the file and, where it can, the entry that is wrong.
+    """

@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+from prefrontal.errors import ConfigurationError, DatasetError
 from prefrontal.evaluation.locomo import load
 from prefrontal.evaluation.report import report, table
 from prefrontal.evaluation.run import Run, evaluate
@@ -59,9 +60,13 @@ def locomo(
     ] = False,
 ) -> None:
     """Evidence recall of the assembled context on LoCoMo, beside two baselines."""
-    dataset = load(path)
-    model = load_embedder(embedder) if embedder else None
     stderr = Console(stderr=True)
+    try:
+        dataset = load(path)
+        model = load_embedder(embedder) if embedder else None
+    except (DatasetError, ConfigurationError) as error:
+        stderr.print(f"error: {error}", markup=False, highlight=False)
+        raise typer.Exit(2) from None
     total = dataset.question_count * (2 if observations else 1)
     columns = (*Progress.get_default_columns()[:2], BarColumn(), MofNCompleteColumn())
     with Progress(*columns, TimeElapsedColumn(), console=stderr, transient=True) as bar:

@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from prefrontal.errors import DatasetError
+
 CATEGORIES = (1, 2, 3, 4, 5)
 """1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial."""
 
@@ -202,9 +204,40 @@ def read_conversation(raw: dict[str, Any], drops: Drops) -> Conversation:
 
 
 def load(path: str | Path) -> Dataset:
-    """Read a LoCoMo JSON file."""
-    raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    """Read a LoCoMo JSON file.
+
+    Raises :class:`~prefrontal.errors.DatasetError`, naming the file and the
+    conversation, when the file cannot be read, is not JSON, or is not a
+    list of LoCoMo conversations.
+    """
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise DatasetError(f"{path}: cannot read it: {error.strerror or error}") from error
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise DatasetError(f"{path}: not a JSON file: {error}") from error
+    if not isinstance(raw, list):
+        raise DatasetError(f"{path}: expected a list of conversations, found {_kind(raw)}")
     dataset = Dataset()
-    for entry in raw:
-        dataset.conversations.append(read_conversation(entry, dataset.drops))
+    for number, entry in enumerate(raw):
+        dataset.conversations.append(_conversation(path, number, entry, dataset.drops))
     return dataset
+
+
+def _conversation(path: str | Path, number: int, entry: object, drops: Drops) -> Conversation:
+    """Conversation ``number`` of the file, or a ``DatasetError`` that says what is wrong."""
+    where = f"{path}: conversation {number}"
+    if not isinstance(entry, dict):
+        raise DatasetError(f"{where}: expected an object, found {_kind(entry)}")
+    if "sample_id" in entry:
+        where += f" ({entry['sample_id']})"
+    try:
+        return read_conversation(entry, drops)
+    except KeyError as error:
+        raise DatasetError(f"{where}: missing field {error}") from error
+    except (TypeError, ValueError, IndexError, AttributeError) as error:
+        raise DatasetError(f"{where}: {error}") from error
+
+
+def _kind(value: object) -> str:
+    return "null" if value is None else type(value).__name__

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 import structlog
@@ -152,3 +153,23 @@ def test_turn_with_trace_shows_the_timeline_after_the_bundle() -> None:
     out = invoke("turn", "Status?", "--db", ":memory:", "--trace")
     assert out.index("Identity and rules") < out.index("Timeline")
     assert "Budget: " in out
+
+
+@pytest.mark.parametrize(
+    ("content", "extra", "message"),
+    [
+        ('{"not": "a list"}', [], "expected a list of conversations"),
+        ("[]", ["--embedder", "nope"], "unknown embedder 'nope'"),
+    ],
+)
+def test_eval_locomo_reports_bad_input_in_one_line(
+    tmp_path: Path, content: str, extra: list[str], message: str
+) -> None:
+    """A malformed data file or an unknown embedder exits 2 with one error line, no traceback."""
+    path = tmp_path / "data.json"
+    path.write_text(content, encoding="utf-8")
+    result = RUNNER.invoke(app, ["eval", "locomo", str(path), *extra], env=WIDE)
+    assert result.exit_code == 2
+    assert result.output.startswith("error: ")
+    assert message in result.output
+    assert "Traceback" not in result.output
