@@ -5,10 +5,9 @@ retrieves (:mod:`prefrontal.phases.memory_retrieve`: the input and its
 context searched, scored with neighbours, speakers and threads). The rerank
 scales that relevance (normalised to the best hit) a little by recency, and
 adds importance and novelty (items recalled often lately make way for
-others). Items the
-agent holds as its own working notes are dropped; a memory of a recent
-conversation turn is kept, and assembly renders it once where the
-conversation section has it too.
+others). Items the agent holds as its own working notes are dropped; a
+memory of a recent conversation turn is kept, and assembly renders it once
+where the conversation section has it too.
 """
 
 from __future__ import annotations
@@ -60,9 +59,9 @@ class RerankWeights:
     + importance * i + novelty * n``, where ``r`` is its relevance
     normalised to the best hit and ``fresh`` is :func:`recency`. Recency
     scales relevance rather than adding to it: at ``recency=0.1`` a match
-    from long ago keeps 90% of its relevance, so age orders matches within
-    10% of each other newest first, but a recent match never passes an old
-    one that is more than 10% more relevant, and an item that hardly
+    from long ago keeps 90% of its relevance, so age orders near-equal
+    matches newest first, but a recent match never passes an old one more
+    than 1/0.9 times (about 11%) as relevant, and an item that hardly
     matches gains next to nothing from being new.
     """
 
