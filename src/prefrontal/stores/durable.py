@@ -7,14 +7,46 @@ for both and live here once.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
-from prefrontal.errors import ItemRejectedError
+from prefrontal.errors import ConfigurationError, ItemRejectedError
 
 MEMORY_TABLES = ("episodic", "semantic")
 """The memory stores' names; each has its own tables, so its own BM25 statistics."""
+
+
+def memory_table(name: str) -> str:
+    """``name`` when it names a memory store's tables, else a ``ConfigurationError``."""
+    if name not in MEMORY_TABLES:
+        raise ConfigurationError(f"memory store name must be one of {MEMORY_TABLES}")
+    return name
+
+
+class Closable(Protocol):
+    """What a shared database offers its stores here: a way to close it."""
+
+    async def aclose(self) -> None: ...
+
+
+DatabaseT = TypeVar("DatabaseT", bound=Closable)
+
+
+class SharesDatabase(Generic[DatabaseT]):
+    """A store on a database that every store of its set shares.
+
+    Closing one store closes the database for all of them; the database's
+    ``aclose`` is called once per store and does nothing after the first.
+    """
+
+    def __init__(self, database: DatabaseT) -> None:
+        self.database = database
+
+    async def aclose(self) -> None:
+        """Close the database this store shares with the others."""
+        await self.database.aclose()
 
 
 @dataclass(frozen=True)

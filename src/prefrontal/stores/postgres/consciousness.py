@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 from prefrontal.stores.consciousness import AgentProfile
-from prefrontal.stores.durable import dump
+from prefrontal.stores.durable import SharesDatabase, dump
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "consciousness"
 
 
-class PostgresConsciousnessStore:
+class PostgresConsciousnessStore(SharesDatabase[PostgresDatabase]):
     """Profiles in the ``profiles`` table, keyed by agent id."""
-
-    def __init__(self, database: PostgresDatabase) -> None:
-        self.database = database
-
-    async def aclose(self) -> None:
-        """Close the database this store shares with the others."""
-        await self.database.aclose()
 
     async def get_profile(self, tenant: Tenant) -> AgentProfile | None:
         async def run(connection: Connection) -> AgentProfile | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
-from prefrontal.stores.durable import dump
+from prefrontal.stores.durable import SharesDatabase, dump
 from prefrontal.stores.postgres.database import VISIBLE, Connection, PostgresDatabase
 from prefrontal.stores.tenancy import Tenant
 
@@ -24,15 +24,8 @@ ORDER BY created_at DESC, seq DESC LIMIT $4
 """
 
 
-class PostgresConversationStore:
+class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
     """Turns in ``conversation_turns``; a replaced turn keeps its place (``seq``)."""
-
-    def __init__(self, database: PostgresDatabase) -> None:
-        self.database = database
-
-    async def aclose(self) -> None:
-        """Close the database this store shares with the others."""
-        await self.database.aclose()
 
     async def append(self, turn: ConversationTurn) -> None:
         row = (

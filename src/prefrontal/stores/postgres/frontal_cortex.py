@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prefrontal.stores.durable import dump
+from prefrontal.stores.durable import SharesDatabase, dump
 from prefrontal.stores.frontal_cortex import FrontalItem, FrontalQuery
 from prefrontal.stores.postgres.database import VISIBLE, Connection, PostgresDatabase
 from prefrontal.stores.tenancy import Tenant
@@ -27,15 +27,8 @@ ORDER BY updated_at DESC, item_id COLLATE "C" DESC LIMIT $6
 """
 
 
-class PostgresFrontalCortexStore:
+class PostgresFrontalCortexStore(SharesDatabase[PostgresDatabase]):
     """Items in ``frontal_items``, keyed by ``(agent_id, item_id)``."""
-
-    def __init__(self, database: PostgresDatabase) -> None:
-        self.database = database
-
-    async def aclose(self) -> None:
-        """Close the database this store shares with the others."""
-        await self.database.aclose()
 
     async def put(self, item: FrontalItem) -> None:
         row = (

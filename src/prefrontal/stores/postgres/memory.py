@@ -24,12 +24,11 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from prefrontal.errors import ConfigurationError
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.fusion import fuse
 from prefrontal.retrieval.lexical import terms, top
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
-from prefrontal.stores.durable import MEMORY_TABLES, dump
+from prefrontal.stores.durable import SharesDatabase, dump, memory_table
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_search import query_embedding, searchable_text, with_embeddings
 from prefrontal.stores.postgres import memory_sql as sql
@@ -42,7 +41,7 @@ _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embe
 """Fields kept only as columns (they change in place), not in ``body``."""
 
 
-class PostgresMemoryStore:
+class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
     """Items in ``<name>_items``; ``name`` is ``"episodic"`` or ``"semantic"``.
 
     Each name has its own table, so their BM25 statistics are separate as
@@ -56,16 +55,10 @@ class PostgresMemoryStore:
         *,
         embedder: Embedder | None = None,
     ) -> None:
-        if name not in MEMORY_TABLES:
-            raise ConfigurationError(f"memory store name must be one of {MEMORY_TABLES}")
-        self.database = database
-        self.name = name
+        self.name = memory_table(name)
+        super().__init__(database)
         self.embedder = embedder
         self._sql = sql.Statements(name)
-
-    async def aclose(self) -> None:
-        """Close the database this store shares with the others."""
-        await self.database.aclose()
 
     async def put(self, item: MemoryItem) -> None:
         await self.put_many([item])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from prefrontal.stores.durable import dump
+from prefrontal.stores.durable import SharesDatabase, dump
 from prefrontal.stores.postgres.database import VISIBLE, Connection, PostgresDatabase, storable
 from prefrontal.stores.scratch_page import Observation
 from prefrontal.stores.tenancy import Tenant
@@ -30,15 +30,8 @@ ORDER BY priority DESC, created_at DESC, item_id COLLATE "C" LIMIT $4
 _FIND = f"SELECT body FROM scratch_entries WHERE {VISIBLE} AND item_id = $3 FOR UPDATE"
 
 
-class PostgresScratchPageStore:
+class PostgresScratchPageStore(SharesDatabase[PostgresDatabase]):
     """Entries in ``scratch_entries``, keyed by ``(agent_id, item_id)``."""
-
-    def __init__(self, database: PostgresDatabase) -> None:
-        self.database = database
-
-    async def aclose(self) -> None:
-        """Close the database this store shares with the others."""
-        await self.database.aclose()
 
     async def put(self, observation: Observation) -> None:
         row = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prefrontal.stores.durable import dump
+from prefrontal.stores.durable import SharesDatabase, dump
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase, storable
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
@@ -23,15 +23,8 @@ ON CONFLICT (turn_id) DO UPDATE SET
 """
 
 
-class PostgresTraceStore:
+class PostgresTraceStore(SharesDatabase[PostgresDatabase]):
     """Traces in ``traces``, keyed by turn id."""
-
-    def __init__(self, database: PostgresDatabase) -> None:
-        self.database = database
-
-    async def aclose(self) -> None:
-        """Close the database this store shares with the others."""
-        await self.database.aclose()
 
     async def put(self, trace: TurnTrace) -> None:
         row = (

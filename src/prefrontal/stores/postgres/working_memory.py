@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from prefrontal.errors import ConflictError
-from prefrontal.stores.durable import dump
+from prefrontal.stores.durable import SharesDatabase, dump
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant
@@ -36,15 +36,8 @@ RETURNING version
 """
 
 
-class PostgresWorkingMemoryStore:
+class PostgresWorkingMemoryStore(SharesDatabase[PostgresDatabase]):
     """States in ``wm_sessions``; the version check and the write are one statement."""
-
-    def __init__(self, database: PostgresDatabase) -> None:
-        self.database = database
-
-    async def aclose(self) -> None:
-        """Close the database this store shares with the others."""
-        await self.database.aclose()
 
     async def load(self, key: SessionKey) -> SessionState | None:
         async def run(connection: Connection) -> SessionState | None:

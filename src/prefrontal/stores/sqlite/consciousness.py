@@ -5,22 +5,15 @@ from __future__ import annotations
 import sqlite3
 
 from prefrontal.stores.consciousness import AgentProfile
-from prefrontal.stores.durable import dump
+from prefrontal.stores.durable import SharesDatabase, dump
 from prefrontal.stores.sqlite.database import Database
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "consciousness"
 
 
-class SqliteConsciousnessStore:
+class SqliteConsciousnessStore(SharesDatabase[Database]):
     """Profiles in the ``profiles`` table, keyed by agent id."""
-
-    def __init__(self, database: Database) -> None:
-        self.database = database
-
-    async def aclose(self) -> None:
-        """Close the database this store shares with the others."""
-        await self.database.aclose()
 
     async def get_profile(self, tenant: Tenant) -> AgentProfile | None:
         def run(connection: sqlite3.Connection) -> AgentProfile | None:

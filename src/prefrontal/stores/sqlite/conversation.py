@@ -6,7 +6,7 @@ import sqlite3
 from typing import Any
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
-from prefrontal.stores.durable import dump
+from prefrontal.stores.durable import SharesDatabase, dump
 from prefrontal.stores.sqlite.database import VISIBLE, Database, to_us
 from prefrontal.stores.tenancy import Tenant
 
@@ -21,15 +21,8 @@ ON CONFLICT (agent_id, item_id) DO UPDATE SET
 """
 
 
-class SqliteConversationStore:
+class SqliteConversationStore(SharesDatabase[Database]):
     """Turns in ``conversation_turns``; a replaced turn keeps its place (``seq``)."""
-
-    def __init__(self, database: Database) -> None:
-        self.database = database
-
-    async def aclose(self) -> None:
-        """Close the database this store shares with the others."""
-        await self.database.aclose()
 
     async def append(self, turn: ConversationTurn) -> None:
         def run(connection: sqlite3.Connection) -> None:

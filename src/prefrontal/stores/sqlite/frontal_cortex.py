@@ -6,7 +6,7 @@ import json
 import sqlite3
 from typing import Any
 
-from prefrontal.stores.durable import dump
+from prefrontal.stores.durable import SharesDatabase, dump
 from prefrontal.stores.frontal_cortex import FrontalItem, FrontalQuery
 from prefrontal.stores.sqlite.database import VISIBLE, Database, to_us
 from prefrontal.stores.tenancy import Tenant
@@ -14,15 +14,8 @@ from prefrontal.stores.tenancy import Tenant
 _STORE = "frontal_cortex"
 
 
-class SqliteFrontalCortexStore:
+class SqliteFrontalCortexStore(SharesDatabase[Database]):
     """Items in ``frontal_items``, keyed by ``(agent_id, item_id)``."""
-
-    def __init__(self, database: Database) -> None:
-        self.database = database
-
-    async def aclose(self) -> None:
-        """Close the database this store shares with the others."""
-        await self.database.aclose()
 
     async def put(self, item: FrontalItem) -> None:
         def run(connection: sqlite3.Connection) -> None:

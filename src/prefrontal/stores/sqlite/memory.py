@@ -21,12 +21,11 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from prefrontal.errors import ConfigurationError
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.fusion import fuse
 from prefrontal.retrieval.lexical import terms, top
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
-from prefrontal.stores.durable import MEMORY_TABLES, dump
+from prefrontal.stores.durable import SharesDatabase, dump, memory_table
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_search import query_embedding, searchable_text, with_embeddings
 from prefrontal.stores.records import utc_now
@@ -45,7 +44,7 @@ _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embe
 """Fields kept only as columns (they change in place), not in ``body``."""
 
 
-class SqliteMemoryStore:
+class SqliteMemoryStore(SharesDatabase[Database]):
     """Items in ``<name>_items`` with an FTS5 index in ``<name>_fts``.
 
     ``name`` is ``"episodic"`` or ``"semantic"``; each has its own tables, so
@@ -55,16 +54,10 @@ class SqliteMemoryStore:
     def __init__(
         self, database: Database, name: str = "episodic", *, embedder: Embedder | None = None
     ) -> None:
-        if name not in MEMORY_TABLES:
-            raise ConfigurationError(f"memory store name must be one of {MEMORY_TABLES}")
-        self.database = database
-        self.name = name
+        self.name = memory_table(name)
+        super().__init__(database)
         self.embedder = embedder
         self._sql = sql.Statements(name)
-
-    async def aclose(self) -> None:
-        """Close the database this store shares with the others."""
-        await self.database.aclose()
 
     async def put(self, item: MemoryItem) -> None:
         await self.put_many([item])

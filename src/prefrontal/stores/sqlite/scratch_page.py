@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
-from prefrontal.stores.durable import dump, encodable
+from prefrontal.stores.durable import SharesDatabase, dump, encodable
 from prefrontal.stores.scratch_page import Observation
 from prefrontal.stores.sqlite.database import VISIBLE, Database, to_us, to_us_or_none
 from prefrontal.stores.tenancy import Tenant
@@ -19,15 +19,8 @@ ORDER BY priority DESC, created_at DESC, item_id LIMIT :limit
 """
 
 
-class SqliteScratchPageStore:
+class SqliteScratchPageStore(SharesDatabase[Database]):
     """Entries in ``scratch_entries``, keyed by ``(agent_id, item_id)``."""
-
-    def __init__(self, database: Database) -> None:
-        self.database = database
-
-    async def aclose(self) -> None:
-        """Close the database this store shares with the others."""
-        await self.database.aclose()
 
     async def put(self, observation: Observation) -> None:
         def run(connection: sqlite3.Connection) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from prefrontal.stores.durable import dump, encodable
+from prefrontal.stores.durable import SharesDatabase, dump, encodable
 from prefrontal.stores.sqlite.database import Database, to_us
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
@@ -14,15 +14,8 @@ from prefrontal.traces.models import TurnTrace
 _STORE = "traces"
 
 
-class SqliteTraceStore:
+class SqliteTraceStore(SharesDatabase[Database]):
     """Traces in ``traces``, keyed by turn id."""
-
-    def __init__(self, database: Database) -> None:
-        self.database = database
-
-    async def aclose(self) -> None:
-        """Close the database this store shares with the others."""
-        await self.database.aclose()
 
     async def put(self, trace: TurnTrace) -> None:
         def run(connection: sqlite3.Connection) -> None:

@@ -6,7 +6,7 @@ import sqlite3
 from datetime import datetime
 
 from prefrontal.errors import ConflictError
-from prefrontal.stores.durable import dump
+from prefrontal.stores.durable import SharesDatabase, dump
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.sqlite.database import Database, to_us
 from prefrontal.stores.tenancy import Tenant
@@ -16,15 +16,8 @@ _STORE = "working_memory"
 _KEY = "agent_id = ? AND user_id = ? AND session_id = ?"
 
 
-class SqliteWorkingMemoryStore:
+class SqliteWorkingMemoryStore(SharesDatabase[Database]):
     """States in ``wm_sessions``; the version check and the write share one transaction."""
-
-    def __init__(self, database: Database) -> None:
-        self.database = database
-
-    async def aclose(self) -> None:
-        """Close the database this store shares with the others."""
-        await self.database.aclose()
 
     async def load(self, key: SessionKey) -> SessionState | None:
         def run(connection: sqlite3.Connection) -> SessionState | None:
