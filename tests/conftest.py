@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
 
 import pytest
@@ -79,3 +79,11 @@ _SCHEMAS = itertools.count(1)
 def postgres_schema() -> str:
     """A schema name no other test uses: each test gets an empty schema of its own."""
     return f"test_{next(_SCHEMAS)}"
+
+
+@pytest.fixture
+async def postgres_stores(postgres_dsn: str, postgres_schema: str) -> AsyncIterator[Stores]:
+    """Every store on PostgreSQL in the test's own schema, closed after the test."""
+    stores = Stores.postgres(postgres_dsn, schema=postgres_schema, max_size=4)
+    yield stores
+    await stores.aclose()

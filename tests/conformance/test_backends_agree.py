@@ -32,11 +32,6 @@ OpenStores = Callable[[Embedder | None], Stores]
 """Opens a fresh, empty set of durable stores (with this embedder, or none)."""
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def corpus() -> list[MemoryItem]:
     """Two users' memories, with expired items and superseded versions among them."""
     items = [*memories(1_500, tenant=ALICE), *memories(500, tenant=BOB, seed=3, prefix="b")]

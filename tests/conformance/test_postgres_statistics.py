@@ -23,11 +23,6 @@ ALICE = Tenant(agent_id="agent-1", user_id="alice")
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 async def database(postgres_dsn: str, postgres_schema: str) -> AsyncIterator[PostgresDatabase]:
     database = PostgresDatabase(postgres_dsn, schema=postgres_schema, max_size=4)
     yield database

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import AsyncIterator
 
 import anyio
 import pytest
@@ -41,15 +40,8 @@ _PROPERTY_SCHEMAS = itertools.count(1)
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def stores(postgres_dsn: str, postgres_schema: str) -> AsyncIterator[Stores]:
-    stores = Stores.postgres(postgres_dsn, schema=postgres_schema, max_size=4)
-    yield stores
-    await stores.aclose()
+def stores(postgres_stores: Stores) -> Stores:
+    return postgres_stores
 
 
 @settings(

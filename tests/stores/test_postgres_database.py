@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import string
-from collections.abc import AsyncIterator
 
 import anyio
 import asyncpg
@@ -29,15 +28,8 @@ KEY = SessionKey(agent_id="agent-1", user_id="alice", session_id="s1")
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def stores(postgres_dsn: str, postgres_schema: str) -> AsyncIterator[Stores]:
-    stores = Stores.postgres(postgres_dsn, schema=postgres_schema, max_size=4)
-    yield stores
-    await stores.aclose()
+def stores(postgres_stores: Stores) -> Stores:
+    return postgres_stores
 
 
 def item(item_id: str, content: str, **fields: object) -> MemoryItem:

@@ -35,11 +35,6 @@ SURROGATE = "bad \ud800 text"
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 async def stores(tmp_path: Path) -> AsyncIterator[Stores]:
     stores = Stores.sqlite(tmp_path / "bad.db")
     yield stores

@@ -18,11 +18,6 @@ pytestmark = pytest.mark.anyio
 ALICE = Tenant(agent_id="agent-1", user_id="alice")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def item(item_id: str, content: str) -> MemoryItem:
     return MemoryItem(item_id=item_id, agent_id="agent-1", user_id="alice", content=content)
 

@@ -15,11 +15,6 @@ pytestmark = pytest.mark.anyio
 ALICE = Tenant(agent_id="agent-1", user_id="alice")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_heavy_calls_leave_the_event_loop_free(tmp_path: Path) -> None:
     """A 10 MB buffer save, a 3,000-item bulk write and a 200k-character search never stall the loop."""
     stores = Stores.sqlite(tmp_path / "loop.db")

@@ -52,10 +52,5 @@ def make_buffer(
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def clock() -> Clock:
     return Clock()

@@ -97,11 +97,6 @@ def sample() -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def sample_file(tmp_path: Path) -> Path:
     path = tmp_path / "sample.json"
     path.write_text(json.dumps(sample()), encoding="utf-8")

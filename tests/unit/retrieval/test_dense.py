@@ -10,11 +10,6 @@ from prefrontal.retrieval.dense import load_embedder
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def test_an_unknown_embedder_is_refused() -> None:
     """A name that is not registered fails with the names that are."""
     with pytest.raises(ConfigurationError, match="minilm"):

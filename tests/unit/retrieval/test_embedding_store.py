@@ -13,11 +13,6 @@ pytestmark = pytest.mark.anyio
 TENANT = Tenant(agent_id="agent", user_id="user")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def item(item_id: str, content: str) -> MemoryItem:
     return MemoryItem(item_id=item_id, agent_id="agent", user_id="user", content=content)
 
