@@ -23,8 +23,7 @@ def from_blob(blob: bytes) -> tuple[float, ...]:
 def cosines(query: Sequence[float], blobs: Sequence[bytes]) -> list[float]:
     """Cosine of ``query`` with each stored vector: 0.0 where sizes differ or a norm is zero.
 
-    The same values as :func:`prefrontal.retrieval.fusion.cosine` taken one by
-    one, computed in float64 over one matrix.
+    Computed in float64 over one matrix, as the in-memory store does.
     """
     out = [0.0] * len(blobs)
     width = len(query) * FLOAT32.itemsize
