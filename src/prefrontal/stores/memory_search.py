@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from prefrontal.retrieval.embedder import Embedder
-from prefrontal.retrieval.lexical import WORD
+from prefrontal.retrieval.fusion import fuse
+from prefrontal.retrieval.lexical import WORD, top
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery
 
 INDEXED_METADATA = ("speaker", "date")
@@ -37,3 +40,22 @@ async def query_embedding(
         return query.embedding
     (vector,) = await embedder.embed([query.text])
     return tuple(vector)
+
+
+Signals = Mapping[str, Mapping[str, float]]
+"""Each signal's scores by item id (``"bm25"``, and ``"vector"`` with an embedding)."""
+
+
+def best_hits(signals: Signals, limit: int) -> list[tuple[str, float, dict[str, float]]]:
+    """The ``limit`` best ids by fused score, each with its score and its own signals.
+
+    BM25 alone when it is the only signal, else :func:`~prefrontal.retrieval.fusion.fuse`;
+    ids that score 0 are left out; ties are broken as :func:`~prefrontal.retrieval.lexical.top`
+    breaks them, so every backend returns the same hits in the same order.
+    """
+    fused = fuse(signals, {}) if len(signals) > 1 else signals["bm25"]
+    return [
+        (key, value, {name: values[key] for name, values in signals.items() if key in values})
+        for key, value in top(fused, limit)
+        if value > 0
+    ]

@@ -7,10 +7,14 @@ from datetime import datetime
 import numpy as np
 
 from prefrontal.retrieval.embedder import Embedder
-from prefrontal.retrieval.fusion import fuse
-from prefrontal.retrieval.lexical import Bm25Index, top
+from prefrontal.retrieval.lexical import Bm25Index
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
-from prefrontal.stores.memory_search import query_embedding, searchable_text, with_embeddings
+from prefrontal.stores.memory_search import (
+    best_hits,
+    query_embedding,
+    searchable_text,
+    with_embeddings,
+)
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant, visible_to
 
@@ -76,15 +80,9 @@ class InMemoryMemoryStore:
         embedding = await query_embedding(query, self.embedder)
         if embedding is not None:
             signals["vector"] = self._cosines(embedding, live)
-        fused = fuse(signals, {}) if len(signals) > 1 else signals["bm25"]
         return [
-            ScoredMemory(
-                item=live[doc],
-                score=score,
-                signals={name: values[doc] for name, values in signals.items() if doc in values},
-            )
-            for doc, score in top(fused, query.limit)
-            if score > 0
+            ScoredMemory(item=live[doc], score=score, signals=own)
+            for doc, score, own in best_hits(signals, query.limit)
         ]
 
     def _cosines(self, vector: tuple[float, ...], live: dict[str, MemoryItem]) -> dict[str, float]:

@@ -20,17 +20,21 @@ cosine signals are max-normalised and summed, exactly as in memory.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from prefrontal.retrieval.embedder import Embedder
-from prefrontal.retrieval.fusion import fuse
-from prefrontal.retrieval.lexical import terms, top
+from prefrontal.retrieval.lexical import terms
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
-from prefrontal.stores.memory_search import query_embedding, searchable_text, with_embeddings
+from prefrontal.stores.memory_search import (
+    best_hits,
+    query_embedding,
+    searchable_text,
+    with_embeddings,
+)
 from prefrontal.stores.postgres import memory_sql as sql
 from prefrontal.stores.postgres import ranking
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase, storable_ids
@@ -153,16 +157,15 @@ class _Search:
         signals = {"bm25": await self._bm25(connection)}
         if self.embedding is not None:
             signals["vector"] = await self._vector(connection, self.embedding)
-        fused = fuse(signals, {}) if len(signals) > 1 else signals["bm25"]
-        best = [(key, value) for key, value in top(fused, self.limit) if value > 0]
+        best = best_hits(signals, self.limit)
         if not best:
             return []
-        ids = [key for key, _ in best]
+        ids = [key for key, _, _ in best]
         rows = await connection.fetch(self.statements.get, *self.params[:2], ids)
         found = {row[0]: row for row in rows}
         return [
-            ScoredMemory(item=_item(found[key]), score=value, signals=_signals_of(key, signals))
-            for key, value in best
+            ScoredMemory(item=_item(found[key]), score=value, signals=own)
+            for key, value, own in best
         ]
 
     async def _bm25(self, connection: Connection) -> dict[str, float]:
@@ -182,10 +185,6 @@ class _Search:
         rows = await connection.fetch(self.statements.vectors, *self.params)
         values = cosines(embedding, [bytes(blob) for _, blob in rows])
         return {row[0]: max(v, 0.0) for row, v in zip(rows, values, strict=True)}
-
-
-def _signals_of(key: str, signals: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-    return {name: values[key] for name, values in signals.items() if key in values}
 
 
 def _tenant(tenant: Tenant) -> tuple[str, str]:

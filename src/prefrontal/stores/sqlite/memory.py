@@ -17,17 +17,21 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from prefrontal.retrieval.embedder import Embedder
-from prefrontal.retrieval.fusion import fuse
-from prefrontal.retrieval.lexical import terms, top
+from prefrontal.retrieval.lexical import terms
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
-from prefrontal.stores.memory_search import query_embedding, searchable_text, with_embeddings
+from prefrontal.stores.memory_search import (
+    best_hits,
+    query_embedding,
+    searchable_text,
+    with_embeddings,
+)
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.sqlite import memory_sql as sql
 from prefrontal.stores.sqlite import ranking
@@ -143,13 +147,12 @@ class _Search:
         signals = {"bm25": self._bm25(connection, texts)}
         if self.embedding is not None:
             signals["vector"] = self._vector(connection, self.embedding)
-        fused = fuse(signals, {}) if len(signals) > 1 else signals["bm25"]
-        best = [(key, value) for key, value in top(fused, self.limit) if value > 0]
+        best = best_hits(signals, self.limit)
         if not best:
             return []
-        params = self.params | {"ids": json.dumps([key for key, _ in best])}
+        params = self.params | {"ids": json.dumps([key for key, _, _ in best])}
         rows = {row[0]: row[1:] for row in connection.execute(self.statements.get, params)}
-        return [_scored(rows[key], value, _signals_of(key, signals)) for key, value in best]
+        return [_scored(rows[key], value, own) for key, value, own in best]
 
     def _bm25(self, connection: sqlite3.Connection, texts: list[str]) -> dict[str, float]:
         limit = self.limit if self.embedding is None else None
@@ -161,10 +164,6 @@ class _Search:
         rows = connection.execute(self.statements.vectors, self.params).fetchall()
         values = cosines(embedding, [blob for _, blob in rows])
         return {item_id: max(v, 0.0) for (item_id, _), v in zip(rows, values, strict=True)}
-
-
-def _signals_of(key: str, signals: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-    return {name: values[key] for name, values in signals.items() if key in values}
 
 
 def _tenant(tenant: Tenant) -> dict[str, Any]:
