@@ -8,9 +8,9 @@ import sqlite3
 
 import pytest
 
-from prefrontal.retrieval.lexical import Bm25Index, idf, term_score
+from prefrontal.retrieval.lexical import Bm25Index, Corpus, idf, term_score
 from prefrontal.stores.sqlite import ranking
-from prefrontal.stores.sqlite.ranking import Corpus, Scorer, Term
+from prefrontal.stores.sqlite.ranking import Scorer, Term
 
 WORDS = ("ant", "bee", "cat", "dog", "eel", "fox")
 
@@ -119,8 +119,7 @@ def test_scorer_counts_repeated_terms_as_the_in_memory_index_does() -> None:
     for key, text in texts.items():
         index.add(key, text)
     expected = index.scores("fox eel bee")
-    average = sum(len(t.split()) for t in texts.values()) / len(texts)
-    corpus = Corpus(docs=3, average=average)
+    corpus = Corpus(docs=3, tokens=sum(len(t.split()) for t in texts.values()))
     stats = {"fox": 3, "eel": 2, "bee": 1}
     terms = [Term(w, idf(3, n), 1.0) for w, n in stats.items()]
     scorer = Scorer(terms, corpus)

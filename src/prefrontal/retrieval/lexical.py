@@ -120,6 +120,24 @@ def idf(n_docs: int, n_hits: int) -> float:
     return value if value > 0 else 1e-6
 
 
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    """Collection statistics at the time of a query: documents and their total length in terms.
+
+    Backends that score in the database's stead (SQLite, PostgreSQL) read
+    these from their tables and hand them to :func:`term_score` through
+    :attr:`average`, as :class:`Bm25Index` does from its own counts.
+    """
+
+    docs: int
+    tokens: int
+
+    @property
+    def average(self) -> float:
+        """The mean document length (1.0 when no document holds a term: nothing scores then)."""
+        return self.tokens / self.docs if self.tokens else 1.0
+
+
 K1 = 1.2
 B = 0.75
 

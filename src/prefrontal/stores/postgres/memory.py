@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from prefrontal.retrieval.embedder import Embedder
-from prefrontal.retrieval.lexical import terms
+from prefrontal.retrieval.lexical import Corpus, terms
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
@@ -178,7 +178,7 @@ class _Search:
             return {}
         docs, tokens, counted = await connection.fetchrow(self.statements.statistics, held)
         frequencies = dict(zip(held, (int(n) for n in counted), strict=True))
-        corpus = ranking.Corpus(docs=int(docs), tokens=int(tokens))
+        corpus = Corpus(docs=int(docs), tokens=int(tokens))
         return ranking.scores(self.keys, candidates, corpus, frequencies)
 
     async def _vector(self, connection: Connection, embedding: Sequence[float]) -> dict[str, float]:

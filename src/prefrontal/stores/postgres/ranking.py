@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from prefrontal.retrieval.lexical import idf, term_score
+from prefrontal.retrieval.lexical import Corpus, idf, term_score
 
 LONGEST_KEY = 64
 """Terms longer than this many characters are indexed by their digest instead."""
@@ -33,19 +33,6 @@ def key(term: str) -> str:
     if len(term) <= LONGEST_KEY:
         return term
     return "~" + hashlib.sha256(term.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True)
-class Corpus:
-    """Collection statistics at the time of the query: documents and their total length."""
-
-    docs: int
-    tokens: int
-
-    @property
-    def average(self) -> float:
-        """The mean document length, as the in-memory index computes it."""
-        return self.tokens / self.docs if self.docs else 0.0
 
 
 @dataclass(frozen=True)

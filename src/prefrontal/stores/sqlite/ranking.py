@@ -41,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prefrontal.retrieval.lexical import idf, term_score
+from prefrontal.retrieval.lexical import Corpus, idf, term_score
 
 _CHUNK = 512
 """Postings are read in chunks of this many items; the filter is tightened between them."""
@@ -87,14 +87,6 @@ class Term:
         return f" {self.text} "
 
 
-@dataclass(frozen=True)
-class Corpus:
-    """Collection statistics at the time of the query."""
-
-    docs: int
-    average: float
-
-
 def quoted(term: str) -> str:
     """``term`` as one FTS5 string: never syntax, whatever it holds."""
     return '"' + term.replace('"', '""') + '"'
@@ -106,8 +98,8 @@ def query_terms(
     """The corpus statistics and the known terms among ``texts``, highest bound first."""
     docs, tokens = connection.execute(statements.stats).fetchone()
     if not docs or not texts:
-        return Corpus(docs=0, average=0.0), []
-    corpus = Corpus(docs=docs, average=tokens / docs if tokens else 1.0)
+        return Corpus(docs=0, tokens=0), []
+    corpus = Corpus(docs=docs, tokens=tokens or 0)
     rows = connection.execute(statements.term_stats, {"terms": json.dumps(texts)}).fetchall()
     known = [_term(corpus, *row) for row in rows if row[1] > 0]
     order = {text: i for i, text in enumerate(texts)}
