@@ -53,7 +53,14 @@ class RecallSettings:
     speaker_weight: float = 0.2
     """What an item gains when the input names its speaker."""
     neighbour_anchors: int = 10
-    """How many of the best items lift their neighbours."""
+    """How many of the best items lift their neighbours, at least."""
+    anchor_share: float = 0.125
+    """Or this share of the candidates asked for, when that is more.
+
+    The candidates asked for scale with the budget (:func:`candidate_limit`):
+    where more fragments fit, more of the strong matches have room to bring
+    the turns around them (10 anchors up to 2,000 tokens of budget, 25 at 4,000).
+    """
     neighbour_radius: int = 2
     neighbour_factor: float = 0.8
     """An item after an anchor (a reply) scores at least this share of the anchor's score."""
@@ -121,7 +128,7 @@ async def retrieve(
     speakers = {key: _speaker(item) for key, item in items.items()}
     scores = speaker_named(scores, speakers, queries["input"], settings.speaker_weight)
     scores = add_thread_scores(scores, threads, settings.thread_weight, top=settings.thread_top)
-    scores = await _lift(turn, store, phase, scores, items, settings)
+    scores = await _lift(turn, store, phase, scores, items, anchor_count(limit, settings), settings)
     # Items and scores are already valid: hundreds of candidates a turn skip re-validation.
     return [
         ScoredMemory.model_construct(item=items[key], score=value, signals=_signals(signals, key))
@@ -191,16 +198,25 @@ async def _feedback(
     return await search(turn, store, phase, " ".join(words), limit)
 
 
+def anchor_count(limit: int, settings: RecallSettings) -> int:
+    """How many of the best items lift their neighbours when ``limit`` candidates are asked for."""
+    return max(settings.neighbour_anchors, int(limit * settings.anchor_share))
+
+
 async def _lift(
     turn: TurnState,
     store: MemoryStore,
     phase: str,
     scores: dict[str, float],
     items: dict[str, MemoryItem],
+    anchor_limit: int,
     settings: RecallSettings,
 ) -> dict[str, float]:
-    """Scores with the neighbours of the best items lifted (new neighbours join ``items``)."""
-    anchors = [k for k in best(scores, settings.neighbour_anchors) if items[k].thread_id]
+    """Scores with the neighbours of the ``anchor_limit`` best items lifted.
+
+    Neighbours not yet among the candidates join ``items``.
+    """
+    anchors = [k for k in best(scores, anchor_limit) if items[k].thread_id]
     if not anchors or settings.neighbour_radius == 0:
         return scores
     tenant, radius = turn.tenant, settings.neighbour_radius

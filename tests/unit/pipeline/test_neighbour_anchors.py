@@ -1,0 +1,66 @@
+"""How many strong matches lift their neighbours: more where the budget has room for them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from prefrontal import Orchestrator, OrchestratorConfig, Section, TurnRequest
+from prefrontal.phases.memory_retrieve import RecallSettings, anchor_count
+from prefrontal.stores.long_term import MemoryItem, MemoryKind
+from prefrontal.stores.set import Stores
+
+pytestmark = pytest.mark.anyio
+
+WHEN = datetime(2024, 3, 1, 12, tzinfo=UTC)
+THREADS = 20
+
+
+def turn(thread: int, position: int, text: str) -> MemoryItem:
+    """One message of the test user's conversation ``thread``."""
+    return MemoryItem(
+        item_id=f"t{thread:02d}-{position}",
+        agent_id="agent",
+        user_id="user",
+        kind=MemoryKind.EVENT,
+        content=text,
+        occurred_at=WHEN,
+        created_at=WHEN,
+        thread_id=f"thread-{thread:02d}",
+        position=position,
+    )
+
+
+async def replies_recalled(budget: int) -> set[str]:
+    """The replies (which share no word with the input) in a turn's context at ``budget``."""
+    stores = Stores.in_memory()
+    items = []
+    for thread in range(THREADS):
+        items.append(turn(thread, 0, f"Did you go kayaking on trip {thread}?"))
+        items.append(turn(thread, 1, f"Yes, the river was calm on trip {thread}."))
+    await stores.episodic.put_many(items)
+    config = OrchestratorConfig(total_token_budget=budget, recent_turns=0)
+    orchestrator = Orchestrator(stores, config, clock=lambda: WHEN)
+    request = TurnRequest(agent_id="agent", user_id="user", session_id="s", user_input="kayaking")
+    result = await orchestrator.start_turn(request)
+    await stores.aclose()
+    ids = {i for f in result.bundle.section(Section.EPISODIC) for i in f.provenance.item_ids}
+    return {i for i in ids if i.endswith("-1")}
+
+
+def test_the_anchor_count_grows_with_the_candidates_asked_for() -> None:
+    """At least ``neighbour_anchors``; an eighth of the candidates when that is more."""
+    settings = RecallSettings()
+    assert anchor_count(50, settings) == 10
+    assert anchor_count(100, settings) == 12
+    assert anchor_count(200, settings) == 25
+    assert anchor_count(200, RecallSettings(anchor_share=0.0)) == 10
+
+
+async def test_a_larger_budget_lifts_the_replies_of_more_matches() -> None:
+    """At 1,600 tokens ten matches bring their reply; at 4,000 all twenty do."""
+    small, large = await replies_recalled(1_600), await replies_recalled(4_000)
+    assert len(small) == 10
+    assert len(large) == THREADS
+    assert small < large
