@@ -14,7 +14,8 @@ the same data the same way. User text reaches the database only as
 parameters.
 
 With an embedding (the query's own or the store's embedder), the BM25 and
-cosine signals are max-normalised and summed, exactly as in memory.
+cosine signals are fused by :func:`~prefrontal.stores.memory_search.best_hits`,
+exactly as in memory.
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ class _Search:
 
     Lexical: the BM25 score of every candidate (:mod:`.ranking`). With an
     embedding: also the cosine of every live visible item with a vector,
-    max-normalised and summed (:func:`~prefrontal.retrieval.fusion.fuse`).
+    each normalised per query and fused (:func:`~prefrontal.stores.memory_search.best_hits`).
     """
 
     def __init__(

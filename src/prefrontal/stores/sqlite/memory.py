@@ -10,7 +10,8 @@ terms, each quoted: quotes, ``NEAR``, ``*``, ``column:`` and parentheses in
 the input are never syntax.
 
 With an embedding (the query's own or the store's embedder), the BM25 and
-cosine signals are max-normalised and summed, exactly as in memory.
+cosine signals are fused by :func:`~prefrontal.stores.memory_search.best_hits`,
+exactly as in memory.
 """
 
 from __future__ import annotations
@@ -126,7 +127,8 @@ class _Search:
 
     Lexical only: exact BM25 top-k by :func:`ranking.scores`. With an
     embedding: BM25 of every match and cosine of every live item with a
-    vector, max-normalised and summed (:func:`~prefrontal.retrieval.fusion.fuse`).
+    vector, each normalised per query and fused
+    (:func:`~prefrontal.stores.memory_search.best_hits`).
     """
 
     def __init__(
