@@ -219,8 +219,10 @@ async def _lift(
     anchors = [k for k in best(scores, anchor_limit) if items[k].thread_id]
     if not anchors or settings.neighbour_radius == 0:
         return scores
-    tenant, radius = turn.tenant, settings.neighbour_radius
-    near = await call_store(turn, phase, lambda: store.around(tenant, anchors, radius=radius))
+    tenant, radius, now = turn.tenant, settings.neighbour_radius, turn.context.started_at
+    near = await call_store(
+        turn, phase, lambda: store.around(tenant, anchors, radius=radius, now=now)
+    )
     for item in near:
         items.setdefault(item.item_id, item)
     neighbours = {a: _factors(items[a], near, settings) for a in anchors}

@@ -125,8 +125,14 @@ class MemoryStore(Protocol):
         """Live visible items that match ``query``, best first."""
         ...
 
-    async def around(self, tenant: Tenant, item_ids: list[str], *, radius: int) -> list[MemoryItem]:
-        """Live thread neighbours of ``item_ids`` within ``radius`` positions."""
+    async def around(
+        self, tenant: Tenant, item_ids: list[str], *, radius: int, now: datetime | None = None
+    ) -> list[MemoryItem]:
+        """Thread neighbours of ``item_ids`` within ``radius`` positions, live at ``now``.
+
+        ``now`` defaults to the current time; a turn passes its own clock's,
+        as it does to :meth:`search`, so a replayed turn sees the same items.
+        """
         ...
 
     async def record_recall(self, tenant: Tenant, item_ids: list[str], at: datetime) -> None:

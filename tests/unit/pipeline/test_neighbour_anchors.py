@@ -1,8 +1,8 @@
-"""How many strong matches lift their neighbours: more where the budget has room for them."""
+"""The neighbour lift: more matches lift their neighbours where the budget has room for them."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -64,3 +64,19 @@ async def test_a_larger_budget_lifts_the_replies_of_more_matches() -> None:
     assert len(small) == 10
     assert len(large) == THREADS
     assert small < large
+
+
+async def test_a_neighbour_live_at_the_turns_clock_is_lifted() -> None:
+    """A reply that expired after the turn's (injected) time is still live for that turn."""
+    stores = Stores.in_memory()
+    reply = turn(0, 1, "Yes, the river was calm.").model_copy(
+        update={"valid_until": WHEN + timedelta(days=30)}
+    )
+    await stores.episodic.put_many([turn(0, 0, "Did you go kayaking?"), reply])
+    config = OrchestratorConfig(total_token_budget=1_000, recent_turns=0)
+    orchestrator = Orchestrator(stores, config, clock=lambda: WHEN)
+    request = TurnRequest(agent_id="agent", user_id="user", session_id="s", user_input="kayaking")
+    result = await orchestrator.start_turn(request)
+    await stores.aclose()
+    ids = {i for f in result.bundle.section(Section.EPISODIC) for i in f.provenance.item_ids}
+    assert ids == {"t00-0", "t00-1"}

@@ -93,11 +93,13 @@ class InMemoryMemoryStore:
         values = np.stack([self._units[d] for d in docs]) @ _unit(vector)
         return {doc: max(float(v), 0.0) for doc, v in zip(docs, values.tolist(), strict=True)}
 
-    async def around(self, tenant: Tenant, item_ids: list[str], *, radius: int) -> list[MemoryItem]:
+    async def around(
+        self, tenant: Tenant, item_ids: list[str], *, radius: int, now: datetime | None = None
+    ) -> list[MemoryItem]:
         anchors = [i for i in await self.get(tenant, item_ids) if i.thread_id is not None]
         wanted = {(a.thread_id, a.position) for a in anchors}
         asked = set(item_ids)
-        now = utc_now()
+        now = now or utc_now()
         out = [
             item
             for item in self._items.values()

@@ -113,13 +113,16 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         search = _Search(self._sql, params, keys, embedding, query.limit)
         return await self.database.read(search, store=self.name, isolation="repeatable_read")
 
-    async def around(self, tenant: Tenant, item_ids: list[str], *, radius: int) -> list[MemoryItem]:
+    async def around(
+        self, tenant: Tenant, item_ids: list[str], *, radius: int, now: datetime | None = None
+    ) -> list[MemoryItem]:
         wanted = storable_ids(item_ids)
         if not wanted or radius < 0:
             return []
+        moment = now or utc_now()
 
         async def run(connection: Connection) -> list[MemoryItem]:
-            params = (*_tenant(tenant), utc_now(), wanted, radius)
+            params = (*_tenant(tenant), moment, wanted, radius)
             return [_item(row) for row in await connection.fetch(self._sql.around, *params)]
 
         return await self.database.read(run, store=self.name)

@@ -98,11 +98,13 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         search = _Search(self._sql, params, query.text, embedding, query.limit)
         return await self.database.read(search, store=self.name)
 
-    async def around(self, tenant: Tenant, item_ids: list[str], *, radius: int) -> list[MemoryItem]:
+    async def around(
+        self, tenant: Tenant, item_ids: list[str], *, radius: int, now: datetime | None = None
+    ) -> list[MemoryItem]:
         if not item_ids or radius < 0:
             return []
         params = _tenant(tenant) | {"ids": id_list(item_ids), "radius": radius}
-        params["now"] = to_us(utc_now())
+        params["now"] = to_us(now or utc_now())
 
         def run(connection: sqlite3.Connection) -> list[MemoryItem]:
             return [_item(row) for row in connection.execute(self._sql.around, params)]

@@ -248,6 +248,25 @@ class MemoryStoreSuite(StoreSuite):
         got = await store.around(ALICE, ["m3"], radius=2)
         assert [item.item_id for item in got] == ["m1", "m2", "m4", "m5"]
 
+    async def test_around_judges_liveness_at_the_moment_given(self, store: MemoryStore) -> None:
+        """With ``now``, an item live then is a neighbour even if it has expired since."""
+        await store.put_many(
+            [
+                memory("a", "anchor", thread_id="s1", position=1),
+                memory(
+                    "b",
+                    "reply, valid for ten minutes",
+                    thread_id="s1",
+                    position=2,
+                    valid_until=at(10),
+                ),
+            ]
+        )
+        assert await store.around(ALICE, ["a"], radius=1) == []
+        got = await store.around(ALICE, ["a"], radius=1, now=at(5))
+        assert [item.item_id for item in got] == ["b"]
+        assert await store.around(ALICE, ["a"], radius=1, now=at(10)) == []
+
     async def test_around_merges_anchors_and_leaves_them_out(self, store: MemoryStore) -> None:
         """Neighbours of several anchors come once each, anchors excluded."""
         await store.put_many(
