@@ -54,7 +54,9 @@ class WorkingMemoryStore(Protocol):
     - ``save`` succeeds only when ``state.version`` equals the stored version
       (0 when nothing is stored) and returns the state with ``version + 1``;
       otherwise it raises :class:`~prefrontal.errors.ConflictError` and
-      changes nothing;
+      changes nothing. ``updated_at`` is kept as the caller gives it: the
+      moment of the change by the caller's clock (a turn's injected one
+      included), which ``recent_sessions`` is asked about with the same clock;
     - ``recent_sessions`` returns the tenant's sessions updated at or after
       ``since``, newest first, never another user's or agent's.
     """

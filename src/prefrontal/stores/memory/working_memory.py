@@ -6,7 +6,6 @@ import heapq
 from datetime import datetime
 
 from prefrontal.errors import ConflictError
-from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState
 
@@ -30,7 +29,7 @@ class InMemoryWorkingMemoryStore:
                 f"not {state.version}: reload and retry",
                 store="working_memory",
             )
-        saved = state.model_copy(update={"version": stored_version + 1, "updated_at": utc_now()})
+        saved = state.model_copy(update={"version": stored_version + 1})
         self._states[state.key] = saved
         self._by_owner.setdefault((state.key.agent_id, state.key.user_id), set()).add(state.key)
         return saved

@@ -15,7 +15,6 @@ from datetime import datetime
 from prefrontal.errors import ConflictError
 from prefrontal.stores.durable import SharesDatabase, dump
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase
-from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState
 
@@ -49,7 +48,7 @@ class PostgresWorkingMemoryStore(SharesDatabase[PostgresDatabase]):
         return await self.database.read(run, store=_STORE)
 
     async def save(self, state: SessionState) -> SessionState:
-        saved = state.model_copy(update={"version": state.version + 1, "updated_at": utc_now()})
+        saved = state.model_copy(update={"version": state.version + 1})
         row = (*_key(state.key), saved.version, saved.updated_at, dump(saved, store=_STORE))
 
         async def run(connection: Connection) -> SessionState:

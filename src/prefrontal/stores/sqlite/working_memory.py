@@ -7,7 +7,6 @@ from datetime import datetime
 
 from prefrontal.errors import ConflictError
 from prefrontal.stores.durable import SharesDatabase, dump
-from prefrontal.stores.records import utc_now
 from prefrontal.stores.sqlite.database import Database, to_us
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState
@@ -29,7 +28,7 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
         return await self.database.read(run, store=_STORE)
 
     async def save(self, state: SessionState) -> SessionState:
-        saved = state.model_copy(update={"version": state.version + 1, "updated_at": utc_now()})
+        saved = state.model_copy(update={"version": state.version + 1})
 
         def run(connection: sqlite3.Connection) -> SessionState:
             body = dump(saved, store=_STORE)

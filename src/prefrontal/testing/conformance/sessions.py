@@ -107,6 +107,14 @@ class WorkingMemoryStoreSuite(StoreSuite):
         ]
         assert await store.recent_sessions(STRANGER, since=at(-1e6), limit=10) == []
 
+    async def test_updated_at_is_the_callers(self, store: WorkingMemoryStore) -> None:
+        """A state saved as of a given moment is recent from then on, by that same clock."""
+        saved = await store.save(fresh(key("s1")).model_copy(update={"updated_at": at(-5)}))
+        assert saved.updated_at == at(-5)
+        assert await store.recent_sessions(ALICE, since=at(-6), limit=10) == [saved]
+        assert await store.recent_sessions(ALICE, since=at(-4), limit=10) == []
+        assert await store.load(key("s1")) == saved
+
     @pytest.mark.parametrize("limit", [0, -1])
     async def test_recent_sessions_without_room_is_empty(
         self, store: WorkingMemoryStore, limit: int
