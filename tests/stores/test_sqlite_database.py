@@ -141,3 +141,46 @@ async def test_index_stays_consistent_through_replacements(tmp_path: Path) -> No
     assert connection.execute("SELECT df FROM episodic_terms WHERE term = 'appl'").fetchone() == (
         50,
     )
+
+
+FIRST_TERMS_LAYOUT = """
+    CREATE TABLE episodic_terms (
+        term TEXT PRIMARY KEY, df INTEGER NOT NULL, max_tf INTEGER NOT NULL,
+        min_length INTEGER NOT NULL
+    ) WITHOUT ROWID"""
+"""The term table as the first version 1 databases have it (no per-frequency lengths)."""
+
+
+async def test_a_version_1_database_in_the_first_layout_is_upgraded(tmp_path: Path) -> None:
+    """Migration 2 rebuilds term statistics that predate their current layout, from the items."""
+    path = tmp_path / "old.db"
+    stores = Stores.sqlite(path)
+    await stores.episodic.put_many(
+        [item(f"n{n}", f"note {n}: apples and pears, apples {'again ' * n}") for n in range(6)]
+    )
+    await stores.aclose()
+    connection = sqlite3.connect(path, isolation_level=None)
+    current = connection.execute("SELECT * FROM episodic_terms ORDER BY term").fetchall()
+    for trigger in ("insert", "delete", "update"):
+        connection.execute(f"DROP TRIGGER episodic_index_{trigger}")
+    connection.execute("DROP TABLE episodic_terms")
+    connection.execute(FIRST_TERMS_LAYOUT)
+    connection.execute("UPDATE episodic_stats SET docs = 0, tokens = 0")
+    connection.execute("PRAGMA user_version = 1")
+    connection.close()
+
+    reopened = Stores.sqlite(path)
+    hits = await reopened.episodic.search(ALICE, MemoryQuery(text="apples again"))
+    await reopened.aclose()
+    connection = sqlite3.connect(path)
+    assert schema_version(connection) == LATEST
+    assert connection.execute("SELECT * FROM episodic_terms ORDER BY term").fetchall() == current
+    assert connection.execute("SELECT docs FROM episodic_stats").fetchone() == (6,)
+    connection.close()
+    assert [hit.item.item_id for hit in hits][:1] == ["n5"]
+
+    again = Stores.sqlite(path)
+    await again.episodic.put(item("late", "a late note"))
+    late = await again.episodic.search(ALICE, MemoryQuery(text="late"))
+    await again.aclose()
+    assert [hit.item.item_id for hit in late] == ["late"]

@@ -42,29 +42,7 @@ def _least(column: str) -> str:
 
 
 def _memory_schema(name: str) -> tuple[str, ...]:
-    items, fts, stats, vocab = f"{name}_items", f"{name}_fts", f"{name}_stats", f"{name}_terms"
-    index_new = f"""
-        INSERT INTO {fts} (rowid, terms) VALUES (new.rowid, new.terms);
-        UPDATE {stats} SET docs = docs + 1, tokens = tokens + new.length;
-        INSERT INTO {vocab} (term, df, max_tf, min_length, min_length_1, min_length_2,
-                min_length_3)
-            SELECT value, 1, count(*), new.length,
-                CASE count(*) WHEN 1 THEN new.length END,
-                CASE count(*) WHEN 2 THEN new.length END,
-                CASE WHEN count(*) >= 3 THEN new.length END
-            FROM json_each({_term_list("new.terms")})
-            WHERE true GROUP BY value
-            ON CONFLICT (term) DO UPDATE SET df = df + 1,
-                max_tf = max(max_tf, excluded.max_tf),
-                min_length = min(min_length, excluded.min_length),
-                min_length_1 = {_least("min_length_1")},
-                min_length_2 = {_least("min_length_2")},
-                min_length_3 = {_least("min_length_3")};"""
-    unindex_old = f"""
-        INSERT INTO {fts} ({fts}, rowid, terms) VALUES ('delete', old.rowid, old.terms);
-        UPDATE {stats} SET docs = docs - 1, tokens = tokens - old.length;
-        UPDATE {vocab} SET df = df - 1
-            WHERE term IN (SELECT value FROM json_each({_term_list("old.terms")}));"""
+    items, fts, stats = f"{name}_items", f"{name}_fts", f"{name}_stats"
     return (
         f"""CREATE TABLE {items} (
             rowid INTEGER PRIMARY KEY,
@@ -99,6 +77,36 @@ def _memory_schema(name: str) -> tuple[str, ...]:
             tokens INTEGER NOT NULL
         )""",
         f"INSERT INTO {stats} (id, docs, tokens) VALUES (0, 0, 0)",
+        *_term_statistics(name),
+    )
+
+
+def _term_statistics(name: str) -> tuple[str, ...]:
+    """``name``'s per-term statistics table, and the triggers keeping it and the FTS5 index."""
+    items, fts, stats, vocab = f"{name}_items", f"{name}_fts", f"{name}_stats", f"{name}_terms"
+    index_new = f"""
+        INSERT INTO {fts} (rowid, terms) VALUES (new.rowid, new.terms);
+        UPDATE {stats} SET docs = docs + 1, tokens = tokens + new.length;
+        INSERT INTO {vocab} (term, df, max_tf, min_length, min_length_1, min_length_2,
+                min_length_3)
+            SELECT value, 1, count(*), new.length,
+                CASE count(*) WHEN 1 THEN new.length END,
+                CASE count(*) WHEN 2 THEN new.length END,
+                CASE WHEN count(*) >= 3 THEN new.length END
+            FROM json_each({_term_list("new.terms")})
+            WHERE true GROUP BY value
+            ON CONFLICT (term) DO UPDATE SET df = df + 1,
+                max_tf = max(max_tf, excluded.max_tf),
+                min_length = min(min_length, excluded.min_length),
+                min_length_1 = {_least("min_length_1")},
+                min_length_2 = {_least("min_length_2")},
+                min_length_3 = {_least("min_length_3")};"""
+    unindex_old = f"""
+        INSERT INTO {fts} ({fts}, rowid, terms) VALUES ('delete', old.rowid, old.terms);
+        UPDATE {stats} SET docs = docs - 1, tokens = tokens - old.length;
+        UPDATE {vocab} SET df = df - 1
+            WHERE term IN (SELECT value FROM json_each({_term_list("old.terms")}));"""
+    return (
         f"""CREATE TABLE {vocab} (
             term TEXT PRIMARY KEY,
             df INTEGER NOT NULL,
@@ -112,6 +120,39 @@ def _memory_schema(name: str) -> tuple[str, ...]:
         f"CREATE TRIGGER {name}_index_delete AFTER DELETE ON {items} BEGIN {unindex_old} END",
         f"""CREATE TRIGGER {name}_index_update AFTER UPDATE OF terms, length ON {items}
             BEGIN {unindex_old} {index_new} END""",
+    )
+
+
+def _rebuilt_term_statistics(name: str) -> tuple[str, ...]:
+    """``name``'s term statistics and triggers dropped, made anew and counted from its items.
+
+    Version 1 databases hold one of two layouts of the term table: the first
+    knew only each term's shortest document, the later one also the shortest
+    holding it once, twice and three times or more. Rebuilding brings either
+    to the current layout, with exact counts (which also tightens bounds that
+    deletions had left wide).
+    """
+    items, stats, vocab = f"{name}_items", f"{name}_stats", f"{name}_terms"
+    return (
+        f"DROP TRIGGER IF EXISTS {name}_index_insert",
+        f"DROP TRIGGER IF EXISTS {name}_index_delete",
+        f"DROP TRIGGER IF EXISTS {name}_index_update",
+        f"DROP TABLE IF EXISTS {vocab}",
+        *_term_statistics(name),
+        f"""INSERT INTO {vocab} (term, df, max_tf, min_length, min_length_1, min_length_2,
+                min_length_3)
+            SELECT term, count(*), max(tf), min(length),
+                min(CASE tf WHEN 1 THEN length END),
+                min(CASE tf WHEN 2 THEN length END),
+                min(CASE WHEN tf >= 3 THEN length END)
+            FROM (
+                SELECT i.rowid, j.value AS term, count(*) AS tf, i.length AS length
+                FROM {items} AS i, json_each({_term_list("i.terms")}) AS j
+                GROUP BY i.rowid, j.value
+            )
+            GROUP BY term""",
+        f"""UPDATE {stats} SET docs = (SELECT count(*) FROM {items}),
+            tokens = (SELECT coalesce(sum(length), 0) FROM {items})""",
     )
 
 
@@ -188,6 +229,11 @@ _INITIAL = (
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "every store kind: tables, indexes, FTS5 and its triggers", _INITIAL),
+    Migration(
+        2,
+        "memory term statistics rebuilt in the current layout, from the items",
+        tuple(statement for name in MEMORY_TABLES for statement in _rebuilt_term_statistics(name)),
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 
