@@ -23,7 +23,11 @@ from prefrontal.evaluation.report import report, table
 from prefrontal.evaluation.run import Run, evaluate
 from prefrontal.retrieval.dense import EMBEDDERS, load_embedder
 
-eval_app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+eval_app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Evaluate the assembled context: LoCoMo evidence recall within a token budget.",
+)
 
 
 class Format(StrEnum):
