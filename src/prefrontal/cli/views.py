@@ -7,7 +7,7 @@ the commands stay thin and the views can be tested on their own.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from rich import box
 from rich.console import Group, JustifyMethod, RenderableType
@@ -42,6 +42,8 @@ LIST_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
     ("session", L),
     ("parent", L),
 )
+SQUEEZABLE = frozenset({"session", "parent"})
+"""Columns cut (with an ellipsis) when the terminal is narrow; the others are never cut."""
 ID_WIDTH = 26
 """A ULID's length: turn ids are never cut."""
 
@@ -225,26 +227,47 @@ def _short(turn_id: str | None) -> str:
     return "-" if turn_id is None else f"…{turn_id[-8:]}"
 
 
-def trace_list_table(traces: Iterable[TurnTrace]) -> Table:
+def trace_list_table(traces: Sequence[TurnTrace]) -> Table:
     """One row per trace, newest first as given (filter by agent and user to see whose).
 
     ``issues`` is phases that did not end ``ok`` / warnings; the parent is
     shortened to its last characters (``trace show`` gives it in full).
+    Turn ids and the figures are never cut: in a narrow terminal only the
+    session and parent columns give way.
     """
-    table = Table(title="Turn traces", title_justify="left", box=box.SIMPLE_HEAD)
+    rows = [_list_row(t) for t in traces]
+    table = Table(
+        title="Turn traces",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
     table.add_column("turn", no_wrap=True, min_width=ID_WIDTH)
-    for column, justify in LIST_COLUMNS:
-        table.add_column(column, justify=justify, no_wrap=True, min_width=len(column))
-    for t in traces:
-        not_ok = sum(p.status is not PhaseStatus.OK for p in t.phases)
-        table.add_row(
-            t.turn_id,
-            t.started_at.strftime("%m-%d %H:%M:%S"),
-            Text(t.status.value, style=STATUS_STYLES.get(t.status, "")),
-            f"{t.duration_ms:.1f}",
-            f"{t.total_tokens}/{t.total_budget}",
-            f"{not_ok}/{len(t.warnings)}",
-            t.session_id,
-            _short(t.parent_turn_id),
-        )
+    for index, (column, justify) in enumerate(LIST_COLUMNS, start=1):
+        widest = max((len(row[index]) for row in rows), default=0)
+        if column in SQUEEZABLE:
+            table.add_column(column, justify=justify, overflow="ellipsis")
+        else:
+            table.add_column(
+                column, justify=justify, no_wrap=True, min_width=max(len(column), widest)
+            )
+    for t, row in zip(traces, rows, strict=True):
+        status = Text(row[2], style=STATUS_STYLES.get(t.status, ""))
+        table.add_row(*row[:2], status, *row[3:])
     return table
+
+
+def _list_row(trace: TurnTrace) -> tuple[str, ...]:
+    """The cells of one ``trace list`` row, as text."""
+    not_ok = sum(p.status is not PhaseStatus.OK for p in trace.phases)
+    return (
+        trace.turn_id,
+        trace.started_at.strftime("%m-%d %H:%M"),
+        trace.status.value,
+        f"{trace.duration_ms:.0f}",
+        f"{trace.total_tokens}/{trace.total_budget}",
+        f"{not_ok}/{len(trace.warnings)}",
+        trace.session_id,
+        _short(trace.parent_turn_id),
+    )

@@ -96,6 +96,20 @@ def test_trace_list_keeps_turn_ids_whole_even_when_narrow() -> None:
     assert trace.turn_id in text(trace_list_table([trace]), 80)
 
 
+def test_trace_list_cuts_only_session_and_parent_when_narrow() -> None:
+    """At 80 columns time, status, milliseconds, tokens and issues stay whole; at 120, all."""
+    trace = run(demo_turn).trace
+    whole = [
+        trace.started_at.strftime("%m-%d %H:%M"),
+        trace.status.value,
+        f"{trace.duration_ms:.0f}",
+        f"{trace.total_tokens}/{trace.total_budget}",
+    ]
+    narrow, wide = text(trace_list_table([trace]), 80), text(trace_list_table([trace]), 120)
+    assert all(cell in narrow for cell in whole)
+    assert all(cell in wide for cell in [*whole, trace.session_id])
+
+
 def test_details_show_what_each_phase_recorded() -> None:
     """With details, the buffer's refresh counts and the search's candidates are listed by phase."""
     trace = run(demo_turn).trace
