@@ -32,21 +32,25 @@ def turn(thread: int, position: int, text: str) -> MemoryItem:
     )
 
 
-async def replies_recalled(budget: int) -> set[str]:
-    """The replies (which share no word with the input) in a turn's context at ``budget``."""
+async def recalled(items: list[MemoryItem], budget: int) -> set[str]:
+    """The episodic ids in the context of a turn asking "kayaking" at ``budget`` (clock ``WHEN``)."""
     stores = Stores.in_memory()
-    items = []
-    for thread in range(THREADS):
-        items.append(turn(thread, 0, f"Did you go kayaking on trip {thread}?"))
-        items.append(turn(thread, 1, f"Yes, the river was calm on trip {thread}."))
     await stores.episodic.put_many(items)
     config = OrchestratorConfig(total_token_budget=budget, recent_turns=0)
     orchestrator = Orchestrator(stores, config, clock=lambda: WHEN)
     request = TurnRequest(agent_id="agent", user_id="user", session_id="s", user_input="kayaking")
     result = await orchestrator.start_turn(request)
     await stores.aclose()
-    ids = {i for f in result.bundle.section(Section.EPISODIC) for i in f.provenance.item_ids}
-    return {i for i in ids if i.endswith("-1")}
+    return {i for f in result.bundle.section(Section.EPISODIC) for i in f.provenance.item_ids}
+
+
+async def replies_recalled(budget: int) -> set[str]:
+    """The replies (which share no word with the input) in a turn's context at ``budget``."""
+    items = []
+    for thread in range(THREADS):
+        items.append(turn(thread, 0, f"Did you go kayaking on trip {thread}?"))
+        items.append(turn(thread, 1, f"Yes, the river was calm on trip {thread}."))
+    return {i for i in await recalled(items, budget) if i.endswith("-1")}
 
 
 def test_the_anchor_count_grows_with_the_candidates_asked_for() -> None:
@@ -68,15 +72,10 @@ async def test_a_larger_budget_lifts_the_replies_of_more_matches() -> None:
 
 async def test_a_neighbour_live_at_the_turns_clock_is_lifted() -> None:
     """A reply that expired after the turn's (injected) time is still live for that turn."""
-    stores = Stores.in_memory()
     reply = turn(0, 1, "Yes, the river was calm.").model_copy(
         update={"valid_until": WHEN + timedelta(days=30)}
     )
-    await stores.episodic.put_many([turn(0, 0, "Did you go kayaking?"), reply])
-    config = OrchestratorConfig(total_token_budget=1_000, recent_turns=0)
-    orchestrator = Orchestrator(stores, config, clock=lambda: WHEN)
-    request = TurnRequest(agent_id="agent", user_id="user", session_id="s", user_input="kayaking")
-    result = await orchestrator.start_turn(request)
-    await stores.aclose()
-    ids = {i for f in result.bundle.section(Section.EPISODIC) for i in f.provenance.item_ids}
-    assert ids == {"t00-0", "t00-1"}
+    assert await recalled([turn(0, 0, "Did you go kayaking?"), reply], 1_000) == {
+        "t00-0",
+        "t00-1",
+    }
