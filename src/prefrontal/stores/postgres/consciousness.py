@@ -25,12 +25,10 @@ class PostgresConsciousnessStore(SharesDatabase[PostgresDatabase]):
     async def put_profile(self, profile: AgentProfile) -> None:
         body = dump(profile, store=_STORE)
 
-        async def run(connection: Connection) -> None:
-            await connection.execute(
-                "INSERT INTO profiles (agent_id, body) VALUES ($1, $2)"
-                " ON CONFLICT (agent_id) DO UPDATE SET body = excluded.body",
-                profile.agent_id,
-                body,
-            )
-
-        await self.database.write(run, store=_STORE)
+        await self.database.execute(
+            "INSERT INTO profiles (agent_id, body) VALUES ($1, $2)"
+            " ON CONFLICT (agent_id) DO UPDATE SET body = excluded.body",
+            profile.agent_id,
+            body,
+            store=_STORE,
+        )

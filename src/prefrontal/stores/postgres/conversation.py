@@ -38,10 +38,7 @@ class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
             dump(turn, store=_STORE),
         )
 
-        async def run(connection: Connection) -> None:
-            await connection.execute(_APPEND, *row)
-
-        await self.database.write(run, store=_STORE)
+        await self.database.execute(_APPEND, *row, store=_STORE)
 
     async def recent(
         self, tenant: Tenant, *, limit: int, session_id: str | None = None
@@ -71,13 +68,11 @@ class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
     async def put_summary(self, summary: ConversationSummary) -> None:
         body = dump(summary, store=_STORE)
 
-        async def run(connection: Connection) -> None:
-            await connection.execute(
-                "INSERT INTO conversation_summaries (agent_id, user_id, body) VALUES ($1, $2, $3)"
-                " ON CONFLICT (agent_id, user_id) DO UPDATE SET body = excluded.body",
-                summary.agent_id,
-                summary.user_id,
-                body,
-            )
-
-        await self.database.write(run, store=_STORE)
+        await self.database.execute(
+            "INSERT INTO conversation_summaries (agent_id, user_id, body) VALUES ($1, $2, $3)"
+            " ON CONFLICT (agent_id, user_id) DO UPDATE SET body = excluded.body",
+            summary.agent_id,
+            summary.user_id,
+            body,
+            store=_STORE,
+        )

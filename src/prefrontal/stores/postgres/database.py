@@ -122,6 +122,14 @@ class PostgresDatabase:
         """Run ``await fn(connection)`` in one transaction; committed when this returns."""
         return await self._run(fn, store, isolation="read_committed", readonly=False)
 
+    async def execute(self, statement: str, *args: object, store: str) -> None:
+        """Run one statement with ``args`` in a transaction of its own (:meth:`write`)."""
+
+        async def run(connection: Connection) -> None:
+            await connection.execute(statement, *args)
+
+        await self.write(run, store=store)
+
     async def aclose(self) -> None:
         """Close the pool once the calls in flight are done; later calls raise StoreError."""
         async with self._open_lock:

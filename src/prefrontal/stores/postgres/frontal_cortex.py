@@ -42,10 +42,7 @@ class PostgresFrontalCortexStore(SharesDatabase[PostgresDatabase]):
             dump(item, store=_STORE),
         )
 
-        async def run(connection: Connection) -> None:
-            await connection.execute(_PUT, *row)
-
-        await self.database.write(run, store=_STORE)
+        await self.database.execute(_PUT, *row, store=_STORE)
 
     async def query(self, tenant: Tenant, query: FrontalQuery) -> list[FrontalItem]:
         params = (

@@ -132,10 +132,9 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         if not wanted:
             return
 
-        async def run(connection: Connection) -> None:
-            await connection.execute(self._sql.record_recall, *_tenant(tenant), at, wanted)
-
-        await self.database.write(run, store=self.name)
+        await self.database.execute(
+            self._sql.record_recall, *_tenant(tenant), at, wanted, store=self.name
+        )
 
 
 class _Search:

@@ -46,10 +46,7 @@ class PostgresScratchPageStore(SharesDatabase[PostgresDatabase]):
             dump(observation, store=_STORE),
         )
 
-        async def run(connection: Connection) -> None:
-            await connection.execute(_PUT, *row)
-
-        await self.database.write(run, store=_STORE)
+        await self.database.execute(_PUT, *row, store=_STORE)
 
     async def active(self, tenant: Tenant, *, now: datetime, limit: int) -> list[Observation]:
         if limit <= 0:

@@ -38,10 +38,7 @@ class PostgresTraceStore(SharesDatabase[PostgresDatabase]):
             dump(trace, store=_STORE),
         )
 
-        async def run(connection: Connection) -> None:
-            await connection.execute(_PUT, *row)
-
-        await self.database.write(run, store=_STORE)
+        await self.database.execute(_PUT, *row, store=_STORE)
 
     async def get(self, tenant: Tenant, turn_id: str) -> TurnTrace | None:
         if not storable(turn_id):
