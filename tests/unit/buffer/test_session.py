@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
-
 import pytest
 
 from prefrontal.buffer import (
@@ -18,7 +16,6 @@ from prefrontal.buffer import (
 from prefrontal.buffer.events import Subscriber
 from prefrontal.errors import ConflictError, WorkingMemoryError
 from prefrontal.stores.memory import InMemoryWorkingMemoryStore
-from prefrontal.stores.records import utc_now
 from prefrontal.stores.working_memory import SessionKey, SessionState
 
 from .conftest import Clock, at, item, words
@@ -174,12 +171,12 @@ async def test_recent_sessions_sharing_themes_are_linked() -> None:
 
 
 async def test_sessions_outside_the_look_back_window_are_not_linked() -> None:
-    """A session last updated more than 24 hours ago is not linked (the store stamps real time)."""
+    """A session last updated more than 24 hours before ``now`` is not linked (the saved clock)."""
     store = InMemoryWorkingMemoryStore()
     await _saved_session(store, key("old"), ("vacation",), when=0)
     current = await _saved_session(store, key("now"), ("vacation",), when=0)
-    assert [link.session_id for link in await current.links(now=utc_now())] == ["old"]
-    assert await current.links(now=utc_now() + timedelta(hours=25)) == ()
+    assert [link.session_id for link in await current.links(now=at(23 * 3_600))] == ["old"]
+    assert await current.links(now=at(25 * 3_600)) == ()
 
 
 async def test_a_failed_operation_is_not_replayed() -> None:
