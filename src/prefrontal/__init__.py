@@ -13,15 +13,26 @@ from prefrontal.errors import (
     ConflictError,
     DatasetError,
     ItemRejectedError,
+    NotFoundError,
     PhaseError,
     PrefrontalError,
     StoreError,
     TransientStoreError,
     WorkingMemoryError,
 )
+from prefrontal.exchange import (
+    EndTurnConfig,
+    EndTurnResult,
+    ExchangeView,
+    Extracted,
+    ExtractiveSummarizer,
+    Extractor,
+    Summarizer,
+    ToolCall,
+)
 from prefrontal.orchestrator import Orchestrator
 from prefrontal.stores.set import Stores
-from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnStatus, TurnTrace
+from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnEnding, TurnStatus, TurnTrace
 from prefrontal.turn import (
     OrchestratorConfig,
     TurnContext,
@@ -38,8 +49,15 @@ __all__ = [
     "ConflictError",
     "ContextBundle",
     "DatasetError",
+    "EndTurnConfig",
+    "EndTurnResult",
+    "ExchangeView",
+    "Extracted",
+    "ExtractiveSummarizer",
+    "Extractor",
     "Fragment",
     "ItemRejectedError",
+    "NotFoundError",
     "Orchestrator",
     "OrchestratorConfig",
     "PhaseError",
@@ -51,8 +69,11 @@ __all__ = [
     "SectionRule",
     "StoreError",
     "Stores",
+    "Summarizer",
+    "ToolCall",
     "TransientStoreError",
     "TurnContext",
+    "TurnEnding",
     "TurnRequest",
     "TurnResult",
     "TurnStatus",

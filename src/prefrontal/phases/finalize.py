@@ -48,6 +48,7 @@ def seal(turn: TurnState, own: PhaseRecord) -> TurnTrace:
         warnings=warnings,
         errors=errors,
         version=turn.version,
+        user_input=turn.request.user_input,
     )
 
 

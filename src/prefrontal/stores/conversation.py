@@ -52,6 +52,8 @@ class ConversationSummary(Record):
     topics: tuple[str, ...] = ()
     decisions: tuple[str, ...] = ()
     updated_at: Timestamp = Field(default_factory=utc_now)
+    through: str | None = None
+    """The id of the newest message folded into the summary (``None``: not kept)."""
 
 
 @runtime_checkable
