@@ -16,6 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from prefrontal.stores.records import MetadataValue, Timestamp
 
+SUMMARY_PHASE = "buffer.summarize"
+"""The provenance phase that marks a summary item the buffer made by folding."""
+
 Unit = float
 """A number in ``[0, 1]`` (constrained where it is a field)."""
 
@@ -150,6 +153,11 @@ class BufferItem(BufferModel):
         return self.model_copy(
             update={"last_accessed_at": now, "access_count": self.access_count + 1}
         )
+
+    @property
+    def is_summary(self) -> bool:
+        """True for the summary item the buffer made by folding others into it (SUMMARIZE)."""
+        return self.provenance.phase == SUMMARY_PHASE and bool(self.summary_of)
 
     @property
     def labels(self) -> frozenset[str]:

@@ -171,9 +171,9 @@ class SessionBuffer:
         return await self._apply(_sync(lambda b: b.access(item_id, at)))
 
     async def expire(self, now: datetime | None = None) -> tuple[Eviction, ...]:
-        """Remove the unpinned items that have faded out."""
+        """Let the unpinned items that have faded out go (see :meth:`WorkingMemoryBuffer.fade`)."""
         at = now or self.buffer.clock()
-        return await self._apply(_sync(lambda b: b.expire(at)))
+        return await self._apply(lambda b: b.fade(at))
 
     async def pin(self, item_id: str, pinned: bool = True) -> BufferItem:
         """Pin or unpin a held item."""
