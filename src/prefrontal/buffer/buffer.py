@@ -15,7 +15,7 @@ the same state.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -266,6 +266,41 @@ class WorkingMemoryBuffer:
         at = self.moment(now)
         stale = [i for i in self.items if i.lifetime is Lifetime.TURN and i.item_id not in keep]
         return self._take_out_all(stale, EvictionReason.REPLACED, "not in this turn's context", at)
+
+    def mark_consolidation(
+        self, targets: Mapping[str, str], now: datetime | None = None
+    ) -> tuple[BufferItem, ...]:
+        """Note, on each held item named in ``targets``, the episodic item it is promoted into.
+
+        Items not held are skipped; the marked items are returned. Nothing
+        else about them changes (see :mod:`prefrontal.formation`).
+        """
+        at = self.moment(now)
+        marked = []
+        for item_id, target in targets.items():
+            item = self._held.items.get(item_id)
+            if item is None:
+                continue
+            changed = item.model_copy(update={"consolidating_into": target})
+            self._held.replace(changed)
+            self._held.emit(EventKind.UPDATED, at, item_id, "consolidating")
+            marked.append(changed)
+        return tuple(marked)
+
+    def release_consolidated(
+        self, targets: Collection[str], now: datetime | None = None
+    ) -> tuple[Eviction, ...]:
+        """Remove the items marked for one of ``targets``: they now live in episodic memory."""
+        at = self.moment(now)
+        done = [i for i in self.items if i.consolidating_into in targets]
+        gone = tuple(
+            self._held.take_out(
+                i, EvictionReason.CONSOLIDATED, f"promoted into {i.consolidating_into}"
+            )
+            for i in done
+        )
+        self._held.publish(gone, at)
+        return gone
 
     def refresh_themes(self) -> tuple[str, ...]:
         """Recompute the session's dominant themes from the held items."""

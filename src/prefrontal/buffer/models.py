@@ -147,6 +147,9 @@ class BufferItem(BufferModel):
     """For a summary item, the ids of the items folded into it."""
     provenance: ItemProvenance = Field(default_factory=ItemProvenance)
     seq: int = Field(default=0, ge=0)
+    consolidating_into: str | None = Field(default=None, min_length=1, max_length=256)
+    """The episodic item this one is being promoted into (set by consolidation until
+    the item leaves the buffer; see :mod:`prefrontal.formation`)."""
 
     def touched(self, now: datetime) -> BufferItem:
         """This item accessed once more at ``now``."""
