@@ -17,6 +17,7 @@ from prefrontal import (
     TurnRequest,
 )
 from prefrontal.budgets.tokens import default_counter
+from tests.conftest import fixed_clock
 
 
 def test_counts_are_cl100k_counts() -> None:
@@ -64,7 +65,7 @@ def test_the_orchestrator_takes_any_token_counter() -> None:
     assert isinstance(Words(), TokenCounter)
 
     async def go() -> ContextBundle:
-        orchestrator = Orchestrator(Stores.in_memory(), counter=Words())
+        orchestrator = Orchestrator(Stores.in_memory(), counter=Words(), clock=fixed_clock)
         request = TurnRequest(agent_id="a", user_id="u", session_id="s", user_input="hello there")
         return (await orchestrator.start_turn(request)).bundle
 
