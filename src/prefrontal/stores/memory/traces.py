@@ -41,3 +41,13 @@ class InMemoryTraceStore:
         hits = [t for t in self._traces.values() if matches(t, query)]
         hits.sort(key=lambda t: (t.started_at, t.turn_id), reverse=True)
         return hits[: query.limit]
+
+    async def erase(self, tenant: Tenant) -> int:
+        mine = [
+            turn_id
+            for turn_id, trace in self._traces.items()
+            if (trace.agent_id, trace.user_id) == (tenant.agent_id, tenant.user_id)
+        ]
+        for turn_id in mine:
+            del self._traces[turn_id]
+        return len(mine)

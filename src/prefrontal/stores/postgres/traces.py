@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from prefrontal.stores.durable import SharesDatabase, dump
-from prefrontal.stores.postgres.database import Connection, PostgresDatabase, storable
+from prefrontal.stores.postgres.database import (
+    Connection,
+    PostgresDatabase,
+    erase_statement,
+    storable,
+)
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
 from prefrontal.traces.models import TurnTrace
@@ -65,6 +70,11 @@ class PostgresTraceStore(SharesDatabase[PostgresDatabase]):
             return [TurnTrace.model_validate_json(row[0]) for row in rows]
 
         return await self.database.read(run, store=_STORE)
+
+    async def erase(self, tenant: Tenant) -> int:
+        return await self.database.count(
+            erase_statement("traces"), tenant.agent_id, tenant.user_id, store=_STORE
+        )
 
 
 def _select(query: TraceQuery) -> tuple[str | None, list[Any]]:
