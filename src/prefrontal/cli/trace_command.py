@@ -40,13 +40,13 @@ def when(value: str | None, now: datetime | None = None) -> datetime | None:
 
 
 async def _list(db: str, query: TraceQuery) -> list[TurnTrace]:
-    async with opened(db, Console(stderr=True)) as stores:
+    async with opened(db, create=False) as stores:
         return await stores.traces.list(query)
 
 
 async def _find(db: str, turn_id: str) -> tuple[TurnTrace | None, list[str]]:
     """The trace of ``turn_id`` (or the newest for ``latest``) and the turns that followed it."""
-    async with opened(db, Console(stderr=True)) as stores:
+    async with opened(db, create=False) as stores:
         query = TraceQuery(limit=1) if turn_id == LATEST else TraceQuery(turn_id=turn_id)
         found = [t for t in await stores.traces.list(query) if turn_id in (LATEST, t.turn_id)]
         if not found:
