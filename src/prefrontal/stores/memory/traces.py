@@ -63,6 +63,16 @@ class InMemoryTraceStore:
         hits.sort(key=newest_first, reverse=True)
         return hits[: query.limit]
 
+    async def erase(self, tenant: Tenant) -> int:
+        mine = [
+            turn_id
+            for turn_id, trace in self._traces.items()
+            if (trace.agent_id, trace.user_id) == (tenant.agent_id, tenant.user_id)
+        ]
+        for turn_id in mine:
+            del self._traces[turn_id]
+        return len(mine)
+
     async def prune(self, *, before: datetime | None = None, keep: int | None = None) -> int:
         ordered = sorted(self._traces.values(), key=newest_first, reverse=True)
         kept = [t for t in ordered if before is None or t.started_at >= before]

@@ -6,7 +6,12 @@ from datetime import datetime
 from typing import Any
 
 from prefrontal.stores.durable import SharesDatabase, dump
-from prefrontal.stores.postgres.database import Connection, PostgresDatabase, storable
+from prefrontal.stores.postgres.database import (
+    Connection,
+    PostgresDatabase,
+    erase_statement,
+    storable,
+)
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
 from prefrontal.traces.models import TurnTrace
@@ -66,6 +71,11 @@ class PostgresTraceStore(SharesDatabase[PostgresDatabase]):
             return [TurnTrace.model_validate_json(row[0]) for row in rows]
 
         return await self.database.read(run, store=_STORE)
+
+    async def erase(self, tenant: Tenant) -> int:
+        return await self.database.count(
+            erase_statement("traces"), tenant.agent_id, tenant.user_id, store=_STORE
+        )
 
     async def prune(self, *, before: datetime | None = None, keep: int | None = None) -> int:
         async def run(connection: Connection) -> int:

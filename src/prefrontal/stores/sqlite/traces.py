@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from prefrontal.stores.durable import SharesDatabase, dump, encodable
-from prefrontal.stores.sqlite.database import Database, to_us
+from prefrontal.stores.sqlite.database import Database, erase, to_us
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
 from prefrontal.traces.models import TurnTrace
@@ -60,6 +60,11 @@ class SqliteTraceStore(SharesDatabase[Database]):
             return [TurnTrace.model_validate_json(body) for (body,) in rows]
 
         return await self.database.read(run, store=_STORE)
+
+    async def erase(self, tenant: Tenant) -> int:
+        return await self.database.write(
+            lambda connection: erase(connection, "traces", tenant), store=_STORE
+        )
 
     async def prune(self, *, before: datetime | None = None, keep: int | None = None) -> int:
         def run(connection: sqlite3.Connection) -> int:

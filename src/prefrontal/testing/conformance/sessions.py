@@ -12,6 +12,7 @@ from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery, TraceStore
 from prefrontal.stores.working_memory import SessionKey, SessionState, WorkingMemoryStore
 from prefrontal.testing.conformance.base import ALICE, BOB, STRANGER, StoreSuite, at
+from prefrontal.testing.conformance.ownership import TraceOwnership, WorkingMemoryOwnership
 from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnStatus, TurnTrace
 
 
@@ -25,7 +26,7 @@ def fresh(session: SessionKey, **state: Any) -> SessionState:
     return SessionState(key=session, state=state, themes=("travel",), entities=("Lisbon",))
 
 
-class WorkingMemoryStoreSuite(StoreSuite):
+class WorkingMemoryStoreSuite(WorkingMemoryOwnership, StoreSuite):
     """Every contract of :class:`~prefrontal.stores.WorkingMemoryStore`."""
 
     async def test_unknown_session_loads_none(self, store: WorkingMemoryStore) -> None:
@@ -176,7 +177,7 @@ async def listed(store: TraceStore, **fields: Any) -> list[str]:
     return [t.turn_id for t in await store.list(TraceQuery(**fields))]
 
 
-class TraceStoreSuite(StoreSuite):
+class TraceStoreSuite(TraceOwnership, StoreSuite):
     """Every contract of :class:`~prefrontal.stores.TraceStore`."""
 
     async def test_trace_round_trips_for_its_owner(self, store: TraceStore) -> None:
