@@ -6,7 +6,17 @@ provenance-tagged :class:`ContextBundle` and a :class:`TurnTrace`.
 """
 
 from prefrontal.budgets.policy import BudgetPolicy, SectionRule, allocate, default_policy
+from prefrontal.budgets.tokens import TokenCounter
+from prefrontal.buffer.config import BufferConfig, OverflowPolicy
 from prefrontal.bundle.models import ContextBundle, Fragment, Provenance, Section
+from prefrontal.config import (
+    ConversationConfig,
+    FrontalCortexConfig,
+    OrchestratorConfig,
+    PhaseName,
+    RecallConfig,
+    ScratchPageConfig,
+)
 from prefrontal.errors import (
     BudgetError,
     ConfigurationError,
@@ -31,10 +41,10 @@ from prefrontal.exchange import (
     ToolCall,
 )
 from prefrontal.orchestrator import Orchestrator
+from prefrontal.retrieval.settings import RecallSettings, RerankWeights
 from prefrontal.stores.set import Stores
 from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnEnding, TurnStatus, TurnTrace
 from prefrontal.turn import (
-    OrchestratorConfig,
     TurnContext,
     TurnRequest,
     TurnResult,
@@ -45,9 +55,11 @@ from prefrontal.turn import (
 __all__ = [
     "BudgetError",
     "BudgetPolicy",
+    "BufferConfig",
     "ConfigurationError",
     "ConflictError",
     "ContextBundle",
+    "ConversationConfig",
     "DatasetError",
     "EndTurnConfig",
     "EndTurnResult",
@@ -56,20 +68,28 @@ __all__ = [
     "ExtractiveSummarizer",
     "Extractor",
     "Fragment",
+    "FrontalCortexConfig",
     "ItemRejectedError",
     "NotFoundError",
     "Orchestrator",
     "OrchestratorConfig",
+    "OverflowPolicy",
     "PhaseError",
+    "PhaseName",
     "PhaseRecord",
     "PhaseStatus",
     "PrefrontalError",
     "Provenance",
+    "RecallConfig",
+    "RecallSettings",
+    "RerankWeights",
+    "ScratchPageConfig",
     "Section",
     "SectionRule",
     "StoreError",
     "Stores",
     "Summarizer",
+    "TokenCounter",
     "ToolCall",
     "TransientStoreError",
     "TurnContext",

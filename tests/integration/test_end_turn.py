@@ -136,7 +136,12 @@ async def test_the_end_turn_trace_is_kept_with_the_turn(stores: Stores) -> None:
     trace = await stores.traces.get(TENANT, result.context.turn_id)
     assert trace is not None and trace.ending is not None
     assert trace.ending == ended.trace
-    assert [s.name for s in trace.ending.steps] == ["exchange", "summary", "buffer"]
+    assert [s.name for s in trace.ending.steps] == [
+        "exchange",
+        "summary",
+        "buffer",
+        "consolidation",
+    ]
     assert all(s.status.value == "ok" for s in trace.ending.steps)
     assert trace.ending.reply == "December 3."
 
@@ -207,7 +212,7 @@ async def test_a_sixty_turn_loop_recalls_a_fact_of_turn_three_at_turn_fifty_five
     inputs = [f"Let us plan item {n} of the launch checklist." for n in range(1, 61)]
     inputs[2] = fact
     inputs[54] = "Where does my sister Ilse keep her bees?"
-    orchestrator = build(stores, extractor=extractor, recent_turns=10)
+    orchestrator = build(stores, extractor=extractor, conversation={"recent_turns": 10})
     turn_ids: list[str] = []
     bundles = {}
     async with orchestrator:
@@ -271,7 +276,7 @@ async def test_a_failing_extractor_is_in_the_trace_and_nothing_else_fails(stores
 
 async def test_what_leaves_the_window_is_folded_into_the_rolling_summary(stores: Stores) -> None:
     """With a window of four messages, five exchanges fold the first six into the summary, once."""
-    orchestrator = build(stores, recent_turns=4)
+    orchestrator = build(stores, conversation={"recent_turns": 4})
     parent: str | None = None
     for number in range(1, 6):
         result = await orchestrator.start_turn(ask(f"Question {number}. More words.", parent))
@@ -300,7 +305,7 @@ async def test_any_async_callable_can_summarize(stores: Stores) -> None:
     async def shout(previous: str | None, messages: Sequence[ConversationTurn], *_: object) -> str:
         return " ".join([previous or "", *(m.content.upper() for m in messages)]).strip()
 
-    orchestrator = build(stores, summarizer=shout, recent_turns=2)
+    orchestrator = build(stores, summarizer=shout, conversation={"recent_turns": 2})
     parent: str | None = None
     for number in range(1, 4):
         result = await orchestrator.start_turn(ask(f"question {number}", parent))

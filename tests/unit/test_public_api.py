@@ -17,6 +17,7 @@ FACADES = [
     "prefrontal.orchestrator",
     "prefrontal.demo",
     "prefrontal.exchange",
+    "prefrontal.formation",
 ]
 
 

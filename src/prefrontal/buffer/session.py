@@ -14,14 +14,14 @@ subscribers heard them once, when they first happened.
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
 import structlog
 from pydantic import ValidationError
 
-from prefrontal.buffer.buffer import Clock, TokenCounter, WorkingMemoryBuffer
+from prefrontal.buffer.buffer import Clock, WorkingMemoryBuffer
 from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.events import BufferEvent, EventKind, Subscriber
 from prefrontal.buffer.models import BufferItem, Focus, NewItem
@@ -35,6 +35,7 @@ from prefrontal.buffer.recall_gate import (
 from prefrontal.buffer.snapshot import AddResult, BufferSnapshot, RefreshReport
 from prefrontal.buffer.summarizer import Summarizer
 from prefrontal.buffer.themes import LinkSettings, SessionLink, SessionProfile, link_sessions
+from prefrontal.buffer.tokens import CountTokens
 from prefrontal.errors import ConflictError, WorkingMemoryError
 from prefrontal.stores.long_term import MemoryQuery, MemoryStore
 from prefrontal.stores.tenancy import Tenant
@@ -81,7 +82,7 @@ class SessionBuffer:
         key: SessionKey,
         *,
         config: BufferConfig | None = None,
-        count_tokens: TokenCounter | None = None,
+        count_tokens: CountTokens | None = None,
         summarizer: Summarizer | None = None,
         clock: Clock | None = None,
         subscribers: Sequence[Subscriber] = (),
@@ -171,9 +172,9 @@ class SessionBuffer:
         return await self._apply(_sync(lambda b: b.access(item_id, at)))
 
     async def expire(self, now: datetime | None = None) -> tuple[Eviction, ...]:
-        """Remove the unpinned items that have faded out."""
+        """Let the unpinned items that have faded out go (see :meth:`WorkingMemoryBuffer.fade`)."""
         at = now or self.buffer.clock()
-        return await self._apply(_sync(lambda b: b.expire(at)))
+        return await self._apply(lambda b: b.fade(at))
 
     async def pin(self, item_id: str, pinned: bool = True) -> BufferItem:
         """Pin or unpin a held item."""
@@ -189,6 +190,20 @@ class SessionBuffer:
         """Remove every item."""
         at = self.buffer.clock()
         return await self._apply(_sync(lambda b: b.clear(at)))
+
+    async def mark_consolidation(
+        self, targets: Mapping[str, str], now: datetime | None = None
+    ) -> tuple[BufferItem, ...]:
+        """Mark held items with the episodic item each is promoted into (see the buffer's)."""
+        at = now or self.buffer.clock()
+        return await self._apply(_sync(lambda b: b.mark_consolidation(targets, at)))
+
+    async def release_consolidated(
+        self, targets: Collection[str], now: datetime | None = None
+    ) -> tuple[Eviction, ...]:
+        """Remove the items marked for one of ``targets`` (promoted: they leave the buffer)."""
+        at = now or self.buffer.clock()
+        return await self._apply(_sync(lambda b: b.release_consolidated(targets, at)))
 
     async def recall_gate(
         self,
@@ -388,7 +403,7 @@ def _check_owner(state: SessionState | None, key: SessionKey) -> None:
 def _rebuild(
     state: SessionState | None,
     config: BufferConfig | None,
-    count_tokens: TokenCounter | None,
+    count_tokens: CountTokens | None,
     summarizer: Summarizer | None,
     clock: Clock | None,
 ) -> WorkingMemoryBuffer:

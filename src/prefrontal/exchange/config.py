@@ -22,6 +22,8 @@ class EndTurnConfig(BaseModel):
     """Fold what leaves the recent-conversation window into the rolling summary."""
     fold_batch: int = Field(default=40, ge=1, le=1_000)
     """How many messages past the window one fold looks back over."""
+    consolidate: bool = True
+    """Promote the session's cooling working-memory items into episodic memory at each end."""
     extract_timeout_s: float = Field(default=30.0, gt=0, le=3_600)
     """An extractor that takes longer is cancelled and its failure recorded in the trace."""
     max_pending_extractions: int = Field(default=16, ge=1, le=10_000)

@@ -12,12 +12,14 @@ One call, after the model answered:
 3. ``buffer``: the exchange is offered to the session's working-memory
    buffer (until the next turn's context takes its place); tool results
    stay there as the agent's own items.
-4. ``extraction`` (with an :class:`~prefrontal.exchange.Extractor`): runs in
+4. ``consolidation``: the session's working-memory items going cold are
+   promoted into episodic memory (:func:`prefrontal.formation.consolidate`).
+5. ``extraction`` (with an :class:`~prefrontal.exchange.Extractor`): runs in
    the orchestrator's background runner when it is entered (inline
    otherwise), bounded by ``extract_timeout_s``; its outcome is added to the
    trace when it ends.
 
-Steps 2 and 3 run once the exchange is written, shielded from cancellation
+Steps 2 to 4 run once the exchange is written, shielded from cancellation
 for at most ``bookkeeping_timeout_s``, so a call cancelled after the write
 still leaves a whole record; a step that fails is recorded in the ending's
 trace and does not fail the call.
@@ -40,7 +42,7 @@ from prefrontal.exchange.extract import ExchangeView, Extractor, extract
 from prefrontal.exchange.models import EndTurnResult, ToolCall
 from prefrontal.exchange.records import Utterance, exchange
 from prefrontal.exchange.summary import Summarizer, fold
-from prefrontal.phases.session import buffer_config
+from prefrontal.formation import consolidate
 from prefrontal.stores.conversation import Role
 from prefrontal.stores.exchange import exchange_writer
 from prefrontal.stores.long_term import MemoryKind
@@ -53,7 +55,7 @@ from prefrontal.turn import OrchestratorConfig, TurnResult
 Clock = Callable[[], datetime]
 TokenCounter = Callable[[str], int]
 
-STEP_BUDGETS_MS = {"exchange": 50.0, "summary": 50.0, "buffer": 50.0}
+STEP_BUDGETS_MS = {"exchange": 50.0, "summary": 50.0, "buffer": 50.0, "consolidation": 100.0}
 
 
 def user_id_of(turn_id: str) -> str:
@@ -239,6 +241,8 @@ class TurnEnder:
             if self.config.end_turn.fold:
                 await steps.run("summary", lambda: self._fold(trace, at))
             await steps.run("buffer", lambda: self._offer(trace, ending.reply, calls, at))
+            if self.config.end_turn.consolidate:
+                await steps.run("consolidation", lambda: self._consolidate(trace, at))
             final = _with_steps(trace, steps)
             await self.stores.traces.put(final)
             return final
@@ -249,7 +253,7 @@ class TurnEnder:
         done = await fold(
             self.stores.conversation,
             _tenant(trace),
-            window=self.config.recent_turns,
+            window=self.config.conversation.recent_turns,
             batch=settings.fold_batch,
             max_tokens=settings.summary_tokens,
             summarizer=self.summarizer,
@@ -267,7 +271,7 @@ class TurnEnder:
         session = await SessionBuffer.load(
             self.stores.working_memory,
             key,
-            config=buffer_config(self.config),
+            config=self.config.buffer,
             count_tokens=self.count_tokens,
             clock=self.clock,
         )
@@ -278,6 +282,13 @@ class TurnEnder:
         outcomes = [(await session.add(item, now=at)).outcome.value for item in offered]
         saved = await session.save(now=at)
         return {"outcomes": dict(Counter(outcomes)), "version": saved.version}
+
+    async def _consolidate(self, trace: TurnTrace, at: datetime) -> dict[str, object]:
+        key = SessionKey(
+            agent_id=trace.agent_id, user_id=trace.user_id, session_id=trace.session_id
+        )
+        report = await consolidate(self.stores, key, now=at, count_tokens=self.count_tokens)
+        return {"promoted": list(report.promoted_ids), "released": len(report.released)}
 
     async def _extract_missing(self, trace: TurnTrace, calls: Sequence[ToolCall]) -> None:
         """On a retry: run the extraction a cancelled first call never scheduled.

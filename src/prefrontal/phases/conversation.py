@@ -102,7 +102,7 @@ def previous_exchange(
 
 def still_recent(turn: TurnState, turns: list[ConversationTurn]) -> list[ConversationTurn]:
     """``turns`` less those of other sessions said before the turn's recent window."""
-    window = turn.config.recent_window_s
+    window = turn.config.conversation.recent_window_s
     if window is None:
         return turns
     since = turn.context.started_at - timedelta(seconds=window)
@@ -121,7 +121,7 @@ async def _load(
     async def load_recent() -> None:
         nonlocal recent
         recent = await call_store(
-            turn, NAME, lambda: store.recent(tenant, limit=turn.config.recent_turns)
+            turn, NAME, lambda: store.recent(tenant, limit=turn.config.conversation.recent_turns)
         )
 
     async def load_summary() -> None:
