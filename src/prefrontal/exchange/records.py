@@ -82,7 +82,7 @@ def exchange(
     tenant: Tenant,
     session_id: str,
     thread_id: str,
-    trace: TurnTrace,
+    trace: TurnTrace | None = None,
 ) -> Exchange:
     """The records of ``utterances``: messages for the spoken ones, a memory for each."""
     return Exchange(

@@ -208,6 +208,7 @@ class TurnEnder:
         if written is None:
             return _result(await self._stored(trace), written=False)
         steps.add("exchange", PhaseStatus.OK, started, {"memories": len(written.memories)})
+        assert written.trace is not None  # an exchange of a turn always carries its trace
         final = await self._bookkeeping(written.trace, steps, calls, at)
         await self._extract(final, calls, at)
         return _result(final, written=True)

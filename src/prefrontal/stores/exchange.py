@@ -15,8 +15,9 @@ it; :func:`exchange_writer` picks one for a set of stores:
   backends a write cut short leaves no trace ending, and the retry rewrites
   the same ids, so nothing is written twice.
 
-Contract of every writer: if the stored trace of the turn already has an
-ending, nothing is written and ``None`` is returned; otherwise the
+Contract of every writer: if the exchange has a trace and the stored trace
+of its turn already has an ending, nothing is written and ``None`` is
+returned; otherwise the
 episodic items get the next positions of their thread (after the highest
 one held), each message's metadata its item's ``position``, and the
 exchange as written is returned.
@@ -46,8 +47,16 @@ class Exchange(Record):
     messages: tuple[ConversationTurn, ...]
     memories: tuple[MemoryItem, ...]
     """In thread order; the writer gives them their positions."""
-    trace: TurnTrace
-    """The turn's trace with its ending: written last, in the same transaction."""
+    trace: TurnTrace | None = None
+    """The turn's trace with its ending: written last, in the same transaction.
+
+    ``None`` for history imported from elsewhere (no turn to mark): then
+    only the records' ids make a second write harmless.
+    """
+
+    def ended_mark(self) -> str | None:
+        """The turn id whose ended trace marks this exchange as written, if any."""
+        return None if self.trace is None else self.trace.turn_id
 
     def placed(self, first: int) -> Exchange:
         """The exchange with its memories at positions ``first``, ``first + 1``, ...
@@ -105,8 +114,8 @@ class OrderedExchangeWriter:
 
     async def write(self, exchange: Exchange) -> Exchange | None:
         ready = await with_embeddings(list(exchange.memories), _embedder(self.episodic))
-        tenant, turn_id = exchange.tenant, exchange.trace.turn_id
-        stored = await self.traces.get(tenant, turn_id)
+        tenant, turn_id = exchange.tenant, exchange.ended_mark()
+        stored = None if turn_id is None else await self.traces.get(tenant, turn_id)
         if stored is not None and stored.ending is not None:
             return None
         latest = await self.conversation.recent(tenant, limit=1, session_id=exchange.session_id)
@@ -116,7 +125,8 @@ class OrderedExchangeWriter:
         await self.episodic.put_many(list(placed.memories))
         for message in placed.messages:
             await self.conversation.append(message)
-        await self.traces.put(placed.trace)
+        if placed.trace is not None:
+            await self.traces.put(placed.trace)
         return placed
 
 

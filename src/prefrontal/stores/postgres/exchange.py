@@ -38,15 +38,16 @@ class PostgresExchangeWriter:
         embedded = exchange.model_copy(update={"memories": tuple(ready)})
 
         async def run(connection: Connection) -> Exchange | None:
-            tenant = exchange.tenant
-            if await self.traces.ended_in(connection, tenant, exchange.trace.turn_id):
+            tenant, turn_id = exchange.tenant, exchange.ended_mark()
+            if turn_id is not None and await self.traces.ended_in(connection, tenant, turn_id):
                 return None
             last = await self.episodic.last_position_in(connection, tenant, exchange.thread_id)
             placed = embedded.placed(last + 1)
             await self.episodic.put_in(connection, placed.memories)
             for message in placed.messages:
                 await self.append(connection, message)
-            await self.traces.put_in(connection, placed.trace)
+            if placed.trace is not None:
+                await self.traces.put_in(connection, placed.trace)
             return placed
 
         return await self.database.write(run, store="conversation")

@@ -38,15 +38,16 @@ class SqliteExchangeWriter:
         embedded = exchange.model_copy(update={"memories": tuple(ready)})
 
         def run(connection: sqlite3.Connection) -> Exchange | None:
-            tenant = exchange.tenant
-            if self.traces.ended_in(connection, tenant, exchange.trace.turn_id):
+            tenant, turn_id = exchange.tenant, exchange.ended_mark()
+            if turn_id is not None and self.traces.ended_in(connection, tenant, turn_id):
                 return None
             last = self.episodic.last_position_in(connection, tenant, exchange.thread_id)
             placed = embedded.placed(last + 1)
             self.episodic.put_in(connection, placed.memories)
             for message in placed.messages:
                 self.append(connection, message)
-            self.traces.put_in(connection, placed.trace)
+            if placed.trace is not None:
+                self.traces.put_in(connection, placed.trace)
             return placed
 
         return await self.database.write(run, store="conversation")
