@@ -25,6 +25,7 @@ def fragment(
     version: str | None = None,
     heading: str | None = None,
     role: str | None = None,
+    volatile: bool = False,
 ) -> Fragment:
     """A fragment of ``text`` with its token count and provenance filled in."""
     provenance = Provenance(
@@ -45,6 +46,7 @@ def fragment(
         position=position,
         heading=heading,
         role=role,
+        volatile=volatile,
     )
 
 
