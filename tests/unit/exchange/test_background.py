@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import anyio
 import pytest
 
-from prefrontal import Stores
+from prefrontal import StoreError, Stores
 from prefrontal.exchange import ExchangeView, Extracted
 from prefrontal.exchange.background import BackgroundRunner
+from prefrontal.stores.exchange import OrderedExchangeWriter, exchange_writer
+from prefrontal.testing import FailingStore
 from tests.endturn_support import TENANT, ask, build
 
 pytestmark = pytest.mark.anyio
@@ -83,3 +86,23 @@ async def test_a_runner_not_entered_refuses_work() -> None:
 
     with pytest.raises(RuntimeError, match="not running"):
         await BackgroundRunner(2).submit(job)
+
+
+async def test_a_wrapped_store_is_written_through_its_wrapper(tmp_path: Path) -> None:
+    """A failing conversation store around SQLite makes end_turn fail: its writer is not bypassed."""
+    stores = Stores.sqlite(tmp_path / "p.db")
+    broken = stores.replace(
+        conversation=FailingStore(
+            stores.conversation, error=StoreError("down"), methods=("append",)
+        )
+    )
+    try:
+        orchestrator = build(broken)
+        result = await orchestrator.start_turn(ask("Hello?"))
+        with pytest.raises(StoreError, match="down"):
+            await orchestrator.end_turn(result, "Hi.")
+        assert await stores.conversation.recent(TENANT, limit=5) == []
+        assert exchange_writer(stores).__class__.__name__ == "SqliteExchangeWriter"
+        assert isinstance(exchange_writer(broken), OrderedExchangeWriter)
+    finally:
+        await stores.aclose()
