@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from prefrontal.bundle.models import Fragment, Section
+from prefrontal.bundle.readiness import IDENTITY, RULES
 from prefrontal.phases.fragments import fragment, loaded
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
@@ -69,9 +70,9 @@ async def run(turn: TurnState) -> PhaseOutcome:
     if profile is None:
         return PhaseOutcome(degraded=True, warnings=(f"no profile for agent {tenant.agent_id!r}",))
     texts = {
-        "identity": identity_text(profile),
+        IDENTITY: identity_text(profile),
+        RULES: governance_text(profile),
         "clock": clock_text(turn),
-        "governance": governance_text(profile),
         "mode": mode_text(profile, turn.request.mode),
         "capabilities": capabilities_text(profile),
     }
