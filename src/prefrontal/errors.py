@@ -9,6 +9,7 @@ The tree::
     │   ├── TransientStoreError   worth retrying (busy, timeout, lost connection)
     │   ├── ConflictError         optimistic concurrency: someone saved first
     │   └── ItemRejectedError     the store refused an item (too large, bad text)
+    ├── NotFoundError             an item id or turn id that names nothing of the tenant's
     ├── WorkingMemoryError        the working-memory buffer refused an operation
     ├── PhaseError                a phase could not produce its output; carries ``phase``
     └── DatasetError              an evaluation data file is not in its format
@@ -55,6 +56,10 @@ class ConflictError(StoreError):
 
 class ItemRejectedError(StoreError):
     """The store refused an item: empty, oversized or malformed content."""
+
+
+class NotFoundError(PrefrontalError):
+    """An item id or turn id names nothing the tenant owns (the message says which)."""
 
 
 class WorkingMemoryError(PrefrontalError):

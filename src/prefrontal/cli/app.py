@@ -1,5 +1,4 @@
-"""The ``prefrontal`` command line: ``turn``, ``trace``, ``demo``, ``bench``."""
-
+"""The ``prefrontal`` command: ``turn``, ``trace``, ``demo``, ``bench``, ``eval`` and ``serve``."""
 from __future__ import annotations
 
 import typer
@@ -8,6 +7,7 @@ import prefrontal.logging
 from prefrontal.cli.bench_command import bench
 from prefrontal.cli.demo_command import demo
 from prefrontal.cli.eval_command import eval_app
+from prefrontal.cli.serve_command import serve_app
 from prefrontal.cli.trace_command import trace_app
 from prefrontal.cli.turn_command import turn
 
@@ -33,6 +33,7 @@ def _root(
 app.command()(turn)
 app.add_typer(trace_app, name="trace")
 app.add_typer(eval_app, name="eval")
+app.add_typer(serve_app, name="serve")
 app.command()(demo)
 app.command()(bench)
 
