@@ -1,4 +1,5 @@
 """The ``prefrontal`` command: ``turn``, ``trace``, ``demo``, ``bench``, ``eval`` and ``serve``."""
+
 from __future__ import annotations
 
 import typer

@@ -8,6 +8,10 @@ stands still within one), and on :class:`CountingIds` (``t0000000000000000000001
 ...). The same calls made in-process with the same clock and ids give the
 same bundles. Never set it in production: every server started with it
 hands out the same ids.
+
+``PREFRONTAL_SERVE_TEST_DELAY_MS`` (test-only too) makes every turn wait
+that long before it starts, so that a test can have turns in flight when it
+stops the server.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 TEST_CLOCK_ENV = "PREFRONTAL_SERVE_TEST_CLOCK"
+TEST_DELAY_ENV = "PREFRONTAL_SERVE_TEST_DELAY_MS"
 DEFAULT_STEP = timedelta(seconds=30)
 
 

@@ -19,7 +19,13 @@ from prefrontal.budgets.tokens import default_counter
 from prefrontal.errors import NotFoundError
 from prefrontal.exchange.models import ToolCall
 from prefrontal.orchestrator import Orchestrator
-from prefrontal.serving.determinism import TEST_CLOCK_ENV, CountingIds, SteppedClock, parse_instant
+from prefrontal.serving.determinism import (
+    TEST_CLOCK_ENV,
+    TEST_DELAY_ENV,
+    CountingIds,
+    SteppedClock,
+    parse_instant,
+)
 from prefrontal.serving.models import (
     EndTurnOut,
     ErasureOut,
@@ -59,8 +65,10 @@ class Service:
         *,
         clock: Callable[[], datetime],
         before_call: Callable[[], object] | None = None,
+        turn_delay_s: float = 0.0,
     ) -> None:
         self.orchestrator = orchestrator
+        self._turn_delay_s = turn_delay_s
         self._clock = clock
         self._before_call = before_call
         self._counter = default_counter(orchestrator.config.tokenizer)
@@ -75,15 +83,17 @@ class Service:
         environ: Mapping[str, str] | None = None,
     ) -> Service:
         """A service over ``stores``: the wall clock, or the test clock that ``environ`` sets."""
-        start = (environ or {}).get(TEST_CLOCK_ENV)
+        env = environ or {}
+        delay = float(env.get(TEST_DELAY_ENV) or 0) / 1_000
+        start = env.get(TEST_CLOCK_ENV)
         if not start:
             orchestrator = Orchestrator(stores, config, clock=_utc_now, observers=observers)
-            return cls(orchestrator, clock=_utc_now)
+            return cls(orchestrator, clock=_utc_now, turn_delay_s=delay)
         clock = SteppedClock(parse_instant(start))
         orchestrator = Orchestrator(
             stores, config, clock=clock, ids=CountingIds(), observers=observers
         )
-        return cls(orchestrator, clock=clock, before_call=clock.advance)
+        return cls(orchestrator, clock=clock, before_call=clock.advance, turn_delay_s=delay)
 
     @property
     def stores(self) -> Stores:
@@ -99,6 +109,8 @@ class Service:
     async def start_turn(self, request: TurnRequest) -> TurnOut:
         """Run a turn for ``request`` (whose tenant the caller has checked)."""
         self._begin()
+        if self._turn_delay_s:
+            await anyio.sleep(self._turn_delay_s)
         return TurnOut.of(await self.orchestrator.start_turn(request))
 
     async def end_turn(

@@ -73,6 +73,15 @@ AgentQuery = Annotated[
 ]
 
 
+def caller(request: Request) -> KeyGrant:
+    """The grant of the request's API key (401 without a valid one)."""
+    keys: KeyRing = request.app.state.keys
+    return grant_of(request, keys)
+
+
+Caller = Annotated[KeyGrant, Depends(caller)]
+
+
 class Health(BaseModel):
     """The process or its stores answer."""
 
@@ -109,11 +118,7 @@ def create_app(
     install(app)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
 
-    def caller(request: Request) -> KeyGrant:
-        return grant_of(request, keys)
-
-    Caller = Annotated[KeyGrant, Depends(caller)]
-
+    app.state.keys = keys
     @app.post("/v1/turns", tags=["turns"])
     async def start_turn(body: StartTurnBody, grant: Caller) -> TurnOut:
         """Start a turn: assemble the working memory for the user's message within the budget."""
