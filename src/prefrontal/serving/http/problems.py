@@ -57,6 +57,13 @@ def problem(
     return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
+def sentence(message: str) -> str:
+    """``message`` as a sentence: a capital first letter and a full stop."""
+    text = message.strip() or "Error"
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
 def field_errors(error: RequestValidationError) -> tuple[str, list[dict[str, str]]]:
     """A summary sentence and one entry per wrong field, without the rejected values."""
     entries = []
@@ -83,14 +90,16 @@ def install(app: FastAPI) -> None:
 
     async def on_http(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, HTTPException)
-        detail = error.detail if isinstance(error.detail, str) else TITLES.get(error.status_code)
-        return problem(error.status_code, detail or "Error", headers=error.headers)
+        generic = {404: "There is no such resource.", 405: "The resource does not allow this method."}
+        detail = generic.get(error.status_code, error.detail)
+        text = detail if isinstance(detail, str) else TITLES.get(error.status_code, "Error")
+        return problem(error.status_code, sentence(text), headers=error.headers)
 
     async def on_not_found(request: Request, error: Exception) -> JSONResponse:
-        return problem(404, str(error))
+        return problem(404, sentence(str(error)))
 
     async def on_rejected(request: Request, error: Exception) -> JSONResponse:
-        return problem(422, str(error))
+        return problem(422, sentence(str(error)))
 
     async def on_store(request: Request, error: Exception) -> JSONResponse:
         _log.error("store_error", path=request.url.path, error=repr(error))
