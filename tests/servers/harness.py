@@ -15,12 +15,13 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 import httpx
 
@@ -58,46 +59,50 @@ def free_port() -> int:
         return port
 
 
-def server_env(**extra: str) -> dict[str, str]:
+def server_env(*, test_clock: bool = True, **extra: str) -> dict[str, str]:
     """The environment of a test server: ours, the test clock, no inherited keys."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFRONTAL_")}
-    return env | {TEST_CLOCK_ENV: START.isoformat(), "NO_COLOR": "1"} | extra
+    clock = {TEST_CLOCK_ENV: START.isoformat()} if test_clock else {}
+    return env | clock | {"NO_COLOR": "1"} | extra
 
 
 @contextmanager
 def running(
     args: list[str], env: dict[str, str], ready_url: str
 ) -> Iterator[subprocess.Popen[str]]:
-    """``python -m prefrontal ARGS`` until the block ends; ready once ``ready_url`` answers."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "prefrontal", *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        _wait_until_answering(process, ready_url)
-        yield process
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
+    """``python -m prefrontal ARGS`` until the block ends; ready once ``ready_url`` answers.
+
+    Its output goes to a temporary file (a pipe nobody reads could fill and stall it).
+    """
+    with tempfile.TemporaryFile("w+") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "prefrontal", *args],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:  # pragma: no cover - a hung server fails the test
-            process.kill()
-            process.wait()
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
+            _wait_until_answering(process, ready_url, log)
+            yield process
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # pragma: no cover - a hung server fails the test
+                process.kill()
+                process.wait()
 
 
-def _wait_until_answering(process: subprocess.Popen[str], url: str, timeout_s: float = 30) -> None:
+def _wait_until_answering(
+    process: subprocess.Popen[str], url: str, log: IO[str], timeout_s: float = 30
+) -> None:
     limit = time.monotonic() + timeout_s
     while time.monotonic() < limit:
         if process.poll() is not None:
-            _, err = process.communicate()
-            raise AssertionError(f"the server exited with {process.returncode}: {err}")
+            log.seek(0)
+            raise AssertionError(f"the server exited with {process.returncode}: {log.read()}")
         try:
             httpx.get(url, timeout=1.0)
             return
@@ -107,12 +112,15 @@ def _wait_until_answering(process: subprocess.Popen[str], url: str, timeout_s: f
 
 
 @contextmanager
-def http_server(db: Path | str, **extra_env: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+def http_server(
+    db: Path | str, *options: str, test_clock: bool = True, **extra_env: str
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """``prefrontal serve http`` on ``db`` with the test keys: its base URL and process."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = server_env(PREFRONTAL_API_KEYS=keys_document(), **extra_env)
+    env = server_env(test_clock=test_clock, PREFRONTAL_API_KEYS=keys_document(), **extra_env)
     args = ["serve", "http", "--host", "127.0.0.1", "--port", str(port), "--db", str(db)]
+    args.extend(options)
     with running(args, env, f"{base}/healthz") as process:
         yield base, process
 

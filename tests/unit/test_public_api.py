@@ -16,6 +16,8 @@ FACADES = [
     "prefrontal.bundle",
     "prefrontal.orchestrator",
     "prefrontal.demo",
+    "prefrontal.serving",
+    "prefrontal.serving.http",
 ]
 
 
