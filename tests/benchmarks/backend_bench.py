@@ -13,6 +13,7 @@ from prefrontal import Orchestrator, TurnRequest
 from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT
 from prefrontal.stores import MemoryQuery, MemoryStore, Stores, Tenant
 from prefrontal.testing.synthetic import questions
+from tests.conftest import FIXED_NOW, fixed_clock
 
 
 def bench_search(
@@ -24,7 +25,7 @@ def bench_search(
     searches timed inside the event loop, as an application sees them, go
     into ``extra_info`` and are printed.
     """
-    asked = itertools.cycle([MemoryQuery(text=q, limit=10) for q in questions(200)])
+    asked = itertools.cycle([MemoryQuery(text=q, limit=10, now=FIXED_NOW) for q in questions(200)])
     for _ in range(50):
         portal.call(store.search, tenant, next(asked))
     hits = benchmark.pedantic(
@@ -50,7 +51,7 @@ async def _timed_searches(
 
 def bench_whole_turn(benchmark: Any, portal: BlockingPortal, stores: Stores) -> None:
     """Time one whole turn (all eleven phases, trace written) on ``stores``, each in a new session."""
-    orchestrator = Orchestrator(stores)
+    orchestrator = Orchestrator(stores, clock=fixed_clock)
     sessions = (f"{DEMO_SESSION}-{n}" for n in itertools.count())
 
     def turn() -> bool:

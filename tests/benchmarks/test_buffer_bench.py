@@ -142,7 +142,7 @@ async def _turn_before_phase_10() -> TurnState:
     request = TurnRequest(
         agent_id=DEMO_AGENT, user_id=DEMO_USER, session_id=DEMO_SESSION, user_input=SAMPLE_INPUT
     )
-    turn = Orchestrator(stores)._new_turn(request)
+    turn = Orchestrator(stores, clock=lambda: T0)._new_turn(request)
     await run_phases(PHASES[:9], turn, sequential=True)
     return turn
 

@@ -20,6 +20,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from prefrontal import Orchestrator, OrchestratorConfig, Stores, TurnRequest
 from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT, seed
 from prefrontal.testing import DelayedStore
+from tests.conftest import fixed_clock
 
 READS = ("get_profile", "query", "recent", "get_summary", "search", "around", "active")
 """The loading calls of phases 2-7: the specification's latencies are theirs."""
@@ -69,7 +70,7 @@ def test_portal_call_cost(benchmark, portal: BlockingPortal) -> None:  # type: i
 def test_framework_overhead_per_turn(benchmark, portal: BlockingPortal) -> None:  # type: ignore[no-untyped-def]
     """One whole turn on the demo data with instant in-memory stores (subtract the portal's cost)."""
     stores = portal.call(seeded)
-    orchestrator = Orchestrator(stores)
+    orchestrator = Orchestrator(stores, clock=fixed_clock)
     for _ in range(20):
         portal.call(orchestrator.start_turn, request())
     result = benchmark(portal.call, orchestrator.start_turn, request())
@@ -79,9 +80,9 @@ def test_framework_overhead_per_turn(benchmark, portal: BlockingPortal) -> None:
 def test_concurrent_against_sequential_wall_time(benchmark, portal: BlockingPortal) -> None:  # type: ignore[no-untyped-def]
     """With the specification's store latencies, the graph's wall time over the sequential run's."""
     stores = slowed(portal.call(seeded))
-    graph = Orchestrator(stores)
+    graph = Orchestrator(stores, clock=fixed_clock)
     sequential = Orchestrator(
-        stores, OrchestratorConfig(concurrency="sequential", deadline_ms=5_000)
+        stores, OrchestratorConfig(concurrency="sequential", deadline_ms=5_000), clock=fixed_clock
     )
 
     def both() -> tuple[float, float]:
@@ -149,7 +150,9 @@ def test_one_thousand_concurrent_turns(benchmark, portal: BlockingPortal) -> Non
 
     def run(threshold: tuple[int, int, int] | None) -> tuple[list[float], float]:
         stores = slowed(portal.call(seeded))
-        orchestrator = Orchestrator(stores, OrchestratorConfig(deadline_ms=30_000))
+        orchestrator = Orchestrator(
+            stores, OrchestratorConfig(deadline_ms=30_000), clock=fixed_clock
+        )
         gc.collect()
         with gc_threshold(threshold):
             return thousand_turns(portal, orchestrator)

@@ -25,6 +25,8 @@ from prefrontal.testing.synthetic import memories, questions
 
 pytestmark = pytest.mark.anyio
 
+NOW = datetime(2026, 2, 1, tzinfo=UTC)
+"""When every search is made: after the whole synthetic corpus, and after its expiries."""
 ALICE = Tenant(agent_id="agent-1", user_id="alice")
 BOB = Tenant(agent_id="agent-1", user_id="bob")
 
@@ -84,7 +86,7 @@ async def test_lexical_search_ranks_alike(durable: OpenStores) -> None:
     await stored.put_many(items)
     for text in questions(60):
         for tenant, limit in ((ALICE, 10), (BOB, 3), (ALICE, 50)):
-            query = MemoryQuery(text=text, limit=limit)
+            query = MemoryQuery(text=text, limit=limit, now=NOW)
             expected, got = await memory.search(tenant, query), await stored.search(tenant, query)
             assert ranked(got) == ranked(expected), text
             assert [h.score for h in got] == [h.score for h in expected]
@@ -102,7 +104,7 @@ async def test_kind_filters_rank_alike(durable: OpenStores) -> None:
     await memory.put_many(items)
     await stored.put_many(items)
     for text in questions(20):
-        query = MemoryQuery(text=text, limit=10, kinds=(MemoryKind.FACT, MemoryKind.EVENT))
+        query = MemoryQuery(text=text, limit=10, kinds=(MemoryKind.FACT, MemoryKind.EVENT), now=NOW)
         expected, got = await memory.search(ALICE, query), await stored.search(ALICE, query)
         assert [(h.item.item_id, h.score) for h in got] == [
             (h.item.item_id, h.score) for h in expected
@@ -123,7 +125,7 @@ async def test_hybrid_search_ranks_alike(durable: OpenStores) -> None:
     await stored.put_many(items)
     for text in questions(20):
         (vector,) = await embedder.embed([text])
-        query = MemoryQuery(text=text, limit=10, embedding=vector)
+        query = MemoryQuery(text=text, limit=10, embedding=vector, now=NOW)
         expected, got = await memory.search(ALICE, query), await stored.search(ALICE, query)
         assert ranked(got) == ranked(expected), text
         assert [h.score for h in got] == pytest.approx([h.score for h in expected], rel=1e-6)
@@ -138,7 +140,7 @@ async def test_configured_embedders_rank_alike(durable: OpenStores) -> None:
     await memory.episodic.put_many(items)
     await stored.episodic.put_many(items)
     for text in questions(20):
-        query = MemoryQuery(text=text, limit=10)
+        query = MemoryQuery(text=text, limit=10, now=NOW)
         expected = await memory.episodic.search(ALICE, query)
         got = await stored.episodic.search(ALICE, query)
         assert ranked(got) == ranked(expected), text
@@ -177,7 +179,7 @@ async def test_random_queries_on_a_dense_vocabulary_rank_alike(durable: OpenStor
     await stored.put_many(items)
     for _ in range(500):
         text = " ".join(rng.choices(vocabulary, k=rng.randint(1, 6)))
-        query = MemoryQuery(text=text, limit=rng.randint(1, 25))
+        query = MemoryQuery(text=text, limit=rng.randint(1, 25), now=NOW)
         tenant = rng.choice([ALICE, BOB])
         expected, got = await memory.search(tenant, query), await stored.search(tenant, query)
         assert ranked(got) == ranked(expected), (text, query.limit)
@@ -243,7 +245,7 @@ async def test_best_item_past_the_first_chunk_of_the_warm_up_ranks_alike(
     await memory.put_many([*items, best])
     await stored.put_many([*items, best])
     for limit in (1, 5):
-        query = MemoryQuery(text="alpha beta gamma", limit=limit)
+        query = MemoryQuery(text="alpha beta gamma", limit=limit, now=NOW)
         expected, got = await memory.search(ALICE, query), await stored.search(ALICE, query)
         assert ranked(got)[0] == "w9999"
         assert ranked(got) == ranked(expected)

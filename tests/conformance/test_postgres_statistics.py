@@ -16,6 +16,7 @@ from prefrontal.stores.long_term import MemoryItem, MemoryQuery
 from prefrontal.stores.memory import InMemoryMemoryStore
 from prefrontal.stores.postgres import PostgresDatabase, PostgresMemoryStore
 from prefrontal.stores.tenancy import Tenant
+from tests.conftest import FIXED_NOW
 
 pytestmark = pytest.mark.anyio
 
@@ -37,7 +38,11 @@ async def test_replacements_keep_the_statistics_exact(database: PostgresDatabase
     def note(i: int) -> MemoryItem:
         words = rng.choices(vocabulary, k=rng.randint(1, 6))
         return MemoryItem(
-            item_id=f"n{i}", agent_id="agent-1", user_id="alice", content=" ".join(words)
+            item_id=f"n{i}",
+            agent_id="agent-1",
+            user_id="alice",
+            content=" ".join(words),
+            created_at=FIXED_NOW,
         )
 
     memory, postgres = InMemoryMemoryStore(), PostgresMemoryStore(database)
@@ -46,7 +51,7 @@ async def test_replacements_keep_the_statistics_exact(database: PostgresDatabase
         await memory.put_many(items)
         await postgres.put_many(items)
     for _ in range(50):
-        query = MemoryQuery(text=" ".join(rng.choices(vocabulary, k=3)), limit=15)
+        query = MemoryQuery(text=" ".join(rng.choices(vocabulary, k=3)), limit=15, now=FIXED_NOW)
         expected, got = await memory.search(ALICE, query), await postgres.search(ALICE, query)
         assert [(h.item.item_id, h.score) for h in got] == [
             (h.item.item_id, h.score) for h in expected

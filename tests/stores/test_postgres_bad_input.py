@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from prefrontal.errors import ItemRejectedError
 from prefrontal.stores import MemoryQuery, Stores
+from tests.conftest import FIXED_NOW
 from tests.stores.test_sqlite_bad_input import (
     ALICE,
     memory,
@@ -68,7 +69,7 @@ def test_any_text_round_trips_and_never_breaks_search(
                 return
             assert await stores.episodic.get(ALICE, [i.item_id for i in items]) == items
             with contextlib.suppress(ValidationError):
-                hits = await stores.episodic.search(ALICE, MemoryQuery(text=query))
+                hits = await stores.episodic.search(ALICE, MemoryQuery(text=query, now=FIXED_NOW))
                 assert {hit.item.item_id for hit in hits} <= {i.item_id for i in items}
         finally:
             await stores.aclose()

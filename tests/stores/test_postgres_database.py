@@ -21,6 +21,7 @@ from prefrontal.stores.durable import Migration
 from prefrontal.stores.postgres import PostgresDatabase, PostgresMemoryStore
 from prefrontal.stores.postgres.migrations import LATEST, migrate, schema_version
 from tests import postgres_server
+from tests.conftest import FIXED_NOW
 
 pytestmark = pytest.mark.anyio
 ALICE = Tenant(agent_id="agent-1", user_id="alice")
@@ -34,12 +35,19 @@ def stores(postgres_stores: Stores) -> Stores:
 
 def item(item_id: str, content: str, **fields: object) -> MemoryItem:
     return MemoryItem(
-        item_id=item_id, agent_id="agent-1", user_id="alice", content=content, **fields
+        **({"created_at": FIXED_NOW} | fields),
+        item_id=item_id,
+        agent_id="agent-1",
+        user_id="alice",
+        content=content,
     )  # type: ignore[arg-type]
 
 
 async def hit_ids(stores: Stores, text: str) -> list[str]:
-    return [hit.item.item_id for hit in await stores.episodic.search(ALICE, MemoryQuery(text=text))]
+    return [
+        hit.item.item_id
+        for hit in await stores.episodic.search(ALICE, MemoryQuery(text=text, now=FIXED_NOW))
+    ]
 
 
 async def test_first_use_creates_the_schema_at_the_latest_version(
@@ -219,7 +227,9 @@ async def test_sql_in_user_text_is_only_data(stores: Stores) -> None:
     assert [i.item_id for i in await stores.episodic.get(ALICE, [evil])] == [evil]
     evil_tenant = Tenant(agent_id="agent-1' OR '1'='1", user_id="alice' OR true --")
     assert await stores.episodic.get(evil_tenant, [evil]) == []
-    assert await stores.episodic.search(evil_tenant, MemoryQuery(text="robert")) == []
+    assert (
+        await stores.episodic.search(evil_tenant, MemoryQuery(text="robert", now=FIXED_NOW)) == []
+    )
 
 
 async def test_nul_characters(stores: Stores) -> None:
@@ -239,7 +249,7 @@ async def test_a_cancelled_search_leaves_the_pool_usable(stores: Stores) -> None
     cancelled = []
     for delay in (0, 0.0005, 0.001, 0.002, 0.005):
         with anyio.move_on_after(delay) as scope:
-            await stores.episodic.search(ALICE, MemoryQuery(text="kiwis note"))
+            await stores.episodic.search(ALICE, MemoryQuery(text="kiwis note", now=FIXED_NOW))
         cancelled.append(scope.cancelled_caught)
     assert cancelled[0]
     assert len(await hit_ids(stores, "kiwis")) == 20
@@ -330,14 +340,15 @@ async def test_words_longer_than_an_index_entry_are_found_and_scored_as_in_memor
     await memory.episodic.put_many(items)
     await stores.episodic.put_many(items)
     for text in (word, "zebra", f"{word} crossing"):
-        query = MemoryQuery(text=text)
+        query = MemoryQuery(text=text, now=FIXED_NOW)
         expected = await memory.episodic.search(ALICE, query)
         got = await stores.episodic.search(ALICE, query)
         assert [(h.item.item_id, h.score) for h in got] == [
             (h.item.item_id, h.score) for h in expected
         ]
     assert {
-        h.item.item_id for h in await stores.episodic.search(ALICE, MemoryQuery(text=word))
+        h.item.item_id
+        for h in await stores.episodic.search(ALICE, MemoryQuery(text=word, now=FIXED_NOW))
     } == {
         "long",
         "x",

@@ -27,6 +27,7 @@ from prefrontal.stores import (
 )
 from prefrontal.stores.conversation import MAX_CONTENT_CHARS
 from prefrontal.testing.conformance.sessions import trace
+from tests.conftest import FIXED_NOW
 
 pytestmark = pytest.mark.anyio
 ALICE = Tenant(agent_id="agent-1", user_id="alice")
@@ -43,7 +44,11 @@ async def stores(tmp_path: Path) -> AsyncIterator[Stores]:
 
 def memory(item_id: str = "m", content: str = "fine", **fields: object) -> MemoryItem:
     return MemoryItem(
-        item_id=item_id, agent_id="agent-1", user_id="alice", content=content, **fields
+        **({"created_at": FIXED_NOW} | fields),
+        item_id=item_id,
+        agent_id="agent-1",
+        user_id="alice",
+        content=content,
     )  # type: ignore[arg-type]
 
 
@@ -71,7 +76,7 @@ async def test_raw_ids_answer_as_unknown(stores: Stores) -> None:
     await stores.episodic.put(memory())
     for bad in ("", SURROGATE, TEN_MB):
         assert await stores.episodic.get(ALICE, [bad]) == []
-        assert await stores.episodic.around(ALICE, [bad], radius=3) == []
+        assert await stores.episodic.around(ALICE, [bad], radius=3, now=FIXED_NOW) == []
         await stores.episodic.record_recall(ALICE, [bad], memory().created_at)
         assert await stores.scratch_page.resolve(ALICE, bad) is False
         assert await stores.traces.get(ALICE, bad) is None
@@ -143,7 +148,7 @@ def test_any_text_round_trips_and_never_breaks_search(
                 return
             assert await stores.episodic.get(ALICE, [i.item_id for i in items]) == items
             with contextlib.suppress(ValidationError):
-                await stores.episodic.search(ALICE, MemoryQuery(text=query))
+                await stores.episodic.search(ALICE, MemoryQuery(text=query, now=FIXED_NOW))
         finally:
             await stores.aclose()
 

@@ -13,13 +13,16 @@ from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant
 from prefrontal.stores.durable import Migration
 from prefrontal.stores.sqlite import Database, SqliteMemoryStore
 from prefrontal.stores.sqlite.migrations import LATEST, migrate, schema_version
+from tests.conftest import FIXED_NOW
 
 pytestmark = pytest.mark.anyio
 ALICE = Tenant(agent_id="agent-1", user_id="alice")
 
 
 def item(item_id: str, content: str) -> MemoryItem:
-    return MemoryItem(item_id=item_id, agent_id="agent-1", user_id="alice", content=content)
+    return MemoryItem(
+        item_id=item_id, agent_id="agent-1", user_id="alice", content=content, created_at=FIXED_NOW
+    )
 
 
 async def test_first_use_creates_the_file_in_wal_mode_at_the_latest_schema(
@@ -43,7 +46,7 @@ async def test_what_one_process_stored_the_next_one_reads(tmp_path: Path) -> Non
     await first.episodic.put(item("a", "the red bicycle"))
     await first.aclose()
     second = Stores.sqlite(tmp_path / "m.db")
-    hits = await second.episodic.search(ALICE, MemoryQuery(text="bicycle"))
+    hits = await second.episodic.search(ALICE, MemoryQuery(text="bicycle", now=FIXED_NOW))
     await second.aclose()
     assert [hit.item.item_id for hit in hits] == ["a"]
 
@@ -117,7 +120,7 @@ async def test_embedder_embeds_items_and_queries(tmp_path: Path) -> None:
     stores = Stores.sqlite(tmp_path / "e.db", embedder=HashingEmbedder(32))
     await stores.episodic.put(item("a", "booked the dentist appointment"))
     (stored,) = await stores.episodic.get(ALICE, ["a"])
-    hits = await stores.episodic.search(ALICE, MemoryQuery(text="dentist"))
+    hits = await stores.episodic.search(ALICE, MemoryQuery(text="dentist", now=FIXED_NOW))
     await stores.aclose()
     assert stored.embedding is not None
     assert len(stored.embedding) == 32
@@ -170,7 +173,7 @@ async def test_a_version_1_database_in_the_first_layout_is_upgraded(tmp_path: Pa
     connection.close()
 
     reopened = Stores.sqlite(path)
-    hits = await reopened.episodic.search(ALICE, MemoryQuery(text="apples again"))
+    hits = await reopened.episodic.search(ALICE, MemoryQuery(text="apples again", now=FIXED_NOW))
     await reopened.aclose()
     connection = sqlite3.connect(path)
     assert schema_version(connection) == LATEST
@@ -181,6 +184,6 @@ async def test_a_version_1_database_in_the_first_layout_is_upgraded(tmp_path: Pa
 
     again = Stores.sqlite(path)
     await again.episodic.put(item("late", "a late note"))
-    late = await again.episodic.search(ALICE, MemoryQuery(text="late"))
+    late = await again.episodic.search(ALICE, MemoryQuery(text="late", now=FIXED_NOW))
     await again.aclose()
     assert [hit.item.item_id for hit in late] == ["late"]

@@ -10,6 +10,7 @@ import pytest
 
 from prefrontal.stores import MemoryQuery, SessionKey, SessionState, Stores, Tenant
 from prefrontal.testing.synthetic import memories
+from tests.conftest import FIXED_NOW
 
 pytestmark = pytest.mark.anyio
 ALICE = Tenant(agent_id="agent-1", user_id="alice")
@@ -35,7 +36,9 @@ async def test_heavy_calls_leave_the_event_loop_free(tmp_path: Path) -> None:
         group.start_soon(ticker)
         await stores.working_memory.save(SessionState(key=key, state={"blob": "x" * 10_000_000}))
         await stores.episodic.put_many(items)
-        await stores.episodic.search(ALICE, MemoryQuery(text="budget review " * 14_000))
+        await stores.episodic.search(
+            ALICE, MemoryQuery(text="budget review " * 14_000, now=FIXED_NOW)
+        )
         group.cancel_scope.cancel()
     total = time.perf_counter() - started
     await stores.aclose()

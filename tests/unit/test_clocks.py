@@ -32,6 +32,9 @@ WALL_CLOCK_CALLS = frozenset(
 )
 """Calls, as dotted name parts, that read the day from the machine."""
 
+MOMENT_KEYWORDS: dict[str, str] = {"MemoryQuery": "now", "around": "now", "Orchestrator": "clock"}
+"""Calls whose moment defaults to the wall clock: a test passes it (``name`` -> keyword)."""
+
 ALLOWED: dict[str, str] = {}
 """``path relative to the root`` -> why that module may read the wall clock (none today)."""
 
@@ -48,13 +51,24 @@ def dotted(node: ast.expr) -> tuple[str, ...] | None:
     return tuple(reversed(parts))
 
 
+def defaults_to_the_wall_clock(call: ast.Call, name: tuple[str, ...]) -> bool:
+    """A call of ``MOMENT_KEYWORDS`` that neither names its moment nor passes ``**fields``."""
+    keyword = MOMENT_KEYWORDS.get(name[-1])
+    if keyword is None:
+        return False
+    given = {k.arg for k in call.keywords}
+    return keyword not in given and None not in given
+
+
 def wall_clock_calls(source: str) -> list[tuple[int, str]]:
-    """``(line, name)`` for every call in ``source`` that reads the wall clock."""
+    """``(line, name)`` for every call in ``source`` that reads the wall clock, or lets one."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Call):
             name = dotted(node.func)
-            if name in WALL_CLOCK_CALLS:
+            if name is not None and (
+                name in WALL_CLOCK_CALLS or defaults_to_the_wall_clock(node, name)
+            ):
                 found.append((node.lineno, ".".join(name)))
     return found
 
@@ -88,6 +102,13 @@ def test_the_check_finds_each_way_of_reading_the_day() -> None:
             "time.monotonic()",
             "time.perf_counter()",
             "clock.now()",
+            "MemoryQuery(text='a')",
+            "MemoryQuery(text='a', now=T0)",
+            "MemoryQuery(text='a', **fields)",
+            "store.around(tenant, ids, radius=1)",
+            "store.around(tenant, ids, radius=1, now=T0)",
+            "Orchestrator(stores)",
+            "Orchestrator(stores, clock=fixed_clock)",
         ]
     )
     names = [name for _, name in wall_clock_calls(source)]
@@ -97,4 +118,7 @@ def test_the_check_finds_each_way_of_reading_the_day() -> None:
         "datetime.datetime.now",
         "date.today",
         "time.time",
+        "MemoryQuery",
+        "store.around",
+        "Orchestrator",
     ]

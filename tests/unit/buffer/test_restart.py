@@ -14,7 +14,7 @@ from prefrontal import Stores
 from prefrontal.buffer import Focus, ItemProvenance, ItemSource, NewItem, SessionBuffer
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
 from prefrontal.stores import MemoryQuery, SessionKey, Tenant
-from tests.conftest import demo_request, orchestrator
+from tests.conftest import FIXED_NOW, demo_request, orchestrator
 
 pytestmark = pytest.mark.anyio
 KEY = SessionKey(agent_id="agent", user_id="ada", session_id="s-1")
@@ -95,4 +95,4 @@ async def test_the_probe_changes_nothing_in_sqlite(open_stores: Callable[[], Sto
 
 
 def _query(text: str) -> MemoryQuery:
-    return MemoryQuery(text=text, limit=5)
+    return MemoryQuery(text=text, limit=5, now=FIXED_NOW)

@@ -8,13 +8,16 @@ from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery
 from prefrontal.stores.memory.memory import InMemoryMemoryStore
 from prefrontal.stores.tenancy import Tenant
+from tests.conftest import FIXED_NOW
 
 pytestmark = pytest.mark.anyio
 TENANT = Tenant(agent_id="agent", user_id="user")
 
 
 def item(item_id: str, content: str) -> MemoryItem:
-    return MemoryItem(item_id=item_id, agent_id="agent", user_id="user", content=content)
+    return MemoryItem(
+        item_id=item_id, agent_id="agent", user_id="user", content=content, created_at=FIXED_NOW
+    )
 
 
 async def test_items_are_embedded_when_written_and_queries_when_searched() -> None:
@@ -24,7 +27,7 @@ async def test_items_are_embedded_when_written_and_queries_when_searched() -> No
     await store.put_many([item("a", "the beagle puppy"), item("b", "marathon training")])
     [stored] = await store.get(TENANT, ["a"])
     assert stored.embedding is not None and len(stored.embedding) == 64
-    hits = await store.search(TENANT, MemoryQuery(text="beagle"))
+    hits = await store.search(TENANT, MemoryQuery(text="beagle", now=FIXED_NOW))
     assert hits[0].item.item_id == "a"
     assert set(hits[0].signals) == {"bm25", "vector"}
 

@@ -10,6 +10,7 @@ import anyio
 from prefrontal import Orchestrator, OrchestratorConfig, Stores, TurnRequest, TurnResult
 from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT, seed
 from prefrontal.traces.observe import Observer
+from tests.conftest import fixed_clock
 
 T = TypeVar("T")
 
@@ -40,5 +41,5 @@ async def demo_turn(
     if stores is None:
         stores = Stores.in_memory()
         await seed(stores)
-    orchestrator = Orchestrator(stores, config, observers=observers)
+    orchestrator = Orchestrator(stores, config, clock=fixed_clock, observers=observers)
     return await orchestrator.start_turn(request(**changes))

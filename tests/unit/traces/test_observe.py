@@ -10,6 +10,7 @@ from prefrontal import Orchestrator, OrchestratorConfig, Stores
 from prefrontal.demo import seed
 from prefrontal.testing import DelayedStore, RecordingObserver
 from prefrontal.traces.observe import CompositeObserver, NullObserver, Observer, combine
+from tests.conftest import fixed_clock
 from tests.unit.traces.helpers import demo_turn, request, run
 
 
@@ -61,7 +62,9 @@ def test_a_cancelled_turn_is_reported_as_cancelled() -> None:
         stores = Stores.in_memory()
         await seed(stores)
         slow = stores.replace(episodic=DelayedStore(stores.episodic, 5.0))
-        orchestrator = Orchestrator(slow, OrchestratorConfig(deadline_ms=10_000), observers=[seen])
+        orchestrator = Orchestrator(
+            slow, OrchestratorConfig(deadline_ms=10_000), clock=fixed_clock, observers=[seen]
+        )
         with anyio.move_on_after(0.05):
             await orchestrator.start_turn(request())
 

@@ -17,6 +17,7 @@ from prefrontal.demo import seed
 from prefrontal.phases import PHASE_NAMES
 from prefrontal.testing import DelayedStore, FailingStore
 from prefrontal.traces.otel import OpenTelemetryObserver
+from tests.conftest import fixed_clock
 from tests.unit.traces.helpers import demo_turn, request, run
 
 
@@ -124,7 +125,9 @@ def test_a_cancelled_turn_ends_its_span_with_an_error(
         await seed(stores)
         slow = stores.replace(episodic=DelayedStore(stores.episodic, 5.0))
         config = OrchestratorConfig(deadline_ms=10_000)
-        orchestrator = Orchestrator(slow, config, observers=[OpenTelemetryObserver(provider)])
+        orchestrator = Orchestrator(
+            slow, config, clock=fixed_clock, observers=[OpenTelemetryObserver(provider)]
+        )
         with anyio.move_on_after(0.05):
             await orchestrator.start_turn(request())
 
@@ -143,7 +146,7 @@ def test_concurrent_turns_keep_their_phases_apart(
     async def go() -> None:
         stores = Stores.in_memory()
         await seed(stores)
-        orchestrator = Orchestrator(stores, observers=[observer])
+        orchestrator = Orchestrator(stores, clock=fixed_clock, observers=[observer])
         async with anyio.create_task_group() as tg:
             for session in ("s1", "s2"):
                 tg.start_soon(orchestrator.start_turn, request(session_id=session))

@@ -163,7 +163,7 @@ class MemoryStoreSuite(StoreSuite):
         await store.put_many(list(CORPUS))
         bad = "coffee\ud800"
         assert await store.get(ALICE, [bad, "coffee"]) == await store.get(ALICE, ["coffee"])
-        assert await store.around(ALICE, [bad], radius=2) == []
+        assert await store.around(ALICE, [bad], radius=2, now=at(60)) == []
         await store.record_recall(ALICE, [bad], at(1))
 
     async def test_another_agent_never_sees_the_items(self, store: MemoryStore) -> None:
@@ -172,7 +172,7 @@ class MemoryStoreSuite(StoreSuite):
         await store.put(memory("next", "more launch codes", thread_id="t", position=1))
         assert await store.get(STRANGER, ["mine"]) == []
         assert await hit_ids(store, STRANGER, "launch codes") == []
-        assert await store.around(STRANGER, ["mine"], radius=5) == []
+        assert await store.around(STRANGER, ["mine"], radius=5, now=at(60)) == []
 
     async def test_another_users_private_items_are_never_seen(self, store: MemoryStore) -> None:
         """Bob never gets Alice's private items, by id or by search."""
@@ -245,7 +245,7 @@ class MemoryStoreSuite(StoreSuite):
         await store.put_many(thread + others)
         await store.put(memory("m2b", "message 2, corrected", thread_id="s1", position=2))
         await store.put(memory("m2c", "message 2, final", supersedes="m2b"))
-        got = await store.around(ALICE, ["m3"], radius=2)
+        got = await store.around(ALICE, ["m3"], radius=2, now=at(60))
         assert [item.item_id for item in got] == ["m1", "m2", "m4", "m5"]
 
     async def test_around_judges_liveness_at_the_moment_given(self, store: MemoryStore) -> None:
@@ -262,7 +262,7 @@ class MemoryStoreSuite(StoreSuite):
                 ),
             ]
         )
-        assert await store.around(ALICE, ["a"], radius=1) == []
+        assert await store.around(ALICE, ["a"], radius=1, now=at(60)) == []
         got = await store.around(ALICE, ["a"], radius=1, now=at(5))
         assert [item.item_id for item in got] == ["b"]
         assert await store.around(ALICE, ["a"], radius=1, now=at(10)) == []
@@ -272,14 +272,14 @@ class MemoryStoreSuite(StoreSuite):
         await store.put_many(
             [memory(f"m{i}", f"line {i}", thread_id="doc", position=i) for i in range(10)]
         )
-        got = await store.around(ALICE, ["m2", "m3", "m8"], radius=1)
+        got = await store.around(ALICE, ["m2", "m3", "m8"], radius=1, now=at(60))
         assert [item.item_id for item in got] == ["m1", "m4", "m7", "m9"]
 
     async def test_around_without_thread_or_radius_is_empty(self, store: MemoryStore) -> None:
         """Items without a thread, unknown ids and radius 0 have no neighbours."""
         await store.put_many([*CORPUS, memory("t1", "x", thread_id="t", position=1)])
-        assert await store.around(ALICE, ["coffee", "missing"], radius=3) == []
-        assert await store.around(ALICE, ["t1"], radius=0) == []
+        assert await store.around(ALICE, ["coffee", "missing"], radius=3, now=at(60)) == []
+        assert await store.around(ALICE, ["t1"], radius=0, now=at(60)) == []
 
     async def test_record_recall_counts_and_stamps(self, store: MemoryStore) -> None:
         """``record_recall`` adds one to ``recall_count`` and sets ``last_recalled_at``."""
