@@ -24,10 +24,18 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 import httpx
+import pytest
 
+from prefrontal import Orchestrator
 from prefrontal.demo import DEMO_AGENT, DEMO_USER
 from prefrontal.serving.determinism import TEST_CLOCK_ENV
 from prefrontal.serving.keys import KeyGrant, hash_key
+
+needs_write_side = pytest.mark.skipif(
+    not (hasattr(Orchestrator, "end_turn") and hasattr(Orchestrator, "memory")),
+    reason="needs Orchestrator.end_turn and Orchestrator.memory",
+)
+"""For the sessions that end turns and remember: the write side of the API."""
 
 START = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 """Where the servers' test clock starts (each operation moves it 30 s on)."""

@@ -47,6 +47,7 @@ from prefrontal.serving.models import (
 )
 from prefrontal.serving.service import Service
 from prefrontal.serving.version import package_version
+from prefrontal.serving.write_side import UnavailableError
 from prefrontal.stores.long_term import MemoryKind
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.turn import MAX_INPUT_CHARS, TurnRequest
@@ -165,6 +166,8 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
             )
         except NotFoundError as error:
             raise ToolError(f"{error}: pass the turn_id that start_turn returned") from None
+        except UnavailableError as error:
+            raise ToolError(str(error)) from None
 
     @server.tool(
         title="Recall memories",
@@ -185,7 +188,10 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         `reuse`). On a new topic a full search runs (`mode` is `search`). Use it mid-answer
         for something `start_turn`'s context did not cover.
         """
-        return await service.recall(tenant, query, top_k=top_k, session_id=session_id)
+        try:
+            return await service.recall(tenant, query, top_k=top_k, session_id=session_id)
+        except UnavailableError as error:
+            raise ToolError(str(error)) from None
 
     @server.tool(
         title="Remember",
@@ -227,7 +233,10 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
             store=store,
             tags=tuple(tags),
         )
-        return await service.remember(tenant, body)
+        try:
+            return await service.remember(tenant, body)
+        except UnavailableError as error:
+            raise ToolError(str(error)) from None
 
     @server.tool(
         title="Forget a memory",
@@ -241,7 +250,10 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         ],
     ) -> ForgetOut:
         """Drop a memory that is wrong, outdated or unwanted (`forgotten`: false if none had it)."""
-        return await service.forget(tenant, memory_id)
+        try:
+            return await service.forget(tenant, memory_id)
+        except UnavailableError as error:
+            raise ToolError(str(error)) from None
 
     @server.tool(
         title="Trace a turn",

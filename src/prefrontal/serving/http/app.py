@@ -119,6 +119,7 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
 
     app.state.keys = keys
+
     @app.post("/v1/turns", tags=["turns"])
     async def start_turn(body: StartTurnBody, grant: Caller) -> TurnOut:
         """Start a turn: assemble the working memory for the user's message within the budget."""

@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 
 from prefrontal.errors import ItemRejectedError, NotFoundError, StoreError
+from prefrontal.serving.write_side import UnavailableError
 
 PROBLEM_JSON = "application/problem+json"
 _log = structlog.get_logger("prefrontal.serving")
@@ -34,8 +35,12 @@ TITLES = {
     415: "Unsupported media type",
     422: "Invalid request",
     500: "Internal server error",
+    501: "Not implemented",
     503: "Service unavailable",
 }
+
+GENERIC = {404: "There is no such resource.", 405: "The resource does not allow this method."}
+"""The routing errors' details (the framework's own are a bare title)."""
 
 
 def problem(
@@ -90,7 +95,10 @@ def install(app: FastAPI) -> None:
 
     async def on_http(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, HTTPException)
-        generic = {404: "There is no such resource.", 405: "The resource does not allow this method."}
+        generic = {
+            404: "There is no such resource.",
+            405: "The resource does not allow this method.",
+        }
         detail = generic.get(error.status_code, error.detail)
         text = detail if isinstance(detail, str) else TITLES.get(error.status_code, "Error")
         return problem(error.status_code, sentence(text), headers=error.headers)
@@ -100,6 +108,9 @@ def install(app: FastAPI) -> None:
 
     async def on_rejected(request: Request, error: Exception) -> JSONResponse:
         return problem(422, sentence(str(error)))
+
+    async def on_unavailable(request: Request, error: Exception) -> JSONResponse:
+        return problem(501, sentence(str(error)))
 
     async def on_store(request: Request, error: Exception) -> JSONResponse:
         _log.error("store_error", path=request.url.path, error=repr(error))
@@ -113,5 +124,6 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(HTTPException, on_http)
     app.add_exception_handler(NotFoundError, on_not_found)
     app.add_exception_handler(ItemRejectedError, on_rejected)
+    app.add_exception_handler(UnavailableError, on_unavailable)
     app.add_exception_handler(StoreError, on_store)
     app.add_exception_handler(Exception, on_unexpected)
