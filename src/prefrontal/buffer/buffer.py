@@ -47,6 +47,7 @@ from prefrontal.buffer.salience import AdmissionDecision, decide, salience_facto
 from prefrontal.buffer.snapshot import AddResult, BufferCounters, BufferSnapshot, Outcome
 from prefrontal.buffer.summarizer import ExtractiveSummarizer, Summarizer
 from prefrontal.buffer.themes import Coherence, coherence, dominant_themes
+from prefrontal.buffer.tokens import CountTokens
 from prefrontal.errors import WorkingMemoryError
 from prefrontal.stores.records import utc_now
 
@@ -54,7 +55,6 @@ if TYPE_CHECKING:
     from prefrontal.buffer.events import EventBus
     from prefrontal.buffer.snapshot import RefreshReport
 
-TokenCounter = Callable[[str], int]
 Clock = Callable[[], datetime]
 
 
@@ -65,11 +65,11 @@ class WorkingMemoryBuffer:
         self,
         config: BufferConfig | None = None,
         *,
-        count_tokens: TokenCounter | None = None,
+        count_tokens: CountTokens | None = None,
         summarizer: Summarizer | None = None,
         clock: Clock | None = None,
     ) -> None:
-        self.count_tokens: TokenCounter = count_tokens or default_tokens.count_tokens
+        self.count_tokens: CountTokens = count_tokens or default_tokens.count_tokens
         self.summarizer: Summarizer = summarizer or ExtractiveSummarizer()
         self.clock: Clock = clock or utc_now
         self._held = Holding(config or BufferConfig())
@@ -468,7 +468,7 @@ class WorkingMemoryBuffer:
         cls,
         snapshot: BufferSnapshot,
         *,
-        count_tokens: TokenCounter | None = None,
+        count_tokens: CountTokens | None = None,
         summarizer: Summarizer | None = None,
         clock: Clock | None = None,
     ) -> WorkingMemoryBuffer:

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import structlog
 from pydantic import ValidationError
 
-from prefrontal.buffer.buffer import Clock, TokenCounter, WorkingMemoryBuffer
+from prefrontal.buffer.buffer import Clock, WorkingMemoryBuffer
 from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.events import BufferEvent, EventKind, Subscriber
 from prefrontal.buffer.models import BufferItem, Focus, NewItem
@@ -35,6 +35,7 @@ from prefrontal.buffer.recall_gate import (
 from prefrontal.buffer.snapshot import AddResult, BufferSnapshot, RefreshReport
 from prefrontal.buffer.summarizer import Summarizer
 from prefrontal.buffer.themes import LinkSettings, SessionLink, SessionProfile, link_sessions
+from prefrontal.buffer.tokens import CountTokens
 from prefrontal.errors import ConflictError, WorkingMemoryError
 from prefrontal.stores.long_term import MemoryQuery, MemoryStore
 from prefrontal.stores.tenancy import Tenant
@@ -81,7 +82,7 @@ class SessionBuffer:
         key: SessionKey,
         *,
         config: BufferConfig | None = None,
-        count_tokens: TokenCounter | None = None,
+        count_tokens: CountTokens | None = None,
         summarizer: Summarizer | None = None,
         clock: Clock | None = None,
         subscribers: Sequence[Subscriber] = (),
@@ -388,7 +389,7 @@ def _check_owner(state: SessionState | None, key: SessionKey) -> None:
 def _rebuild(
     state: SessionState | None,
     config: BufferConfig | None,
-    count_tokens: TokenCounter | None,
+    count_tokens: CountTokens | None,
     summarizer: Summarizer | None,
     clock: Clock | None,
 ) -> WorkingMemoryBuffer:

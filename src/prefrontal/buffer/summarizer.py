@@ -9,12 +9,11 @@ Whatever a summarizer returns, the buffer trims it to the room it has.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Protocol
 
 from prefrontal.buffer.models import BufferItem
-
-TokenCounter = Callable[[str], int]
+from prefrontal.buffer.tokens import CountTokens
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -28,7 +27,7 @@ class Summarizer(Protocol):
     """
 
     async def __call__(
-        self, items: Sequence[BufferItem], max_tokens: int, count_tokens: TokenCounter
+        self, items: Sequence[BufferItem], max_tokens: int, count_tokens: CountTokens
     ) -> str: ...
 
 
@@ -38,7 +37,7 @@ def first_sentence(text: str) -> str:
     return _SENTENCE_END.split(flat, maxsplit=1)[0]
 
 
-def fit_tokens(text: str, max_tokens: int, count_tokens: TokenCounter) -> str:
+def fit_tokens(text: str, max_tokens: int, count_tokens: CountTokens) -> str:
     """The longest prefix of ``text``, cut at a word, that has at most ``max_tokens`` tokens."""
     if count_tokens(text) <= max_tokens:
         return text
@@ -57,7 +56,7 @@ class ExtractiveSummarizer:
     """First sentences of the items, highest priority first, as many as fit."""
 
     async def __call__(
-        self, items: Sequence[BufferItem], max_tokens: int, count_tokens: TokenCounter
+        self, items: Sequence[BufferItem], max_tokens: int, count_tokens: CountTokens
     ) -> str:
         """Join first sentences (most important first) while they fit in ``max_tokens``."""
         ordered = sorted(items, key=lambda i: (-i.priority, i.seq))

@@ -1,14 +1,20 @@
-"""The default token counter: the pipeline's cached tiktoken counter (cl100k_base, offline).
+"""How the buffer counts tokens: ``CountTokens``, any function of text to a count.
 
-The buffer takes any ``count_tokens(text) -> int``; this one is used when none
-is given. The encoding is loaded on first use, never from the network.
+The default is the pipeline's cached tiktoken counter (cl100k_base, offline),
+loaded on first use, never from the network; a turn passes its own
+:class:`~prefrontal.budgets.tokens.TokenCounter`'s ``count``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from prefrontal.budgets.tokens import default_counter
+
+CountTokens = Callable[[str], int]
+"""The number of tokens in a text."""
+
 
 def count_tokens(text: str) -> int:
     """The number of cl100k_base tokens in ``text`` (cached per text)."""
-    from prefrontal.budgets.tokens import default_counter
-
     return default_counter().count(text)

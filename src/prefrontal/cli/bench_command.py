@@ -24,10 +24,10 @@ from rich.table import Table
 
 from prefrontal.demo.seed import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT, seed
 from prefrontal.orchestrator import Orchestrator
-from prefrontal.phases import LOADING
+from prefrontal.phases import LOADING, PHASES
 from prefrontal.stores.set import Stores
 from prefrontal.testing import DelayedStore
-from prefrontal.turn import PHASE_BUDGETS_MS, OrchestratorConfig, TurnRequest
+from prefrontal.turn import OrchestratorConfig, TurnRequest
 
 READS = ("get_profile", "query", "recent", "get_summary", "search", "around", "active")
 """The loading calls of phases 2-7: the specification's latencies are theirs."""
@@ -61,7 +61,8 @@ def _request(session: str = DEMO_SESSION) -> TurnRequest:
 
 
 def _slowed(stores: Stores, scale: float) -> Stores:
-    delays = {k: PHASE_BUDGETS_MS[k] * scale / 1_000 for k in LOADING}
+    budgets = {p.name: p.budget_ms for p in PHASES}
+    delays = {k: budgets[k] * scale / 1_000 for k in LOADING}
     return stores.replace(
         **{k: DelayedStore(getattr(stores, k), s, methods=READS) for k, s in delays.items()}
     )

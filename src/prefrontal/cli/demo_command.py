@@ -36,7 +36,7 @@ async def earlier_turns(stores: Stores, request: TurnRequest) -> list[str]:
 
 async def run(db: str, request: TurnRequest, console: Console, err: Console) -> TurnResult:
     """Seed the store if it has no demo agent, then run and show one turn after the last."""
-    async with opened(db, err) as stores:
+    async with opened(db) as stores:
         earlier = await earlier_turns(stores, request)
         if await seed_if_empty(stores, request):
             err.print(f"note: seeded the demo agent into {db}")

@@ -59,7 +59,12 @@ def _service(
     db: str, budget: int, deadline_ms: float, err: Console, observers: Sequence[Observer] = ()
 ) -> Service:
     config = OrchestratorConfig(total_token_budget=budget, deadline_ms=deadline_ms)
-    return Service.build(build(db, err), config, observers=observers, environ=os.environ)
+    try:
+        stores = build(db)
+    except ConfigurationError as error:
+        err.print(f"error: {error}", markup=False, highlight=False)
+        raise typer.Exit(2) from None
+    return Service.build(stores, config, observers=observers, environ=os.environ)
 
 
 @serve_app.command("http")

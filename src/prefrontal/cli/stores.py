@@ -1,19 +1,28 @@
-"""Which stores a command runs on: ``--db PATH`` (SQLite), a PostgreSQL URL, or ``:memory:``."""
+"""Which stores a command runs on: ``--db PATH`` (SQLite), a PostgreSQL URL, or ``:memory:``.
+
+``--db`` is read strictly: ``postgresql://`` and ``postgres://`` name a
+PostgreSQL database, any other ``scheme://`` is an error (never a file name,
+so a DSN's password never lands on disk as a directory), anything else is a
+SQLite file. Commands that only read (``trace list``, ``trace show``) open
+an existing file and never create one.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
+from prefrontal.errors import ConfigurationError
 from prefrontal.stores.set import Stores
 
 DEFAULT_DB = Path(".prefrontal") / "prefrontal.db"
 MEMORY = ":memory:"
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 DbOption = typer.Option(
     str(DEFAULT_DB),
@@ -26,31 +35,43 @@ DbOption = typer.Option(
 )
 
 
-def build(db: str, err: Console) -> Stores:
+def build(db: str, *, create: bool = True) -> Stores:
     """The stores for ``db``: in memory, PostgreSQL for a URL, else a SQLite file.
 
-    Without SQLite in this build, a path gets in-memory stores with a note.
+    ``ConfigurationError`` for a URL of another scheme, and, with
+    ``create=False``, for a SQLite file that does not exist.
     """
     if db == MEMORY:
         return Stores.in_memory()
-    if db.startswith(POSTGRES_SCHEMES):
-        return Stores.postgres(db)
-    sqlite = getattr(Stores, "sqlite", None)
-    if sqlite is None:
-        err.print(
-            f"note: SQLite stores are not available in this build; using in-memory stores "
-            f"instead of {db} (nothing is kept after the command)."
+    scheme = SCHEME.match(db)
+    if scheme is not None:
+        if scheme.group(1).lower() in POSTGRES_SCHEMES:
+            return Stores.postgres(db)
+        raise ConfigurationError(
+            f"--db: unknown scheme {scheme.group(1)!r}; use postgresql://user@host/db, "
+            "a SQLite file path, or :memory:"
         )
-        return Stores.in_memory()
-    Path(db).parent.mkdir(parents=True, exist_ok=True)
-    stores: Stores = sqlite(db)
-    return stores
+    path = Path(db)
+    if not create and not path.is_file():
+        raise ConfigurationError(f"--db: no database at {db}")
+    if create:
+        _make_parent(path)
+    return Stores.sqlite(path)
+
+
+def _make_parent(path: Path) -> None:
+    """Create the directory that will hold ``path``, or say in one line why it cannot be."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        reason = "a file is in the way" if isinstance(error, FileExistsError) else error.strerror
+        raise ConfigurationError(f"--db: cannot create {path.parent}: {reason}") from error
 
 
 @asynccontextmanager
-async def opened(db: str, err: Console) -> AsyncIterator[Stores]:
-    """The stores for ``db``, closed on exit."""
-    stores = build(db, err)
+async def opened(db: str, *, create: bool = True) -> AsyncIterator[Stores]:
+    """The stores for ``db``, closed on exit (see :func:`build` for ``create``)."""
+    stores = build(db, create=create)
     try:
         yield stores
     finally:

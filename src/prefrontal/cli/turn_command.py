@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import anyio
 import typer
 from pydantic import ValidationError
@@ -18,10 +20,19 @@ from prefrontal.traces.log import LogObserver
 from prefrontal.turn import TurnRequest, TurnResult
 
 
-async def seed_if_empty(stores: Stores, request: TurnRequest) -> bool:
-    """Seed the demo data for the request's agent and user when the agent has no profile."""
+async def has_profile(stores: Stores, request: TurnRequest) -> bool:
+    """True when the store holds a profile of the request's agent."""
     tenant = Tenant(agent_id=request.agent_id, user_id=request.user_id)
-    if await stores.consciousness.get_profile(tenant) is not None:
+    return await stores.consciousness.get_profile(tenant) is not None
+
+
+async def seed_if_empty(stores: Stores, request: TurnRequest) -> bool:
+    """Seed the demo data when the turn is the demo agent's and the store has no profile of it.
+
+    Another agent's turn is never seeded: the demo agent's identity, rules
+    and memories belong to the demo agent alone.
+    """
+    if request.agent_id != DEMO_AGENT or await has_profile(stores, request):
         return False
     await seed(
         stores,
@@ -44,11 +55,19 @@ async def latest_turn(stores: Stores, request: TurnRequest) -> str | None:
     return found[0].turn_id if found else None
 
 
-async def run_turn(db: str, request: TurnRequest, err: Console) -> TurnResult:
-    """Open the stores, seed them if empty, link the parent, run the turn."""
-    async with opened(db, err) as stores:
-        if await seed_if_empty(stores, request):
+async def run_turn(
+    db: str, request: TurnRequest, err: Console, *, seed_demo: bool = True
+) -> TurnResult:
+    """Open the stores, seed the demo agent if asked and empty, link the parent, run the turn."""
+    async with opened(db) as stores:
+        if seed_demo and await seed_if_empty(stores, request):
             err.print(f"note: no agent {request.agent_id!r} in the store; seeded the demo data.")
+        elif not await has_profile(stores, request):
+            err.print(
+                f"note: the store has no profile of agent {request.agent_id!r}: "
+                "the turn runs without its identity and rules.",
+                markup=False,
+            )
         if request.parent_turn_id is None:
             parent = await latest_turn(stores, request)
             request = request.model_copy(update={"parent_turn_id": parent})
@@ -92,8 +111,11 @@ def turn(
         False, "--trace", help="Show the turn's trace after the bundle (as `trace show`)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the turn result as JSON."),
+    seed_demo: bool = typer.Option(
+        True, "--seed/--no-seed", help="Seed the demo agent's data into an empty store."
+    ),
 ) -> None:
-    """Run one turn on the store (the demo data if it is empty) and show the bundle."""
+    """Run one turn on the store (seeding the demo agent into an empty one) and show the bundle."""
     err = Console(stderr=True)
     request = request_or_exit(
         err,
@@ -104,7 +126,7 @@ def turn(
         token_budget=budget,
         parent_turn_id=parent,
     )
-    result = anyio.run(run_turn, db, request, err)
+    result = anyio.run(partial(run_turn, db, request, err, seed_demo=seed_demo))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return

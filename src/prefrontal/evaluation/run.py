@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from prefrontal.budgets.policy import BudgetPolicy, default_policy
+from prefrontal.config import RecallConfig
 from prefrontal.evaluation.baselines import Bm25Baseline, recency
 from prefrontal.evaluation.ingest import Coverage, ingest_notes, ingest_turns, turn_time
 from prefrontal.evaluation.locomo import Conversation, Dataset, Question
@@ -99,7 +100,7 @@ async def ask_all(
         total_token_budget=budget,
         budget_policy=context_policy(budget),
         deadline_ms=DEADLINE_MS,
-        recall_feedback=feedback,
+        recall=RecallConfig(feedback=feedback),
     )
     when = asked_at(conv)
     orchestrator = Orchestrator(stores, config, clock=lambda: when)

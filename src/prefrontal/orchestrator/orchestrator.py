@@ -10,7 +10,7 @@ from types import TracebackType
 from ulid import ULID
 
 from prefrontal.budgets.policy import BudgetPolicy, default_policy
-from prefrontal.budgets.tokens import default_counter
+from prefrontal.budgets.tokens import TokenCounter, default_counter
 from prefrontal.bundle.models import ContextBundle
 from prefrontal.orchestrator.runner import run_phases
 from prefrontal.phases import PHASES
@@ -53,7 +53,8 @@ class Orchestrator:
     same request, store contents, clock and ids give the same bundle and
     checksum. Use as an async context manager to close the stores at exit.
     ``observers`` see every turn live (logs, spans, metrics; see
-    :mod:`prefrontal.traces.observe`).
+    :mod:`prefrontal.traces.observe`). ``counter`` counts tokens (default: the
+    tiktoken encoding ``config.tokenizer`` names).
     """
 
     def __init__(
@@ -64,12 +65,15 @@ class Orchestrator:
         clock: Clock = _utc_now,
         ids: IdFactory = _new_ulid,
         observers: Iterable[Observer] = (),
+        counter: TokenCounter | None = None,
     ) -> None:
         self.stores = stores
         self.config = config or OrchestratorConfig()
         self._clock = clock
         self._ids = ids
-        self._counter = default_counter(self.config.tokenizer)
+        self._counter = counter or default_counter(self.config.tokenizer)
+        overrides = self.config.phase_budgets_ms
+        self._budgets_ms = {p.name: overrides.get(p.name, p.budget_ms) for p in PHASES}
         self._version = _package_version()
         self.observer = combine(observers)
 
@@ -129,6 +133,7 @@ class Orchestrator:
             counter=self._counter,
             clock=self._clock,
             version=self._version,
+            budgets_ms=self._budgets_ms,
             observer=self.observer,
         )
 
@@ -170,5 +175,5 @@ def _missing_finalize(turn: TurnState) -> PhaseRecord:
         status=PhaseStatus.SKIPPED,
         started_ms=round(turn.elapsed_ms(), 3),
         duration_ms=0.0,
-        budget_ms=turn.config.phase_budget_ms("finalize"),
+        budget_ms=turn.budgets_ms["finalize"],
     )

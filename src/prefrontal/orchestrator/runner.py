@@ -36,7 +36,7 @@ async def run_phases(phases: Sequence[PhaseSpec], turn: TurnState, *, sequential
     if deadline.cancelled_caught:
         _mark_unfinished(loading, turn)
     for phase in (p for p in phases if not p.loads):
-        budget_s = turn.config.phase_budget_ms(phase.name) / 1_000
+        budget_s = turn.budgets_ms[phase.name] / 1_000
         await run_phase(phase, turn, limit_s=budget_s * ASSEMBLY_SLACK)
 
 
@@ -85,7 +85,7 @@ def _record(
 ) -> None:
     started = turn.started_ms[phase.name]
     duration = turn.elapsed_ms() - started
-    budget = turn.config.phase_budget_ms(phase.name)
+    budget = turn.budgets_ms[phase.name]
     warnings = list(outcome.warnings)
     if duration > budget:
         warnings.append(f"took {duration:.1f} ms, over its {budget:.0f} ms budget")
@@ -141,7 +141,7 @@ def _mark_unfinished(phases: Sequence[PhaseSpec], turn: TurnState) -> None:
             status=PhaseStatus.TIMEOUT,
             started_ms=round(started, 3),
             duration_ms=round(now - started, 3),
-            budget_ms=turn.config.phase_budget_ms(phase.name),
+            budget_ms=turn.budgets_ms[phase.name],
             warnings=(reason,),
             errors=(ErrorRecord(type="DeadlineExceeded", message=reason),),
         )

@@ -45,7 +45,7 @@ def parent_text(trace: TurnTrace) -> str:
 
 def still_recent(turn: TurnState, turns: list[ConversationTurn]) -> list[ConversationTurn]:
     """``turns`` less those of other sessions said before the turn's recent window."""
-    window = turn.config.recent_window_s
+    window = turn.config.conversation.recent_window_s
     if window is None:
         return turns
     since = turn.context.started_at - timedelta(seconds=window)
@@ -64,7 +64,7 @@ async def _load(
     async def load_recent() -> None:
         nonlocal recent
         recent = await call_store(
-            turn, NAME, lambda: store.recent(tenant, limit=turn.config.recent_turns)
+            turn, NAME, lambda: store.recent(tenant, limit=turn.config.conversation.recent_turns)
         )
 
     async def load_summary() -> None:

@@ -8,12 +8,11 @@ already holds are dropped.
 from __future__ import annotations
 
 from prefrontal.bundle.models import Section
-from prefrontal.phases.memory_search import RerankWeights, input_text, load_section
+from prefrontal.phases.memory_search import input_text, load_section
 from prefrontal.phases.state import PhaseOutcome, TurnState
 
 NAME = "episodic"
 CONTEXT_TURNS = 2
-WEIGHTS = RerankWeights()
 
 
 def composite_query(turn: TurnState) -> dict[str, str]:
@@ -28,7 +27,13 @@ def composite_query(turn: TurnState) -> dict[str, str]:
 async def run(turn: TurnState) -> PhaseOutcome:
     """Search episodic memory with the composite query and rank what it finds."""
     query = composite_query(turn)
-    candidates = turn.config.episodic_candidates
+    recall = turn.config.recall
     return await load_section(
-        turn, turn.stores.episodic, Section.EPISODIC, NAME, query, candidates, WEIGHTS
+        turn,
+        turn.stores.episodic,
+        Section.EPISODIC,
+        NAME,
+        query,
+        recall.episodic_candidates,
+        recall.episodic_weights,
     )

@@ -10,12 +10,13 @@ from __future__ import annotations
 import anyio
 
 from prefrontal.bundle.models import Section
+from prefrontal.config import PhaseName
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
 from prefrontal.stores.long_term import MemoryStore
 from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnStatus, TurnTrace
 
-NAME = "finalize"
+NAME: PhaseName = "finalize"
 INDEX = 11
 FAILED = (PhaseStatus.FAILED, PhaseStatus.TIMEOUT, PhaseStatus.CANCELLED)
 
@@ -70,7 +71,7 @@ async def run(turn: TurnState) -> PhaseOutcome:
         status=PhaseStatus.OK,
         started_ms=round(started, 3),
         duration_ms=round(turn.elapsed_ms() - started, 3),
-        budget_ms=turn.config.phase_budget_ms(NAME),
+        budget_ms=turn.budgets_ms[NAME],
     )
     turn.trace = seal(turn, own)
     trace = turn.trace

@@ -51,10 +51,10 @@ def progress_line(item: FrontalItem) -> str:
 def select(turn: TurnState, items: list[FrontalItem]) -> list[FrontalItem]:
     """The open items of each kind, ranked and cut to the configured counts."""
     limits = {
-        FrontalKind.GOAL: turn.config.active_goals,
-        FrontalKind.ACTION: turn.config.pending_actions,
-        FrontalKind.QUESTION: turn.config.questions,
-        FrontalKind.STORY: turn.config.stories,
+        FrontalKind.GOAL: turn.config.frontal_cortex.active_goals,
+        FrontalKind.ACTION: turn.config.frontal_cortex.pending_actions,
+        FrontalKind.QUESTION: turn.config.frontal_cortex.questions,
+        FrontalKind.STORY: turn.config.frontal_cortex.stories,
     }
     query_terms = input_terms(turn)
     chosen: list[FrontalItem] = []

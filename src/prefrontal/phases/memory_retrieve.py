@@ -8,13 +8,12 @@ lets each item add a share of its neighbours' scores, favours items said
 by someone the input names, adds each item's thread score, and lifts
 the neighbours of the strongest matches (fetched with ``around``). The
 scoring steps are pure functions in :mod:`prefrontal.retrieval.context`;
-their weights are ``RecallSettings``.
+their weights are :class:`~prefrontal.retrieval.settings.RecallSettings`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import anyio
 
@@ -29,51 +28,12 @@ from prefrontal.retrieval.context import (
     speaker_named,
 )
 from prefrontal.retrieval.feedback import expansion_terms
+from prefrontal.retrieval.settings import RecallSettings
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, MemoryStore, ScoredMemory
 
 TOKENS_PER_CANDIDATE = 20
 """A short memory's cost: a section that could fill the budget asks for this many per token."""
 MAX_CANDIDATES = 1_000
-FEEDBACK_WEIGHT = 0.3
-"""The feedback query's weight when it is on (measured best on LoCoMo among 0.1-0.5)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RecallSettings:
-    """How search hits become candidates: query weights, thread scores, neighbour lift."""
-
-    context_weight: float = 0.3
-    """Weight of the context query's hits beside the input's (1.0)."""
-    thread_weight: float = 0.3
-    """Share of its thread's score an item gains."""
-    thread_top: int = 3
-    """A thread scores the mean of its this many best items."""
-    smoothing: float = 0.2
-    """Share of its neighbours' scores an item adds (a message in a relevant exchange)."""
-    speaker_weight: float = 0.2
-    """What an item gains when the input names its speaker."""
-    neighbour_anchors: int = 10
-    """How many of the best items lift their neighbours, at least."""
-    anchor_share: float = 0.125
-    """Or this share of the candidates asked for, when that is more.
-
-    The candidates asked for scale with the budget (:func:`candidate_limit`):
-    where more fragments fit, more of the strong matches have room to bring
-    the turns around them (10 anchors up to 2,000 tokens of budget, 25 at 4,000).
-    """
-    neighbour_radius: int = 2
-    neighbour_factor: float = 0.8
-    """An item after an anchor (a reply) scores at least this share of the anchor's score."""
-    neighbour_before_factor: float = 0.8
-    """An item before an anchor (what it replies to) scores at least this share."""
-    feedback_weight: float = 0.0
-    """Weight of the feedback query's hits (words of the input's best hits); 0 disables.
-
-    :data:`FEEDBACK_WEIGHT` when ``OrchestratorConfig.recall_feedback`` is on."""
-    feedback_docs: int = 2
-    """How many of the input's best hits lend their words to the feedback query."""
-    feedback_terms: int = 10
-    """How many words the feedback query has."""
 
 
 def candidate_limit(turn: TurnState, configured: int) -> int:

@@ -14,17 +14,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import replace
 from datetime import date, datetime
 from functools import lru_cache
 
 from prefrontal.buffer import RecallDecision
 from prefrontal.bundle.models import Fragment, Section
-from prefrontal.errors import ConfigurationError
 from prefrontal.phases.fragments import fragment, loaded
 from prefrontal.phases.memory_retrieve import (
-    FEEDBACK_WEIGHT,
-    RecallSettings,
     candidate_limit,
     input_text,
     retrieve,
@@ -32,11 +29,10 @@ from prefrontal.phases.memory_retrieve import (
 )
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
+from prefrontal.retrieval.settings import RecallSettings, RerankWeights
 from prefrontal.stores.long_term import MemoryItem, MemoryStore, ScoredMemory
 
 __all__ = [
-    "RecallSettings",
-    "RerankWeights",
     "already_held",
     "candidate_limit",
     "input_text",
@@ -49,34 +45,6 @@ __all__ = [
 ]
 
 RECENCY_HALF_LIFE_DAYS = 30.0
-
-
-@dataclass(frozen=True, slots=True)
-class RerankWeights:
-    """How much each signal counts in the rerank.
-
-    An item scores ``relevance * r * (1 - recency + recency * fresh)
-    + importance * i + novelty * n``, where ``r`` is its relevance
-    normalised to the best hit and ``fresh`` is :func:`recency`. Recency
-    scales relevance rather than adding to it: at ``recency=0.1`` a match
-    from long ago keeps 90% of its relevance, so age orders near-equal
-    matches newest first, but a recent match never passes an old one more
-    than 1/0.9 times (about 11%) as relevant, and an item that hardly
-    matches gains next to nothing from being new.
-    """
-
-    relevance: float = 0.70
-    recency: float = 0.10
-    """The share of an item's relevance that fades with its age (0 to 1)."""
-    importance: float = 0.15
-    novelty: float = 0.05
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.recency <= 1.0:
-            raise ConfigurationError(f"recency is a share of relevance, 0 to 1: got {self.recency}")
-        negative = [k for k in ("relevance", "importance", "novelty") if getattr(self, k) < 0]
-        if negative:
-            raise ConfigurationError(f"rerank weights cannot be negative: {', '.join(negative)}")
 
 
 def recency(item: MemoryItem, now: datetime) -> float:
@@ -167,10 +135,10 @@ async def recall(
 
 async def _gate(turn: TurnState, store: MemoryStore, phase: str) -> RecallDecision | None:
     session = turn.buffer
-    if session is None or not turn.config.recall_gate:
+    if session is None or not turn.config.recall.gate:
         return None
     probe_text = turn.request.user_input
-    overlap = turn.config.recall_gate_overlap
+    overlap = turn.config.recall.gate_overlap
     return await call_store(
         turn,
         phase,
@@ -256,8 +224,9 @@ async def load_section(
     The body of phases 5 and 6: they differ in their store, query and weights.
     """
     limit = candidate_limit(turn, candidates)
-    feedback = FEEDBACK_WEIGHT if turn.config.recall_feedback else 0.0
-    settings = RecallSettings(feedback_weight=feedback)
+    settings = turn.config.recall.scoring
+    if not turn.config.recall.feedback:
+        settings = replace(settings, feedback_weight=0.0)
     hits, how = await recall(turn, store, phase, query, limit, settings)
     held = already_held(turn)
     fresh = [

@@ -37,7 +37,7 @@ def sort_key(entry: Observation, query_terms: set[str]) -> tuple[bool, bool, flo
 
 async def run(turn: TurnState) -> PhaseOutcome:
     """Load the active scratch entries, most pressing first."""
-    tenant, now, limit = turn.tenant, turn.context.started_at, turn.config.scratch_entries
+    tenant, now, limit = turn.tenant, turn.context.started_at, turn.config.scratch_page.entries
     entries = await call_store(
         turn,
         NAME,

@@ -7,11 +7,10 @@ of episodic hits are removed at assembly, where both are known.
 from __future__ import annotations
 
 from prefrontal.bundle.models import Section
-from prefrontal.phases.memory_search import RerankWeights, input_text, load_section
+from prefrontal.phases.memory_search import input_text, load_section
 from prefrontal.phases.state import PhaseOutcome, TurnState
 
 NAME = "semantic"
-WEIGHTS = RerankWeights(relevance=0.75, recency=0.05, importance=0.15, novelty=0.05)
 
 
 def concept_query(turn: TurnState) -> dict[str, str]:
@@ -25,7 +24,13 @@ def concept_query(turn: TurnState) -> dict[str, str]:
 async def run(turn: TurnState) -> PhaseOutcome:
     """Search semantic memory for the input's concepts and rank what it finds."""
     query = concept_query(turn)
-    candidates = turn.config.semantic_candidates
+    recall = turn.config.recall
     return await load_section(
-        turn, turn.stores.semantic, Section.SEMANTIC, NAME, query, candidates, WEIGHTS
+        turn,
+        turn.stores.semantic,
+        Section.SEMANTIC,
+        NAME,
+        query,
+        recall.semantic_candidates,
+        recall.semantic_weights,
     )

@@ -9,7 +9,6 @@ buffer knows nothing of the bundle layer.
 from __future__ import annotations
 
 from prefrontal.buffer import (
-    BufferConfig,
     Focus,
     ItemProvenance,
     ItemSource,
@@ -23,7 +22,7 @@ from prefrontal.bundle.models import Fragment, Section
 from prefrontal.phases.fragments import fragment
 from prefrontal.phases.state import TurnState
 from prefrontal.phases.store_calls import call_store
-from prefrontal.turn import OrchestratorConfig, WorkingMemoryItemView, WorkingMemoryView
+from prefrontal.turn import WorkingMemoryItemView, WorkingMemoryView
 
 SECTION_PRIORITY = {
     Section.CONSCIOUSNESS: 1.0,
@@ -47,15 +46,6 @@ the dialogue in progress somewhat; identity is pinned and memories are judged on
 MEMORY_SECTIONS = (Section.EPISODIC, Section.SEMANTIC)
 
 
-def buffer_config(config: OrchestratorConfig) -> BufferConfig:
-    """The buffer's settings from the orchestrator's."""
-    return BufferConfig(
-        max_items=config.buffer_max_items,
-        max_tokens=config.buffer_max_tokens,
-        policy=config.buffer_policy,
-    )
-
-
 async def load_session(turn: TurnState, phase: str) -> SessionBuffer:
     """The session's buffer, loaded through the store (transient errors retried)."""
     store, key = turn.stores.working_memory, turn.session_key
@@ -65,7 +55,7 @@ async def load_session(turn: TurnState, phase: str) -> SessionBuffer:
         lambda: SessionBuffer.load(
             store,
             key,
-            config=buffer_config(turn.config),
+            config=turn.config.buffer,
             count_tokens=turn.count,
             clock=turn.clock,
         ),

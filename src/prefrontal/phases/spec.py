@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from prefrontal.config import PhaseName
 from prefrontal.phases.state import PhaseOutcome, TurnState
 
 
@@ -19,7 +20,9 @@ class PhaseSpec:
     """
 
     index: int
-    name: str
-    needs: tuple[str, ...]
+    name: PhaseName
+    needs: tuple[PhaseName, ...]
     loads: bool
     run: Callable[[TurnState], Awaitable[PhaseOutcome]]
+    budget_ms: float
+    """The specification's time budget (``OrchestratorConfig.phase_budgets_ms`` overrides it)."""

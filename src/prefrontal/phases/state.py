@@ -7,7 +7,7 @@ write the same thing. The runner owns ``records``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -15,6 +15,7 @@ from prefrontal.budgets.policy import Allocation, BudgetPolicy
 from prefrontal.budgets.tokens import TokenCounter
 from prefrontal.buffer import SessionBuffer
 from prefrontal.bundle.models import ContextBundle, Fragment, Section
+from prefrontal.config import OrchestratorConfig, PhaseName
 from prefrontal.stores.consciousness import AgentProfile
 from prefrontal.stores.conversation import ConversationTurn
 from prefrontal.stores.frontal_cortex import FrontalItem
@@ -24,7 +25,6 @@ from prefrontal.stores.working_memory import SessionKey, SessionState
 from prefrontal.traces.models import DroppedRecord, PhaseRecord, SectionUsage, TurnTrace
 from prefrontal.traces.observe import NullObserver, Observer
 from prefrontal.turn import (
-    OrchestratorConfig,
     TurnContext,
     TurnRequest,
     WorkingMemoryView,
@@ -58,6 +58,8 @@ class TurnState:
     counter: TokenCounter
     clock: Clock
     version: str
+    budgets_ms: Mapping[PhaseName, float]
+    """Each phase's time budget: its own, or the configured one."""
     observer: Observer = field(default_factory=NullObserver)
     monotonic_start: float = field(default_factory=time.monotonic)
     # phase 1

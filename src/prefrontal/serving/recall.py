@@ -20,7 +20,6 @@ from datetime import datetime
 
 from prefrontal.budgets.tokens import TokenCounter
 from prefrontal.buffer import (
-    BufferConfig,
     Focus,
     ItemProvenance,
     ItemSource,
@@ -60,11 +59,7 @@ async def session_recall(
     session = await SessionBuffer.load(
         stores.working_memory,
         SessionKey(agent_id=tenant.agent_id, user_id=tenant.user_id, session_id=session_id),
-        config=BufferConfig(
-            max_items=config.buffer_max_items,
-            max_tokens=config.buffer_max_tokens,
-            policy=config.buffer_policy,
-        ),
+        config=config.buffer,
         count_tokens=counter.count,
         clock=clock,
     )
@@ -72,7 +67,7 @@ async def session_recall(
     consulted = held or list(GATED_STORES)
     decisions = {
         name: await session.recall_gate(
-            _store(orchestrator, name), name, query, now=now, min_overlap=config.recall_gate_overlap
+            _store(orchestrator, name), name, query, now=now, min_overlap=config.recall.gate_overlap
         )
         for name in consulted
     }

@@ -65,8 +65,8 @@ async def test_a_continuing_topic_reuses_the_buffer(demo_stores: Stores) -> None
 
 
 async def test_the_recall_gate_can_be_turned_off(demo_stores: Stores) -> None:
-    """With recall_gate=False every turn searches."""
-    orch = orchestrator(demo_stores, recall_gate=False)
+    """With ``RecallConfig(gate=False)`` every turn searches."""
+    orch = orchestrator(demo_stores, recall={"gate": False})
     await orch.start_turn(demo_request())
     second = await orch.start_turn(demo_request())
     assert phase(second.trace, "episodic").detail["recall_reason"] == "gate_off"

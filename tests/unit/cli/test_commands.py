@@ -32,7 +32,7 @@ def _reset_logging() -> Iterator[None]:
 def shared(monkeypatch: pytest.MonkeyPatch) -> Stores:
     """Every command of the test opens the same in-memory stores."""
     stores = Stores.in_memory()
-    monkeypatch.setattr(cli_stores, "build", lambda db, err: stores)
+    monkeypatch.setattr(cli_stores, "build", lambda db, create=True: stores)
     return stores
 
 

@@ -16,8 +16,8 @@ from prefrontal.cli.views import (
 )
 from prefrontal.demo import seed
 from prefrontal.errors import StoreError
+from prefrontal.phases import PHASE_NAMES
 from prefrontal.testing import DelayedStore, FailingStore
-from prefrontal.turn import PHASE_BUDGETS_MS
 from tests.unit.traces.helpers import demo_turn, run
 
 
@@ -65,7 +65,7 @@ def test_a_clean_trace_says_so() -> None:
     """A turn without problems ends its view with a line saying there were none."""
     # Budgets far above any machine's timing, so that no phase is over its budget.
     config = OrchestratorConfig(
-        deadline_ms=60_000, phase_budgets_ms=dict.fromkeys(PHASE_BUDGETS_MS, 30_000.0)
+        deadline_ms=60_000, phase_budgets_ms=dict.fromkeys(PHASE_NAMES, 30_000.0)
     )
 
     async def go() -> TurnResult:

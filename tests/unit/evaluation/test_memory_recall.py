@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from prefrontal import Orchestrator, OrchestratorConfig, Section, TurnRequest
+from prefrontal import (
+    ConversationConfig,
+    Orchestrator,
+    OrchestratorConfig,
+    Section,
+    TurnRequest,
+)
 from prefrontal.evaluation.ingest import ingest_turns
 from prefrontal.evaluation.locomo import load
 from prefrontal.evaluation.run import asked_at, context_policy, memory_stores
@@ -22,7 +28,9 @@ async def test_the_reply_to_a_matching_turn_is_lifted_and_dated(sample_file: Pat
     stores = memory_stores(None)
     await ingest_turns(stores, conv, tenant)
     config = OrchestratorConfig(
-        total_token_budget=64, recent_turns=0, budget_policy=context_policy(64)
+        total_token_budget=64,
+        conversation=ConversationConfig(recent_turns=0),
+        budget_policy=context_policy(64),
     )
     when = asked_at(conv)
     orchestrator = Orchestrator(stores, config, clock=lambda: when)
@@ -46,7 +54,9 @@ async def test_a_recent_turn_the_conversation_cannot_fit_comes_as_a_memory(
     stores = memory_stores(None)
     await ingest_turns(stores, conv, tenant)
     config = OrchestratorConfig(
-        total_token_budget=120, budget_policy=context_policy(120), recent_window_s=None
+        total_token_budget=120,
+        budget_policy=context_policy(120),
+        conversation=ConversationConfig(recent_window_s=None),
     )
     when = asked_at(conv)
     orchestrator = Orchestrator(stores, config, clock=lambda: when)

@@ -6,7 +6,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from prefrontal import Orchestrator, OrchestratorConfig, Section, TurnRequest
+from prefrontal import (
+    ConversationConfig,
+    Orchestrator,
+    OrchestratorConfig,
+    RecallConfig,
+    Section,
+    TurnRequest,
+)
 from prefrontal.stores.long_term import MemoryItem, MemoryKind
 from prefrontal.stores.set import Stores
 
@@ -38,7 +45,11 @@ def memory(key: str) -> MemoryItem:
 async def recalled_with(feedback: bool) -> set[str]:
     stores = Stores.in_memory()
     await stores.episodic.put_many([memory(key) for key in TEXTS])
-    config = OrchestratorConfig(total_token_budget=400, recent_turns=0, recall_feedback=feedback)
+    config = OrchestratorConfig(
+        total_token_budget=400,
+        conversation=ConversationConfig(recent_turns=0),
+        recall=RecallConfig(feedback=feedback),
+    )
     orchestrator = Orchestrator(stores, config, clock=lambda: WHEN)
     request = TurnRequest(
         agent_id="agent", user_id="user", session_id="s", user_input="What will she study?"
@@ -56,7 +67,7 @@ async def test_a_memory_sharing_only_the_best_hits_words_is_recalled() -> None:
 
 
 async def test_feedback_is_off_by_default() -> None:
-    """Without ``recall_feedback`` the course, which shares no word with the input, is not recalled."""
+    """Without ``RecallConfig.feedback`` the course, which shares no word with the input, is not recalled."""
     recalled = await recalled_with(feedback=False)
     assert "plan" in recalled
     assert "course" not in recalled

@@ -6,8 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from prefrontal import Orchestrator, OrchestratorConfig, Section, TurnRequest
-from prefrontal.phases.memory_retrieve import RecallSettings, anchor_count
+from prefrontal import ConversationConfig, Orchestrator, OrchestratorConfig, Section, TurnRequest
+from prefrontal.phases.memory_retrieve import anchor_count
+from prefrontal.retrieval.settings import RecallSettings
 from prefrontal.stores.long_term import MemoryItem, MemoryKind
 from prefrontal.stores.set import Stores
 
@@ -36,7 +37,9 @@ async def recalled(items: list[MemoryItem], budget: int) -> set[str]:
     """The episodic ids in the context of a turn asking "kayaking" at ``budget`` (clock ``WHEN``)."""
     stores = Stores.in_memory()
     await stores.episodic.put_many(items)
-    config = OrchestratorConfig(total_token_budget=budget, recent_turns=0)
+    config = OrchestratorConfig(
+        total_token_budget=budget, conversation=ConversationConfig(recent_turns=0)
+    )
     orchestrator = Orchestrator(stores, config, clock=lambda: WHEN)
     request = TurnRequest(agent_id="agent", user_id="user", session_id="s", user_input="kayaking")
     result = await orchestrator.start_turn(request)

@@ -85,7 +85,7 @@ async def test_goals_are_ranked_blocking_and_urgent_first() -> None:
 
 
 async def test_goal_count_is_cut_to_the_configured_limit() -> None:
-    """At most ``active_goals`` goals are loaded; the rest count as dropped."""
+    """At most ``FrontalCortexConfig.active_goals`` goals are loaded; the rest count as dropped."""
     stores = Stores.in_memory()
     for n in range(8):
         await stores.frontal_cortex.put(
@@ -97,7 +97,7 @@ async def test_goal_count_is_cut_to_the_configured_limit() -> None:
                 title=f"goal {n}",
             )
         )
-    turn = new_turn(orchestrator(stores, active_goals=5))
+    turn = new_turn(orchestrator(stores, frontal_cortex={"active_goals": 5}))
     outcome = await frontal_cortex.run(turn)
     assert outcome.items_loaded == 5
     assert outcome.items_dropped == 3
@@ -125,7 +125,9 @@ async def test_earlier_sessions_are_recent_conversation_only_within_the_window()
         )
     shown = {}
     for window in (3_600, None):
-        turn = new_turn(orchestrator(stores, recent_window_s=window), session_id="s1")
+        turn = new_turn(
+            orchestrator(stores, conversation={"recent_window_s": window}), session_id="s1"
+        )
         await conversation.run(turn)
         fragments = turn.loads[Section.CONVERSATION]
         shown[window] = {f.provenance.item_ids[0] for f in fragments}

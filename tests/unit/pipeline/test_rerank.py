@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from prefrontal.errors import ConfigurationError
-from prefrontal.phases.memory_search import RerankWeights, rerank, rerank_score
+from prefrontal.phases.memory_search import rerank, rerank_score
+from prefrontal.retrieval.settings import RerankWeights
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, ScoredMemory
 
 NOW = datetime(2024, 6, 1, 12, tzinfo=UTC)

@@ -122,7 +122,7 @@ async def test_the_trace_is_written_and_matches_the_result(demo_stores: Stores) 
 
 async def test_the_working_memory_buffer_is_filled_and_bounded(demo_stores: Stores) -> None:
     """Phase 10 fills the session buffer within its item and token bounds."""
-    result = await orchestrator(demo_stores, buffer_max_items=8, buffer_max_tokens=300).start_turn(
+    result = await orchestrator(demo_stores, buffer={"max_items": 8, "max_tokens": 300}).start_turn(
         demo_request()
     )
     wm = result.working_memory
