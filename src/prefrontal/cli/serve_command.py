@@ -8,6 +8,7 @@ The servers need their extras: ``prefrontal[server]`` and ``prefrontal[mcp]``.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 from collections.abc import Sequence
@@ -36,6 +37,13 @@ KeysFileOption = typer.Option(
 )
 BudgetOption = typer.Option(4_000, "--budget", help="Token budget of a turn.")
 DeadlineOption = typer.Option(1_000.0, "--deadline-ms", help="Deadline of a turn's phases.")
+GcOption = typer.Option(
+    50_000,
+    "--gc-threshold",
+    min=0,
+    help="The collector's first-generation threshold (0: Python's default); see "
+    "docs/production.md.",
+)
 UsersOption = typer.Option(
     ..., "--user", help="A user the key may act for (repeat; '*' for every user)."
 )
@@ -45,6 +53,12 @@ def _need(module: str, extra: str, err: Console) -> None:
     if importlib.util.find_spec(module) is None:
         err.print(f"error: this needs the {extra!r} extra: pip install 'prefrontal[{extra}]'")
         raise typer.Exit(2)
+
+
+def _collect_less_often(threshold: int) -> None:
+    """Raise the collector's first threshold: many turns at once allocate many small objects."""
+    if threshold:
+        gc.set_threshold(threshold, 20, 20)
 
 
 def _keys(path: Path | None, err: Console) -> KeyRing:
@@ -78,9 +92,11 @@ def serve_http(
     ),
     budget: int = BudgetOption,
     deadline_ms: float = DeadlineOption,
+    gc_threshold: int = GcOption,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json); every /v1/ call needs an API key."""
     err = Console(stderr=True)
+    _collect_less_often(gc_threshold)
     _need("fastapi", "server", err)
     from prefrontal.serving.http import create_app, installed_metrics
     from prefrontal.serving.runner import serve
