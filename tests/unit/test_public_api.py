@@ -18,6 +18,7 @@ FACADES = [
     "prefrontal.demo",
     "prefrontal.serving",
     "prefrontal.serving.http",
+    "prefrontal.formation",
 ]
 
 
