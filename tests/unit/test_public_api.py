@@ -17,6 +17,7 @@ FACADES = [
     "prefrontal.bundle",
     "prefrontal.orchestrator",
     "prefrontal.demo",
+    "prefrontal.formation",
     "prefrontal.memory",
 ]
 

@@ -20,7 +20,14 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import Field
 
-from prefrontal.stores.records import MetadataValue, OwnedRecord, Record, Timestamp, utc_now
+from prefrontal.stores.records import (
+    MetadataValue,
+    OwnedRecord,
+    Record,
+    Timestamp,
+    Vector,
+    utc_now,
+)
 from prefrontal.stores.tenancy import Tenant
 
 MAX_MEMORY_CHARS = 200_000
@@ -57,7 +64,7 @@ class MemoryItem(OwnedRecord):
     tags: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()
     metadata: dict[str, MetadataValue] = Field(default_factory=dict)
-    embedding: tuple[float, ...] | None = Field(default=None, repr=False)
+    embedding: Vector | None = Field(default=None, repr=False)
 
     def is_live(self, now: datetime) -> bool:
         """Not expired and not superseded at ``now``."""
@@ -76,7 +83,7 @@ class MemoryQuery(Record):
     text: str = Field(default="", max_length=MAX_MEMORY_CHARS)
     limit: int = Field(default=20, ge=1, le=1_000)
     kinds: tuple[MemoryKind, ...] | None = None
-    embedding: tuple[float, ...] | None = Field(default=None, repr=False)
+    embedding: Vector | None = Field(default=None, repr=False)
     now: Timestamp = Field(default_factory=utc_now)
 
 
