@@ -11,6 +11,7 @@ The tree::
     │   └── ItemRejectedError     the store refused an item (too large, bad text)
     ├── NotFoundError             an item id or turn id that names nothing of the tenant's
     ├── WorkingMemoryError        the working-memory buffer refused an operation
+    ├── NotFoundError             an id names nothing the caller may see (memory item, turn)
     ├── PhaseError                a phase could not produce its output; carries ``phase``
     └── DatasetError              an evaluation data file is not in its format
 
@@ -64,6 +65,10 @@ class NotFoundError(PrefrontalError):
 
 class WorkingMemoryError(PrefrontalError):
     """The working-memory buffer refused an operation."""
+
+
+class NotFoundError(PrefrontalError):
+    """An id names nothing the caller may see: an unknown memory item or turn."""
 
 
 class PhaseError(PrefrontalError):
