@@ -9,7 +9,6 @@ The tree::
     │   ├── TransientStoreError   worth retrying (busy, timeout, lost connection)
     │   ├── ConflictError         optimistic concurrency: someone saved first
     │   └── ItemRejectedError     the store refused an item (too large, bad text)
-    ├── NotFoundError             an item id or turn id that names nothing of the tenant's
     ├── WorkingMemoryError        the working-memory buffer refused an operation
     ├── NotFoundError             an id names nothing the caller may see (memory item, turn)
     ├── PhaseError                a phase could not produce its output; carries ``phase``
@@ -57,10 +56,6 @@ class ConflictError(StoreError):
 
 class ItemRejectedError(StoreError):
     """The store refused an item: empty, oversized or malformed content."""
-
-
-class NotFoundError(PrefrontalError):
-    """An item id or turn id names nothing the tenant owns (the message says which)."""
 
 
 class WorkingMemoryError(PrefrontalError):

@@ -31,11 +31,10 @@ from prefrontal.demo import DEMO_AGENT, DEMO_USER
 from prefrontal.serving.determinism import TEST_CLOCK_ENV
 from prefrontal.serving.keys import KeyGrant, hash_key
 
-needs_write_side = pytest.mark.skipif(
-    not (hasattr(Orchestrator, "end_turn") and hasattr(Orchestrator, "memory")),
-    reason="needs Orchestrator.end_turn and Orchestrator.memory",
+needs_end_turn = pytest.mark.skipif(
+    not hasattr(Orchestrator, "end_turn"), reason="needs Orchestrator.end_turn"
 )
-"""For the sessions that end turns and remember: the write side of the API."""
+"""For the sessions that end turns."""
 
 START = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 """Where the servers' test clock starts (each operation moves it 30 s on)."""

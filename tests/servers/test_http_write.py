@@ -10,9 +10,8 @@ import pytest
 
 from prefrontal.demo import DEMO_USER, SAMPLE_INPUT
 from tests.servers.conftest import seeded
-from tests.servers.harness import AGENT_KEY, http_server, needs_write_side
+from tests.servers.harness import AGENT_KEY, http_server, needs_end_turn
 
-pytestmark = needs_write_side
 AUTH = {"Authorization": f"Bearer {AGENT_KEY}"}
 
 
@@ -25,6 +24,7 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
         yield c
 
 
+@needs_end_turn
 def test_ending_a_turn_twice_writes_once(client: httpx.Client) -> None:
     """The first end writes the exchange; a retry answers written=false; an unknown turn is 404."""
     turn = client.post(

@@ -30,7 +30,6 @@ from prefrontal.buffer import (
 )
 from prefrontal.orchestrator import Orchestrator
 from prefrontal.serving.models import MemoryOut, RecallOut
-from prefrontal.serving.write_side import memory_api
 from prefrontal.stores.long_term import MemoryItem, MemoryStore, ScoredMemory
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey
@@ -75,7 +74,7 @@ async def session_recall(
         memories = await _held(orchestrator, tenant, decisions, now, top_k)
         await session.save(now)
         return RecallOut(mode="reuse", reason="topic_continues", memories=memories)
-    hits = await memory_api(orchestrator).recall(tenant, query, top_k=top_k)
+    hits = await orchestrator.memory.recall(tenant, query, top_k=top_k)
     await _activate(orchestrator, session, tenant, query, hits, now)
     await session.save(now)
     reason = next(d.reason for d in decisions.values() if not d.reuse)

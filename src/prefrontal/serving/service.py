@@ -38,7 +38,7 @@ from prefrontal.serving.models import (
     TurnOut,
 )
 from prefrontal.serving.recall import session_recall
-from prefrontal.serving.write_side import end_turn, memory_api
+from prefrontal.serving.write_side import end_turn
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.traces.observe import Observer
@@ -165,7 +165,7 @@ class Service:
                 clock=self._clock,
                 counter=self._counter,
             )
-        hits = await memory_api(self.orchestrator).recall(tenant, query, top_k=top_k)
+        hits = await self.orchestrator.memory.recall(tenant, query, top_k=top_k)
         return RecallOut(
             mode="search",
             reason="no_session",
@@ -175,7 +175,7 @@ class Service:
     async def remember(self, tenant: Tenant, body: RememberBody) -> MemoryOut:
         """Store a memory for ``tenant``."""
         self._begin()
-        item = await memory_api(self.orchestrator).remember(
+        item = await self.orchestrator.memory.remember(
             tenant,
             body.content,
             importance=body.importance,
@@ -197,7 +197,7 @@ class Service:
     ) -> MemoryOut:
         """Change one of ``tenant``'s memories (NotFoundError when it has none by that id)."""
         self._begin()
-        item = await memory_api(self.orchestrator).update(
+        item = await self.orchestrator.memory.update(
             tenant, item_id, content=content, importance=importance
         )
         return MemoryOut.of(item)
@@ -205,13 +205,13 @@ class Service:
     async def forget(self, tenant: Tenant, item_id: str) -> ForgetOut:
         """Remove one of ``tenant``'s memories."""
         self._begin()
-        removed = await memory_api(self.orchestrator).forget(tenant, item_id)
+        removed = await self.orchestrator.memory.forget(tenant, item_id)
         return ForgetOut(item_id=item_id, forgotten=removed)
 
     async def erase(self, tenant: Tenant) -> ErasureOut:
         """Remove everything of ``tenant``'s user, in every store."""
         self._begin()
-        report = await memory_api(self.orchestrator).erase(tenant.agent_id, tenant.user_id)
+        report = await self.orchestrator.memory.erase(tenant.agent_id, tenant.user_id)
         return ErasureOut(
             agent_id=tenant.agent_id, user_id=tenant.user_id, removed=dict(report.removed)
         )

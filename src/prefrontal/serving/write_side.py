@@ -1,21 +1,20 @@
-"""The write side as the servers call it: ``Orchestrator.end_turn`` and ``Orchestrator.memory``.
+"""``Orchestrator.end_turn`` as the servers call it.
 
-Typed by Protocols of the shared signatures, and looked up on the
-orchestrator when called, so that the servers build and serve turns and
-traces on a prefrontal that does not have them yet; there each such call
-raises :class:`UnavailableError` (HTTP 501, an MCP tool error).
+Typed by a Protocol of the shared signature, and looked up on the
+orchestrator when called, so that the servers build and serve everything
+else on a prefrontal that does not have it yet; there ending a turn raises
+:class:`UnavailableError` (HTTP 501, an MCP tool error).
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Protocol, cast
 
 from prefrontal.errors import PrefrontalError
 from prefrontal.orchestrator import Orchestrator
-from prefrontal.stores.long_term import MemoryItem, MemoryKind, ScoredMemory
-from prefrontal.stores.tenancy import Scope, Tenant
+from prefrontal.stores.tenancy import Tenant
 
 
 class UnavailableError(PrefrontalError):
@@ -30,54 +29,6 @@ class Ended(Protocol):
     message_ids: tuple[str, ...]
     memory_ids: tuple[str, ...]
     trace: Any
-
-
-class Erased(Protocol):
-    """What ``erase`` returns, as far as the servers read it."""
-
-    removed: dict[str, int]
-
-
-class MemoryApi(Protocol):
-    """The memory API's calls the servers make."""
-
-    async def remember(
-        self,
-        tenant: Tenant,
-        content: str,
-        *,
-        importance: float = 0.5,
-        source: str | None = None,
-        kind: MemoryKind = MemoryKind.FACT,
-        store: Literal["episodic", "semantic"] = "semantic",
-        scope: Scope = Scope.PRIVATE,
-        tags: Sequence[str] = (),
-    ) -> MemoryItem: ...
-
-    async def recall(
-        self, tenant: Tenant, query: str, *, top_k: int = 10
-    ) -> list[ScoredMemory]: ...
-
-    async def update(
-        self,
-        tenant: Tenant,
-        item_id: str,
-        *,
-        content: str | None = None,
-        importance: float | None = None,
-    ) -> MemoryItem: ...
-
-    async def forget(self, tenant: Tenant, item_id: str) -> bool: ...
-
-    async def erase(self, agent_id: str, user_id: str) -> Erased: ...
-
-
-def memory_api(orchestrator: Orchestrator) -> MemoryApi:
-    """The orchestrator's memory API."""
-    memory = getattr(orchestrator, "memory", None)
-    if memory is None:
-        raise UnavailableError("this build of prefrontal has no memory API")
-    return cast(MemoryApi, memory)
 
 
 async def end_turn(
