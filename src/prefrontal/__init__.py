@@ -40,6 +40,7 @@ from prefrontal.exchange import (
     Summarizer,
     ToolCall,
 )
+from prefrontal.memory import ErasureReport, MemoryAPI
 from prefrontal.orchestrator import Orchestrator
 from prefrontal.retrieval.settings import RecallSettings, RerankWeights
 from prefrontal.stores.set import Stores
@@ -63,6 +64,7 @@ __all__ = [
     "DatasetError",
     "EndTurnConfig",
     "EndTurnResult",
+    "ErasureReport",
     "ExchangeView",
     "Extracted",
     "ExtractiveSummarizer",
@@ -70,6 +72,7 @@ __all__ = [
     "Fragment",
     "FrontalCortexConfig",
     "ItemRejectedError",
+    "MemoryAPI",
     "NotFoundError",
     "Orchestrator",
     "OrchestratorConfig",

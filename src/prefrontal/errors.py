@@ -9,8 +9,8 @@ The tree::
     │   ├── TransientStoreError   worth retrying (busy, timeout, lost connection)
     │   ├── ConflictError         optimistic concurrency: someone saved first
     │   └── ItemRejectedError     the store refused an item (too large, bad text)
-    ├── NotFoundError             an item id or turn id that names nothing of the tenant's
     ├── WorkingMemoryError        the working-memory buffer refused an operation
+    ├── NotFoundError             an id names nothing the caller may see (memory item, turn)
     ├── PhaseError                a phase could not produce its output; carries ``phase``
     └── DatasetError              an evaluation data file is not in its format
 
@@ -58,12 +58,12 @@ class ItemRejectedError(StoreError):
     """The store refused an item: empty, oversized or malformed content."""
 
 
-class NotFoundError(PrefrontalError):
-    """An item id or turn id names nothing the tenant owns (the message says which)."""
-
-
 class WorkingMemoryError(PrefrontalError):
     """The working-memory buffer refused an operation."""
+
+
+class NotFoundError(PrefrontalError):
+    """An id names nothing the caller may see: an unknown memory item or turn."""
 
 
 class PhaseError(PrefrontalError):

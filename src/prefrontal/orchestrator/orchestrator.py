@@ -18,6 +18,7 @@ from prefrontal.exchange.background import BackgroundRunner
 from prefrontal.exchange.extract import Extractor
 from prefrontal.exchange.models import EndTurnResult, ToolCall
 from prefrontal.exchange.summary import ExtractiveSummarizer, Summarizer
+from prefrontal.memory import MemoryAPI
 from prefrontal.orchestrator.end_turn import TurnEnder
 from prefrontal.orchestrator.runner import run_phases
 from prefrontal.phases import PHASES
@@ -112,6 +113,9 @@ class Orchestrator:
             runner=self._runner,
         )
         self._exit = AsyncExitStack()
+        self._memory = MemoryAPI(
+            stores, clock=self._clock, ids=ids, counter=self._counter, config=self.config.recall
+        )
 
     async def __aenter__(self) -> Orchestrator:
         """Start the background runner; leaving waits for its work, then closes the stores."""
@@ -126,6 +130,14 @@ class Orchestrator:
         tb: TracebackType | None,
     ) -> bool | None:
         return await self._exit.__aexit__(exc_type, exc, tb)
+
+    @property
+    def memory(self) -> MemoryAPI:
+        """The memory API (remember, recall, get, update, forget, erase) over these stores.
+
+        It shares the orchestrator's clock, ids, token counter and rerank weights.
+        """
+        return self._memory
 
     def policy(self, total: int) -> BudgetPolicy:
         """The budget policy for a turn with ``total`` tokens."""
