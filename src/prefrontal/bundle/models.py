@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import assert_never
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,19 +27,25 @@ class Section(StrEnum):
 
     @property
     def heading(self) -> str:
-        """The heading the section is rendered under."""
-        return _TITLES[self]
+        """The heading the section is rendered under (a new section without one is a type error)."""
+        match self:
+            case Section.CONSCIOUSNESS:
+                return "Identity and rules"
+            case Section.FRONTAL_CORTEX:
+                return "Goals and pending work"
+            case Section.CONVERSATION:
+                return "Recent conversation"
+            case Section.EPISODIC:
+                return "Relevant memories"
+            case Section.SEMANTIC:
+                return "Relevant knowledge"
+            case Section.SCRATCH_PAGE:
+                return "Scratch page"
+            case Section.WORKING_MEMORY:
+                return "Working notes"
+            case _:  # pragma: no cover - unreachable while every section has a case
+                assert_never(self)
 
-
-_TITLES = {
-    Section.CONSCIOUSNESS: "Identity and rules",
-    Section.FRONTAL_CORTEX: "Goals and pending work",
-    Section.CONVERSATION: "Recent conversation",
-    Section.EPISODIC: "Relevant memories",
-    Section.SEMANTIC: "Relevant knowledge",
-    Section.SCRATCH_PAGE: "Scratch page",
-    Section.WORKING_MEMORY: "Working notes",
-}
 
 SECTION_ORDER: tuple[Section, ...] = tuple(Section)
 

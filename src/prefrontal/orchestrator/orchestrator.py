@@ -13,7 +13,7 @@ from prefrontal.budgets.policy import BudgetPolicy, default_policy
 from prefrontal.budgets.tokens import TokenCounter, default_counter
 from prefrontal.bundle.models import ContextBundle
 from prefrontal.orchestrator.runner import run_phases
-from prefrontal.phases import PHASES
+from prefrontal.phases import PHASE_INDEX, PHASES
 from prefrontal.phases.context_assembly import checksum
 from prefrontal.phases.finalize import seal
 from prefrontal.phases.state import Clock, TurnState
@@ -134,6 +134,7 @@ class Orchestrator:
             clock=self._clock,
             version=self._version,
             budgets_ms=self._budgets_ms,
+            indices=PHASE_INDEX,
             observer=self.observer,
         )
 
@@ -171,7 +172,7 @@ class Orchestrator:
 def _missing_finalize(turn: TurnState) -> PhaseRecord:
     return PhaseRecord(
         name="finalize",
-        index=11,
+        index=turn.indices["finalize"],
         status=PhaseStatus.SKIPPED,
         started_ms=round(turn.elapsed_ms(), 3),
         duration_ms=0.0,

@@ -92,7 +92,7 @@ def _record(
     errors = (_error(phase, turn, error),) if error is not None else ()
     turn.records[phase.name] = PhaseRecord(
         name=phase.name,
-        index=phase.index,
+        index=turn.indices[phase.name],
         status=status,
         started_ms=round(started, 3),
         duration_ms=round(duration, 3),
@@ -137,7 +137,7 @@ def _mark_unfinished(phases: Sequence[PhaseSpec], turn: TurnState) -> None:
         )
         turn.records[phase.name] = PhaseRecord(
             name=phase.name,
-            index=phase.index,
+            index=turn.indices[phase.name],
             status=PhaseStatus.TIMEOUT,
             started_ms=round(started, 3),
             duration_ms=round(now - started, 3),

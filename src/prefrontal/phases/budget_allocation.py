@@ -11,9 +11,11 @@ from __future__ import annotations
 from prefrontal.budgets.leftovers import memory_first
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.bundle.render import section_header
+from prefrontal.config import PhaseName
+from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 
-NAME = "budget_allocation"
+NAME: PhaseName = "budget_allocation"
 LINE_BREAK_TOKENS = 1
 SECTION_BREAK_TOKENS = 2
 
@@ -50,3 +52,22 @@ async def run(turn: TurnState) -> PhaseOutcome:
             "reserve": turn.policy.reserve,
         },
     )
+
+
+SPEC = PhaseSpec(
+    name=NAME,
+    run=run,
+    budget_ms=50,
+    needs=(
+        "turn_context",
+        "consciousness",
+        "frontal_cortex",
+        "conversation",
+        "episodic",
+        "semantic",
+        "scratch_page",
+    ),
+    reads=frozenset({"loads"}),
+    writes=frozenset({"allocation", "demands"}),
+    loads=False,
+)

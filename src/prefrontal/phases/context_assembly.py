@@ -14,11 +14,13 @@ import re
 
 from prefrontal.bundle.models import SECTION_ORDER, ContextBundle, Fragment, Section
 from prefrontal.bundle.render import render_sections
+from prefrontal.config import PhaseName
 from prefrontal.phases.budget_allocation import fragment_cost, header_cost
+from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.traces.models import DroppedRecord, SectionUsage
 
-NAME = "context_assembly"
+NAME: PhaseName = "context_assembly"
 _SPACE = re.compile(r"\W+")
 
 
@@ -163,3 +165,14 @@ async def run(turn: TurnState) -> PhaseOutcome:
         items_dropped=len(selection.dropped),
         tokens_dropped=sum(d.tokens for d in selection.dropped),
     )
+
+
+SPEC = PhaseSpec(
+    name=NAME,
+    run=run,
+    budget_ms=50,
+    needs=("budget_allocation",),
+    reads=frozenset({"allocation", "demands", "loads"}),
+    writes=frozenset({"bundle", "dropped", "sections"}),
+    loads=False,
+)

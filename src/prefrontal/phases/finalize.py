@@ -11,13 +11,13 @@ import anyio
 
 from prefrontal.bundle.models import Section
 from prefrontal.config import PhaseName
+from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
 from prefrontal.stores.long_term import MemoryStore
 from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnStatus, TurnTrace
 
 NAME: PhaseName = "finalize"
-INDEX = 11
 FAILED = (PhaseStatus.FAILED, PhaseStatus.TIMEOUT, PhaseStatus.CANCELLED)
 
 
@@ -67,7 +67,7 @@ async def run(turn: TurnState) -> PhaseOutcome:
     started = turn.started_ms.get(NAME, turn.elapsed_ms())
     own = PhaseRecord(
         name=NAME,
-        index=INDEX,
+        index=turn.indices[NAME],
         status=PhaseStatus.OK,
         started_ms=round(started, 3),
         duration_ms=round(turn.elapsed_ms() - started, 3),
@@ -85,3 +85,14 @@ async def run(turn: TurnState) -> PhaseOutcome:
                 tg.start_soon(_recall, turn, store, ids)
         await call_store(turn, NAME, lambda: turn.stores.traces.put(trace))
     return PhaseOutcome(detail={"ready_for_router": trace.ready_for_router})
+
+
+SPEC = PhaseSpec(
+    name=NAME,
+    run=run,
+    budget_ms=50,
+    needs=("working_memory_init",),
+    reads=frozenset({"bundle", "dropped", "sections"}),
+    writes=frozenset({"trace"}),
+    loads=False,
+)

@@ -60,6 +60,8 @@ class TurnState:
     version: str
     budgets_ms: Mapping[PhaseName, float]
     """Each phase's time budget: its own, or the configured one."""
+    indices: Mapping[PhaseName, int]
+    """Each phase's number, from its place in the tuple of phases."""
     observer: Observer = field(default_factory=NullObserver)
     monotonic_start: float = field(default_factory=time.monotonic)
     # phase 1
