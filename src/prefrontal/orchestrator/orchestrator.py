@@ -11,15 +11,14 @@ from ulid import ULID
 
 from prefrontal.budgets.policy import BudgetPolicy, default_policy
 from prefrontal.budgets.tokens import TokenCounter, default_counter
+from prefrontal.bundle.checksum import checksum
 from prefrontal.bundle.models import ContextBundle
 from prefrontal.orchestrator.runner import run_phases
 from prefrontal.phases import PHASE_INDEX, PHASES
-from prefrontal.phases.context_assembly import checksum
-from prefrontal.phases.finalize import seal
 from prefrontal.phases.state import Clock, TurnState
 from prefrontal.stores.set import Stores
-from prefrontal.traces.models import PhaseRecord, PhaseStatus
 from prefrontal.traces.observe import Observer, combine
+from prefrontal.traces.seal import seal
 from prefrontal.turn import (
     OrchestratorConfig,
     TurnContext,
@@ -139,12 +138,10 @@ class Orchestrator:
         )
 
     def _result(self, turn: TurnState) -> TurnResult:
+        """The turn's result: the trace phase 11 sealed, or one sealed here when it could not."""
         bundle = turn.bundle or self._empty_bundle(turn)
         turn.bundle = bundle
-        trace = turn.trace or seal(turn, turn.records.get("finalize") or _missing_finalize(turn))
-        final = turn.records.get("finalize")
-        if final is not None and final.status is not PhaseStatus.OK:
-            trace = seal(turn, final)
+        trace = turn.trace or seal(turn.open_trace(), turn.records.values())
         return TurnResult(
             context=turn.context,
             bundle=bundle,
@@ -167,14 +164,3 @@ class Orchestrator:
             version=turn.version,
             created_at=turn.context.started_at,
         )
-
-
-def _missing_finalize(turn: TurnState) -> PhaseRecord:
-    return PhaseRecord(
-        name="finalize",
-        index=turn.indices["finalize"],
-        status=PhaseStatus.SKIPPED,
-        started_ms=round(turn.elapsed_ms(), 3),
-        duration_ms=0.0,
-        budget_ms=turn.budgets_ms["finalize"],
-    )

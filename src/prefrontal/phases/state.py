@@ -22,7 +22,13 @@ from prefrontal.stores.frontal_cortex import FrontalItem
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState
-from prefrontal.traces.models import DroppedRecord, PhaseRecord, SectionUsage, TurnTrace
+from prefrontal.traces.models import (
+    DroppedRecord,
+    PhaseRecord,
+    SectionUsage,
+    TurnStatus,
+    TurnTrace,
+)
 from prefrontal.traces.observe import NullObserver, Observer
 from prefrontal.turn import (
     TurnContext,
@@ -107,3 +113,26 @@ class TurnState:
     def count(self, text: str) -> int:
         """Tokens in ``text`` with the turn's tokenizer."""
         return self.counter.count(text)
+
+    def open_trace(self) -> TurnTrace:
+        """The turn's trace before sealing: who, when, what it spent; no phases yet."""
+        c, bundle = self.context, self.bundle
+        return TurnTrace(
+            turn_id=c.turn_id,
+            parent_turn_id=c.parent_turn_id,
+            agent_id=c.agent_id,
+            user_id=c.user_id,
+            session_id=c.session_id,
+            started_at=c.started_at,
+            duration_ms=round(self.elapsed_ms(), 3),
+            deadline_ms=c.deadline_ms,
+            status=TurnStatus.OK,
+            total_budget=self.policy.total,
+            total_tokens=bundle.total_tokens if bundle else 0,
+            checksum=bundle.checksum if bundle else "",
+            ready_for_router=bundle is not None,
+            phases=(),
+            sections=tuple(self.sections),
+            dropped=tuple(self.dropped),
+            version=self.version,
+        )
