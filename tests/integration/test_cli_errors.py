@@ -5,6 +5,7 @@ Each case runs the real command in a subprocess, as a user would.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -107,3 +108,20 @@ def test_version_prints_the_package_version(tmp_path: Path) -> None:
     result = prefrontal("--version", cwd=tmp_path)
     assert result.returncode == 0
     assert result.stdout.startswith("prefrontal ")
+
+
+def test_trace_prune_keeps_the_newest_and_says_how_many_went(tmp_path: Path) -> None:
+    """``trace prune --keep 1`` after two turns removes one trace; ``trace list`` shows the other."""
+    for message in ("first", "second"):
+        assert prefrontal("turn", message, "--db", "x.db", cwd=tmp_path).returncode == 0
+    pruned = prefrontal("trace", "prune", "--keep", "1", "--db", "x.db", cwd=tmp_path)
+    assert pruned.stdout.strip() == "removed 1 trace(s)"
+    listed = prefrontal("trace", "list", "--json", "--db", "x.db", cwd=tmp_path)
+    assert len(json.loads(listed.stdout)) == 1
+
+
+def test_trace_prune_needs_a_bound(tmp_path: Path) -> None:
+    """``trace prune`` with neither ``--older-than`` nor ``--keep`` is a usage error."""
+    result = prefrontal("trace", "prune", "--db", "x.db", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "--older-than, --keep, or both" in result.stderr

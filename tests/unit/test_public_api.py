@@ -16,6 +16,7 @@ FACADES = [
     "prefrontal.bundle",
     "prefrontal.orchestrator",
     "prefrontal.demo",
+    "prefrontal.formation",
 ]
 
 

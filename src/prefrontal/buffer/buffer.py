@@ -15,7 +15,7 @@ the same state.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -24,7 +24,7 @@ from prefrontal.buffer import tokens as default_tokens
 from prefrontal.buffer.config import BufferConfig, OverflowPolicy
 from prefrontal.buffer.decay import has_faded
 from prefrontal.buffer.events import EventKind
-from prefrontal.buffer.folding import dropped, fold
+from prefrontal.buffer.folding import Folded, dropped, fold, fold_faded
 from prefrontal.buffer.holding import Holding
 from prefrontal.buffer.models import (
     BufferItem,
@@ -173,13 +173,16 @@ class WorkingMemoryBuffer:
     def access(self, item_id: str, now: datetime | None = None) -> BufferItem | None:
         """Touch ``item_id`` (last access, access count) and return it; ``None`` if absent.
 
-        An item that has faded is removed instead, and ``None`` returned.
+        An item that has faded is removed instead, and ``None`` returned; under
+        SUMMARIZE it is left for :meth:`fade` to fold into the summary.
         """
         at = self.moment(now)
         item = self._held.items.get(item_id)
         if item is None:
             return None
         if has_faded(item, at, self.config):
+            if self.config.policy is OverflowPolicy.SUMMARIZE:
+                return None
             self._held.publish([self._held.take_out(item, EvictionReason.FADED, "idle")], at)
             return None
         touched = item.touched(at)
@@ -224,11 +227,34 @@ class WorkingMemoryBuffer:
         return gone
 
     def expire(self, now: datetime | None = None) -> tuple[Eviction, ...]:
-        """Remove every unpinned item not touched for ``fade_seconds``."""
+        """Drop every unpinned item not touched for ``fade_seconds`` (see :meth:`fade`)."""
         at = self.moment(now)
         detail = f"idle {self.config.fade_seconds:g} s"
         faded = [i for i in self.items if has_faded(i, at, self.config)]
         return self._take_out_all(faded, EvictionReason.FADED, detail, at)
+
+    async def fade(self, now: datetime | None = None) -> tuple[Eviction, ...]:
+        """Let time act: the unpinned items not touched for ``fade_seconds`` leave.
+
+        Under SUMMARIZE they are folded into the session's summary (which does
+        not fade itself: every fold renews it); under the other policies, or
+        when the summary cannot take them, they are dropped as by :meth:`expire`.
+        """
+        at = self.moment(now)
+        if self.config.policy is not OverflowPolicy.SUMMARIZE:
+            return self.expire(at)
+        faded = [i for i in self.items if not i.is_summary and has_faded(i, at, self.config)]
+        folded = await fold_faded(
+            self._held, faded, self._context(at, None), self.summarizer, self.count_tokens
+        )
+        if folded is None:
+            detail = f"idle {self.config.fade_seconds:g} s"
+            return self._take_out_all(faded, EvictionReason.FADED, detail, at)
+        self._swap_in(folded)
+        self._held.count(summarized=1)
+        self._held.publish(folded.evictions, at)
+        self._held.emit(EventKind.UPDATED, at, folded.summary.item_id, "summary")
+        return tuple(folded.evictions)
 
     def retire_turn_items(
         self, keep: Collection[str], now: datetime | None = None
@@ -241,6 +267,41 @@ class WorkingMemoryBuffer:
         at = self.moment(now)
         stale = [i for i in self.items if i.lifetime is Lifetime.TURN and i.item_id not in keep]
         return self._take_out_all(stale, EvictionReason.REPLACED, "not in this turn's context", at)
+
+    def mark_consolidation(
+        self, targets: Mapping[str, str], now: datetime | None = None
+    ) -> tuple[BufferItem, ...]:
+        """Note, on each held item named in ``targets``, the episodic item it is promoted into.
+
+        Items not held are skipped; the marked items are returned. Nothing
+        else about them changes (see :mod:`prefrontal.formation`).
+        """
+        at = self.moment(now)
+        marked = []
+        for item_id, target in targets.items():
+            item = self._held.items.get(item_id)
+            if item is None:
+                continue
+            changed = item.model_copy(update={"consolidating_into": target})
+            self._held.replace(changed)
+            self._held.emit(EventKind.UPDATED, at, item_id, "consolidating")
+            marked.append(changed)
+        return tuple(marked)
+
+    def release_consolidated(
+        self, targets: Collection[str], now: datetime | None = None
+    ) -> tuple[Eviction, ...]:
+        """Remove the items marked for one of ``targets``: they now live in episodic memory."""
+        at = self.moment(now)
+        done = [i for i in self.items if i.consolidating_into in targets]
+        gone = tuple(
+            self._held.take_out(
+                i, EvictionReason.CONSOLIDATED, f"promoted into {i.consolidating_into}"
+            )
+            for i in done
+        )
+        self._held.publish(gone, at)
+        return gone
 
     def refresh_themes(self) -> tuple[str, ...]:
         """Recompute the session's dominant themes from the held items."""
@@ -352,20 +413,31 @@ class WorkingMemoryBuffer:
             if previous is not None:
                 self._held.put(previous)
             return self._refuse(item.item_id, item.tokens, self._no_room(item, protected), decision)
-        summary, evictions = await self._fold(item, ctx, protected, victims)
-        for eviction in evictions:
-            self._held.take_out(eviction.item, eviction.reason, eviction.detail)
-        if summary is not None:
-            self._held.put(summary)
+        folded = await self._fold(item, ctx, protected, victims)
+        if folded is None:
+            evictions = dropped(victims, ctx)
+            for eviction in evictions:
+                self._held.take_out(eviction.item, eviction.reason, eviction.detail)
+            self._held.put(item)
+            return self._admitted(item, decision, previous, None, evictions, at)
+        self._swap_in(folded)
         self._held.put(item)
-        return self._admitted(item, decision, previous, summary, evictions, at)
+        return self._admitted(item, decision, previous, folded, folded.evictions, at)
+
+    def _swap_in(self, folded: Folded) -> None:
+        """Take out what ``folded`` folds and the summary it grows, then put the new summary in."""
+        for eviction in folded.evictions:
+            self._held.take_out(eviction.item, eviction.reason, eviction.detail)
+        for old in folded.replaced:
+            self._held.take_out(old, EvictionReason.SUMMARIZED, "grown", count=False)
+        self._held.put(folded.summary)
 
     def _admitted(
         self,
         item: BufferItem,
         decision: AdmissionDecision | None,
         previous: BufferItem | None,
-        summary: BufferItem | None,
+        folded: Folded | None,
         evictions: list[Eviction],
         at: datetime,
     ) -> AddResult:
@@ -374,11 +446,12 @@ class WorkingMemoryBuffer:
         self._held.count(
             admitted=int(previous is None),
             refreshed=int(previous is not None),
-            summarized=int(summary is not None),
+            summarized=int(folded is not None),
         )
         self._held.publish(evictions, at)
-        if summary is not None:
-            self._held.emit(EventKind.ADDED, at, summary.item_id, "summary")
+        if folded is not None:
+            grown = EventKind.UPDATED if folded.replaced else EventKind.ADDED
+            self._held.emit(grown, at, folded.summary.item_id, "summary")
         kind = EventKind.ADDED if previous is None else EventKind.UPDATED
         self._held.emit(kind, at, item.item_id, outcome.value)
         reason = "admitted" if previous is None else "already_held"
@@ -398,15 +471,11 @@ class WorkingMemoryBuffer:
         ctx: EvictionContext,
         protected: Collection[str],
         victims: list[tuple[BufferItem, float]],
-    ) -> tuple[BufferItem | None, list[Eviction]]:
-        """Under SUMMARIZE, a summary and what it folds (see :mod:`.folding`); else drops."""
+    ) -> Folded | None:
+        """Under SUMMARIZE, the grown summary and what it folds (see :mod:`.folding`)."""
         if self.config.policy is OverflowPolicy.SUMMARIZE and victims:
-            folded = await fold(
-                self._held, item, ctx, protected, self.summarizer, self.count_tokens
-            )
-            if folded is not None:
-                return folded
-        return None, dropped(victims, ctx)
+            return await fold(self._held, item, ctx, protected, self.summarizer, self.count_tokens)
+        return None
 
     # ---------------------------------------------------------------- plumbing
 

@@ -6,7 +6,14 @@ import hashlib
 from collections.abc import Sequence
 from datetime import datetime
 
-from prefrontal.buffer.models import BufferItem, ItemProvenance, ItemSource, Lifetime, NewItem
+from prefrontal.buffer.models import (
+    SUMMARY_PHASE,
+    BufferItem,
+    ItemProvenance,
+    ItemSource,
+    Lifetime,
+    NewItem,
+)
 from prefrontal.buffer.salience import AdmissionDecision
 
 SUMMARY_ENTITIES = 20
@@ -63,19 +70,32 @@ def refreshed(held: BufferItem, new: NewItem, tokens: int, at: datetime) -> Buff
 
 
 def summary(
-    folded: Sequence[BufferItem], text: str, tokens: int, at: datetime, seq: int
+    folded: Sequence[BufferItem],
+    text: str,
+    tokens: int,
+    at: datetime,
+    seq: int,
+    *,
+    item_id: str | None = None,
 ) -> BufferItem:
     """One session item standing for ``folded``: their ids, sources and entities kept.
 
-    Its id hashes its insertion number with the folded ids, so folding the same
-    item twice (once re-added) never gives two summaries the same id.
+    A summary among ``folded`` contributes the ids it stood for, not its own.
+    ``item_id`` keeps the id of the summary this one grows; a first summary's
+    id hashes its insertion number with the folded ids.
     """
-    ids = tuple(dict.fromkeys(i for f in folded for i in (*f.summary_of, f.item_id)))
+    ids = tuple(
+        dict.fromkeys(
+            i
+            for f in folded
+            for i in (f.summary_of if f.is_summary else (*f.summary_of, f.item_id))
+        )
+    )
     sources = tuple(dict.fromkeys(i for f in folded for i in f.provenance.item_ids))
     entities = tuple(dict.fromkeys(e for f in folded for e in f.entities))
     digest = hashlib.blake2b(f"{seq}\x1e{'|'.join(ids)}".encode(), digest_size=10).hexdigest()
     return BufferItem(
-        item_id=f"wm_summary_{digest}",
+        item_id=item_id or f"wm_summary_{digest}",
         content=text,
         source=ItemSource.SYSTEM,
         tokens=tokens,
@@ -84,13 +104,14 @@ def summary(
         confidence=min(f.confidence for f in folded),
         tags=("summary",),
         entities=entities[:SUMMARY_ENTITIES],
-        added_at=at,
+        added_at=next((f.added_at for f in folded if f.item_id == item_id), at),
         last_accessed_at=at,
         access_count=1,
+        pinned=any(f.pinned for f in folded if f.item_id == item_id),
         lifetime=Lifetime.SESSION,
         summary_of=ids,
         provenance=ItemProvenance(
-            item_ids=sources, phase="buffer.summarize", extra={"summarized_items": len(folded)}
+            item_ids=sources, phase=SUMMARY_PHASE, extra={"summarized_items": len(ids)}
         ),
         seq=seq,
     )

@@ -77,3 +77,11 @@ class BufferConfig(BufferModel):
 
     summary_min_tokens: int = Field(default=16, ge=1)
     """SUMMARIZE: fold only when the summary can have at least this many tokens (else drop)."""
+    summary_max_tokens: int | None = Field(default=None, ge=1)
+    """SUMMARIZE: the rolling summary's size limit (``None``: a quarter of ``max_tokens``)."""
+
+    @property
+    def summary_cap(self) -> int:
+        """The most tokens the summary may hold: never below ``summary_min_tokens``."""
+        cap = self.summary_max_tokens or self.max_tokens // 4
+        return max(cap, self.summary_min_tokens)

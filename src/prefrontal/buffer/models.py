@@ -16,6 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from prefrontal.stores.records import MetadataValue, Timestamp
 
+SUMMARY_PHASE = "buffer.summarize"
+"""The provenance phase that marks a summary item the buffer made by folding."""
+
 Unit = float
 """A number in ``[0, 1]`` (constrained where it is a field)."""
 
@@ -144,12 +147,20 @@ class BufferItem(BufferModel):
     """For a summary item, the ids of the items folded into it."""
     provenance: ItemProvenance = Field(default_factory=ItemProvenance)
     seq: int = Field(default=0, ge=0)
+    consolidating_into: str | None = Field(default=None, min_length=1, max_length=256)
+    """The episodic item this one is being promoted into (set by consolidation until
+    the item leaves the buffer; see :mod:`prefrontal.formation`)."""
 
     def touched(self, now: datetime) -> BufferItem:
         """This item accessed once more at ``now``."""
         return self.model_copy(
             update={"last_accessed_at": now, "access_count": self.access_count + 1}
         )
+
+    @property
+    def is_summary(self) -> bool:
+        """True for the summary item the buffer made by folding others into it (SUMMARIZE)."""
+        return self.provenance.phase == SUMMARY_PHASE and bool(self.summary_of)
 
     @property
     def labels(self) -> frozenset[str]:

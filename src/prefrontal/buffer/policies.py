@@ -50,6 +50,8 @@ class EvictionReason(StrEnum):
     """The buffer was cleared."""
     RECONFIGURED = "reconfigured"
     """Dropped to fit smaller bounds."""
+    CONSOLIDATED = "consolidated"
+    """Promoted into episodic memory by consolidation."""
 
 
 class Eviction(BufferModel):

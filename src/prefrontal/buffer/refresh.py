@@ -2,7 +2,8 @@
 
 This turn's fragments take the place of the last turn's:
 
-1. items that faded out since the last turn go (``faded``);
+1. items that faded out since the last turn go (``faded``; under SUMMARIZE
+   they are folded into the session's summary, ``summarized``);
 2. the last turn's fragments that this turn does not bring again go
    (``replaced``); the agent's own items (tool results, reflections, notes)
    stay under the eviction rules;
@@ -68,7 +69,7 @@ async def refresh_turn(
     """Refresh ``buffer`` with this turn's ``fragments``; report every decision."""
     at = buffer.moment(now)
     offered = _distinct(fragments)
-    evicted: list[Eviction] = [*buffer.expire(at)]
+    evicted: list[Eviction] = [*await buffer.fade(at)]
     evicted += buffer.retire_turn_items({f.resolved_id() for f in offered}, at)
     results: list[AddResult] = []
     placed: list[str] = []

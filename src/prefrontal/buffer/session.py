@@ -14,7 +14,7 @@ subscribers heard them once, when they first happened.
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -172,9 +172,9 @@ class SessionBuffer:
         return await self._apply(_sync(lambda b: b.access(item_id, at)))
 
     async def expire(self, now: datetime | None = None) -> tuple[Eviction, ...]:
-        """Remove the unpinned items that have faded out."""
+        """Let the unpinned items that have faded out go (see :meth:`WorkingMemoryBuffer.fade`)."""
         at = now or self.buffer.clock()
-        return await self._apply(_sync(lambda b: b.expire(at)))
+        return await self._apply(lambda b: b.fade(at))
 
     async def pin(self, item_id: str, pinned: bool = True) -> BufferItem:
         """Pin or unpin a held item."""
@@ -190,6 +190,20 @@ class SessionBuffer:
         """Remove every item."""
         at = self.buffer.clock()
         return await self._apply(_sync(lambda b: b.clear(at)))
+
+    async def mark_consolidation(
+        self, targets: Mapping[str, str], now: datetime | None = None
+    ) -> tuple[BufferItem, ...]:
+        """Mark held items with the episodic item each is promoted into (see the buffer's)."""
+        at = now or self.buffer.clock()
+        return await self._apply(_sync(lambda b: b.mark_consolidation(targets, at)))
+
+    async def release_consolidated(
+        self, targets: Collection[str], now: datetime | None = None
+    ) -> tuple[Eviction, ...]:
+        """Remove the items marked for one of ``targets`` (promoted: they leave the buffer)."""
+        at = now or self.buffer.clock()
+        return await self._apply(_sync(lambda b: b.release_consolidated(targets, at)))
 
     async def recall_gate(
         self,

@@ -53,17 +53,37 @@ def fit_tokens(text: str, max_tokens: int, count_tokens: CountTokens) -> str:
 
 
 class ExtractiveSummarizer:
-    """First sentences of the items, highest priority first, as many as fit."""
+    """First sentences of the items, highest priority first, as many as fit.
+
+    A summary item among the items (the rolling summary being grown) brings
+    its lines along; when everything does not fit, the newly folded items'
+    sentences are kept first (most important first), then the summary's
+    newest lines, so a full summary drops its oldest lines.
+    """
 
     async def __call__(
         self, items: Sequence[BufferItem], max_tokens: int, count_tokens: CountTokens
     ) -> str:
-        """Join first sentences (most important first) while they fit in ``max_tokens``."""
-        ordered = sorted(items, key=lambda i: (-i.priority, i.seq))
-        kept: list[str] = []
-        for item in ordered:
-            candidate = " ".join([*kept, f"- {first_sentence(item.content)}"])
-            if count_tokens(candidate) > max_tokens:
+        """The summary's kept lines, then the new first sentences, within ``max_tokens``."""
+        old = [line for i in items if i.is_summary for line in _lines(i.content)]
+        fresh = sorted((i for i in items if not i.is_summary), key=lambda i: (-i.priority, i.seq))
+        new: list[str] = []
+        for item in fresh:
+            line = f"- {first_sentence(item.content)}"
+            if count_tokens("\n".join([*new, line])) > max_tokens:
                 break
-            kept.append(f"- {first_sentence(item.content)}")
-        return "\n".join(kept)
+            new.append(line)
+        kept: list[str] = []
+        for line in reversed(old):
+            if count_tokens("\n".join([line, *kept, *new])) > max_tokens:
+                break
+            kept.insert(0, line)
+        lines = [*kept, *new]
+        if not lines and fresh:
+            lines = [f"- {first_sentence(fresh[0].content)}"]
+        return "\n".join(lines)
+
+
+def _lines(text: str) -> list[str]:
+    """The non-blank lines of a summary, stripped."""
+    return [line.strip() for line in text.splitlines() if line.strip()]

@@ -1,4 +1,4 @@
-"""``prefrontal trace list`` and ``prefrontal trace show TURN_ID``: read the trace store."""
+"""``prefrontal trace list``, ``trace show TURN_ID`` and ``trace prune``: the trace store."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from prefrontal.cli.views import trace_list_table, trace_view
 from prefrontal.stores.traces import TraceQuery
 from prefrontal.traces.models import TurnStatus, TurnTrace
 
-trace_app = typer.Typer(no_args_is_help=True, help="List and show turn traces.")
+trace_app = typer.Typer(no_args_is_help=True, help="List, show and prune turn traces.")
 LATEST = "latest"
 AGO = re.compile(r"^(\d+)([smhd])$")
 UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
@@ -109,3 +109,23 @@ def show_trace(
         return
     console = Console(width=width) if width else Console()
     console.print(trace_view(trace, console.width, followed_by, details=details))
+
+
+async def _prune(db: str, before: datetime | None, keep: int | None) -> int:
+    async with opened(db, create=False) as stores:
+        return await stores.traces.prune(before=before, keep=keep)
+
+
+@trace_app.command("prune")
+def prune_traces(
+    db: str = DbOption,
+    older_than: str | None = typer.Option(
+        None, help="Remove traces started before this: ISO date-time or a duration ago (30d)."
+    ),
+    keep: int | None = typer.Option(None, min=0, help="Then keep only this many, the newest."),
+) -> None:
+    """Remove old traces (retention): by age, by count, or both; prints how many went."""
+    if older_than is None and keep is None:
+        raise typer.BadParameter("say what to remove: --older-than, --keep, or both")
+    removed = anyio.run(_prune, db, when(older_than), keep)
+    typer.echo(f"removed {removed} trace(s)")

@@ -61,7 +61,9 @@ class ConversationStore(Protocol):
     Contract: ``recent`` returns at most ``limit`` turns visible to ``tenant``
     (restricted to ``session_id`` when given), the newest ones, in
     chronological order (oldest first; ties broken by insertion order).
-    ``append`` of an existing ``item_id`` replaces that turn.
+    ``append`` of an existing ``item_id`` of the same agent and user replaces
+    that turn (ids are unique per agent and user). ``erase`` removes the
+    tenant's turns and its summary and returns how many records it removed.
     """
 
     async def append(self, turn: ConversationTurn) -> None:
@@ -80,4 +82,8 @@ class ConversationStore(Protocol):
 
     async def put_summary(self, summary: ConversationSummary) -> None:
         """Create or replace the rolling summary."""
+        ...
+
+    async def erase(self, tenant: Tenant) -> int:
+        """Remove the tenant's turns and summary; how many records were removed."""
         ...

@@ -75,7 +75,9 @@ class FrontalCortexStore(Protocol):
     Contract: ``query`` returns only items visible to ``tenant`` that match
     every filter of ``query``, at most ``query.limit`` of them, most recently
     updated first. ``put`` creates or replaces the item with the same
-    ``item_id`` for the same agent.
+    ``item_id`` for the same agent and user (ids are unique per agent and
+    user). ``erase`` removes every item the tenant owns (private or shared by
+    it) and returns how many.
     """
 
     async def put(self, item: FrontalItem) -> None:
@@ -84,4 +86,8 @@ class FrontalCortexStore(Protocol):
 
     async def query(self, tenant: Tenant, query: FrontalQuery) -> list[FrontalItem]:
         """Items visible to ``tenant`` that match ``query``."""
+        ...
+
+    async def erase(self, tenant: Tenant) -> int:
+        """Remove every item ``tenant`` owns; how many were removed."""
         ...

@@ -20,7 +20,14 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import Field
 
-from prefrontal.stores.records import MetadataValue, OwnedRecord, Record, Timestamp, utc_now
+from prefrontal.stores.records import (
+    MetadataValue,
+    OwnedRecord,
+    Record,
+    Timestamp,
+    Vector,
+    utc_now,
+)
 from prefrontal.stores.tenancy import Tenant
 
 MAX_MEMORY_CHARS = 200_000
@@ -57,7 +64,7 @@ class MemoryItem(OwnedRecord):
     tags: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()
     metadata: dict[str, MetadataValue] = Field(default_factory=dict)
-    embedding: tuple[float, ...] | None = Field(default=None, repr=False)
+    embedding: Vector | None = Field(default=None, repr=False)
 
     def is_live(self, now: datetime) -> bool:
         """Not expired and not superseded at ``now``."""
@@ -76,7 +83,7 @@ class MemoryQuery(Record):
     text: str = Field(default="", max_length=MAX_MEMORY_CHARS)
     limit: int = Field(default=20, ge=1, le=1_000)
     kinds: tuple[MemoryKind, ...] | None = None
-    embedding: tuple[float, ...] | None = Field(default=None, repr=False)
+    embedding: Vector | None = Field(default=None, repr=False)
     now: Timestamp = Field(default_factory=utc_now)
 
 
@@ -95,18 +102,28 @@ class MemoryStore(Protocol):
     Contract:
 
     - every call returns only items visible to ``tenant``;
-    - ``put`` creates or replaces the item with its ``item_id``; with
-      ``supersedes`` set it also marks that item superseded (same tenant only);
+    - ids are unique per ``(agent_id, user_id)``: ``put`` creates or replaces
+      the item with its agent, user and ``item_id``, never another user's
+      item of the same id; with ``supersedes`` set it also marks that item
+      (of the same agent and user) superseded;
     - ``search`` returns live items only, best first, at most ``query.limit``,
       each with a positive ``score`` and its named ``signals`` (``"bm25"`` for
       the lexical match, ``"vector"`` for embedding similarity); an empty or
       all-punctuation ``text`` matches nothing;
     - ``get`` returns the requested items that exist and are visible, in the
-      order asked, live or not;
+      order asked, live or not, one per id: where the tenant's own item and
+      items other users shared carry one id, the tenant's own, else the
+      shared one whose owner's user id sorts first
+      (:func:`~prefrontal.stores.tenancy.precedence`);
     - ``around`` returns, for each given item with a thread, the items of the
       same thread within ``radius`` positions that are live now (the given
       items themselves excluded), ordered by thread, position and id;
-    - ``record_recall`` increments ``recall_count`` and sets ``last_recalled_at``.
+    - ``record_recall`` increments ``recall_count`` and sets ``last_recalled_at``
+      of the items ``get`` would return;
+    - ``delete`` removes the tenant's own items (private or shared by it) of
+      the given ids, never another user's, and returns how many it removed;
+      they leave the search statistics as if never put;
+    - ``erase`` removes every item the tenant owns and returns how many.
     """
 
     async def put(self, item: MemoryItem) -> None:
@@ -137,4 +154,12 @@ class MemoryStore(Protocol):
 
     async def record_recall(self, tenant: Tenant, item_ids: list[str], at: datetime) -> None:
         """Note that these items were put into a turn's context at ``at``."""
+        ...
+
+    async def delete(self, tenant: Tenant, item_ids: list[str]) -> int:
+        """Remove the tenant's own items among ``item_ids``; how many were removed."""
+        ...
+
+    async def erase(self, tenant: Tenant) -> int:
+        """Remove every item ``tenant`` owns; how many were removed."""
         ...

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.fusion import fuse
@@ -40,6 +40,33 @@ async def query_embedding(
         return query.embedding
     (vector,) = await embedder.embed([query.text])
     return tuple(vector)
+
+
+KEY_SEPARATOR = "\x1f"
+"""Between an item's id and its owner's in a hit's key (ids are unique per agent and user)."""
+
+
+def hit_key(item_id: str, user_id: str) -> str:
+    """The key a durable backend ranks an item of one agent by: id, then owner.
+
+    Ties in the fused score break by this key, as the in-memory store breaks
+    them by its index id (agent, id, owner): the same order in every backend.
+    """
+    return f"{item_id}{KEY_SEPARATOR}{user_id}"
+
+
+def key_item_ids(keys: Iterable[str]) -> list[str]:
+    """Every item id the :func:`hit_key` values in ``keys`` may start with.
+
+    One per key unless an id itself holds the separator; a look-up by these
+    ids that also matches the whole key is exact and uses the id index.
+    """
+    out: dict[str, None] = {}
+    for key in keys:
+        parts = key.split(KEY_SEPARATOR)
+        for n in range(1, len(parts)):
+            out[KEY_SEPARATOR.join(parts[:n])] = None
+    return list(out)
 
 
 Signals = Mapping[str, Mapping[str, float]]

@@ -20,8 +20,18 @@ Timestamp = Annotated[datetime, AfterValidator(_aware)]
 
 NonEmptyId = Annotated[str, Field(min_length=1, max_length=256)]
 
-MetadataValue = str | int | float | bool
-"""Metadata is flat: strings, numbers and booleans only, so every backend can index it."""
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+"""A float that is a number: ``NaN`` and the infinities are refused, as JSON cannot hold them."""
+
+MetadataValue = str | int | FiniteFloat | bool
+"""Metadata is flat: strings, finite numbers and booleans only, so every backend can index it.
+
+A ``NaN`` stored once would fail every later read of its row, so it is refused
+on the way in.
+"""
+
+Vector = tuple[FiniteFloat, ...]
+"""An embedding: finite floats only."""
 
 
 def utc_now() -> datetime:

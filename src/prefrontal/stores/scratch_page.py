@@ -43,7 +43,12 @@ class ScratchPageStore(Protocol):
 
     Contract: ``active`` returns unresolved, unexpired entries visible to
     ``tenant``, highest priority first, then newest, at most ``limit``.
-    ``resolve`` of an unknown or invisible id is a no-op returning ``False``.
+    ``put`` creates or replaces the entry with the same ``item_id`` for the
+    same agent and user (ids are unique per agent and user). ``resolve``
+    marks the entry :meth:`~prefrontal.stores.MemoryStore.get` would pick
+    (the tenant's own first); of an unknown or invisible id it is a no-op
+    returning ``False``. ``erase`` removes every entry the tenant owns and
+    returns how many.
     """
 
     async def put(self, observation: Observation) -> None:
@@ -56,4 +61,8 @@ class ScratchPageStore(Protocol):
 
     async def resolve(self, tenant: Tenant, item_id: str) -> bool:
         """Mark an entry resolved; ``True`` if it existed and was visible."""
+        ...
+
+    async def erase(self, tenant: Tenant) -> int:
+        """Remove every entry ``tenant`` owns; how many were removed."""
         ...

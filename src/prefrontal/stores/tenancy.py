@@ -4,12 +4,19 @@ An item belongs to one agent and, unless it is shared, to one user. A turn
 runs for one ``(agent_id, user_id)`` pair and sees the agent's items that are
 shared with all its users plus that user's private items, never another
 agent's, never another user's private ones.
+
+Ids are unique per ``(agent, user)``: two users of one agent may each hold
+an item ``note-1`` without touching each other's. Where a call names an id
+that several visible items carry (the tenant's own and items other users
+shared), the tenant is given one of them, by :func:`precedence`: its own
+first, else the shared one whose owner's user id sorts first.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -52,3 +59,27 @@ def visible_to(item: Owned, tenant: Tenant) -> bool:
     if item.agent_id != tenant.agent_id:
         return False
     return item.scope is Scope.SHARED or item.user_id == tenant.user_id
+
+
+def owns(tenant: Tenant, item: Owned) -> bool:
+    """True when ``item`` belongs to ``tenant`` itself (private or shared by it)."""
+    return item.agent_id == tenant.agent_id and item.user_id == tenant.user_id
+
+
+def precedence(item: Owned, tenant: Tenant) -> tuple[bool, str]:
+    """Which of several visible items with one id ``tenant`` is given: the least of these.
+
+    Ids are unique per ``(agent, user)``, so one id may name the tenant's own
+    item and items other users shared. The tenant's own comes first, then
+    the shared ones by their owner's user id (code-point order).
+    """
+    return (item.user_id != tenant.user_id, item.user_id)
+
+
+OwnedT = TypeVar("OwnedT", bound=Owned)
+
+
+def preferred(items: Iterable[OwnedT], tenant: Tenant) -> OwnedT | None:
+    """The item ``tenant`` is given among ``items`` of one id (``None`` when none is visible)."""
+    visible = [item for item in items if visible_to(item, tenant)]
+    return min(visible, key=lambda item: precedence(item, tenant), default=None)

@@ -37,6 +37,11 @@ class TraceStore(Protocol):
     Contract: ``get`` returns the trace of ``turn_id`` only when it belongs to
     ``tenant`` (traces are private to their user); ``list`` is the operator's
     view and filters by the fields of ``query``, newest ``started_at`` first.
+    Turn ids are generated (ULIDs), so a trace is replaced only by its own
+    turn's. ``erase`` removes every trace of the tenant and returns how many.
+    ``prune`` is retention: it removes every trace that started before
+    ``before``, then all but the newest ``keep`` (newest by ``started_at``,
+    then ``turn_id``, as ``list`` orders them), and says how many it removed.
     """
 
     async def put(self, trace: TurnTrace) -> None:
@@ -49,4 +54,12 @@ class TraceStore(Protocol):
 
     async def list(self, query: TraceQuery) -> list[TurnTrace]:
         """Traces that match ``query``, newest first."""
+        ...
+
+    async def erase(self, tenant: Tenant) -> int:
+        """Remove every trace of ``tenant``; how many were removed."""
+        ...
+
+    async def prune(self, *, before: datetime | None = None, keep: int | None = None) -> int:
+        """Remove traces older than ``before`` and beyond the newest ``keep``; the count removed."""
         ...

@@ -58,7 +58,8 @@ class WorkingMemoryStore(Protocol):
       moment of the change by the caller's clock (a turn's injected one
       included), which ``recent_sessions`` is asked about with the same clock;
     - ``recent_sessions`` returns the tenant's sessions updated at or after
-      ``since``, newest first, never another user's or agent's.
+      ``since``, newest first, never another user's or agent's;
+    - ``erase`` removes every session of the tenant and returns how many.
     """
 
     async def load(self, key: SessionKey) -> SessionState | None:
@@ -73,4 +74,8 @@ class WorkingMemoryStore(Protocol):
         self, tenant: Tenant, *, since: datetime, limit: int
     ) -> list[SessionState]:
         """The tenant's sessions updated since ``since``, newest first."""
+        ...
+
+    async def erase(self, tenant: Tenant) -> int:
+        """Remove every session of ``tenant``; how many were removed."""
         ...

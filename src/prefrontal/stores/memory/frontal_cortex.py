@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from prefrontal.stores.frontal_cortex import FrontalItem, FrontalQuery
-from prefrontal.stores.tenancy import Tenant, visible_to
+from prefrontal.stores.tenancy import Tenant, owns, visible_to
 
 
 def _matches(item: FrontalItem, query: FrontalQuery) -> bool:
@@ -15,15 +15,21 @@ def _matches(item: FrontalItem, query: FrontalQuery) -> bool:
 
 
 class InMemoryFrontalCortexStore:
-    """Items in a dictionary keyed by ``(agent_id, item_id)``."""
+    """Items in a dictionary keyed by ``(agent_id, user_id, item_id)``."""
 
     def __init__(self) -> None:
-        self._items: dict[tuple[str, str], FrontalItem] = {}
+        self._items: dict[tuple[str, str, str], FrontalItem] = {}
 
     async def put(self, item: FrontalItem) -> None:
-        self._items[(item.agent_id, item.item_id)] = item
+        self._items[(item.agent_id, item.user_id, item.item_id)] = item
 
     async def query(self, tenant: Tenant, query: FrontalQuery) -> list[FrontalItem]:
         hits = [i for i in self._items.values() if visible_to(i, tenant) and _matches(i, query)]
-        hits.sort(key=lambda i: (i.updated_at, i.item_id), reverse=True)
+        hits.sort(key=lambda i: (i.updated_at, i.item_id, i.user_id), reverse=True)
         return hits[: query.limit]
+
+    async def erase(self, tenant: Tenant) -> int:
+        mine = [key for key, item in self._items.items() if owns(tenant, item)]
+        for key in mine:
+            del self._items[key]
+        return len(mine)

@@ -16,11 +16,14 @@ from prefrontal.stores.memory_search import (
     with_embeddings,
 )
 from prefrontal.stores.records import utc_now
-from prefrontal.stores.tenancy import Tenant, visible_to
+from prefrontal.stores.tenancy import Tenant, owns, preferred, visible_to
+
+Key = tuple[str, str, str]
+"""``(agent_id, user_id, item_id)``: ids are unique per agent and user."""
 
 
 class InMemoryMemoryStore:
-    """Items in a dictionary keyed by ``(agent_id, item_id)``, with a BM25 index.
+    """Items in a dictionary keyed by ``(agent_id, user_id, item_id)``, with a BM25 index.
 
     ``name`` ("episodic" or "semantic") is used in error messages only. With
     an ``embedder``, items without an embedding get one when put and queries
@@ -30,7 +33,9 @@ class InMemoryMemoryStore:
     def __init__(self, name: str = "episodic", *, embedder: Embedder | None = None) -> None:
         self.name = name
         self.embedder = embedder
-        self._items: dict[tuple[str, str], MemoryItem] = {}
+        self._items: dict[Key, MemoryItem] = {}
+        self._owners: dict[tuple[str, str], set[str]] = {}
+        """The users holding an item of each ``(agent_id, item_id)``."""
         self._index = Bm25Index()
         self._units: dict[str, np.ndarray] = {}
         """Each embedded item's vector scaled to unit length, for cosine by dot product."""
@@ -43,11 +48,12 @@ class InMemoryMemoryStore:
             self._store(item)
 
     def _store(self, item: MemoryItem) -> None:
-        key = (item.agent_id, item.item_id)
+        key = _key(item)
         existing = self._items.get(key)
         if existing is not None and existing.superseded_by and not item.superseded_by:
             item = item.model_copy(update={"superseded_by": existing.superseded_by})
         self._items[key] = item
+        self._owners.setdefault((item.agent_id, item.item_id), set()).add(item.user_id)
         self._index.add(_doc_id(key), searchable_text(item))
         self._units.pop(_doc_id(key), None)
         if item.embedding:
@@ -56,14 +62,42 @@ class InMemoryMemoryStore:
             self._mark_superseded(item)
 
     def _mark_superseded(self, item: MemoryItem) -> None:
-        old_key = (item.agent_id, item.supersedes or "")
+        old_key = (item.agent_id, item.user_id, item.supersedes or "")
         old = self._items.get(old_key)
-        if old is not None and old.user_id == item.user_id and old.item_id != item.item_id:
+        if old is not None and old.item_id != item.item_id:
             self._items[old_key] = old.model_copy(update={"superseded_by": item.item_id})
 
     async def get(self, tenant: Tenant, item_ids: list[str]) -> list[MemoryItem]:
-        found = (self._items.get((tenant.agent_id, item_id)) for item_id in item_ids)
-        return [item for item in found if item is not None and visible_to(item, tenant)]
+        found = (self._visible(tenant, item_id) for item_id in item_ids)
+        return [item for item in found if item is not None]
+
+    def _visible(self, tenant: Tenant, item_id: str) -> MemoryItem | None:
+        """The item of ``item_id`` that ``tenant`` is given (its own first), if any."""
+        users = self._owners.get((tenant.agent_id, item_id), ())
+        held = (self._items[(tenant.agent_id, user, item_id)] for user in users)
+        return preferred(held, tenant)
+
+    async def delete(self, tenant: Tenant, item_ids: list[str]) -> int:
+        removed = 0
+        for item_id in dict.fromkeys(item_ids):
+            removed += self._remove((tenant.agent_id, tenant.user_id, item_id))
+        return removed
+
+    async def erase(self, tenant: Tenant) -> int:
+        mine = [key for key, item in self._items.items() if owns(tenant, item)]
+        return sum(self._remove(key) for key in mine)
+
+    def _remove(self, key: Key) -> int:
+        item = self._items.pop(key, None)
+        if item is None:
+            return 0
+        users = self._owners[(key[0], key[2])]
+        users.discard(key[1])
+        if not users:
+            del self._owners[(key[0], key[2])]
+        self._index.remove(_doc_id(key))
+        self._units.pop(_doc_id(key), None)
+        return 1
 
     def _live(self, tenant: Tenant, now: datetime, query: MemoryQuery) -> dict[str, MemoryItem]:
         return {
@@ -117,7 +151,7 @@ class InMemoryMemoryStore:
 
     async def record_recall(self, tenant: Tenant, item_ids: list[str], at: datetime) -> None:
         for item in await self.get(tenant, item_ids):
-            self._items[(item.agent_id, item.item_id)] = item.model_copy(
+            self._items[_key(item)] = item.model_copy(
                 update={"recall_count": item.recall_count + 1, "last_recalled_at": at}
             )
 
@@ -128,5 +162,11 @@ def _unit(vector: tuple[float, ...]) -> np.ndarray:
     return array / norm if norm else array
 
 
-def _doc_id(key: tuple[str, str]) -> str:
-    return f"{key[0]}\x1f{key[1]}"
+def _key(item: MemoryItem) -> Key:
+    return (item.agent_id, item.user_id, item.item_id)
+
+
+def _doc_id(key: Key) -> str:
+    """The index's id of an item: agent, then item id, then owner, so that ties
+    within one agent break by item id and owner, as in the durable backends."""
+    return f"{key[0]}\x1f{key[2]}\x1f{key[1]}"

@@ -5,17 +5,17 @@ from __future__ import annotations
 from datetime import datetime
 
 from prefrontal.stores.scratch_page import Observation
-from prefrontal.stores.tenancy import Tenant, visible_to
+from prefrontal.stores.tenancy import Tenant, owns, preferred, visible_to
 
 
 class InMemoryScratchPageStore:
-    """Entries in a dictionary keyed by ``(agent_id, item_id)``."""
+    """Entries in a dictionary keyed by ``(agent_id, user_id, item_id)``."""
 
     def __init__(self) -> None:
-        self._entries: dict[tuple[str, str], Observation] = {}
+        self._entries: dict[tuple[str, str, str], Observation] = {}
 
     async def put(self, observation: Observation) -> None:
-        self._entries[(observation.agent_id, observation.item_id)] = observation
+        self._entries[_key(observation)] = observation
 
     async def active(self, tenant: Tenant, *, now: datetime, limit: int) -> list[Observation]:
         live = [
@@ -25,12 +25,23 @@ class InMemoryScratchPageStore:
             and not entry.resolved
             and (entry.expires_at is None or entry.expires_at > now)
         ]
-        live.sort(key=lambda e: (-e.priority, -e.created_at.timestamp(), e.item_id))
+        live.sort(key=lambda e: (-e.priority, -e.created_at.timestamp(), e.item_id, e.user_id))
         return live[: max(limit, 0)]
 
     async def resolve(self, tenant: Tenant, item_id: str) -> bool:
-        entry = self._entries.get((tenant.agent_id, item_id))
-        if entry is None or not visible_to(entry, tenant):
+        same = (e for e in self._entries.values() if e.item_id == item_id)
+        entry = preferred(same, tenant)
+        if entry is None:
             return False
-        self._entries[(tenant.agent_id, item_id)] = entry.model_copy(update={"resolved": True})
+        self._entries[_key(entry)] = entry.model_copy(update={"resolved": True})
         return True
+
+    async def erase(self, tenant: Tenant) -> int:
+        mine = [key for key, entry in self._entries.items() if owns(tenant, entry)]
+        for key in mine:
+            del self._entries[key]
+        return len(mine)
+
+
+def _key(entry: Observation) -> tuple[str, str, str]:
+    return (entry.agent_id, entry.user_id, entry.item_id)

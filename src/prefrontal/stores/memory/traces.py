@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
 from prefrontal.traces.models import TurnTrace
@@ -22,14 +24,33 @@ def matches(trace: TurnTrace, query: TraceQuery) -> bool:
     return all(checks)
 
 
-class InMemoryTraceStore:
-    """Traces in a dictionary keyed by turn id."""
+DEFAULT_KEEP = 10_000
+"""Traces an in-memory store keeps unless told otherwise: a process's memory stays bounded."""
 
-    def __init__(self) -> None:
+
+def newest_first(trace: TurnTrace) -> tuple[datetime, str]:
+    """The order ``list`` and ``prune`` agree on (reverse it for newest first)."""
+    return trace.started_at, trace.turn_id
+
+
+class InMemoryTraceStore:
+    """Traces in a dictionary keyed by turn id, at most ``keep`` of them (``None``: no bound).
+
+    Past ``keep``, each ``put`` lets the oldest trace go, so a long-running
+    process holds a bounded number of traces.
+    """
+
+    def __init__(self, *, keep: int | None = DEFAULT_KEEP) -> None:
+        if keep is not None and keep < 1:
+            raise ValueError(f"keep must be at least 1 or None, got {keep}")
         self._traces: dict[str, TurnTrace] = {}
+        self._keep = keep
 
     async def put(self, trace: TurnTrace) -> None:
         self._traces[trace.turn_id] = trace
+        if self._keep is not None and len(self._traces) > self._keep:
+            oldest = min(self._traces.values(), key=newest_first)
+            del self._traces[oldest.turn_id]
 
     async def get(self, tenant: Tenant, turn_id: str) -> TurnTrace | None:
         trace = self._traces.get(turn_id)
@@ -39,5 +60,23 @@ class InMemoryTraceStore:
 
     async def list(self, query: TraceQuery) -> list[TurnTrace]:
         hits = [t for t in self._traces.values() if matches(t, query)]
-        hits.sort(key=lambda t: (t.started_at, t.turn_id), reverse=True)
+        hits.sort(key=newest_first, reverse=True)
         return hits[: query.limit]
+
+    async def erase(self, tenant: Tenant) -> int:
+        mine = [
+            turn_id
+            for turn_id, trace in self._traces.items()
+            if (trace.agent_id, trace.user_id) == (tenant.agent_id, tenant.user_id)
+        ]
+        for turn_id in mine:
+            del self._traces[turn_id]
+        return len(mine)
+
+    async def prune(self, *, before: datetime | None = None, keep: int | None = None) -> int:
+        ordered = sorted(self._traces.values(), key=newest_first, reverse=True)
+        kept = [t for t in ordered if before is None or t.started_at >= before]
+        kept = kept if keep is None else kept[:keep]
+        removed = len(self._traces) - len(kept)
+        self._traces = {t.turn_id: t for t in kept}
+        return removed

@@ -40,3 +40,9 @@ class InMemoryWorkingMemoryStore:
         keys = self._by_owner.get((tenant.agent_id, tenant.user_id), set())
         mine = (self._states[k] for k in keys if self._states[k].updated_at >= since)
         return heapq.nlargest(max(limit, 0), mine, key=lambda s: (s.updated_at, s.key.session_id))
+
+    async def erase(self, tenant: Tenant) -> int:
+        keys = self._by_owner.pop((tenant.agent_id, tenant.user_id), set())
+        for key in keys:
+            del self._states[key]
+        return len(keys)

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.stores.durable import SharesDatabase, dump
-from prefrontal.stores.postgres.database import VISIBLE, Connection, PostgresDatabase
+from prefrontal.stores.postgres.database import (
+    VISIBLE,
+    Connection,
+    PostgresDatabase,
+    erase_statement,
+)
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "conversation"
@@ -12,8 +17,8 @@ _STORE = "conversation"
 _APPEND = """
 INSERT INTO conversation_turns (agent_id, item_id, user_id, scope, session_id, created_at, body)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
-ON CONFLICT (agent_id, item_id) DO UPDATE SET
-    user_id = excluded.user_id, scope = excluded.scope, session_id = excluded.session_id,
+ON CONFLICT (agent_id, item_id, user_id) DO UPDATE SET
+    scope = excluded.scope, session_id = excluded.session_id,
     created_at = excluded.created_at, body = excluded.body
 """
 
@@ -76,3 +81,15 @@ class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
             body,
             store=_STORE,
         )
+
+    async def erase(self, tenant: Tenant) -> int:
+        async def run(connection: Connection) -> int:
+            removed = 0
+            for table in ("conversation_turns", "conversation_summaries"):
+                status = await connection.execute(
+                    erase_statement(table), tenant.agent_id, tenant.user_id
+                )
+                removed += int(status.rsplit(" ", 1)[-1])
+            return removed
+
+        return await self.database.write(run, store=_STORE)

@@ -130,6 +130,15 @@ class PostgresDatabase:
 
         await self.write(run, store=store)
 
+    async def count(self, statement: str, *args: object, store: str) -> int:
+        """Run one ``DELETE`` or ``UPDATE`` in a transaction of its own; the rows it touched."""
+
+        async def run(connection: Connection) -> int:
+            status: str = await connection.execute(statement, *args)
+            return int(status.rsplit(" ", 1)[-1])
+
+        return await self.write(run, store=store)
+
     async def aclose(self) -> None:
         """Close the pool once the calls in flight are done; later calls raise StoreError."""
         async with self._open_lock:
@@ -198,6 +207,11 @@ def mapped_errors(store: str) -> Iterator[None]:
 
 VISIBLE = "agent_id = $1 AND (scope = 'shared' OR user_id = $2)"
 """The tenancy filter, in SQL, with the agent as ``$1`` and the user as ``$2``."""
+
+
+def erase_statement(table: str) -> str:
+    """SQL deleting the tenant's own rows of ``table`` (agent ``$1``, user ``$2``)."""
+    return f"DELETE FROM {table} WHERE agent_id = $1 AND user_id = $2"
 
 
 def storable(text: str) -> bool:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from prefrontal.stores.durable import SharesDatabase, dump
 from prefrontal.stores.frontal_cortex import FrontalItem, FrontalQuery
-from prefrontal.stores.postgres.database import VISIBLE, Connection, PostgresDatabase
+from prefrontal.stores.postgres.database import (
+    VISIBLE,
+    Connection,
+    PostgresDatabase,
+    erase_statement,
+)
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "frontal_cortex"
@@ -12,8 +17,8 @@ _STORE = "frontal_cortex"
 _PUT = """
 INSERT INTO frontal_items (agent_id, item_id, user_id, scope, kind, status, updated_at, body)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-ON CONFLICT (agent_id, item_id) DO UPDATE SET
-    user_id = excluded.user_id, scope = excluded.scope, kind = excluded.kind,
+ON CONFLICT (agent_id, item_id, user_id) DO UPDATE SET
+    scope = excluded.scope, kind = excluded.kind,
     status = excluded.status, updated_at = excluded.updated_at, body = excluded.body
 """
 
@@ -23,12 +28,12 @@ WHERE {VISIBLE}
   AND ($3::text[] IS NULL OR kind = ANY($3::text[]))
   AND ($4::text[] IS NULL OR status = ANY($4::text[]))
   AND ($5::timestamptz IS NULL OR updated_at > $5)
-ORDER BY updated_at DESC, item_id COLLATE "C" DESC LIMIT $6
+ORDER BY updated_at DESC, item_id COLLATE "C" DESC, user_id COLLATE "C" DESC LIMIT $6
 """
 
 
 class PostgresFrontalCortexStore(SharesDatabase[PostgresDatabase]):
-    """Items in ``frontal_items``, keyed by ``(agent_id, item_id)``."""
+    """Items in ``frontal_items``, keyed by ``(agent_id, item_id, user_id)``."""
 
     async def put(self, item: FrontalItem) -> None:
         row = (
@@ -59,3 +64,8 @@ class PostgresFrontalCortexStore(SharesDatabase[PostgresDatabase]):
             return [FrontalItem.model_validate_json(row[0]) for row in rows]
 
         return await self.database.read(run, store=_STORE)
+
+    async def erase(self, tenant: Tenant) -> int:
+        return await self.database.count(
+            erase_statement("frontal_items"), tenant.agent_id, tenant.user_id, store=_STORE
+        )

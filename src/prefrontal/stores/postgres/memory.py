@@ -32,6 +32,7 @@ from prefrontal.stores.durable import SharesDatabase, dump, memory_table
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_search import (
     best_hits,
+    key_item_ids,
     query_embedding,
     searchable_text,
     with_embeddings,
@@ -136,6 +137,17 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
             self._sql.record_recall, *_tenant(tenant), at, wanted, store=self.name
         )
 
+    async def delete(self, tenant: Tenant, item_ids: list[str]) -> int:
+        wanted = storable_ids(list(dict.fromkeys(item_ids)))
+        if not wanted:
+            return 0
+        return await self.database.count(
+            self._sql.delete, *_tenant(tenant), wanted, store=self.name
+        )
+
+    async def erase(self, tenant: Tenant) -> int:
+        return await self.database.count(self._sql.erase, *_tenant(tenant), store=self.name)
+
 
 class _Search:
     """One search, run inside one repeatable-read transaction.
@@ -163,8 +175,10 @@ class _Search:
         best = best_hits(signals, self.limit)
         if not best:
             return []
-        ids = [key for key, _, _ in best]
-        rows = await connection.fetch(self.statements.get, *self.params[:2], ids)
+        keys = [key for key, _, _ in best]
+        rows = await connection.fetch(
+            self.statements.by_keys, *self.params[:2], key_item_ids(keys), keys
+        )
         found = {row[0]: row for row in rows}
         return [
             ScoredMemory(item=_item(found[key]), score=value, signals=own)

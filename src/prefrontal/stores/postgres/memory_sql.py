@@ -8,12 +8,29 @@ ever a parameter.
 
 from __future__ import annotations
 
-ITEM = "m.item_id, m.body, m.superseded_by, m.recall_count, m.last_recalled_at, m.embedding"
+ITEM_COLUMNS = "m.body, m.superseded_by, m.recall_count, m.last_recalled_at, m.embedding"
+ITEM = f"m.item_id, {ITEM_COLUMNS}"
 """The columns :func:`prefrontal.stores.postgres.memory._item` reads, in its order."""
 
 _VISIBLE = "m.agent_id = $1 AND (m.scope = 'shared' OR m.user_id = $2)"
 _LIVE = "m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > $3)"
 _KINDS = "($4::text[] IS NULL OR m.kind = ANY($4::text[]))"
+KEY = "m.item_id || chr(31) || m.user_id"
+"""An item's :func:`~prefrontal.stores.memory_search.hit_key`, in SQL."""
+
+
+def first_of_its_id(items: str) -> str:
+    """SQL: ``m`` is the item of its id the tenant (``$1``, ``$2``) is given.
+
+    :func:`~prefrontal.stores.tenancy.precedence` in SQL: no other visible
+    item of the same id precedes ``m`` (its own first, else the shared one
+    whose owner sorts first by code point, ``COLLATE "C"``).
+    """
+    return f"""NOT EXISTS (
+        SELECT 1 FROM {items} AS o
+        WHERE o.agent_id = m.agent_id AND o.item_id = m.item_id AND o.user_id <> m.user_id
+          AND (o.scope = 'shared' OR o.user_id = $2)
+          AND (o.user_id = $2 OR (m.user_id <> $2 AND o.user_id < m.user_id COLLATE "C")))"""
 
 
 class Statements:
@@ -27,8 +44,8 @@ class Statements:
                 thread_id, position, body, terms, counts, length, embedding)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
                 $17, $18)
-            ON CONFLICT (agent_id, item_id) DO UPDATE SET
-                user_id = excluded.user_id, scope = excluded.scope, kind = excluded.kind,
+            ON CONFLICT (agent_id, item_id, user_id) DO UPDATE SET
+                scope = excluded.scope, kind = excluded.kind,
                 importance = excluded.importance, created_at = excluded.created_at,
                 valid_until = excluded.valid_until,
                 superseded_by = coalesce(excluded.superseded_by, m.superseded_by),
@@ -40,7 +57,16 @@ class Statements:
         self.supersede = f"""
             UPDATE {items} SET superseded_by = $2
             WHERE agent_id = $1 AND item_id = $3 AND user_id = $4 AND item_id <> $2"""
-        self.get = f"SELECT {ITEM} FROM {items} AS m WHERE {_VISIBLE} AND m.item_id = ANY($3)"
+        self.get = f"""
+            SELECT {ITEM} FROM {items} AS m
+            WHERE {_VISIBLE} AND m.item_id = ANY($3) AND {first_of_its_id(items)}"""
+        self.by_keys = f"""
+            SELECT {KEY}, {ITEM_COLUMNS} FROM {items} AS m
+            WHERE {_VISIBLE} AND m.item_id = ANY($3::text[]) AND {KEY} = ANY($4::text[])"""
+        self.delete = f"""
+            DELETE FROM {items}
+            WHERE agent_id = $1 AND user_id = $2 AND item_id = ANY($3::text[])"""
+        self.erase = f"DELETE FROM {items} WHERE agent_id = $1 AND user_id = $2"
         self.statistics = f"""
             SELECT s.docs, s.tokens, ARRAY(
                 SELECT coalesce((SELECT v.df FROM {name}_terms AS v WHERE v.term = q.term), 0)
@@ -48,14 +74,14 @@ class Statements:
             )
             FROM {name}_stats AS s"""
         self.candidates = f"""
-            SELECT m.item_id, m.length, ARRAY(
+            SELECT {KEY}, m.length, ARRAY(
                 SELECT coalesce(m.counts[array_position(m.terms, q.term)], 0)
                 FROM unnest($5::text[]) WITH ORDINALITY AS q(term, n) ORDER BY q.n
             )
             FROM {items} AS m
             WHERE m.terms && $5::text[] AND {_VISIBLE} AND {_LIVE} AND {_KINDS}"""
         self.vectors = f"""
-            SELECT m.item_id, m.embedding FROM {items} AS m
+            SELECT {KEY}, m.embedding FROM {items} AS m
             WHERE {_VISIBLE} AND {_LIVE} AND {_KINDS} AND m.embedding IS NOT NULL"""
         self.around = f"""
             SELECT {ITEM} FROM {items} AS m
@@ -72,4 +98,4 @@ class Statements:
         self.record_recall = f"""
             UPDATE {items} AS m
             SET recall_count = recall_count + 1, last_recalled_at = $3
-            WHERE {_VISIBLE} AND m.item_id = ANY($4::text[])"""
+            WHERE {_VISIBLE} AND m.item_id = ANY($4::text[]) AND {first_of_its_id(items)}"""

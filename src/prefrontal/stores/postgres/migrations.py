@@ -171,8 +171,26 @@ _INITIAL = (
     *(statement for name in MEMORY_TABLES for statement in _memory_schema(name)),
 )
 
+_PER_USER_KEY = "agent_id, item_id, user_id"
+"""Ids unique per agent and user; the id before the user so look-ups by id use the index."""
+
+_IDS_PER_USER = tuple(
+    f"ALTER TABLE {table} DROP CONSTRAINT {table}_pkey, ADD PRIMARY KEY ({_PER_USER_KEY})"
+    for table in (
+        "frontal_items",
+        "conversation_turns",
+        "scratch_entries",
+        *(f"{name}_items" for name in MEMORY_TABLES),
+    )
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "every store kind: tables, indexes, GIN term index, BM25 statistics", _INITIAL),
+    Migration(
+        2,
+        "ids unique per agent and user: goals, conversation turns, scratch entries, memory items",
+        _IDS_PER_USER,
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 

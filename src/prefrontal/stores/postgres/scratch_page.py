@@ -5,7 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 
 from prefrontal.stores.durable import SharesDatabase, dump
-from prefrontal.stores.postgres.database import VISIBLE, Connection, PostgresDatabase, storable
+from prefrontal.stores.postgres.database import (
+    VISIBLE,
+    Connection,
+    PostgresDatabase,
+    erase_statement,
+    storable,
+)
 from prefrontal.stores.scratch_page import Observation
 from prefrontal.stores.tenancy import Tenant
 
@@ -15,8 +21,8 @@ _PUT = """
 INSERT INTO scratch_entries (agent_id, item_id, user_id, scope, resolved, priority, created_at,
     expires_at, body)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-ON CONFLICT (agent_id, item_id) DO UPDATE SET
-    user_id = excluded.user_id, scope = excluded.scope, resolved = excluded.resolved,
+ON CONFLICT (agent_id, item_id, user_id) DO UPDATE SET
+    scope = excluded.scope, resolved = excluded.resolved,
     priority = excluded.priority, created_at = excluded.created_at,
     expires_at = excluded.expires_at, body = excluded.body
 """
@@ -24,14 +30,18 @@ ON CONFLICT (agent_id, item_id) DO UPDATE SET
 _ACTIVE = f"""
 SELECT body FROM scratch_entries
 WHERE {VISIBLE} AND NOT resolved AND (expires_at IS NULL OR expires_at > $3)
-ORDER BY priority DESC, created_at DESC, item_id COLLATE "C" LIMIT $4
+ORDER BY priority DESC, created_at DESC, item_id COLLATE "C", user_id COLLATE "C" LIMIT $4
 """
 
-_FIND = f"SELECT body FROM scratch_entries WHERE {VISIBLE} AND item_id = $3 FOR UPDATE"
+_FIND = f"""
+SELECT user_id, body FROM scratch_entries WHERE {VISIBLE} AND item_id = $3
+ORDER BY user_id <> $2, user_id COLLATE "C" LIMIT 1 FOR UPDATE
+"""
+"""The entry of that id the tenant is given: its own, else the first owner's shared one."""
 
 
 class PostgresScratchPageStore(SharesDatabase[PostgresDatabase]):
-    """Entries in ``scratch_entries``, keyed by ``(agent_id, item_id)``."""
+    """Entries in ``scratch_entries``, keyed by ``(agent_id, item_id, user_id)``."""
 
     async def put(self, observation: Observation) -> None:
         row = (
@@ -63,17 +73,24 @@ class PostgresScratchPageStore(SharesDatabase[PostgresDatabase]):
             return False
 
         async def run(connection: Connection) -> bool:
-            body = await connection.fetchval(_FIND, tenant.agent_id, tenant.user_id, item_id)
-            if body is None:
+            row = await connection.fetchrow(_FIND, tenant.agent_id, tenant.user_id, item_id)
+            if row is None:
                 return False
+            owner, body = row
             resolved = Observation.model_validate_json(body).model_copy(update={"resolved": True})
             await connection.execute(
                 "UPDATE scratch_entries SET resolved = true, body = $3"
-                " WHERE agent_id = $1 AND item_id = $2",
+                " WHERE agent_id = $1 AND item_id = $2 AND user_id = $4",
                 tenant.agent_id,
                 item_id,
                 dump(resolved, store=_STORE),
+                owner,
             )
             return True
 
         return await self.database.write(run, store=_STORE)
+
+    async def erase(self, tenant: Tenant) -> int:
+        return await self.database.count(
+            erase_statement("scratch_entries"), tenant.agent_id, tenant.user_id, store=_STORE
+        )

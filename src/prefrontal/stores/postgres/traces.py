@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from prefrontal.stores.durable import SharesDatabase, dump
-from prefrontal.stores.postgres.database import Connection, PostgresDatabase, storable
+from prefrontal.stores.postgres.database import (
+    Connection,
+    PostgresDatabase,
+    erase_statement,
+    storable,
+)
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
 from prefrontal.traces.models import TurnTrace
@@ -65,6 +71,33 @@ class PostgresTraceStore(SharesDatabase[PostgresDatabase]):
             return [TurnTrace.model_validate_json(row[0]) for row in rows]
 
         return await self.database.read(run, store=_STORE)
+
+    async def erase(self, tenant: Tenant) -> int:
+        return await self.database.count(
+            erase_statement("traces"), tenant.agent_id, tenant.user_id, store=_STORE
+        )
+
+    async def prune(self, *, before: datetime | None = None, keep: int | None = None) -> int:
+        async def run(connection: Connection) -> int:
+            removed = 0
+            if before is not None:
+                status = await connection.execute(
+                    "DELETE FROM traces WHERE started_at < $1", before
+                )
+                removed += int(status.split()[-1])
+            if keep is not None:
+                status = await connection.execute(_BEYOND_NEWEST, keep)
+                removed += int(status.split()[-1])
+            return removed
+
+        return await self.database.write(run, store=_STORE)
+
+
+_BEYOND_NEWEST = """
+DELETE FROM traces WHERE turn_id NOT IN (
+    SELECT turn_id FROM traces ORDER BY started_at DESC, turn_id COLLATE "C" DESC LIMIT $1
+)
+"""
 
 
 def _select(query: TraceQuery) -> tuple[str | None, list[Any]]:

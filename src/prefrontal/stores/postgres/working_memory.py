@@ -14,7 +14,7 @@ from datetime import datetime
 
 from prefrontal.errors import ConflictError
 from prefrontal.stores.durable import SharesDatabase, dump
-from prefrontal.stores.postgres.database import Connection, PostgresDatabase
+from prefrontal.stores.postgres.database import Connection, PostgresDatabase, erase_statement
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState
 
@@ -88,6 +88,11 @@ class PostgresWorkingMemoryStore(SharesDatabase[PostgresDatabase]):
             return [SessionState.model_validate_json(row[0]) for row in rows]
 
         return await self.database.read(run, store=_STORE)
+
+    async def erase(self, tenant: Tenant) -> int:
+        return await self.database.count(
+            erase_statement("wm_sessions"), tenant.agent_id, tenant.user_id, store=_STORE
+        )
 
 
 def _key(key: SessionKey) -> tuple[str, str, str]:

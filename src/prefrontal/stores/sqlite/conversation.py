@@ -7,7 +7,7 @@ from typing import Any
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.stores.durable import SharesDatabase, dump
-from prefrontal.stores.sqlite.database import VISIBLE, Database, to_us
+from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, to_us
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "conversation"
@@ -15,8 +15,8 @@ _STORE = "conversation"
 _APPEND = """
 INSERT INTO conversation_turns (agent_id, item_id, user_id, scope, session_id, created_at, body)
 VALUES (?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (agent_id, item_id) DO UPDATE SET
-    user_id = excluded.user_id, scope = excluded.scope, session_id = excluded.session_id,
+ON CONFLICT (agent_id, item_id, user_id) DO UPDATE SET
+    scope = excluded.scope, session_id = excluded.session_id,
     created_at = excluded.created_at, body = excluded.body
 """
 
@@ -78,3 +78,10 @@ class SqliteConversationStore(SharesDatabase[Database]):
             )
 
         await self.database.write(run, store=_STORE)
+
+    async def erase(self, tenant: Tenant) -> int:
+        def run(connection: sqlite3.Connection) -> int:
+            turns = erase(connection, "conversation_turns", tenant)
+            return turns + erase(connection, "conversation_summaries", tenant)
+
+        return await self.database.write(run, store=_STORE)

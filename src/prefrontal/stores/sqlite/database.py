@@ -43,6 +43,7 @@ from prefrontal.errors import (
 )
 from prefrontal.stores.durable import encodable
 from prefrontal.stores.sqlite.migrations import migrate
+from prefrontal.stores.tenancy import Tenant
 
 T = TypeVar("T")
 Synchronous = Literal["FULL", "NORMAL"]
@@ -235,6 +236,15 @@ def _close_all(connections: list[sqlite3.Connection]) -> None:
 
 VISIBLE = "agent_id = :agent AND (scope = 'shared' OR user_id = :user)"
 """The tenancy filter, in SQL: the agent's shared items and the user's own."""
+
+OWNED = "agent_id = :agent AND user_id = :user"
+"""The tenant's own rows, in SQL: what ``erase`` removes."""
+
+
+def erase(connection: sqlite3.Connection, table: str, tenant: Tenant) -> int:
+    """Delete the tenant's own rows of ``table``; how many there were."""
+    params = {"agent": tenant.agent_id, "user": tenant.user_id}
+    return connection.execute(f"DELETE FROM {table} WHERE {OWNED}", params).rowcount
 
 
 def id_list(item_ids: list[str]) -> str:

@@ -8,14 +8,14 @@ from typing import Any
 
 from prefrontal.stores.durable import SharesDatabase, dump
 from prefrontal.stores.frontal_cortex import FrontalItem, FrontalQuery
-from prefrontal.stores.sqlite.database import VISIBLE, Database, to_us
+from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, to_us
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "frontal_cortex"
 
 
 class SqliteFrontalCortexStore(SharesDatabase[Database]):
-    """Items in ``frontal_items``, keyed by ``(agent_id, item_id)``."""
+    """Items in ``frontal_items``, keyed by ``(agent_id, item_id, user_id)``."""
 
     async def put(self, item: FrontalItem) -> None:
         def run(connection: sqlite3.Connection) -> None:
@@ -46,6 +46,11 @@ class SqliteFrontalCortexStore(SharesDatabase[Database]):
 
         return await self.database.read(run, store=_STORE)
 
+    async def erase(self, tenant: Tenant) -> int:
+        return await self.database.write(
+            lambda connection: erase(connection, "frontal_items", tenant), store=_STORE
+        )
+
 
 def _select(tenant: Tenant, query: FrontalQuery) -> tuple[str, dict[str, Any]]:
     where = [VISIBLE]
@@ -62,6 +67,6 @@ def _select(tenant: Tenant, query: FrontalQuery) -> tuple[str, dict[str, Any]]:
     params["limit"] = query.limit
     sql = (
         f"SELECT body FROM frontal_items WHERE {' AND '.join(where)}"
-        " ORDER BY updated_at DESC, item_id DESC LIMIT :limit"
+        " ORDER BY updated_at DESC, item_id DESC, user_id DESC LIMIT :limit"
     )
     return sql, params

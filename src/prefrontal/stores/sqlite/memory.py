@@ -29,6 +29,7 @@ from prefrontal.stores.durable import SharesDatabase, dump, memory_table
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_search import (
     best_hits,
+    key_item_ids,
     query_embedding,
     searchable_text,
     with_embeddings,
@@ -121,6 +122,21 @@ class SqliteMemoryStore(SharesDatabase[Database]):
 
         await self.database.write(run, store=self.name)
 
+    async def delete(self, tenant: Tenant, item_ids: list[str]) -> int:
+        if not item_ids:
+            return 0
+        params = _tenant(tenant) | {"ids": id_list(list(dict.fromkeys(item_ids)))}
+        return await self._remove(self._sql.delete, params)
+
+    async def erase(self, tenant: Tenant) -> int:
+        return await self._remove(self._sql.erase, _tenant(tenant))
+
+    async def _remove(self, statement: str, params: dict[str, Any]) -> int:
+        def run(connection: sqlite3.Connection) -> int:
+            return connection.execute(statement, params).rowcount
+
+        return await self.database.write(run, store=self.name)
+
 
 class _Search:
     """One search, run in a worker thread inside one read transaction.
@@ -154,8 +170,9 @@ class _Search:
         best = best_hits(signals, self.limit)
         if not best:
             return []
-        params = self.params | {"ids": json.dumps([key for key, _, _ in best])}
-        rows = {row[0]: row[1:] for row in connection.execute(self.statements.get, params)}
+        keys = [key for key, _, _ in best]
+        params = self.params | {"ids": json.dumps(key_item_ids(keys)), "keys": json.dumps(keys)}
+        rows = {row[0]: row[1:] for row in connection.execute(self.statements.by_keys, params)}
         return [_scored(rows[key], value, own) for key, value, own in best]
 
     def _bm25(self, connection: sqlite3.Connection, texts: list[str]) -> dict[str, float]:
@@ -167,7 +184,7 @@ class _Search:
     ) -> dict[str, float]:
         rows = connection.execute(self.statements.vectors, self.params).fetchall()
         values = cosines(embedding, [blob for _, blob in rows])
-        return {item_id: max(v, 0.0) for (item_id, _), v in zip(rows, values, strict=True)}
+        return {key: max(v, 0.0) for (key, _), v in zip(rows, values, strict=True)}
 
 
 def _tenant(tenant: Tenant) -> dict[str, Any]:

@@ -9,6 +9,21 @@ _VISIBLE = "m.agent_id = :agent AND (m.scope = 'shared' OR m.user_id = :user)"
 _LIVE = "m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > :now)"
 _KINDS = "(:kinds IS NULL OR m.kind IN (SELECT value FROM json_each(:kinds)))"
 _IDS = "(SELECT value FROM json_each(:ids))"
+KEY = "m.item_id || char(31) || m.user_id"
+"""An item's :func:`~prefrontal.stores.memory_search.hit_key`, in SQL."""
+
+
+def first_of_its_id(items: str) -> str:
+    """SQL: ``m`` is the item of its id the tenant is given (its own, else the first owner's).
+
+    :func:`~prefrontal.stores.tenancy.precedence` in SQL: no other visible
+    item of the same id precedes ``m``. Text compares by code point, as in Python.
+    """
+    return f"""NOT EXISTS (
+        SELECT 1 FROM {items} AS o
+        WHERE o.agent_id = m.agent_id AND o.item_id = m.item_id AND o.user_id != m.user_id
+          AND (o.scope = 'shared' OR o.user_id = :user)
+          AND (o.user_id = :user OR (m.user_id != :user AND o.user_id < m.user_id)))"""
 
 
 class Statements:
@@ -23,8 +38,8 @@ class Statements:
             VALUES (:agent, :item, :user, :scope, :kind, :importance, :created_at,
                 :valid_until, :superseded_by, :recall_count, :last_recalled_at,
                 :thread_id, :position, :body, :terms, :length, :embedding)
-            ON CONFLICT (agent_id, item_id) DO UPDATE SET
-                user_id = excluded.user_id, scope = excluded.scope, kind = excluded.kind,
+            ON CONFLICT (agent_id, item_id, user_id) DO UPDATE SET
+                scope = excluded.scope, kind = excluded.kind,
                 importance = excluded.importance, created_at = excluded.created_at,
                 valid_until = excluded.valid_until,
                 superseded_by = coalesce(excluded.superseded_by, {items}.superseded_by),
@@ -39,7 +54,15 @@ class Statements:
               AND item_id != :item"""
         self.get = f"""
             SELECT m.item_id, {_ITEM} FROM {items} AS m
-            WHERE {_VISIBLE} AND m.item_id IN {_IDS}"""
+            WHERE {_VISIBLE} AND m.item_id IN {_IDS} AND {first_of_its_id(items)}"""
+        self.by_keys = f"""
+            SELECT {KEY}, {_ITEM} FROM {items} AS m
+            WHERE {_VISIBLE} AND m.item_id IN {_IDS}
+              AND {KEY} IN (SELECT value FROM json_each(:keys))"""
+        self.delete = f"""
+            DELETE FROM {items}
+            WHERE agent_id = :agent AND user_id = :user AND item_id IN {_IDS}"""
+        self.erase = f"DELETE FROM {items} WHERE agent_id = :agent AND user_id = :user"
         self.stats = f"SELECT docs, tokens FROM {name}_stats"
         self.term_stats = f"""
             SELECT term, df, max_tf, min_length_1, min_length_2, min_length_3
@@ -53,10 +76,10 @@ class Statements:
               AND {_VISIBLE} AND {_LIVE} AND {_KINDS}
             ORDER BY {fts}.rowid LIMIT :chunk"""
         self.item_ids = f"""
-            SELECT rowid, item_id FROM {items}
-            WHERE rowid IN (SELECT value FROM json_each(:rowids))"""
+            SELECT m.rowid, {KEY} FROM {items} AS m
+            WHERE m.rowid IN (SELECT value FROM json_each(:rowids))"""
         self.vectors = f"""
-            SELECT m.item_id, m.embedding FROM {items} AS m
+            SELECT {KEY}, m.embedding FROM {items} AS m
             WHERE {_VISIBLE} AND {_LIVE} AND {_KINDS} AND m.embedding IS NOT NULL"""
         self.around = f"""
             SELECT {_ITEM} FROM {items} AS m
@@ -72,4 +95,4 @@ class Statements:
         self.record_recall = f"""
             UPDATE {items} AS m
             SET recall_count = recall_count + 1, last_recalled_at = :at
-            WHERE {_VISIBLE} AND m.item_id IN {_IDS}"""
+            WHERE {_VISIBLE} AND m.item_id IN {_IDS} AND {first_of_its_id(items)}"""

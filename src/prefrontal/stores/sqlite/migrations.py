@@ -41,10 +41,9 @@ def _least(column: str) -> str:
     return f"coalesce(min({column}, excluded.{column}), {column}, excluded.{column})"
 
 
-def _memory_schema(name: str) -> tuple[str, ...]:
-    items, fts, stats = f"{name}_items", f"{name}_fts", f"{name}_stats"
-    return (
-        f"""CREATE TABLE {items} (
+def _items_table(table: str, key: str) -> str:
+    """A memory store's items table named ``table``, unique on ``key``."""
+    return f"""CREATE TABLE {table} (
             rowid INTEGER PRIMARY KEY,
             agent_id TEXT NOT NULL,
             item_id TEXT NOT NULL,
@@ -63,10 +62,20 @@ def _memory_schema(name: str) -> tuple[str, ...]:
             terms TEXT NOT NULL,
             length INTEGER NOT NULL,
             embedding BLOB,
-            UNIQUE (agent_id, item_id)
-        )""",
-        f"""CREATE INDEX {name}_thread ON {items} (agent_id, thread_id, position)
-            WHERE thread_id IS NOT NULL""",
+            UNIQUE ({key})
+        )"""
+
+
+def _thread_index(name: str) -> str:
+    return f"""CREATE INDEX {name}_thread ON {name}_items (agent_id, thread_id, position)
+            WHERE thread_id IS NOT NULL"""
+
+
+def _memory_schema(name: str) -> tuple[str, ...]:
+    items, fts, stats = f"{name}_items", f"{name}_fts", f"{name}_stats"
+    return (
+        _items_table(items, "agent_id, item_id"),
+        _thread_index(name),
         f"""CREATE VIRTUAL TABLE {fts} USING fts5(
             terms, content='{items}', content_rowid='rowid',
             tokenize='unicode61 remove_diacritics 0'
@@ -106,6 +115,12 @@ def _term_statistics(name: str) -> tuple[str, ...]:
         UPDATE {stats} SET docs = docs - 1, tokens = tokens - old.length;
         UPDATE {vocab} SET df = df - 1
             WHERE term IN (SELECT value FROM json_each({_term_list("old.terms")}));"""
+    triggers = (
+        f"CREATE TRIGGER {name}_index_insert AFTER INSERT ON {items} BEGIN {index_new} END",
+        f"CREATE TRIGGER {name}_index_delete AFTER DELETE ON {items} BEGIN {unindex_old} END",
+        f"""CREATE TRIGGER {name}_index_update AFTER UPDATE OF terms, length ON {items}
+            BEGIN {unindex_old} {index_new} END""",
+    )
     return (
         f"""CREATE TABLE {vocab} (
             term TEXT PRIMARY KEY,
@@ -116,11 +131,13 @@ def _term_statistics(name: str) -> tuple[str, ...]:
             min_length_2 INTEGER,
             min_length_3 INTEGER
         ) WITHOUT ROWID""",
-        f"CREATE TRIGGER {name}_index_insert AFTER INSERT ON {items} BEGIN {index_new} END",
-        f"CREATE TRIGGER {name}_index_delete AFTER DELETE ON {items} BEGIN {unindex_old} END",
-        f"""CREATE TRIGGER {name}_index_update AFTER UPDATE OF terms, length ON {items}
-            BEGIN {unindex_old} {index_new} END""",
+        *triggers,
     )
+
+
+def _index_triggers(name: str) -> tuple[str, ...]:
+    """The triggers that keep ``name``'s FTS5 index and term statistics in step with its items."""
+    return _term_statistics(name)[1:]
 
 
 def _rebuilt_term_statistics(name: str) -> tuple[str, ...]:
@@ -156,9 +173,8 @@ def _rebuilt_term_statistics(name: str) -> tuple[str, ...]:
     )
 
 
-_INITIAL = (
-    "CREATE TABLE profiles (agent_id TEXT PRIMARY KEY, body TEXT NOT NULL)",
-    """CREATE TABLE frontal_items (
+def _frontal_table(table: str, key: str) -> str:
+    return f"""CREATE TABLE {table} (
         agent_id TEXT NOT NULL,
         item_id TEXT NOT NULL,
         user_id TEXT NOT NULL,
@@ -167,10 +183,12 @@ _INITIAL = (
         status TEXT NOT NULL,
         updated_at INTEGER NOT NULL,
         body TEXT NOT NULL,
-        PRIMARY KEY (agent_id, item_id)
-    )""",
-    "CREATE INDEX frontal_by_update ON frontal_items (agent_id, updated_at)",
-    """CREATE TABLE conversation_turns (
+        PRIMARY KEY ({key})
+    )"""
+
+
+def _conversation_table(table: str, key: str) -> str:
+    return f"""CREATE TABLE {table} (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         agent_id TEXT NOT NULL,
         item_id TEXT NOT NULL,
@@ -179,16 +197,12 @@ _INITIAL = (
         session_id TEXT NOT NULL,
         created_at INTEGER NOT NULL,
         body TEXT NOT NULL,
-        UNIQUE (agent_id, item_id)
-    )""",
-    "CREATE INDEX conversation_by_time ON conversation_turns (agent_id, created_at, seq)",
-    """CREATE TABLE conversation_summaries (
-        agent_id TEXT NOT NULL,
-        user_id TEXT NOT NULL,
-        body TEXT NOT NULL,
-        PRIMARY KEY (agent_id, user_id)
-    )""",
-    """CREATE TABLE scratch_entries (
+        UNIQUE ({key})
+    )"""
+
+
+def _scratch_table(table: str, key: str) -> str:
+    return f"""CREATE TABLE {table} (
         agent_id TEXT NOT NULL,
         item_id TEXT NOT NULL,
         user_id TEXT NOT NULL,
@@ -198,9 +212,30 @@ _INITIAL = (
         created_at INTEGER NOT NULL,
         expires_at INTEGER,
         body TEXT NOT NULL,
-        PRIMARY KEY (agent_id, item_id)
+        PRIMARY KEY ({key})
+    )"""
+
+
+_FRONTAL_INDEX = "CREATE INDEX frontal_by_update ON frontal_items (agent_id, updated_at)"
+_CONVERSATION_INDEX = (
+    "CREATE INDEX conversation_by_time ON conversation_turns (agent_id, created_at, seq)"
+)
+_SCRATCH_INDEX = "CREATE INDEX scratch_active ON scratch_entries (agent_id, resolved, priority)"
+
+_INITIAL = (
+    "CREATE TABLE profiles (agent_id TEXT PRIMARY KEY, body TEXT NOT NULL)",
+    _frontal_table("frontal_items", "agent_id, item_id"),
+    _FRONTAL_INDEX,
+    _conversation_table("conversation_turns", "agent_id, item_id"),
+    "CREATE INDEX conversation_by_time ON conversation_turns (agent_id, created_at, seq)",
+    """CREATE TABLE conversation_summaries (
+        agent_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (agent_id, user_id)
     )""",
-    "CREATE INDEX scratch_active ON scratch_entries (agent_id, resolved, priority)",
+    _scratch_table("scratch_entries", "agent_id, item_id"),
+    _SCRATCH_INDEX,
     """CREATE TABLE wm_sessions (
         agent_id TEXT NOT NULL,
         user_id TEXT NOT NULL,
@@ -227,12 +262,58 @@ _INITIAL = (
     *(statement for name in MEMORY_TABLES for statement in _memory_schema(name)),
 )
 
+_PER_USER_KEY = "agent_id, item_id, user_id"
+"""Ids unique per agent and user; the id before the user so look-ups by id use the index."""
+
+
+def _rebuilt(table: str, create: str, *after: str) -> tuple[str, ...]:
+    """``table`` made anew by ``create`` (of ``<table>_next``), rows and row ids kept.
+
+    Dropping the old table drops its indexes and triggers without firing
+    them; ``after`` recreates them on the renamed table.
+    """
+    return (
+        create,
+        f"INSERT INTO {table}_next SELECT * FROM {table}",
+        f"DROP TABLE {table}",
+        f"ALTER TABLE {table}_next RENAME TO {table}",
+        *after,
+    )
+
+
+_IDS_PER_USER = (
+    *_rebuilt("frontal_items", _frontal_table("frontal_items_next", _PER_USER_KEY), _FRONTAL_INDEX),
+    *_rebuilt(
+        "conversation_turns",
+        _conversation_table("conversation_turns_next", _PER_USER_KEY),
+        _CONVERSATION_INDEX,
+    ),
+    *_rebuilt(
+        "scratch_entries", _scratch_table("scratch_entries_next", _PER_USER_KEY), _SCRATCH_INDEX
+    ),
+    *(
+        statement
+        for name in MEMORY_TABLES
+        for statement in _rebuilt(
+            f"{name}_items",
+            _items_table(f"{name}_items_next", _PER_USER_KEY),
+            _thread_index(name),
+            *_index_triggers(name),
+        )
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "every store kind: tables, indexes, FTS5 and its triggers", _INITIAL),
     Migration(
         2,
         "memory term statistics rebuilt in the current layout, from the items",
         tuple(statement for name in MEMORY_TABLES for statement in _rebuilt_term_statistics(name)),
+    ),
+    Migration(
+        3,
+        "ids unique per agent and user: goals, conversation turns, scratch entries, memory items",
+        _IDS_PER_USER,
     ),
 )
 LATEST = MIGRATIONS[-1].version

@@ -253,7 +253,7 @@ def _contenders(found: dict[int, float], best: list[float], limit: int | None) -
 def _by_id(
     connection: sqlite3.Connection, statements: Any, scored: dict[int, float]
 ) -> dict[str, float]:
-    """``scored`` keyed by item id instead of rowid."""
+    """``scored`` keyed by :func:`~prefrontal.stores.memory_search.hit_key` instead of rowid."""
     if not scored:
         return {}
     rows = connection.execute(statements.item_ids, {"rowids": json.dumps(list(scored))})

@@ -7,20 +7,26 @@ from datetime import datetime
 
 from prefrontal.stores.durable import SharesDatabase, dump, encodable
 from prefrontal.stores.scratch_page import Observation
-from prefrontal.stores.sqlite.database import VISIBLE, Database, to_us, to_us_or_none
+from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, to_us, to_us_or_none
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "scratch_page"
 
+_FIND = f"""
+SELECT user_id, body FROM scratch_entries WHERE {VISIBLE} AND item_id = :item
+ORDER BY user_id != :user, user_id LIMIT 1
+"""
+"""The entry of that id the tenant is given: its own, else the first owner's shared one."""
+
 _ACTIVE = f"""
 SELECT body FROM scratch_entries
 WHERE {VISIBLE} AND resolved = 0 AND (expires_at IS NULL OR expires_at > :now)
-ORDER BY priority DESC, created_at DESC, item_id LIMIT :limit
+ORDER BY priority DESC, created_at DESC, item_id, user_id LIMIT :limit
 """
 
 
 class SqliteScratchPageStore(SharesDatabase[Database]):
-    """Entries in ``scratch_entries``, keyed by ``(agent_id, item_id)``."""
+    """Entries in ``scratch_entries``, keyed by ``(agent_id, item_id, user_id)``."""
 
     async def put(self, observation: Observation) -> None:
         def run(connection: sqlite3.Connection) -> None:
@@ -51,20 +57,24 @@ class SqliteScratchPageStore(SharesDatabase[Database]):
         params = {"agent": tenant.agent_id, "user": tenant.user_id, "item": item_id}
 
         def run(connection: sqlite3.Connection) -> bool:
-            row = connection.execute(
-                f"SELECT body FROM scratch_entries WHERE {VISIBLE} AND item_id = :item", params
-            ).fetchone()
+            row = connection.execute(_FIND, params).fetchone()
             if row is None:
                 return False
-            resolved = Observation.model_validate_json(row[0]).model_copy(update={"resolved": True})
+            owner, body = row
+            resolved = Observation.model_validate_json(body).model_copy(update={"resolved": True})
             connection.execute(
                 "UPDATE scratch_entries SET resolved = 1, body = ?"
-                " WHERE agent_id = ? AND item_id = ?",
-                (dump(resolved, store=_STORE), tenant.agent_id, item_id),
+                " WHERE agent_id = ? AND item_id = ? AND user_id = ?",
+                (dump(resolved, store=_STORE), tenant.agent_id, item_id, owner),
             )
             return True
 
         return await self.database.write(run, store=_STORE)
+
+    async def erase(self, tenant: Tenant) -> int:
+        return await self.database.write(
+            lambda connection: erase(connection, "scratch_entries", tenant), store=_STORE
+        )
 
 
 def _row(entry: Observation) -> tuple[object, ...]:

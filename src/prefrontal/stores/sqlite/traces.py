@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime
 from typing import Any
 
 from prefrontal.stores.durable import SharesDatabase, dump, encodable
-from prefrontal.stores.sqlite.database import Database, to_us
+from prefrontal.stores.sqlite.database import Database, erase, to_us
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
 from prefrontal.traces.models import TurnTrace
@@ -59,6 +60,33 @@ class SqliteTraceStore(SharesDatabase[Database]):
             return [TurnTrace.model_validate_json(body) for (body,) in rows]
 
         return await self.database.read(run, store=_STORE)
+
+    async def erase(self, tenant: Tenant) -> int:
+        return await self.database.write(
+            lambda connection: erase(connection, "traces", tenant), store=_STORE
+        )
+
+    async def prune(self, *, before: datetime | None = None, keep: int | None = None) -> int:
+        def run(connection: sqlite3.Connection) -> int:
+            removed = 0
+            if before is not None:
+                cursor = connection.execute(
+                    "DELETE FROM traces WHERE started_at < ?", (to_us(before),)
+                )
+                removed += cursor.rowcount
+            if keep is not None:
+                cursor = connection.execute(_BEYOND_NEWEST, (keep,))
+                removed += cursor.rowcount
+            return removed
+
+        return await self.database.write(run, store=_STORE)
+
+
+_BEYOND_NEWEST = """
+DELETE FROM traces WHERE turn_id NOT IN (
+    SELECT turn_id FROM traces ORDER BY started_at DESC, turn_id DESC LIMIT ?
+)
+"""
 
 
 def _select(query: TraceQuery) -> tuple[str, dict[str, Any]]:

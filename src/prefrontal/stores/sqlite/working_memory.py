@@ -7,7 +7,7 @@ from datetime import datetime
 
 from prefrontal.errors import ConflictError
 from prefrontal.stores.durable import SharesDatabase, dump
-from prefrontal.stores.sqlite.database import Database, to_us
+from prefrontal.stores.sqlite.database import Database, erase, to_us
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState
 
@@ -67,6 +67,11 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
             return [SessionState.model_validate_json(body) for (body,) in rows]
 
         return await self.database.read(run, store=_STORE)
+
+    async def erase(self, tenant: Tenant) -> int:
+        return await self.database.write(
+            lambda connection: erase(connection, "wm_sessions", tenant), store=_STORE
+        )
 
 
 def _key(key: SessionKey) -> tuple[str, str, str]:

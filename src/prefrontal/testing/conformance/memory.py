@@ -16,6 +16,7 @@ from prefrontal.stores.long_term import (
 )
 from prefrontal.stores.tenancy import Scope, Tenant
 from prefrontal.testing.conformance.base import ALICE, BOB, FTS_SYNTAX, STRANGER, StoreSuite, at
+from prefrontal.testing.conformance.ownership import MemoryOwnership
 
 
 def memory(item_id: str, content: str, tenant: Tenant = ALICE, **fields: Any) -> MemoryItem:
@@ -50,7 +51,7 @@ CORPUS = (
 )
 
 
-class MemoryStoreSuite(StoreSuite):
+class MemoryStoreSuite(MemoryOwnership, StoreSuite):
     """Every contract of :class:`~prefrontal.stores.MemoryStore`."""
 
     async def test_put_then_get_round_trips_every_field(self, store: MemoryStore) -> None:

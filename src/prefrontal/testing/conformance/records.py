@@ -29,6 +29,11 @@ from prefrontal.stores.frontal_cortex import (
 from prefrontal.stores.scratch_page import Observation, ScratchKind, ScratchPageStore
 from prefrontal.stores.tenancy import Scope, Tenant
 from prefrontal.testing.conformance.base import ALICE, BOB, STRANGER, StoreSuite, at
+from prefrontal.testing.conformance.ownership import (
+    ConversationOwnership,
+    FrontalOwnership,
+    ScratchOwnership,
+)
 
 
 def profile(agent_id: str = "agent-1", **fields: Any) -> AgentProfile:
@@ -103,7 +108,7 @@ async def frontal_ids(store: FrontalCortexStore, tenant: Tenant, **fields: Any) 
     return [item.item_id for item in await store.query(tenant, FrontalQuery(**fields))]
 
 
-class FrontalCortexStoreSuite(StoreSuite):
+class FrontalCortexStoreSuite(FrontalOwnership, StoreSuite):
     """Every contract of :class:`~prefrontal.stores.FrontalCortexStore`."""
 
     async def test_item_round_trips(self, store: FrontalCortexStore) -> None:
@@ -174,7 +179,7 @@ async def recent_ids(
     return [t.item_id for t in turns]
 
 
-class ConversationStoreSuite(StoreSuite):
+class ConversationStoreSuite(ConversationOwnership, StoreSuite):
     """Every contract of :class:`~prefrontal.stores.ConversationStore`."""
 
     async def test_turn_round_trips(self, store: ConversationStore) -> None:
@@ -250,7 +255,7 @@ async def active_ids(store: ScratchPageStore, tenant: Tenant, limit: int = 10) -
     return [o.item_id for o in await store.active(tenant, now=at(60), limit=limit)]
 
 
-class ScratchPageStoreSuite(StoreSuite):
+class ScratchPageStoreSuite(ScratchOwnership, StoreSuite):
     """Every contract of :class:`~prefrontal.stores.ScratchPageStore`."""
 
     async def test_entry_round_trips(self, store: ScratchPageStore) -> None:

@@ -12,6 +12,7 @@ from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery, TraceStore
 from prefrontal.stores.working_memory import SessionKey, SessionState, WorkingMemoryStore
 from prefrontal.testing.conformance.base import ALICE, BOB, STRANGER, StoreSuite, at
+from prefrontal.testing.conformance.ownership import TraceOwnership, WorkingMemoryOwnership
 from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnStatus, TurnTrace
 
 
@@ -25,7 +26,7 @@ def fresh(session: SessionKey, **state: Any) -> SessionState:
     return SessionState(key=session, state=state, themes=("travel",), entities=("Lisbon",))
 
 
-class WorkingMemoryStoreSuite(StoreSuite):
+class WorkingMemoryStoreSuite(WorkingMemoryOwnership, StoreSuite):
     """Every contract of :class:`~prefrontal.stores.WorkingMemoryStore`."""
 
     async def test_unknown_session_loads_none(self, store: WorkingMemoryStore) -> None:
@@ -176,7 +177,7 @@ async def listed(store: TraceStore, **fields: Any) -> list[str]:
     return [t.turn_id for t in await store.list(TraceQuery(**fields))]
 
 
-class TraceStoreSuite(StoreSuite):
+class TraceStoreSuite(TraceOwnership, StoreSuite):
     """Every contract of :class:`~prefrontal.stores.TraceStore`."""
 
     async def test_trace_round_trips_for_its_owner(self, store: TraceStore) -> None:
@@ -231,3 +232,28 @@ class TraceStoreSuite(StoreSuite):
         assert await listed(store, parent_turn_id="root") == ["child-2", "child-1"]
         assert await listed(store, parent_turn_id="root", user_id="alice") == ["child-1"]
         assert await listed(store, turn_id="missing") == []
+
+    async def test_prune_by_age_removes_what_started_before(self, store: TraceStore) -> None:
+        """``prune(before=...)`` removes every tenant's earlier traces, and counts them."""
+        await store.put(trace("old", started_at=at(0)))
+        await store.put(trace("bobs-old", BOB, started_at=at(1)))
+        await store.put(trace("new", started_at=at(5)))
+        assert await store.prune(before=at(5)) == 2
+        assert await listed(store) == ["new"]
+        assert await store.get(ALICE, "old") is None
+
+    async def test_prune_by_count_keeps_the_newest(self, store: TraceStore) -> None:
+        """``prune(keep=n)`` keeps the ``n`` newest, ties broken by turn id as ``list`` does."""
+        for name, minute in (("a", 0), ("b", 1), ("c", 1), ("d", 2)):
+            await store.put(trace(name, started_at=at(minute)))
+        assert await store.prune(keep=2) == 2
+        assert await listed(store) == ["d", "c"]
+        assert await store.prune(keep=2) == 0
+
+    async def test_prune_with_both_bounds_and_with_none(self, store: TraceStore) -> None:
+        """Both bounds apply together; with neither, nothing is removed."""
+        for minute in range(5):
+            await store.put(trace(f"t{minute}", started_at=at(minute)))
+        assert await store.prune() == 0
+        assert await store.prune(before=at(1), keep=3) == 2
+        assert await listed(store) == ["t4", "t3", "t2"]
