@@ -32,19 +32,19 @@ class TurnBuffer(Protocol):
     """What a turn's refresh uses of a buffer (:class:`~prefrontal.buffer.WorkingMemoryBuffer`)."""
 
     @property
-    def config(self) -> BufferConfig: ...  # pragma: no cover
+    def config(self) -> BufferConfig: ...
     @property
-    def items(self) -> tuple[BufferItem, ...]: ...  # pragma: no cover
+    def items(self) -> tuple[BufferItem, ...]: ...
     @property
-    def total_tokens(self) -> int: ...  # pragma: no cover
+    def total_tokens(self) -> int: ...
     @property
-    def themes(self) -> tuple[str, ...]: ...  # pragma: no cover
-    def __contains__(self, item_id: object) -> bool: ...  # pragma: no cover
-    def moment(self, now: datetime | None = None) -> datetime: ...  # pragma: no cover
-    def expire(self, now: datetime | None = None) -> tuple[Eviction, ...]: ...  # pragma: no cover
+    def themes(self) -> tuple[str, ...]: ...
+    def __contains__(self, item_id: object) -> bool: ...
+    def moment(self, now: datetime | None = None) -> datetime: ...
+    async def fade(self, now: datetime | None = None) -> tuple[Eviction, ...]: ...
     def retire_turn_items(
         self, keep: Collection[str], now: datetime | None = None
-    ) -> tuple[Eviction, ...]: ...  # pragma: no cover
+    ) -> tuple[Eviction, ...]: ...
     async def add(
         self,
         new: NewItem,
@@ -53,10 +53,10 @@ class TurnBuffer(Protocol):
         now: datetime | None = None,
         protected: Collection[str] = (),
         factors: SalienceFactors | None = None,
-    ) -> AddResult: ...  # pragma: no cover
-    def refresh_themes(self) -> tuple[str, ...]: ...  # pragma: no cover
-    def mark_turn(self, now: datetime | None = None) -> None: ...  # pragma: no cover
-    def coherence(self) -> Coherence: ...  # pragma: no cover
+    ) -> AddResult: ...
+    def refresh_themes(self) -> tuple[str, ...]: ...
+    def mark_turn(self, now: datetime | None = None) -> None: ...
+    def coherence(self) -> Coherence: ...
 
 
 async def refresh_turn(
