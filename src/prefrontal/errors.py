@@ -10,7 +10,6 @@ The tree::
     │   ├── ConflictError         optimistic concurrency: someone saved first
     │   └── ItemRejectedError     the store refused an item (too large, bad text)
     ├── WorkingMemoryError        the working-memory buffer refused an operation
-    ├── PhaseError                a phase could not produce its output; carries ``phase``
     └── DatasetError              an evaluation data file is not in its format
 
 Request validation errors are pydantic's ``ValidationError``: they say which
@@ -59,14 +58,6 @@ class ItemRejectedError(StoreError):
 
 class WorkingMemoryError(PrefrontalError):
     """The working-memory buffer refused an operation."""
-
-
-class PhaseError(PrefrontalError):
-    """A phase could not produce its output."""
-
-    def __init__(self, message: str, *, phase: str) -> None:
-        super().__init__(message)
-        self.phase = phase
 
 
 class DatasetError(PrefrontalError):

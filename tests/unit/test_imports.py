@@ -85,12 +85,8 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
             elif target in stack:
                 low[node] = min(low[node], index[target])
         if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                component.append(member)
-                if member == node:
-                    break
+            component = stack[stack.index(node) :]
+            del stack[stack.index(node) :]
             if len(component) > 1:
                 found.append(sorted(component))
 

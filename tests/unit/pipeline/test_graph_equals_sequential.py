@@ -15,7 +15,7 @@ from prefrontal.stores.long_term import MemoryQuery
 from prefrontal.testing import DelayedStore
 from tests.conftest import demo_request, orchestrator
 
-BUDGET_MS = {p.name: p.budget_ms for p in PHASES}
+BUDGET_MS: dict[str, float] = {p.name: p.budget_ms for p in PHASES}
 READERS = {
     "consciousness": "consciousness",
     "frontal_cortex": "frontal_cortex",
