@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from prefrontal.bundle.models import Section
 from prefrontal.config import PhaseName
-from prefrontal.phases.memory_search import input_text, load_section
+from prefrontal.phases.recall import input_text, load_section
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 
