@@ -14,12 +14,12 @@ from prefrontal.budgets.tokens import TokenCounter, default_counter
 from prefrontal.bundle.checksum import checksum
 from prefrontal.bundle.models import ContextBundle
 from prefrontal.errors import ConfigurationError
+from prefrontal.memory import MemoryAPI
 from prefrontal.orchestrator.runner import run_phases
 from prefrontal.phases import PHASE_INDEX, PHASES
 from prefrontal.phases.state import Clock, TurnState
 from prefrontal.stores.set import Stores
 from prefrontal.traces.observe import Observer, combine
-from prefrontal.traces.seal import seal
 from prefrontal.turn import (
     OrchestratorConfig,
     TurnContext,
@@ -89,6 +89,9 @@ class Orchestrator:
         self._budgets_ms = {p.name: overrides.get(p.name, p.budget_ms) for p in PHASES}
         self._version = _package_version()
         self.observer = combine(observers)
+        self._memory = MemoryAPI(
+            stores, clock=self._clock, ids=ids, counter=self._counter, config=self.config.recall
+        )
 
     async def __aenter__(self) -> Orchestrator:
         return self
@@ -100,6 +103,14 @@ class Orchestrator:
         tb: TracebackType | None,
     ) -> None:
         await self.stores.aclose()
+
+    @property
+    def memory(self) -> MemoryAPI:
+        """The memory API (remember, recall, get, update, forget, erase) over these stores.
+
+        It shares the orchestrator's clock, ids, token counter and rerank weights.
+        """
+        return self._memory
 
     def policy(self, total: int) -> BudgetPolicy:
         """The budget policy for a turn with ``total`` tokens."""
@@ -155,7 +166,7 @@ class Orchestrator:
         """The turn's result: the trace phase 11 sealed, or one sealed here when it could not."""
         bundle = turn.bundle or self._empty_bundle(turn)
         turn.bundle = bundle
-        trace = turn.trace or seal(turn.open_trace(), turn.records.values())
+        trace = turn.trace or turn.seal_trace(turn.records.values())
         return TurnResult(
             context=turn.context,
             bundle=bundle,

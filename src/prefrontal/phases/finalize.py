@@ -18,7 +18,7 @@ from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
 from prefrontal.stores.long_term import MemoryStore
 from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnTrace
-from prefrontal.traces.seal import error_record, seal
+from prefrontal.traces.seal import error_record
 
 NAME: PhaseName = "finalize"
 
@@ -26,7 +26,7 @@ NAME: PhaseName = "finalize"
 def sealed(turn: TurnState, own: PhaseRecord) -> TurnTrace:
     """The turn's trace: every phase record so far plus ``own``."""
     others = [r for r in turn.records.values() if r.name != own.name]
-    return seal(turn.open_trace(), [*others, own])
+    return turn.seal_trace([*others, own])
 
 
 def _recalled(turn: TurnState, section: Section) -> list[str]:

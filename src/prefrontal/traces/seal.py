@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from prefrontal.traces.models import ErrorRecord, PhaseRecord, PhaseStatus, TurnStatus, TurnTrace
 
-__all__ = ["FAILED", "error_record", "seal"]
+__all__ = ["FAILED", "degraded", "error_record", "seal"]
 
 FAILED = (PhaseStatus.FAILED, PhaseStatus.TIMEOUT, PhaseStatus.CANCELLED)
 """A phase that ended so makes the turn degraded."""
@@ -21,15 +21,19 @@ MAX_MESSAGE = 2_000
 def seal(unsealed: TurnTrace, records: Iterable[PhaseRecord]) -> TurnTrace:
     """``unsealed`` with ``records`` in phase order, and the turn's status, warnings and errors."""
     ordered = tuple(sorted(records, key=lambda r: r.index))
-    degraded = any(r.status in FAILED for r in ordered)
     return unsealed.model_copy(
         update={
             "phases": ordered,
-            "status": TurnStatus.DEGRADED if degraded else TurnStatus.OK,
+            "status": TurnStatus.DEGRADED if degraded(ordered) else TurnStatus.OK,
             "warnings": tuple(f"{r.name}: {w}" for r in ordered for w in r.warnings),
             "errors": tuple(e for r in ordered for e in r.errors),
         }
     )
+
+
+def degraded(records: Iterable[PhaseRecord]) -> bool:
+    """True when a phase failed, timed out or was cancelled."""
+    return any(r.status in FAILED for r in records)
 
 
 def error_record(error: BaseException, attempts: int = 1) -> ErrorRecord:
