@@ -98,16 +98,15 @@ def create_app(  # noqa: C901
 ) -> FastAPI:
     """The HTTP API over ``service``, authorising callers with ``keys``.
 
-    The stores are closed when the application shuts down (after uvicorn
-    has let the requests in flight finish).
+    The orchestrator is entered for the application's lifetime: leaving it,
+    when the application shuts down (after uvicorn has let the requests in
+    flight finish), closes the stores.
     """
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        try:
+        async with service.orchestrator:
             yield
-        finally:
-            await service.stores.aclose()
 
     app = FastAPI(
         title="prefrontal",
