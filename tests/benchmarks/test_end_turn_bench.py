@@ -111,7 +111,7 @@ def _report(benchmark: Any, name: str, times: list[float]) -> None:
     )
 
 
-def test_end_turn_on_100k(benchmark, portal: BlockingPortal, stores: Stores) -> None:  # type: ignore[no-untyped-def]
+def test_end_turn_on_100k(benchmark: Any, portal: BlockingPortal, stores: Stores) -> None:
     """One end_turn (exchange, summary fold, buffer, consolidation) on the 100,000-item store."""
     loop = Loop(stores, "bench-end")
     portal.call(loop.timed_ends, 30)  # warm-up: the window fills, folds begin
@@ -129,8 +129,8 @@ def test_end_turn_on_100k(benchmark, portal: BlockingPortal, stores: Stores) -> 
 
 
 def test_start_turn_in_an_ended_loop_on_100k(
-    benchmark, portal: BlockingPortal, stores: Stores
-) -> None:  # type: ignore[no-untyped-def]
+    benchmark: Any, portal: BlockingPortal, stores: Stores
+) -> None:
     """One start_turn in a session whose earlier turns were ended (history, summary, buffer)."""
     loop = Loop(stores, "bench-start")
     portal.call(loop.timed_starts, 30)

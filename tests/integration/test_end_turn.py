@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -302,7 +302,12 @@ async def test_what_leaves_the_window_is_folded_into_the_rolling_summary(stores:
 async def test_any_async_callable_can_summarize(stores: Stores) -> None:
     """A summarizer of one's own takes the default's place; its text is cut to ``summary_tokens``."""
 
-    async def shout(previous: str | None, messages: Sequence[ConversationTurn], *_: object) -> str:
+    async def shout(
+        previous: str | None,
+        messages: Sequence[ConversationTurn],
+        max_tokens: int,
+        count_tokens: Callable[[str], int],
+    ) -> str:
         return " ".join([previous or "", *(m.content.upper() for m in messages)]).strip()
 
     orchestrator = build(stores, summarizer=shout, conversation={"recent_turns": 2})

@@ -1,4 +1,4 @@
-"""Fragment, Provenance and Section: the pieces a turn's context is made of.
+"""Section, Provenance and Fragment: the pieces a context is made of.
 
 Every fragment carries its provenance (which store, which items, which phase,
 what score, how many tokens, when), so that what an agent saw can always be
@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import assert_never
 
 from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["SECTION_ORDER", "Fragment", "Frozen", "Provenance", "Section"]
 
 
 class Section(StrEnum):
@@ -26,19 +29,25 @@ class Section(StrEnum):
 
     @property
     def heading(self) -> str:
-        """The heading the section is rendered under."""
-        return _TITLES[self]
+        """The heading the section is rendered under (a new section without one is a type error)."""
+        match self:
+            case Section.CONSCIOUSNESS:
+                return "Identity and rules"
+            case Section.FRONTAL_CORTEX:
+                return "Goals and pending work"
+            case Section.CONVERSATION:
+                return "Recent conversation"
+            case Section.EPISODIC:
+                return "Relevant memories"
+            case Section.SEMANTIC:
+                return "Relevant knowledge"
+            case Section.SCRATCH_PAGE:
+                return "Scratch page"
+            case Section.WORKING_MEMORY:
+                return "Working notes"
+            case _:  # pragma: no cover - unreachable while every section has a case
+                assert_never(self)
 
-
-_TITLES = {
-    Section.CONSCIOUSNESS: "Identity and rules",
-    Section.FRONTAL_CORTEX: "Goals and pending work",
-    Section.CONVERSATION: "Recent conversation",
-    Section.EPISODIC: "Relevant memories",
-    Section.SEMANTIC: "Relevant knowledge",
-    Section.SCRATCH_PAGE: "Scratch page",
-    Section.WORKING_MEMORY: "Working notes",
-}
 
 SECTION_ORDER: tuple[Section, ...] = tuple(Section)
 

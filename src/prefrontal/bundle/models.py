@@ -1,7 +1,7 @@
-"""``ContextBundle``: the output of a turn (its pieces are in :mod:`.fragments`).
+"""The output of a turn: ``ContextBundle``, the fragments chosen and their rendered text.
 
-``Fragment``, ``Provenance``, ``Section``, ``SECTION_ORDER`` and ``Frozen``
-are re-exported here for the code that imports them from this module.
+The pieces (:class:`Section`, :class:`Provenance`, :class:`Fragment`) are
+defined in :mod:`prefrontal.bundle.fragments` and re-exported here.
 """
 
 from __future__ import annotations

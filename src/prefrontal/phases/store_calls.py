@@ -4,10 +4,16 @@ Stores never own time. The retry policy lives here, outside them: a
 :class:`~prefrontal.errors.TransientStoreError` is retried with jittered
 exponential backoff while attempts and the deadline allow; any other error,
 and cancellation, goes straight through.
+
+What a store raises is its own failure, never the turn's: a store's
+``TimeoutError`` (a driver's, say) is a transient store error, not the
+phase running out of time, and a ``CancelledError`` raised by a store that
+nobody cancelled is a store error, not a cancellation of the turn.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -20,7 +26,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from prefrontal.errors import TransientStoreError
+from prefrontal.errors import StoreError, TransientStoreError
 from prefrontal.phases.state import TurnState
 
 T = TypeVar("T")
@@ -36,7 +42,7 @@ async def call_store(turn: TurnState, phase: str, call: Callable[[], Awaitable[T
     only a transient failure enters tenacity's retry loop.
     """
     try:
-        return await call()
+        return await _owned(call, phase)
     except TransientStoreError:
         if turn.config.store_attempts == 1:
             raise
@@ -54,5 +60,26 @@ async def call_store(turn: TurnState, phase: str, call: Callable[[], Awaitable[T
     async for attempt in retrying:
         with attempt:
             turn.attempts[phase] = attempt.retry_state.attempt_number + 1
-            return await call()
+            return await _owned(call, phase)
     raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
+
+
+async def _owned(call: Callable[[], Awaitable[T]], phase: str) -> T:
+    """``await call()``, with a store's own timeouts and stray cancellations made store errors."""
+    try:
+        return await call()
+    except TimeoutError as error:
+        raise TransientStoreError(f"the store timed out: {error}", store=phase) from error
+    except anyio.get_cancelled_exc_class() as error:
+        if _cancelled_from_outside():
+            raise
+        raise StoreError("the store raised a cancellation nobody asked for", store=phase) from error
+
+
+def _cancelled_from_outside() -> bool:
+    """True when this task has really been asked to stop (a scope, a caller), not only told so."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # pragma: no cover - not on asyncio: cancellation is always real
+        return True
+    return task is None or task.cancelling() > 0
