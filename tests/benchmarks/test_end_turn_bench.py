@@ -32,7 +32,7 @@ from tests.endturn_support import Ticking
 
 SIZE = 100_000
 TENANT = Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
-ROUNDS = 200
+ROUNDS = 100
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +114,7 @@ def _report(benchmark: Any, name: str, times: list[float]) -> None:
 def test_end_turn_on_100k(benchmark: Any, portal: BlockingPortal, stores: Stores) -> None:
     """One end_turn (exchange, summary fold, buffer, consolidation) on the 100,000-item store."""
     loop = Loop(stores, "bench-end")
-    portal.call(loop.timed_ends, 30)  # warm-up: the window fills, folds begin
+    portal.call(loop.timed_ends, 20)  # warm-up: the window fills, folds begin
     in_loop = portal.call(loop.timed_ends, ROUNDS)
 
     def setup() -> tuple[tuple[TurnResult, str], dict[str, Any]]:
@@ -133,8 +133,8 @@ def test_start_turn_in_an_ended_loop_on_100k(
 ) -> None:
     """One start_turn in a session whose earlier turns were ended (history, summary, buffer)."""
     loop = Loop(stores, "bench-start")
-    portal.call(loop.timed_starts, 30)
-    in_loop = portal.call(loop.timed_starts, 100)
+    portal.call(loop.timed_starts, 20)
+    in_loop = portal.call(loop.timed_starts, 50)
 
     started: list[TurnResult] = []
 
