@@ -32,7 +32,6 @@ from prefrontal.stores.conversation import ConversationStore, ConversationTurn
 from prefrontal.stores.long_term import MemoryItem, MemoryStore
 from prefrontal.stores.memory_search import with_embeddings
 from prefrontal.stores.records import NonEmptyId, Record
-from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceStore
 from prefrontal.traces.models import TurnTrace
@@ -85,7 +84,20 @@ class ExchangeWriter(Protocol):
         ...
 
 
-def exchange_writer(stores: Stores) -> ExchangeWriter:
+class ExchangeStores(Protocol):
+    """The stores an exchange is written to (a :class:`~prefrontal.stores.Stores` is one)."""
+
+    @property
+    def conversation(self) -> ConversationStore: ...
+
+    @property
+    def episodic(self) -> MemoryStore: ...
+
+    @property
+    def traces(self) -> TraceStore: ...
+
+
+def exchange_writer(stores: ExchangeStores) -> ExchangeWriter:
     """The writer for ``stores``: one transaction where the backend has it, ordered writes else."""
     # Looked up on the class: a wrapper (a test double) that forwards attributes must
     # not hand out the wrapped store's writer, which would go around the wrapper.
