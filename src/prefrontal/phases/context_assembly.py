@@ -9,16 +9,18 @@ first, until it fits: the bundle never exceeds the budget.
 
 from __future__ import annotations
 
-import hashlib
 import re
 
+from prefrontal.bundle.checksum import checksum
+from prefrontal.bundle.costs import fragment_cost, header_cost
 from prefrontal.bundle.models import SECTION_ORDER, ContextBundle, Fragment, Section
 from prefrontal.bundle.render import render_sections
-from prefrontal.phases.budget_allocation import fragment_cost, header_cost
+from prefrontal.config import PhaseName
+from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.traces.models import DroppedRecord, SectionUsage
 
-NAME = "context_assembly"
+NAME: PhaseName = "context_assembly"
 _SPACE = re.compile(r"\W+")
 
 
@@ -38,7 +40,9 @@ class _Selection:
         self.dropped: list[DroppedRecord] = []
 
     def cost(self, fragment: Fragment) -> int:
-        extra = 0 if self.chosen[fragment.section] else header_cost(self.turn, fragment.section)
+        extra = (
+            0 if self.chosen[fragment.section] else header_cost(self.turn.count, fragment.section)
+        )
         return fragment_cost(fragment) + extra
 
     def try_add(self, fragment: Fragment, limit: int, key: str) -> bool:
@@ -112,14 +116,6 @@ def _worst(fragments: list[Fragment]) -> Fragment:
     return max(unpinned, key=lambda f: (order[f.section], f.rank))
 
 
-def checksum(text: str, fragments: list[Fragment]) -> str:
-    """SHA-256 of the rendered text and every fragment's section and item ids."""
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass"))
-    for f in fragments:
-        digest.update(f"\x1e{f.section.value}\x1f{'|'.join(f.provenance.item_ids)}".encode())
-    return digest.hexdigest()
-
-
 def _usage(turn: TurnState, fragments: list[Fragment]) -> list[SectionUsage]:
     used: dict[str, int] = {}
     for f in fragments:
@@ -163,3 +159,14 @@ async def run(turn: TurnState) -> PhaseOutcome:
         items_dropped=len(selection.dropped),
         tokens_dropped=sum(d.tokens for d in selection.dropped),
     )
+
+
+SPEC = PhaseSpec(
+    name=NAME,
+    run=run,
+    budget_ms=50,
+    needs=("budget_allocation",),
+    reads=frozenset({"allocation", "demands", "loads"}),
+    writes=frozenset({"bundle", "dropped", "sections"}),
+    loads=False,
+)

@@ -11,10 +11,12 @@ working-notes section.
 from __future__ import annotations
 
 from prefrontal.bundle.models import Section
+from prefrontal.config import PhaseName
 from prefrontal.phases.session import load_session, note_fragments
+from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 
-NAME = "turn_context"
+NAME: PhaseName = "turn_context"
 
 
 async def run(turn: TurnState) -> PhaseOutcome:
@@ -39,3 +41,11 @@ async def run(turn: TurnState) -> PhaseOutcome:
             "faded": len(faded),
         },
     )
+
+
+SPEC = PhaseSpec(
+    name=NAME,
+    run=run,
+    budget_ms=50,
+    writes=frozenset({"buffer", "loads", "session"}),
+)

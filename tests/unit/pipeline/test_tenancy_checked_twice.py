@@ -37,7 +37,7 @@ class LeakyMemoryStore:
         return getattr(self._store, name)
 
     async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
-        hits = await self._store.search(tenant, query)
+        hits: list[ScoredMemory] = await self._store.search(tenant, query)
         leaks = [stranger_memory("other-agent", "maya"), stranger_memory("atlas", "tom")]
         return [ScoredMemory(item=item, score=99.0) for item in leaks] + hits
 
