@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,10 +12,20 @@ from prefrontal.budgets.tokens import default_counter
 from prefrontal.text_cache import TextCache
 
 
+def counting(calls: list[str]) -> Callable[[str], int]:
+    """A text's length, noting each text it is asked for."""
+
+    def length(text: str) -> int:
+        calls.append(text)
+        return len(text)
+
+    return length
+
+
 def test_a_repeated_text_is_computed_once() -> None:
     """The second call for a text is answered from the cache."""
     calls: list[str] = []
-    cache = TextCache(lambda t: calls.append(t) or len(t), max_chars=100)
+    cache = TextCache(counting(calls), max_chars=100)
     assert cache("hello") == cache("hello") == 5
     assert calls == ["hello"]
 
@@ -21,7 +33,7 @@ def test_a_repeated_text_is_computed_once() -> None:
 def test_the_least_recently_used_texts_leave_first() -> None:
     """Past ``max_chars``, the text used longest ago goes; one used since stays."""
     calls: list[str] = []
-    cache = TextCache(lambda t: calls.append(t) or len(t), max_chars=160)
+    cache = TextCache(counting(calls), max_chars=160)
     for text in ("a" * 10, "b" * 10, "a" * 10):
         cache(text)
     for n in range(15):
