@@ -74,7 +74,9 @@ def _status(phase: PhaseSpec, turn: TurnState, outcome: PhaseOutcome) -> PhaseSt
         turn.records[n].status in UNFINISHED for n in phase.needs if n in turn.records
     )
     retried = turn.attempts.get(phase.name, 1) > 1
-    return PhaseStatus.DEGRADED if outcome.degraded or needs_failed or retried else PhaseStatus.OK
+    foreign = phase.name in turn.foreign
+    degraded = outcome.degraded or needs_failed or retried or foreign
+    return PhaseStatus.DEGRADED if degraded else PhaseStatus.OK
 
 
 def _record(
@@ -90,6 +92,9 @@ def _record(
     warnings = list(outcome.warnings)
     if duration > budget:
         warnings.append(f"took {duration:.1f} ms, over its {budget:.0f} ms budget")
+    if phase.name in turn.foreign:
+        count = turn.foreign[phase.name]
+        warnings.append(f"dropped {count} item(s) a store returned that this tenant may not see")
     attempts = turn.attempts.get(phase.name, 1)
     errors = (error_record(error, attempts),) if error is not None else ()
     turn.records[phase.name] = PhaseRecord(

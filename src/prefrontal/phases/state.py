@@ -92,6 +92,8 @@ class TurnState:
     records: dict[str, PhaseRecord] = field(default_factory=dict)
     started_ms: dict[str, float] = field(default_factory=dict)
     attempts: dict[str, int] = field(default_factory=dict)
+    foreign: dict[str, int] = field(default_factory=dict)
+    """Per phase: what its stores returned that the turn's tenant may not see (dropped)."""
 
     @property
     def tenant(self) -> Tenant:

@@ -9,15 +9,20 @@ What a store raises is its own failure, never the turn's: a store's
 ``TimeoutError`` (a driver's, say) is a transient store error, not the
 phase running out of time, and a ``CancelledError`` raised by a store that
 nobody cancelled is a store error, not a cancellation of the turn.
+
+Tenancy is checked twice: every store filters by tenant in its query, and
+what comes back is checked again here. Anything the turn's tenant may not
+see is dropped and counted in ``turn.foreign``; the runner reports it.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import anyio
+import structlog
 from tenacity import (
     AsyncRetrying,
     retry_if_exception_type,
@@ -28,8 +33,10 @@ from tenacity import (
 
 from prefrontal.errors import StoreError, TransientStoreError
 from prefrontal.phases.state import TurnState
+from prefrontal.stores.tenancy import may_see
 
 T = TypeVar("T")
+_log = structlog.get_logger("prefrontal.tenancy")
 FIRST_BACKOFF_S = 0.005
 BACKOFF = wait_exponential_jitter(multiplier=0.01, max=0.1, jitter=0.005)
 """After the first 5 ms: 10 ms, 20 ms ... at most 100 ms, each plus up to 5 ms of jitter."""
@@ -41,6 +48,10 @@ async def call_store(turn: TurnState, phase: str, call: Callable[[], Awaitable[T
     The first attempt runs directly, so the common case costs nothing extra;
     only a transient failure enters tenacity's retry loop.
     """
+    return _screened(turn, phase, await _retried(turn, phase, call))
+
+
+async def _retried(turn: TurnState, phase: str, call: Callable[[], Awaitable[T]]) -> T:
     try:
         return await _owned(call, phase)
     except TransientStoreError:
@@ -62,6 +73,22 @@ async def call_store(turn: TurnState, phase: str, call: Callable[[], Awaitable[T
             turn.attempts[phase] = attempt.retry_state.attempt_number + 1
             return await _owned(call, phase)
     raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
+
+
+def _screened(turn: TurnState, phase: str, result: T) -> T:
+    """``result`` without what the turn's tenant may not see; drops counted under ``phase``."""
+    tenant = turn.tenant
+    if isinstance(result, list):
+        kept = [value for value in result if may_see(value, tenant)]
+        dropped = len(result) - len(kept)
+        screened: object = kept
+    else:
+        dropped = 0 if may_see(result, tenant) else 1
+        screened = None if dropped else result
+    if dropped:
+        turn.foreign[phase] = turn.foreign.get(phase, 0) + dropped
+        _log.warning("foreign_items_dropped", phase=phase, count=dropped, turn=turn.context.turn_id)
+    return cast(T, screened)
 
 
 async def _owned(call: Callable[[], Awaitable[T]], phase: str) -> T:
