@@ -19,6 +19,7 @@ import anyio
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.traces.models import ErrorRecord, PhaseRecord, PhaseStatus
+from prefrontal.traces.seal import error_record
 
 UNFINISHED = (PhaseStatus.FAILED, PhaseStatus.TIMEOUT, PhaseStatus.CANCELLED, PhaseStatus.SKIPPED)
 ASSEMBLY_SLACK = 2.0
@@ -73,7 +74,9 @@ def _status(phase: PhaseSpec, turn: TurnState, outcome: PhaseOutcome) -> PhaseSt
         turn.records[n].status in UNFINISHED for n in phase.needs if n in turn.records
     )
     retried = turn.attempts.get(phase.name, 1) > 1
-    return PhaseStatus.DEGRADED if outcome.degraded or needs_failed or retried else PhaseStatus.OK
+    foreign = phase.name in turn.foreign
+    degraded = outcome.degraded or needs_failed or retried or foreign
+    return PhaseStatus.DEGRADED if degraded else PhaseStatus.OK
 
 
 def _record(
@@ -89,10 +92,14 @@ def _record(
     warnings = list(outcome.warnings)
     if duration > budget:
         warnings.append(f"took {duration:.1f} ms, over its {budget:.0f} ms budget")
-    errors = (_error(phase, turn, error),) if error is not None else ()
+    if phase.name in turn.foreign:
+        count = turn.foreign[phase.name]
+        warnings.append(f"dropped {count} item(s) a store returned that this tenant may not see")
+    attempts = turn.attempts.get(phase.name, 1)
+    errors = (error_record(error, attempts),) if error is not None else ()
     turn.records[phase.name] = PhaseRecord(
         name=phase.name,
-        index=phase.index,
+        index=turn.indices[phase.name],
         status=status,
         started_ms=round(started, 3),
         duration_ms=round(duration, 3),
@@ -107,17 +114,6 @@ def _record(
         detail=dict(outcome.detail),
     )
     turn.observer.phase_ended(turn.context, turn.records[phase.name])
-
-
-def _error(phase: PhaseSpec, turn: TurnState, error: BaseException) -> ErrorRecord:
-    error = _first_leaf(error)
-    message = str(error) or type(error).__name__
-    return ErrorRecord(
-        type=type(error).__name__,
-        message=message[:2_000],
-        store=getattr(error, "store", None),
-        attempts=turn.attempts.get(phase.name, 1),
-    )
 
 
 def _mark_unfinished(phases: Sequence[PhaseSpec], turn: TurnState) -> None:
@@ -137,7 +133,7 @@ def _mark_unfinished(phases: Sequence[PhaseSpec], turn: TurnState) -> None:
         )
         turn.records[phase.name] = PhaseRecord(
             name=phase.name,
-            index=phase.index,
+            index=turn.indices[phase.name],
             status=PhaseStatus.TIMEOUT,
             started_ms=round(started, 3),
             duration_ms=round(now - started, 3),
@@ -146,10 +142,3 @@ def _mark_unfinished(phases: Sequence[PhaseSpec], turn: TurnState) -> None:
             errors=(ErrorRecord(type="DeadlineExceeded", message=reason),),
         )
         turn.observer.phase_ended(turn.context, turn.records[phase.name])
-
-
-def _first_leaf(error: BaseException) -> BaseException:
-    """The first real error inside (possibly nested) exception groups."""
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
-    return error

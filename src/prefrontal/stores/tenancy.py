@@ -16,11 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import Protocol, TypeVar
+from typing import Annotated, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 Identifier = str
+
+NO_CONTROL_CHARACTERS = r"^[^\x00-\x1f\x7f]*$"
+"""Ids never hold control characters: backends may join ids with one, so none may be inside."""
+
+Id = Annotated[str, Field(min_length=1, max_length=256, pattern=NO_CONTROL_CHARACTERS)]
+"""An agent, user, session, turn or item id: 1 to 256 characters, no control characters."""
 
 
 class Scope(StrEnum):
@@ -37,8 +43,8 @@ class Tenant(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    agent_id: str = Field(min_length=1, max_length=256)
-    user_id: str = Field(min_length=1, max_length=256)
+    agent_id: Id
+    user_id: Id
 
 
 class Owned(Protocol):
@@ -83,3 +89,23 @@ def preferred(items: Iterable[OwnedT], tenant: Tenant) -> OwnedT | None:
     """The item ``tenant`` is given among ``items`` of one id (``None`` when none is visible)."""
     visible = [item for item in items if visible_to(item, tenant)]
     return min(visible, key=lambda item: precedence(item, tenant), default=None)
+
+
+def may_see(value: object, tenant: Tenant) -> bool:
+    """Whether ``tenant`` may see what a store returned: a record, a hit, or anything unowned.
+
+    A search hit is judged by its item; a record with an agent but no user (an
+    agent's profile) by its agent; one with both but no scope (a trace) as
+    private. Values that name no owner (counts, ``None``) are always fine.
+    """
+    inner = getattr(value, "item", None)
+    target = inner if hasattr(inner, "agent_id") else value
+    agent = getattr(target, "agent_id", None)
+    if agent is None:
+        return True
+    if agent != tenant.agent_id:
+        return False
+    user = getattr(target, "user_id", None)
+    if user is None:
+        return True
+    return getattr(target, "scope", Scope.PRIVATE) is Scope.SHARED or user == tenant.user_id
