@@ -23,7 +23,7 @@ from prefrontal.demo import seed
 from prefrontal.errors import StoreError, TransientStoreError
 from prefrontal.stores.set import STORE_KINDS
 from prefrontal.testing import DelayedStore, FailingStore
-from tests.conftest import demo_request, orchestrator
+from tests.conftest import demo_request, fixed_clock, orchestrator
 
 pytestmark = pytest.mark.anyio
 DEADLINE_MS = 400
@@ -96,7 +96,7 @@ async def test_a_sqlite_lock_held_by_another_connection(tmp_path: Path, kind: st
     """That store on a SQLite file another connection holds the write lock of: the same promise."""
     durable = Stores.sqlite(tmp_path / "held.db")
     await seed(durable)
-    warm = Orchestrator(durable)
+    warm = Orchestrator(durable, clock=fixed_clock)
     await warm.start_turn(demo_request())
     stores = Stores.in_memory()
     await seed(stores)
