@@ -114,7 +114,7 @@ async def run(clients: int, turns: int, end: bool, timeout_s: float, db: Path) -
     await seeded(db)
     tally = Tally()
     limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-    with http_server(db, test_clock=False) as (base, _):
+    with http_server(db, "--deadline-ms", "1000", test_clock=False) as (base, _):
         started = time.perf_counter()
         with anyio.fail_after(timeout_s):
             async with anyio.create_task_group() as group:
