@@ -5,7 +5,10 @@ concurrently, in one task group, under one deadline scope; in
 ``sequential`` mode they run one after another in the tuple's order. At the
 deadline the loading phases still running are cancelled and marked
 ``timeout``; assembly phases (8-11) then run in order on what arrived, each
-bounded by twice its time budget. A phase that raises is recorded as
+bounded by twice its time budget. A loading phase that others wait for must
+leave them their time: it is cut when no more than the largest budget of its
+dependents remains before the deadline, so a hung store upstream costs its
+own section only, not those of the phases that wait for it. A phase that raises is recorded as
 ``failed`` and the turn goes on. Cancellation from the caller is never
 caught: it cancels every phase.
 """
@@ -31,7 +34,7 @@ async def run_phases(phases: Sequence[PhaseSpec], turn: TurnState, *, sequential
     with anyio.move_on_after(turn.seconds_left()) as deadline:
         if sequential:
             for phase in loading:
-                await run_phase(phase, turn)
+                await run_phase(phase, turn, limit_s=_leaving_room(phase, loading, turn))
         else:
             await _run_graph(loading, turn)
     if deadline.cancelled_caught:
@@ -47,12 +50,18 @@ async def _run_graph(phases: Sequence[PhaseSpec], turn: TurnState) -> None:
     async def after_needs(phase: PhaseSpec) -> None:
         for need in phase.needs:
             await ended[need].wait()
-        await run_phase(phase, turn)
+        await run_phase(phase, turn, limit_s=_leaving_room(phase, phases, turn))
         ended[phase.name].set()
 
     async with anyio.create_task_group() as tg:
         for phase in phases:
             tg.start_soon(after_needs, phase)
+
+
+def _leaving_room(phase: PhaseSpec, phases: Sequence[PhaseSpec], turn: TurnState) -> float | None:
+    """Seconds ``phase`` may run and leave its dependents their budgets (``None``: no bound)."""
+    reserve_ms = max((turn.budgets_ms[p.name] for p in phases if phase.name in p.needs), default=0)
+    return max(turn.seconds_left() - reserve_ms / 1_000, 0.0) if reserve_ms else None
 
 
 async def run_phase(phase: PhaseSpec, turn: TurnState, *, limit_s: float | None = None) -> None:

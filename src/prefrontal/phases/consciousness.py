@@ -8,7 +8,7 @@ from prefrontal.config import PhaseName
 from prefrontal.phases.fragments import fragment, loaded
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
-from prefrontal.phases.store_calls import call_store
+from prefrontal.phases.store_calls import call_store, one_of
 from prefrontal.stores.consciousness import AgentProfile
 
 NAME: PhaseName = "consciousness"
@@ -67,7 +67,8 @@ def capabilities_text(profile: AgentProfile) -> str:
 async def run(turn: TurnState) -> PhaseOutcome:
     """Load the agent's profile and turn it into up to five pinned fragments (the clock last)."""
     tenant = turn.tenant
-    profile = await call_store(turn, NAME, lambda: turn.stores.consciousness.get_profile(tenant))
+    found = await call_store(turn, NAME, lambda: turn.stores.consciousness.get_profile(tenant))
+    profile = one_of(found, AgentProfile, NAME)
     turn.profile = profile
     if profile is None:
         return PhaseOutcome(degraded=True, warnings=(f"no profile for agent {tenant.agent_id!r}",))

@@ -17,7 +17,7 @@ from prefrontal.config import PhaseName
 from prefrontal.phases.fragments import fragment, loaded
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
-from prefrontal.phases.store_calls import call_store
+from prefrontal.phases.store_calls import call_store, list_of
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.traces.models import TurnTrace
 
@@ -143,8 +143,8 @@ async def _load(
 
 async def run(turn: TurnState) -> PhaseOutcome:
     """Load the recent transcript, summary and parent outcome as fragments."""
-    recent, summary, parent = await _load(turn)
-    recent = still_recent(turn, recent)
+    found, summary, parent = await _load(turn)
+    recent = still_recent(turn, list_of(found, ConversationTurn, NAME))
     turn.recent_turns = recent
     fragments: list[Fragment] = []
     if summary is not None:

@@ -110,3 +110,28 @@ def _cancelled_from_outside() -> bool:
     except RuntimeError:  # pragma: no cover - not on asyncio: cancellation is always real
         return True
     return task is None or task.cancelling() > 0
+
+
+M = TypeVar("M")
+
+
+def one_of(value: object, expected: type[M], phase: str) -> M | None:
+    """``value`` when it is an ``expected`` or ``None``; else a StoreError naming what came back.
+
+    A phase checks what a store returned before keeping it on the turn, so a
+    broken backend fails that phase and leaves nothing malformed for others.
+    """
+    if value is None or isinstance(value, expected):
+        return value
+    raise StoreError(
+        f"the store returned {type(value).__name__}, not {expected.__name__}", store=phase
+    )
+
+
+def list_of(values: object, expected: type[M], phase: str) -> list[M]:
+    """``values`` when it is a list of ``expected``; else a StoreError (see :func:`one_of`)."""
+    if isinstance(values, list) and all(isinstance(v, expected) for v in values):
+        return values
+    raise StoreError(
+        f"the store returned something other than a list of {expected.__name__}", store=phase
+    )
