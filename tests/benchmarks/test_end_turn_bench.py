@@ -30,6 +30,7 @@ from prefrontal.stores import Stores, Tenant
 from prefrontal.testing.synthetic import memories
 from tests.endturn_support import Ticking
 
+pytestmark = pytest.mark.timeout(3_600)  # building 100,000 items takes minutes on a busy machine
 SIZE = 100_000
 TENANT = Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
 ROUNDS = 100
