@@ -15,7 +15,9 @@ lifetime at all are never due:
 - pinned items, which never fade (the agent keeps them);
 - a turn's context fragments (``Lifetime.TURN``), copies of what the stores
   already hold, replaced by the next turn anyway;
-- items retrieved from long-term memory, which are there already.
+- copies of long-term memory items, which are there already: items
+  retrieved from memory, and any item whose provenance names items of the
+  episodic or semantic store (a tool result ``end_turn`` wrote, say).
 
 **Groups.** Due items are grouped by source (``user_input``, ``external``,
 ``reflection``, ``system``), one promoted episodic item per group, in
@@ -46,6 +48,8 @@ ORIGIN = "working_memory"
 """``metadata["origin"]`` of a promoted item."""
 TAG = "consolidated"
 """The tag every promoted item carries."""
+LONG_TERM_STORES = frozenset({"episodic", "semantic"})
+"""Items whose provenance names these stores are copies of long-term memory."""
 MAX_LABELS = 20
 """A promoted item keeps at most this many of its originals' tags, and of their entities."""
 
@@ -73,9 +77,16 @@ def lifetime_of(
     """
     if item.pinned or item.lifetime is Lifetime.TURN:
         return None
-    if item.source is ItemSource.MEMORY_RETRIEVAL:
+    if is_long_term_copy(item):
         return None
     return lifetime if lifetime is not None else timedelta(seconds=config.fade_seconds)
+
+
+def is_long_term_copy(item: BufferItem) -> bool:
+    """True when ``item`` stands for items long-term memory already holds."""
+    if item.source is ItemSource.MEMORY_RETRIEVAL:
+        return True
+    return item.provenance.store in LONG_TERM_STORES and bool(item.provenance.item_ids)
 
 
 def is_due(

@@ -8,9 +8,10 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prefrontal.buffer import BufferConfig, BufferItem, ItemSource, Lifetime
+from prefrontal.buffer import BufferConfig, BufferItem, ItemProvenance, ItemSource, Lifetime
 from prefrontal.formation import (
     is_due,
+    is_long_term_copy,
     lifetime_of,
     new_groups,
     originals,
@@ -23,6 +24,32 @@ from prefrontal.stores import SessionKey
 T0 = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 KEY = SessionKey(agent_id="a", user_id="u", session_id="s")
 CONFIG = BufferConfig(fade_seconds=300)
+
+
+provenances = st.builds(
+    ItemProvenance,
+    store=st.sampled_from([None, "episodic", "semantic", "conversation", "scratch_page"]),
+    item_ids=st.lists(st.sampled_from(["m1", "m2"]), max_size=2).map(tuple),
+)
+
+
+def test_copies_of_long_term_items_are_recognised() -> None:
+    """Retrieved items and items naming episodic or semantic items are copies; others are not."""
+    base = {
+        "item_id": "x",
+        "content": "c",
+        "tokens": 1,
+        "priority": 0.5,
+        "salience": 0.5,
+        "added_at": T0,
+        "last_accessed_at": T0,
+    }
+    tool = {"source": "external", "provenance": {"store": "episodic", "item_ids": ("t:1",)}}
+    note = {"source": "external", "provenance": {"store": "scratch_page", "item_ids": ("o",)}}
+    assert is_long_term_copy(BufferItem.model_validate(base | tool))
+    assert is_long_term_copy(BufferItem.model_validate(base | {"source": "memory_retrieval"}))
+    assert not is_long_term_copy(BufferItem.model_validate(base | note))
+    assert not is_long_term_copy(BufferItem.model_validate(base | {"source": "user_input"}))
 
 
 @st.composite
@@ -40,6 +67,7 @@ def buffer_items(draw: st.DrawFn, seq: int) -> BufferItem:
         pinned=draw(st.booleans()) and draw(st.booleans()),
         lifetime=draw(st.sampled_from(list(Lifetime))),
         consolidating_into=draw(st.sampled_from([None, None, "wmc_old1", "wmc_old2"])),
+        provenance=draw(provenances),
         seq=seq,
     )
 
@@ -67,10 +95,10 @@ def test_groups_partition_the_due_unmarked_items_by_source(items: list[BufferIte
 @settings(max_examples=60, deadline=None)
 @given(items=buffers())
 def test_items_without_a_lifetime_are_never_due(items: list[BufferItem]) -> None:
-    """Pinned items, turn fragments and retrieved memories are never due, however old."""
+    """Pinned items, turn fragments and copies of long-term items are never due, however old."""
     for item in items:
         kept = item.pinned or item.lifetime is Lifetime.TURN
-        kept = kept or item.source is ItemSource.MEMORY_RETRIEVAL
+        kept = kept or is_long_term_copy(item)
         assert (lifetime_of(item, CONFIG) is None) == kept
         assert not (kept and is_due(item, CONFIG, T0 + timedelta(days=365)))
 
