@@ -75,6 +75,8 @@ async def consolidate(
     if session is None:
         return ConsolidationReport(session=session_key, at=now)
     groups = pending_groups(session.items)
+    if not groups:
+        return ConsolidationReport(session=session_key, at=now, kept=len(session.items))
     fresh_targets = {g.target for g in fresh}
     tenant = session_key.tenant
     targets = [g.target for g in groups]

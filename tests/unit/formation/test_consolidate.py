@@ -146,7 +146,7 @@ async def test_nothing_is_due_before_half_the_lifetime(stores: Stores) -> None:
     """At 149 s of a 300 s fade-out nothing is due: no write, no save."""
     await seeded(stores)
     report = await consolidate(stores, KEY, now=T0 + timedelta(seconds=149), count_tokens=words)
-    assert report.promoted == () and report.released == ()
+    assert report.promoted == () and report.released == () and report.kept == 7
     state = await stores.working_memory.load(KEY)
     assert state is not None and state.version == 1
     assert len(await held(stores)) == 7
