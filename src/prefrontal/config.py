@@ -20,7 +20,7 @@ Every field has the specification's default; a misspelt field is refused.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -59,6 +59,10 @@ PhaseName = Literal[
 """The phases of a turn, in the specification's order (``prefrontal.phases.PHASES`` runs them)."""
 
 
+PhaseBudgetMs = Annotated[float, Field(gt=0, le=600_000, allow_inf_nan=False)]
+"""A phase's time budget: a positive, finite number of milliseconds."""
+
+
 class _Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -76,7 +80,7 @@ class ConversationConfig(_Settings):
     """Phase 4: how much of the conversation counts as recent."""
 
     recent_turns: int = Field(default=10, ge=0, le=200)
-    recent_window_s: float | None = Field(default=3_600, gt=0)
+    recent_window_s: float | None = Field(default=3_600, gt=0, allow_inf_nan=False)
     """How old a turn of the user's earlier sessions may be and still be recent conversation.
 
     Turns of the request's own session are always recent. A turn of an
@@ -125,7 +129,7 @@ class OrchestratorConfig(_Settings):
     """``None``: the default policy scaled to the turn's total."""
     deadline_ms: float = Field(default=1_000, gt=0, le=600_000)
     concurrency: Literal["graph", "sequential"] = "graph"
-    phase_budgets_ms: Mapping[PhaseName, float] = Field(default_factory=dict)
+    phase_budgets_ms: Mapping[PhaseName, PhaseBudgetMs] = Field(default_factory=dict)
     """Time budgets that differ from the specification's (each phase declares its own)."""
     store_attempts: int = Field(default=3, ge=1, le=10)
     """Attempts per store call for transient errors (within the remaining time)."""

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from prefrontal.buffer.themes import SessionLink
 from prefrontal.bundle.models import ContextBundle
 from prefrontal.config import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, OrchestratorConfig
+from prefrontal.stores.records import Label, Labels
 from prefrontal.traces.models import TurnTrace
 
 __all__ = [
@@ -50,9 +51,9 @@ class TurnRequest(_Frozen):
     parent_turn_id: str | None = Field(default=None, min_length=1, max_length=256)
     token_budget: int | None = Field(default=None)
     """Overrides the configured total for this turn."""
-    mode: str | None = None
+    mode: Label | None = None
     """Overrides the agent's current mode for this turn."""
-    focus: tuple[str, ...] = ()
+    focus: Labels = ()
     """Tags the caller says the turn is about (attention focus)."""
 
     @field_validator("agent_id", "user_id", "session_id", "user_input")

@@ -12,6 +12,7 @@ from ulid import ULID
 from prefrontal.budgets.policy import BudgetPolicy, default_policy
 from prefrontal.budgets.tokens import TokenCounter, default_counter
 from prefrontal.bundle.models import ContextBundle
+from prefrontal.errors import ConfigurationError
 from prefrontal.orchestrator.runner import run_phases
 from prefrontal.phases import PHASES
 from prefrontal.phases.context_assembly import checksum
@@ -42,6 +43,19 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def aware(clock: Clock) -> Clock:
+    """``clock``, once it has shown that it tells timezone-aware time (else ConfigurationError).
+
+    A naive clock would fail every turn later, when its time meets a stored one.
+    """
+    if clock().tzinfo is None:
+        raise ConfigurationError(
+            "clock must return timezone-aware datetimes, such as datetime.now(UTC); "
+            "it returned a naive one"
+        )
+    return clock
+
+
 def _new_ulid() -> str:
     return str(ULID())
 
@@ -69,7 +83,7 @@ class Orchestrator:
     ) -> None:
         self.stores = stores
         self.config = config or OrchestratorConfig()
-        self._clock = clock
+        self._clock = aware(clock)
         self._ids = ids
         self._counter = counter or default_counter(self.config.tokenizer)
         overrides = self.config.phase_budgets_ms

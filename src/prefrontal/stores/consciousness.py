@@ -5,37 +5,47 @@ One profile per agent, shared by all its users. Phase 2 reads it.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Annotated, Protocol, runtime_checkable
 
 from pydantic import Field, model_validator
 
-from prefrontal.stores.records import NonEmptyId, Record, Timestamp, utc_now
+from prefrontal.stores.records import (
+    MAX_LABELS,
+    Label,
+    Labels,
+    Line,
+    Lines,
+    NonEmptyId,
+    Record,
+    Timestamp,
+    utc_now,
+)
 from prefrontal.stores.tenancy import Tenant
 
 
 class Governance(Record):
     """Rules the agent must keep whatever the request says."""
 
-    safety_policies: tuple[str, ...] = ()
-    access_control: tuple[str, ...] = ()
-    escalation: tuple[str, ...] = ()
+    safety_policies: Lines = ()
+    access_control: Lines = ()
+    escalation: Lines = ()
 
 
 class Mode(Record):
     """An operating mode and what it allows."""
 
     name: NonEmptyId
-    description: str = ""
-    constraints: tuple[str, ...] = ()
-    capabilities: tuple[str, ...] = ()
+    description: Line = ""
+    constraints: Lines = ()
+    capabilities: Labels = ()
 
 
 class Capability(Record):
     """A tool or skill the agent can use."""
 
     name: NonEmptyId
-    version: str = "1"
-    constraints: tuple[str, ...] = ()
+    version: Label = "1"
+    constraints: Lines = ()
 
 
 class AgentProfile(Record):
@@ -43,13 +53,13 @@ class AgentProfile(Record):
 
     agent_id: NonEmptyId
     name: NonEmptyId
-    description: str = ""
-    values: tuple[str, ...] = ()
-    mandates: tuple[str, ...] = ()
+    description: Annotated[str, Field(max_length=20_000)] = ""
+    values: Lines = ()
+    mandates: Lines = ()
     governance: Governance = Field(default_factory=Governance)
-    modes: tuple[Mode, ...] = ()
-    current_mode: str | None = None
-    capabilities: tuple[Capability, ...] = ()
+    modes: Annotated[tuple[Mode, ...], Field(max_length=MAX_LABELS)] = ()
+    current_mode: Label | None = None
+    capabilities: Annotated[tuple[Capability, ...], Field(max_length=MAX_LABELS)] = ()
     version: int = Field(default=1, ge=1)
     updated_at: Timestamp = Field(default_factory=utc_now)
 

@@ -11,7 +11,9 @@ from typing import Protocol, runtime_checkable
 from pydantic import Field
 
 from prefrontal.stores.records import (
-    MetadataValue,
+    Label,
+    Lines,
+    Metadata,
     NonEmptyId,
     OwnedRecord,
     Record,
@@ -38,8 +40,8 @@ class ConversationTurn(OwnedRecord):
     session_id: NonEmptyId
     role: Role
     content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
-    speaker: str | None = None
-    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+    speaker: Label | None = None
+    metadata: Metadata = Field(default_factory=dict)
 
 
 class ConversationSummary(Record):
@@ -49,8 +51,8 @@ class ConversationSummary(Record):
     user_id: NonEmptyId
     scope: Scope = Scope.PRIVATE
     text: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
-    topics: tuple[str, ...] = ()
-    decisions: tuple[str, ...] = ()
+    topics: Lines = ()
+    decisions: Lines = ()
     updated_at: Timestamp = Field(default_factory=utc_now)
 
 

@@ -6,13 +6,19 @@ for both and live here once.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
+import structlog
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
-from prefrontal.errors import ConfigurationError, ItemRejectedError
+from prefrontal.errors import ConfigurationError, ItemRejectedError, StoreError
+
+_log = structlog.get_logger("prefrontal.stores")
+RowT = TypeVar("RowT")
+ModelT = TypeVar("ModelT")
 
 MEMORY_TABLES = ("episodic", "semantic")
 """The memory stores' names; each has its own tables, so its own BM25 statistics."""
@@ -75,3 +81,33 @@ def encodable(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def readable(rows: Iterable[RowT], decode: Callable[[RowT], ModelT], *, store: str) -> list[ModelT]:
+    """Each row decoded; a row that cannot be (a bad value, broken JSON) is skipped and logged.
+
+    One unreadable row must not fail every read that would have returned it
+    beside the others: a search, a transcript, a list of goals.
+    """
+    decoded: list[ModelT] = []
+    for row in rows:
+        try:
+            decoded.append(decode(row))
+        except ValueError as error:
+            _log.warning("unreadable_row_skipped", store=store, error=_first_line(error))
+    return decoded
+
+
+def read_one(body: str | bytes, decode: Callable[[str | bytes], ModelT], *, store: str) -> ModelT:
+    """``decode(body)``, or a :class:`StoreError` that says the stored record cannot be read."""
+    try:
+        return decode(body)
+    except ValueError as error:
+        raise StoreError(
+            f"a stored record cannot be read: {_first_line(error)}", store=store
+        ) from error
+
+
+def _first_line(error: Exception) -> str:
+    lines = str(error).strip().splitlines()
+    return " ".join(lines[:3]) if lines else type(error).__name__

@@ -12,7 +12,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import Field
 
-from prefrontal.stores.records import OwnedRecord, Record, Timestamp, utc_now
+from prefrontal.stores.records import Labels, OwnedRecord, Record, Timestamp, utc_now
 from prefrontal.stores.tenancy import Tenant
 
 
@@ -52,7 +52,7 @@ class FrontalItem(OwnedRecord):
     owner: Owner = Owner.AGENT
     blocking: bool = False
     due_at: Timestamp | None = None
-    tags: tuple[str, ...] = ()
+    tags: Labels = ()
     updated_at: Timestamp = Field(default_factory=utc_now)
 
 

@@ -21,7 +21,9 @@ from typing import Protocol, runtime_checkable
 from pydantic import Field
 
 from prefrontal.stores.records import (
-    MetadataValue,
+    Labels,
+    Metadata,
+    NonEmptyId,
     OwnedRecord,
     Record,
     Timestamp,
@@ -57,13 +59,13 @@ class MemoryItem(OwnedRecord):
     recall_count: int = Field(default=0, ge=0)
     last_recalled_at: Timestamp | None = None
     valid_until: Timestamp | None = None
-    supersedes: str | None = None
-    superseded_by: str | None = None
-    thread_id: str | None = None
+    supersedes: NonEmptyId | None = None
+    superseded_by: NonEmptyId | None = None
+    thread_id: NonEmptyId | None = None
     position: int | None = None
-    tags: tuple[str, ...] = ()
-    entities: tuple[str, ...] = ()
-    metadata: dict[str, MetadataValue] = Field(default_factory=dict)
+    tags: Labels = ()
+    entities: Labels = ()
+    metadata: Metadata = Field(default_factory=dict)
     embedding: Vector | None = Field(default=None, repr=False)
 
     def is_live(self, now: datetime) -> bool:

@@ -23,15 +23,41 @@ NonEmptyId = Annotated[str, Field(min_length=1, max_length=256)]
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 """A float that is a number: ``NaN`` and the infinities are refused, as JSON cannot hold them."""
 
-MetadataValue = str | int | FiniteFloat | bool
-"""Metadata is flat: strings, finite numbers and booleans only, so every backend can index it.
+MAX_LABEL_CHARS = 256
+MAX_LABELS = 64
+MAX_LINE_CHARS = 2_000
+MAX_LINES = 100
+MAX_METADATA_KEYS = 64
+MAX_VECTOR_DIMENSIONS = 8_192
+
+Label = Annotated[str, Field(max_length=MAX_LABEL_CHARS)]
+"""A tag, an entity, a speaker, a mode's name: a short name, never a document."""
+
+Labels = Annotated[tuple[Label, ...], Field(max_length=MAX_LABELS)]
+"""At most 64 labels: a caller cannot stall the event loop with megabytes of tags."""
+
+Line = Annotated[str, Field(max_length=MAX_LINE_CHARS)]
+"""One rule, value, topic or decision: a sentence or a short paragraph."""
+
+Lines = Annotated[tuple[Line, ...], Field(max_length=MAX_LINES)]
+"""At most 100 lines."""
+
+MetadataValue = Line | int | FiniteFloat | bool
+"""Metadata is flat: strings (of at most 2,000 characters), finite numbers and booleans only,
+so every backend can index it.
 
 A ``NaN`` stored once would fail every later read of its row, so it is refused
 on the way in.
 """
 
-Vector = tuple[FiniteFloat, ...]
-"""An embedding: finite floats only."""
+Metadata = Annotated[
+    dict[Label, MetadataValue],
+    Field(max_length=MAX_METADATA_KEYS),
+]
+"""At most 64 keys of at most 256 characters, string values of at most 2,000."""
+
+Vector = Annotated[tuple[FiniteFloat, ...], Field(max_length=MAX_VECTOR_DIMENSIONS)]
+"""An embedding: finite floats only, at most 8,192 dimensions."""
 
 
 def utc_now() -> datetime:

@@ -12,7 +12,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import Field
 
 from prefrontal.stores.frontal_cortex import Owner
-from prefrontal.stores.records import OwnedRecord, Timestamp
+from prefrontal.stores.records import Labels, OwnedRecord, Timestamp
 from prefrontal.stores.tenancy import Tenant
 
 
@@ -32,7 +32,7 @@ class Observation(OwnedRecord):
     content: str = Field(min_length=1, max_length=20_000)
     priority: float = Field(default=0.5, ge=0.0, le=1.0)
     owner: Owner = Owner.AGENT
-    tags: tuple[str, ...] = ()
+    tags: Labels = ()
     resolved: bool = False
     expires_at: Timestamp | None = None
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from prefrontal.stores.consciousness import AgentProfile
-from prefrontal.stores.durable import SharesDatabase, dump
+from prefrontal.stores.durable import SharesDatabase, dump, read_one
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase
 from prefrontal.stores.tenancy import Tenant
 
@@ -18,7 +18,11 @@ class PostgresConsciousnessStore(SharesDatabase[PostgresDatabase]):
             body = await connection.fetchval(
                 "SELECT body FROM profiles WHERE agent_id = $1", tenant.agent_id
             )
-            return None if body is None else AgentProfile.model_validate_json(body)
+            return (
+                None
+                if body is None
+                else read_one(body, AgentProfile.model_validate_json, store=_STORE)
+            )
 
         return await self.database.read(run, store=_STORE)
 

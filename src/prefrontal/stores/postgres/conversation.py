@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
-from prefrontal.stores.durable import SharesDatabase, dump
+from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
 from prefrontal.stores.postgres.database import (
     VISIBLE,
     Connection,
@@ -55,7 +55,8 @@ class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
             rows = await connection.fetch(
                 _RECENT, tenant.agent_id, tenant.user_id, session_id, limit
             )
-            return [ConversationTurn.model_validate_json(row[0]) for row in reversed(rows)]
+            bodies = (r[0] for r in reversed(rows))
+            return readable(bodies, ConversationTurn.model_validate_json, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 
@@ -66,7 +67,11 @@ class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
                 tenant.agent_id,
                 tenant.user_id,
             )
-            return None if body is None else ConversationSummary.model_validate_json(body)
+            return (
+                None
+                if body is None
+                else read_one(body, ConversationSummary.model_validate_json, store=_STORE)
+            )
 
         return await self.database.read(run, store=_STORE)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prefrontal.stores.durable import SharesDatabase, dump
+from prefrontal.stores.durable import SharesDatabase, dump, readable
 from prefrontal.stores.frontal_cortex import FrontalItem, FrontalQuery
 from prefrontal.stores.postgres.database import (
     VISIBLE,
@@ -61,7 +61,7 @@ class PostgresFrontalCortexStore(SharesDatabase[PostgresDatabase]):
 
         async def run(connection: Connection) -> list[FrontalItem]:
             rows = await connection.fetch(_QUERY, *params)
-            return [FrontalItem.model_validate_json(row[0]) for row in rows]
+            return readable((r[0] for r in rows), FrontalItem.model_validate_json, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 

@@ -28,7 +28,7 @@ from typing import Any
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.lexical import Corpus, terms
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
-from prefrontal.stores.durable import SharesDatabase, dump, memory_table
+from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_search import (
     best_hits,
@@ -99,7 +99,7 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
 
         async def run(connection: Connection) -> list[MemoryItem]:
             rows = await connection.fetch(self._sql.get, *_tenant(tenant), wanted)
-            found = {row[0]: _item(row) for row in rows}
+            found = dict(readable(rows, lambda r: (r[0], _item(r)), store=self.name))
             return [found[item_id] for item_id in item_ids if item_id in found]
 
         return await self.database.read(run, store=self.name)
@@ -124,7 +124,8 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
 
         async def run(connection: Connection) -> list[MemoryItem]:
             params = (*_tenant(tenant), moment, wanted, radius)
-            return [_item(row) for row in await connection.fetch(self._sql.around, *params)]
+            rows = await connection.fetch(self._sql.around, *params)
+            return readable(rows, _item, store=self.name)
 
         return await self.database.read(run, store=self.name)
 
@@ -180,10 +181,11 @@ class _Search:
             self.statements.by_keys, *self.params[:2], key_item_ids(keys), keys
         )
         found = {row[0]: row for row in rows}
-        return [
-            ScoredMemory(item=_item(found[key]), score=value, signals=own)
-            for key, value, own in best
-        ]
+        return readable(
+            best,
+            lambda b: ScoredMemory(item=_item(found[b[0]]), score=b[1], signals=b[2]),
+            store="memory",
+        )
 
     async def _bm25(self, connection: Connection) -> dict[str, float]:
         if not self.keys:

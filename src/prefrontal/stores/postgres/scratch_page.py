@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from prefrontal.stores.durable import SharesDatabase, dump
+from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
 from prefrontal.stores.postgres.database import (
     VISIBLE,
     Connection,
@@ -64,7 +64,7 @@ class PostgresScratchPageStore(SharesDatabase[PostgresDatabase]):
 
         async def run(connection: Connection) -> list[Observation]:
             rows = await connection.fetch(_ACTIVE, tenant.agent_id, tenant.user_id, now, limit)
-            return [Observation.model_validate_json(row[0]) for row in rows]
+            return readable((r[0] for r in rows), Observation.model_validate_json, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 
@@ -77,7 +77,8 @@ class PostgresScratchPageStore(SharesDatabase[PostgresDatabase]):
             if row is None:
                 return False
             owner, body = row
-            resolved = Observation.model_validate_json(body).model_copy(update={"resolved": True})
+            stored = read_one(body, Observation.model_validate_json, store=_STORE)
+            resolved = stored.model_copy(update={"resolved": True})
             await connection.execute(
                 "UPDATE scratch_entries SET resolved = true, body = $3"
                 " WHERE agent_id = $1 AND item_id = $2 AND user_id = $4",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from prefrontal.stores.durable import SharesDatabase, dump
+from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
 from prefrontal.stores.postgres.database import (
     Connection,
     PostgresDatabase,
@@ -57,7 +57,11 @@ class PostgresTraceStore(SharesDatabase[PostgresDatabase]):
                 tenant.agent_id,
                 tenant.user_id,
             )
-            return None if body is None else TurnTrace.model_validate_json(body)
+            return (
+                None
+                if body is None
+                else read_one(body, TurnTrace.model_validate_json, store=_STORE)
+            )
 
         return await self.database.read(run, store=_STORE)
 
@@ -68,7 +72,7 @@ class PostgresTraceStore(SharesDatabase[PostgresDatabase]):
 
         async def run(connection: Connection) -> list[TurnTrace]:
             rows = await connection.fetch(sql, *params)
-            return [TurnTrace.model_validate_json(row[0]) for row in rows]
+            return readable((r[0] for r in rows), TurnTrace.model_validate_json, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 

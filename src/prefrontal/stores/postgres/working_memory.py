@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from prefrontal.errors import ConflictError
-from prefrontal.stores.durable import SharesDatabase, dump
+from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase, erase_statement
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState
@@ -43,7 +43,11 @@ class PostgresWorkingMemoryStore(SharesDatabase[PostgresDatabase]):
             body = await connection.fetchval(
                 f"SELECT body FROM wm_sessions WHERE {_KEY}", *_key(key)
             )
-            return None if body is None else SessionState.model_validate_json(body)
+            return (
+                None
+                if body is None
+                else read_one(body, SessionState.model_validate_json, store=_STORE)
+            )
 
         return await self.database.read(run, store=_STORE)
 
@@ -85,7 +89,7 @@ class PostgresWorkingMemoryStore(SharesDatabase[PostgresDatabase]):
                 since,
                 limit,
             )
-            return [SessionState.model_validate_json(row[0]) for row in rows]
+            return readable((r[0] for r in rows), SessionState.model_validate_json, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 

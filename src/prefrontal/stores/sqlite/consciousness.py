@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from prefrontal.stores.consciousness import AgentProfile
-from prefrontal.stores.durable import SharesDatabase, dump
+from prefrontal.stores.durable import SharesDatabase, dump, read_one
 from prefrontal.stores.sqlite.database import Database
 from prefrontal.stores.tenancy import Tenant
 
@@ -20,7 +20,11 @@ class SqliteConsciousnessStore(SharesDatabase[Database]):
             row = connection.execute(
                 "SELECT body FROM profiles WHERE agent_id = ?", (tenant.agent_id,)
             ).fetchone()
-            return None if row is None else AgentProfile.model_validate_json(row[0])
+            return (
+                None
+                if row is None
+                else read_one(row[0], AgentProfile.model_validate_json, store=_STORE)
+            )
 
         return await self.database.read(run, store=_STORE)
 

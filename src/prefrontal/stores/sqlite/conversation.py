@@ -6,7 +6,7 @@ import sqlite3
 from typing import Any
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
-from prefrontal.stores.durable import SharesDatabase, dump
+from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
 from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, to_us
 from prefrontal.stores.tenancy import Tenant
 
@@ -54,7 +54,8 @@ class SqliteConversationStore(SharesDatabase[Database]):
 
         def run(connection: sqlite3.Connection) -> list[ConversationTurn]:
             rows = connection.execute(sql, params).fetchall()
-            return [ConversationTurn.model_validate_json(body) for (body,) in reversed(rows)]
+            bodies = (b for (b,) in reversed(rows))
+            return readable(bodies, ConversationTurn.model_validate_json, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 
@@ -64,7 +65,11 @@ class SqliteConversationStore(SharesDatabase[Database]):
                 "SELECT body FROM conversation_summaries WHERE agent_id = ? AND user_id = ?",
                 (tenant.agent_id, tenant.user_id),
             ).fetchone()
-            return None if row is None else ConversationSummary.model_validate_json(row[0])
+            return (
+                None
+                if row is None
+                else read_one(row[0], ConversationSummary.model_validate_json, store=_STORE)
+            )
 
         return await self.database.read(run, store=_STORE)
 

@@ -6,7 +6,7 @@ import json
 import sqlite3
 from typing import Any
 
-from prefrontal.stores.durable import SharesDatabase, dump
+from prefrontal.stores.durable import SharesDatabase, dump, readable
 from prefrontal.stores.frontal_cortex import FrontalItem, FrontalQuery
 from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, to_us
 from prefrontal.stores.tenancy import Tenant
@@ -42,7 +42,7 @@ class SqliteFrontalCortexStore(SharesDatabase[Database]):
 
         def run(connection: sqlite3.Connection) -> list[FrontalItem]:
             rows = connection.execute(sql, params).fetchall()
-            return [FrontalItem.model_validate_json(body) for (body,) in rows]
+            return readable((b for (b,) in rows), FrontalItem.model_validate_json, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 

@@ -25,7 +25,7 @@ from typing import Any
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.lexical import terms
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
-from prefrontal.stores.durable import SharesDatabase, dump, memory_table
+from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_search import (
     best_hits,
@@ -88,7 +88,8 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         params = _tenant(tenant) | {"ids": id_list(item_ids)}
 
         def run(connection: sqlite3.Connection) -> list[MemoryItem]:
-            found = {row[0]: _item(row[1:]) for row in connection.execute(self._sql.get, params)}
+            rows = connection.execute(self._sql.get, params)
+            found = dict(readable(rows, lambda r: (r[0], _item(r[1:])), store=self.name))
             return [found[item_id] for item_id in item_ids if item_id in found]
 
         return await self.database.read(run, store=self.name)
@@ -108,7 +109,7 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         params["now"] = to_us(now or utc_now())
 
         def run(connection: sqlite3.Connection) -> list[MemoryItem]:
-            return [_item(row) for row in connection.execute(self._sql.around, params)]
+            return readable(connection.execute(self._sql.around, params), _item, store=self.name)
 
         return await self.database.read(run, store=self.name)
 
@@ -173,7 +174,7 @@ class _Search:
         keys = [key for key, _, _ in best]
         params = self.params | {"ids": json.dumps(key_item_ids(keys)), "keys": json.dumps(keys)}
         rows = {row[0]: row[1:] for row in connection.execute(self.statements.by_keys, params)}
-        return [_scored(rows[key], value, own) for key, value, own in best]
+        return readable(best, lambda b: _scored(rows[b[0]], b[1], b[2]), store="memory")
 
     def _bm25(self, connection: sqlite3.Connection, texts: list[str]) -> dict[str, float]:
         limit = self.limit if self.embedding is None else None

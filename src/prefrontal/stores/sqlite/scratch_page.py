@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
-from prefrontal.stores.durable import SharesDatabase, dump, encodable
+from prefrontal.stores.durable import SharesDatabase, dump, encodable, read_one, readable
 from prefrontal.stores.scratch_page import Observation
 from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, to_us, to_us_or_none
 from prefrontal.stores.tenancy import Tenant
@@ -47,7 +47,7 @@ class SqliteScratchPageStore(SharesDatabase[Database]):
 
         def run(connection: sqlite3.Connection) -> list[Observation]:
             rows = connection.execute(_ACTIVE, params).fetchall()
-            return [Observation.model_validate_json(body) for (body,) in rows]
+            return readable((b for (b,) in rows), Observation.model_validate_json, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 
@@ -61,7 +61,8 @@ class SqliteScratchPageStore(SharesDatabase[Database]):
             if row is None:
                 return False
             owner, body = row
-            resolved = Observation.model_validate_json(body).model_copy(update={"resolved": True})
+            stored = read_one(body, Observation.model_validate_json, store=_STORE)
+            resolved = stored.model_copy(update={"resolved": True})
             connection.execute(
                 "UPDATE scratch_entries SET resolved = 1, body = ?"
                 " WHERE agent_id = ? AND item_id = ? AND user_id = ?",

@@ -6,7 +6,7 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
-from prefrontal.stores.durable import SharesDatabase, dump, encodable
+from prefrontal.stores.durable import SharesDatabase, dump, encodable, read_one, readable
 from prefrontal.stores.sqlite.database import Database, erase, to_us
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
@@ -48,7 +48,11 @@ class SqliteTraceStore(SharesDatabase[Database]):
                 "SELECT body FROM traces WHERE turn_id = ? AND agent_id = ? AND user_id = ?",
                 params,
             ).fetchone()
-            return None if row is None else TurnTrace.model_validate_json(row[0])
+            return (
+                None
+                if row is None
+                else read_one(row[0], TurnTrace.model_validate_json, store=_STORE)
+            )
 
         return await self.database.read(run, store=_STORE)
 
@@ -57,7 +61,7 @@ class SqliteTraceStore(SharesDatabase[Database]):
 
         def run(connection: sqlite3.Connection) -> list[TurnTrace]:
             rows = connection.execute(sql, params).fetchall()
-            return [TurnTrace.model_validate_json(body) for (body,) in rows]
+            return readable((b for (b,) in rows), TurnTrace.model_validate_json, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 

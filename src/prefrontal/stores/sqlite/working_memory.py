@@ -6,7 +6,7 @@ import sqlite3
 from datetime import datetime
 
 from prefrontal.errors import ConflictError
-from prefrontal.stores.durable import SharesDatabase, dump
+from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
 from prefrontal.stores.sqlite.database import Database, erase, to_us
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState
@@ -23,7 +23,11 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
             row = connection.execute(
                 f"SELECT body FROM wm_sessions WHERE {_KEY}", _key(key)
             ).fetchone()
-            return None if row is None else SessionState.model_validate_json(row[0])
+            return (
+                None
+                if row is None
+                else read_one(row[0], SessionState.model_validate_json, store=_STORE)
+            )
 
         return await self.database.read(run, store=_STORE)
 
@@ -64,7 +68,7 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
                 " AND updated_at >= ? ORDER BY updated_at DESC, session_id DESC LIMIT ?",
                 params,
             ).fetchall()
-            return [SessionState.model_validate_json(body) for (body,) in rows]
+            return readable((b for (b,) in rows), SessionState.model_validate_json, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 
