@@ -23,12 +23,14 @@ from prefrontal.errors import (
     ConflictError,
     DatasetError,
     ItemRejectedError,
+    NotFoundError,
     PhaseError,
     PrefrontalError,
     StoreError,
     TransientStoreError,
     WorkingMemoryError,
 )
+from prefrontal.memory import ErasureReport, MemoryAPI
 from prefrontal.orchestrator import Orchestrator
 from prefrontal.retrieval.settings import RecallSettings, RerankWeights
 from prefrontal.stores.set import Stores
@@ -50,9 +52,12 @@ __all__ = [
     "ContextBundle",
     "ConversationConfig",
     "DatasetError",
+    "ErasureReport",
     "Fragment",
     "FrontalCortexConfig",
     "ItemRejectedError",
+    "MemoryAPI",
+    "NotFoundError",
     "Orchestrator",
     "OrchestratorConfig",
     "OverflowPolicy",

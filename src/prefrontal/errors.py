@@ -10,6 +10,7 @@ The tree::
     │   ├── ConflictError         optimistic concurrency: someone saved first
     │   └── ItemRejectedError     the store refused an item (too large, bad text)
     ├── WorkingMemoryError        the working-memory buffer refused an operation
+    ├── NotFoundError             an id names nothing the caller may see (memory item, turn)
     ├── PhaseError                a phase could not produce its output; carries ``phase``
     └── DatasetError              an evaluation data file is not in its format
 
@@ -59,6 +60,10 @@ class ItemRejectedError(StoreError):
 
 class WorkingMemoryError(PrefrontalError):
     """The working-memory buffer refused an operation."""
+
+
+class NotFoundError(PrefrontalError):
+    """An id names nothing the caller may see: an unknown memory item or turn."""
 
 
 class PhaseError(PrefrontalError):

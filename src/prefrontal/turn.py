@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from prefrontal.buffer.themes import SessionLink
 from prefrontal.bundle.models import ContextBundle
 from prefrontal.config import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, OrchestratorConfig
-from prefrontal.stores.records import Label, Labels
+from prefrontal.stores.records import Label, Labels, NonEmptyId
 from prefrontal.traces.models import TurnTrace
 
 __all__ = [
@@ -44,11 +44,11 @@ def _not_blank(value: str, field: str) -> str:
 class TurnRequest(_Frozen):
     """What the agent's request handler asks for: one turn for one user message."""
 
-    agent_id: str = Field(min_length=1, max_length=256)
-    user_id: str = Field(min_length=1, max_length=256)
-    session_id: str = Field(min_length=1, max_length=256)
+    agent_id: NonEmptyId
+    user_id: NonEmptyId
+    session_id: NonEmptyId
     user_input: str = Field(min_length=1, max_length=MAX_INPUT_CHARS)
-    parent_turn_id: str | None = Field(default=None, min_length=1, max_length=256)
+    parent_turn_id: NonEmptyId | None = None
     token_budget: int | None = Field(default=None)
     """Overrides the configured total for this turn."""
     mode: Label | None = None

@@ -21,6 +21,7 @@ from prefrontal.stores.conversation import ConversationTurn, Role
 from prefrontal.stores.frontal_cortex import FrontalItem, FrontalKind
 from prefrontal.stores.long_term import MemoryItem
 from prefrontal.stores.scratch_page import Observation
+from prefrontal.stores.tenancy import Tenant
 from tests.conftest import FIXED_NOW
 
 OWNED = {"item_id": "x", "agent_id": "a", "user_id": "u", "created_at": FIXED_NOW}
@@ -124,3 +125,14 @@ def test_an_aware_clock_is_kept() -> None:
 
     Orchestrator(Stores.in_memory(), clock=clock)
     assert moments == [FIXED_NOW]
+
+
+@pytest.mark.parametrize("bad", ["X\x1fa", "a\x1eb", "nul\x00", "tab\there", "del\x7f"])
+def test_ids_never_hold_control_characters(bad: str) -> None:
+    """Backends join ids with control characters, so ids may not hold one: no two keys collide."""
+    with pytest.raises(ValidationError, match="pattern"):
+        Tenant(agent_id=bad, user_id="u")
+    with pytest.raises(ValidationError, match="pattern"):
+        memory(item_id=bad)
+    with pytest.raises(ValidationError, match="pattern"):
+        request(session_id=bad)

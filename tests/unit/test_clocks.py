@@ -32,7 +32,12 @@ WALL_CLOCK_CALLS = frozenset(
 )
 """Calls, as dotted name parts, that read the day from the machine."""
 
-MOMENT_KEYWORDS: dict[str, str] = {"MemoryQuery": "now", "around": "now", "Orchestrator": "clock"}
+MOMENT_KEYWORDS: dict[str, str] = {
+    "MemoryQuery": "now",
+    "around": "now",
+    "Orchestrator": "clock",
+    "MemoryAPI": "clock",
+}
 """Calls whose moment defaults to the wall clock: a test passes it (``name`` -> keyword)."""
 
 ALLOWED: dict[str, str] = {}

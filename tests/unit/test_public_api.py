@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from datetime import UTC, datetime
 
 import pytest
 
@@ -16,7 +17,10 @@ FACADES = [
     "prefrontal.bundle",
     "prefrontal.orchestrator",
     "prefrontal.demo",
+    "prefrontal.serving",
+    "prefrontal.serving.http",
     "prefrontal.formation",
+    "prefrontal.memory",
 ]
 
 
@@ -41,6 +45,16 @@ def test_the_names_the_design_promises_are_exported() -> None:
         "PhaseStatus",
     ):
         assert name in prefrontal.__all__
+
+
+def test_the_memory_api_names_are_exported() -> None:
+    """MemoryAPI, ErasureReport and NotFoundError are at the top level, the API on the orchestrator."""
+    for name in ("MemoryAPI", "ErasureReport", "NotFoundError"):
+        assert name in prefrontal.__all__
+    assert issubclass(prefrontal.NotFoundError, prefrontal.PrefrontalError)
+    moment = datetime(2026, 1, 1, tzinfo=UTC)
+    orchestrator = prefrontal.Orchestrator(prefrontal.Stores.in_memory(), clock=lambda: moment)
+    assert isinstance(orchestrator.memory, prefrontal.MemoryAPI)
 
 
 def test_stores_replace_refuses_unknown_kinds() -> None:

@@ -1,4 +1,4 @@
-"""The ``prefrontal`` command line: ``turn``, ``trace``, ``demo``, ``bench``, ``eval``.
+"""The ``prefrontal`` command line: ``turn``, ``trace``, ``demo``, ``bench``, ``eval``, ``serve``.
 
 A command that fails says why in one line on standard error and exits with
 status 1 (2 for a usage error); ``--debug`` (or ``PREFRONTAL_DEBUG=1``)
@@ -18,6 +18,7 @@ from prefrontal.cli.bench_command import bench
 from prefrontal.cli.demo_command import demo
 from prefrontal.cli.errors import one_line
 from prefrontal.cli.eval_command import eval_app
+from prefrontal.cli.serve_command import serve_app
 from prefrontal.cli.trace_command import trace_app
 from prefrontal.cli.turn_command import turn
 
@@ -68,6 +69,7 @@ def _root(
 app.command()(turn)
 app.add_typer(trace_app, name="trace")
 app.add_typer(eval_app, name="eval")
+app.add_typer(serve_app, name="serve")
 app.command()(demo)
 app.command()(bench)
 

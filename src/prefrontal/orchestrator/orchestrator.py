@@ -13,6 +13,7 @@ from prefrontal.budgets.policy import BudgetPolicy, default_policy
 from prefrontal.budgets.tokens import TokenCounter, default_counter
 from prefrontal.bundle.models import ContextBundle
 from prefrontal.errors import ConfigurationError
+from prefrontal.memory import MemoryAPI
 from prefrontal.orchestrator.runner import run_phases
 from prefrontal.phases import PHASES
 from prefrontal.phases.context_assembly import checksum
@@ -90,6 +91,9 @@ class Orchestrator:
         self._budgets_ms = {p.name: overrides.get(p.name, p.budget_ms) for p in PHASES}
         self._version = _package_version()
         self.observer = combine(observers)
+        self._memory = MemoryAPI(
+            stores, clock=self._clock, ids=ids, counter=self._counter, config=self.config.recall
+        )
 
     async def __aenter__(self) -> Orchestrator:
         return self
@@ -101,6 +105,14 @@ class Orchestrator:
         tb: TracebackType | None,
     ) -> None:
         await self.stores.aclose()
+
+    @property
+    def memory(self) -> MemoryAPI:
+        """The memory API (remember, recall, get, update, forget, erase) over these stores.
+
+        It shares the orchestrator's clock, ids, token counter and rerank weights.
+        """
+        return self._memory
 
     def policy(self, total: int) -> BudgetPolicy:
         """The budget policy for a turn with ``total`` tokens."""

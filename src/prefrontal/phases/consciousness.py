@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from prefrontal.bundle.models import Fragment, Section
+from prefrontal.bundle.readiness import IDENTITY, RULES
 from prefrontal.phases.fragments import fragment, loaded
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
@@ -66,8 +67,8 @@ async def run(turn: TurnState) -> PhaseOutcome:
         return PhaseOutcome(degraded=True, warnings=(f"no profile for agent {tenant.agent_id!r}",))
     today = turn.context.started_at.strftime("%A %d %B %Y, %H:%M UTC")
     texts = {
-        "identity": identity_text(profile, today),
-        "governance": governance_text(profile),
+        IDENTITY: identity_text(profile, today),
+        RULES: governance_text(profile),
         "mode": mode_text(profile, turn.request.mode),
         "capabilities": capabilities_text(profile),
     }

@@ -10,7 +10,9 @@ from __future__ import annotations
 import anyio
 
 from prefrontal.bundle.models import Section
+from prefrontal.bundle.readiness import not_ready
 from prefrontal.config import PhaseName
+from prefrontal.phases.consciousness import governance_text
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
 from prefrontal.stores.long_term import MemoryStore
@@ -27,8 +29,11 @@ def seal(turn: TurnState, own: PhaseRecord) -> TurnTrace:
     records = sorted([*others, own], key=lambda r: r.index)
     errors = tuple(e for r in records for e in r.errors)
     degraded = any(r.status in FAILED for r in records)
-    warnings = tuple(f"{r.name}: {w}" for r in records for w in r.warnings)
     bundle = turn.bundle
+    has_rules = turn.profile is not None and bool(governance_text(turn.profile))
+    unready = not_ready(bundle, has_rules=has_rules, stores_failed=degraded)
+    warnings = tuple(f"{r.name}: {w}" for r in records for w in r.warnings)
+    warnings += tuple(f"{NAME}: not ready for the router: {reason}" for reason in unready)
     return TurnTrace(
         turn_id=turn.context.turn_id,
         parent_turn_id=turn.context.parent_turn_id,
@@ -42,7 +47,7 @@ def seal(turn: TurnState, own: PhaseRecord) -> TurnTrace:
         total_budget=turn.policy.total,
         total_tokens=bundle.total_tokens if bundle else 0,
         checksum=bundle.checksum if bundle else "",
-        ready_for_router=bundle is not None,
+        ready_for_router=not unready,
         phases=tuple(records),
         sections=tuple(turn.sections),
         dropped=tuple(turn.dropped),

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from prefrontal.stores.tenancy import Scope
+from prefrontal.stores.tenancy import Id, Scope
 
 
 def _aware(value: datetime) -> datetime:
@@ -18,7 +18,8 @@ def _aware(value: datetime) -> datetime:
 Timestamp = Annotated[datetime, AfterValidator(_aware)]
 """A timezone-aware datetime (naive input is read as UTC)."""
 
-NonEmptyId = Annotated[str, Field(min_length=1, max_length=256)]
+NonEmptyId = Id
+"""An id (see :data:`prefrontal.stores.tenancy.Id`)."""
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 """A float that is a number: ``NaN`` and the infinities are refused, as JSON cannot hold them."""

@@ -16,11 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import Protocol, TypeVar
+from typing import Annotated, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 Identifier = str
+
+NO_CONTROL_CHARACTERS = r"^[^\x00-\x1f\x7f]*$"
+"""Ids never hold control characters: backends may join ids with one, so none may be inside."""
+
+Id = Annotated[str, Field(min_length=1, max_length=256, pattern=NO_CONTROL_CHARACTERS)]
+"""An agent, user, session, turn or item id: 1 to 256 characters, no control characters."""
 
 
 class Scope(StrEnum):
@@ -37,8 +43,8 @@ class Tenant(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    agent_id: str = Field(min_length=1, max_length=256)
-    user_id: str = Field(min_length=1, max_length=256)
+    agent_id: Id
+    user_id: Id
 
 
 class Owned(Protocol):

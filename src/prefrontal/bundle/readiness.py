@@ -1,0 +1,41 @@
+"""Whether a bundle is fit to hand to the router, and if not, why.
+
+A turn always returns context; it is *ready for the router* only when that
+context holds what an agent must never run without: its identity, and its
+rules whenever it has any. An empty context because stores failed is not
+ready either.
+"""
+
+from __future__ import annotations
+
+from prefrontal.bundle.models import ContextBundle, Section
+
+IDENTITY = "identity"
+"""The part of the agent's profile that says who it is (``<agent>#identity``)."""
+RULES = "governance"
+"""The part of the agent's profile that holds its rules (``<agent>#governance``)."""
+
+
+def profile_parts(bundle: ContextBundle) -> set[str]:
+    """The parts of the agent's profile (``identity``, ``governance``, ...) the bundle holds."""
+    fragments = bundle.section(Section.CONSCIOUSNESS)
+    return {item.rsplit("#", 1)[-1] for f in fragments for item in f.provenance.item_ids}
+
+
+def not_ready(bundle: ContextBundle | None, *, has_rules: bool, stores_failed: bool) -> list[str]:
+    """Why ``bundle`` is not ready for the router (empty: it is).
+
+    ``has_rules``: the agent's profile holds rules, so the context must too;
+    ``stores_failed``: a loading phase failed or timed out.
+    """
+    if bundle is None:
+        return ["no context was assembled"]
+    reasons = []
+    parts = profile_parts(bundle)
+    if IDENTITY not in parts:
+        reasons.append("the agent's identity is not in the context")
+    if has_rules and RULES not in parts:
+        reasons.append("the agent's rules are not in the context")
+    if bundle.total_tokens == 0 and stores_failed:
+        reasons.append("the context is empty because stores failed")
+    return reasons

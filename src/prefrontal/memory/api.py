@@ -1,0 +1,261 @@
+"""``MemoryAPI``: seed 002's memory API over a set of stores.
+
+``remember``, ``recall``, ``get``, ``update`` and ``forget`` act for one
+tenant (an agent and one of its users), under the same tenancy rules as a
+turn; ``erase`` removes everything of one user from every store.
+
+Bad input raises ``ValueError`` with a message that names the argument
+(pydantic's ``ValidationError``, a ``ValueError`` too, where a model field
+refuses it); an id that names no item of the tenant raises
+:class:`~prefrontal.errors.NotFoundError` where the call needs one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Literal
+
+from ulid import ULID
+
+from prefrontal.budgets.tokens import TokenCounter, default_counter
+from prefrontal.config import RecallConfig
+from prefrontal.errors import NotFoundError
+from prefrontal.memory.erasure import ErasureReport, erase
+from prefrontal.memory.recall import STORE_NAMES, MemoryStoreName, fused, search_both
+from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryStore, ScoredMemory
+from prefrontal.stores.records import utc_now
+from prefrontal.stores.set import Stores
+from prefrontal.stores.tenancy import Scope, Tenant, owns, precedence
+
+Clock = Callable[[], datetime]
+MAX_TOP_K = 1_000
+
+
+def new_ulid() -> str:
+    """A new ULID: sortable by creation time, unique without coordination."""
+    return str(ULID())
+
+
+class MemoryAPI:
+    """Remember, recall, update and forget memories; erase a user.
+
+    ``clock`` stamps what is remembered and is the moment recall ranks at;
+    ``ids`` makes the ids of remembered items (ULIDs by default); ``counter``
+    counts the tokens ``recall(max_tokens=...)`` bounds; ``config`` holds the
+    rerank weights of phases 5 and 6 (the orchestrator passes its own).
+    """
+
+    def __init__(
+        self,
+        stores: Stores,
+        *,
+        clock: Clock = utc_now,
+        ids: Callable[[], str] = new_ulid,
+        counter: TokenCounter | None = None,
+        config: RecallConfig | None = None,
+    ) -> None:
+        self.stores = stores
+        self._clock = clock
+        self._ids = ids
+        self._counter = counter
+        self.config = config or RecallConfig()
+
+    async def remember(
+        self,
+        tenant: Tenant,
+        content: str,
+        *,
+        importance: float = 0.5,
+        source: str | None = None,
+        kind: MemoryKind = MemoryKind.FACT,
+        store: Literal["episodic", "semantic"] = "semantic",
+        scope: Scope = Scope.PRIVATE,
+        tags: Sequence[str] = (),
+        item_id: str | None = None,
+    ) -> MemoryItem:
+        """Store ``content`` as a new memory of ``tenant`` and return it.
+
+        Semantic memory (facts, preferences) unless ``store="episodic"``.
+        ``source`` (who or what it came from: ``"user"``, a tool's name) is
+        kept as the item's ``metadata["source"]``. The id is generated unless
+        ``item_id`` is given; an item of the tenant with that id in that
+        store is replaced. It is searchable as soon as this returns.
+        """
+        _check_text("content", content)
+        _check_importance(importance)
+        target = self._store(store)
+        item = MemoryItem(
+            item_id=self._ids() if item_id is None else _checked_id(item_id),
+            agent_id=tenant.agent_id,
+            user_id=tenant.user_id,
+            scope=scope,
+            kind=kind,
+            content=content,
+            importance=importance,
+            tags=tuple(tags),
+            metadata={} if source is None else {"source": source},
+            created_at=self._clock(),
+        )
+        await target.put(item)
+        return item
+
+    async def recall(
+        self,
+        tenant: Tenant,
+        query: str,
+        *,
+        top_k: int = 10,
+        kinds: Sequence[MemoryKind] | None = None,
+        max_tokens: int | None = None,
+    ) -> list[ScoredMemory]:
+        """The ``top_k`` memories of episodic and semantic memory that best match ``query``.
+
+        Searched and reranked as phases 5 and 6 do (hybrid search, then
+        relevance, recency, importance and novelty), the two stores' hits
+        merged by score, best first. Only live items ``tenant`` may see. With
+        ``max_tokens``, hits stop before their contents would pass that many
+        tokens. Each item returned has its recall counted
+        (``recall_count``, ``last_recalled_at``).
+        """
+        _check_text("query", query)
+        if not 1 <= top_k <= MAX_TOP_K:
+            raise ValueError(f"top_k must be 1 to {MAX_TOP_K}, got {top_k}")
+        if max_tokens is not None and max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
+        now = self._clock()
+        hits = await search_both(
+            self.stores, tenant, query, limit=top_k, kinds=kinds, now=now, config=self.config
+        )
+        chosen = self._within(fused(hits, top_k), max_tokens)
+        for name in STORE_NAMES:
+            ids = [hit.item.item_id for store, hit in chosen if store == name]
+            if ids:
+                await self._store(name).record_recall(tenant, ids, now)
+        return [hit for _, hit in chosen]
+
+    def _within(
+        self, chosen: list[tuple[MemoryStoreName, ScoredMemory]], max_tokens: int | None
+    ) -> list[tuple[MemoryStoreName, ScoredMemory]]:
+        if max_tokens is None:
+            return chosen
+        if self._counter is None:
+            self._counter = default_counter()
+        kept, used = [], 0
+        for name, hit in chosen:
+            used += self._counter.count(hit.item.content)
+            if used > max_tokens:
+                break
+            kept.append((name, hit))
+        return kept
+
+    async def get(self, tenant: Tenant, item_id: str) -> MemoryItem | None:
+        """The memory ``item_id`` names for ``tenant``, live or not, or ``None``.
+
+        Ids are unique per agent and user: where ``tenant``'s own item and
+        items other users shared carry one id, its own comes first, else the
+        shared one whose owner's user id sorts first
+        (:func:`~prefrontal.stores.tenancy.precedence`); semantic memory
+        before episodic between equals.
+        """
+        found = await self._found(tenant, _checked_id(item_id))
+        return found[0][1] if found else None
+
+    async def update(
+        self,
+        tenant: Tenant,
+        item_id: str,
+        *,
+        content: str | None = None,
+        importance: float | None = None,
+    ) -> MemoryItem:
+        """Change the content or importance of ``tenant``'s own memory ``item_id``; return it.
+
+        The item is re-indexed (new content is searched by its new words);
+        with new content its embedding is recomputed where the store has an
+        embedder, and dropped where it has none. Its id, owner, times and
+        recall counts stay. Raises :class:`~prefrontal.errors.NotFoundError`
+        when the tenant owns no item of that id: another user's shared item
+        can be read, not changed.
+        """
+        if content is None and importance is None:
+            raise ValueError("nothing to update: give content, importance or both")
+        if content is not None:
+            _check_text("content", content)
+        if importance is not None:
+            _check_importance(importance)
+        found = await self._found(tenant, _checked_id(item_id))
+        owned = [(name, item) for name, item in found if owns(tenant, item)]
+        if not owned:
+            raise NotFoundError(f"no memory {item_id!r} of user {tenant.user_id!r}")
+        revised = [(name, _revised(item, content, importance)) for name, item in owned]
+        for name, item in revised:
+            await self._store(name).put(item)
+        return revised[0][1]
+
+    async def forget(self, tenant: Tenant, item_id: str) -> bool:
+        """Remove ``tenant``'s own memory ``item_id``; ``True`` if there was one.
+
+        Another user's shared item of that id is not removed. An older
+        version the forgotten item had superseded stays superseded.
+        """
+        wanted = [_checked_id(item_id)]
+        removed = [await self._store(name).delete(tenant, wanted) for name in STORE_NAMES]
+        return sum(removed) > 0
+
+    async def erase(self, agent_id: str, user_id: str) -> ErasureReport:
+        """Remove everything of one user of one agent from every store; the counts per store.
+
+        Goals, conversation turns and summary, episodic and semantic memory,
+        scratch entries, working-memory sessions and traces that the user
+        owns, private or shared by them. Other users' records are untouched.
+        Safe to repeat.
+        """
+        return await erase(self.stores, Tenant(agent_id=agent_id, user_id=user_id))
+
+    async def _found(
+        self, tenant: Tenant, item_id: str
+    ) -> list[tuple[MemoryStoreName, MemoryItem]]:
+        """The item of ``item_id`` each store gives ``tenant``, the one ``get`` returns first."""
+        found = [
+            (name, item)
+            for name in STORE_NAMES
+            for item in await self._store(name).get(tenant, [item_id])
+        ]
+        order = {name: rank for rank, name in enumerate(STORE_NAMES)}
+        return sorted(found, key=lambda row: (precedence(row[1], tenant), order[row[0]]))
+
+    def _store(self, name: str) -> MemoryStore:
+        if name not in STORE_NAMES:
+            raise ValueError(f"store must be one of {sorted(STORE_NAMES)}, got {name!r}")
+        store: MemoryStore = getattr(self.stores, name)
+        return store
+
+
+def _check_text(name: str, text: str) -> None:
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"{name} must be non-empty text")
+
+
+def _check_importance(importance: float) -> None:
+    if isinstance(importance, bool) or not isinstance(importance, (int, float)):
+        raise ValueError(f"importance must be a number from 0.0 to 1.0, got {importance!r}")
+    if math.isnan(importance) or not 0.0 <= importance <= 1.0:
+        raise ValueError(f"importance must be from 0.0 to 1.0, got {importance!r}")
+
+
+def _checked_id(item_id: str) -> str:
+    if not isinstance(item_id, str) or not item_id.strip():
+        raise ValueError("item_id must be non-empty text")
+    return item_id
+
+
+def _revised(item: MemoryItem, content: str | None, importance: float | None) -> MemoryItem:
+    """``item`` with the new content or importance, validated; new content drops the embedding."""
+    data = item.model_dump()
+    if content is not None and content != item.content:
+        data |= {"content": content, "embedding": None}
+    if importance is not None:
+        data["importance"] = importance
+    return MemoryItem.model_validate(data)

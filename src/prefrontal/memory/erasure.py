@@ -1,0 +1,56 @@
+"""The right to erasure: every record of one user removed from every store kind.
+
+:func:`erase` asks each store kind that holds a user's records to remove
+those the ``(agent, user)`` owns, private or shared by that user, and
+reports how many each removed. The consciousness store is not asked: a
+profile belongs to the agent, not to one of its users.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from prefrontal.stores.set import Stores
+from prefrontal.stores.tenancy import Tenant
+
+ERASED_KINDS = (
+    "frontal_cortex",
+    "conversation",
+    "episodic",
+    "semantic",
+    "scratch_page",
+    "working_memory",
+    "traces",
+)
+"""The store kinds that hold records owned by one user, in the order they are erased."""
+
+
+class ErasureReport(BaseModel):
+    """What :func:`erase` removed: the number of records of each store kind."""
+
+    model_config = ConfigDict(frozen=True)
+
+    agent_id: str
+    user_id: str
+    removed: dict[str, int] = Field(default_factory=dict)
+    """Records removed per store kind (a conversation's summary counts as one record)."""
+
+    @property
+    def total(self) -> int:
+        """Records removed from every store together."""
+        return sum(self.removed.values())
+
+
+async def erase(stores: Stores, tenant: Tenant) -> ErasureReport:
+    """Remove every record ``tenant`` owns from every store kind that holds any.
+
+    Idempotent: after a failure part-way (a store down), calling it again
+    removes what is left, and a second call on an erased user removes 0.
+    Records of other users, the agent's other users' shared items included,
+    are never touched.
+    """
+    removed: dict[str, int] = {}
+    for kind in ERASED_KINDS:
+        store = getattr(stores, kind)
+        removed[kind] = await store.erase(tenant)
+    return ErasureReport(agent_id=tenant.agent_id, user_id=tenant.user_id, removed=removed)

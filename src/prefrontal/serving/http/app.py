@@ -1,0 +1,208 @@
+"""The HTTP API: an ASGI application (FastAPI) over a :class:`~prefrontal.serving.service.Service`.
+
+Resources (all under ``/v1/``, each needing an API key; see :mod:`.auth`)::
+
+    POST   /v1/turns                      start a turn: the assembled context
+    POST   /v1/turns/{turn_id}/end        end it with the assistant's reply
+    GET    /v1/turns/{turn_id}/trace      its phases, statuses and timings
+    POST   /v1/memories                   remember
+    POST   /v1/memories/search            recall (gated by a session's working memory)
+    PATCH  /v1/memories/{item_id}         change content or importance
+    DELETE /v1/memories/{item_id}         forget
+    DELETE /v1/users/{user_id}            erase everything of one user
+
+and, without a key, ``/healthz`` (the process answers), ``/readyz`` (the
+stores answer; 503 while they do not), ``/metrics`` (Prometheus text, when
+the ``prometheus`` extra is installed) and ``/openapi.json``. Errors are
+``application/problem+json`` (:mod:`.problems`); bodies over the size limit
+are refused before they are read (:mod:`.limits`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated
+
+import structlog
+from fastapi import Depends, FastAPI, Query, Request
+from pydantic import BaseModel
+from starlette.responses import JSONResponse, Response
+
+from prefrontal.errors import NotFoundError
+from prefrontal.serving.http.auth import grant_of, tenant_for
+from prefrontal.serving.http.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit
+from prefrontal.serving.http.metrics import Metrics
+from prefrontal.serving.http.problems import PROBLEM_JSON, install, problem
+from prefrontal.serving.keys import KeyGrant, KeyRing
+from prefrontal.serving.models import (
+    EndTurnBody,
+    EndTurnOut,
+    ErasureOut,
+    ForgetOut,
+    MemoryOut,
+    RecallOut,
+    RememberBody,
+    SearchBody,
+    StartTurnBody,
+    TraceOut,
+    TurnOut,
+    UpdateBody,
+)
+from prefrontal.serving.service import Service
+from prefrontal.serving.version import package_version
+from prefrontal.turn import TurnRequest
+
+_log = structlog.get_logger("prefrontal.serving")
+
+ERRORS = {
+    status: {"description": description, "content": {PROBLEM_JSON: {}}}
+    for status, description in (
+        (400, "Malformed JSON"),
+        (401, "No API key, or an unknown one"),
+        (403, "The key may not act for this agent or user"),
+        (413, "Body over the size limit"),
+        (422, "Invalid fields"),
+    )
+}
+NOT_FOUND = {404: {"description": "Nothing of this user by that id", "content": {PROBLEM_JSON: {}}}}
+
+UserQuery = Annotated[str, Query(min_length=1, max_length=256, description="The user acted for.")]
+AgentQuery = Annotated[
+    str | None, Query(max_length=256, description="Optional: the API key's agent.")
+]
+
+
+def caller(request: Request) -> KeyGrant:
+    """The grant of the request's API key (401 without a valid one)."""
+    keys: KeyRing = request.app.state.keys
+    return grant_of(request, keys)
+
+
+Caller = Annotated[KeyGrant, Depends(caller)]
+
+
+class Health(BaseModel):
+    """The process or its stores answer."""
+
+    status: str
+
+
+def create_app(
+    service: Service,
+    keys: KeyRing,
+    *,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    metrics: Metrics | None = None,
+) -> FastAPI:
+    """The HTTP API over ``service``, authorising callers with ``keys``.
+
+    The stores are closed when the application shuts down (after uvicorn
+    has let the requests in flight finish).
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await service.stores.aclose()
+
+    app = FastAPI(
+        title="prefrontal",
+        summary="An LLM agent's working memory, assembled at the start of every turn.",
+        version=package_version(),
+        lifespan=lifespan,
+        responses=ERRORS,  # type: ignore[arg-type]
+    )
+    install(app)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+
+    app.state.keys = keys
+
+    @app.post("/v1/turns", tags=["turns"])
+    async def start_turn(body: StartTurnBody, grant: Caller) -> TurnOut:
+        """Start a turn: assemble the working memory for the user's message within the budget."""
+        tenant = tenant_for(grant, body.user_id, body.agent_id)
+        request = TurnRequest(
+            agent_id=tenant.agent_id,
+            **body.model_dump(exclude={"agent_id"}),
+        )
+        return await service.start_turn(request)
+
+    @app.post("/v1/turns/{turn_id}/end", tags=["turns"], responses=NOT_FOUND)  # type: ignore[arg-type]
+    async def end_turn(turn_id: str, body: EndTurnBody, grant: Caller) -> EndTurnOut:
+        """End a turn: record the assistant's reply as the session's history (idempotent)."""
+        tenant = tenant_for(grant, body.user_id, body.agent_id)
+        return await service.end_turn(
+            tenant, turn_id, body.reply, tool_calls=body.tool_calls, outcome=body.outcome
+        )
+
+    @app.get("/v1/turns/{turn_id}/trace", tags=["turns"], responses=NOT_FOUND)  # type: ignore[arg-type]
+    async def trace(
+        turn_id: str, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
+    ) -> TraceOut:
+        """A turn's trace: each phase's status, timing and what it loaded."""
+        return await service.trace(tenant_for(grant, user_id, agent_id), turn_id)
+
+    @app.post("/v1/memories", status_code=201, tags=["memories"])
+    async def remember(body: RememberBody, grant: Caller) -> MemoryOut:
+        """Remember something: a fact or preference (semantic) or an event (episodic)."""
+        return await service.remember(tenant_for(grant, body.user_id, body.agent_id), body)
+
+    @app.post("/v1/memories/search", tags=["memories"])
+    async def search(body: SearchBody, grant: Caller) -> RecallOut:
+        """Recall memories; with a session, only when its working memory lacks the topic."""
+        tenant = tenant_for(grant, body.user_id, body.agent_id)
+        return await service.recall(
+            tenant, body.query, top_k=body.top_k, session_id=body.session_id
+        )
+
+    @app.patch("/v1/memories/{item_id}", tags=["memories"], responses=NOT_FOUND)  # type: ignore[arg-type]
+    async def update(item_id: str, body: UpdateBody, grant: Caller) -> MemoryOut:
+        """Change a memory's content or importance."""
+        tenant = tenant_for(grant, body.user_id, body.agent_id)
+        return await service.update(
+            tenant, item_id, content=body.content, importance=body.importance
+        )
+
+    @app.delete("/v1/memories/{item_id}", tags=["memories"], responses=NOT_FOUND)  # type: ignore[arg-type]
+    async def forget(
+        item_id: str, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
+    ) -> ForgetOut:
+        """Forget a memory."""
+        forgotten = await service.forget(tenant_for(grant, user_id, agent_id), item_id)
+        if not forgotten.forgotten:
+            raise NotFoundError(f"no memory {item_id!r} for this user")
+        return forgotten
+
+    @app.delete("/v1/users/{user_id}", tags=["users"])
+    async def erase(user_id: str, grant: Caller, agent_id: AgentQuery = None) -> ErasureOut:
+        """Erase everything the agent holds of one user, in every store."""
+        return await service.erase(tenant_for(grant, user_id, agent_id))
+
+    @app.get("/healthz", tags=["health"])
+    async def healthz() -> Health:
+        """The process answers."""
+        return Health(status="ok")
+
+    @app.get("/readyz", tags=["health"], responses={503: {"description": "Stores unreachable"}})
+    async def readyz() -> Response:
+        """The stores answer (503 while they do not)."""
+        try:
+            await service.check_ready()
+        except Exception as error:
+            _log.warning("not_ready", error=repr(error))
+            return problem(503, "The memory stores are not reachable.")
+        return JSONResponse({"status": "ready"})
+
+    if metrics is not None:
+        exposition = metrics
+
+        @app.get("/metrics", tags=["health"], include_in_schema=False)
+        async def prometheus() -> Response:
+            """Turn, phase and buffer metrics in Prometheus text format."""
+            body, content_type = exposition.render()
+            return Response(body, media_type=content_type)
+
+    return app

@@ -1,0 +1,129 @@
+"""Errors as RFC 9457 problem details (``application/problem+json``).
+
+Every error the HTTP API returns has the same shape: ``type``, ``title``,
+``status``, ``detail`` (a sentence for a person) and, for a request that
+failed validation, ``errors``: one entry per wrong field with its location
+and what is wrong. The rejected values are never echoed back, and an
+unexpected failure says only that it happened: stack traces, SQL and other
+tenants' ids stay in the server's log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import structlog
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException
+from starlette.responses import JSONResponse
+
+from prefrontal.errors import ItemRejectedError, NotFoundError, StoreError
+from prefrontal.serving.write_side import UnavailableError
+
+PROBLEM_JSON = "application/problem+json"
+_log = structlog.get_logger("prefrontal.serving")
+
+TITLES = {
+    400: "Bad request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    413: "Request body too large",
+    415: "Unsupported media type",
+    422: "Invalid request",
+    500: "Internal server error",
+    501: "Not implemented",
+    503: "Service unavailable",
+}
+
+GENERIC = {404: "There is no such resource.", 405: "The resource does not allow this method."}
+"""The routing errors' details (the framework's own are a bare title)."""
+
+
+def problem(
+    status: int,
+    detail: str,
+    *,
+    errors: Sequence[Mapping[str, Any]] = (),
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    """A problem-details response with ``status`` and a sentence saying what went wrong."""
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": TITLES.get(status, "Error"),
+        "status": status,
+        "detail": detail,
+    }
+    if errors:
+        body["errors"] = list(errors)
+    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def sentence(message: str) -> str:
+    """``message`` as a sentence: a capital first letter and a full stop."""
+    text = message.strip() or "Error"
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def field_errors(error: RequestValidationError) -> tuple[str, list[dict[str, str]]]:
+    """A summary sentence and one entry per wrong field, without the rejected values."""
+    entries = []
+    malformed = False
+    for entry in error.errors():
+        kind = str(entry.get("type", ""))
+        malformed = malformed or kind in {"json_invalid", "model_attributes_type"}
+        location = ".".join(str(part) for part in entry.get("loc", ()))
+        entries.append({"location": location, "message": str(entry.get("msg", "")), "type": kind})
+    if malformed:
+        return "The request body is not valid JSON of the expected shape.", entries
+    where = ", ".join(e["location"] for e in entries[:5])
+    return f"The request has invalid or missing fields: {where}.", entries
+
+
+def install(app: FastAPI) -> None:
+    """Make every error ``app`` raises a problem-details response."""
+
+    async def on_validation(request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, RequestValidationError)
+        detail, entries = field_errors(error)
+        status = 400 if detail.startswith("The request body is not valid JSON") else 422
+        return problem(status, detail, errors=entries)
+
+    async def on_http(request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, HTTPException)
+        generic = {
+            404: "There is no such resource.",
+            405: "The resource does not allow this method.",
+        }
+        detail = generic.get(error.status_code, error.detail)
+        text = detail if isinstance(detail, str) else TITLES.get(error.status_code, "Error")
+        return problem(error.status_code, sentence(text), headers=error.headers)
+
+    async def on_not_found(request: Request, error: Exception) -> JSONResponse:
+        return problem(404, sentence(str(error)))
+
+    async def on_rejected(request: Request, error: Exception) -> JSONResponse:
+        return problem(422, sentence(str(error)))
+
+    async def on_unavailable(request: Request, error: Exception) -> JSONResponse:
+        return problem(501, sentence(str(error)))
+
+    async def on_store(request: Request, error: Exception) -> JSONResponse:
+        _log.error("store_error", path=request.url.path, error=repr(error))
+        return problem(503, "The memory store is unavailable; try again shortly.")
+
+    async def on_unexpected(request: Request, error: Exception) -> JSONResponse:
+        _log.exception("unexpected_error", path=request.url.path)
+        return problem(500, "The server failed to handle the request; it has been logged.")
+
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(HTTPException, on_http)
+    app.add_exception_handler(NotFoundError, on_not_found)
+    app.add_exception_handler(ItemRejectedError, on_rejected)
+    app.add_exception_handler(UnavailableError, on_unavailable)
+    app.add_exception_handler(StoreError, on_store)
+    app.add_exception_handler(Exception, on_unexpected)

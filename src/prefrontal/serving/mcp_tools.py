@@ -1,0 +1,274 @@
+"""The MCP server (extra: ``prefrontal[mcp]``): prefrontal's operations as tools for a model.
+
+One server serves one agent and one user (the tenant a desktop or IDE
+assistant works for), over stdio or streamable HTTP. Its tools, in the order
+a model uses them:
+
+``start_turn``
+    At the start of every user message: the assembled working memory (the
+    text to read before answering), its turn id and token counts.
+``end_turn``
+    After answering: the reply is recorded as the session's history.
+``recall``
+    Seed 004's ``session_recall``: memories about a query, but only searched
+    when the session's working memory does not already hold the topic.
+``remember`` / ``forget``
+    Keep a fact, preference or event for later sessions; drop one.
+``trace``
+    One turn's phases, statuses and timings (for debugging slow or thin context).
+
+Anticipated failures (an unknown turn or memory id) come back as tool errors
+with a sentence the model can act on; anything unexpected comes back as a
+bare "Error executing tool" and is logged by the server.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from prefrontal.errors import NotFoundError
+from prefrontal.serving.models import (
+    MAX_MEMORY_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_REPLY_CHARS,
+    EndTurnOut,
+    ForgetOut,
+    MemoryOut,
+    Out,
+    RecallOut,
+    RememberBody,
+    ToolCallBody,
+    TraceOut,
+)
+from prefrontal.serving.service import Service
+from prefrontal.serving.version import package_version
+from prefrontal.serving.write_side import UnavailableError
+from prefrontal.stores.long_term import MemoryKind
+from prefrontal.stores.tenancy import Tenant
+from prefrontal.turn import MAX_INPUT_CHARS, TurnRequest
+
+INSTRUCTIONS = """\
+prefrontal is your working memory across conversations. At the start of every user message \
+call `start_turn` with the message and read the `context` it returns before answering: it holds \
+who you are, the user's goals, the recent conversation and the memories that bear on the \
+message, within a token budget. After answering call `end_turn` with the returned `turn_id` and \
+your reply, so that the next turn remembers it. Use `recall` to look something up mid-answer, \
+`remember` to keep a durable fact, preference or event, and `forget` to drop a memory that is \
+wrong or unwanted."""
+
+SessionId = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=256,
+        description="The conversation this belongs to. Use one id per conversation and the same "
+        "id for every call of that conversation; 'default' if there is only one.",
+    ),
+]
+
+
+class StartedTurn(Out):
+    """A started turn: the context to read before answering, and its id for `end_turn`."""
+
+    turn_id: str = Field(description="Pass it to `end_turn` (and `trace`).")
+    context: str = Field(description="Your working memory for this message: read it first.")
+    total_tokens: int = Field(description="Tokens in `context`.")
+    budget: int = Field(description="The token budget it was assembled within.")
+    tokens_by_section: dict[str, int]
+    status: str = Field(description="`ok`, or `degraded` when a store was slow or failed.")
+    warnings: tuple[str, ...]
+
+
+def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> MCPServer:
+    """An MCP server whose tools act for ``tenant`` through ``service``."""
+    server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, version=package_version())
+
+    @server.tool(
+        title="Start a turn (load working memory)",
+        annotations=ToolAnnotations(readOnlyHint=False, idempotentHint=False, openWorldHint=False),
+    )
+    async def start_turn(
+        message: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=MAX_INPUT_CHARS,
+                description="The user's message, verbatim.",
+            ),
+        ],
+        session_id: SessionId = "default",
+        parent_turn_id: Annotated[
+            str | None,
+            Field(description="The previous turn's id in this conversation, if any."),
+        ] = None,
+        token_budget: Annotated[
+            int | None,
+            Field(ge=64, le=1_000_000, description="Tokens the context may use (default 4,000)."),
+        ] = None,
+    ) -> StartedTurn:
+        """Call at the start of every user message. Returns your working memory for it.
+
+        The `context` holds your identity and rules, the user's active goals, the recent
+        conversation and the long-term memories relevant to the message, within a token
+        budget. Read it before answering, and keep `turn_id` for `end_turn`.
+        """
+        turn = await service.start_turn(
+            TurnRequest(
+                agent_id=tenant.agent_id,
+                user_id=tenant.user_id,
+                session_id=session_id,
+                user_input=message,
+                parent_turn_id=parent_turn_id,
+                token_budget=token_budget,
+            )
+        )
+        return StartedTurn(
+            turn_id=turn.turn_id,
+            context=turn.text,
+            total_tokens=turn.total_tokens,
+            budget=turn.budget,
+            tokens_by_section=turn.source_breakdown,
+            status=turn.status,
+            warnings=turn.warnings,
+        )
+
+    @server.tool(
+        title="End a turn (record the reply)",
+        annotations=ToolAnnotations(readOnlyHint=False, idempotentHint=True, openWorldHint=False),
+    )
+    async def end_turn(
+        turn_id: Annotated[str, Field(min_length=1, description="The id `start_turn` returned.")],
+        reply: Annotated[
+            str,
+            Field(min_length=1, max_length=MAX_REPLY_CHARS, description="Your reply, verbatim."),
+        ],
+        outcome: Annotated[
+            str | None,
+            Field(max_length=2_000, description="How the turn ended, in a few words (optional)."),
+        ] = None,
+        tool_calls: Annotated[
+            list[ToolCallBody],
+            Field(max_length=100, description="Tools you called while answering (optional)."),
+        ] = [],  # noqa: B006 - pydantic copies defaults; the SDK reads the signature
+    ) -> EndTurnOut:
+        """Call after answering. Records your reply as the conversation's history.
+
+        Calling it twice for one turn is harmless (the second call writes nothing).
+        """
+        try:
+            return await service.end_turn(
+                tenant, turn_id, reply, tool_calls=tool_calls, outcome=outcome
+            )
+        except NotFoundError as error:
+            raise ToolError(f"{error}: pass the turn_id that start_turn returned") from None
+        except UnavailableError as error:
+            raise ToolError(str(error)) from None
+
+    @server.tool(
+        title="Recall memories",
+        annotations=ToolAnnotations(readOnlyHint=False, idempotentHint=True, openWorldHint=False),
+    )
+    async def recall(
+        query: Annotated[
+            str,
+            Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for."),
+        ],
+        session_id: SessionId = "default",
+        top_k: Annotated[int, Field(ge=1, le=50, description="At most this many memories.")] = 5,
+    ) -> RecallOut:
+        """Look up long-term memories about `query` (session-aware).
+
+        While the conversation stays on one topic the session's working memory already holds
+        the relevant memories: then they are returned without a new search (`mode` is
+        `reuse`). On a new topic a full search runs (`mode` is `search`). Use it mid-answer
+        for something `start_turn`'s context did not cover.
+        """
+        try:
+            return await service.recall(tenant, query, top_k=top_k, session_id=session_id)
+        except UnavailableError as error:
+            raise ToolError(str(error)) from None
+
+    @server.tool(
+        title="Remember",
+        annotations=ToolAnnotations(readOnlyHint=False, idempotentHint=False, openWorldHint=False),
+    )
+    async def remember(
+        content: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=MAX_MEMORY_CHARS,
+                description="One self-contained sentence, e.g. 'Maya prefers morning meetings'.",
+            ),
+        ],
+        importance: Annotated[
+            float, Field(ge=0.0, le=1.0, description="0 (trivia) to 1 (must never be missed).")
+        ] = 0.5,
+        kind: Annotated[
+            MemoryKind, Field(description="fact, skill, pattern, event, observation, ...")
+        ] = MemoryKind.FACT,
+        store: Annotated[
+            Literal["episodic", "semantic"],
+            Field(
+                description="`semantic` for facts and preferences, `episodic` for things that "
+                "happened."
+            ),
+        ] = "semantic",
+        tags: Annotated[list[str], Field(max_length=20, description="Optional labels.")] = [],  # noqa: B006
+    ) -> MemoryOut:
+        """Keep a durable memory about the user or the work, for this and later conversations.
+
+        Returns the stored memory with its `item_id` (what `forget` takes).
+        """
+        body = RememberBody(
+            user_id=tenant.user_id,
+            content=content,
+            importance=importance,
+            kind=kind,
+            store=store,
+            tags=tuple(tags),
+        )
+        try:
+            return await service.remember(tenant, body)
+        except UnavailableError as error:
+            raise ToolError(str(error)) from None
+
+    @server.tool(
+        title="Forget a memory",
+        annotations=ToolAnnotations(
+            readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False
+        ),
+    )
+    async def forget(
+        memory_id: Annotated[
+            str, Field(min_length=1, description="The `item_id` of the memory to drop.")
+        ],
+    ) -> ForgetOut:
+        """Drop a memory that is wrong, outdated or unwanted (`forgotten`: false if none had it)."""
+        try:
+            return await service.forget(tenant, memory_id)
+        except UnavailableError as error:
+            raise ToolError(str(error)) from None
+
+    @server.tool(
+        title="Trace a turn",
+        annotations=ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False),
+    )
+    async def trace(
+        turn_id: Annotated[str, Field(min_length=1, description="The id `start_turn` returned.")],
+    ) -> TraceOut:
+        """How one turn's working memory was assembled: each phase's status and timing.
+
+        Use it to explain a slow turn or a context that missed something.
+        """
+        try:
+            return await service.trace(tenant, turn_id)
+        except NotFoundError as error:
+            raise ToolError(f"{error}: pass a turn_id that start_turn returned") from None
+
+    return server

@@ -1,0 +1,155 @@
+"""Load on the HTTP API: many concurrent clients running turns against one server on SQLite.
+
+    python -m tests.benchmarks.http_load                    # 500 clients, 5,000 turns
+    python -m tests.benchmarks.http_load --clients 50 --turns 500 --end
+
+Starts ``prefrontal serve http`` in a subprocess on a free port of
+127.0.0.1, on a fresh SQLite file seeded with the demo agent, then runs
+``--clients`` concurrent clients (one HTTP connection and one session each)
+that between them run ``--turns`` turns (``POST /v1/turns``; with ``--end``
+each turn is also ended, ``POST /v1/turns/{id}/end``). Prints turns per
+second, latency percentiles (p50, p99, max, per turn as the client sees
+it) and errors (any status but 200, any transport error) as JSON. Traffic
+goes to the loopback address only, and the run is bounded: ``--turns``
+requests at most, ``--timeout`` seconds at most. Not a test: it measures and
+never fails on a figure. ``docs/serving.md`` has the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import anyio
+import httpx
+
+from prefrontal.demo import DEMO_USER, SAMPLE_INPUT
+from tests.servers.conftest import seeded
+from tests.servers.harness import AGENT_KEY, http_server
+
+QUESTIONS = (
+    SAMPLE_INPUT,
+    "What is blocking the payments migration?",
+    "Let's plan the Lisbon offsite agenda.",
+    "Summarise my open goals for this week.",
+)
+
+
+@dataclass
+class Tally:
+    """What the clients saw."""
+
+    latencies_ms: list[float] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)
+    issued: int = 0
+
+    def error(self, kind: str) -> None:
+        self.errors[kind] = self.errors.get(kind, 0) + 1
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    """The figures of one run."""
+
+    clients: int
+    turns: int
+    ended: bool
+    wall_s: float
+    turns_per_s: float
+    p50_ms: float
+    p90_ms: float
+    p99_ms: float
+    max_ms: float
+    errors: dict[str, int]
+
+
+async def client_loop(
+    base: str, number: int, tally: Tally, total: int, end: bool, limits: httpx.Limits
+) -> None:
+    """One client: its own connection and session, turns until ``total`` have been issued."""
+    headers = {"Authorization": f"Bearer {AGENT_KEY}"}
+    async with httpx.AsyncClient(
+        base_url=base, headers=headers, timeout=60, limits=limits
+    ) as client:
+        n = 0
+        while tally.issued < total:
+            tally.issued += 1
+            body = {
+                "user_id": DEMO_USER,
+                "session_id": f"load-{number}",
+                "user_input": QUESTIONS[n % len(QUESTIONS)],
+            }
+            n += 1
+            started = time.perf_counter()
+            try:
+                response = await client.post("/v1/turns", json=body)
+                if response.status_code == 200 and end:
+                    turn_id = response.json()["turn_id"]
+                    response = await client.post(
+                        f"/v1/turns/{turn_id}/end",
+                        json={"user_id": DEMO_USER, "reply": "Noted."},
+                    )
+            except httpx.TransportError as error:
+                tally.error(type(error).__name__)
+                continue
+            if response.status_code != 200:
+                tally.error(str(response.status_code))
+                continue
+            tally.latencies_ms.append((time.perf_counter() - started) * 1_000)
+
+
+async def run(clients: int, turns: int, end: bool, timeout_s: float, db: Path) -> LoadReport:
+    """Seed ``db``, serve it, and run the load against it."""
+    await seeded(db)
+    tally = Tally()
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    with http_server(db, test_clock=False) as (base, _):
+        started = time.perf_counter()
+        with anyio.fail_after(timeout_s):
+            async with anyio.create_task_group() as group:
+                for number in range(clients):
+                    group.start_soon(client_loop, base, number, tally, turns, end, limits)
+        wall = time.perf_counter() - started
+    latencies = sorted(tally.latencies_ms) or [0.0]
+    cuts = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else latencies * 99
+    return LoadReport(
+        clients=clients,
+        turns=len(tally.latencies_ms),
+        ended=end,
+        wall_s=round(wall, 2),
+        turns_per_s=round(len(tally.latencies_ms) / wall, 1),
+        p50_ms=round(cuts[49], 1),
+        p90_ms=round(cuts[89], 1),
+        p99_ms=round(cuts[98], 1),
+        max_ms=round(latencies[-1], 1),
+        errors=tally.errors,
+    )
+
+
+def main() -> None:
+    """Parse the options, run, print the report as JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=500)
+    parser.add_argument("--turns", type=int, default=5_000)
+    parser.add_argument("--end", action="store_true", help="also end every turn")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds, at most")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        report = anyio.run(
+            run,
+            options.clients,
+            options.turns,
+            options.end,
+            options.timeout,
+            Path(folder) / "load.db",
+        )
+    print(json.dumps(asdict(report), indent=2))
+
+
+if __name__ == "__main__":
+    main()
