@@ -11,7 +11,6 @@ The tree::
     │   └── ItemRejectedError     the store refused an item (too large, bad text)
     ├── WorkingMemoryError        the working-memory buffer refused an operation
     ├── NotFoundError             an id names nothing the caller may see (memory item, turn)
-    ├── PhaseError                a phase could not produce its output; carries ``phase``
     └── DatasetError              an evaluation data file is not in its format
 
 Request validation errors are pydantic's ``ValidationError``: they say which
@@ -64,14 +63,6 @@ class WorkingMemoryError(PrefrontalError):
 
 class NotFoundError(PrefrontalError):
     """An id names nothing the caller may see: an unknown memory item or turn."""
-
-
-class PhaseError(PrefrontalError):
-    """A phase could not produce its output."""
-
-    def __init__(self, message: str, *, phase: str) -> None:
-        super().__init__(message)
-        self.phase = phase
 
 
 class DatasetError(PrefrontalError):

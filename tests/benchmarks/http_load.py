@@ -46,6 +46,7 @@ class Tally:
 
     latencies_ms: list[float] = field(default_factory=list)
     errors: dict[str, int] = field(default_factory=dict)
+    statuses: dict[str, int] = field(default_factory=dict)
     issued: int = 0
 
     def error(self, kind: str) -> None:
@@ -66,6 +67,8 @@ class LoadReport:
     p99_ms: float
     max_ms: float
     errors: dict[str, int]
+    statuses: dict[str, int]
+    """Turns by trace status: ``degraded`` when loading phases were cut at the deadline."""
 
 
 async def client_loop(
@@ -88,6 +91,9 @@ async def client_loop(
             started = time.perf_counter()
             try:
                 response = await client.post("/v1/turns", json=body)
+                if response.status_code == 200:
+                    status = response.json()["status"]
+                    tally.statuses[status] = tally.statuses.get(status, 0) + 1
                 if response.status_code == 200 and end:
                     turn_id = response.json()["turn_id"]
                     response = await client.post(
@@ -108,7 +114,7 @@ async def run(clients: int, turns: int, end: bool, timeout_s: float, db: Path) -
     await seeded(db)
     tally = Tally()
     limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-    with http_server(db, test_clock=False) as (base, _):
+    with http_server(db, "--deadline-ms", "1000", test_clock=False) as (base, _):
         started = time.perf_counter()
         with anyio.fail_after(timeout_s):
             async with anyio.create_task_group() as group:
@@ -116,7 +122,11 @@ async def run(clients: int, turns: int, end: bool, timeout_s: float, db: Path) -
                     group.start_soon(client_loop, base, number, tally, turns, end, limits)
         wall = time.perf_counter() - started
     latencies = sorted(tally.latencies_ms) or [0.0]
-    cuts = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else latencies * 99
+    cuts = (
+        statistics.quantiles(latencies, n=100, method="inclusive")
+        if len(latencies) > 1
+        else latencies * 99
+    )
     return LoadReport(
         clients=clients,
         turns=len(tally.latencies_ms),
@@ -128,6 +138,7 @@ async def run(clients: int, turns: int, end: bool, timeout_s: float, db: Path) -
         p99_ms=round(cuts[98], 1),
         max_ms=round(latencies[-1], 1),
         errors=tally.errors,
+        statuses=tally.statuses,
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from typing import Any
 
 import asyncpg
 import pytest
@@ -60,8 +61,8 @@ async def _build(dsn: str, size: int) -> Stores:
 
 @pytest.mark.parametrize("size", SIZES)
 def test_search_top10(
-    benchmark, portal: BlockingPortal, databases: dict[int, Stores], size: int
-) -> None:  # type: ignore[no-untyped-def]
+    benchmark: Any, portal: BlockingPortal, databases: dict[int, Stores], size: int
+) -> None:
     """Lexical top-10 search for a user's question (200 different ones, round robin)."""
     print(f"\nsearch at {size}: ", end="")
     bench_search(benchmark, portal, databases[size].episodic, TENANT, rounds=200)

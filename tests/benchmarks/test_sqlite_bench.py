@@ -18,6 +18,7 @@ import statistics
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -99,15 +100,15 @@ async def _timed_puts(store: MemoryStore, items: list[MemoryItem]) -> list[float
 
 @pytest.mark.parametrize("size", SIZES)
 def test_search_top10(
-    benchmark, portal: BlockingPortal, databases: dict[int, Stores], size: int
-) -> None:  # type: ignore[no-untyped-def]
+    benchmark: Any, portal: BlockingPortal, databases: dict[int, Stores], size: int
+) -> None:
     """Lexical top-10 search for a user's question (200 different ones, round robin)."""
     print(f"\nsearch at {size}: ", end="")
     bench_search(benchmark, portal, databases[size].episodic, TENANT, rounds=600)
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_bytes_on_disk(benchmark, databases: dict[int, Stores], size: int) -> None:  # type: ignore[no-untyped-def]
+def test_bytes_on_disk(benchmark: Any, databases: dict[int, Stores], size: int) -> None:
     """Bytes of the whole database file per 1,000 episodic items (after a WAL checkpoint)."""
     path = databases[size].episodic.database.path  # type: ignore[attr-defined]
     total, count = benchmark.pedantic(_file_bytes, args=(path,), rounds=1, iterations=1)
@@ -117,7 +118,7 @@ def test_bytes_on_disk(benchmark, databases: dict[int, Stores], size: int) -> No
 
 
 def test_whole_turn_on_100k(
-    benchmark, portal: BlockingPortal, databases: dict[int, Stores]
-) -> None:  # type: ignore[no-untyped-def]
+    benchmark: Any, portal: BlockingPortal, databases: dict[int, Stores]
+) -> None:
     """One whole turn (all eleven phases, trace written) on the 100,000-item SQLite store."""
     bench_whole_turn(benchmark, portal, databases[100_000])

@@ -194,7 +194,11 @@ async def test_rarest_terms_held_only_by_hidden_items_rank_alike(durable: OpenSt
     rare, common = ["quokka", "narwhal", "ocelot"], ["lemur", "otter", "panda"]
 
     def item(i: int, words: list[str], **update: object) -> MemoryItem:
-        fields = {"item_id": f"h{i:04d}", "agent_id": "agent-1", "user_id": "alice"}
+        fields: dict[str, object] = {
+            "item_id": f"h{i:04d}",
+            "agent_id": "agent-1",
+            "user_id": "alice",
+        }
         fields |= {"content": " ".join(words), "created_at": start} | update
         return MemoryItem.model_validate(fields)
 

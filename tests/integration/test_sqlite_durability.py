@@ -83,7 +83,7 @@ def check(path: Path, acked: dict[int, int]) -> None:
 def test_sigkill_mid_stream_loses_no_acknowledged_write(tmp_path: Path) -> None:
     """Three writers killed in turn leave every acknowledged write and an intact database."""
     path = tmp_path / "durable.db"
-    start, seen = 0, {}
+    start, seen = 0, dict[int, int]()
     for acknowledged in (150, 40, 300):
         acked = run_and_kill(path, start, acknowledged)
         assert acked, "the writer acknowledged nothing"

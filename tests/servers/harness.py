@@ -39,6 +39,10 @@ needs_end_turn = pytest.mark.skipif(
 START = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 """Where the servers' test clock starts (each operation moves it 30 s on)."""
 
+DEADLINE_MS = 60_000
+"""The test servers' turn deadline: long, so that a busy machine slows turns without cutting them."""
+DEADLINE = ("--deadline-ms", str(DEADLINE_MS))
+
 AGENT_KEY = "pf_test_atlas_maya_and_sam"
 OTHER_AGENT_KEY = "pf_test_other_agent"
 MAYA_ONLY_KEY = "pf_test_atlas_maya_only"
@@ -127,7 +131,7 @@ def http_server(
     base = f"http://127.0.0.1:{port}"
     env = server_env(test_clock=test_clock, PREFRONTAL_API_KEYS=keys_document(), **extra_env)
     args = ["serve", "http", "--host", "127.0.0.1", "--port", str(port), "--db", str(db)]
-    args.extend(options)
+    args.extend(options or DEADLINE)
     with running(args, env, f"{base}/healthz") as process:
         yield base, process
 
@@ -138,7 +142,7 @@ def mcp_http_server(db: Path) -> Iterator[str]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = server_env(PREFRONTAL_API_KEYS=keys_document())
-    args = ["serve", "mcp", "--transport", "http", "--port", str(port), "--db", str(db)]
+    args = ["serve", "mcp", "--transport", "http", "--port", str(port), "--db", str(db), *DEADLINE]
     with running(args, env, f"{base}/mcp"):
         yield f"{base}/mcp"
 
@@ -159,6 +163,8 @@ class Session(Protocol):
     async def trace(self, turn_id: str) -> dict[str, Any]: ...
 
 
+PHASE_STATUSES = {"ok", "degraded", "failed", "timeout", "cancelled", "skipped"}
+
 MESSAGES = (
     "Can we still make the December 3 launch?",
     "What is blocking the payments migration?",
@@ -176,7 +182,8 @@ MESSAGES = (
 async def run_session(session: Session, session_id: str = "s-remote") -> list[dict[str, Any]]:
     """Ten turns: start, trace, end and recall each; remember on even turns, forget on some.
 
-    Returns, in order, what each call gave back, without timings (which differ run to run).
+    Returns, in order, what each call gave back, without timings or the statuses that
+    follow from them (which differ run to run).
     """
     seen: list[dict[str, Any]] = []
     remembered: list[str] = []
@@ -184,7 +191,9 @@ async def run_session(session: Session, session_id: str = "s-remote") -> list[di
         turn = await session.start(message, session_id)
         seen.append({"start": _turn_view(turn)})
         trace = await session.trace(turn["turn_id"])
-        seen.append({"trace": [(p["name"], p["status"]) for p in trace["phases"]]})
+        assert {p["status"] for p in trace["phases"]} <= PHASE_STATUSES
+        # Names only: a phase over its time budget on a busy machine is timing, not content.
+        seen.append({"trace": [p["name"] for p in trace["phases"]]})
         ended = await session.end(turn["turn_id"], f"Reply {n}: noted, here is what I know.")
         seen.append({"end": {k: ended[k] for k in ("turn_id", "written")}})
         recalled = await session.recall(message, session_id)
@@ -200,7 +209,8 @@ async def run_session(session: Session, session_id: str = "s-remote") -> list[di
 
 
 def _turn_view(turn: dict[str, Any]) -> dict[str, Any]:
-    return {k: turn[k] for k in ("turn_id", "text", "total_tokens", "budget", "status")}
+    """What a turn gave, less its status: ``degraded`` on a slow machine is timing, not content."""
+    return {k: turn[k] for k in ("turn_id", "text", "total_tokens", "budget")}
 
 
 def _recall_view(recalled: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 from mcp import Client
 
-from prefrontal import Orchestrator, TurnRequest
+from prefrontal import Orchestrator, OrchestratorConfig, TurnRequest
 from prefrontal.budgets.tokens import default_counter
 from prefrontal.demo import DEMO_AGENT, DEMO_USER
 from prefrontal.serving.determinism import CountingIds, SteppedClock
@@ -16,7 +16,7 @@ from prefrontal.serving.models import MemoryOut, TraceOut
 from prefrontal.serving.recall import session_recall
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Tenant
-from tests.servers.harness import START
+from tests.servers.harness import DEADLINE_MS, START
 
 TOP_K = 5
 TENANT = Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
@@ -27,7 +27,8 @@ class LocalSession:
 
     def __init__(self, stores: Stores) -> None:
         self.clock = SteppedClock(START)
-        self.orchestrator = Orchestrator(stores, clock=self.clock, ids=CountingIds())
+        config = OrchestratorConfig(deadline_ms=DEADLINE_MS)
+        self.orchestrator = Orchestrator(stores, config, clock=self.clock, ids=CountingIds())
         self.counter = default_counter()
 
     async def start(self, message: str, session_id: str) -> dict[str, Any]:
@@ -47,9 +48,8 @@ class LocalSession:
 
     async def end(self, turn_id: str, reply: str) -> dict[str, Any]:
         self.clock.advance()
-        ended = await self.orchestrator.end_turn(
-            turn_id, reply, agent_id=DEMO_AGENT, user_id=DEMO_USER
-        )
+        orchestrator: Any = self.orchestrator  # end_turn: the write side, where this build has it
+        ended = await orchestrator.end_turn(turn_id, reply, agent_id=DEMO_AGENT, user_id=DEMO_USER)
         return {"turn_id": ended.turn_id, "written": ended.written}
 
     async def recall(self, query: str, session_id: str) -> dict[str, Any]:

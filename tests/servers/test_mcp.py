@@ -18,6 +18,7 @@ from prefrontal.stores.set import Stores
 from tests.servers.conftest import seeded
 from tests.servers.harness import (
     AGENT_KEY,
+    DEADLINE,
     OTHER_AGENT_KEY,
     mcp_http_server,
     needs_end_turn,
@@ -35,7 +36,7 @@ async def stdio_client(db: Path) -> AsyncIterator[Client]:
     """The SDK's client on ``prefrontal serve mcp`` over stdio (the test clock set)."""
     parameters = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "prefrontal", "serve", "mcp", "--db", str(db)],
+        args=["-m", "prefrontal", "serve", "mcp", "--db", str(db), *DEADLINE],
         env=server_env(),
     )
     async with Client(parameters, read_timeout_seconds=60) as client:

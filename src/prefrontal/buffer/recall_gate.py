@@ -12,21 +12,14 @@ The decision is pure; the probe itself is :func:`prefrontal.buffer.session.probe
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from enum import StrEnum
 
 from pydantic import Field
 
 from prefrontal.buffer.models import BufferModel
+from prefrontal.traces.models import RecallMode
 
 DEFAULT_MIN_OVERLAP = 0.6
 DEFAULT_PROBE_LIMIT = 3
-
-
-class RecallMode(StrEnum):
-    """What a memory phase does this turn."""
-
-    SEARCH = "search"
-    REUSE = "reuse"
 
 
 class RecallDecision(BufferModel):

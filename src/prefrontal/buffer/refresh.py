@@ -16,21 +16,51 @@ This turn's fragments take the place of the last turn's:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from prefrontal.buffer.models import Focus, Lifetime, NewItem, SalienceFactors
+from prefrontal.buffer.config import BufferConfig
+from prefrontal.buffer.models import BufferItem, Focus, Lifetime, NewItem, SalienceFactors
 from prefrontal.buffer.policies import Eviction
 from prefrontal.buffer.salience import admission_score, salience_factors
 from prefrontal.buffer.snapshot import AddResult, Outcome, RefreshReport
+from prefrontal.buffer.themes import Coherence
 
-if TYPE_CHECKING:
-    from prefrontal.buffer.buffer import WorkingMemoryBuffer
+
+class TurnBuffer(Protocol):
+    """What a turn's refresh uses of a buffer (:class:`~prefrontal.buffer.WorkingMemoryBuffer`)."""
+
+    @property
+    def config(self) -> BufferConfig: ...
+    @property
+    def items(self) -> tuple[BufferItem, ...]: ...
+    @property
+    def total_tokens(self) -> int: ...
+    @property
+    def themes(self) -> tuple[str, ...]: ...
+    def __contains__(self, item_id: object) -> bool: ...
+    def moment(self, now: datetime | None = None) -> datetime: ...
+    async def fade(self, now: datetime | None = None) -> tuple[Eviction, ...]: ...
+    def retire_turn_items(
+        self, keep: Collection[str], now: datetime | None = None
+    ) -> tuple[Eviction, ...]: ...
+    async def add(
+        self,
+        new: NewItem,
+        *,
+        focus: Focus | None = None,
+        now: datetime | None = None,
+        protected: Collection[str] = (),
+        factors: SalienceFactors | None = None,
+    ) -> AddResult: ...
+    def refresh_themes(self) -> tuple[str, ...]: ...
+    def mark_turn(self, now: datetime | None = None) -> None: ...
+    def coherence(self) -> Coherence: ...
 
 
 async def refresh_turn(
-    buffer: WorkingMemoryBuffer,
+    buffer: TurnBuffer,
     fragments: Sequence[NewItem],
     *,
     focus: Focus,
@@ -75,7 +105,7 @@ def _distinct(fragments: Sequence[NewItem]) -> list[NewItem]:
 
 
 def _offer_order(
-    buffer: WorkingMemoryBuffer, offered: list[NewItem], focus: Focus, at: datetime
+    buffer: TurnBuffer, offered: list[NewItem], focus: Focus, at: datetime
 ) -> list[tuple[NewItem, SalienceFactors | None]]:
     """Held first, then pinned, then by admission score (best first), then as given.
 

@@ -33,11 +33,6 @@ class BufferCounters(BufferModel):
     summarized: int = Field(default=0, ge=0)
     turns: int = Field(default=0, ge=0)
 
-    @property
-    def processed(self) -> int:
-        """Every item offered: admitted, refreshed or refused."""
-        return self.admitted + self.refreshed + self.refused
-
 
 class BufferSnapshot(BufferModel):
     """The whole state of a buffer."""

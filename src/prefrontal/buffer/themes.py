@@ -19,12 +19,13 @@ from pydantic import Field
 from prefrontal.buffer.models import BufferItem, BufferModel
 from prefrontal.buffer.text import jaccard
 from prefrontal.retrieval.lexical import STOP_WORDS
+from prefrontal.text_cache import text_cache
 
 _WORD = re.compile(r"[^\W\d_]{5,}", re.UNICODE)
 _MAX_KEYWORDS = 40
 
 
-@lru_cache(maxsize=4_096)
+@text_cache(max_chars=4_000_000)
 def keywords(content: str) -> frozenset[str]:
     """The first distinct content keywords of ``content`` (at most 40)."""
     out: list[str] = []

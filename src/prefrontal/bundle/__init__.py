@@ -1,6 +1,15 @@
 """Fragments with provenance, sections, and the assembled ``ContextBundle``."""
 
-from prefrontal.bundle.models import ContextBundle, Fragment, Provenance, Section
+from prefrontal.bundle.checksum import checksum
+from prefrontal.bundle.models import SECTION_ORDER, ContextBundle, Fragment, Provenance, Section
 from prefrontal.bundle.render import render_sections
 
-__all__ = ["ContextBundle", "Fragment", "Provenance", "Section", "render_sections"]
+__all__ = [
+    "SECTION_ORDER",
+    "ContextBundle",
+    "Fragment",
+    "Provenance",
+    "Section",
+    "checksum",
+    "render_sections",
+]

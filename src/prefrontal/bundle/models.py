@@ -1,84 +1,17 @@
-"""Fragment, Provenance, Section and ContextBundle: the output of a turn.
+"""The output of a turn: ``ContextBundle``, the fragments chosen and their rendered text.
 
-Every fragment carries its provenance (which store, which items, which phase,
-what score, how many tokens, when), so that what an agent saw can always be
-traced back to where it came from. A fragment cannot be built without one.
+The pieces (:class:`Section`, :class:`Provenance`, :class:`Fragment`) are
+defined in :mod:`prefrontal.bundle.fragments` and re-exported here.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from prefrontal.bundle.fragments import SECTION_ORDER, Fragment, Frozen, Provenance, Section
+from prefrontal.bundle.render import render_sections
 
-
-class Section(StrEnum):
-    """The sections of a context, in the order they are rendered."""
-
-    CONSCIOUSNESS = "consciousness"
-    FRONTAL_CORTEX = "frontal_cortex"
-    CONVERSATION = "conversation"
-    EPISODIC = "episodic"
-    SEMANTIC = "semantic"
-    SCRATCH_PAGE = "scratch_page"
-    WORKING_MEMORY = "working_memory"
-
-    @property
-    def heading(self) -> str:
-        """The heading the section is rendered under."""
-        return _TITLES[self]
-
-
-_TITLES = {
-    Section.CONSCIOUSNESS: "Identity and rules",
-    Section.FRONTAL_CORTEX: "Goals and pending work",
-    Section.CONVERSATION: "Recent conversation",
-    Section.EPISODIC: "Relevant memories",
-    Section.SEMANTIC: "Relevant knowledge",
-    Section.SCRATCH_PAGE: "Scratch page",
-    Section.WORKING_MEMORY: "Working notes",
-}
-
-SECTION_ORDER: tuple[Section, ...] = tuple(Section)
-
-
-class Frozen(BaseModel):
-    """Frozen, strict base."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Provenance(Frozen):
-    """Where a fragment came from."""
-
-    store: str = Field(min_length=1)
-    item_ids: tuple[str, ...] = Field(min_length=1)
-    phase: str = Field(min_length=1)
-    score: float | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
-    version: str | None = None
-
-
-class Fragment(Frozen):
-    """One renderable piece of context.
-
-    ``rank`` orders fragments for selection within their section (lower is
-    more important); ``position`` orders the selected ones for rendering
-    (chronological for conversation and memories). ``heading`` is a group
-    header (such as a session date) rendered once before the first fragment
-    of its group. ``role`` marks conversation turns for ``to_messages``.
-    """
-
-    section: Section
-    text: str = Field(min_length=1)
-    tokens: int = Field(ge=0)
-    provenance: Provenance
-    rank: int = 0
-    position: float = 0.0
-    heading: str | None = None
-    role: str | None = None
+__all__ = ["SECTION_ORDER", "ContextBundle", "Fragment", "Frozen", "Provenance", "Section"]
 
 
 class ContextBundle(Frozen):
@@ -109,8 +42,6 @@ class ContextBundle(Frozen):
         Everything but the conversation goes into one system message (in
         section order); each conversation turn becomes a message with its role.
         """
-        from prefrontal.bundle.render import render_sections
-
         rest = [f for f in self.fragments if f.section is not Section.CONVERSATION]
         messages = [{"role": "system", "content": render_sections(rest)}] if rest else []
         for fragment in self.section(Section.CONVERSATION):

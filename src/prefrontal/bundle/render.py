@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from prefrontal.bundle.models import SECTION_ORDER, Fragment, Section
+from prefrontal.bundle.fragments import SECTION_ORDER, Fragment, Section
 
 SECTION_SEPARATOR = "\n\n"
 

@@ -25,7 +25,7 @@ from rich.table import Table
 from prefrontal.demo.seed import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT, seed
 from prefrontal.orchestrator import Orchestrator
 from prefrontal.phases import LOADING, PHASES
-from prefrontal.stores.set import Stores
+from prefrontal.stores.set import STORE_KINDS, Stores
 from prefrontal.testing import DelayedStore
 from prefrontal.turn import OrchestratorConfig, TurnRequest
 
@@ -62,7 +62,7 @@ def _request(session: str = DEMO_SESSION) -> TurnRequest:
 
 def _slowed(stores: Stores, scale: float) -> Stores:
     budgets = {p.name: p.budget_ms for p in PHASES}
-    delays = {k: budgets[k] * scale / 1_000 for k in LOADING}
+    delays = {k: budgets[k] * scale / 1_000 for k in LOADING if k in STORE_KINDS}
     return stores.replace(
         **{k: DelayedStore(getattr(stores, k), s, methods=READS) for k, s in delays.items()}
     )

@@ -15,12 +15,27 @@ from rich.console import Console
 from prefrontal.cli.stores import DbOption, opened
 from prefrontal.cli.timeline import timeline
 from prefrontal.cli.turn_command import seed_if_empty
-from prefrontal.demo.run import show
+from prefrontal.cli.views import budget_table, phase_table
 from prefrontal.demo.seed import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT
 from prefrontal.orchestrator import Orchestrator
 from prefrontal.stores.set import Stores
 from prefrontal.stores.traces import TraceQuery
 from prefrontal.turn import TurnRequest, TurnResult
+
+
+def show(result: TurnResult, console: Console) -> None:
+    """Print the bundle, the per-phase summary and the budget per section."""
+    console.rule("Context bundle")
+    console.print(result.bundle.text, markup=False, highlight=False)
+    console.rule("Phases")
+    console.print(phase_table(result.trace))
+    console.print(budget_table(result.trace))
+    wm = result.working_memory
+    console.print(
+        f"working memory: {len(wm.items)} items, {wm.total_tokens} tokens "
+        f"(max {wm.max_items} items, {wm.max_tokens} tokens); "
+        f"checksum {result.bundle.checksum[:16]}; ready_for_router={result.ready_for_router}"
+    )
 
 
 async def earlier_turns(stores: Stores, request: TurnRequest) -> list[str]:

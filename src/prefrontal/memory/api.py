@@ -62,7 +62,8 @@ class MemoryAPI:
         self._counter = counter
         self.config = config or RecallConfig()
 
-    async def remember(
+    # The signature the public contract fixes: keyword-only past the content.
+    async def remember(  # noqa: PLR0913
         self,
         tenant: Tenant,
         content: str,

@@ -18,7 +18,7 @@ from typing import Literal
 import anyio
 
 from prefrontal.config import RecallConfig
-from prefrontal.phases.memory_search import rerank
+from prefrontal.phases.recall import rerank
 from prefrontal.stores.long_term import MemoryKind, MemoryQuery, ScoredMemory
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Tenant

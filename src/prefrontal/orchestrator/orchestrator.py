@@ -11,16 +11,14 @@ from ulid import ULID
 
 from prefrontal.budgets.policy import BudgetPolicy, default_policy
 from prefrontal.budgets.tokens import TokenCounter, default_counter
+from prefrontal.bundle.checksum import checksum
 from prefrontal.bundle.models import ContextBundle
 from prefrontal.errors import ConfigurationError
 from prefrontal.memory import MemoryAPI
 from prefrontal.orchestrator.runner import run_phases
-from prefrontal.phases import PHASES
-from prefrontal.phases.context_assembly import checksum
-from prefrontal.phases.finalize import seal
+from prefrontal.phases import PHASE_INDEX, PHASES
 from prefrontal.phases.state import Clock, TurnState
 from prefrontal.stores.set import Stores
-from prefrontal.traces.models import PhaseRecord, PhaseStatus
 from prefrontal.traces.observe import Observer, combine
 from prefrontal.turn import (
     OrchestratorConfig,
@@ -160,16 +158,15 @@ class Orchestrator:
             clock=self._clock,
             version=self._version,
             budgets_ms=self._budgets_ms,
+            indices=PHASE_INDEX,
             observer=self.observer,
         )
 
     def _result(self, turn: TurnState) -> TurnResult:
+        """The turn's result: the trace phase 11 sealed, or one sealed here when it could not."""
         bundle = turn.bundle or self._empty_bundle(turn)
         turn.bundle = bundle
-        trace = turn.trace or seal(turn, turn.records.get("finalize") or _missing_finalize(turn))
-        final = turn.records.get("finalize")
-        if final is not None and final.status is not PhaseStatus.OK:
-            trace = seal(turn, final)
+        trace = turn.trace or turn.seal_trace(turn.records.values())
         return TurnResult(
             context=turn.context,
             bundle=bundle,
@@ -192,14 +189,3 @@ class Orchestrator:
             version=turn.version,
             created_at=turn.context.started_at,
         )
-
-
-def _missing_finalize(turn: TurnState) -> PhaseRecord:
-    return PhaseRecord(
-        name="finalize",
-        index=11,
-        status=PhaseStatus.SKIPPED,
-        started_ms=round(turn.elapsed_ms(), 3),
-        duration_ms=0.0,
-        budget_ms=turn.budgets_ms["finalize"],
-    )

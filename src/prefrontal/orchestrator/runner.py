@@ -5,7 +5,10 @@ concurrently, in one task group, under one deadline scope; in
 ``sequential`` mode they run one after another in the tuple's order. At the
 deadline the loading phases still running are cancelled and marked
 ``timeout``; assembly phases (8-11) then run in order on what arrived, each
-bounded by twice its time budget. A phase that raises is recorded as
+bounded by twice its time budget. A loading phase that others wait for must
+leave them their time: it is cut when no more than the largest budget of its
+dependents remains before the deadline, so a hung store upstream costs its
+own section only, not those of the phases that wait for it. A phase that raises is recorded as
 ``failed`` and the turn goes on. Cancellation from the caller is never
 caught: it cancels every phase.
 """
@@ -19,6 +22,7 @@ import anyio
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.traces.models import ErrorRecord, PhaseRecord, PhaseStatus
+from prefrontal.traces.seal import error_record
 
 UNFINISHED = (PhaseStatus.FAILED, PhaseStatus.TIMEOUT, PhaseStatus.CANCELLED, PhaseStatus.SKIPPED)
 ASSEMBLY_SLACK = 2.0
@@ -30,7 +34,7 @@ async def run_phases(phases: Sequence[PhaseSpec], turn: TurnState, *, sequential
     with anyio.move_on_after(turn.seconds_left()) as deadline:
         if sequential:
             for phase in loading:
-                await run_phase(phase, turn)
+                await run_phase(phase, turn, limit_s=_leaving_room(phase, loading, turn))
         else:
             await _run_graph(loading, turn)
     if deadline.cancelled_caught:
@@ -46,12 +50,18 @@ async def _run_graph(phases: Sequence[PhaseSpec], turn: TurnState) -> None:
     async def after_needs(phase: PhaseSpec) -> None:
         for need in phase.needs:
             await ended[need].wait()
-        await run_phase(phase, turn)
+        await run_phase(phase, turn, limit_s=_leaving_room(phase, phases, turn))
         ended[phase.name].set()
 
     async with anyio.create_task_group() as tg:
         for phase in phases:
             tg.start_soon(after_needs, phase)
+
+
+def _leaving_room(phase: PhaseSpec, phases: Sequence[PhaseSpec], turn: TurnState) -> float | None:
+    """Seconds ``phase`` may run and leave its dependents their budgets (``None``: no bound)."""
+    reserve_ms = max((turn.budgets_ms[p.name] for p in phases if phase.name in p.needs), default=0)
+    return max(turn.seconds_left() - reserve_ms / 1_000, 0.0) if reserve_ms else None
 
 
 async def run_phase(phase: PhaseSpec, turn: TurnState, *, limit_s: float | None = None) -> None:
@@ -73,7 +83,9 @@ def _status(phase: PhaseSpec, turn: TurnState, outcome: PhaseOutcome) -> PhaseSt
         turn.records[n].status in UNFINISHED for n in phase.needs if n in turn.records
     )
     retried = turn.attempts.get(phase.name, 1) > 1
-    return PhaseStatus.DEGRADED if outcome.degraded or needs_failed or retried else PhaseStatus.OK
+    foreign = phase.name in turn.foreign
+    degraded = outcome.degraded or needs_failed or retried or foreign
+    return PhaseStatus.DEGRADED if degraded else PhaseStatus.OK
 
 
 def _record(
@@ -89,10 +101,14 @@ def _record(
     warnings = list(outcome.warnings)
     if duration > budget:
         warnings.append(f"took {duration:.1f} ms, over its {budget:.0f} ms budget")
-    errors = (_error(phase, turn, error),) if error is not None else ()
+    if phase.name in turn.foreign:
+        count = turn.foreign[phase.name]
+        warnings.append(f"dropped {count} item(s) a store returned that this tenant may not see")
+    attempts = turn.attempts.get(phase.name, 1)
+    errors = (error_record(error, attempts),) if error is not None else ()
     turn.records[phase.name] = PhaseRecord(
         name=phase.name,
-        index=phase.index,
+        index=turn.indices[phase.name],
         status=status,
         started_ms=round(started, 3),
         duration_ms=round(duration, 3),
@@ -107,17 +123,6 @@ def _record(
         detail=dict(outcome.detail),
     )
     turn.observer.phase_ended(turn.context, turn.records[phase.name])
-
-
-def _error(phase: PhaseSpec, turn: TurnState, error: BaseException) -> ErrorRecord:
-    error = _first_leaf(error)
-    message = str(error) or type(error).__name__
-    return ErrorRecord(
-        type=type(error).__name__,
-        message=message[:2_000],
-        store=getattr(error, "store", None),
-        attempts=turn.attempts.get(phase.name, 1),
-    )
 
 
 def _mark_unfinished(phases: Sequence[PhaseSpec], turn: TurnState) -> None:
@@ -137,7 +142,7 @@ def _mark_unfinished(phases: Sequence[PhaseSpec], turn: TurnState) -> None:
         )
         turn.records[phase.name] = PhaseRecord(
             name=phase.name,
-            index=phase.index,
+            index=turn.indices[phase.name],
             status=PhaseStatus.TIMEOUT,
             started_ms=round(started, 3),
             duration_ms=round(now - started, 3),
@@ -146,10 +151,3 @@ def _mark_unfinished(phases: Sequence[PhaseSpec], turn: TurnState) -> None:
             errors=(ErrorRecord(type="DeadlineExceeded", message=reason),),
         )
         turn.observer.phase_ended(turn.context, turn.records[phase.name])
-
-
-def _first_leaf(error: BaseException) -> BaseException:
-    """The first real error inside (possibly nested) exception groups."""
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
-    return error

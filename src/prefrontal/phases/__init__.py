@@ -1,9 +1,13 @@
 """The eleven phases of a turn, in the specification's order: one tuple.
 
-Each phase is a small module with an async ``run(turn) -> PhaseOutcome``;
-``PHASES`` says which needs which. Phases 2, 3, 4 and 7 need only phase 1
-and load concurrently; 5 and 6 need 3 and 4 (their query uses goals and the
-recent conversation); 8-11 are assembly on what arrived.
+Each phase is a small module with an async ``run(turn) -> PhaseOutcome`` and
+its ``SPEC``: what it waits for, what it reads and writes, its time budget
+(:class:`~prefrontal.phases.spec.PhaseSpec`). ``PHASES`` orders them; a
+phase's index is its place in the tuple. Phases 2, 3, 4 and 7 need only
+phase 1 and load concurrently; 5 and 6 wait for what their queries use
+(goals, the recent conversation, and for 5 the agent's mode); 8-11 are
+assembly on what arrived. The contract is checked on import
+(:func:`~prefrontal.phases.contract.check`).
 """
 
 from prefrontal.config import PhaseName
@@ -20,32 +24,37 @@ from prefrontal.phases import (
     turn_context,
     working_memory_init,
 )
-from prefrontal.phases.spec import PhaseSpec
+from prefrontal.phases.contract import check
+from prefrontal.phases.spec import PhaseSpec, StateField
 from prefrontal.phases.state import PhaseOutcome, TurnState
 
-LOADING: tuple[PhaseName, ...] = (
-    "consciousness",
-    "frontal_cortex",
-    "conversation",
-    "episodic",
-    "semantic",
-    "scratch_page",
-)
-
 PHASES: tuple[PhaseSpec, ...] = (
-    PhaseSpec(1, "turn_context", (), True, turn_context.run, 50),
-    PhaseSpec(2, "consciousness", ("turn_context",), True, consciousness.run, 100),
-    PhaseSpec(3, "frontal_cortex", ("turn_context",), True, frontal_cortex.run, 100),
-    PhaseSpec(4, "conversation", ("turn_context",), True, conversation.run, 100),
-    PhaseSpec(5, "episodic", ("frontal_cortex", "conversation"), True, episodic.run, 150),
-    PhaseSpec(6, "semantic", ("frontal_cortex", "conversation"), True, semantic.run, 150),
-    PhaseSpec(7, "scratch_page", ("turn_context",), True, scratch_page.run, 50),
-    PhaseSpec(8, "budget_allocation", LOADING, False, budget_allocation.run, 50),
-    PhaseSpec(9, "context_assembly", ("budget_allocation",), False, context_assembly.run, 50),
-    PhaseSpec(10, "working_memory_init", ("context_assembly",), False, working_memory_init.run, 50),
-    PhaseSpec(11, "finalize", ("working_memory_init",), False, finalize.run, 50),
+    turn_context.SPEC,
+    consciousness.SPEC,
+    frontal_cortex.SPEC,
+    conversation.SPEC,
+    episodic.SPEC,
+    semantic.SPEC,
+    scratch_page.SPEC,
+    budget_allocation.SPEC,
+    context_assembly.SPEC,
+    working_memory_init.SPEC,
+    finalize.SPEC,
 )
+check(PHASES)
 
 PHASE_NAMES: tuple[PhaseName, ...] = tuple(p.name for p in PHASES)
+PHASE_INDEX: dict[PhaseName, int] = {name: i for i, name in enumerate(PHASE_NAMES, start=1)}
+"""Each phase's number: its place in ``PHASES``, from 1."""
+LOADING: tuple[PhaseName, ...] = tuple(p.name for p in PHASES if p.loads)
 
-__all__ = ["PHASES", "PHASE_NAMES", "PhaseOutcome", "PhaseSpec", "TurnState"]
+__all__ = [
+    "LOADING",
+    "PHASES",
+    "PHASE_INDEX",
+    "PHASE_NAMES",
+    "PhaseOutcome",
+    "PhaseSpec",
+    "StateField",
+    "TurnState",
+]

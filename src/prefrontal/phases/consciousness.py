@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.bundle.readiness import IDENTITY, RULES
+from prefrontal.config import PhaseName
 from prefrontal.phases.fragments import fragment, loaded
+from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
-from prefrontal.phases.store_calls import call_store
+from prefrontal.phases.store_calls import call_store, one_of
 from prefrontal.stores.consciousness import AgentProfile
 
-NAME = "consciousness"
+NAME: PhaseName = "consciousness"
 
 
 def _lines(title: str, entries: tuple[str, ...]) -> str:
@@ -61,7 +63,8 @@ def capabilities_text(profile: AgentProfile) -> str:
 async def run(turn: TurnState) -> PhaseOutcome:
     """Load the agent's profile and turn it into up to four pinned fragments."""
     tenant = turn.tenant
-    profile = await call_store(turn, NAME, lambda: turn.stores.consciousness.get_profile(tenant))
+    found = await call_store(turn, NAME, lambda: turn.stores.consciousness.get_profile(tenant))
+    profile = one_of(found, AgentProfile, NAME)
     turn.profile = profile
     if profile is None:
         return PhaseOutcome(degraded=True, warnings=(f"no profile for agent {tenant.agent_id!r}",))
@@ -93,3 +96,12 @@ async def run(turn: TurnState) -> PhaseOutcome:
     return PhaseOutcome(
         items_loaded=items, tokens_loaded=tokens, detail={"mode": profile.current_mode}
     )
+
+
+SPEC = PhaseSpec(
+    name=NAME,
+    run=run,
+    budget_ms=100,
+    needs=("turn_context",),
+    writes=frozenset({"loads", "profile"}),
+)

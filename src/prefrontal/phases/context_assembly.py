@@ -1,24 +1,30 @@
 """Phase 9, ``context_assembly``: choose fragments within each section's allocation and render.
 
 Selection is greedy by rank within each section's allocation, then a second
-pass spends what sections left unused on the best remaining fragments.
+pass spends what sections left unused on the best remaining fragments. A
+part of the agent's profile (its identity, its rules) that still does not
+fit is trimmed to the room left, with a warning, never dropped in silence.
 Duplicate text across sections is kept once (the earlier section wins). The
-rendered text is counted with the real tokenizer and trimmed, worst fragment
-first, until it fits: the bundle never exceeds the budget.
+rendered text is counted with the real tokenizer and, if over, the fewest
+worst fragments that bring it within the budget are found by bisection: a
+handful of renders, not one per fragment. The bundle never exceeds the budget.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 
+from prefrontal.bundle.checksum import checksum
+from prefrontal.bundle.costs import fragment_cost, header_cost
+from prefrontal.bundle.fitting import fit_rendered
 from prefrontal.bundle.models import SECTION_ORDER, ContextBundle, Fragment, Section
-from prefrontal.bundle.render import render_sections
-from prefrontal.phases.budget_allocation import fragment_cost, header_cost
+from prefrontal.bundle.trimming import trim_to_tokens
+from prefrontal.config import PhaseName
+from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.traces.models import DroppedRecord, SectionUsage
 
-NAME = "context_assembly"
+NAME: PhaseName = "context_assembly"
 _SPACE = re.compile(r"\W+")
 
 
@@ -36,9 +42,12 @@ class _Selection:
         self.spent: dict[Section, int] = dict.fromkeys(SECTION_ORDER, 0)
         self.seen: dict[str, Fragment] = {}
         self.dropped: list[DroppedRecord] = []
+        self.warnings: list[str] = []
 
     def cost(self, fragment: Fragment) -> int:
-        extra = 0 if self.chosen[fragment.section] else header_cost(self.turn, fragment.section)
+        extra = (
+            0 if self.chosen[fragment.section] else header_cost(self.turn.count, fragment.section)
+        )
         return fragment_cost(fragment) + extra
 
     def try_add(self, fragment: Fragment, limit: int, key: str) -> bool:
@@ -74,12 +83,42 @@ def _spend_unused(
     """Second pass: the budget sections left unused goes to the best remaining fragments."""
     unused = turn.policy.available - sum(selection.spent.values())
     for fragment, key in leftovers:
-        cost = selection.cost(fragment)
-        if cost <= unused and key not in selection.seen:
-            selection.try_add(fragment, selection.spent[fragment.section] + cost, key)
-            unused -= cost
-        else:
+        if key in selection.seen:
             selection.dropped.append(_drop(fragment, "over budget"))
+            continue
+        placed = (
+            fragment
+            if selection.cost(fragment) <= unused
+            else _trimmed(selection, fragment, unused)
+        )
+        if placed is None:
+            selection.dropped.append(_drop(fragment, "over budget"))
+            continue
+        cost = selection.cost(placed)
+        selection.try_add(placed, selection.spent[placed.section] + cost, key)
+        unused -= cost
+
+
+MIN_TRIMMED_TOKENS = 8
+"""A trimmed part of the profile shorter than this is not worth its header: it is dropped."""
+
+
+def _trimmed(selection: _Selection, fragment: Fragment, room: int) -> Fragment | None:
+    """A profile fragment cut to ``room`` tokens (with a warning), or ``None``."""
+    if fragment.section is not Section.CONSCIOUSNESS:
+        return None
+    overhead = selection.cost(fragment) - fragment.tokens
+    count = selection.turn.count
+    text = trim_to_tokens(fragment.text, room - overhead, count)
+    tokens = count(text) if text else 0
+    if tokens < MIN_TRIMMED_TOKENS:
+        return None
+    part = fragment.provenance.item_ids[0]
+    selection.warnings.append(
+        f"{part} trimmed from {fragment.tokens} to {tokens} tokens to fit the budget"
+    )
+    selection.dropped.append(_drop(fragment, f"trimmed to {tokens} tokens"))
+    return fragment.model_copy(update={"text": text, "tokens": tokens})
 
 
 def _drop(fragment: Fragment, reason: str) -> DroppedRecord:
@@ -92,32 +131,12 @@ def _drop(fragment: Fragment, reason: str) -> DroppedRecord:
 
 
 def _fit(turn: TurnState, selection: _Selection) -> tuple[list[Fragment], str, int]:
-    """Render, count with the real tokenizer, and drop the worst fragment until it fits."""
-    limit = turn.policy.available
-    fragments = [f for s in SECTION_ORDER for f in selection.chosen[s]]
-    while True:
-        text = render_sections(fragments)
-        tokens = turn.count(text) if text else 0
-        if tokens <= limit:
-            return fragments, text, tokens
-        victim = _worst(fragments)
-        fragments.remove(victim)
-        selection.dropped.append(_drop(victim, "trimmed to fit the rendered total"))
-
-
-def _worst(fragments: list[Fragment]) -> Fragment:
-    """The last-ranked fragment of the last non-pinned section that has any."""
-    order = {s: i for i, s in enumerate(SECTION_ORDER)}
-    unpinned = [f for f in fragments if f.section is not Section.CONSCIOUSNESS] or fragments
-    return max(unpinned, key=lambda f: (order[f.section], f.rank))
-
-
-def checksum(text: str, fragments: list[Fragment]) -> str:
-    """SHA-256 of the rendered text and every fragment's section and item ids."""
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass"))
-    for f in fragments:
-        digest.update(f"\x1e{f.section.value}\x1f{'|'.join(f.provenance.item_ids)}".encode())
-    return digest.hexdigest()
+    """Render and count; if over, drop the fewest worst fragments that make it fit."""
+    chosen = [f for s in SECTION_ORDER for f in selection.chosen[s]]
+    fitted = fit_rendered(chosen, turn.policy.available, turn.count)
+    reason = "trimmed to fit the rendered total"
+    selection.dropped.extend(_drop(f, reason) for f in fitted.dropped)
+    return fitted.kept, fitted.text, fitted.tokens
 
 
 def _usage(turn: TurnState, fragments: list[Fragment]) -> list[SectionUsage]:
@@ -162,4 +181,16 @@ async def run(turn: TurnState) -> PhaseOutcome:
         tokens_loaded=tokens,
         items_dropped=len(selection.dropped),
         tokens_dropped=sum(d.tokens for d in selection.dropped),
+        warnings=tuple(selection.warnings),
     )
+
+
+SPEC = PhaseSpec(
+    name=NAME,
+    run=run,
+    budget_ms=50,
+    needs=("budget_allocation",),
+    reads=frozenset({"allocation", "demands", "loads"}),
+    writes=frozenset({"bundle", "dropped", "sections"}),
+    loads=False,
+)

@@ -11,13 +11,15 @@ from datetime import datetime, timedelta
 import anyio
 
 from prefrontal.bundle.models import Fragment, Section
+from prefrontal.config import PhaseName
 from prefrontal.phases.fragments import fragment, loaded
+from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
-from prefrontal.phases.store_calls import call_store
+from prefrontal.phases.store_calls import call_store, list_of
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.traces.models import TurnTrace
 
-NAME = "conversation"
+NAME: PhaseName = "conversation"
 
 
 def turn_line(turn: ConversationTurn) -> str:
@@ -84,8 +86,8 @@ async def _load(
 
 async def run(turn: TurnState) -> PhaseOutcome:
     """Load the recent transcript, summary and parent outcome as fragments."""
-    recent, summary, parent = await _load(turn)
-    recent = still_recent(turn, recent)
+    found, summary, parent = await _load(turn)
+    recent = still_recent(turn, list_of(found, ConversationTurn, NAME))
     turn.recent_turns = recent
     fragments: list[Fragment] = []
     if summary is not None:
@@ -137,3 +139,12 @@ def _fragment(
         created_at=created_at,
         role=role,
     )
+
+
+SPEC = PhaseSpec(
+    name=NAME,
+    run=run,
+    budget_ms=100,
+    needs=("turn_context",),
+    writes=frozenset({"loads", "recent_turns"}),
+)

@@ -8,10 +8,12 @@ already holds are dropped.
 from __future__ import annotations
 
 from prefrontal.bundle.models import Section
-from prefrontal.phases.memory_search import input_text, load_section
+from prefrontal.config import PhaseName
+from prefrontal.phases.recall import input_text, load_section
+from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 
-NAME = "episodic"
+NAME: PhaseName = "episodic"
 CONTEXT_TURNS = 2
 
 
@@ -37,3 +39,13 @@ async def run(turn: TurnState) -> PhaseOutcome:
         recall.episodic_candidates,
         recall.episodic_weights,
     )
+
+
+SPEC = PhaseSpec(
+    name=NAME,
+    run=run,
+    budget_ms=150,
+    needs=("consciousness", "frontal_cortex", "conversation"),
+    reads=frozenset({"buffer", "frontal_items", "profile", "recent_turns"}),
+    writes=frozenset({"loads"}),
+)

@@ -2,7 +2,9 @@
 
 The trace is sealed with every phase's record, this one's measured up to the
 moment of sealing. Recall counts of the memories that made it into the
-context are updated in the same step.
+context are updated in the same step. When writing fails, the trace the turn
+returns is sealed again with this phase failed, and the error goes on to the
+runner.
 """
 
 from __future__ import annotations
@@ -10,51 +12,21 @@ from __future__ import annotations
 import anyio
 
 from prefrontal.bundle.models import Section
-from prefrontal.bundle.readiness import not_ready
 from prefrontal.config import PhaseName
-from prefrontal.phases.consciousness import governance_text
+from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
 from prefrontal.stores.long_term import MemoryStore
-from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnStatus, TurnTrace
+from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnTrace
+from prefrontal.traces.seal import error_record
 
 NAME: PhaseName = "finalize"
-INDEX = 11
-FAILED = (PhaseStatus.FAILED, PhaseStatus.TIMEOUT, PhaseStatus.CANCELLED)
 
 
-def seal(turn: TurnState, own: PhaseRecord) -> TurnTrace:
+def sealed(turn: TurnState, own: PhaseRecord) -> TurnTrace:
     """The turn's trace: every phase record so far plus ``own``."""
     others = [r for r in turn.records.values() if r.name != own.name]
-    records = sorted([*others, own], key=lambda r: r.index)
-    errors = tuple(e for r in records for e in r.errors)
-    degraded = any(r.status in FAILED for r in records)
-    bundle = turn.bundle
-    has_rules = turn.profile is not None and bool(governance_text(turn.profile))
-    unready = not_ready(bundle, has_rules=has_rules, stores_failed=degraded)
-    warnings = tuple(f"{r.name}: {w}" for r in records for w in r.warnings)
-    warnings += tuple(f"{NAME}: not ready for the router: {reason}" for reason in unready)
-    return TurnTrace(
-        turn_id=turn.context.turn_id,
-        parent_turn_id=turn.context.parent_turn_id,
-        agent_id=turn.context.agent_id,
-        user_id=turn.context.user_id,
-        session_id=turn.context.session_id,
-        started_at=turn.context.started_at,
-        duration_ms=round(turn.elapsed_ms(), 3),
-        deadline_ms=turn.context.deadline_ms,
-        status=TurnStatus.DEGRADED if degraded else TurnStatus.OK,
-        total_budget=turn.policy.total,
-        total_tokens=bundle.total_tokens if bundle else 0,
-        checksum=bundle.checksum if bundle else "",
-        ready_for_router=not unready,
-        phases=tuple(records),
-        sections=tuple(turn.sections),
-        dropped=tuple(turn.dropped),
-        warnings=warnings,
-        errors=errors,
-        version=turn.version,
-    )
+    return turn.seal_trace([*others, own])
 
 
 def _recalled(turn: TurnState, section: Section) -> list[str]:
@@ -67,19 +39,20 @@ async def _recall(turn: TurnState, store: MemoryStore, ids: list[str]) -> None:
     await call_store(turn, NAME, lambda: store.record_recall(tenant, ids, at))
 
 
-async def run(turn: TurnState) -> PhaseOutcome:
-    """Seal and write the trace; update recall counts concurrently."""
+def _own_record(turn: TurnState) -> PhaseRecord:
     started = turn.started_ms.get(NAME, turn.elapsed_ms())
-    own = PhaseRecord(
+    return PhaseRecord(
         name=NAME,
-        index=INDEX,
+        index=turn.indices[NAME],
         status=PhaseStatus.OK,
         started_ms=round(started, 3),
         duration_ms=round(turn.elapsed_ms() - started, 3),
         budget_ms=turn.budgets_ms[NAME],
     )
-    turn.trace = seal(turn, own)
-    trace = turn.trace
+
+
+async def _write(turn: TurnState, trace: TurnTrace) -> None:
+    """Write the trace and update recall counts, concurrently."""
     async with anyio.create_task_group() as tg:
         for section, store in (
             (Section.EPISODIC, turn.stores.episodic),
@@ -89,4 +62,32 @@ async def run(turn: TurnState) -> PhaseOutcome:
             if ids:
                 tg.start_soon(_recall, turn, store, ids)
         await call_store(turn, NAME, lambda: turn.stores.traces.put(trace))
+
+
+async def run(turn: TurnState) -> PhaseOutcome:
+    """Seal and write the trace; update recall counts concurrently."""
+    own = _own_record(turn)
+    trace = sealed(turn, own)
+    try:
+        await _write(turn, trace)
+    except Exception as error:
+        attempts = turn.attempts.get(NAME, 1)
+        errors = (error_record(error, attempts),)
+        failed = own.model_copy(
+            update={"status": PhaseStatus.FAILED, "errors": errors, "attempts": attempts}
+        )
+        turn.trace = sealed(turn, failed)
+        raise
+    turn.trace = trace
     return PhaseOutcome(detail={"ready_for_router": trace.ready_for_router})
+
+
+SPEC = PhaseSpec(
+    name=NAME,
+    run=run,
+    budget_ms=50,
+    needs=("working_memory_init",),
+    reads=frozenset({"bundle", "dropped", "sections"}),
+    writes=frozenset({"trace"}),
+    loads=False,
+)

@@ -9,7 +9,8 @@ from prefrontal.phases.state import TurnState
 from prefrontal.retrieval.lexical import term_set, terms
 
 
-def fragment(
+# Keyword-only past the text: one argument per field of Provenance and Fragment.
+def fragment(  # noqa: PLR0913
     turn: TurnState,
     section: Section,
     text: str,

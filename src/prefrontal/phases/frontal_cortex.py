@@ -10,12 +10,14 @@ from __future__ import annotations
 from datetime import datetime
 
 from prefrontal.bundle.models import Fragment, Section
+from prefrontal.config import PhaseName
 from prefrontal.phases.fragments import fragment, input_terms, loaded, overlap
+from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
-from prefrontal.phases.store_calls import call_store
+from prefrontal.phases.store_calls import call_store, list_of
 from prefrontal.stores.frontal_cortex import FrontalItem, FrontalKind, FrontalQuery, FrontalStatus
 
-NAME = "frontal_cortex"
+NAME: PhaseName = "frontal_cortex"
 FETCH_LIMIT = 200
 OPEN = (FrontalStatus.ACTIVE, FrontalStatus.BLOCKED)
 FAR_FUTURE = datetime.max.replace(tzinfo=None)
@@ -76,7 +78,8 @@ async def run(turn: TurnState) -> PhaseOutcome:
     """Load goals and work items; keep the most relevant of each kind."""
     tenant = turn.tenant
     query = FrontalQuery(limit=FETCH_LIMIT)
-    items = await call_store(turn, NAME, lambda: turn.stores.frontal_cortex.query(tenant, query))
+    found = await call_store(turn, NAME, lambda: turn.stores.frontal_cortex.query(tenant, query))
+    items = list_of(found, FrontalItem, NAME)
     chosen = select(turn, items)
     turn.frontal_items = chosen
     texts = [(i, describe(i)) for i in chosen] + [
@@ -107,3 +110,13 @@ async def run(turn: TurnState) -> PhaseOutcome:
         items_dropped=open_count - len(chosen),
         detail={"fetched": len(items)},
     )
+
+
+SPEC = PhaseSpec(
+    name=NAME,
+    run=run,
+    budget_ms=100,
+    needs=("turn_context",),
+    reads=frozenset({"session"}),
+    writes=frozenset({"frontal_items", "loads"}),
+)

@@ -7,13 +7,15 @@ whose tags match the input or focus are kept before those that do not.
 from __future__ import annotations
 
 from prefrontal.bundle.models import Section
+from prefrontal.config import PhaseName
 from prefrontal.phases.fragments import fragment, input_terms, loaded
+from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
 from prefrontal.retrieval.lexical import terms
 from prefrontal.stores.scratch_page import Observation, ScratchKind
 
-NAME = "scratch_page"
+NAME: PhaseName = "scratch_page"
 URGENT = (ScratchKind.RISK_ALERT, ScratchKind.PENDING_CONFIRMATION)
 LABELS = {
     ScratchKind.OBSERVATION: "Observation",
@@ -65,3 +67,12 @@ async def run(turn: TurnState) -> PhaseOutcome:
     return PhaseOutcome(
         items_loaded=count, tokens_loaded=tokens, items_dropped=len(entries) - len(chosen)
     )
+
+
+SPEC = PhaseSpec(
+    name=NAME,
+    run=run,
+    budget_ms=50,
+    needs=("turn_context",),
+    writes=frozenset({"loads"}),
+)

@@ -7,10 +7,12 @@ of episodic hits are removed at assembly, where both are known.
 from __future__ import annotations
 
 from prefrontal.bundle.models import Section
-from prefrontal.phases.memory_search import input_text, load_section
+from prefrontal.config import PhaseName
+from prefrontal.phases.recall import input_text, load_section
+from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 
-NAME = "semantic"
+NAME: PhaseName = "semantic"
 
 
 def concept_query(turn: TurnState) -> dict[str, str]:
@@ -34,3 +36,13 @@ async def run(turn: TurnState) -> PhaseOutcome:
         recall.semantic_candidates,
         recall.semantic_weights,
     )
+
+
+SPEC = PhaseSpec(
+    name=NAME,
+    run=run,
+    budget_ms=150,
+    needs=("frontal_cortex", "conversation"),
+    reads=frozenset({"buffer", "frontal_items"}),
+    writes=frozenset({"loads"}),
+)

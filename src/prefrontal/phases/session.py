@@ -8,6 +8,8 @@ buffer knows nothing of the bundle layer.
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from prefrontal.buffer import (
     Focus,
     ItemProvenance,
@@ -24,24 +26,45 @@ from prefrontal.phases.state import TurnState
 from prefrontal.phases.store_calls import call_store
 from prefrontal.turn import WorkingMemoryItemView, WorkingMemoryView
 
-SECTION_PRIORITY = {
-    Section.CONSCIOUSNESS: 1.0,
-    Section.FRONTAL_CORTEX: 0.8,
-    Section.CONVERSATION: 0.7,
-    Section.SCRATCH_PAGE: 0.6,
-    Section.WORKING_MEMORY: 0.6,
-    Section.EPISODIC: 0.5,
-    Section.SEMANTIC: 0.5,
-}
-"""The base priority of a fragment by section (memories use their rerank score instead)."""
 
-SECTION_URGENCY = {
-    Section.FRONTAL_CORTEX: 0.6,
-    Section.SCRATCH_PAGE: 0.6,
-    Section.CONVERSATION: 0.3,
-}
-"""What the pipeline knows of a fragment's urgency: pending work and alerts are time-bound,
-the dialogue in progress somewhat; identity is pinned and memories are judged on relevance."""
+def section_priority(section: Section) -> float:
+    """The base priority of a fragment by section (memories use their rerank score instead).
+
+    Exhaustive over :class:`Section`: a new section without a priority is a type error.
+    """
+    match section:
+        case Section.CONSCIOUSNESS:
+            return 1.0
+        case Section.FRONTAL_CORTEX:
+            return 0.8
+        case Section.CONVERSATION:
+            return 0.7
+        case Section.SCRATCH_PAGE | Section.WORKING_MEMORY:
+            return 0.6
+        case Section.EPISODIC | Section.SEMANTIC:
+            return 0.5
+        case _:  # pragma: no cover - unreachable while every section has a case
+            assert_never(section)
+
+
+def section_urgency(section: Section) -> float:
+    """What the pipeline knows of a fragment's urgency, by section.
+
+    Pending work and alerts are time-bound, the dialogue in progress
+    somewhat; identity is pinned and memories are judged on relevance.
+    """
+    match section:
+        case Section.FRONTAL_CORTEX | Section.SCRATCH_PAGE:
+            return 0.6
+        case Section.CONVERSATION:
+            return 0.3
+        case Section.CONSCIOUSNESS | Section.EPISODIC | Section.SEMANTIC:
+            return 0.0
+        case Section.WORKING_MEMORY:
+            return 0.0
+        case _:  # pragma: no cover - unreachable while every section has a case
+            assert_never(section)
+
 
 MEMORY_SECTIONS = (Section.EPISODIC, Section.SEMANTIC)
 
@@ -116,9 +139,9 @@ def new_item(turn: TurnState, fragment: Fragment) -> NewItem:
         content=fragment.text,
         source=source_of(fragment),
         tokens=fragment.tokens,
-        priority=score if memory and score is not None else SECTION_PRIORITY[fragment.section],
+        priority=score if memory and score is not None else section_priority(fragment.section),
         relevance=score if memory else None,
-        urgency=SECTION_URGENCY.get(fragment.section, 0.0),
+        urgency=section_urgency(fragment.section),
         pinned=fragment.section is Section.CONSCIOUSNESS,
         lifetime=Lifetime.TURN,
         provenance=ItemProvenance(

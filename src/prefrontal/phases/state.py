@@ -7,7 +7,7 @@ write the same thing. The runner owns ``records``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -15,6 +15,7 @@ from prefrontal.budgets.policy import Allocation, BudgetPolicy
 from prefrontal.budgets.tokens import TokenCounter
 from prefrontal.buffer import SessionBuffer
 from prefrontal.bundle.models import ContextBundle, Fragment, Section
+from prefrontal.bundle.readiness import not_ready
 from prefrontal.config import OrchestratorConfig, PhaseName
 from prefrontal.stores.consciousness import AgentProfile
 from prefrontal.stores.conversation import ConversationTurn
@@ -22,8 +23,15 @@ from prefrontal.stores.frontal_cortex import FrontalItem
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState
-from prefrontal.traces.models import DroppedRecord, PhaseRecord, SectionUsage, TurnTrace
+from prefrontal.traces.models import (
+    DroppedRecord,
+    PhaseRecord,
+    SectionUsage,
+    TurnStatus,
+    TurnTrace,
+)
 from prefrontal.traces.observe import NullObserver, Observer
+from prefrontal.traces.seal import degraded, seal
 from prefrontal.turn import (
     TurnContext,
     TurnRequest,
@@ -60,6 +68,8 @@ class TurnState:
     version: str
     budgets_ms: Mapping[PhaseName, float]
     """Each phase's time budget: its own, or the configured one."""
+    indices: Mapping[PhaseName, int]
+    """Each phase's number, from its place in the tuple of phases."""
     observer: Observer = field(default_factory=NullObserver)
     monotonic_start: float = field(default_factory=time.monotonic)
     # phase 1
@@ -82,6 +92,8 @@ class TurnState:
     records: dict[str, PhaseRecord] = field(default_factory=dict)
     started_ms: dict[str, float] = field(default_factory=dict)
     attempts: dict[str, int] = field(default_factory=dict)
+    foreign: dict[str, int] = field(default_factory=dict)
+    """Per phase: what its stores returned that the turn's tenant may not see (dropped)."""
 
     @property
     def tenant(self) -> Tenant:
@@ -105,3 +117,50 @@ class TurnState:
     def count(self, text: str) -> int:
         """Tokens in ``text`` with the turn's tokenizer."""
         return self.counter.count(text)
+
+    def has_rules(self) -> bool:
+        """Whether the agent's profile holds rules (safety, access control, escalation)."""
+        if self.profile is None:
+            return False
+        g = self.profile.governance
+        return bool(g.safety_policies or g.access_control or g.escalation)
+
+    def seal_trace(self, records: Iterable[PhaseRecord]) -> TurnTrace:
+        """The turn's trace sealed with ``records``; whether its context is ready for the router.
+
+        Not ready, with a warning that says why, when the identity or the
+        rules are not in the context, or it is empty because stores failed
+        (:func:`~prefrontal.bundle.readiness.not_ready`).
+        """
+        ordered = tuple(records)
+        trace = seal(self.open_trace(), ordered)
+        unready = not_ready(
+            self.bundle, has_rules=self.has_rules(), stores_failed=degraded(ordered)
+        )
+        notes = tuple(f"finalize: not ready for the router: {reason}" for reason in unready)
+        return trace.model_copy(
+            update={"ready_for_router": not unready, "warnings": trace.warnings + notes}
+        )
+
+    def open_trace(self) -> TurnTrace:
+        """The turn's trace before sealing: who, when, what it spent; no phases yet."""
+        c, bundle = self.context, self.bundle
+        return TurnTrace(
+            turn_id=c.turn_id,
+            parent_turn_id=c.parent_turn_id,
+            agent_id=c.agent_id,
+            user_id=c.user_id,
+            session_id=c.session_id,
+            started_at=c.started_at,
+            duration_ms=round(self.elapsed_ms(), 3),
+            deadline_ms=c.deadline_ms,
+            status=TurnStatus.OK,
+            total_budget=self.policy.total,
+            total_tokens=bundle.total_tokens if bundle else 0,
+            checksum=bundle.checksum if bundle else "",
+            ready_for_router=bundle is not None,
+            phases=(),
+            sections=tuple(self.sections),
+            dropped=tuple(self.dropped),
+            version=self.version,
+        )

@@ -10,20 +10,30 @@ working-notes section.
 
 from __future__ import annotations
 
+import anyio
+
 from prefrontal.bundle.models import Section
+from prefrontal.config import PhaseName
 from prefrontal.phases.session import load_session, note_fragments
+from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 
-NAME = "turn_context"
+NAME: PhaseName = "turn_context"
+SESSION_WAIT_BUDGETS = 4
+"""How many of its time budgets phase 1 waits for the session's buffer (200 ms by default)."""
 
 
 async def run(turn: TurnState) -> PhaseOutcome:
     """Load the session's buffer (a new, empty one for a new session) and its working notes.
 
     Items that faded out since the last turn go first, so that the notes
-    offered to this turn's context are the ones still alive.
+    offered to this turn's context are the ones still alive. Every loading
+    phase waits for this one, so the wait for the working-memory store is
+    bounded (``SESSION_WAIT_BUDGETS`` times this phase's budget): a store
+    that hangs times this phase out, and the others load without the buffer.
     """
-    turn.buffer = await load_session(turn, NAME)
+    with anyio.fail_after(turn.budgets_ms[NAME] * SESSION_WAIT_BUDGETS / 1_000):
+        turn.buffer = await load_session(turn, NAME)
     turn.session = turn.buffer.state
     faded = await turn.buffer.expire(now=turn.context.started_at)
     notes = note_fragments(turn)
@@ -39,3 +49,11 @@ async def run(turn: TurnState) -> PhaseOutcome:
             "faded": len(faded),
         },
     )
+
+
+SPEC = PhaseSpec(
+    name=NAME,
+    run=run,
+    budget_ms=50,
+    writes=frozenset({"buffer", "loads", "session"}),
+)

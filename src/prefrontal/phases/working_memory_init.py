@@ -18,11 +18,13 @@ from collections import Counter
 
 from prefrontal.buffer import RefreshReport, SessionLink
 from prefrontal.bundle.models import Section
+from prefrontal.config import PhaseName
 from prefrontal.phases.session import focus_of, load_session, new_item, view
+from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
 
-NAME = "working_memory_init"
+NAME: PhaseName = "working_memory_init"
 DETAIL_LIMIT = 20
 """At most this many refusals and evictions are listed in the trace detail."""
 
@@ -83,3 +85,14 @@ def _explain(report: RefreshReport) -> dict[str, object]:
         "themes": list(report.themes),
         "coherence": round(report.coherence.score, 4),
     }
+
+
+SPEC = PhaseSpec(
+    name=NAME,
+    run=run,
+    budget_ms=50,
+    needs=("context_assembly",),
+    reads=frozenset({"buffer", "bundle", "frontal_items"}),
+    writes=frozenset({"working_memory"}),
+    loads=False,
+)

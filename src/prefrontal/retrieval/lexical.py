@@ -18,6 +18,8 @@ from functools import lru_cache
 
 import snowballstemmer
 
+from prefrontal.text_cache import text_cache
+
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
 """A run of letters and digits: what the analyser calls a word."""
 _STEMMER = snowballstemmer.stemmer("porter")
@@ -104,7 +106,7 @@ def terms(text: str) -> list[str]:
     return [s for s in stems if s]
 
 
-@lru_cache(maxsize=16_384)
+@text_cache(max_chars=8_000_000)
 def term_set(text: str) -> frozenset[str]:
     """The distinct index terms of ``text``, cached: the same texts are matched turn after turn."""
     return frozenset(terms(text))

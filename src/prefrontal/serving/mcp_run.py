@@ -3,7 +3,8 @@
 Over HTTP, when keys are configured every request needs one whose grant
 covers the server's agent and user (401 without a valid key, 403 for a key
 of another agent or user); without keys the server only listens on the
-loopback address. The stores are closed when the server stops.
+loopback address. The orchestrator is entered while the server runs, and
+its stores closed when it stops.
 """
 
 from __future__ import annotations
@@ -49,10 +50,8 @@ class KeyGate:
 
 async def run_stdio(service: Service, tenant: Tenant) -> None:
     """Serve the tools over stdin/stdout until the client closes them."""
-    try:
+    async with service.orchestrator:
         await build_mcp(service, tenant).run_stdio_async()
-    finally:
-        await service.stores.aclose()
 
 
 async def run_http(
@@ -69,10 +68,8 @@ async def run_http(
     )
     if len(keys):
         app = KeyGate(app, keys, tenant)
-    try:
+    async with service.orchestrator:
         await serve(app, host=host, port=port)
-    finally:
-        await service.stores.aclose()
 
 
 def _bearer(scope: Scope) -> str | None:

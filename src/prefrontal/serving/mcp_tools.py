@@ -84,7 +84,10 @@ class StartedTurn(Out):
     warnings: tuple[str, ...]
 
 
-def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> MCPServer:
+# Every tool is declared here, one nested function each: long, but flat.
+def build_mcp(  # noqa: C901
+    service: Service, tenant: Tenant, *, name: str = "prefrontal"
+) -> MCPServer:
     """An MCP server whose tools act for ``tenant`` through ``service``."""
     server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, version=package_version())
 

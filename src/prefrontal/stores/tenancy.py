@@ -89,3 +89,23 @@ def preferred(items: Iterable[OwnedT], tenant: Tenant) -> OwnedT | None:
     """The item ``tenant`` is given among ``items`` of one id (``None`` when none is visible)."""
     visible = [item for item in items if visible_to(item, tenant)]
     return min(visible, key=lambda item: precedence(item, tenant), default=None)
+
+
+def may_see(value: object, tenant: Tenant) -> bool:
+    """Whether ``tenant`` may see what a store returned: a record, a hit, or anything unowned.
+
+    A search hit is judged by its item; a record with an agent but no user (an
+    agent's profile) by its agent; one with both but no scope (a trace) as
+    private. Values that name no owner (counts, ``None``) are always fine.
+    """
+    inner = getattr(value, "item", None)
+    target = inner if hasattr(inner, "agent_id") else value
+    agent = getattr(target, "agent_id", None)
+    if agent is None:
+        return True
+    if agent != tenant.agent_id:
+        return False
+    user = getattr(target, "user_id", None)
+    if user is None:
+        return True
+    return getattr(target, "scope", Scope.PRIVATE) is Scope.SHARED or user == tenant.user_id

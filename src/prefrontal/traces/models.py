@@ -57,6 +57,13 @@ class DroppedRecord(TraceModel):
     reason: str
 
 
+class RecallMode(StrEnum):
+    """What a memory phase did this turn: searched its store, or reused the buffer's hits."""
+
+    SEARCH = "search"
+    REUSE = "reuse"
+
+
 class SectionUsage(TraceModel):
     """A section's share of the budget: as allocated and as used."""
 

@@ -52,8 +52,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
         "prefrontal.traces.prometheus needs prometheus-client: pip install 'prefrontal[prometheus]'"
     ) from error
 
-from prefrontal.buffer.recall_gate import RecallMode
-from prefrontal.traces.models import PhaseRecord, TurnTrace
+from prefrontal.traces.models import PhaseRecord, RecallMode, TurnTrace
 from prefrontal.traces.observe import TurnIdentity
 
 if TYPE_CHECKING:

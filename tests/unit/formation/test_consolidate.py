@@ -196,7 +196,7 @@ async def test_any_async_callable_summarizes(stores: Stores) -> None:
     """A custom summarizer writes each group's content; blank output falls back to extractive."""
     await seeded(stores)
 
-    async def shouting(items: Sequence[BufferItem], max_tokens: int, count: object) -> str:
+    async def shouting(items: Sequence[BufferItem], max_tokens: int, count_tokens: object) -> str:
         if items[0].source is ItemSource.REFLECTION:
             return "   "
         return " | ".join(i.content.upper() for i in items)

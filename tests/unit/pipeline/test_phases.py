@@ -37,11 +37,12 @@ def new_turn(orch: Orchestrator, **request: object) -> TurnState:
 
 
 def test_the_phase_tuple_is_the_specification_graph() -> None:
-    """Eleven phases; 2, 3, 4, 7 need only 1; 5 and 6 need 3 and 4; 8-11 are a chain."""
+    """Eleven phases; 2, 3, 4, 7 need only 1; 5 needs 2, 3 and 4, 6 needs 3 and 4; 8-11 are a chain."""
     needs = {p.name: set(p.needs) for p in PHASES}
     for name in ("consciousness", "frontal_cortex", "conversation", "scratch_page"):
         assert needs[name] == {"turn_context"}
-    assert needs["episodic"] == needs["semantic"] == {"frontal_cortex", "conversation"}
+    assert needs["episodic"] == {"consciousness", "frontal_cortex", "conversation"}
+    assert needs["semantic"] == {"frontal_cortex", "conversation"}
     assert needs["context_assembly"] == {"budget_allocation"}
     assert [p.loads for p in PHASES] == [True] * 7 + [False] * 4
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from prefrontal import Stores
+from prefrontal.bundle.models import ContextBundle, Fragment, Provenance, Section
+from prefrontal.bundle.readiness import not_ready
 from prefrontal.errors import StoreError
 from prefrontal.stores.consciousness import AgentProfile, Governance
 from prefrontal.stores.tenancy import Tenant
@@ -60,10 +62,10 @@ async def test_an_empty_context_because_stores_failed_is_not_ready(demo_stores: 
     assert any("empty because stores failed" in w for w in result.warnings)
 
 
-async def test_rules_that_do_not_reach_the_context_make_the_turn_not_ready(
+async def test_rules_longer_than_their_share_are_trimmed_with_a_warning(
     demo_stores: Stores,
 ) -> None:
-    """An agent whose rules are loaded but left out of the context is not ready for the router."""
+    """Rules over their share are cut to fit, whole lines first, and the turn says so and is ready."""
     tenant = Tenant(agent_id="atlas", user_id="maya")
     profile = await demo_stores.consciousness.get_profile(tenant)
     assert profile is not None
@@ -75,7 +77,40 @@ async def test_rules_that_do_not_reach_the_context_make_the_turn_not_ready(
         )
     )
     result = await orchestrator(demo_stores).start_turn(demo_request())
-    held = {i for f in result.bundle.fragments for i in f.provenance.item_ids}
-    assert "atlas#governance" not in held
-    assert not result.ready_for_router
-    assert any("the agent's rules are not in the context" in w for w in result.warnings)
+    (governance,) = [
+        f for f in result.bundle.fragments if f.provenance.item_ids == ("atlas#governance",)
+    ]
+    assert governance.text.startswith("Safety: Rule 0: never do the forbidden thing")
+    assert governance.text.endswith(" …")
+    assert result.bundle.total_tokens <= 4_000
+    assert result.ready_for_router
+    assert any("atlas#governance trimmed from" in w for w in result.warnings)
+
+
+def test_a_bundle_without_the_rules_an_agent_has_is_not_ready() -> None:
+    """``not_ready`` names missing rules when the agent has some, and nothing when it has none."""
+    identity_only = ContextBundle(
+        turn_id="t",
+        text="You are Atlas.",
+        total_tokens=4,
+        budget=4_000,
+        fragments=(
+            Fragment(
+                section=Section.CONSCIOUSNESS,
+                text="You are Atlas.",
+                tokens=4,
+                provenance=Provenance(
+                    store="consciousness", item_ids=("atlas#identity",), phase="consciousness"
+                ),
+            ),
+        ),
+        source_breakdown={},
+        checksum="",
+        tokenizer="cl100k_base",
+        version="0",
+        created_at=FIXED_NOW,
+    )
+    assert not_ready(identity_only, has_rules=True, stores_failed=False) == [
+        "the agent's rules are not in the context"
+    ]
+    assert not_ready(identity_only, has_rules=False, stores_failed=False) == []

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from prefrontal.errors import ConfigurationError
-from prefrontal.phases.memory_search import rerank, rerank_score
+from prefrontal.phases.recall import rerank, rerank_score
 from prefrontal.retrieval.settings import RerankWeights
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, ScoredMemory
 

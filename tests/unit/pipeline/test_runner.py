@@ -88,8 +88,9 @@ async def test_a_store_that_never_answers_is_cut_at_the_deadline(demo_stores: St
     stores = demo_stores.replace(episodic=DelayedStore(demo_stores.episodic, math.inf))
     # Garbage left by earlier tests is collected now, not in a pause inside the measured turn.
     gc.collect()
+    turns = orchestrator(stores, deadline_ms=1_000)
     started = time.monotonic()
-    result = await orchestrator(stores, deadline_ms=1_000).start_turn(demo_request())
+    result = await turns.start_turn(demo_request())
     elapsed_ms = (time.monotonic() - started) * 1_000
     assert elapsed_ms < 1_050
     assert result.trace.phase("episodic").status is PhaseStatus.TIMEOUT
@@ -106,13 +107,15 @@ async def test_a_store_that_never_answers_is_cut_at_the_deadline(demo_stores: St
 
 
 async def test_phases_waiting_on_a_hung_dependency_are_reported(demo_stores: Stores) -> None:
-    """When goals never load, phases 5 and 6 never start, and the trace says what they waited for."""
+    """When goals never load, phase 3 is cut in time for 5 and 6 to run, degraded, without them."""
     stores = demo_stores.replace(frontal_cortex=DelayedStore(demo_stores.frontal_cortex, math.inf))
-    result = await orchestrator(stores, deadline_ms=200).start_turn(demo_request())
-    for name in ("frontal_cortex", "episodic", "semantic"):
-        assert result.trace.phase(name).status is PhaseStatus.TIMEOUT
-    assert "waiting for frontal_cortex" in result.trace.phase("episodic").warnings[0]
-    assert result.bundle.section(Section.CONVERSATION)
+    result = await orchestrator(stores, deadline_ms=400).start_turn(demo_request())
+    assert result.trace.phase("frontal_cortex").status is PhaseStatus.TIMEOUT
+    for name in ("episodic", "semantic"):
+        assert result.trace.phase(name).status is PhaseStatus.DEGRADED
+    for section in (Section.CONVERSATION, Section.EPISODIC, Section.SEMANTIC):
+        assert result.bundle.section(section)
+    assert not result.bundle.section(Section.FRONTAL_CORTEX)
 
 
 async def test_a_failing_store_degrades_its_phase_not_the_turn(demo_stores: Stores) -> None:

@@ -7,8 +7,9 @@ import pytest
 from prefrontal import PhaseStatus, Section, Stores, TurnStatus
 from prefrontal.budgets.tokens import default_counter
 from prefrontal.bundle.models import SECTION_ORDER
-from prefrontal.demo import seed
+from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
 from prefrontal.phases import PHASE_NAMES
+from prefrontal.stores import Tenant
 from tests.conftest import demo_request, orchestrator
 
 pytestmark = pytest.mark.anyio
@@ -149,8 +150,5 @@ async def test_messages_put_the_conversation_in_roles(demo_stores: Stores) -> No
     assert {"user", "assistant"} <= roles
 
 
-def _tenant():  # type: ignore[no-untyped-def]
-    from prefrontal.demo import DEMO_AGENT, DEMO_USER
-    from prefrontal.stores import Tenant
-
+def _tenant() -> Tenant:
     return Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
+from typing import Any
 
 import pytest
 import structlog
@@ -26,7 +27,7 @@ def _reset_structlog() -> Iterator[None]:
     structlog.reset_defaults()
 
 
-def logged(observer: LogObserver) -> list[dict[str, object]]:
+def logged(observer: LogObserver) -> list[MutableMapping[str, Any]]:
     with capture_logs() as logs:
         run(lambda: demo_turn([observer]))
     return [e for e in logs if e["event"] != "observer_failed"]

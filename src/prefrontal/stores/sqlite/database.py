@@ -73,6 +73,12 @@ def from_us_or_none(value: int | None) -> datetime | None:
     return None if value is None else from_us(value)
 
 
+LOCK_SLICE_MS = 20
+"""How long SQLite itself waits for a lock before the wait returns to the event loop."""
+LOCK_PAUSE_S = 0.002
+"""The pause between two slices, where a deadline or a cancellation can end the wait."""
+
+
 class Database:
     """A SQLite database file opened lazily on first use, then shared.
 
@@ -115,13 +121,31 @@ class Database:
         """Run ``fn(connection)`` in a read transaction in a worker thread."""
         await self._ensure_open(store)
         call = partial(self._run_read, fn, store)
-        return await anyio.to_thread.run_sync(call, limiter=self._readers)
+        return await self._waiting_for_locks(call, self._readers)
 
     async def write(self, fn: Callable[[sqlite3.Connection], T], *, store: str) -> T:
         """Run ``fn(connection)`` in one write transaction; committed when this returns."""
         await self._ensure_open(store)
         call = partial(self._run_write, fn, store)
-        return await anyio.to_thread.run_sync(call, limiter=self._writers)
+        return await self._waiting_for_locks(call, self._writers)
+
+    async def _waiting_for_locks(self, call: Callable[[], T], limiter: anyio.CapacityLimiter) -> T:
+        """``call()`` in a worker thread, tried again while another connection holds the lock.
+
+        A worker thread cannot be cancelled, so SQLite waits for a lock in
+        slices of ``LOCK_SLICE_MS`` only; between slices this coroutine sleeps,
+        where a caller's deadline or cancellation ends the wait at once. The
+        whole wait is bounded by ``busy_timeout_ms``, after which the
+        :class:`TransientStoreError` of the last slice is raised.
+        """
+        give_up = anyio.current_time() + self._busy_timeout_ms / 1_000
+        while True:
+            try:
+                return await anyio.to_thread.run_sync(call, limiter=limiter)
+            except TransientStoreError:
+                if anyio.current_time() >= give_up:
+                    raise
+            await anyio.sleep(LOCK_PAUSE_S)
 
     async def aclose(self) -> None:
         """Close every connection once the writes in flight are done.
@@ -163,7 +187,7 @@ class Database:
             self.path, isolation_level=None, check_same_thread=False, cached_statements=256
         )
         for pragma in (
-            f"busy_timeout = {int(self._busy_timeout_ms)}",
+            f"busy_timeout = {min(int(self._busy_timeout_ms), LOCK_SLICE_MS)}",
             f"synchronous = {self._synchronous}",
             "foreign_keys = ON",
             "temp_store = MEMORY",

@@ -1,0 +1,67 @@
+"""Fitting the rendered context within its budget, counted with the real tokenizer.
+
+Selection works with each fragment's own token count; the rendered text can
+come out a little longer (group headers, merges across line breaks). When
+it does, the fewest fragments are given up, worst first, that bring it
+within the limit: the agent's profile last, and within the rest the
+last-ranked fragment of the last section first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from prefrontal.bundle.fragments import SECTION_ORDER, Fragment, Section
+from prefrontal.bundle.render import render_sections
+
+__all__ = ["Fitted", "fit_rendered", "worst_first"]
+
+
+@dataclass(frozen=True, slots=True)
+class Fitted:
+    """What fits: the fragments kept, those given up, the text and its token count."""
+
+    kept: list[Fragment]
+    dropped: list[Fragment]
+    text: str
+    tokens: int
+
+
+def worst_first(fragments: Sequence[Fragment]) -> list[Fragment]:
+    """Fragments in the order they are given up: the agent's profile (pinned) only after
+    everything else, and within each group the last-ranked of the last section first."""
+    order = {s: i for i, s in enumerate(SECTION_ORDER)}
+
+    def worst(f: Fragment) -> tuple[bool, int, int]:
+        return (f.section is not Section.CONSCIOUSNESS, order[f.section], f.rank)
+
+    return sorted(fragments, key=worst, reverse=True)
+
+
+def fit_rendered(fragments: Sequence[Fragment], limit: int, count: Callable[[str], int]) -> Fitted:
+    """The fragments, rendered, within ``limit`` tokens by ``count``.
+
+    Giving up more of the worst-first order never adds tokens, so the fewest
+    to give up are found by bisection: about log2(n) renders, where giving
+    them up one at a time re-rendered and re-counted everything n times.
+    """
+    order = worst_first(fragments)
+
+    def attempt(drop: int) -> Fitted:
+        gone = {id(f) for f in order[:drop]}
+        kept = [f for f in fragments if id(f) not in gone]
+        text = render_sections(kept)
+        return Fitted(kept, order[:drop], text, count(text) if text else 0)
+
+    whole = attempt(0)
+    if whole.tokens <= limit:
+        return whole
+    low, high = 1, len(order)
+    while low < high:
+        middle = (low + high) // 2
+        if attempt(middle).tokens <= limit:
+            high = middle
+        else:
+            low = middle + 1
+    return attempt(low)

@@ -1,0 +1,103 @@
+"""Fitting the rendered context: the same fragments as giving them up one at a time, in a
+handful of renders; and rules cut to a token count, whole lines first."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prefrontal.budgets.tokens import default_counter
+from prefrontal.bundle.fitting import fit_rendered, worst_first
+from prefrontal.bundle.fragments import Fragment, Provenance, Section
+from prefrontal.bundle.render import render_sections
+from prefrontal.bundle.trimming import MARK, trim_to_tokens
+
+COUNT = default_counter().count
+SECTIONS = list(Section)
+
+
+def fragment(n: int, section: Section, words: int, heading: str | None) -> Fragment:
+    text = " ".join(f"word{n}x{k}" for k in range(words))
+    return Fragment(
+        section=section,
+        text=text,
+        tokens=COUNT(text),
+        provenance=Provenance(store="s", item_ids=(f"i{n}",), phase="p"),
+        rank=n,
+        position=float(n),
+        heading=heading,
+    )
+
+
+fragments = st.lists(
+    st.tuples(
+        st.sampled_from(SECTIONS), st.integers(1, 12), st.sampled_from([None, "1 May", "2 May"])
+    ),
+    min_size=1,
+    max_size=40,
+).map(lambda specs: [fragment(n, *spec) for n, spec in enumerate(specs)])
+
+
+def one_at_a_time(chosen: list[Fragment], limit: int) -> list[Fragment]:
+    """The reference: give up the worst fragment, re-render and re-count, until it fits."""
+    kept = list(chosen)
+    for victim in worst_first(chosen):
+        text = render_sections(kept)
+        if (COUNT(text) if text else 0) <= limit:
+            break
+        kept.remove(victim)
+    return kept
+
+
+@settings(max_examples=60, deadline=None)
+@given(fragments, st.integers(0, 400))
+def test_fitting_keeps_what_giving_up_one_at_a_time_keeps(
+    chosen: list[Fragment], limit: int
+) -> None:
+    """Bisection finds the same fragments as the one-by-one loop, and the text fits the limit."""
+    fitted = fit_rendered(chosen, limit, COUNT)
+    assert fitted.tokens <= limit
+    assert fitted.text == render_sections(fitted.kept)
+    assert fitted.tokens == (COUNT(fitted.text) if fitted.text else 0)
+    assert fitted.kept == one_at_a_time(chosen, limit)
+    assert len(fitted.kept) + len(fitted.dropped) == len(chosen)
+
+
+def test_fitting_renders_a_logarithmic_number_of_times() -> None:
+    """Two hundred fragments over the limit cost about log2(200) renders, not two hundred."""
+    counted: list[str] = []
+
+    def count(text: str) -> int:
+        counted.append(text)
+        return COUNT(text)
+
+    chosen = [fragment(n, Section.EPISODIC, 20, f"{n % 30} May") for n in range(200)]
+    fitted = fit_rendered(chosen, 1_000, count)
+    assert fitted.tokens <= 1_000
+    assert len(fitted.dropped) > 100
+    assert len(counted) <= 10
+
+
+@given(
+    st.lists(st.text(alphabet="abc de\nfg", max_size=60), min_size=1, max_size=8),
+    st.integers(0, 60),
+)
+def test_trimmed_text_fits_and_is_a_head_of_the_original(lines: list[str], room: int) -> None:
+    """The trimmed text is within ``room`` and, less its mark, is where the original starts."""
+    text = "\n".join(lines)
+    trimmed = trim_to_tokens(text, room, COUNT)
+    assert COUNT(trimmed) <= room
+    assert text.startswith(trimmed.removesuffix(MARK).rstrip())
+
+
+def test_whole_lines_are_kept_before_one_is_cut() -> None:
+    """Rules keep their first lines whole; the line that does not fit is cut and marked."""
+    rules = (
+        "Safety: never share customer data\nAccess control: only Maya approves spend\nEscalation: "
+        + ("payment blockers go to Maya " * 20)
+    )
+    trimmed = trim_to_tokens(rules, 30, COUNT)
+    lines = trimmed.split("\n")
+    assert lines[:2] == rules.split("\n")[:2]
+    assert lines[2].startswith("Escalation: payment") and lines[2].endswith(MARK)
+    assert COUNT(trimmed) <= 30

@@ -1,0 +1,75 @@
+"""Tenancy is checked twice: what a store returns that the tenant may not see never reaches the turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from prefrontal import PhaseStatus, Stores
+from prefrontal.stores import MemoryItem, MemoryQuery, ScoredMemory, Tenant
+from prefrontal.stores.conversation import ConversationTurn, Role
+from prefrontal.stores.tenancy import Scope, may_see
+from tests.conftest import FIXED_NOW, demo_request, orchestrator
+
+pytestmark = pytest.mark.anyio
+ATLAS_MAYA = Tenant(agent_id="atlas", user_id="maya")
+
+
+def stranger_memory(agent: str, user: str, scope: Scope = Scope.PRIVATE) -> MemoryItem:
+    return MemoryItem(
+        item_id=f"leak-{agent}-{user}",
+        agent_id=agent,
+        user_id=user,
+        scope=scope,
+        content="Secret launch plan of another tenant",
+        created_at=FIXED_NOW,
+    )
+
+
+class LeakyMemoryStore:
+    """A broken backend: every search also returns other tenants' items."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
+        hits: list[ScoredMemory] = await self._store.search(tenant, query)
+        leaks = [stranger_memory("other-agent", "maya"), stranger_memory("atlas", "tom")]
+        return [ScoredMemory(item=item, score=99.0) for item in leaks] + hits
+
+
+async def test_items_of_other_tenants_are_dropped_and_reported(demo_stores: Stores) -> None:
+    """Another agent's and another user's private items never reach the bundle; the phase says so."""
+    leaky = demo_stores.replace(episodic=LeakyMemoryStore(demo_stores.episodic))
+    result = await orchestrator(leaky).start_turn(demo_request())
+    held = {i for f in result.bundle.fragments for i in f.provenance.item_ids}
+    assert not {i for i in held if i.startswith("leak-")}
+    assert "Secret launch plan" not in result.bundle.text
+    record = result.trace.phase("episodic")
+    assert record.status is PhaseStatus.DEGRADED
+    assert any("may not see" in w for w in record.warnings)
+
+
+def test_what_the_tenant_may_see() -> None:
+    """Own and shared items, the agent's profile-like records and unowned values pass; others not."""
+    assert may_see(stranger_memory("atlas", "maya"), ATLAS_MAYA)
+    assert may_see(stranger_memory("atlas", "tom", Scope.SHARED), ATLAS_MAYA)
+    assert not may_see(stranger_memory("atlas", "tom"), ATLAS_MAYA)
+    assert not may_see(stranger_memory("other-agent", "maya", Scope.SHARED), ATLAS_MAYA)
+    assert may_see(ScoredMemory(item=stranger_memory("atlas", "maya"), score=1.0), ATLAS_MAYA)
+    assert not may_see(ScoredMemory(item=stranger_memory("atlas", "tom"), score=1.0), ATLAS_MAYA)
+    assert may_see(None, ATLAS_MAYA)
+    turn = ConversationTurn(
+        item_id="c",
+        agent_id="atlas",
+        user_id="tom",
+        session_id="s",
+        role=Role.USER,
+        content="hi",
+        created_at=FIXED_NOW,
+    )
+    assert not may_see(turn, ATLAS_MAYA)
