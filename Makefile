@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-COVERAGE_FLOOR := 95
+COVERAGE_FLOOR := 90
 # The share of lines and branches the whole suite covers, less a small margin;
 # `make test` fails below it (measured figure and command in docs/architecture.md).
 

@@ -29,11 +29,21 @@ from prefrontal.errors import (
     TransientStoreError,
     WorkingMemoryError,
 )
+from prefrontal.exchange import (
+    EndTurnConfig,
+    EndTurnResult,
+    ExchangeView,
+    Extracted,
+    ExtractiveSummarizer,
+    Extractor,
+    Summarizer,
+    ToolCall,
+)
 from prefrontal.memory import ErasureReport, MemoryAPI
 from prefrontal.orchestrator import Orchestrator
 from prefrontal.retrieval.settings import RecallSettings, RerankWeights
 from prefrontal.stores.set import Stores
-from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnStatus, TurnTrace
+from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnEnding, TurnStatus, TurnTrace
 from prefrontal.turn import (
     TurnContext,
     TurnRequest,
@@ -51,7 +61,13 @@ __all__ = [
     "ContextBundle",
     "ConversationConfig",
     "DatasetError",
+    "EndTurnConfig",
+    "EndTurnResult",
     "ErasureReport",
+    "ExchangeView",
+    "Extracted",
+    "ExtractiveSummarizer",
+    "Extractor",
     "Fragment",
     "FrontalCortexConfig",
     "ItemRejectedError",
@@ -73,9 +89,12 @@ __all__ = [
     "SectionRule",
     "StoreError",
     "Stores",
+    "Summarizer",
     "TokenCounter",
+    "ToolCall",
     "TransientStoreError",
     "TurnContext",
+    "TurnEnding",
     "TurnRequest",
     "TurnResult",
     "TurnStatus",

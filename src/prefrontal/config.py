@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from prefrontal.budgets.policy import BudgetPolicy
 from prefrontal.budgets.tokens import offline_encoding_name
 from prefrontal.buffer.config import BufferConfig
+from prefrontal.exchange.config import EndTurnConfig
 from prefrontal.retrieval.settings import RecallSettings, RerankWeights
 
 __all__ = [
@@ -142,6 +143,8 @@ class OrchestratorConfig(_Settings):
     scratch_page: ScratchPageConfig = ScratchPageConfig()
     buffer: BufferConfig = BufferConfig()
     """The session's working-memory buffer (bounds, overflow policy, decay)."""
+    end_turn: EndTurnConfig = EndTurnConfig()
+    """How ``end_turn`` records exchanges and forms memory from them."""
 
     @field_validator("tokenizer")
     @classmethod

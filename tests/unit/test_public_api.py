@@ -23,6 +23,7 @@ FACADES = [
     "prefrontal.bundle",
     "prefrontal.orchestrator",
     "prefrontal.demo",
+    "prefrontal.exchange",
     "prefrontal.serving",
     "prefrontal.serving.http",
     "prefrontal.formation",
@@ -65,6 +66,11 @@ def test_the_names_the_design_promises_are_exported() -> None:
         "ContextBundle",
         "TurnTrace",
         "PhaseStatus",
+        "EndTurnResult",
+        "ToolCall",
+        "NotFoundError",
+        "Summarizer",
+        "Extractor",
     ):
         assert name in prefrontal.__all__
 

@@ -88,3 +88,6 @@ class Fragment(Frozen):
     position: float = 0.0
     heading: str | None = None
     role: str | None = None
+    volatile: bool = False
+    """Changes every turn whatever the stores hold (the clock): ``to_messages`` puts it
+    at the end of the system message, so that the stable part before it can be cached."""

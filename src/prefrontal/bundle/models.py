@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from prefrontal.bundle.fragments import SECTION_ORDER, Fragment, Frozen, Provenance, Section
-from prefrontal.bundle.render import render_sections
+from prefrontal.bundle.messages import Message, to_messages
 
 __all__ = ["SECTION_ORDER", "ContextBundle", "Fragment", "Frozen", "Provenance", "Section"]
 
@@ -36,15 +36,6 @@ class ContextBundle(Frozen):
         """The fragments of one section, in rendering order."""
         return tuple(f for f in self.fragments if f.section == section)
 
-    def to_messages(self) -> list[dict[str, str]]:
-        """The context as chat messages: a system message, then the recent conversation.
-
-        Everything but the conversation goes into one system message (in
-        section order); each conversation turn becomes a message with its role.
-        """
-        rest = [f for f in self.fragments if f.section is not Section.CONVERSATION]
-        messages = [{"role": "system", "content": render_sections(rest)}] if rest else []
-        for fragment in self.section(Section.CONVERSATION):
-            role = fragment.role if fragment.role in ("user", "assistant") else "system"
-            messages.append({"role": role, "content": fragment.text})
-        return messages
+    def to_messages(self, user_input: str | None = None) -> list[Message]:
+        """The context as chat messages (see :func:`prefrontal.bundle.messages.to_messages`)."""
+        return to_messages(self.fragments, user_input)

@@ -12,6 +12,7 @@ from rich.console import Console
 from prefrontal.cli.stores import DbOption, opened
 from prefrontal.cli.views import bundle_view, trace_view
 from prefrontal.demo.seed import DEMO_AGENT, DEMO_SESSION, DEMO_USER, seed
+from prefrontal.exchange.models import EndTurnResult
 from prefrontal.orchestrator import Orchestrator
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Tenant
@@ -56,9 +57,18 @@ async def latest_turn(stores: Stores, request: TurnRequest) -> str | None:
 
 
 async def run_turn(
-    db: str, request: TurnRequest, err: Console, *, seed_demo: bool = True
-) -> TurnResult:
-    """Open the stores, seed the demo agent if asked and empty, link the parent, run the turn."""
+    db: str,
+    request: TurnRequest,
+    err: Console,
+    *,
+    seed_demo: bool = True,
+    reply: str | None = None,
+) -> tuple[TurnResult, EndTurnResult | None]:
+    """Open the stores, seed the demo agent if asked and empty, link the parent, run the turn.
+
+    With a ``reply``, the turn is ended with it (``end_turn``): the next turn
+    of the session shows the exchange.
+    """
     async with opened(db) as stores:
         if seed_demo and await seed_if_empty(stores, request):
             err.print(f"note: no agent {request.agent_id!r} in the store; seeded the demo data.")
@@ -72,7 +82,9 @@ async def run_turn(
             parent = await latest_turn(stores, request)
             request = request.model_copy(update={"parent_turn_id": parent})
         orchestrator = Orchestrator(stores, observers=[LogObserver()])
-        return await orchestrator.start_turn(request)
+        result = await orchestrator.start_turn(request)
+        ended = await orchestrator.end_turn(result, reply) if reply is not None else None
+        return result, ended
 
 
 def request_or_exit(err: Console, **fields: object) -> TurnRequest:
@@ -114,6 +126,9 @@ def turn(
     seed_demo: bool = typer.Option(
         True, "--seed/--no-seed", help="Seed the demo agent's data into an empty store."
     ),
+    reply: str | None = typer.Option(
+        None, help="The assistant's reply: records the exchange (end_turn) for the next turns."
+    ),
 ) -> None:
     """Run one turn on the store (seeding the demo agent into an empty one) and show the bundle."""
     err = Console(stderr=True)
@@ -126,11 +141,21 @@ def turn(
         token_budget=budget,
         parent_turn_id=parent,
     )
-    result = anyio.run(partial(run_turn, db, request, err, seed_demo=seed_demo))
+    if reply is not None and not reply.strip():
+        err.print("error: --reply must not be empty")
+        raise typer.Exit(2)
+    result, ended = anyio.run(partial(run_turn, db, request, err, seed_demo=seed_demo, reply=reply))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return
     out = Console()
     show(result, out)
+    if ended is not None:
+        out.print(
+            f"reply recorded: {len(ended.message_ids)} messages, "
+            f"{len(ended.memory_ids)} episodic items",
+            markup=False,
+            highlight=False,
+        )
     if with_trace:
         out.print(trace_view(result.trace, out.width))

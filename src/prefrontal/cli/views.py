@@ -136,6 +136,40 @@ def phase_table(trace: TurnTrace) -> Table:
     return table
 
 
+def ending_view(trace: TurnTrace) -> Group:
+    """What ``end_turn`` recorded: the reply, outcome and tools, then one row per step."""
+    ending = trace.ending
+    if ending is None:
+        return Group(Text("Not ended: end_turn has not recorded a reply for this turn."))
+    reply = ending.reply if len(ending.reply) <= 200 else ending.reply[:200] + " …"
+    lines = Text(f"Ended at {ending.ended_at:%Y-%m-%d %H:%M:%S} in {ending.duration_ms:.1f} ms\n")
+    lines.append(f"reply: {reply}\n")
+    if ending.outcome:
+        lines.append(f"outcome: {ending.outcome}\n")
+    if ending.tool_calls:
+        lines.append(f"tools: {', '.join(ending.tool_calls)}\n")
+    table = Table(title="End of turn", title_justify="left", expand=True)
+    for column in ("#", "step", "status", "start ms", "ms", "budget", "notes"):
+        table.add_column(column, justify="left" if column in ("step", "notes") else "right")
+    for step in ending.steps:
+        style = "" if step.status is PhaseStatus.OK else "yellow"
+        notes = "; ".join(e.message for e in step.errors) or _notes(step.detail)
+        table.add_row(
+            str(step.index),
+            step.name,
+            Text(step.status.value, style=style),
+            f"{step.started_ms:.1f}",
+            f"{step.duration_ms:.1f}",
+            f"{step.budget_ms:.0f}",
+            notes,
+        )
+    return Group(lines, table)
+
+
+def _notes(detail: dict[str, object]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in detail.items() if not isinstance(v, (list, dict)))
+
+
 def budget_table(trace: TurnTrace) -> Table:
     """The budget per section: requested, allocated, used."""
     table = Table(
@@ -218,6 +252,7 @@ def trace_view(
     if trace.dropped:
         parts.append(dropped_table(trace))
     parts.append(problems(trace))
+    parts.append(ending_view(trace))
     if followed_by:
         parts.append(Text(f"followed by: {', '.join(followed_by)}"))
     return Group(*parts)

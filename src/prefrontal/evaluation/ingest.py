@@ -1,11 +1,14 @@
-"""Writing a LoCoMo conversation into a set of stores through their public APIs.
+"""Writing a LoCoMo conversation into a set of stores through the path ``end_turn`` takes.
 
-Every turn goes in twice, under one id: as conversation history (so the
-pipeline's recent-conversation phase sees the end of the last session) and
-as an episodic memory item in the thread of its session, with its speaker,
-session date and ``dia_id`` in the metadata. Observations and session
-summaries, when asked for, become semantic items whose metadata names the
-turn (or the session) they came from.
+Each session of the conversation is one exchange (:mod:`prefrontal.exchange.records`)
+written by the stores' exchange writer (:func:`~prefrontal.stores.exchange.exchange_writer`),
+as ``Orchestrator.end_turn`` writes a turn: every utterance goes in twice,
+under one id, as conversation history (so the pipeline's
+recent-conversation phase sees the end of the last session) and as an
+episodic memory item in the thread of its session at its position, with its
+speaker, session date and ``dia_id`` in the metadata. Observations and
+session summaries, when asked for, become semantic items whose metadata
+names the turn (or the session) they came from.
 
 Embeddings, when the stores have an embedder, are computed by the stores
 as the items are written.
@@ -17,9 +20,12 @@ covers itself, an observation the one turn it came from, a summary none.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from itertools import groupby
 
 from prefrontal.evaluation.locomo import Conversation, Note, Turn
-from prefrontal.stores.conversation import ConversationTurn, Role
+from prefrontal.exchange.records import Utterance, exchange, session_date
+from prefrontal.stores.conversation import Role
+from prefrontal.stores.exchange import exchange_writer
 from prefrontal.stores.long_term import MemoryItem, MemoryKind
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Tenant
@@ -38,43 +44,15 @@ def turn_time(turn: Turn) -> datetime:
     return turn.date + timedelta(seconds=turn.index)
 
 
-def session_date(date: datetime) -> str:
-    """A session date as it is indexed (``8 May 2023``)."""
-    return f"{date.day} {date:%B %Y}"
-
-
-def conversation_turn(conv: Conversation, turn: Turn, tenant: Tenant) -> ConversationTurn:
-    """A turn as conversation history (the first speaker is the user)."""
-    return ConversationTurn(
+def utterance(conv: Conversation, turn: Turn) -> Utterance:
+    """A turn as an utterance of its session (the first speaker is the user)."""
+    return Utterance(
         item_id=turn_id(conv.sample_id, turn.dia_id),
-        agent_id=tenant.agent_id,
-        user_id=tenant.user_id,
-        session_id=f"session_{turn.session}",
         role=Role.USER if turn.speaker == conv.speakers[0] else Role.ASSISTANT,
         content=turn.text,
+        at=turn_time(turn),
         speaker=turn.speaker,
-        created_at=turn_time(turn),
         metadata={"dia_id": turn.dia_id, "date": session_date(turn.date)},
-    )
-
-
-def episodic_item(conv: Conversation, turn: Turn, tenant: Tenant) -> MemoryItem:
-    """A turn as an episodic memory in its session's thread."""
-    return MemoryItem(
-        item_id=turn_id(conv.sample_id, turn.dia_id),
-        agent_id=tenant.agent_id,
-        user_id=tenant.user_id,
-        kind=MemoryKind.EVENT,
-        content=turn.text,
-        occurred_at=turn_time(turn),
-        created_at=turn_time(turn),
-        thread_id=f"{conv.sample_id}:session_{turn.session}",
-        position=turn.index,
-        metadata={
-            "speaker": turn.speaker,
-            "date": session_date(turn.date),
-            "dia_id": turn.dia_id,
-        },
     )
 
 
@@ -95,12 +73,18 @@ def note_item(conv: Conversation, note: Note, number: int, tenant: Tenant) -> Me
 
 
 async def ingest_turns(stores: Stores, conv: Conversation, tenant: Tenant) -> Coverage:
-    """Write every turn as history and as an episodic item; each covers itself."""
-    for turn in conv.turns:
-        await stores.conversation.append(conversation_turn(conv, turn, tenant))
-    items = [episodic_item(conv, t, tenant) for t in conv.turns]
-    await stores.episodic.put_many(items)
-    return {i.item_id: frozenset({str(i.metadata["dia_id"])}) for i in items}
+    """Write each session as one exchange (history and episodic items); each turn covers itself."""
+    writer = exchange_writer(stores)
+    for session, turns in groupby(conv.turns, key=lambda t: t.session):
+        await writer.write(
+            exchange(
+                [utterance(conv, t) for t in turns],
+                tenant=tenant,
+                session_id=f"session_{session}",
+                thread_id=f"{conv.sample_id}:session_{session}",
+            )
+        )
+    return {turn_id(conv.sample_id, t.dia_id): frozenset({t.dia_id}) for t in conv.turns}
 
 
 async def ingest_notes(stores: Stores, conv: Conversation, tenant: Tenant) -> Coverage:

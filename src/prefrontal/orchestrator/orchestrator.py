@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from types import TracebackType
@@ -14,7 +15,12 @@ from prefrontal.budgets.tokens import TokenCounter, default_counter
 from prefrontal.bundle.checksum import checksum
 from prefrontal.bundle.models import ContextBundle
 from prefrontal.errors import ConfigurationError
+from prefrontal.exchange.background import BackgroundRunner
+from prefrontal.exchange.extract import Extractor
+from prefrontal.exchange.models import EndTurnResult, ToolCall
+from prefrontal.exchange.summary import ExtractiveSummarizer, Summarizer
 from prefrontal.memory import MemoryAPI
+from prefrontal.orchestrator.end_turn import TurnEnder
 from prefrontal.orchestrator.runner import run_phases
 from prefrontal.phases import PHASE_INDEX, PHASES
 from prefrontal.phases.state import Clock, TurnState
@@ -67,7 +73,10 @@ class Orchestrator:
     checksum. Use as an async context manager to close the stores at exit.
     ``observers`` see every turn live (logs, spans, metrics; see
     :mod:`prefrontal.traces.observe`). ``counter`` counts tokens (default: the
-    tiktoken encoding ``config.tokenizer`` names).
+    tiktoken encoding ``config.tokenizer`` names). ``summarizer`` folds old
+    conversation into the rolling summary (extractive by default);
+    ``extractor``, when given, turns each ended exchange into semantic items,
+    in the background while the orchestrator is entered (see :meth:`end_turn`).
     """
 
     def __init__(
@@ -79,6 +88,8 @@ class Orchestrator:
         ids: IdFactory = _new_ulid,
         observers: Iterable[Observer] = (),
         counter: TokenCounter | None = None,
+        summarizer: Summarizer | None = None,
+        extractor: Extractor | None = None,
     ) -> None:
         self.stores = stores
         self.config = config or OrchestratorConfig()
@@ -89,11 +100,25 @@ class Orchestrator:
         self._budgets_ms = {p.name: overrides.get(p.name, p.budget_ms) for p in PHASES}
         self._version = _package_version()
         self.observer = combine(observers)
+        self._runner = BackgroundRunner(self.config.end_turn.max_pending_extractions)
+        self._ender = TurnEnder(
+            stores,
+            self.config,
+            clock=self._clock,
+            count_tokens=self._counter.count,
+            summarizer=summarizer or ExtractiveSummarizer(),
+            extractor=extractor,
+            runner=self._runner,
+        )
+        self._exit = AsyncExitStack()
         self._memory = MemoryAPI(
             stores, clock=self._clock, ids=ids, counter=self._counter, config=self.config.recall
         )
 
     async def __aenter__(self) -> Orchestrator:
+        """Start the background runner; leaving waits for its work, then closes the stores."""
+        self._exit.push_async_callback(self.stores.aclose)
+        await self._exit.enter_async_context(self._runner)
         return self
 
     async def __aexit__(
@@ -101,8 +126,8 @@ class Orchestrator:
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> None:
-        await self.stores.aclose()
+    ) -> bool | None:
+        return await self._exit.__aexit__(exc_type, exc, tb)
 
     @property
     def memory(self) -> MemoryAPI:
@@ -135,6 +160,36 @@ class Orchestrator:
             raise
         self.observer.turn_ended(result.trace, result.bundle)
         return result
+
+    async def end_turn(
+        self,
+        turn: TurnResult | str,
+        reply: str,
+        *,
+        agent_id: str | None = None,
+        user_id: str | None = None,
+        tool_calls: Sequence[ToolCall] = (),
+        outcome: str | None = None,
+    ) -> EndTurnResult:
+        """Record the turn's exchange (its input, tool calls and ``reply``) and form memory from it.
+
+        ``turn`` is the :class:`TurnResult` of :meth:`start_turn` or its turn
+        id (then with ``agent_id`` and ``user_id``; a turn id that names no
+        started turn of theirs is a :class:`~prefrontal.errors.NotFoundError`).
+        The messages, episodic items and the turn's ended trace are written
+        in one transaction where the backend has them; the rolling summary
+        and the session's buffer follow; an extractor runs in the background
+        while the orchestrator is entered. Idempotent: a second call for the
+        same turn writes nothing and returns ``written=False``. A turn started
+        after this returns sees all it wrote. See :mod:`prefrontal.orchestrator.end_turn`.
+        """
+        return await self._ender.end_turn(
+            turn, reply, agent_id=agent_id, user_id=user_id, tool_calls=tool_calls, outcome=outcome
+        )
+
+    async def wait_background(self) -> None:
+        """Return once the background work of earlier ``end_turn`` calls (extraction) has ended."""
+        await self._runner.wait()
 
     def _new_turn(self, request: TurnRequest) -> TurnState:
         total = request.token_budget or self.config.total_token_budget

@@ -18,15 +18,19 @@ def _lines(title: str, entries: tuple[str, ...]) -> str:
     return f"{title}: " + "; ".join(entries) if entries else ""
 
 
-def identity_text(profile: AgentProfile, today: str) -> str:
-    """Who the agent is, what it values, what it must do, and today's date."""
+def identity_text(profile: AgentProfile) -> str:
+    """Who the agent is, what it values, what it must do."""
     parts = [
         f"You are {profile.name}." + (f" {profile.description}" if profile.description else "")
     ]
     parts.append(_lines("Values", profile.values))
     parts.append(_lines("Mandates", profile.mandates))
-    parts.append(f"Today is {today}.")
     return "\n".join(p for p in parts if p)
+
+
+def clock_text(turn: TurnState) -> str:
+    """Today's date and time: its own fragment, the one part of identity that changes every turn."""
+    return f"Today is {turn.context.started_at:%A %d %B %Y, %H:%M} UTC."
 
 
 def governance_text(profile: AgentProfile) -> str:
@@ -61,17 +65,17 @@ def capabilities_text(profile: AgentProfile) -> str:
 
 
 async def run(turn: TurnState) -> PhaseOutcome:
-    """Load the agent's profile and turn it into up to four pinned fragments."""
+    """Load the agent's profile and turn it into up to five pinned fragments (the clock last)."""
     tenant = turn.tenant
     found = await call_store(turn, NAME, lambda: turn.stores.consciousness.get_profile(tenant))
     profile = one_of(found, AgentProfile, NAME)
     turn.profile = profile
     if profile is None:
         return PhaseOutcome(degraded=True, warnings=(f"no profile for agent {tenant.agent_id!r}",))
-    today = turn.context.started_at.strftime("%A %d %B %Y, %H:%M UTC")
     texts = {
-        IDENTITY: identity_text(profile, today),
+        IDENTITY: identity_text(profile),
         RULES: governance_text(profile),
+        "clock": clock_text(turn),
         "mode": mode_text(profile, turn.request.mode),
         "capabilities": capabilities_text(profile),
     }
@@ -84,9 +88,10 @@ async def run(turn: TurnState) -> PhaseOutcome:
             item_ids=(f"{profile.agent_id}#{part}",),
             phase=NAME,
             rank=rank,
-            position=rank,
+            position=len(texts) if part == "clock" else rank,
             updated_at=profile.updated_at,
             version=str(profile.version),
+            volatile=part == "clock",
         )
         for rank, (part, text) in enumerate(texts.items())
         if text

@@ -6,10 +6,12 @@ short) and rendered oldest first, as a transcript.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import anyio
 
+from prefrontal.buffer.summarizer import fit_tokens
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
 from prefrontal.phases.fragments import fragment, loaded
@@ -38,11 +40,66 @@ def summary_text(summary: ConversationSummary) -> str:
 
 
 def parent_text(trace: TurnTrace) -> str:
-    """What the parent turn left unfinished: its status, errors and warnings."""
-    parts = [f"Previous turn {trace.turn_id} ended {trace.status.value}."]
+    """What the parent turn left unfinished: its status (or outcome), tools, errors, warnings.
+
+    Empty when the parent ended with nothing to say beyond its exchange.
+    """
+    ending = trace.ending
+    parts: list[str] = []
+    if ending is None:
+        parts.append(f"The previous turn ended {trace.status.value}.")
+    else:
+        if ending.outcome:
+            parts.append(f"Outcome of the previous turn: {ending.outcome}.")
+        if ending.tool_calls:
+            parts.append("Tools used: " + ", ".join(ending.tool_calls) + ".")
     parts.extend(f"Error in {e.store or 'turn'}: {e.message}" for e in trace.errors[:3])
     parts.extend(f"Warning: {w}" for w in trace.warnings[:3])
     return " ".join(parts)
+
+
+def cut(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
+    """``text`` cut at a word to ``max_tokens`` tokens, with an ellipsis when cut."""
+    kept = fit_tokens(text, max_tokens, count)
+    return kept if kept == text else f"{kept} …"
+
+
+def previous_exchange(
+    turn: TurnState, parent: TurnTrace, recent: list[ConversationTurn]
+) -> list[Fragment]:
+    """The parent turn's exchange, its reply cut to ``reply_tokens``, ranked high.
+
+    Messages of the exchange already in ``recent`` keep their place in the
+    transcript; those missing (an earlier session, a short window) follow it.
+    """
+    ending = parent.ending
+    if ending is None or parent.user_input is None:
+        return []
+    limit = turn.config.end_turn.reply_tokens
+    held = {m.item_id: (k, m) for k, m in enumerate(recent)}
+    user_id, reply_id = ending.message_ids[0], ending.message_ids[-1]
+    said = (
+        (user_id, "user", parent.user_input, parent.started_at),
+        (reply_id, "assistant", cut(ending.reply, limit, turn.count), ending.ended_at),
+    )
+    fragments = []
+    for extra, (item_id, role, text, at) in enumerate(said):
+        position, speaker = len(recent) + extra, role
+        if item_id in held:
+            position, message = held[item_id]
+            speaker = message.speaker or role
+        fragments.append(
+            _fragment(
+                turn,
+                f"{speaker}: {text}",
+                (item_id,),
+                rank=1,
+                position=position,
+                created_at=at,
+                role=role,
+            )
+        )
+    return fragments
 
 
 def still_recent(turn: TurnState, turns: list[ConversationTurn]) -> list[ConversationTurn]:
@@ -93,11 +150,15 @@ async def run(turn: TurnState) -> PhaseOutcome:
     if summary is not None:
         ids = (f"summary:{summary.agent_id}:{summary.user_id}",)
         fragments.append(_fragment(turn, summary_text(summary), ids, rank=0, position=-2))
-    if parent is not None:
-        fragments.append(
-            _fragment(turn, parent_text(parent), (f"trace:{parent.turn_id}",), rank=1, position=-1)
-        )
+    exchange = previous_exchange(turn, parent, recent) if parent is not None else []
+    shown = {f.provenance.item_ids[0] for f in exchange}
+    fragments.extend(exchange)
+    note = parent_text(parent) if parent is not None else ""
+    if parent is not None and note:
+        fragments.append(_fragment(turn, note, (f"trace:{parent.turn_id}",), rank=1, position=-1))
     for index, item in enumerate(recent):
+        if item.item_id in shown:
+            continue
         newest_rank = 2 + len(recent) - 1 - index
         fragments.append(
             _fragment(

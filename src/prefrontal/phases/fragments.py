@@ -26,6 +26,7 @@ def fragment(  # noqa: PLR0913
     version: str | None = None,
     heading: str | None = None,
     role: str | None = None,
+    volatile: bool = False,
 ) -> Fragment:
     """A fragment of ``text`` with its token count and provenance filled in."""
     provenance = Provenance(
@@ -46,6 +47,7 @@ def fragment(  # noqa: PLR0913
         position=position,
         heading=heading,
         role=role,
+        volatile=volatile,
     )
 
 

@@ -163,4 +163,5 @@ class TurnState:
             sections=tuple(self.sections),
             dropped=tuple(self.dropped),
             version=self.version,
+            user_input=self.request.user_input,
         )

@@ -54,6 +54,8 @@ class ConversationSummary(Record):
     topics: Lines = ()
     decisions: Lines = ()
     updated_at: Timestamp = Field(default_factory=utc_now)
+    through: str | None = None
+    """The id of the newest message folded into the summary (``None``: not kept)."""
 
 
 @runtime_checkable

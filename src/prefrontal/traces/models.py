@@ -98,6 +98,35 @@ class PhaseRecord(TraceModel):
         return self.duration_ms > self.budget_ms
 
 
+class TurnEnding(TraceModel):
+    """What ``end_turn`` recorded for a turn, and how each of its steps went.
+
+    Written into the turn's trace in the same transaction as the exchange
+    (so a trace with an ending is the mark that the turn ended), then
+    completed with the steps that follow; an extraction running in the
+    background adds its own step when it ends.
+    """
+
+    ended_at: datetime
+    duration_ms: float = 0.0
+    reply: str
+    outcome: str | None = None
+    tool_calls: tuple[str, ...] = ()
+    """The names of the tools called during the turn."""
+    message_ids: tuple[str, ...] = ()
+    memory_ids: tuple[str, ...] = ()
+    steps: tuple[PhaseRecord, ...] = ()
+    warnings: tuple[str, ...] = ()
+    errors: tuple[ErrorRecord, ...] = ()
+
+    def step(self, name: str) -> PhaseRecord:
+        """The record of the named step (``KeyError`` if there is none)."""
+        for record in self.steps:
+            if record.name == name:
+                return record
+        raise KeyError(name)
+
+
 class TurnTrace(TraceModel):
     """The sealed record of one turn."""
 
@@ -120,6 +149,10 @@ class TurnTrace(TraceModel):
     warnings: tuple[str, ...] = ()
     errors: tuple[ErrorRecord, ...] = ()
     version: str = ""
+    user_input: str | None = None
+    """The user's message, so that ``end_turn`` can record it from a bare turn id."""
+    ending: TurnEnding | None = None
+    """What ``end_turn`` recorded; ``None`` until the turn has ended."""
 
     def phase(self, name: str) -> PhaseRecord:
         """The record of the named phase (``KeyError`` if there is none)."""

@@ -10,6 +10,9 @@ from prefrontal.stores.postgres.database import (
     PostgresDatabase,
     erase_statement,
 )
+from prefrontal.stores.postgres.exchange import PostgresExchangeWriter
+from prefrontal.stores.postgres.memory import PostgresMemoryStore
+from prefrontal.stores.postgres.traces import PostgresTraceStore
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "conversation"
@@ -29,21 +32,39 @@ ORDER BY created_at DESC, seq DESC LIMIT $4
 """
 
 
+def _row(turn: ConversationTurn) -> tuple[object, ...]:
+    return (
+        turn.agent_id,
+        turn.item_id,
+        turn.user_id,
+        turn.scope.value,
+        turn.session_id,
+        turn.created_at,
+        dump(turn, store=_STORE),
+    )
+
+
+async def append_in(connection: Connection, turn: ConversationTurn) -> None:
+    """Add or replace ``turn`` inside the caller's transaction."""
+    await connection.execute(_APPEND, *_row(turn))
+
+
 class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
     """Turns in ``conversation_turns``; a replaced turn keeps its place (``seq``)."""
 
     async def append(self, turn: ConversationTurn) -> None:
-        row = (
-            turn.agent_id,
-            turn.item_id,
-            turn.user_id,
-            turn.scope.value,
-            turn.session_id,
-            turn.created_at,
-            dump(turn, store=_STORE),
-        )
+        await self.database.execute(_APPEND, *_row(turn), store=_STORE)
 
-        await self.database.execute(_APPEND, *row, store=_STORE)
+    def exchange_writer(self, episodic: object, traces: object) -> PostgresExchangeWriter | None:
+        """A writer of whole exchanges in one transaction, when ``episodic`` and ``traces``
+        are PostgreSQL stores on this store's database (``None`` otherwise)."""
+        if not isinstance(episodic, PostgresMemoryStore):
+            return None
+        if not isinstance(traces, PostgresTraceStore):
+            return None
+        if episodic.database is not self.database or traces.database is not self.database:
+            return None
+        return PostgresExchangeWriter(self.database, append_in, episodic, traces)
 
     async def recent(
         self, tenant: Tenant, *, limit: int, session_id: str | None = None

@@ -73,24 +73,47 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         if not items:
             return
         ready = await with_embeddings(items, self.embedder)
-        rows = [_row(item, self.name) for item in ready]
 
         async def run(connection: Connection) -> None:
-            if all(item.supersedes is None for item in ready):
-                await connection.executemany(self._sql.upsert, rows)
-                return
-            for item, row in zip(ready, rows, strict=True):
-                await connection.execute(self._sql.upsert, *row)
-                if item.supersedes is not None:
-                    await connection.execute(
-                        self._sql.supersede,
-                        item.agent_id,
-                        item.item_id,
-                        item.supersedes,
-                        item.user_id,
-                    )
+            await self.put_in(connection, ready)
 
         await self.database.write(run, store=self.name)
+
+    async def put_in(self, connection: Connection, items: Sequence[MemoryItem]) -> None:
+        """Create or replace ``items`` (embedded already) inside the caller's transaction."""
+        rows = [_row(item, self.name) for item in items]
+        if all(item.supersedes is None for item in items):
+            await connection.executemany(self._sql.upsert, rows)
+            return
+        for item, row in zip(items, rows, strict=True):
+            await connection.execute(self._sql.upsert, *row)
+            if item.supersedes is not None:
+                await connection.execute(
+                    self._sql.supersede,
+                    item.agent_id,
+                    item.item_id,
+                    item.supersedes,
+                    item.user_id,
+                )
+
+    async def last_position_in(self, connection: Connection, tenant: Tenant, thread: str) -> int:
+        """The highest position in the tenant's ``thread`` (-1 when empty), the thread locked.
+
+        The lock (a transaction-scoped advisory lock on the thread) makes two
+        writers to one thread take their positions one after the other.
+        """
+        await connection.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+            "\x1f".join((self.name, tenant.agent_id, tenant.user_id, thread)),
+        )
+        found = await connection.fetchval(
+            f"SELECT max(position) FROM {self.name}_items"
+            " WHERE agent_id = $1 AND thread_id = $2 AND user_id = $3",
+            tenant.agent_id,
+            thread,
+            tenant.user_id,
+        )
+        return -1 if found is None else int(found)
 
     async def get(self, tenant: Tenant, item_ids: list[str]) -> list[MemoryItem]:
         wanted = storable_ids(item_ids)

@@ -29,22 +29,39 @@ ON CONFLICT (turn_id) DO UPDATE SET
 """
 
 
+def _row(trace: TurnTrace) -> tuple[object, ...]:
+    return (
+        trace.turn_id,
+        trace.parent_turn_id,
+        trace.agent_id,
+        trace.user_id,
+        trace.session_id,
+        trace.status.value,
+        trace.started_at,
+        dump(trace, store=_STORE),
+    )
+
+
 class PostgresTraceStore(SharesDatabase[PostgresDatabase]):
     """Traces in ``traces``, keyed by turn id."""
 
     async def put(self, trace: TurnTrace) -> None:
-        row = (
-            trace.turn_id,
-            trace.parent_turn_id,
-            trace.agent_id,
-            trace.user_id,
-            trace.session_id,
-            trace.status.value,
-            trace.started_at,
-            dump(trace, store=_STORE),
-        )
+        await self.database.execute(_PUT, *_row(trace), store=_STORE)
 
-        await self.database.execute(_PUT, *row, store=_STORE)
+    async def put_in(self, connection: Connection, trace: TurnTrace) -> None:
+        """Save ``trace`` inside the caller's transaction."""
+        await connection.execute(_PUT, *_row(trace))
+
+    async def ended_in(self, connection: Connection, tenant: Tenant, turn_id: str) -> bool:
+        """True when the tenant's trace of ``turn_id`` has an ending; locks its row until commit."""
+        body = await connection.fetchval(
+            "SELECT body FROM traces WHERE turn_id = $1 AND agent_id = $2 AND user_id = $3"
+            " FOR UPDATE",
+            turn_id,
+            tenant.agent_id,
+            tenant.user_id,
+        )
+        return body is not None and TurnTrace.model_validate_json(body).ending is not None
 
     async def get(self, tenant: Tenant, turn_id: str) -> TurnTrace | None:
         if not storable(turn_id):

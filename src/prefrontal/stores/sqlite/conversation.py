@@ -8,6 +8,9 @@ from typing import Any
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
 from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, to_us
+from prefrontal.stores.sqlite.exchange import SqliteExchangeWriter
+from prefrontal.stores.sqlite.memory import SqliteMemoryStore
+from prefrontal.stores.sqlite.traces import SqliteTraceStore
 from prefrontal.stores.tenancy import Tenant
 
 _STORE = "conversation"
@@ -21,23 +24,34 @@ ON CONFLICT (agent_id, item_id, user_id) DO UPDATE SET
 """
 
 
+def append_in(connection: sqlite3.Connection, turn: ConversationTurn) -> None:
+    """Add or replace ``turn`` inside the caller's transaction."""
+    row = (
+        turn.agent_id,
+        turn.item_id,
+        turn.user_id,
+        turn.scope.value,
+        turn.session_id,
+        to_us(turn.created_at),
+        dump(turn, store=_STORE),
+    )
+    connection.execute(_APPEND, row)
+
+
 class SqliteConversationStore(SharesDatabase[Database]):
     """Turns in ``conversation_turns``; a replaced turn keeps its place (``seq``)."""
 
     async def append(self, turn: ConversationTurn) -> None:
-        def run(connection: sqlite3.Connection) -> None:
-            row = (
-                turn.agent_id,
-                turn.item_id,
-                turn.user_id,
-                turn.scope.value,
-                turn.session_id,
-                to_us(turn.created_at),
-                dump(turn, store=_STORE),
-            )
-            connection.execute(_APPEND, row)
+        await self.database.write(lambda c: append_in(c, turn), store=_STORE)
 
-        await self.database.write(run, store=_STORE)
+    def exchange_writer(self, episodic: object, traces: object) -> SqliteExchangeWriter | None:
+        """A writer of whole exchanges in one transaction, when ``episodic`` and ``traces``
+        are SQLite stores on this store's database (``None`` otherwise)."""
+        if not isinstance(episodic, SqliteMemoryStore) or not isinstance(traces, SqliteTraceStore):
+            return None
+        if episodic.database is not self.database or traces.database is not self.database:
+            return None
+        return SqliteExchangeWriter(self.database, append_in, episodic, traces)
 
     async def recent(
         self, tenant: Tenant, *, limit: int, session_id: str | None = None

@@ -72,15 +72,24 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         if not items:
             return
         ready = await with_embeddings(items, self.embedder)
+        await self.database.write(lambda c: self.put_in(c, ready), store=self.name)
 
-        def run(connection: sqlite3.Connection) -> None:
-            for item in ready:
-                row = _row(item, self.name)
-                connection.execute(self._sql.upsert, row)
-                if item.supersedes is not None:
-                    connection.execute(self._sql.supersede, row)
+    def put_in(self, connection: sqlite3.Connection, items: Sequence[MemoryItem]) -> None:
+        """Create or replace ``items`` (embedded already) inside the caller's transaction."""
+        for item in items:
+            row = _row(item, self.name)
+            connection.execute(self._sql.upsert, row)
+            if item.supersedes is not None:
+                connection.execute(self._sql.supersede, row)
 
-        await self.database.write(run, store=self.name)
+    def last_position_in(self, connection: sqlite3.Connection, tenant: Tenant, thread: str) -> int:
+        """The highest position held in the tenant's ``thread`` (-1 when it is empty)."""
+        row = connection.execute(
+            f"SELECT max(position) FROM {self.name}_items"
+            " WHERE agent_id = ? AND thread_id = ? AND user_id = ?",
+            (tenant.agent_id, thread, tenant.user_id),
+        ).fetchone()
+        return -1 if row is None or row[0] is None else int(row[0])
 
     async def get(self, tenant: Tenant, item_ids: list[str]) -> list[MemoryItem]:
         if not item_ids:

@@ -19,24 +19,34 @@ class SqliteTraceStore(SharesDatabase[Database]):
     """Traces in ``traces``, keyed by turn id."""
 
     async def put(self, trace: TurnTrace) -> None:
-        def run(connection: sqlite3.Connection) -> None:
-            row = (
-                trace.turn_id,
-                trace.parent_turn_id,
-                trace.agent_id,
-                trace.user_id,
-                trace.session_id,
-                trace.status.value,
-                to_us(trace.started_at),
-                dump(trace, store=_STORE),
-            )
-            connection.execute(
-                "INSERT OR REPLACE INTO traces (turn_id, parent_turn_id, agent_id, user_id,"
-                " session_id, status, started_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
+        await self.database.write(lambda c: self.put_in(c, trace), store=_STORE)
 
-        await self.database.write(run, store=_STORE)
+    def put_in(self, connection: sqlite3.Connection, trace: TurnTrace) -> None:
+        """Save ``trace`` inside the caller's transaction."""
+        row = (
+            trace.turn_id,
+            trace.parent_turn_id,
+            trace.agent_id,
+            trace.user_id,
+            trace.session_id,
+            trace.status.value,
+            to_us(trace.started_at),
+            dump(trace, store=_STORE),
+        )
+        connection.execute(
+            "INSERT OR REPLACE INTO traces (turn_id, parent_turn_id, agent_id, user_id,"
+            " session_id, status, started_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            row,
+        )
+
+    def ended_in(self, connection: sqlite3.Connection, tenant: Tenant, turn_id: str) -> bool:
+        """True when the tenant's trace of ``turn_id`` has an ending (inside a transaction)."""
+        row = connection.execute(
+            "SELECT json_extract(body, '$.ending') IS NOT NULL FROM traces"
+            " WHERE turn_id = ? AND agent_id = ? AND user_id = ?",
+            (turn_id, tenant.agent_id, tenant.user_id),
+        ).fetchone()
+        return row is not None and bool(row[0])
 
     async def get(self, tenant: Tenant, turn_id: str) -> TurnTrace | None:
         if not encodable(turn_id):

@@ -12,6 +12,10 @@ overrides one fixture, ``store``, returning a fresh, empty store::
             yield store
             await store.aclose()
 
+Each suite includes the ownership checks of its kind
+(:mod:`prefrontal.testing.conformance.ownership`): ids unique per agent and
+user, which record a shared id gives, ``delete`` and ``erase``.
+
 The suites run on anyio's pytest plugin (asyncio); they need ``pytest`` and
 ``anyio``, nothing else. Every backend shipped with prefrontal passes them.
 """

@@ -1,0 +1,458 @@
+"""``end_turn``: record what was said, then let memory form from it.
+
+One call, after the model answered:
+
+1. ``exchange``: the user's input, the tool calls and the reply are written
+   as conversation messages and episodic items of the session's thread,
+   together with the turn's trace and its ending, all or nothing
+   (:mod:`prefrontal.stores.exchange`). A turn whose trace already has an
+   ending is not written again: the call returns what the first one wrote.
+2. ``summary``: what left the recent-conversation window is folded into the
+   rolling summary (:mod:`prefrontal.exchange.summary`).
+3. ``buffer``: the exchange is offered to the session's working-memory
+   buffer (until the next turn's context takes its place); tool results
+   stay there as the agent's own items.
+4. ``consolidation``: the session's working-memory items going cold are
+   promoted into episodic memory (:func:`prefrontal.formation.consolidate`).
+5. ``extraction`` (with an :class:`~prefrontal.exchange.Extractor`): runs in
+   the orchestrator's background runner when it is entered (inline
+   otherwise), bounded by ``extract_timeout_s``; its outcome is added to the
+   trace when it ends.
+
+Steps 2 to 4 run once the exchange is written, shielded from cancellation
+for at most ``bookkeeping_timeout_s``, so a call cancelled after the write
+still leaves a whole record; a step that fails is recorded in the ending's
+trace and does not fail the call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import anyio
+
+from prefrontal.buffer import ItemProvenance, ItemSource, Lifetime, NewItem, SessionBuffer
+from prefrontal.errors import NotFoundError
+from prefrontal.exchange.background import BackgroundRunner
+from prefrontal.exchange.extract import ExchangeView, Extractor, extract
+from prefrontal.exchange.models import EndTurnResult, ToolCall
+from prefrontal.exchange.records import Utterance, exchange
+from prefrontal.exchange.summary import Summarizer, fold
+from prefrontal.formation import consolidate
+from prefrontal.stores.conversation import Role
+from prefrontal.stores.exchange import exchange_writer
+from prefrontal.stores.long_term import MemoryKind
+from prefrontal.stores.set import Stores
+from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.working_memory import SessionKey
+from prefrontal.traces.models import ErrorRecord, PhaseRecord, PhaseStatus, TurnEnding, TurnTrace
+from prefrontal.turn import OrchestratorConfig, TurnResult
+
+Clock = Callable[[], datetime]
+TokenCounter = Callable[[str], int]
+
+STEP_BUDGETS_MS = {"exchange": 50.0, "summary": 50.0, "buffer": 50.0, "consolidation": 100.0}
+
+
+def user_id_of(turn_id: str) -> str:
+    """The id of a turn's user message (and of its episodic item)."""
+    return f"{turn_id}:user"
+
+
+def reply_id_of(turn_id: str) -> str:
+    """The id of a turn's reply (and of its episodic item)."""
+    return f"{turn_id}:reply"
+
+
+def utterances(
+    trace: TurnTrace, user_input: str, reply: str, calls: Sequence[ToolCall], at: datetime
+) -> list[Utterance]:
+    """The user's input, each tool call, then the reply, linked to the turn and its parent."""
+    links: dict[str, str | int | float | bool] = {"turn_id": trace.turn_id}
+    if trace.parent_turn_id is not None:
+        links["parent_turn_id"] = trace.parent_turn_id
+    user = Utterance(
+        item_id=user_id_of(trace.turn_id),
+        role=Role.USER,
+        content=user_input,
+        at=trace.started_at,
+        metadata=links,
+    )
+    tools = [
+        Utterance(
+            item_id=f"{trace.turn_id}:tool:{n}",
+            role=Role.TOOL,
+            content=call.text(),
+            at=at,
+            kind=MemoryKind.TOOL_RESULT,
+            metadata=links | {"tool": call.name},
+        )
+        for n, call in enumerate(calls)
+    ]
+    answer = Utterance(
+        item_id=reply_id_of(trace.turn_id),
+        role=Role.ASSISTANT,
+        content=reply,
+        at=at,
+        metadata=links,
+    )
+    return [user, *tools, answer]
+
+
+@dataclass
+class Steps:
+    """The step records of one end-turn call, timed from its start."""
+
+    began: float = field(default_factory=time.perf_counter)
+    records: list[PhaseRecord] = field(default_factory=list)
+
+    def elapsed_ms(self) -> float:
+        """Milliseconds since the call began."""
+        return (time.perf_counter() - self.began) * 1_000
+
+    async def run(self, name: str, step: Callable[[], Awaitable[dict[str, object]]]) -> None:
+        """Run ``step``, recording how it ended (its errors too: they never escape)."""
+        started = self.elapsed_ms()
+        status, errors, detail = PhaseStatus.OK, tuple[ErrorRecord, ...](), dict[str, object]()
+        try:
+            detail = await step()
+        except Exception as error:
+            status = PhaseStatus.FAILED
+            errors = (ErrorRecord(type=type(error).__name__, message=str(error)[:2_000]),)
+        self.add(name, status, started, detail, errors)
+
+    def add(
+        self,
+        name: str,
+        status: PhaseStatus,
+        started: float,
+        detail: dict[str, object],
+        errors: tuple[ErrorRecord, ...] = (),
+        budget_ms: float | None = None,
+    ) -> PhaseRecord:
+        """Record a step that started at ``started`` ms and ends now."""
+        record = PhaseRecord(
+            name=name,
+            index=len(self.records) + 1,
+            status=status,
+            started_ms=round(started, 3),
+            duration_ms=round(self.elapsed_ms() - started, 3),
+            budget_ms=budget_ms or STEP_BUDGETS_MS.get(name, 100.0),
+            errors=errors,
+            detail=detail,
+        )
+        self.records.append(record)
+        return record
+
+
+class TurnEnder:
+    """What ``Orchestrator.end_turn`` does, with the orchestrator's parts."""
+
+    def __init__(
+        self,
+        stores: Stores,
+        config: OrchestratorConfig,
+        *,
+        clock: Clock,
+        count_tokens: TokenCounter,
+        summarizer: Summarizer,
+        extractor: Extractor | None,
+        runner: BackgroundRunner,
+    ) -> None:
+        self.stores, self.config, self.clock = stores, config, clock
+        self.count_tokens, self.summarizer, self.extractor = count_tokens, summarizer, extractor
+        self.runner = runner
+
+    async def end_turn(
+        self,
+        turn: TurnResult | str,
+        reply: str,
+        *,
+        agent_id: str | None,
+        user_id: str | None,
+        tool_calls: Sequence[ToolCall],
+        outcome: str | None,
+    ) -> EndTurnResult:
+        """Record the exchange of ``turn`` (see the module)."""
+        if not reply.strip():
+            raise ValueError("reply must not be empty or only whitespace")
+        steps = Steps()
+        trace = await self._trace(turn, agent_id, user_id)
+        if trace.ending is not None:
+            await self._extract_missing(trace, tool_calls)
+            return _result(trace, written=False)
+        at = self.clock()
+        calls = tuple(tool_calls)
+        said = utterances(trace, _input_of(trace), reply, calls, at)
+        ending = TurnEnding(
+            ended_at=at,
+            reply=reply,
+            outcome=outcome,
+            tool_calls=tuple(c.name for c in calls),
+            message_ids=tuple(u.item_id for u in said if u.role in (Role.USER, Role.ASSISTANT)),
+            memory_ids=tuple(u.item_id for u in said),
+        )
+        started = steps.elapsed_ms()
+        records = exchange(
+            said,
+            tenant=_tenant(trace),
+            session_id=trace.session_id,
+            thread_id=trace.session_id,
+            trace=trace.model_copy(update={"ending": ending}),
+        )
+        written = await exchange_writer(self.stores).write(records)
+        if written is None:
+            return _result(await self._stored(trace), written=False)
+        steps.add("exchange", PhaseStatus.OK, started, {"memories": len(written.memories)})
+        assert written.trace is not None  # an exchange of a turn always carries its trace
+        final = await self._bookkeeping(written.trace, steps, calls, at)
+        await self._extract(final, calls, at)
+        return _result(final, written=True)
+
+    async def _trace(
+        self, turn: TurnResult | str, agent_id: str | None, user_id: str | None
+    ) -> TurnTrace:
+        if isinstance(turn, TurnResult):
+            return await self._stored(turn.trace, default=turn.trace)
+        if agent_id is None or user_id is None:
+            raise ValueError("end_turn with a bare turn id needs agent_id and user_id")
+        trace = await self.stores.traces.get(Tenant(agent_id=agent_id, user_id=user_id), turn)
+        if trace is None:
+            raise NotFoundError(
+                f"no turn {turn!r} of agent {agent_id!r} and user {user_id!r}: "
+                "end_turn ends a turn that start_turn began"
+            )
+        return trace
+
+    async def _stored(self, trace: TurnTrace, default: TurnTrace | None = None) -> TurnTrace:
+        stored = await self.stores.traces.get(_tenant(trace), trace.turn_id)
+        return stored or default or trace
+
+    async def _bookkeeping(
+        self, trace: TurnTrace, steps: Steps, calls: Sequence[ToolCall], at: datetime
+    ) -> TurnTrace:
+        """Fold the summary, offer the buffer, and save the completed ending (shielded, bounded)."""
+        ending = trace.ending
+        assert ending is not None
+        with anyio.move_on_after(self.config.end_turn.bookkeeping_timeout_s, shield=True):
+            if self.config.end_turn.fold:
+                await steps.run("summary", lambda: self._fold(trace, at))
+            await steps.run("buffer", lambda: self._offer(trace, ending.reply, calls, at))
+            if self.config.end_turn.consolidate:
+                await steps.run("consolidation", lambda: self._consolidate(trace, at))
+            final = _with_steps(trace, steps)
+            await self.stores.traces.put(final)
+            return final
+        return _with_steps(trace, steps)
+
+    async def _fold(self, trace: TurnTrace, at: datetime) -> dict[str, object]:
+        settings = self.config.end_turn
+        done = await fold(
+            self.stores.conversation,
+            _tenant(trace),
+            window=self.config.conversation.recent_turns,
+            batch=settings.fold_batch,
+            max_tokens=settings.summary_tokens,
+            summarizer=self.summarizer,
+            count_tokens=self.count_tokens,
+            now=at,
+        )
+        return {"folded": done.folded, "summary_tokens": done.tokens}
+
+    async def _offer(
+        self, trace: TurnTrace, reply: str, calls: Sequence[ToolCall], at: datetime
+    ) -> dict[str, object]:
+        key = SessionKey(
+            agent_id=trace.agent_id, user_id=trace.user_id, session_id=trace.session_id
+        )
+        session = await SessionBuffer.load(
+            self.stores.working_memory,
+            key,
+            config=self.config.buffer,
+            count_tokens=self.count_tokens,
+            clock=self.clock,
+        )
+        offered = [
+            _exchange_item(trace, reply),
+            *(_tool_item(trace, n, c) for n, c in enumerate(calls)),
+        ]
+        outcomes = [(await session.add(item, now=at)).outcome.value for item in offered]
+        saved = await session.save(now=at)
+        return {"outcomes": dict(Counter(outcomes)), "version": saved.version}
+
+    async def _consolidate(self, trace: TurnTrace, at: datetime) -> dict[str, object]:
+        key = SessionKey(
+            agent_id=trace.agent_id, user_id=trace.user_id, session_id=trace.session_id
+        )
+        report = await consolidate(self.stores, key, now=at, count_tokens=self.count_tokens)
+        return {"promoted": list(report.promoted_ids), "released": len(report.released)}
+
+    async def _extract_missing(self, trace: TurnTrace, calls: Sequence[ToolCall]) -> None:
+        """On a retry: run the extraction a cancelled first call never scheduled.
+
+        Its items have the same ids whenever it runs, so running it twice is harmless.
+        """
+        ending = trace.ending
+        if self.extractor is None or ending is None:
+            return
+        if any(step.name == "extraction" for step in ending.steps):
+            return
+        await self._extract(trace, calls, ending.ended_at)
+
+    async def _extract(self, trace: TurnTrace, calls: Sequence[ToolCall], at: datetime) -> None:
+        extractor = self.extractor
+        if extractor is None:
+            return
+        ending = trace.ending
+        assert ending is not None
+        view = ExchangeView(
+            turn_id=trace.turn_id,
+            parent_turn_id=trace.parent_turn_id,
+            agent_id=trace.agent_id,
+            user_id=trace.user_id,
+            session_id=trace.session_id,
+            user_input=_input_of(trace),
+            reply=ending.reply,
+            tool_calls=tuple(calls),
+            at=at,
+        )
+        job = Extraction(self.stores, view, extractor, self.config.end_turn.extract_timeout_s)
+        if self.runner.running:
+            await self.runner.submit(job)
+        else:
+            await job()
+
+
+class Extraction:
+    """One extraction: run the extractor, write its items, add its step to the turn's trace."""
+
+    def __init__(
+        self, stores: Stores, view: ExchangeView, extractor: Extractor, timeout_s: float
+    ) -> None:
+        self.stores, self.view, self.extractor, self.timeout_s = stores, view, extractor, timeout_s
+
+    async def __call__(self) -> None:
+        began = time.perf_counter()
+        status, errors, detail = PhaseStatus.OK, tuple[ErrorRecord, ...](), dict[str, object]()
+        try:
+            with anyio.fail_after(self.timeout_s):
+                items = await extract(self.stores.semantic, self.view, self.extractor)
+            detail = {
+                "items": [i.item_id for i in items],
+                "superseded": [i.supersedes for i in items if i.supersedes],
+            }
+        except Exception as error:
+            status = PhaseStatus.TIMEOUT if isinstance(error, TimeoutError) else PhaseStatus.FAILED
+            errors = (
+                ErrorRecord(
+                    type=type(error).__name__, message=str(error)[:2_000] or type(error).__name__
+                ),
+            )
+        duration = (time.perf_counter() - began) * 1_000
+        with anyio.CancelScope(shield=True):
+            await self._record(status, errors, detail, duration)
+
+    async def _record(
+        self,
+        status: PhaseStatus,
+        errors: tuple[ErrorRecord, ...],
+        detail: dict[str, object],
+        duration_ms: float,
+    ) -> None:
+        trace = await self.stores.traces.get(self.view.tenant, self.view.turn_id)
+        if trace is None or trace.ending is None:
+            return
+        ending = trace.ending
+        record = PhaseRecord(
+            name="extraction",
+            index=len(ending.steps) + 1,
+            status=status,
+            started_ms=round(ending.duration_ms, 3),
+            duration_ms=round(duration_ms, 3),
+            budget_ms=self.timeout_s * 1_000,
+            errors=errors,
+            detail=detail,
+        )
+        update = {
+            "steps": (*ending.steps, record),
+            "errors": (*ending.errors, *errors),
+        }
+        await self.stores.traces.put(
+            trace.model_copy(update={"ending": ending.model_copy(update=update)})
+        )
+
+
+def _tenant(trace: TurnTrace) -> Tenant:
+    return Tenant(agent_id=trace.agent_id, user_id=trace.user_id)
+
+
+def _input_of(trace: TurnTrace) -> str:
+    if not trace.user_input:
+        raise NotFoundError(
+            f"the trace of turn {trace.turn_id!r} does not hold its user input "
+            "(it was written by an older prefrontal): it cannot be ended"
+        )
+    return trace.user_input
+
+
+def _with_steps(trace: TurnTrace, steps: Steps) -> TurnTrace:
+    ending = trace.ending
+    assert ending is not None
+    records = tuple(steps.records)
+    update = {
+        "steps": records,
+        "duration_ms": round(steps.elapsed_ms(), 3),
+        "errors": tuple(e for r in records for e in r.errors),
+        "warnings": tuple(f"{r.name}: {w}" for r in records for w in r.warnings),
+    }
+    return trace.model_copy(update={"ending": ending.model_copy(update=update)})
+
+
+def _result(trace: TurnTrace, *, written: bool) -> EndTurnResult:
+    ending = trace.ending
+    assert ending is not None
+    return EndTurnResult(
+        turn_id=trace.turn_id,
+        written=written,
+        message_ids=ending.message_ids,
+        memory_ids=ending.memory_ids,
+        trace=ending,
+    )
+
+
+def _exchange_item(trace: TurnTrace, reply: str) -> NewItem:
+    return NewItem(
+        item_id=f"exchange:{trace.turn_id}",
+        content=f"user: {trace.user_input}\nassistant: {reply}",
+        source=ItemSource.USER_INPUT,
+        priority=0.7,
+        urgency=0.3,
+        lifetime=Lifetime.TURN,
+        provenance=ItemProvenance(
+            store="conversation",
+            item_ids=(user_id_of(trace.turn_id), reply_id_of(trace.turn_id)),
+            phase="end_turn",
+            section="conversation",
+            turn_id=trace.turn_id,
+        ),
+    )
+
+
+def _tool_item(trace: TurnTrace, number: int, call: ToolCall) -> NewItem:
+    return NewItem(
+        item_id=f"{trace.turn_id}:tool:{number}",
+        content=call.text(),
+        source=ItemSource.EXTERNAL,
+        priority=0.6,
+        lifetime=Lifetime.SESSION,
+        provenance=ItemProvenance(
+            store="episodic",
+            item_ids=(f"{trace.turn_id}:tool:{number}",),
+            phase="end_turn",
+            turn_id=trace.turn_id,
+        ),
+    )
