@@ -24,17 +24,10 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 import httpx
-import pytest
 
-from prefrontal import Orchestrator
 from prefrontal.demo import DEMO_AGENT, DEMO_USER
 from prefrontal.serving.determinism import TEST_CLOCK_ENV
 from prefrontal.serving.keys import KeyGrant, hash_key
-
-needs_end_turn = pytest.mark.skipif(
-    not hasattr(Orchestrator, "end_turn"), reason="needs Orchestrator.end_turn"
-)
-"""For the sessions that end turns."""
 
 START = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 """Where the servers' test clock starts (each operation moves it 30 s on)."""

@@ -48,8 +48,9 @@ class LocalSession:
 
     async def end(self, turn_id: str, reply: str) -> dict[str, Any]:
         self.clock.advance()
-        orchestrator: Any = self.orchestrator  # end_turn: the write side, where this build has it
-        ended = await orchestrator.end_turn(turn_id, reply, agent_id=DEMO_AGENT, user_id=DEMO_USER)
+        ended = await self.orchestrator.end_turn(
+            turn_id, reply, agent_id=DEMO_AGENT, user_id=DEMO_USER
+        )
         return {"turn_id": ended.turn_id, "written": ended.written}
 
     async def recall(self, query: str, session_id: str) -> dict[str, Any]:

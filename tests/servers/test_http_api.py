@@ -17,7 +17,6 @@ from tests.servers.harness import (
     AGENT_KEY,
     free_port,
     http_server,
-    needs_end_turn,
     run_session,
 )
 from tests.servers.sessions import HttpSession, LocalSession
@@ -26,7 +25,6 @@ pytestmark = pytest.mark.anyio
 AUTH = {"Authorization": f"Bearer {AGENT_KEY}"}
 
 
-@needs_end_turn
 async def test_ten_turns_over_http_give_the_bundles_of_the_same_calls_in_process(
     demo_db: Path, tmp_path: Path
 ) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from prefrontal.demo import DEMO_USER, SAMPLE_INPUT
 from tests.servers.conftest import seeded
-from tests.servers.harness import AGENT_KEY, http_server, needs_end_turn
+from tests.servers.harness import AGENT_KEY, http_server
 
 AUTH = {"Authorization": f"Bearer {AGENT_KEY}"}
 
@@ -24,7 +24,6 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
         yield c
 
 
-@needs_end_turn
 def test_ending_a_turn_twice_writes_once(client: httpx.Client) -> None:
     """The first end writes the exchange; a retry answers written=false; an unknown turn is 404."""
     turn = client.post(
@@ -43,6 +42,8 @@ def test_ending_a_turn_twice_writes_once(client: httpx.Client) -> None:
     assert again.status_code == 200 and again.json()["written"] is False
     assert unknown.status_code == 404
     assert unknown.headers["content-type"] == "application/problem+json"
+    trace = client.get(f"/v1/turns/{turn['turn_id']}/trace", params={"user_id": DEMO_USER})
+    assert trace.json()["ended"] is True and trace.json()["end_steps"]
 
 
 def test_a_memory_is_remembered_changed_found_and_forgotten(client: httpx.Client) -> None:

@@ -21,7 +21,6 @@ from tests.servers.harness import (
     DEADLINE,
     OTHER_AGENT_KEY,
     mcp_http_server,
-    needs_end_turn,
     run_session,
     server_env,
 )
@@ -94,7 +93,6 @@ async def test_a_turn_and_its_trace_over_stdio(demo_db: Path) -> None:
     assert "no turn 'no-such-turn'" in missing.content[0].text  # type: ignore[union-attr]
 
 
-@needs_end_turn
 async def test_ten_turns_over_stdio_give_the_bundles_of_the_same_calls_in_process(
     demo_db: Path, tmp_path: Path
 ) -> None:
@@ -107,7 +105,6 @@ async def test_ten_turns_over_stdio_give_the_bundles_of_the_same_calls_in_proces
         assert seen == expected, f"call {n} differs"
 
 
-@needs_end_turn
 async def test_ten_turns_over_streamable_http_give_the_bundles_of_the_same_calls_in_process(
     demo_db: Path, tmp_path: Path
 ) -> None:

@@ -12,6 +12,7 @@ from prefrontal.formation.consolidation import DEFAULT_MAX_TOKENS, consolidate
 from prefrontal.formation.planning import (
     Group,
     is_due,
+    is_long_term_copy,
     lifetime_of,
     new_groups,
     originals,
@@ -28,6 +29,7 @@ __all__ = [
     "Promotion",
     "consolidate",
     "is_due",
+    "is_long_term_copy",
     "lifetime_of",
     "new_groups",
     "originals",

@@ -27,20 +27,18 @@ turn reloads the session and does its step again on the newer state.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from prefrontal.buffer import BufferConfig, ExtractiveSummarizer, SessionBuffer, Summarizer
 from prefrontal.buffer import tokens as default_tokens
 from prefrontal.buffer.summarizer import fit_tokens
+from prefrontal.buffer.tokens import CountTokens
 from prefrontal.errors import ConflictError
 from prefrontal.formation.planning import Group, new_groups, pending_groups, promoted_item
 from prefrontal.formation.report import ConsolidationReport, Promotion
 from prefrontal.stores.long_term import MemoryItem
 from prefrontal.stores.set import Stores
 from prefrontal.stores.working_memory import SessionKey
-
-TokenCounter = Callable[[str], int]
 
 DEFAULT_MAX_TOKENS = 256
 """The summarizer's room for one promoted item's content."""
@@ -54,7 +52,7 @@ async def consolidate(
     summarizer: Summarizer | None = None,
     lifetime: timedelta | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
-    count_tokens: TokenCounter | None = None,
+    count_tokens: CountTokens | None = None,
     max_attempts: int = 5,
 ) -> ConsolidationReport:
     """Promote the session's due working-memory items into episodic memory.
@@ -77,6 +75,8 @@ async def consolidate(
     if session is None:
         return ConsolidationReport(session=session_key, at=now)
     groups = pending_groups(session.items)
+    if not groups:
+        return ConsolidationReport(session=session_key, at=now, kept=len(session.items))
     fresh_targets = {g.target for g in fresh}
     tenant = session_key.tenant
     targets = [g.target for g in groups]
@@ -166,7 +166,7 @@ async def _load(stores: Stores, key: SessionKey, now: datetime) -> SessionBuffer
 
 
 async def _summary(
-    group: Group, summarizer: Summarizer, max_tokens: int, count: TokenCounter
+    group: Group, summarizer: Summarizer, max_tokens: int, count: CountTokens
 ) -> str:
     """The group's summary; the extractive one when the summarizer gives blank text."""
     text = fit_tokens(

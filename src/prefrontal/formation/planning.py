@@ -15,11 +15,15 @@ lifetime at all are never due:
 - pinned items, which never fade (the agent keeps them);
 - a turn's context fragments (``Lifetime.TURN``), copies of what the stores
   already hold, replaced by the next turn anyway;
-- items retrieved from long-term memory, which are there already.
+- copies of long-term memory items, which are there already: items
+  retrieved from memory, and any item whose provenance names items of the
+  episodic or semantic store (a tool result ``end_turn`` wrote, say).
 
 **Groups.** Due items are grouped by source (``user_input``, ``external``,
 ``reflection``, ``system``), one promoted episodic item per group, in
-insertion order within a group. An item already marked for a promotion (by
+insertion order within a group. A source with more items than one promoted
+item's provenance can name (its ids as a JSON list within a metadata value's
+2,000 characters) is split into several groups, in order. An item already marked for a promotion (by
 an earlier run that did not finish) keeps its group and is never grouped
 again.
 
@@ -38,6 +42,7 @@ from datetime import datetime, timedelta
 from prefrontal.buffer import BufferConfig, BufferItem, ItemSource, Lifetime
 from prefrontal.buffer.decay import idle_seconds
 from prefrontal.stores.long_term import MemoryItem, MemoryKind
+from prefrontal.stores.records import MAX_LABEL_CHARS, MAX_LINE_CHARS
 from prefrontal.stores.working_memory import SessionKey
 
 PROMOTED_PREFIX = "wmc_"
@@ -46,6 +51,8 @@ ORIGIN = "working_memory"
 """``metadata["origin"]`` of a promoted item."""
 TAG = "consolidated"
 """The tag every promoted item carries."""
+LONG_TERM_STORES = frozenset({"episodic", "semantic"})
+"""Items whose provenance names these stores are copies of long-term memory."""
 MAX_LABELS = 20
 """A promoted item keeps at most this many of its originals' tags, and of their entities."""
 
@@ -73,9 +80,16 @@ def lifetime_of(
     """
     if item.pinned or item.lifetime is Lifetime.TURN:
         return None
-    if item.source is ItemSource.MEMORY_RETRIEVAL:
+    if is_long_term_copy(item):
         return None
     return lifetime if lifetime is not None else timedelta(seconds=config.fade_seconds)
+
+
+def is_long_term_copy(item: BufferItem) -> bool:
+    """True when ``item`` stands for items long-term memory already holds."""
+    if item.source is ItemSource.MEMORY_RETRIEVAL:
+        return True
+    return item.provenance.store in LONG_TERM_STORES and bool(item.provenance.item_ids)
 
 
 def is_due(
@@ -124,12 +138,31 @@ def new_groups(
             by_source.setdefault(item.source, []).append(item)
     return [
         Group(
-            target=promoted_id(key, (m.item_id for m in members)),
+            target=promoted_id(key, (m.item_id for m in chunk)),
             source=source,
-            members=tuple(members),
+            members=chunk,
         )
         for source, members in by_source.items()
+        for chunk in _chunks(members)
     ]
+
+
+def _chunks(members: list[BufferItem]) -> list[tuple[BufferItem, ...]]:
+    """``members`` in order, cut so that each part's ids fit one metadata value as JSON."""
+    chunks: list[tuple[BufferItem, ...]] = []
+    current: list[BufferItem] = []
+    for member in members:
+        if current and len(_json_ids([*current, member])) > MAX_LINE_CHARS:
+            chunks.append(tuple(current))
+            current = []
+        current.append(member)
+    if current:
+        chunks.append(tuple(current))
+    return chunks
+
+
+def _json_ids(members: Sequence[BufferItem]) -> str:
+    return json.dumps([m.item_id for m in members])
 
 
 def promoted_item(key: SessionKey, group: Group, content: str, now: datetime) -> MemoryItem:
@@ -138,12 +171,14 @@ def promoted_item(key: SessionKey, group: Group, content: str, now: datetime) ->
     Provenance: ``metadata["consolidated_from"]`` is the JSON list of the
     buffer items it stands for, ``metadata["folded_from"]`` the items those
     had folded into them (summaries), and ``metadata["sources"]`` the
-    long-term items they were loaded from, if any.
+    long-term items they were loaded from, if any. The last two keep the
+    newest ids that fit a metadata value (2,000 characters);
+    ``folded_count`` and ``sources_count`` say how many there were.
     """
     members = group.members
     folded = _distinct(i for m in members for i in m.summary_of)
     sources = _distinct(i for m in members for i in m.provenance.item_ids)
-    tags = _distinct((TAG, *(t for m in members for t in m.tags)))[:MAX_LABELS]
+    tags = _labels((TAG, *(t for m in members for t in m.tags)))
     return MemoryItem(
         item_id=group.target,
         agent_id=key.agent_id,
@@ -154,15 +189,17 @@ def promoted_item(key: SessionKey, group: Group, content: str, now: datetime) ->
         importance=max(m.priority for m in members),
         occurred_at=min(m.added_at for m in members),
         tags=tags,
-        entities=_distinct(e for m in members for e in m.entities)[:MAX_LABELS],
+        entities=_labels(e for m in members for e in m.entities),
         metadata={
             "origin": ORIGIN,
             "session_id": key.session_id,
             "source": group.source.value,
             "consolidated_from": json.dumps(list(group.member_ids)),
             "consolidated_count": len(members),
-            "folded_from": json.dumps(list(folded)),
-            "sources": json.dumps(list(sources)),
+            "folded_from": _newest_fitting(folded),
+            "folded_count": len(folded),
+            "sources": _newest_fitting(sources),
+            "sources_count": len(sources),
         },
     )
 
@@ -177,3 +214,18 @@ def originals(item: MemoryItem) -> tuple[str, ...]:
 
 def _distinct(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(values))
+
+
+def _labels(values: Iterable[str]) -> tuple[str, ...]:
+    """The distinct values a stored label may be, the first ``MAX_LABELS``."""
+    return tuple(v for v in _distinct(values) if v and len(v) <= MAX_LABEL_CHARS)[:MAX_LABELS]
+
+
+def _newest_fitting(ids: Sequence[str]) -> str:
+    """The JSON list of the last ``ids`` (in order) that fit one metadata value."""
+    kept: list[str] = []
+    for item_id in reversed(ids):
+        if len(json.dumps([item_id, *kept])) > MAX_LINE_CHARS:
+            break
+        kept.insert(0, item_id)
+    return json.dumps(kept)

@@ -47,7 +47,6 @@ from prefrontal.serving.models import (
 )
 from prefrontal.serving.service import Service
 from prefrontal.serving.version import package_version
-from prefrontal.serving.write_side import UnavailableError
 from prefrontal.stores.long_term import MemoryKind
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.turn import MAX_INPUT_CHARS, TurnRequest
@@ -85,9 +84,7 @@ class StartedTurn(Out):
 
 
 # Every tool is declared here, one nested function each: long, but flat.
-def build_mcp(  # noqa: C901
-    service: Service, tenant: Tenant, *, name: str = "prefrontal"
-) -> MCPServer:
+def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> MCPServer:
     """An MCP server whose tools act for ``tenant`` through ``service``."""
     server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, version=package_version())
 
@@ -169,8 +166,6 @@ def build_mcp(  # noqa: C901
             )
         except NotFoundError as error:
             raise ToolError(f"{error}: pass the turn_id that start_turn returned") from None
-        except UnavailableError as error:
-            raise ToolError(str(error)) from None
 
     @server.tool(
         title="Recall memories",
@@ -191,10 +186,7 @@ def build_mcp(  # noqa: C901
         `reuse`). On a new topic a full search runs (`mode` is `search`). Use it mid-answer
         for something `start_turn`'s context did not cover.
         """
-        try:
-            return await service.recall(tenant, query, top_k=top_k, session_id=session_id)
-        except UnavailableError as error:
-            raise ToolError(str(error)) from None
+        return await service.recall(tenant, query, top_k=top_k, session_id=session_id)
 
     @server.tool(
         title="Remember",
@@ -236,10 +228,7 @@ def build_mcp(  # noqa: C901
             store=store,
             tags=tuple(tags),
         )
-        try:
-            return await service.remember(tenant, body)
-        except UnavailableError as error:
-            raise ToolError(str(error)) from None
+        return await service.remember(tenant, body)
 
     @server.tool(
         title="Forget a memory",
@@ -253,10 +242,7 @@ def build_mcp(  # noqa: C901
         ],
     ) -> ForgetOut:
         """Drop a memory that is wrong, outdated or unwanted (`forgotten`: false if none had it)."""
-        try:
-            return await service.forget(tenant, memory_id)
-        except UnavailableError as error:
-            raise ToolError(str(error)) from None
+        return await service.forget(tenant, memory_id)
 
     @server.tool(
         title="Trace a turn",

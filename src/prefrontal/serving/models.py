@@ -217,6 +217,10 @@ class TraceOut(Out):
     ready_for_router: bool
     phases: tuple[PhaseOut, ...]
     warnings: tuple[str, ...]
+    ended: bool = Field(description="Whether the turn has been ended (its reply recorded).")
+    end_steps: tuple[PhaseOut, ...] = Field(
+        default=(), description="The steps of `end_turn`, once the turn has ended."
+    )
 
     @classmethod
     def of(cls, trace: TurnTrace) -> TraceOut:
@@ -234,6 +238,8 @@ class TraceOut(Out):
             ready_for_router=trace.ready_for_router,
             phases=tuple(PhaseOut.of(p) for p in trace.phases),
             warnings=trace.warnings,
+            ended=trace.ending is not None,
+            end_steps=tuple(PhaseOut.of(p) for p in trace.ending.steps) if trace.ending else (),
         )
 
 

@@ -17,6 +17,7 @@ import anyio
 
 from prefrontal.budgets.tokens import default_counter
 from prefrontal.errors import NotFoundError
+from prefrontal.exchange import ToolCall
 from prefrontal.orchestrator import Orchestrator
 from prefrontal.serving.determinism import (
     TEST_CLOCK_ENV,
@@ -38,7 +39,6 @@ from prefrontal.serving.models import (
     TurnOut,
 )
 from prefrontal.serving.recall import session_recall
-from prefrontal.serving.write_side import end_turn
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.traces.observe import Observer
@@ -124,12 +124,12 @@ class Service:
     ) -> EndTurnOut:
         """Record the reply of ``tenant``'s turn ``turn_id`` (NotFoundError when it has none)."""
         self._begin()
-        ended = await end_turn(
-            self.orchestrator,
-            tenant,
+        ended = await self.orchestrator.end_turn(
             turn_id,
             reply,
-            tool_calls=[call.model_dump() for call in tool_calls],
+            agent_id=tenant.agent_id,
+            user_id=tenant.user_id,
+            tool_calls=[ToolCall.model_validate(call.model_dump()) for call in tool_calls],
             outcome=outcome,
         )
         return EndTurnOut(

@@ -51,6 +51,7 @@ operations = st.lists(
         st.tuples(st.just("pin"), st.integers(0, 9), st.just(0.0)),
         st.tuples(st.just("refresh"), st.lists(new_items(), max_size=4), st.floats(0, 400)),
         st.tuples(st.just("expire"), st.just(None), st.floats(0, 400)),
+        st.tuples(st.just("fade"), st.just(None), st.floats(0, 400)),
     ),
     max_size=25,
 )
@@ -101,6 +102,8 @@ async def apply(run: Run, op: tuple[str, Any, Any], check: bool = True) -> None:
         assert all(e.reason.value == "replaced" and e.item.lifetime.value == "turn" for e in lost)
     elif kind == "expire":
         assert not any(e.item.pinned for e in buffer.expire())
+    elif kind == "fade":
+        assert not any(e.item.pinned for e in await buffer.fade())
     elif target is not None and kind == "access":
         buffer.access(target)
     elif target is not None and kind == "remove":
@@ -118,6 +121,7 @@ def assert_bounded(run: Run) -> None:
     assert len(buffer) <= MAX_ITEMS
     assert buffer.total_tokens <= MAX_TOKENS
     assert buffer.total_tokens == sum(i.tokens for i in buffer.items)
+    assert sum(i.is_summary for i in buffer.items) <= 1
 
 
 def play(policy: OverflowPolicy, ops: list[tuple[str, Any, Any]]) -> Run:
@@ -134,7 +138,7 @@ def play(policy: OverflowPolicy, ops: list[tuple[str, Any, Any]]) -> Run:
 @settings(max_examples=60, deadline=None)
 @given(policy=policies, ops=operations)
 def test_bounds_hold_after_any_sequence(policy: OverflowPolicy, ops: list[Any]) -> None:
-    """Never more than max_items items nor max_tokens tokens, whatever is done."""
+    """Never more than max_items items nor max_tokens tokens, nor two summaries, whatever is done."""
     play(policy, ops)
 
 

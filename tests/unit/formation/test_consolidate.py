@@ -20,7 +20,14 @@ from prefrontal.buffer import (
     SessionBuffer,
 )
 from prefrontal.formation import consolidate, originals, promoted_id
-from prefrontal.stores import MemoryKind, SessionKey, Stores, Tenant
+from prefrontal.stores import (
+    MemoryKind,
+    SessionKey,
+    SessionState,
+    Stores,
+    Tenant,
+    WorkingMemoryStore,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -139,7 +146,7 @@ async def test_nothing_is_due_before_half_the_lifetime(stores: Stores) -> None:
     """At 149 s of a 300 s fade-out nothing is due: no write, no save."""
     await seeded(stores)
     report = await consolidate(stores, KEY, now=T0 + timedelta(seconds=149), count_tokens=words)
-    assert report.promoted == () and report.released == ()
+    assert report.promoted == () and report.released == () and report.kept == 7
     state = await stores.working_memory.load(KEY)
     assert state is not None and state.version == 1
     assert len(await held(stores)) == 7
@@ -228,3 +235,50 @@ async def test_a_buffer_summary_is_promoted_with_what_it_folded(stores: Stores) 
     [item] = [i for i in items if i.metadata["source"] == "system"]
     assert originals(item) == (summary.item_id,)
     assert set(json.loads(str(item.metadata["folded_from"]))) == set(summary.summary_of)
+
+
+class RacingStore:
+    """A working-memory store where a turn saves the session just before chosen saves."""
+
+    def __init__(self, inner: WorkingMemoryStore, racing_saves: set[int]) -> None:
+        self.inner = inner
+        self.racing_saves = racing_saves
+        self.saves = 0
+
+    async def load(self, key: SessionKey) -> SessionState | None:
+        return await self.inner.load(key)
+
+    async def save(self, state: SessionState) -> SessionState:
+        self.saves += 1
+        if self.saves in self.racing_saves:
+            turn = await SessionBuffer.load(self.inner, KEY, count_tokens=words)
+            content = f"Arrived during save {self.saves}."
+            await turn.add(note(f"race-{self.saves}", content, ItemSource.REFLECTION), now=T0)
+            await turn.save(T0 + timedelta(seconds=230))
+        return await self.inner.save(state)
+
+    async def recent_sessions(
+        self, tenant: Tenant, *, since: datetime, limit: int
+    ) -> list[SessionState]:
+        return await self.inner.recent_sessions(tenant, since=since, limit=limit)
+
+
+@pytest.mark.parametrize("racing", [{1}, {2}, {1, 2, 3}])
+async def test_a_turn_saving_meanwhile_loses_nothing(stores: Stores, racing: set[int]) -> None:
+    """A turn that saves between consolidation's load and save keeps its item; the job completes."""
+    await seeded(stores)
+    racer = RacingStore(stores.working_memory, racing)
+    report = await consolidate(
+        stores.replace(working_memory=racer),
+        KEY,
+        now=T0 + timedelta(seconds=240),
+        count_tokens=words,
+    )
+    after = await held(stores)
+    raced = {f"race-{n}" for n in racing}
+    promoted_originals = {o for p in report.promoted for o in p.originals}
+    assert raced <= set(after) | promoted_originals
+    assert {"tool-1", "tool-2", "user-1", "refl-1"} <= promoted_originals
+    assert not promoted_originals & set(after)
+    assert not any(item.consolidating_into for item in after.values())
+    assert len(await promoted(stores, report.promoted_ids)) == len(report.promoted)

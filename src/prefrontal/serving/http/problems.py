@@ -20,7 +20,6 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 
 from prefrontal.errors import ItemRejectedError, NotFoundError, StoreError
-from prefrontal.serving.write_side import UnavailableError
 
 PROBLEM_JSON = "application/problem+json"
 _log = structlog.get_logger("prefrontal.serving")
@@ -35,7 +34,6 @@ TITLES = {
     415: "Unsupported media type",
     422: "Invalid request",
     500: "Internal server error",
-    501: "Not implemented",
     503: "Service unavailable",
 }
 
@@ -109,9 +107,6 @@ def install(app: FastAPI) -> None:
     async def on_rejected(request: Request, error: Exception) -> JSONResponse:
         return problem(422, sentence(str(error)))
 
-    async def on_unavailable(request: Request, error: Exception) -> JSONResponse:
-        return problem(501, sentence(str(error)))
-
     async def on_store(request: Request, error: Exception) -> JSONResponse:
         _log.error("store_error", path=request.url.path, error=repr(error))
         return problem(503, "The memory store is unavailable; try again shortly.")
@@ -124,6 +119,5 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(HTTPException, on_http)
     app.add_exception_handler(NotFoundError, on_not_found)
     app.add_exception_handler(ItemRejectedError, on_rejected)
-    app.add_exception_handler(UnavailableError, on_unavailable)
     app.add_exception_handler(StoreError, on_store)
     app.add_exception_handler(Exception, on_unexpected)
