@@ -14,6 +14,7 @@ from typing import Protocol
 
 from prefrontal.buffer.models import BufferItem
 from prefrontal.buffer.tokens import CountTokens
+from prefrontal.text_fit import longest_head
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -41,15 +42,7 @@ def fit_tokens(text: str, max_tokens: int, count_tokens: CountTokens) -> str:
     """The longest prefix of ``text``, cut at a word, that has at most ``max_tokens`` tokens."""
     if count_tokens(text) <= max_tokens:
         return text
-    words = text.split()
-    low, high = 0, len(words)
-    while low < high:
-        middle = (low + high + 1) // 2
-        if count_tokens(" ".join(words[:middle])) <= max_tokens:
-            low = middle
-        else:
-            high = middle - 1
-    return " ".join(words[:low])
+    return longest_head(text.split(), count_tokens, max_tokens)
 
 
 class ExtractiveSummarizer:

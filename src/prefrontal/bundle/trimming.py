@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from prefrontal.text_fit import longest_head
+
 __all__ = ["MARK", "trim_to_tokens"]
 
 MARK = " …"
@@ -23,25 +25,14 @@ def trim_to_tokens(text: str, max_tokens: int, count: Callable[[str], int]) -> s
     """
     if count(text) <= max_tokens:
         return text
-    kept: list[str] = []
-    for line in text.split("\n"):
-        if count("\n".join([*kept, line])) > max_tokens:
-            cut = _longest_head(
-                line, lambda head: count("\n".join([*kept, head + MARK])), max_tokens
-            )
-            return "\n".join([*kept, cut + MARK]) if cut else "\n".join(kept)
-        kept.append(line)
-    return "\n".join(kept)  # pragma: no cover - the whole text fits, returned above
+    lines = text.split("\n")
+    whole = 0
+    while count("\n".join(lines[: whole + 1])) <= max_tokens:
+        whole += 1
+    kept = lines[:whole]
 
+    def cost(head: str) -> int:
+        return count("\n".join([*kept, head + MARK]))
 
-def _longest_head(line: str, cost: Callable[[str], int], max_tokens: int) -> str:
-    """The most words of ``line`` whose ``cost`` is within ``max_tokens`` (binary search)."""
-    words = line.split(" ")
-    low, high = 0, len(words)
-    while low < high:
-        middle = (low + high + 1) // 2
-        if cost(" ".join(words[:middle])) <= max_tokens:
-            low = middle
-        else:
-            high = middle - 1
-    return " ".join(words[:low])
+    cut = longest_head(lines[whole].split(" "), cost, max_tokens)
+    return "\n".join([*kept, cut + MARK]) if cut else "\n".join(kept)
