@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +88,19 @@ async def postgres_stores(postgres_dsn: str, postgres_schema: str) -> AsyncItera
     stores = Stores.postgres(postgres_dsn, schema=postgres_schema, max_size=4)
     yield stores
     await stores.aclose()
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Stores]:
+    """A fresh, empty set of stores of each backend: in memory, a real SQLite file, a PostgreSQL
+    schema (skipped without a server). A module with its own ``stores`` fixture overrides it."""
+    if request.param == "memory":
+        opened = Stores.in_memory()
+    elif request.param == "sqlite":
+        opened = Stores.sqlite(tmp_path / "stores.db")
+    else:
+        dsn: str = request.getfixturevalue("postgres_dsn")
+        schema: str = request.getfixturevalue("postgres_schema")
+        opened = Stores.postgres(dsn, schema=schema, max_size=4)
+    yield opened
+    await opened.aclose()

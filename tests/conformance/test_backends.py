@@ -7,9 +7,6 @@ can be started, see ``tests/postgres_server.py``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
 from prefrontal.stores import (
@@ -23,21 +20,6 @@ from prefrontal.stores import (
     WorkingMemoryStore,
 )
 from prefrontal.testing import conformance as c
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Stores]:
-    """A fresh, empty set of stores of one backend."""
-    if request.param == "memory":
-        opened = Stores.in_memory()
-    elif request.param == "sqlite":
-        opened = Stores.sqlite(tmp_path / "conformance.db")
-    else:
-        dsn: str = request.getfixturevalue("postgres_dsn")
-        schema: str = request.getfixturevalue("postgres_schema")
-        opened = Stores.postgres(dsn, schema=schema, max_size=4)
-    yield opened
-    await opened.aclose()
 
 
 class TestEpisodic(c.MemoryStoreSuite):

@@ -9,9 +9,7 @@ anything of hers, and every record of Bob's as it was.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,21 +36,6 @@ ALICE = Tenant(agent_id="atlas", user_id="alice")
 BOB = Tenant(agent_id="atlas", user_id="bob")
 WORD = "everything"
 """A word in every memory, so one search lists them all."""
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Stores]:
-    """Fresh stores of one backend."""
-    if request.param == "memory":
-        opened = Stores.in_memory()
-    elif request.param == "sqlite":
-        opened = Stores.sqlite(tmp_path / "erase.db")
-    else:
-        dsn: str = request.getfixturevalue("postgres_dsn")
-        schema: str = request.getfixturevalue("postgres_schema")
-        opened = Stores.postgres(dsn, schema=schema, max_size=4)
-    yield opened
-    await opened.aclose()
 
 
 def owned(tenant: Tenant) -> dict[str, Any]:

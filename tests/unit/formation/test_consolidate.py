@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -38,21 +37,6 @@ CONFIG = BufferConfig(max_items=16, max_tokens=400, base_threshold=0.0)
 
 def words(text: str) -> int:
     return len(text.split())
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Stores]:
-    """A fresh, empty set of stores of one backend (a real SQLite file; a PostgreSQL schema)."""
-    if request.param == "memory":
-        opened = Stores.in_memory()
-    elif request.param == "sqlite":
-        opened = Stores.sqlite(tmp_path / "consolidate.db")
-    else:
-        dsn: str = request.getfixturevalue("postgres_dsn")
-        schema: str = request.getfixturevalue("postgres_schema")
-        opened = Stores.postgres(dsn, schema=schema, max_size=4)
-    yield opened
-    await opened.aclose()
 
 
 def note(item_id: str, content: str, source: ItemSource, **fields: object) -> NewItem:
