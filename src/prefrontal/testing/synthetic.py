@@ -10,6 +10,7 @@ likely, and thousands of surnames, companies and products form a long tail.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
@@ -115,11 +116,16 @@ QUESTIONS = (
 
 def _zipf(rng: random.Random, words: Sequence[str]) -> str:
     """A word with probability proportional to 1/rank: a few common, most rare."""
-    weights = _WEIGHTS.setdefault(len(words), [1.0 / (rank + 1) for rank in range(len(words))])
-    return rng.choices(words, weights=weights)[0]
+    cumulative = _CUMULATIVE.get(len(words))
+    if cumulative is None:
+        weights = [1.0 / (rank + 1) for rank in range(len(words))]
+        cumulative = _CUMULATIVE[len(words)] = list(itertools.accumulate(weights))
+    return rng.choices(words, cum_weights=cumulative)[0]
 
 
-_WEIGHTS: dict[int, list[float]] = {}
+_CUMULATIVE: dict[int, list[float]] = {}
+"""Cumulative Zipf weights per vocabulary size: ``choices`` then draws the
+same words as with ``weights=`` without summing them on every call."""
 
 
 def _fields(rng: random.Random) -> dict[str, str]:

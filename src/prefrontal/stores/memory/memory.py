@@ -39,6 +39,8 @@ class InMemoryMemoryStore:
         self._index = Bm25Index()
         self._units: dict[str, np.ndarray] = {}
         """Each embedded item's vector scaled to unit length, for cosine by dot product."""
+        self._threads: dict[tuple[str, str], dict[int, set[Key]]] = {}
+        """The items of each ``(agent_id, thread_id)``, by position: ``around`` without a scan."""
 
     async def put(self, item: MemoryItem) -> None:
         await self.put_many([item])
@@ -52,7 +54,12 @@ class InMemoryMemoryStore:
         existing = self._items.get(key)
         if existing is not None and existing.superseded_by and not item.superseded_by:
             item = item.model_copy(update={"superseded_by": existing.superseded_by})
+        if existing is not None:
+            self._unthread(key, existing)
         self._items[key] = item
+        if item.thread_id is not None and item.position is not None:
+            thread = self._threads.setdefault((item.agent_id, item.thread_id), {})
+            thread.setdefault(item.position, set()).add(key)
         self._owners.setdefault((item.agent_id, item.item_id), set()).add(item.user_id)
         self._index.add(_doc_id(key), searchable_text(item))
         self._units.pop(_doc_id(key), None)
@@ -66,6 +73,18 @@ class InMemoryMemoryStore:
         old = self._items.get(old_key)
         if old is not None and old.item_id != item.item_id:
             self._items[old_key] = old.model_copy(update={"superseded_by": item.item_id})
+
+    def _unthread(self, key: Key, item: MemoryItem) -> None:
+        """Forget ``item`` (stored under ``key``) in the thread index."""
+        if item.thread_id is None or item.position is None:
+            return
+        thread = self._threads[(item.agent_id, item.thread_id)]
+        keys = thread[item.position]
+        keys.discard(key)
+        if not keys:
+            del thread[item.position]
+        if not thread:
+            del self._threads[(item.agent_id, item.thread_id)]
 
     async def get(self, tenant: Tenant, item_ids: list[str]) -> list[MemoryItem]:
         found = (self._visible(tenant, item_id) for item_id in item_ids)
@@ -91,6 +110,7 @@ class InMemoryMemoryStore:
         item = self._items.pop(key, None)
         if item is None:
             return 0
+        self._unthread(key, item)
         users = self._owners[(key[0], key[2])]
         users.discard(key[1])
         if not users:
@@ -131,20 +151,22 @@ class InMemoryMemoryStore:
         self, tenant: Tenant, item_ids: list[str], *, radius: int, now: datetime | None = None
     ) -> list[MemoryItem]:
         anchors = [i for i in await self.get(tenant, item_ids) if i.thread_id is not None]
-        wanted = {(a.thread_id, a.position) for a in anchors}
         asked = set(item_ids)
         now = now or utc_now()
+        near: set[Key] = set()
+        for anchor in anchors:
+            thread = self._threads.get((anchor.agent_id, anchor.thread_id or ""), {})
+            if anchor.position is None:
+                continue
+            low, high = anchor.position - radius, anchor.position + radius
+            positions = range(low, high + 1) if high - low < len(thread) else list(thread)
+            for position in positions:
+                if low <= position <= high:
+                    near.update(thread.get(position, ()))
         out = [
             item
-            for item in self._items.values()
-            if visible_to(item, tenant)
-            and item.is_live(now)
-            and item.item_id not in asked
-            and item.position is not None
-            and any(
-                thread == item.thread_id and pos is not None and abs(pos - item.position) <= radius
-                for thread, pos in wanted
-            )
+            for item in map(self._items.__getitem__, near)
+            if visible_to(item, tenant) and item.is_live(now) and item.item_id not in asked
         ]
         out.sort(key=lambda i: (i.thread_id or "", i.position or 0, i.item_id))
         return out

@@ -84,16 +84,19 @@ class Statements:
             SELECT {KEY}, m.embedding FROM {items} AS m
             WHERE {_VISIBLE} AND {_LIVE} AND {_KINDS} AND m.embedding IS NOT NULL"""
         self.around = f"""
+            WITH anchors AS MATERIALIZED (
+                SELECT DISTINCT a.thread_id, a.position FROM {items} AS a
+                WHERE a.agent_id = $1 AND a.item_id = ANY($4::text[])
+                  AND (a.scope = 'shared' OR a.user_id = $2)
+                  AND a.thread_id IS NOT NULL AND a.position IS NOT NULL
+            )
             SELECT {ITEM} FROM {items} AS m
-            WHERE {_VISIBLE} AND {_LIVE} AND m.position IS NOT NULL
-              AND NOT (m.item_id = ANY($4::text[]))
-              AND EXISTS (
-                SELECT 1 FROM {items} AS a
-                WHERE a.agent_id = $1 AND (a.scope = 'shared' OR a.user_id = $2)
-                  AND a.item_id = ANY($4::text[]) AND a.thread_id = m.thread_id
-                  AND a.position IS NOT NULL
-                  AND m.position BETWEEN a.position - $5 AND a.position + $5
-              )
+            WHERE (m.agent_id, m.item_id, m.user_id) IN (
+                SELECT n.agent_id, n.item_id, n.user_id FROM anchors AS a JOIN {items} AS n
+                  ON n.agent_id = $1 AND n.thread_id = a.thread_id AND n.thread_id IS NOT NULL
+                 AND n.position BETWEEN a.position - $5 AND a.position + $5
+            )
+              AND {_VISIBLE} AND {_LIVE} AND NOT (m.item_id = ANY($4::text[]))
             ORDER BY m.thread_id COLLATE "C", m.position, m.item_id COLLATE "C\""""
         self.record_recall = f"""
             UPDATE {items} AS m

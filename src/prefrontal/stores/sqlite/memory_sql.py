@@ -9,6 +9,7 @@ _VISIBLE = "m.agent_id = :agent AND (m.scope = 'shared' OR m.user_id = :user)"
 _LIVE = "m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > :now)"
 _KINDS = "(:kinds IS NULL OR m.kind IN (SELECT value FROM json_each(:kinds)))"
 _IDS = "(SELECT value FROM json_each(:ids))"
+_IDS_TABLE = "(SELECT DISTINCT value FROM json_each(:ids))"
 KEY = "m.item_id || char(31) || m.user_id"
 """An item's :func:`~prefrontal.stores.memory_search.hit_key`, in SQL."""
 
@@ -82,15 +83,21 @@ class Statements:
             SELECT {KEY}, m.embedding FROM {items} AS m
             WHERE {_VISIBLE} AND {_LIVE} AND {_KINDS} AND m.embedding IS NOT NULL"""
         self.around = f"""
-            SELECT {_ITEM} FROM {items} AS m
-            WHERE m.rowid IN (
-                SELECT n.rowid FROM {items} AS a JOIN {items} AS n
-                  ON n.agent_id = a.agent_id AND n.thread_id = a.thread_id
-                 AND n.position BETWEEN a.position - :radius AND a.position + :radius
-                WHERE a.agent_id = :agent AND (a.scope = 'shared' OR a.user_id = :user)
-                  AND a.item_id IN {_IDS} AND a.thread_id IS NOT NULL
+            WITH anchors AS MATERIALIZED (
+                SELECT DISTINCT a.thread_id, a.position
+                FROM {_IDS_TABLE} AS i CROSS JOIN {items} AS a
+                WHERE a.agent_id = :agent AND a.item_id = i.value
+                  AND (a.scope = 'shared' OR a.user_id = :user)
+                  AND a.thread_id IS NOT NULL AND a.position IS NOT NULL
+            ), near AS MATERIALIZED (
+                SELECT DISTINCT n.rowid AS id
+                FROM anchors AS a CROSS JOIN {items} AS n
+                WHERE n.agent_id = :agent AND n.thread_id = a.thread_id
+                  AND n.thread_id IS NOT NULL
+                  AND n.position BETWEEN a.position - :radius AND a.position + :radius
             )
-            AND {_VISIBLE} AND {_LIVE} AND m.item_id NOT IN {_IDS}
+            SELECT {_ITEM} FROM near CROSS JOIN {items} AS m ON m.rowid = near.id
+            WHERE {_VISIBLE} AND {_LIVE} AND m.item_id NOT IN {_IDS}
             ORDER BY m.thread_id, m.position, m.item_id"""
         self.record_recall = f"""
             UPDATE {items} AS m

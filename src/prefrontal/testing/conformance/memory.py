@@ -276,6 +276,19 @@ class MemoryStoreSuite(MemoryOwnership, StoreSuite):
         got = await store.around(ALICE, ["m2", "m3", "m8"], radius=1, now=at(60))
         assert [item.item_id for item in got] == ["m1", "m4", "m7", "m9"]
 
+    async def test_around_follows_items_moved_or_deleted(self, store: MemoryStore) -> None:
+        """An item put again at another place, or deleted, is a neighbour only where it now is."""
+        await store.put_many(
+            [memory(f"m{i}", f"line {i}", thread_id="doc", position=i) for i in range(6)]
+        )
+        await store.put(memory("m1", "line 1, moved", thread_id="notes", position=0))
+        await store.put(memory("m4", "line 4, moved", thread_id="doc", position=9))
+        await store.delete(ALICE, ["m3"])
+        got = await store.around(ALICE, ["m2", "m5"], radius=1, now=at(60))
+        assert [item.item_id for item in got] == []
+        got = await store.around(ALICE, ["m0", "m4"], radius=2, now=at(60))
+        assert [item.item_id for item in got] == ["m2"]
+
     async def test_around_without_thread_or_radius_is_empty(self, store: MemoryStore) -> None:
         """Items without a thread, unknown ids and radius 0 have no neighbours."""
         await store.put_many([*CORPUS, memory("t1", "x", thread_id="t", position=1)])
