@@ -30,8 +30,17 @@ from prefrontal.retrieval.feedback import expansion_terms
 from prefrontal.retrieval.settings import RecallSettings
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, MemoryStore, ScoredMemory
 
-TOKENS_PER_CANDIDATE = 20
-"""A short memory's cost: a section that could fill the budget asks for this many per token."""
+TOKENS_PER_CANDIDATE = 35
+"""About what a memory costs rendered: a section asks for one hit per this many tokens of budget.
+
+Neighbour lifts, the context query and the feedback query add to the hits,
+so the candidates still outnumber what fits (at 4,000 tokens: 100 hits
+asked for each query, about 100 fragments fit). One hit per 20 tokens
+scored, reranked and counted twice as many for the same LoCoMo recall.
+"""
+TOKENS_PER_ANCHOR = 20
+"""The anchors that lift their neighbours grow with the budget: ``anchor_count`` of one
+per this many tokens (10 up to 2,000 tokens, 25 at 4,000)."""
 MAX_CANDIDATES = 1_000
 
 
@@ -44,6 +53,11 @@ def candidate_limit(turn: TurnState, configured: int) -> int:
     if configured == 0:
         return 0
     return min(max(configured, turn.policy.available // TOKENS_PER_CANDIDATE), MAX_CANDIDATES)
+
+
+def anchor_reach(turn: TurnState, limit: int) -> int:
+    """What :func:`anchor_count` scales with: the hits asked for, or the budget's reach if more."""
+    return max(limit, turn.policy.available // TOKENS_PER_ANCHOR)
 
 
 def input_text(turn: TurnState) -> str:
@@ -87,7 +101,8 @@ async def retrieve(
     speakers = {key: _speaker(item) for key, item in items.items()}
     scores = speaker_named(scores, speakers, queries["input"], settings.speaker_weight)
     scores = add_thread_scores(scores, threads, settings.thread_weight, top=settings.thread_top)
-    scores = await _lift(turn, store, phase, scores, items, anchor_count(limit, settings), settings)
+    anchors = anchor_count(anchor_reach(turn, limit), settings)
+    scores = await _lift(turn, store, phase, scores, items, anchors, settings)
     # Items and scores are already valid: hundreds of candidates a turn skip re-validation.
     return [
         ScoredMemory.model_construct(item=items[key], score=value, signals=_signals(signals, key))

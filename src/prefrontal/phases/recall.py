@@ -73,12 +73,17 @@ def rerank_score(
 
 def rerank(hits: list[ScoredMemory], now: datetime, weights: RerankWeights) -> list[ScoredMemory]:
     """Hits rescored by :func:`rerank_score`, best first (ties by item id)."""
+    return [h.model_copy(update={"score": score}) for score, h in _reranked(hits, now, weights)]
+
+
+def _reranked(
+    hits: list[ScoredMemory], now: datetime, weights: RerankWeights
+) -> list[tuple[float, ScoredMemory]]:
+    """Each hit with its :func:`rerank_score`, best first (ties by item id); hits not copied."""
     best = max((h.score for h in hits), default=0.0) or 1.0
-    rescored = [
-        h.model_copy(update={"score": rerank_score(h.score / best, h.item, now, weights)})
-        for h in hits
-    ]
-    return sorted(rescored, key=lambda h: (-h.score, h.item.item_id))
+    scored = [(rerank_score(h.score / best, h.item, now, weights), h) for h in hits]
+    scored.sort(key=lambda pair: (-pair[0], pair[1].item.item_id))
+    return scored
 
 
 def already_held(turn: TurnState) -> set[str]:
@@ -192,22 +197,33 @@ def to_fragments(
 ) -> list[Fragment]:
     """One fragment per hit, ranked as given, rendered in the order things happened."""
     return [
-        fragment(
-            turn,
-            section,
-            memory_line(hit.item),
-            store=section.value,
-            item_ids=(hit.item.item_id,),
-            phase=phase,
-            rank=rank,
-            position=(hit.item.occurred_at or hit.item.created_at).timestamp()
-            + (hit.item.position or 0) * 1e-3,
-            score=round(hit.score, 6),
-            created_at=hit.item.created_at,
-            heading=memory_heading(hit.item),
-        )
-        for rank, hit in enumerate(hits)
+        _fragment(turn, hit.item, hit.score, section, phase, rank) for rank, hit in enumerate(hits)
     ]
+
+
+def _fragment(
+    turn: TurnState, item: MemoryItem, score: float, section: Section, phase: str, rank: int
+) -> Fragment:
+    return fragment(
+        turn,
+        section,
+        memory_line(item),
+        store=section.value,
+        item_ids=(item.item_id,),
+        phase=phase,
+        rank=rank,
+        position=(item.occurred_at or item.created_at).timestamp() + (item.position or 0) * 1e-3,
+        score=round(score, 6),
+        created_at=item.created_at,
+        heading=memory_heading(item),
+    )
+
+
+WINNER_ROOM = 1.5
+"""Phases 5 and 6 render and count their best hits until these hold this many times the
+turn's available tokens: no section is given more than the budget, and the share past
+it leaves room for what assembly skips (too long, or the same text as another section's).
+Demands stay above what allocation can grant, so allocation is unchanged."""
 
 
 async def load_section(
@@ -229,15 +245,38 @@ async def load_section(
         settings = replace(settings, feedback_weight=0.0)
     hits, how = await recall(turn, store, phase, query, limit, settings)
     held = already_held(turn)
-    fresh = [
-        h for h in rerank(hits, turn.context.started_at, weights) if h.item.item_id not in held
-    ]
-    fragments = to_fragments(turn, fresh, section, phase)
+    ranked = _reranked(hits, turn.context.started_at, weights)
+    fresh = [(score, h.item) for score, h in ranked if h.item.item_id not in held]
+    fragments = _winners(turn, fresh, section, phase, int(turn.policy.available * WINNER_ROOM))
     turn.loads[section] = fragments
     count, tokens = loaded(fragments)
     return PhaseOutcome(
         items_loaded=count,
         tokens_loaded=tokens,
-        items_dropped=len(hits) - len(fresh),
-        detail={"query_chars": sum(map(len, query.values())), "hits": len(hits), **how},
+        items_dropped=len(hits) - count,
+        detail={
+            "query_chars": sum(map(len, query.values())),
+            "hits": len(hits),
+            "held": len(hits) - len(fresh),
+            "past_room": len(fresh) - count,
+            **how,
+        },
     )
+
+
+def _winners(
+    turn: TurnState,
+    ranked: list[tuple[float, MemoryItem]],
+    section: Section,
+    phase: str,
+    room: int,
+) -> list[Fragment]:
+    """Fragments of the best of ``ranked`` until their tokens reach ``room`` (the rest unbuilt)."""
+    fragments: list[Fragment] = []
+    spent = 0
+    for rank, (score, item) in enumerate(ranked):
+        if spent >= room:
+            break
+        fragments.append(_fragment(turn, item, score, section, phase, rank))
+        spent += fragments[-1].tokens
+    return fragments
