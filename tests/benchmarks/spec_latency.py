@@ -15,9 +15,12 @@ traces 20. In-memory stores with the demo data, the orchestrator entered
   waited for before the next): p50 and max wall time of ``start_turn``, and
   the turns degraded, with the phases that were not ``ok``.
 - ``many``: ``--concurrent`` turns started at once, each in a session of
-  its own, with the default garbage-collector threshold and with a raised
-  one (50,000, 20, 20): turns/s, p50 and p99, degraded turns, and those
-  degraded by their own writes (phase 10 or 11 not ``ok``).
+  its own, every turn admitted, with the default garbage-collector threshold
+  and with a raised one (50,000, 20, 20); then, where the code has admission
+  control, with its default limits: turns/s (of turns completed), p50 and
+  p99, refused, degraded turns, those degraded by the phases that wrote
+  before the turn ended in older code (phase 10 or 11 not ``ok``), and the
+  phases most often not ``ok``.
 
 The script runs on whichever prefrontal is importable, so the same script
 compares two trees in one run::
@@ -78,10 +81,13 @@ async def slowed() -> Stores:
     )
 
 
-def config() -> OrchestratorConfig:
-    """The default configuration, every turn admitted where the code has admission control."""
+HAS_ADMISSION = "admission" in OrchestratorConfig.model_fields
+
+
+def config(*, admit_all: bool = True) -> OrchestratorConfig:
+    """The default configuration; every turn admitted, where the code has admission control."""
     fields: dict[str, Any] = {}
-    if "admission" in OrchestratorConfig.model_fields:
+    if HAS_ADMISSION and admit_all:
         fields["admission"] = {"max_turns_in_flight": None}
     return OrchestratorConfig.model_validate(fields)
 
@@ -141,39 +147,64 @@ def threshold(value: tuple[int, int, int] | None) -> Iterator[None]:
 
 async def burst(
     orchestrator: Orchestrator, concurrent: int
-) -> tuple[list[float], list[TurnResult], float]:
-    """``concurrent`` turns started at once, each in a session of its own."""
+) -> tuple[list[float], list[TurnResult], float, int]:
+    """``concurrent`` turns started at once, each in a session of its own (and how many refused)."""
     latencies: list[float] = []
     results: list[TurnResult] = []
+    refused: list[float] = []
 
     async def one(n: int) -> None:
         began = time.perf_counter()
-        results.append(await orchestrator.start_turn(request(f"s-{n}")))
+        try:
+            results.append(await orchestrator.start_turn(request(f"s-{n}")))
+        except prefrontal.PrefrontalError as error:
+            if type(error).__name__ != "OverloadedError":
+                raise
+            refused.append((time.perf_counter() - began) * 1_000)
+            return
         latencies.append((time.perf_counter() - began) * 1_000)
 
     began = time.perf_counter()
     async with anyio.create_task_group() as group:
         for n in range(concurrent):
             group.start_soon(one, n)
-    return latencies, results, time.perf_counter() - began
+    return latencies, results, time.perf_counter() - began, len(refused)
+
+
+RUNS = (
+    ("gc_default", None, True),
+    ("gc_raised", GC_RAISED, True),
+    ("gc_raised_admission_default", GC_RAISED, False),
+)
 
 
 async def many(concurrent: int) -> dict[str, Any]:
-    """``concurrent`` turns at once, default and raised GC thresholds."""
+    """``concurrent`` turns at once: default and raised GC thresholds; default admission."""
     report: dict[str, Any] = {}
-    for name, value in (("gc_default", None), ("gc_raised", GC_RAISED)):
+    for name, value, admit_all in RUNS:
+        if not admit_all and not HAS_ADMISSION:
+            continue
         stores = await slowed()
         gc.collect()
         with threshold(value):
-            async with Orchestrator(stores, config(), clock=fixed_clock) as orchestrator:
-                latencies, results, elapsed = await burst(orchestrator, concurrent)
+            async with Orchestrator(
+                stores, config(admit_all=admit_all), clock=fixed_clock
+            ) as orchestrator:
+                latencies, results, elapsed, refused = await burst(orchestrator, concurrent)
+                drained = time.perf_counter()
                 await orchestrator.wait_background()
+                drain_s = time.perf_counter() - drained
+        phases: Counter[str] = Counter(x for r in results for x in not_ok(r))
         report[name] = {
-            "turns_per_s": round(concurrent / elapsed, 1),
-            "p50_ms": round(statistics.median(latencies), 1),
+            "turns_per_s": round(len(results) / elapsed, 1),
+            "turns_per_s_writes_included": round(len(results) / (elapsed + drain_s), 1),
+            "p50_ms": round(statistics.median(latencies), 1) if latencies else 0.0,
             "p99_ms": round(percentile(latencies, 0.99), 1),
+            "completed": len(results),
+            "refused": refused,
             "degraded": sum(r.trace.status is TurnStatus.DEGRADED for r in results),
             "degraded_by_writes": sum(by_writes(r) for r in results),
+            "phases_not_ok": dict(phases.most_common(8)),
         }
     return report
 

@@ -10,7 +10,7 @@ import pytest
 from prefrontal import OverloadedError, Stores, TurnResult
 from prefrontal.buffer.session import decode
 from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, seed
-from prefrontal.errors import StoreError
+from prefrontal.errors import StoreError, TransientStoreError
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey
 from prefrontal.testing.doubles import FailingStore
@@ -166,3 +166,16 @@ async def test_concurrent_turns_of_one_session_lose_no_update(stores: Stores) ->
     assert state is not None and state.version == count
     counters = decode(state.state).recall
     assert counters.searches + counters.saved == 2 * count
+
+
+async def test_a_transient_write_failure_is_retried(demo_stores: Stores) -> None:
+    """A trace write that fails transiently twice is retried and lands; nothing counts as failed."""
+    flaky = FailingStore(
+        demo_stores.traces, TransientStoreError("busy", store="traces"), times=2, methods=("put",)
+    )
+    async with orchestrator(demo_stores.replace(traces=flaky)) as turns:
+        result = await turns.start_turn(demo_request())
+        await turns.wait_background()
+    assert flaky.failures == 2
+    assert turns.write_stats.failed == 0
+    assert await demo_stores.traces.get(TENANT, result.context.turn_id) is not None
