@@ -154,7 +154,8 @@ async def test_concurrent_turns_of_one_session_lose_no_update(stores: Stores) ->
     """Eight turns of one session at once: every save lands, merged, and every gate count stays."""
     await seed(stores)
     count = 8
-    async with orchestrator(stores, deadline_ms=10_000) as turns:
+    roomy = {"working_memory_init": 5_000}  # a loaded machine must not cut phase 10 itself
+    async with orchestrator(stores, deadline_ms=10_000, phase_budgets_ms=roomy) as turns:
         async with anyio.create_task_group() as group:
             for n in range(count):
                 group.start_soon(turns.start_turn, demo_request(user_input=f"Launch status {n}?"))
