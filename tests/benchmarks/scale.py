@@ -15,7 +15,8 @@ one JSON line of figures measured inside the event loop, in milliseconds:
 - ``new_turn_p50``/``new_turn_p95``: ``start_turn`` in a new session;
 - ``continuing_turn_p50``/``continuing_turn_p95``: ``start_turn`` in a
   session whose earlier turns were ended (each turn the child of the last);
-- ``hybrid_p50``/``hybrid_p95``: top-10 search with the hashing embedder.
+- ``hybrid_p50``/``hybrid_p95``: top-10 search with the hashing embedder
+  (the first search, untimed, loads the vectors).
 
 ``python -m tests.benchmarks.scale compare --store DIR --base SRC`` runs
 ``run`` in subprocesses, alternating this checkout's ``src`` and ``SRC``
@@ -102,15 +103,15 @@ async def _timed(calls: list[Callable[[], Awaitable[object]]]) -> list[float]:
     return times
 
 
-async def _searches(store: MemoryStore, rounds: int) -> list[float]:
-    """``rounds`` top-10 searches (200 questions, round robin) after 50 untimed ones."""
+async def _searches(store: MemoryStore, rounds: int, warm_up: int = 50) -> list[float]:
+    """``rounds`` top-10 searches (200 questions, round robin) after ``warm_up`` untimed ones."""
     asked = itertools.cycle([MemoryQuery(text=q, limit=10, now=NOW) for q in questions(200)])
     times = []
-    for number in range(rounds + 50):
+    for number in range(rounds + warm_up):
         query = next(asked)
         started = time.perf_counter()
         await store.search(TENANT, query)
-        if number >= 50:
+        if number >= warm_up:
             times.append(time.perf_counter() - started)
     return times
 
@@ -163,7 +164,7 @@ async def run(lexical: Path, hybrid: Path | None, *, rounds: int) -> dict[str, f
     await stores.aclose()
     if hybrid is not None:
         stores = Stores.sqlite(hybrid, embedder=HashingEmbedder(DIMENSIONS))
-        figures |= _cuts("hybrid", await _searches(stores.episodic, rounds))
+        figures |= _cuts("hybrid", await _searches(stores.episodic, rounds // 2, warm_up=5))
         await stores.aclose()
     return figures
 
@@ -176,17 +177,19 @@ def _copy(database: Path, directory: Path) -> Path:
     return directory / database.name
 
 
-def run_on_copies(store: Path, *, rounds: int) -> dict[str, float]:
-    """:func:`run` on copies of the files under ``store``, deleted afterwards."""
+def run_on_copies(store: Path, *, rounds: int, hybrid: bool = True) -> dict[str, float]:
+    """:func:`run` on copies of the files under ``store`` (``hybrid.db`` unless told not to)."""
     with tempfile.TemporaryDirectory(prefix="prefrontal-scale-") as scratch:
         lexical = _copy(store / "lexical.db", Path(scratch))
-        hybrid = (
-            _copy(store / "hybrid.db", Path(scratch)) if (store / "hybrid.db").exists() else None
-        )
-        return anyio.run(lambda: run(lexical, hybrid, rounds=rounds))
+        copied = None
+        if hybrid and (store / "hybrid.db").exists():
+            copied = _copy(store / "hybrid.db", Path(scratch))
+        return anyio.run(lambda: run(lexical, copied, rounds=rounds))
 
 
-def compare(store: Path, base: Path, *, rounds: int, repeats: int) -> dict[str, list[float]]:
+def compare(
+    store: Path, base: Path, *, rounds: int, repeats: int, hybrid: bool
+) -> dict[str, list[float]]:
     """``run`` for this checkout and for ``base``, alternating; per figure, each run's values."""
     here = Path(__file__).resolve().parents[2]
     got: dict[str, list[dict[str, float]]] = {"this": [], "base": []}
@@ -195,6 +198,7 @@ def compare(store: Path, base: Path, *, rounds: int, repeats: int) -> dict[str, 
             environment = os.environ | {"PYTHONPATH": f"{source}{os.pathsep}{here}"}
             command = [sys.executable, "-m", "tests.benchmarks.scale", "run"]
             command += ["--store", str(store), "--rounds", str(rounds)]
+            command += [] if hybrid else ["--no-hybrid"]
             done = subprocess.run(
                 command, env=environment, cwd=here, check=True, capture_output=True, text=True
             )
@@ -219,11 +223,13 @@ def main(argv: list[str] | None = None) -> None:
     running = commands.add_parser("run", help="measure on copies of the built stores")
     running.add_argument("--store", type=Path, required=True)
     running.add_argument("--rounds", type=int, default=50)
+    running.add_argument("--no-hybrid", action="store_true", help="skip hybrid.db")
     comparing = commands.add_parser("compare", help="this checkout against another's src")
     comparing.add_argument("--store", type=Path, required=True)
     comparing.add_argument("--base", type=Path, required=True)
     comparing.add_argument("--rounds", type=int, default=50)
     comparing.add_argument("--repeats", type=int, default=1)
+    comparing.add_argument("--no-hybrid", action="store_true", help="skip hybrid.db")
     arguments = parser.parse_args(argv)
     if arguments.command == "build":
         arguments.out.mkdir(parents=True, exist_ok=True)
@@ -234,12 +240,17 @@ def main(argv: list[str] | None = None) -> None:
     elif arguments.command == "run":
         import prefrontal
 
-        figures = run_on_copies(arguments.store, rounds=arguments.rounds)
+        hybrid = not arguments.no_hybrid
+        figures = run_on_copies(arguments.store, rounds=arguments.rounds, hybrid=hybrid)
         print(f"prefrontal from {Path(prefrontal.__file__).parent}", file=sys.stderr)
         print(json.dumps(figures))
     else:
         table = compare(
-            arguments.store, arguments.base, rounds=arguments.rounds, repeats=arguments.repeats
+            arguments.store,
+            arguments.base,
+            rounds=arguments.rounds,
+            repeats=arguments.repeats,
+            hybrid=not arguments.no_hybrid,
         )
         for key, (this, base) in table.items():
             print(f"{key:>22}: {this:8.2f} ms, base {base:8.2f} ms, ratio {this / base:.2f}")
