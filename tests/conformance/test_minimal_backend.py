@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
+from prefrontal.retrieval.analysis import terms
 from prefrontal.retrieval.embedder import HashingEmbedder
-from prefrontal.retrieval.lexical import terms
 from prefrontal.retrieval.ranking import Candidate, Corpus, LexicalMatches
 from prefrontal.retrieval.vectors import cosines, to_blob
 from prefrontal.stores.capabilities import LexicalSearch, VectorSearch, ranked_search

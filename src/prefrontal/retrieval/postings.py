@@ -14,13 +14,13 @@ from collections import Counter
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 
-from prefrontal.retrieval.lexical import terms
+from prefrontal.retrieval.analysis import terms
 from prefrontal.retrieval.ranking import Candidate, Corpus, LexicalMatches
 
 
 @dataclass
 class Postings:
-    """Documents keyed by id, indexed by their :func:`~prefrontal.retrieval.lexical.terms`."""
+    """Documents keyed by id, indexed by their :func:`~prefrontal.retrieval.analysis.terms`."""
 
     _docs: dict[str, Counter[str]] = field(default_factory=dict)
     _lengths: dict[str, int] = field(default_factory=dict)

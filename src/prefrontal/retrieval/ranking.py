@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from prefrontal.retrieval.lexical import terms
+from prefrontal.retrieval.analysis import terms
 
 K1 = 1.2
 B = 0.75

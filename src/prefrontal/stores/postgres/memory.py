@@ -1,7 +1,7 @@
 """PostgreSQL episodic or semantic store: GIN-indexed terms, optional vectors, core ranking.
 
 What is indexed is :func:`~prefrontal.stores.memory_search.searchable_text`
-analysed by :func:`~prefrontal.retrieval.lexical.terms` (stop words out,
+analysed by :func:`~prefrontal.retrieval.analysis.terms` (stop words out,
 Porter stems), stored per item as its distinct terms (long ones as a
 digest, :func:`.term_keys.key`) and their counts.
 Search runs in one repeatable-read snapshot, through the core's
@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from prefrontal.retrieval.analysis import terms
 from prefrontal.retrieval.embedder import Embedder
-from prefrontal.retrieval.lexical import terms
 from prefrontal.retrieval.ranking import Candidate, Corpus, LexicalMatches
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.capabilities import ranked_search

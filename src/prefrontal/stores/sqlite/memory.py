@@ -1,7 +1,7 @@
 """SQLite episodic or semantic store: FTS5 postings, optional vectors, core ranking.
 
 What is indexed is :func:`~prefrontal.stores.memory_search.searchable_text`
-analysed by :func:`~prefrontal.retrieval.lexical.terms` (stop words out,
+analysed by :func:`~prefrontal.retrieval.analysis.terms` (stop words out,
 Porter stems). Search takes each query term's postings from FTS5, counts the
 terms of each candidate and has the core score them
 (:class:`~prefrontal.retrieval.ranking.Scorer`), skipping what the core's
@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from prefrontal.retrieval.analysis import terms
 from prefrontal.retrieval.embedder import Embedder
-from prefrontal.retrieval.lexical import terms
 from prefrontal.retrieval.ranking import query_terms
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
