@@ -39,6 +39,7 @@ from prefrontal.exchange import (
     Summarizer,
     ToolCall,
 )
+from prefrontal.gc_tuning import tune_gc
 from prefrontal.memory import ErasureReport, MemoryAPI
 from prefrontal.orchestrator import Orchestrator
 from prefrontal.retrieval.settings import RecallSettings, RerankWeights
@@ -104,4 +105,5 @@ __all__ = [
     "WorkingMemoryView",
     "allocate",
     "default_policy",
+    "tune_gc",
 ]
