@@ -10,12 +10,14 @@ from prefrontal.budgets.tokens import TokenCounter
 from prefrontal.buffer.config import BufferConfig, OverflowPolicy
 from prefrontal.bundle.models import ContextBundle, Fragment, Provenance, Section
 from prefrontal.config import (
+    AdmissionConfig,
     ConversationConfig,
     FrontalCortexConfig,
     OrchestratorConfig,
     PhaseName,
     RecallConfig,
     ScratchPageConfig,
+    WritesConfig,
 )
 from prefrontal.errors import (
     BudgetError,
@@ -24,6 +26,7 @@ from prefrontal.errors import (
     DatasetError,
     ItemRejectedError,
     NotFoundError,
+    OverloadedError,
     PrefrontalError,
     StoreError,
     TransientStoreError,
@@ -54,6 +57,7 @@ from prefrontal.turn import (
 )
 
 __all__ = [
+    "AdmissionConfig",
     "BudgetError",
     "BudgetPolicy",
     "BufferConfig",
@@ -77,6 +81,7 @@ __all__ = [
     "Orchestrator",
     "OrchestratorConfig",
     "OverflowPolicy",
+    "OverloadedError",
     "PhaseName",
     "PhaseRecord",
     "PhaseStatus",
@@ -103,6 +108,7 @@ __all__ = [
     "WorkingMemoryError",
     "WorkingMemoryItemView",
     "WorkingMemoryView",
+    "WritesConfig",
     "allocate",
     "default_policy",
     "tune_gc",

@@ -275,6 +275,7 @@ class TurnEnder:
             config=self.config.buffer,
             count_tokens=self.count_tokens,
             clock=self.clock,
+            max_attempts=self.config.writes.save_attempts,
         )
         offered = [
             _exchange_item(trace, reply),

@@ -81,6 +81,7 @@ async def load_session(turn: TurnState, phase: str) -> SessionBuffer:
             config=turn.config.buffer,
             count_tokens=turn.count,
             clock=turn.clock,
+            max_attempts=turn.config.writes.save_attempts,
         ),
     )
 

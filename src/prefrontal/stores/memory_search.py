@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from pydantic import ValidationError
+
+from prefrontal.retrieval.analysis import WORD, terms
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.fusion import fuse
-from prefrontal.retrieval.lexical import WORD, top
+from prefrontal.retrieval.lexical import top
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery
 
 INDEXED_METADATA = ("speaker", "date")
@@ -18,6 +21,19 @@ def searchable_text(item: MemoryItem) -> str:
     parts = [item.content, *item.tags, *item.entities]
     parts.extend(str(item.metadata[key]) for key in INDEXED_METADATA if key in item.metadata)
     return "\n".join(parts)
+
+
+def stored_terms(body: str) -> list[str] | None:
+    """The index terms of an item stored as JSON ``body``; None when ``body`` is not an item.
+
+    Used to analyse stored items anew when the analyser changes; an
+    unreadable record keeps the terms it has (searches skip it anyway).
+    """
+    try:
+        item = MemoryItem.model_validate_json(body)
+    except ValidationError:
+        return None
+    return terms(searchable_text(item))
 
 
 async def with_embeddings(items: list[MemoryItem], embedder: Embedder | None) -> list[MemoryItem]:

@@ -7,7 +7,8 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prefrontal.retrieval.lexical import Bm25Index, idf, terms
+from prefrontal.retrieval.analysis import terms
+from prefrontal.retrieval.lexical import Bm25Index, idf
 
 
 def test_terms_are_lowercased_stemmed_without_stop_words() -> None:

@@ -25,8 +25,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from prefrontal.retrieval.analysis import terms
 from prefrontal.retrieval.embedder import Embedder
-from prefrontal.retrieval.lexical import Corpus, terms
+from prefrontal.retrieval.lexical import Corpus
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
