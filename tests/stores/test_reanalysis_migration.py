@@ -22,7 +22,7 @@ from prefrontal.retrieval.analysis import STOP_WORDS
 from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant
 from prefrontal.stores.memory_search import searchable_text
 from prefrontal.stores.postgres import migrations as pg_migrations
-from prefrontal.stores.postgres.ranking import key
+from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.sqlite import migrations as sqlite_migrations
 from prefrontal.testing.conformance.base import at
 from tests.conftest import FIXED_NOW

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from prefrontal.retrieval.analysis import WORD, terms
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.fusion import fuse
-from prefrontal.retrieval.lexical import top
+from prefrontal.retrieval.ranking import top
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery
 
 INDEXED_METADATA = ("speaker", "date")
@@ -86,17 +86,20 @@ def key_item_ids(keys: Iterable[str]) -> list[str]:
 
 
 Signals = Mapping[str, Mapping[str, float]]
-"""Each signal's scores by item id (``"bm25"``, and ``"vector"`` with an embedding)."""
+"""Each signal's scores by key (``"bm25"`` with lexical search, ``"vector"`` with an embedding)."""
 
 
 def best_hits(signals: Signals, limit: int) -> list[tuple[str, float, dict[str, float]]]:
-    """The ``limit`` best ids by fused score, each with its score and its own signals.
+    """The ``limit`` best keys by fused score, each with its score and its own signals.
 
-    BM25 alone when it is the only signal, else :func:`~prefrontal.retrieval.fusion.fuse`;
-    ids that score 0 are left out; ties are broken as :func:`~prefrontal.retrieval.lexical.top`
-    breaks them, so every backend returns the same hits in the same order.
+    A signal's own scores when it is the only one, else
+    :func:`~prefrontal.retrieval.fusion.fuse`; keys that score 0 are left
+    out; ties are broken as :func:`~prefrontal.retrieval.ranking.top` breaks
+    them, so every backend returns the same hits in the same order.
     """
-    fused = fuse(signals, {}) if len(signals) > 1 else signals["bm25"]
+    if not signals:
+        return []
+    fused = fuse(signals, {}) if len(signals) > 1 else next(iter(signals.values()))
     return [
         (key, value, {name: values[key] for name, values in signals.items() if key in values})
         for key, value in top(fused, limit)

@@ -11,7 +11,7 @@ knows is refused rather than guessed at. To change the schema, append a
 Layout: every table keeps the columns it filters, orders or updates in place
 as columns, and the rest of the record as JSON text in ``body``. Times are
 ``timestamptz``. Episodic and semantic memory have a table each; a row holds
-its item's analysed terms (:func:`prefrontal.retrieval.lexical.terms` of
+its item's analysed terms (:func:`prefrontal.retrieval.analysis.terms` of
 :func:`prefrontal.stores.memory_search.searchable_text`) as a sorted array of
 distinct terms with a GIN index, their counts in a parallel array, the
 number of terms (``length``) and the embedding as little-endian float32
@@ -28,7 +28,7 @@ from typing import Any
 from prefrontal.errors import StoreError
 from prefrontal.stores.durable import MEMORY_TABLES, Migration
 from prefrontal.stores.memory_search import stored_terms
-from prefrontal.stores.postgres.ranking import key
+from prefrontal.stores.postgres.term_keys import key
 
 
 def _index_function(name: str) -> str:

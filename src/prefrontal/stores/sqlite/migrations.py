@@ -9,7 +9,7 @@ Layout: every table keeps the columns it filters, orders or updates in place
 as columns, and the rest of the record as JSON in ``body``. Times are integer
 microseconds since the epoch (UTC). Episodic and semantic memory have a table
 each, with an external-content FTS5 index over ``terms`` (the text as
-:func:`prefrontal.retrieval.lexical.terms` analyses it, space-separated) and
+:func:`prefrontal.retrieval.analysis.terms` analyses it, space-separated) and
 the BM25 statistics (document count, total length, and per term its
 document frequency, largest frequency, shortest document, and shortest
 document holding it once, twice, and three times or more), all kept in step
