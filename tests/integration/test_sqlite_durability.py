@@ -21,7 +21,7 @@ WRITER = textwrap.dedent(
     from prefrontal.stores import ConversationTurn, MemoryItem, Role, Stores
 
     async def main(path, start):
-        stores = Stores.sqlite(path)
+        stores = sqlite.open_stores(path)
         n = start
         while True:
             batch = [
