@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 WRITER = textwrap.dedent(
     """
     import sys, anyio
-    from prefrontal.stores import ConversationTurn, MemoryItem, Role, Stores
+    from prefrontal.stores import ConversationTurn, MemoryItem, Role, sqlite
 
     async def main(path, start):
         stores = sqlite.open_stores(path)
