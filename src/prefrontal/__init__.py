@@ -42,6 +42,7 @@ from prefrontal.exchange import (
     Summarizer,
     ToolCall,
 )
+from prefrontal.gc_tuning import tune_gc
 from prefrontal.memory import ErasureReport, MemoryAPI
 from prefrontal.orchestrator import Orchestrator
 from prefrontal.retrieval.settings import RecallSettings, RerankWeights
@@ -110,4 +111,5 @@ __all__ = [
     "WritesConfig",
     "allocate",
     "default_policy",
+    "tune_gc",
 ]

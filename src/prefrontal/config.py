@@ -134,7 +134,7 @@ class AdmissionConfig(_Settings):
     or refused, not all slow. ``max_turns_in_flight=None`` admits every turn.
     """
 
-    max_turns_in_flight: int | None = Field(default=64, ge=1, le=100_000)
+    max_turns_in_flight: int | None = Field(default=32, ge=1, le=100_000)
     max_wait_ms: float = Field(default=250, ge=0, le=600_000, allow_inf_nan=False)
 
 

@@ -13,9 +13,10 @@ time, every one of them on the **same session**, for ``--seconds``. Then it
 reads the session's buffer back and counts:
 
 - ``acknowledged``: turns that returned to their caller;
-- ``lost``: acknowledged turns whose buffer update is not in the final state,
-  by the session's version (each turn's save adds exactly one) and by the
-  recall gate's counters (each turn counts two decisions, phases 5 and 6);
+- ``lost_by_version``: acknowledged turns whose buffer save is not in the
+  final state (each save adds exactly one to the session's version);
+- ``lost_by_counters``: recall-gate decisions the turns' traces report
+  (phases 5 and 6) missing from the counters in the final buffer;
 - ``merged``: saves that lost a race and merged the turn's changes into the
   newer state; ``failed``: writes that failed (logged); ``degraded``: turns
   whose context was degraded;
@@ -35,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,11 +44,19 @@ from typing import Any
 import anyio
 
 import prefrontal.logging
-from prefrontal import AdmissionConfig, Orchestrator, OrchestratorConfig, Stores, TurnRequest
+from prefrontal import (
+    AdmissionConfig,
+    Orchestrator,
+    OrchestratorConfig,
+    Stores,
+    TurnRequest,
+    TurnResult,
+)
 from prefrontal.buffer.session import decode
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
+from prefrontal.stores import postgres, sqlite
 from prefrontal.stores.working_memory import SessionKey
-from prefrontal.traces.models import TurnStatus
+from prefrontal.traces.models import PhaseStatus, TurnStatus
 from tests.conftest import fixed_clock
 
 SESSION = "contended"
@@ -59,7 +69,21 @@ QUESTIONS = (
 
 def open_stores(backend: str, target: str) -> Stores:
     """The stores of ``backend`` at ``target`` (a file path, or a DSN)."""
-    return Stores.sqlite(target) if backend == "sqlite" else Stores.postgres(target, max_size=8)
+    return (
+        sqlite.open_stores(target)
+        if backend == "sqlite"
+        else postgres.open_stores(target, max_size=8)
+    )
+
+
+def gate_decisions(result: TurnResult) -> int:
+    """The recall-gate decisions a turn made (phases 5 and 6; none in a phase cut before it)."""
+    return sum(
+        1
+        for p in result.trace.phases
+        if p.name in ("episodic", "semantic")
+        and p.detail.get("recall_reason") not in (None, "gate_off")
+    )
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -75,6 +99,8 @@ async def worker(
 ) -> dict[str, Any]:
     """Run turns on the shared session for ``seconds``; what this process saw."""
     latencies: list[float] = []
+    decisions: list[int] = []
+    not_ok: Counter[str] = Counter()
     degraded = 0
     config = OrchestratorConfig(
         deadline_ms=5_000, admission=AdmissionConfig(max_turns_in_flight=None)
@@ -96,6 +122,8 @@ async def worker(
                 result = await turns.start_turn(request)
                 latencies.append((time.perf_counter() - began) * 1_000)
                 degraded += result.trace.status is TurnStatus.DEGRADED
+                decisions.append(gate_decisions(result))
+                not_ok.update(p.name for p in result.trace.phases if p.status is not PhaseStatus.OK)
                 n += 1
 
         async with anyio.create_task_group() as group:
@@ -107,6 +135,8 @@ async def worker(
         "acknowledged": len(latencies),
         "latencies_ms": latencies,
         "degraded": degraded,
+        "phases_not_ok": dict(not_ok),
+        "decisions": sum(decisions),
         "written": stats.written,
         "failed": stats.failed,
         "merged": stats.merged,
@@ -176,10 +206,11 @@ def run(backend: str, processes: int, concurrency: int, seconds: float) -> dict[
         "wall_s": round(wall, 1),
         "acknowledged": acknowledged,
         "lost_by_version": acknowledged - version,
-        "lost_by_counters": acknowledged - decisions // 2,
+        "lost_by_counters": sum(r["decisions"] for r in reports) - decisions,
         "merged": sum(r["merged"] for r in reports),
         "failed": sum(r["failed"] for r in reports),
         "degraded": sum(r["degraded"] for r in reports),
+        "phases_not_ok": dict(sum((Counter(r["phases_not_ok"]) for r in reports), Counter())),
         "turns_per_s": round(acknowledged / seconds, 1),
         "p50_ms": round(statistics.median(latencies), 1) if latencies else 0.0,
         "p99_ms": round(percentile(latencies, 0.99), 1),
