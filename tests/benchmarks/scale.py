@@ -40,6 +40,7 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -56,6 +57,16 @@ NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 DIMENSIONS = 384
 BATCH = 5_000
 QUESTION = "Is the payment review for the launch on track, and what did Lena say about it?"
+
+
+def _open(path: Path, embedder: HashingEmbedder | None = None, **options: Any) -> Stores:
+    """SQLite stores at ``path``, in this checkout or an older one (``Stores.sqlite`` then)."""
+    try:
+        from prefrontal.stores.sqlite import open_stores
+    except ImportError:  # an older checkout, compared against
+        opened: Stores = getattr(Stores, "sqlite")(path, embedder=embedder, **options)  # noqa: B009
+        return opened
+    return open_stores(path, embedder=embedder, **options)
 
 
 class Ticking:
@@ -80,7 +91,7 @@ async def build(items: int, out: Path, *, hybrid: bool) -> dict[str, float]:
 
 async def _fill(path: Path, count: int, embedder: HashingEmbedder | None) -> float:
     started = time.perf_counter()
-    stores = Stores.sqlite(path, embedder=embedder, synchronous="NORMAL")
+    stores = _open(path, embedder, synchronous="NORMAL")
     generated = memories(count, tenant=TENANT, start=START)
     while batch := list(itertools.islice(generated, BATCH)):
         await stores.episodic.put_many(batch)
@@ -157,13 +168,13 @@ async def _continuing(stores: Stores, rounds: int) -> list[float]:
 
 async def run(lexical: Path, hybrid: Path | None, *, rounds: int) -> dict[str, float]:
     """Every figure, on the files ``lexical`` and (if given) ``hybrid``."""
-    stores = Stores.sqlite(lexical)
+    stores = _open(lexical)
     figures = _cuts("search", await _searches(stores.episodic, rounds * 4))
     figures |= _cuts("new_turn", await _new_sessions(stores, rounds))
     figures |= _cuts("continuing_turn", await _continuing(stores, rounds))
     await stores.aclose()
     if hybrid is not None:
-        stores = Stores.sqlite(hybrid, embedder=HashingEmbedder(DIMENSIONS))
+        stores = _open(hybrid, HashingEmbedder(DIMENSIONS))
         figures |= _cuts("hybrid", await _searches(stores.episodic, rounds // 2, warm_up=5))
         await stores.aclose()
     return figures
