@@ -54,7 +54,7 @@ from prefrontal.exchange.models import EndTurnResult, ToolCall
 from prefrontal.exchange.records import Utterance, exchange
 from prefrontal.exchange.summary import Summarizer, fold, folded
 from prefrontal.formation import consolidate
-from prefrontal.formation.planning import new_groups, pending_groups
+from prefrontal.formation.planning import is_due
 from prefrontal.orchestrator.preloaded import Preloaded
 from prefrontal.stores.conversation import Role
 from prefrontal.stores.exchange import (
@@ -307,7 +307,7 @@ class TurnEnder:
         session = await steps.run(
             "buffer", lambda: self._offered(trace, prior.session, reply, calls, at), deadline
         )
-        due = session is not None and _due(session, at)
+        due = session is None or _due(session, at)  # a failed buffer step: consolidate to be sure
         if self.config.end_turn.consolidate and not due:
             steps.add("consolidation", PhaseStatus.OK, steps.elapsed_ms(), _NOTHING_DUE)
         state = None if session is None else _captured(session)
@@ -556,8 +556,8 @@ def _offers(trace: TurnTrace, reply: str, calls: Sequence[ToolCall]) -> list[New
 
 def _due(session: SessionBuffer, at: datetime) -> bool:
     """True when consolidation at ``at`` would find work in ``session`` (no I/O)."""
-    items = session.items
-    return bool(pending_groups(items) or new_groups(session.key, items, session.buffer.config, at))
+    config = session.buffer.config
+    return any(i.consolidating_into is not None or is_due(i, config, at) for i in session.items)
 
 
 def _captured(session: SessionBuffer) -> SessionState | None:
