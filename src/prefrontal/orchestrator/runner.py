@@ -2,7 +2,9 @@
 
 Loading phases (1-7) start as soon as the phases they need have ended,
 concurrently, in one task group, under one deadline scope; in
-``sequential`` mode they run one after another in the tuple's order. At the
+``sequential`` mode they run one after another in the tuple's order. Phases
+that follow one another share a task and a cancel scope (its deadline moved
+as each starts), so a turn spends a task only where phases run at once. At the
 deadline the loading phases still running are cancelled and marked
 ``timeout``; assembly phases (8-11) then run in order on what arrived, each
 bounded by twice its time budget. A loading phase that others wait for must
@@ -15,9 +17,12 @@ caught: it cancels every phase.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
+from itertools import pairwise
 
 import anyio
+from anyio.abc import TaskGroup
 
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
@@ -26,6 +31,10 @@ from prefrontal.traces.seal import error_record
 
 UNFINISHED = (PhaseStatus.FAILED, PhaseStatus.TIMEOUT, PhaseStatus.CANCELLED, PhaseStatus.SKIPPED)
 ASSEMBLY_SLACK = 2.0
+Limit = Callable[[PhaseSpec], "float | None"]
+"""Seconds a phase may run, computed when it starts (``None``: no bound of its own)."""
+Next = Callable[[PhaseSpec], "PhaseSpec | None"]
+"""The phase to run next in the same task once one has ended (``None``: the task is done)."""
 
 
 async def run_phases(phases: Sequence[PhaseSpec], turn: TurnState, *, sequential: bool) -> None:
@@ -33,29 +42,76 @@ async def run_phases(phases: Sequence[PhaseSpec], turn: TurnState, *, sequential
     loading = [p for p in phases if p.loads]
     with anyio.move_on_after(turn.seconds_left()) as deadline:
         if sequential:
-            for phase in loading:
-                await run_phase(phase, turn, limit_s=_leaving_room(phase, loading, turn))
+            await _run_chain(loading, turn, lambda p: _leaving_room(p, loading, turn))
         else:
             await _run_graph(loading, turn)
     if deadline.cancelled_caught:
         _mark_unfinished(loading, turn)
-    for phase in (p for p in phases if not p.loads):
-        budget_s = turn.budgets_ms[phase.name] / 1_000
-        await run_phase(phase, turn, limit_s=budget_s * ASSEMBLY_SLACK)
+    assembly = [p for p in phases if not p.loads]
+    await _run_chain(assembly, turn, lambda p: turn.budgets_ms[p.name] / 1_000 * ASSEMBLY_SLACK)
+
+
+async def _run_chain(phases: Sequence[PhaseSpec], turn: TurnState, limit: Limit) -> None:
+    """Run ``phases`` one after another in this task, each within its ``limit``."""
+    if not phases:
+        return
+    following = {a.name: b for a, b in pairwise(phases)}
+    await _run_in_task(phases[0], turn, limit, lambda p: following.get(p.name))
 
 
 async def _run_graph(phases: Sequence[PhaseSpec], turn: TurnState) -> None:
-    ended = {p.name: anyio.Event() for p in phases}
+    """Start each phase as soon as the phases it needs have ended.
 
-    async def after_needs(phase: PhaseSpec) -> None:
-        for need in phase.needs:
-            await ended[need].wait()
-        await run_phase(phase, turn, limit_s=_leaving_room(phase, phases, turn))
-        ended[phase.name].set()
+    A phase that ends hands its task to the first phase it made ready and
+    starts the others in tasks of their own, so a task is spawned only
+    where phases really run at the same time.
+    """
+    waiting = {p.name: set(p.needs) for p in phases}
+    dependents = {p.name: [d for d in phases if p.name in d.needs] for p in phases}
 
+    def limit(phase: PhaseSpec) -> float | None:
+        return _leaving_room(phase, phases, turn)
+
+    def then(tg: TaskGroup) -> Next:
+        def after(phase: PhaseSpec) -> PhaseSpec | None:
+            ready = []
+            for dependent in dependents[phase.name]:
+                waiting[dependent.name].discard(phase.name)
+                if not waiting[dependent.name]:
+                    ready.append(dependent)
+            for other in ready[1:]:
+                tg.start_soon(_run_in_task, other, turn, limit, after)
+            return ready[0] if ready else None
+
+        return after
+
+    roots = [p for p in phases if not p.needs]
     async with anyio.create_task_group() as tg:
-        for phase in phases:
-            tg.start_soon(after_needs, phase)
+        after = then(tg)
+        for other in roots[1:]:
+            tg.start_soon(_run_in_task, other, turn, limit, after)
+        if roots:
+            await _run_in_task(roots[0], turn, limit, after)
+
+
+async def _run_in_task(first: PhaseSpec, turn: TurnState, limit: Limit, after: Next) -> None:
+    """Run ``first`` and the phases ``after`` hands on, in this task, each within its limit.
+
+    One cancel scope serves the phases in turn (its deadline moved as each
+    starts); only a phase that times out costs a new one. Cancellation from
+    outside is not this scope's and goes straight through.
+    """
+    phase: PhaseSpec | None = first
+    while phase is not None:
+        with anyio.CancelScope() as scope:
+            while phase is not None and not scope.cancel_called:
+                seconds = limit(phase)
+                scope.deadline = math.inf if seconds is None else anyio.current_time() + seconds
+                await _run_recorded(phase, turn)
+                phase = after(phase)
+        if scope.cancelled_caught and phase is not None:
+            _record(phase, turn, PhaseStatus.TIMEOUT, PhaseOutcome(), TimeoutError())
+            phase = after(phase)
 
 
 def _leaving_room(phase: PhaseSpec, phases: Sequence[PhaseSpec], turn: TurnState) -> float | None:
@@ -64,12 +120,11 @@ def _leaving_room(phase: PhaseSpec, phases: Sequence[PhaseSpec], turn: TurnState
     return max(turn.seconds_left() - reserve_ms / 1_000, 0.0) if reserve_ms else None
 
 
-async def run_phase(phase: PhaseSpec, turn: TurnState, *, limit_s: float | None = None) -> None:
-    """Run one phase and record how it ended (never raises but for cancellation)."""
+async def _run_recorded(phase: PhaseSpec, turn: TurnState) -> None:
+    """Run ``phase`` and record how it ended, unless it is cancelled (its caller records that)."""
     turn.started_ms[phase.name] = turn.elapsed_ms()
     try:
-        with anyio.fail_after(limit_s):
-            outcome = await phase.run(turn)
+        outcome = await phase.run(turn)
     except TimeoutError as exc:
         _record(phase, turn, PhaseStatus.TIMEOUT, PhaseOutcome(), exc)
     except Exception as exc:

@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-import anyio
-
 from prefrontal.buffer.summarizer import fit_tokens
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
@@ -18,6 +16,7 @@ from prefrontal.phases.fragments import fragment, loaded
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store, list_of
+from prefrontal.phases.together import run_together
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.traces.models import TurnTrace
 
@@ -135,9 +134,7 @@ async def _load(
         if parent is not None:
             trace = await call_store(turn, NAME, lambda: turn.stores.traces.get(tenant, parent))
 
-    async with anyio.create_task_group() as tg:
-        for load in (load_recent, load_summary, load_parent):
-            tg.start_soon(load)
+    await run_together([load_recent, load_summary, *([load_parent] if parent else [])])
     return recent, summary, trace
 
 

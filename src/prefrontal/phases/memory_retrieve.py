@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import anyio
-
 from prefrontal.phases.state import TurnState
 from prefrontal.phases.store_calls import call_store
+from prefrontal.phases.together import Call, run_together
 from prefrontal.retrieval.context import (
     add_thread_scores,
     best,
@@ -129,12 +128,13 @@ async def _search_all(
     """Every query searched, concurrently: the phase waits for one round trip, not one per query."""
     found: dict[str, list[ScoredMemory]] = {}
 
-    async def one(name: str, text: str) -> None:
-        found[name] = await search(turn, store, phase, text, limit)
+    def one(name: str, text: str) -> Call:
+        async def call() -> None:
+            found[name] = await search(turn, store, phase, text, limit)
 
-    async with anyio.create_task_group() as tg:
-        for name, text in queries.items():
-            tg.start_soon(one, name, text)
+        return call
+
+    await run_together([one(name, text) for name, text in queries.items()])
     return {name: found[name] for name in queries}
 
 
