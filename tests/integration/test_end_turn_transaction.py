@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -86,27 +87,34 @@ async def test_a_buffer_saved_since_it_was_read_is_left_alone(stores: Stores) ->
     assert len(await stores.conversation.recent(TENANT, limit=10)) == 2
 
 
-async def test_prior_parses_only_the_messages_leaving_the_window(stores: Stores) -> None:
-    """Of the newest messages, ``prior`` returns those past the window after the summary's own."""
+async def test_prior_reads_the_messages_the_fold_takes(stores: Stores) -> None:
+    """``prior`` gives the messages past the window, after the summary's own, the incoming too."""
     writer = exchange_writer(stores)
     for number in range(4):
         await writer.write(records(number))
     await stores.conversation.put_summary(summary("user: Hi?", "m0:reply"))
-    lookup = Lookup(tenant=TENANT, turn_id="none", session=KEY, messages=8, keep=4, trace=False)
+    incoming = records(4).messages
+    lookup = Lookup(
+        tenant=TENANT, turn_id="none", session=KEY, fold=True, window=4, batch=4, incoming=incoming
+    )
     prior = await writer.prior(lookup)
-    assert [m.item_id for m in prior.leaving] == ["m1:user", "m1:reply"]
+    assert [m.item_id for m in prior.leaving] == ["m1:user", "m1:reply", "m2:user", "m2:reply"]
     assert prior.summary is not None and prior.summary.through == "m0:reply"
     assert not prior.ended and prior.trace is None and prior.session is None
 
 
-def test_leaving_cuts_after_the_summary_and_before_the_window() -> None:
-    """The messages leaving a window are those older than it, after ``through`` when it is there."""
-    ids = ["a", "b", "c", "d", "e"]
-    assert ids[leaving(ids, 2, None)] == ["a", "b", "c"]
-    assert ids[leaving(ids, 2, "a")] == ["b", "c"]
-    assert ids[leaving(ids, 2, "d")] == ["a", "b", "c"]
-    assert ids[leaving(ids, 9, None)] == []
-    assert ids[leaving(ids, -1, "c")] == ["d", "e"]
+def test_leaving_orders_the_incoming_messages_by_time_among_the_stored() -> None:
+    """Incoming messages dated before stored ones leave the window first, as once written."""
+    later = FIXED_NOW + timedelta(hours=1)
+    stored = [(name, later) for name in ("a", "b", "c")]
+    incoming = records(9).messages  # dated FIXED_NOW: older than every stored message
+    lookup = Lookup(
+        tenant=TENANT, turn_id="t", session=KEY, fold=True, window=2, batch=8, incoming=incoming
+    )
+    found = leaving(stored, incoming, lookup=lookup, through=None)
+    assert [e if isinstance(e, int) else e.item_id for e in found] == ["m9:user", "m9:reply", 0]
+    assert leaving(stored, incoming, lookup=lookup, through="m9:reply") == [0]
+    assert leaving(stored, incoming, lookup=lookup, through="a") == []
 
 
 class RacingSummarizer:

@@ -237,14 +237,18 @@ class TurnEnder:
         steps = Steps()
         trace = await self._trace(turn, agent_id, user_id)
         writer = exchange_writer(self.stores)
-        prior = None if trace.ending is not None else await writer.prior(self._lookup(trace))
-        if prior is None or prior.ended:
-            stored = trace if prior is None else prior.trace or await self._stored(trace)
-            await self._extract_missing(stored, tool_calls)
-            return _result(stored, written=False)
+        if trace.ending is not None:
+            await self._extract_missing(trace, tool_calls)
+            return _result(trace, written=False)
         at = self.clock()
         calls = tuple(tool_calls)
-        plan = await self._plan(trace, prior, reply, outcome, calls, at, steps)
+        records = self._records(trace, reply, outcome, calls, at)
+        prior = await writer.prior(self._lookup(trace, records))
+        if prior.ended:
+            stored = prior.trace or await self._stored(trace)
+            await self._extract_missing(stored, tool_calls)
+            return _result(stored, written=False)
+        plan = await self._plan(trace, prior, records, reply, calls, at, steps)
         started = steps.elapsed_ms()
 
         def stamp(written: TurnTrace) -> TurnTrace:
@@ -260,46 +264,54 @@ class TurnEnder:
         await self._extract(final, calls, at)
         return _result(final, written=True)
 
-    def _lookup(self, trace: TurnTrace) -> Lookup:
-        window = self.config.conversation.recent_turns
-        fold_over = window + self.config.end_turn.fold_batch - len(SPOKEN_PER_TURN)
+    def _lookup(self, trace: TurnTrace, records: Exchange) -> Lookup:
         return Lookup(
             tenant=_tenant(trace),
             turn_id=trace.turn_id,
             session=_key(trace),
-            messages=max(fold_over, 1) if self.config.end_turn.fold else 0,
-            keep=window - len(SPOKEN_PER_TURN),
-            trace=False,
+            fold=self.config.end_turn.fold,
+            window=self.config.conversation.recent_turns,
+            batch=self.config.end_turn.fold_batch,
+            incoming=records.messages,
         )
 
-    async def _plan(
+    def _records(
         self,
         trace: TurnTrace,
-        prior: Prior,
         reply: str,
         outcome: str | None,
         calls: Sequence[ToolCall],
         at: datetime,
-        steps: Steps,
-    ) -> Plan:
-        """The records to write: the exchange, the folded summary, the buffer's new state."""
+    ) -> Exchange:
+        """The exchange's records, the trace with its ending among them."""
         said = utterances(trace, _input_of(trace), reply, calls, at)
         ending = TurnEnding(
             ended_at=at,
             reply=reply,
             outcome=outcome,
             tool_calls=tuple(c.name for c in calls),
-            message_ids=tuple(u.item_id for u in said if u.role in SPOKEN_PER_TURN),
+            message_ids=tuple(u.item_id for u in said if u.role in (Role.USER, Role.ASSISTANT)),
             memory_ids=tuple(u.item_id for u in said),
         )
-        ended = trace.model_copy(update={"ending": ending})
-        records = exchange(
+        return exchange(
             said,
             tenant=_tenant(trace),
             session_id=trace.session_id,
             thread_id=trace.session_id,
-            trace=ended,
+            trace=trace.model_copy(update={"ending": ending}),
         )
+
+    async def _plan(
+        self,
+        trace: TurnTrace,
+        prior: Prior,
+        records: Exchange,
+        reply: str,
+        calls: Sequence[ToolCall],
+        at: datetime,
+        steps: Steps,
+    ) -> Plan:
+        """What to write: the exchange, the folded summary, the buffer's new state."""
         deadline = anyio.current_time() + self.config.end_turn.bookkeeping_timeout_s
         change = None
         if self.config.end_turn.fold:
@@ -320,11 +332,9 @@ class TurnEnder:
     async def _folded(
         self, prior: Prior, records: Exchange, at: datetime
     ) -> tuple[SummaryChange | None, dict[str, object]]:
-        window = self.config.conversation.recent_turns
-        new = records.messages[: max(len(records.messages) - window, 0)]
         change, done = await folded(
             prior.summary,
-            (*prior.leaving, *new),
+            prior.leaving,
             records.tenant,
             max_tokens=self.config.end_turn.summary_tokens,
             summarizer=self.summarizer,
@@ -536,8 +546,6 @@ class Extraction:
         )
 
 
-SPOKEN_PER_TURN = (Role.USER, Role.ASSISTANT)
-"""The roles of a turn's conversation messages: its input and its reply."""
 _NOTHING_DUE: dict[str, object] = {"promoted": [], "released": 0}
 
 

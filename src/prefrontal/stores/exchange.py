@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from prefrontal.errors import ConflictError
@@ -131,11 +132,15 @@ class Lookup:
     tenant: Tenant
     turn_id: str
     session: SessionKey
-    messages: int
-    """How many of the tenant's newest messages (of any session) the fold looks at; 0: none."""
-    keep: int
-    """The newest ``keep`` of those stay in the window: only older ones are read in full."""
-    trace: bool
+    fold: bool
+    """Read what the rolling summary's fold needs (else no summary and no messages)."""
+    window: int
+    """Phase 4's window: the newest ``window`` messages are shown, not folded."""
+    batch: int
+    """The fold looks at the newest ``window + batch`` messages."""
+    incoming: tuple[ConversationTurn, ...] = ()
+    """The exchange's messages, about to be written."""
+    trace: bool = False
     """Read the stored trace in full (else only whether it ended)."""
 
 
@@ -149,18 +154,50 @@ class Prior:
     """The stored trace, when it was asked for (or the turn ended) and exists."""
     summary: ConversationSummary | None
     leaving: tuple[ConversationTurn, ...]
-    """Of the newest ``messages``, those older than the newest ``keep`` that come after the
-    summary's ``through`` (all of them when ``through`` is not among them), oldest first."""
+    """The messages the fold takes once the incoming ones are written (see :func:`leaving`)."""
     session: SessionState | None
 
 
-def leaving(ids: Sequence[str], keep: int, through: str | None) -> slice:
-    """Which of ``ids`` (oldest first) leave a window of the newest ``keep`` after ``through``."""
-    older = max(len(ids) - max(keep, 0), 0)
-    start = 0
-    if through is not None and through in ids[:older]:
-        start = ids.index(through) + 1
-    return slice(start, older)
+Leaving = list[int | ConversationTurn]
+"""Stored messages by their index, incoming ones as themselves, oldest first."""
+
+
+def leaving(
+    stored: Sequence[tuple[str, datetime]],
+    incoming: Sequence[ConversationTurn],
+    *,
+    lookup: Lookup,
+    through: str | None,
+) -> Leaving:
+    """The messages leaving phase 4's window once ``incoming`` is written, that the summary
+    (which holds everything up to ``through``) does not hold yet.
+
+    ``stored`` are the ids and times of the tenant's newest stored messages,
+    oldest first. Ordered as the store orders them after the write (by time;
+    on a tie, what was written later comes later), of the newest
+    ``window + batch``, those older than the newest ``window`` that come after
+    ``through`` (all of them when ``through`` is not among them). Only the
+    stored messages chosen need to be read in full.
+    """
+    new_ids = {m.item_id for m in incoming}
+    merged: list[tuple[datetime, int, int, int | ConversationTurn]] = [
+        (at, 0, n, n) for n, (item_id, at) in enumerate(stored) if item_id not in new_ids
+    ]
+    merged += [(m.created_at, 1, n, m) for n, m in enumerate(incoming)]
+    merged.sort(key=lambda entry: entry[:3])
+    newest = merged[-(lookup.window + lookup.batch) :] if lookup.window + lookup.batch else []
+    older = [entry[3] for entry in newest[: max(len(newest) - lookup.window, 0)]]
+    ids = [stored[e][0] if isinstance(e, int) else e.item_id for e in older]
+    start = ids.index(through) + 1 if through is not None and through in ids else 0
+    return older[start:]
+
+
+def chosen(
+    found: Leaving, parse: Callable[[int], ConversationTurn | None]
+) -> tuple[ConversationTurn, ...]:
+    """``found`` as messages: each stored one read by ``parse`` (``None``: unreadable, left out)."""
+    turns = (parse(e) if isinstance(e, int) else e for e in found)
+    return tuple(t for t in turns if t is not None)
 
 
 @runtime_checkable
@@ -247,17 +284,23 @@ class OrderedExchangeWriter:
     async def prior(self, lookup: Lookup) -> Prior:
         stored = await self.traces.get(lookup.tenant, lookup.turn_id)
         ended = stored is not None and stored.ending is not None
-        summary, messages = None, list[ConversationTurn]()
-        if lookup.messages > 0:
+        summary, gone = None, tuple[ConversationTurn, ...]()
+        if lookup.fold:
             summary = await self.conversation.get_summary(lookup.tenant)
-            messages = await self.conversation.recent(lookup.tenant, limit=lookup.messages)
-        through = summary.through if summary else None
-        cut = leaving([m.item_id for m in messages], lookup.keep, through)
+            limit = lookup.window + lookup.batch
+            messages = await self.conversation.recent(lookup.tenant, limit=limit)
+            found = leaving(
+                [(m.item_id, m.created_at) for m in messages],
+                lookup.incoming,
+                lookup=lookup,
+                through=summary.through if summary else None,
+            )
+            gone = chosen(found, lambda n: messages[n])
         return Prior(
             ended=ended,
             trace=stored if lookup.trace or ended else None,
             summary=summary,
-            leaving=tuple(messages[cut]),
+            leaving=gone,
             session=await self.working_memory.load(lookup.session),
         )
 

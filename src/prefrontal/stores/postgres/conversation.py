@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
-from prefrontal.stores.exchange import SummaryChange, leaving
+from prefrontal.stores.exchange import Lookup, SummaryChange, chosen, leaving
 from prefrontal.stores.postgres.database import (
     VISIBLE,
     Connection,
@@ -28,7 +30,7 @@ ON CONFLICT (agent_id, item_id, user_id) DO UPDATE SET
 """
 
 _RECENT = f"""
-SELECT item_id, body FROM conversation_turns
+SELECT item_id, created_at, body FROM conversation_turns
 WHERE {VISIBLE} AND ($3::text IS NULL OR session_id = $3)
 ORDER BY created_at DESC, seq DESC LIMIT $4
 """
@@ -53,10 +55,11 @@ async def summary_in(connection: Connection, tenant: Tenant) -> ConversationSumm
 
 async def recent_rows(
     connection: Connection, tenant: Tenant, limit: int, session_id: str | None = None
-) -> list[tuple[str, str]]:
-    """``(item_id, body)`` of the newest ``limit`` turns visible to ``tenant``, oldest first."""
+) -> list[tuple[str, datetime, str]]:
+    """``(item_id, created_at, body)`` of the newest ``limit`` turns visible to ``tenant``,
+    oldest first."""
     rows = await connection.fetch(_RECENT, tenant.agent_id, tenant.user_id, session_id, limit)
-    return [(r[0], r[1]) for r in reversed(rows)]
+    return [(r[0], r[1], r[2]) for r in reversed(rows)]
 
 
 def _row(turn: ConversationTurn) -> tuple[object, ...]:
@@ -102,16 +105,24 @@ class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
         await append_in(connection, turn)
 
     async def leaving_in(
-        self, connection: Connection, tenant: Tenant, limit: int, keep: int
+        self, connection: Connection, lookup: Lookup
     ) -> tuple[ConversationSummary | None, tuple[ConversationTurn, ...]]:
-        """The summary, and of the newest ``limit`` turns those past the newest ``keep``
-        that it does not hold (see :func:`~prefrontal.stores.exchange.leaving`); only they
-        are parsed."""
-        summary = await summary_in(connection, tenant)
-        rows = await recent_rows(connection, tenant, limit)
-        cut = leaving([i for i, _ in rows], keep, summary.through if summary else None)
-        bodies = (body for _, body in rows[cut])
-        return summary, tuple(readable(bodies, ConversationTurn.model_validate_json, store=_STORE))
+        """The summary and the messages leaving the window (see
+        :func:`~prefrontal.stores.exchange.leaving`); only those stored are parsed."""
+        summary = await summary_in(connection, lookup.tenant)
+        rows = await recent_rows(connection, lookup.tenant, lookup.window + lookup.batch)
+        found = leaving(
+            [(item_id, at) for item_id, at, _ in rows],
+            lookup.incoming,
+            lookup=lookup,
+            through=summary.through if summary else None,
+        )
+
+        def parse(n: int) -> ConversationTurn | None:
+            read = readable([rows[n][2]], ConversationTurn.model_validate_json, store=_STORE)
+            return read[0] if read else None
+
+        return summary, chosen(found, parse)
 
     async def replace_summary_in(self, connection: Connection, change: SummaryChange) -> bool:
         """Write ``change.summary`` if the stored summary is the one it replaces (in a transaction).
@@ -140,7 +151,7 @@ class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
 
         async def run(connection: Connection) -> list[ConversationTurn]:
             rows = await recent_rows(connection, tenant, limit, session_id)
-            bodies = (body for _, body in rows)
+            bodies = (body for _, _, body in rows)
             return readable(bodies, ConversationTurn.model_validate_json, store=_STORE)
 
         return await self.database.read(run, store=_STORE)

@@ -15,7 +15,6 @@ from prefrontal.stores.postgres.working_memory import (
     load_in,
     save_in,
 )
-from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import WorkingMemoryStore
 
 
@@ -27,7 +26,7 @@ class ConversationSql(Protocol):
     async def append_in(self, connection: Connection, turn: ConversationTurn) -> None: ...
 
     async def leaving_in(
-        self, connection: Connection, tenant: Tenant, limit: int, keep: int
+        self, connection: Connection, lookup: Lookup
     ) -> tuple[ConversationSummary | None, tuple[ConversationTurn, ...]]: ...
 
     async def replace_summary_in(self, connection: Connection, change: SummaryChange) -> bool: ...
@@ -64,10 +63,8 @@ class PostgresExchangeWriter:
             trace = await self.traces.get_in(connection, lookup.tenant, lookup.turn_id)
             ended = trace is not None and trace.ending is not None
             summary, gone = None, tuple[ConversationTurn, ...]()
-            if lookup.messages > 0:
-                summary, gone = await self.conversation.leaving_in(
-                    connection, lookup.tenant, lookup.messages, lookup.keep
-                )
+            if lookup.fold:
+                summary, gone = await self.conversation.leaving_in(connection, lookup)
             session = await load_in(connection, lookup.session) if self.shared else None
             return Prior(ended=ended, trace=trace, summary=summary, leaving=gone, session=session)
 

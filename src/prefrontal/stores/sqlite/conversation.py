@@ -7,8 +7,8 @@ from typing import Any
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
-from prefrontal.stores.exchange import SummaryChange, leaving
-from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, to_us
+from prefrontal.stores.exchange import Lookup, SummaryChange, chosen, leaving
+from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, from_us, to_us
 from prefrontal.stores.sqlite.exchange import SqliteExchangeWriter
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.stores.sqlite.traces import SqliteTraceStore
@@ -27,7 +27,7 @@ ON CONFLICT (agent_id, item_id, user_id) DO UPDATE SET
 
 
 _RECENT = (
-    f"SELECT item_id, body FROM conversation_turns WHERE {VISIBLE}"
+    f"SELECT item_id, created_at, body FROM conversation_turns WHERE {VISIBLE}"
     " AND (:session IS NULL OR session_id = :session)"
     " ORDER BY created_at DESC, seq DESC LIMIT :limit"
 )
@@ -69,8 +69,9 @@ def put_summary_in(connection: sqlite3.Connection, summary: ConversationSummary)
 
 def recent_rows(
     connection: sqlite3.Connection, tenant: Tenant, limit: int, session_id: str | None = None
-) -> list[tuple[str, str]]:
-    """``(item_id, body)`` of the newest ``limit`` turns visible to ``tenant``, oldest first."""
+) -> list[tuple[str, int, str]]:
+    """``(item_id, created_at, body)`` of the newest ``limit`` turns visible to ``tenant``,
+    oldest first."""
     params: dict[str, Any] = {"agent": tenant.agent_id, "user": tenant.user_id}
     params |= {"session": session_id, "limit": limit}
     return list(reversed(connection.execute(_RECENT, params).fetchall()))
@@ -100,16 +101,24 @@ class SqliteConversationStore(SharesDatabase[Database]):
         append_in(connection, turn)
 
     def leaving_in(
-        self, connection: sqlite3.Connection, tenant: Tenant, limit: int, keep: int
+        self, connection: sqlite3.Connection, lookup: Lookup
     ) -> tuple[ConversationSummary | None, tuple[ConversationTurn, ...]]:
-        """The summary, and of the newest ``limit`` turns those past the newest ``keep``
-        that it does not hold (see :func:`~prefrontal.stores.exchange.leaving`); only they
-        are parsed."""
-        summary = summary_in(connection, tenant)
-        rows = recent_rows(connection, tenant, limit)
-        cut = leaving([i for i, _ in rows], keep, summary.through if summary else None)
-        bodies = (body for _, body in rows[cut])
-        return summary, tuple(readable(bodies, ConversationTurn.model_validate_json, store=_STORE))
+        """The summary and the messages leaving the window (see
+        :func:`~prefrontal.stores.exchange.leaving`); only those stored are parsed."""
+        summary = summary_in(connection, lookup.tenant)
+        rows = recent_rows(connection, lookup.tenant, lookup.window + lookup.batch)
+        found = leaving(
+            [(item_id, from_us(at)) for item_id, at, _ in rows],
+            lookup.incoming,
+            lookup=lookup,
+            through=summary.through if summary else None,
+        )
+
+        def parse(n: int) -> ConversationTurn | None:
+            read = readable([rows[n][2]], ConversationTurn.model_validate_json, store=_STORE)
+            return read[0] if read else None
+
+        return summary, chosen(found, parse)
 
     def replace_summary_in(self, connection: sqlite3.Connection, change: SummaryChange) -> bool:
         """Write ``change.summary`` if the stored summary is the one it replaces."""
@@ -130,7 +139,7 @@ class SqliteConversationStore(SharesDatabase[Database]):
             return []
 
         def run(connection: sqlite3.Connection) -> list[ConversationTurn]:
-            bodies = (body for _, body in recent_rows(connection, tenant, limit, session_id))
+            bodies = (body for _, _, body in recent_rows(connection, tenant, limit, session_id))
             return readable(bodies, ConversationTurn.model_validate_json, store=_STORE)
 
         return await self.database.read(run, store=_STORE)

@@ -13,7 +13,6 @@ from prefrontal.stores.sqlite.database import Database
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.stores.sqlite.traces import SqliteTraceStore
 from prefrontal.stores.sqlite.working_memory import SqliteWorkingMemoryStore, load_in, save_in
-from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionState, WorkingMemoryStore
 
 
@@ -25,7 +24,7 @@ class ConversationSql(Protocol):
     def append_in(self, connection: sqlite3.Connection, turn: ConversationTurn) -> None: ...
 
     def leaving_in(
-        self, connection: sqlite3.Connection, tenant: Tenant, limit: int, keep: int
+        self, connection: sqlite3.Connection, lookup: Lookup
     ) -> tuple[ConversationSummary | None, tuple[ConversationTurn, ...]]: ...
 
     def replace_summary_in(self, connection: sqlite3.Connection, change: SummaryChange) -> bool: ...
@@ -67,10 +66,8 @@ class SqliteExchangeWriter:
                 if ended:
                     trace = self.traces.get_in(connection, lookup.tenant, lookup.turn_id)
             summary, gone = None, tuple[ConversationTurn, ...]()
-            if lookup.messages > 0:
-                summary, gone = self.conversation.leaving_in(
-                    connection, lookup.tenant, lookup.messages, lookup.keep
-                )
+            if lookup.fold:
+                summary, gone = self.conversation.leaving_in(connection, lookup)
             session = load_in(connection, lookup.session) if self.shared else None
             return Prior(ended=ended, trace=trace, summary=summary, leaving=gone, session=session)
 
