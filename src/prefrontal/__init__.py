@@ -10,12 +10,14 @@ from prefrontal.budgets.tokens import TokenCounter
 from prefrontal.buffer.config import BufferConfig, OverflowPolicy
 from prefrontal.bundle.models import ContextBundle, Fragment, Provenance, Section
 from prefrontal.config import (
+    AdmissionConfig,
     ConversationConfig,
     FrontalCortexConfig,
     OrchestratorConfig,
     PhaseName,
     RecallConfig,
     ScratchPageConfig,
+    WritesConfig,
 )
 from prefrontal.errors import (
     BudgetError,
@@ -24,6 +26,7 @@ from prefrontal.errors import (
     DatasetError,
     ItemRejectedError,
     NotFoundError,
+    OverloadedError,
     PrefrontalError,
     StoreError,
     TransientStoreError,
@@ -39,6 +42,7 @@ from prefrontal.exchange import (
     Summarizer,
     ToolCall,
 )
+from prefrontal.gc_tuning import tune_gc
 from prefrontal.memory import ErasureReport, MemoryAPI
 from prefrontal.orchestrator import Orchestrator
 from prefrontal.retrieval.settings import RecallSettings, RerankWeights
@@ -53,6 +57,7 @@ from prefrontal.turn import (
 )
 
 __all__ = [
+    "AdmissionConfig",
     "BudgetError",
     "BudgetPolicy",
     "BufferConfig",
@@ -76,6 +81,7 @@ __all__ = [
     "Orchestrator",
     "OrchestratorConfig",
     "OverflowPolicy",
+    "OverloadedError",
     "PhaseName",
     "PhaseRecord",
     "PhaseStatus",
@@ -102,6 +108,8 @@ __all__ = [
     "WorkingMemoryError",
     "WorkingMemoryItemView",
     "WorkingMemoryView",
+    "WritesConfig",
     "allocate",
     "default_policy",
+    "tune_gc",
 ]

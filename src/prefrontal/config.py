@@ -33,12 +33,14 @@ from prefrontal.retrieval.settings import RecallSettings, RerankWeights
 __all__ = [
     "MAX_TOKEN_BUDGET",
     "MIN_TOKEN_BUDGET",
+    "AdmissionConfig",
     "ConversationConfig",
     "FrontalCortexConfig",
     "OrchestratorConfig",
     "PhaseName",
     "RecallConfig",
     "ScratchPageConfig",
+    "WritesConfig",
 ]
 
 MIN_TOKEN_BUDGET = 64
@@ -122,6 +124,35 @@ class ScratchPageConfig(_Settings):
     entries: int = Field(default=10, ge=0, le=100)
 
 
+class AdmissionConfig(_Settings):
+    """How many turns one orchestrator runs at once, and how long a turn waits for its turn.
+
+    A turn that finds ``max_turns_in_flight`` turns running waits for one to
+    end, at most ``max_wait_ms`` (and never past its own deadline: the wait
+    counts against it); then it is refused with
+    :class:`~prefrontal.errors.OverloadedError`. Under overload turns are fast
+    or refused, not all slow. ``max_turns_in_flight=None`` admits every turn.
+    """
+
+    max_turns_in_flight: int | None = Field(default=32, ge=1, le=100_000)
+    max_wait_ms: float = Field(default=250, ge=0, le=600_000, allow_inf_nan=False)
+
+
+class WritesConfig(_Settings):
+    """The writes behind a turn: its trace, its session's buffer, its memories' recall counts.
+
+    They run once the context is ready, in the orchestrator's task group when
+    it is entered (see :mod:`prefrontal.orchestrator.writes`).
+    """
+
+    timeout_s: float = Field(default=30.0, gt=0, le=3_600, allow_inf_nan=False)
+    """One turn's writes, retries and merges included, end within this or are reported failed."""
+    max_pending: int = Field(default=1_000, ge=1, le=1_000_000)
+    """Turns whose writes run or wait at once; ``start_turn`` waits for a slot beyond this."""
+    save_attempts: int = Field(default=50, ge=1, le=10_000)
+    """Attempts to save a session's buffer; each lost race reloads and merges the turn's delta."""
+
+
 class OrchestratorConfig(_Settings):
     """How turns are run. Every field has the specification's default."""
 
@@ -145,6 +176,10 @@ class OrchestratorConfig(_Settings):
     """The session's working-memory buffer (bounds, overflow policy, decay)."""
     end_turn: EndTurnConfig = EndTurnConfig()
     """How ``end_turn`` records exchanges and forms memory from them."""
+    admission: AdmissionConfig = AdmissionConfig()
+    """Turns in flight per orchestrator, and how long a turn waits to be admitted."""
+    writes: WritesConfig = WritesConfig()
+    """The writes behind each turn (trace, buffer, recall counts)."""
 
     @field_validator("tokenizer")
     @classmethod

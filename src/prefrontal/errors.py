@@ -11,6 +11,7 @@ The tree::
     │   └── ItemRejectedError     the store refused an item (too large, bad text)
     ├── WorkingMemoryError        the working-memory buffer refused an operation
     ├── NotFoundError             an id names nothing the caller may see (memory item, turn)
+    ├── OverloadedError           too many turns in flight: refused, retry after a moment
     └── DatasetError              an evaluation data file is not in its format
 
 Request validation errors are pydantic's ``ValidationError``: they say which
@@ -63,6 +64,17 @@ class WorkingMemoryError(PrefrontalError):
 
 class NotFoundError(PrefrontalError):
     """An id names nothing the caller may see: an unknown memory item or turn."""
+
+
+class OverloadedError(PrefrontalError):
+    """The orchestrator runs as many turns as it admits and none ended in time: try again later.
+
+    ``retry_after_s`` is a hint of when a slot may be free (HTTP: ``Retry-After``).
+    """
+
+    def __init__(self, message: str, *, retry_after_s: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class DatasetError(PrefrontalError):

@@ -151,7 +151,9 @@ def test_one_thousand_concurrent_turns(benchmark, portal: BlockingPortal) -> Non
     def run(threshold: tuple[int, int, int] | None) -> tuple[list[float], float]:
         stores = slowed(portal.call(seeded))
         orchestrator = Orchestrator(
-            stores, OrchestratorConfig(deadline_ms=30_000), clock=fixed_clock
+            stores,
+            OrchestratorConfig(deadline_ms=30_000, admission={"max_turns_in_flight": None}),
+            clock=fixed_clock,
         )
         gc.collect()
         with gc_threshold(threshold):

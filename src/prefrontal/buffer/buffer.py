@@ -384,7 +384,7 @@ class WorkingMemoryBuffer:
         updated = building.refreshed(held, new, tokens, at)
         if tokens > held.tokens:
             self._held.take_out(held, EvictionReason.REMOVED, "grew on refresh", count=False)
-            return await self._insert(updated, focus, (*protected, held.item_id), at, None, held)
+            return await self._insert(updated, focus, {*protected, held.item_id}, at, None, held)
         self._held.replace(updated)
         self._held.count(refreshed=1)
         self._held.emit(EventKind.UPDATED, at, held.item_id, "refreshed")

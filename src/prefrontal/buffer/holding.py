@@ -27,6 +27,7 @@ class Holding:
         self.config = config
         self.events = EventBus()
         self.items: dict[str, BufferItem] = {}
+        self._ordered: tuple[BufferItem, ...] | None = ()
         self.tokens = 0
         self.next_seq = 0
         self._counts = BufferCounters().model_dump()
@@ -34,8 +35,10 @@ class Holding:
         self.last_activity: datetime | None = None
 
     def ordered(self) -> tuple[BufferItem, ...]:
-        """Every held item, in insertion order."""
-        return tuple(sorted(self.items.values(), key=lambda i: i.seq))
+        """Every held item, in insertion order (sorted once per change, not once per call)."""
+        if self._ordered is None:
+            self._ordered = tuple(sorted(self.items.values(), key=lambda i: i.seq))
+        return self._ordered
 
     def take_seq(self) -> int:
         """The next insertion number."""
@@ -52,6 +55,7 @@ class Holding:
                 f"internal: inserting {item.item_id!r} would exceed the buffer's bounds"
             )
         self.items[item.item_id] = item
+        self._ordered = None
         self.tokens = tokens
 
     def replace(self, item: BufferItem) -> None:
@@ -60,6 +64,7 @@ class Holding:
         if item.tokens > old.tokens:
             raise WorkingMemoryError(f"internal: {item.item_id!r} cannot grow in place")
         self.items[item.item_id] = item
+        self._ordered = None
         self.tokens += item.tokens - old.tokens
 
     def take_out(
@@ -67,6 +72,7 @@ class Holding:
     ) -> Eviction:
         """Remove ``item`` and say why (``count=False`` when it is about to come back)."""
         del self.items[item.item_id]
+        self._ordered = None
         self.tokens -= item.tokens
         if count:
             self.count(evicted=1)
@@ -116,6 +122,7 @@ class Holding:
         """Take the items, counters and times of ``snapshot`` (already checked)."""
         self.config = snapshot.config
         self.items = {item.item_id: item for item in snapshot.items}
+        self._ordered = snapshot.items
         self.tokens = sum(item.tokens for item in snapshot.items)
         self.next_seq = snapshot.next_seq
         self._counts = snapshot.counters.model_dump()

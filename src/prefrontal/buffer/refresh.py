@@ -72,13 +72,13 @@ async def refresh_turn(
     evicted: list[Eviction] = [*await buffer.fade(at)]
     evicted += buffer.retire_turn_items({f.resolved_id() for f in offered}, at)
     results: list[AddResult] = []
-    placed: list[str] = []
+    placed: set[str] = set()
     for fragment, factors in _offer_order(buffer, offered, focus, at):
         result = await buffer.add(fragment, focus=focus, now=at, protected=placed, factors=factors)
         results.append(result)
         evicted += result.evicted
         if result.outcome is not Outcome.REFUSED:
-            placed.append(result.item_id)
+            placed.add(result.item_id)
     themes = buffer.refresh_themes()
     buffer.mark_turn(at)
     return RefreshReport(

@@ -28,7 +28,7 @@ from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.decay import happened_recency
 from prefrontal.buffer.models import BufferModel, Focus, NewItem, SalienceFactors
 from prefrontal.buffer.text import coverage, label_terms, overlap
-from prefrontal.retrieval.lexical import term_set
+from prefrontal.retrieval.analysis import term_set
 
 URGENT_TAGS = frozenset({"urgent", "risk", "alert", "deadline", "blocking"})
 HIGH = 0.6

@@ -74,6 +74,8 @@ class SessionBuffer:
         self._state = state
         self._journal: list[Operation] = []
         self._max_attempts = max_attempts
+        self.merges = 0
+        """Saves that lost a race and merged this session's changes into the newer state."""
 
     @classmethod
     async def load(
@@ -286,6 +288,7 @@ class SessionBuffer:
             await operation(fresh)
         fresh.events = old.events
         self.buffer, self._state = fresh, state
+        self.merges += 1
 
     async def _apply(self, operation: Callable[[WorkingMemoryBuffer], Awaitable[T]]) -> T:
         """Run ``operation`` and journal it (only once it succeeded: replays must not raise)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import lru_cache
 
-from prefrontal.retrieval.lexical import term_set
+from prefrontal.retrieval.analysis import term_set
 
 
 def label_terms(labels: Iterable[str]) -> frozenset[str]:

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from prefrontal.buffer.models import BufferItem, BufferModel
 from prefrontal.buffer.text import jaccard
-from prefrontal.retrieval.lexical import STOP_WORDS
+from prefrontal.retrieval.analysis import STOP_WORDS
 from prefrontal.text_cache import text_cache
 
 _WORD = re.compile(r"[^\W\d_]{5,}", re.UNICODE)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from prefrontal.evaluation.locomo import Turn
-from prefrontal.retrieval.lexical import Bm25Index, top
+from prefrontal.retrieval.postings import Postings
+from prefrontal.retrieval.ranking import query_terms, scores, top
 
 Counter = Callable[[str], int]
 
@@ -46,12 +47,12 @@ class Bm25Baseline:
 
     def __init__(self, turns: Sequence[Turn]) -> None:
         self._turns = {t.dia_id: t for t in turns}
-        self._index = Bm25Index()
+        self._index = Postings()
         for turn in turns:
             self._index.add(turn.dia_id, line(turn))
 
     def select(self, question: str, budget: int, count: Counter) -> list[Turn]:
         """The best-matching turns that fit."""
-        scores = self._index.scores(question)
-        ranked = [self._turns[dia] for dia, _ in top(scores, len(scores))]
+        scored = scores(self._index.matches(query_terms(question)))
+        ranked = [self._turns[dia] for dia, _ in top(scored, len(scored))]
         return fill(ranked, budget, count)

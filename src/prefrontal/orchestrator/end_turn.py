@@ -439,6 +439,7 @@ class TurnEnder:
             config=self.config.buffer,
             count_tokens=self.count_tokens,
             clock=self.clock,
+            max_attempts=self.config.writes.save_attempts,
         )
         outcomes = [
             (await session.add(item, now=at)).outcome.value for item in _offers(trace, reply, calls)

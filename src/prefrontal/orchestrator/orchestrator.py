@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from types import TracebackType
 
+import anyio
 from ulid import ULID
 
 from prefrontal.budgets.policy import BudgetPolicy, default_policy
@@ -20,11 +21,15 @@ from prefrontal.exchange.extract import Extractor
 from prefrontal.exchange.models import EndTurnResult, ToolCall
 from prefrontal.exchange.summary import ExtractiveSummarizer, Summarizer
 from prefrontal.memory import MemoryAPI
+from prefrontal.orchestrator.admission import Admission
 from prefrontal.orchestrator.end_turn import TurnEnder
 from prefrontal.orchestrator.runner import run_phases
+from prefrontal.orchestrator.writes import INLINE_FLOOR_S, TurnWrites, WriteStats
 from prefrontal.phases import PHASE_INDEX, PHASES
+from prefrontal.phases.finalize import turn_writes
 from prefrontal.phases.state import Clock, TurnState
 from prefrontal.stores.set import Stores
+from prefrontal.stores.working_memory import SessionKey
 from prefrontal.traces.observe import Observer, combine
 from prefrontal.turn import (
     OrchestratorConfig,
@@ -77,6 +82,12 @@ class Orchestrator:
     conversation into the rolling summary (extractive by default);
     ``extractor``, when given, turns each ended exchange into semantic items,
     in the background while the orchestrator is entered (see :meth:`end_turn`).
+
+    Each turn's writes (trace, buffer, recall counts) run behind it, in the
+    orchestrator's task group while it is entered (see
+    :mod:`prefrontal.orchestrator.writes` for what that guarantees); at most
+    ``config.admission.max_turns_in_flight`` turns run at once (see
+    :mod:`prefrontal.orchestrator.admission`).
     """
 
     def __init__(
@@ -101,6 +112,8 @@ class Orchestrator:
         self._version = _package_version()
         self.observer = combine(observers)
         self._runner = BackgroundRunner(self.config.end_turn.max_pending_extractions)
+        self._writes = TurnWrites(self.config.writes, attempts=self.config.store_attempts)
+        self._admission = Admission(self.config.admission)
         self._ender = TurnEnder(
             stores,
             self.config,
@@ -116,9 +129,13 @@ class Orchestrator:
         )
 
     async def __aenter__(self) -> Orchestrator:
-        """Start the background runner; leaving waits for its work, then closes the stores."""
+        """Start the background runners; leaving waits for their work, then closes the stores.
+
+        Turns' writes are drained first, then extractions, then the stores close.
+        """
         self._exit.push_async_callback(self.stores.aclose)
         await self._exit.enter_async_context(self._runner)
+        await self._exit.enter_async_context(self._writes.runner)
         return self
 
     async def __aexit__(
@@ -148,18 +165,43 @@ class Orchestrator:
         Returns within the configured deadline (plus the assembly phases'
         own small budgets) whatever the stores do; a failing store degrades
         its phase, never the turn. Cancelling the call cancels every phase.
+        The turn's writes run behind it (:mod:`prefrontal.orchestrator.writes`).
+        Raises :class:`~prefrontal.errors.OverloadedError` when the turn
+        found no slot in time (:mod:`prefrontal.orchestrator.admission`).
         """
         turn = self._new_turn(request)
+        async with self._admission.admitted(turn.seconds_left()):
+            result = await self._run(turn)
+        await self._writes.submit(
+            result.context.turn_id,
+            turn.session_key,
+            turn_writes(turn, result.trace),
+            inline_limit_s=max(turn.seconds_left(), INLINE_FLOOR_S),
+        )
+        self.observer.turn_ended(result.trace, result.bundle)
+        return result
+
+    async def _run(self, turn: TurnState) -> TurnResult:
         sequential = self.config.concurrency == "sequential"
-        self.observer.turn_started(turn.context, request.user_input)
+        self.observer.turn_started(turn.context, turn.request.user_input)
         try:
+            await self._earlier_writes(turn)
             await run_phases(PHASES, turn, sequential=sequential)
-            result = self._result(turn)
+            return self._result(turn)
         except BaseException:
             self.observer.turn_cancelled(turn.context)
             raise
-        self.observer.turn_ended(result.trace, result.bundle)
-        return result
+
+    async def _earlier_writes(self, turn: TurnState) -> None:
+        """Wait, within half the turn's time, for its session's and its parent's writes."""
+        parent = turn.context.parent_turn_id
+        keys: list[str | SessionKey] = [turn.session_key, *([parent] if parent else [])]
+        if not any(self._writes.pending(key) for key in keys):
+            return
+        with anyio.move_on_after(turn.seconds_left() / 2):
+            await self._writes.session_written(turn.session_key)
+            if parent:
+                await self._writes.turn_written(parent)
 
     async def end_turn(
         self,
@@ -183,13 +225,32 @@ class Orchestrator:
         same turn writes nothing and returns ``written=False``. A turn started
         after this returns sees all it wrote. See :mod:`prefrontal.orchestrator.end_turn`.
         """
+        await self.wait_written(turn if isinstance(turn, str) else turn.context.turn_id)
         return await self._ender.end_turn(
             turn, reply, agent_id=agent_id, user_id=user_id, tool_calls=tool_calls, outcome=outcome
         )
 
     async def wait_background(self) -> None:
-        """Return once the background work of earlier ``end_turn`` calls (extraction) has ended."""
+        """Return once the writes behind earlier turns and the extractions of ``end_turn`` ended."""
+        await self._writes.wait()
         await self._runner.wait()
+
+    async def wait_written(self, turn_id: str) -> None:
+        """Return once the writes behind turn ``turn_id`` have ended (at once when none is pending).
+
+        A failed write is logged and counted (:attr:`write_stats`), not raised here.
+        """
+        await self._writes.turn_written(turn_id)
+
+    @property
+    def write_stats(self) -> WriteStats:
+        """What the writes behind turns have done: written, failed, merged, pending."""
+        return self._writes.stats
+
+    @property
+    def refused(self) -> int:
+        """Turns refused by admission control (:class:`~prefrontal.errors.OverloadedError`)."""
+        return self._admission.refused
 
     def _new_turn(self, request: TurnRequest) -> TurnState:
         total = request.token_budget or self.config.total_token_budget

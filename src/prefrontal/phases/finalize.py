@@ -1,26 +1,40 @@
-"""Phase 11, ``finalize``: seal the turn's trace, write it, note what was recalled.
+"""Phase 11, ``finalize``: seal the turn's trace, and name what the turn has to store.
 
 The trace is sealed with every phase's record, this one's measured up to the
-moment of sealing. Recall counts of the memories that made it into the
-context are updated in the same step. When writing fails, the trace the turn
-returns is sealed again with this phase failed, and the error goes on to the
-runner.
+moment of sealing. Nothing is written here: the turn's writes (the trace,
+the session's refreshed buffer, the recall counts of the memories that made
+it into the context) are named by :func:`turn_writes` and run behind the
+turn, concurrently, once its context is ready
+(:mod:`prefrontal.orchestrator.writes`). So a slow or failing write can
+neither delay the context nor mark a good turn degraded: a turn is
+``degraded`` only when its context is.
 """
 
 from __future__ import annotations
 
-import anyio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from prefrontal.bundle.models import Section
 from prefrontal.config import PhaseName
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
-from prefrontal.phases.store_calls import call_store
 from prefrontal.stores.long_term import MemoryStore
 from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnTrace
-from prefrontal.traces.seal import error_record
 
 NAME: PhaseName = "finalize"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnWrite:
+    """One write behind a turn: what it is (``trace``, ``buffer``, ``recall:episodic``), and it.
+
+    ``call`` returns how many times it merged its change into a newer
+    state that another writer saved first (0 for writes that never conflict).
+    """
+
+    kind: str
+    call: Callable[[], Awaitable[int]]
 
 
 def sealed(turn: TurnState, own: PhaseRecord) -> TurnTrace:
@@ -32,11 +46,6 @@ def sealed(turn: TurnState, own: PhaseRecord) -> TurnTrace:
 def _recalled(turn: TurnState, section: Section) -> list[str]:
     bundle = turn.bundle
     return [i for f in bundle.section(section) for i in f.provenance.item_ids] if bundle else []
-
-
-async def _recall(turn: TurnState, store: MemoryStore, ids: list[str]) -> None:
-    at, tenant = turn.context.started_at, turn.tenant
-    await call_store(turn, NAME, lambda: store.record_recall(tenant, ids, at))
 
 
 def _own_record(turn: TurnState) -> PhaseRecord:
@@ -51,33 +60,52 @@ def _own_record(turn: TurnState) -> PhaseRecord:
     )
 
 
-async def _write(turn: TurnState, trace: TurnTrace) -> None:
-    """Write the trace and update recall counts, concurrently."""
-    async with anyio.create_task_group() as tg:
-        for section, store in (
-            (Section.EPISODIC, turn.stores.episodic),
-            (Section.SEMANTIC, turn.stores.semantic),
-        ):
-            ids = _recalled(turn, section)
-            if ids:
-                tg.start_soon(_recall, turn, store, ids)
-        await call_store(turn, NAME, lambda: turn.stores.traces.put(trace))
+def turn_writes(turn: TurnState, trace: TurnTrace) -> list[TurnWrite]:
+    """What ``turn`` stores once its context is ready: ``trace``, its buffer, its recall counts."""
+    writes = [TurnWrite("trace", _put_trace(turn, trace))]
+    session = turn.saving
+    if session is not None:
+        at = turn.context.started_at
+
+        async def save() -> int:
+            before = session.merges
+            await session.save(now=at)
+            return session.merges - before
+
+        writes.append(TurnWrite("buffer", save))
+    for section, store in (
+        (Section.EPISODIC, turn.stores.episodic),
+        (Section.SEMANTIC, turn.stores.semantic),
+    ):
+        ids = _recalled(turn, section)
+        if ids:
+            writes.append(TurnWrite(f"recall:{section.value}", _record_recall(turn, store, ids)))
+    return writes
+
+
+def _put_trace(turn: TurnState, trace: TurnTrace) -> Callable[[], Awaitable[int]]:
+    async def put() -> int:
+        await turn.stores.traces.put(trace)
+        return 0
+
+    return put
+
+
+def _record_recall(
+    turn: TurnState, store: MemoryStore, ids: list[str]
+) -> Callable[[], Awaitable[int]]:
+    tenant, at = turn.tenant, turn.context.started_at
+
+    async def record() -> int:
+        await store.record_recall(tenant, ids, at)
+        return 0
+
+    return record
 
 
 async def run(turn: TurnState) -> PhaseOutcome:
-    """Seal and write the trace; update recall counts concurrently."""
-    own = _own_record(turn)
-    trace = sealed(turn, own)
-    try:
-        await _write(turn, trace)
-    except Exception as error:
-        attempts = turn.attempts.get(NAME, 1)
-        errors = (error_record(error, attempts),)
-        failed = own.model_copy(
-            update={"status": PhaseStatus.FAILED, "errors": errors, "attempts": attempts}
-        )
-        turn.trace = sealed(turn, failed)
-        raise
+    """Seal the trace (the orchestrator writes it behind the turn)."""
+    trace = sealed(turn, _own_record(turn))
     turn.trace = trace
     return PhaseOutcome(detail={"ready_for_router": trace.ready_for_router})
 

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from prefrontal.bundle.models import Fragment, Provenance, Section
 from prefrontal.phases.state import TurnState
-from prefrontal.retrieval.lexical import term_set, terms
+from prefrontal.retrieval.analysis import term_set, terms
 
 
 # Keyword-only past the text: one argument per field of Provenance and Fragment.

@@ -18,6 +18,8 @@ from dataclasses import replace
 from datetime import date, datetime
 from functools import lru_cache
 
+import anyio
+
 from prefrontal.buffer import RecallDecision
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.phases.fragments import fragment, loaded
@@ -126,16 +128,59 @@ async def recall(
     ``queries`` has the ``"input"`` and its ``"context"``. Returns the hits
     and what the trace should say about how they were got.
     """
-    decision = await _gate(turn, store, phase)
+    decision, prefetched = await _gate_and_fetch(turn, store, phase)
     if decision is None or not decision.reuse:
         hits = await retrieve(turn, store, phase, queries, limit, settings or RecallSettings())
         return hits, _recall_detail(turn, decision)
-    return await reuse(turn, store, phase, decision.held_ids), _recall_detail(turn, decision)
+    held = await prefetched.items() if prefetched else None
+    return await reuse(turn, store, phase, decision.held_ids, held), _recall_detail(turn, decision)
+
+
+class _Prefetch:
+    """The held items fetched while the gate probes: one round trip instead of two in a row."""
+
+    def __init__(self) -> None:
+        self.found: list[MemoryItem] | None = None
+        self.error: Exception | None = None
+
+    async def run(self, turn: TurnState, store: MemoryStore, phase: str, ids: list[str]) -> None:
+        tenant = turn.tenant
+        try:
+            self.found = await call_store(turn, phase, lambda: store.get(tenant, ids))
+        except Exception as error:  # only a reuse needs the items: raised there, if at all
+            self.error = error
+
+    async def items(self) -> list[MemoryItem]:
+        if self.error is not None:
+            raise self.error
+        return self.found or []
+
+
+async def _gate_and_fetch(
+    turn: TurnState, store: MemoryStore, phase: str
+) -> tuple[RecallDecision | None, _Prefetch | None]:
+    """The gate's decision, with the held items fetched concurrently when the buffer has some.
+
+    The probe and the fetch of what a reuse returns run at once: a turn that
+    reuses pays one store round trip, not two; a turn that searches has
+    fetched a few items by id for nothing.
+    """
+    session = turn.buffer
+    if session is None or not turn.config.recall.gate:
+        return None, None
+    held = sorted(session.buffer.held_memory_ids(phase))
+    if not held:
+        return await _gate(turn, store, phase), None
+    prefetch = _Prefetch()
+    async with anyio.create_task_group() as group:
+        group.start_soon(prefetch.run, turn, store, phase, held)
+        decision = await _gate(turn, store, phase)
+    return decision, prefetch
 
 
 async def _gate(turn: TurnState, store: MemoryStore, phase: str) -> RecallDecision | None:
     session = turn.buffer
-    if session is None or not turn.config.recall.gate:
+    if session is None:
         return None
     probe_text = turn.request.user_input
     overlap = turn.config.recall.gate_overlap
@@ -149,11 +194,23 @@ async def _gate(turn: TurnState, store: MemoryStore, phase: str) -> RecallDecisi
 
 
 async def reuse(
-    turn: TurnState, store: MemoryStore, phase: str, item_ids: tuple[str, ...]
+    turn: TurnState,
+    store: MemoryStore,
+    phase: str,
+    item_ids: tuple[str, ...],
+    fetched: list[MemoryItem] | None = None,
 ) -> list[ScoredMemory]:
-    """The held memory items, fetched by id (no search), scored as they were last turn."""
+    """The held memory items, fetched by id (no search), scored as they were last turn.
+
+    ``fetched``: the items already fetched (by :func:`recall`, while the gate probed).
+    """
     tenant, now = turn.tenant, turn.context.started_at
-    items = await call_store(turn, phase, lambda: store.get(tenant, list(item_ids)))
+    wanted = set(item_ids)
+    items = (
+        [i for i in fetched if i.item_id in wanted]
+        if fetched is not None
+        else await call_store(turn, phase, lambda: store.get(tenant, list(item_ids)))
+    )
     scores = _held_scores(turn, phase)
     return [
         ScoredMemory(item=i, score=scores.get(i.item_id, 1.0), signals={"reused": 1.0})

@@ -12,7 +12,7 @@ from prefrontal.phases.fragments import fragment, input_terms, loaded
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
-from prefrontal.retrieval.lexical import terms
+from prefrontal.retrieval.analysis import terms
 from prefrontal.stores.scratch_page import Observation, ScratchKind
 
 NAME: PhaseName = "scratch_page"

@@ -29,6 +29,7 @@ StateField = Literal[
     "bundle",
     "dropped",
     "working_memory",
+    "saving",
     "trace",
 ]
 """The fields of :class:`~prefrontal.phases.state.TurnState` that phases produce.

@@ -87,6 +87,8 @@ class TurnState:
     bundle: ContextBundle | None = None
     dropped: list[DroppedRecord] = field(default_factory=list)
     working_memory: WorkingMemoryView | None = None
+    saving: SessionBuffer | None = None
+    """The refreshed buffer phase 10 leaves for the writes behind the turn to save."""
     trace: TurnTrace | None = None
     # the runner's
     records: dict[str, PhaseRecord] = field(default_factory=dict)

@@ -1,4 +1,4 @@
-"""Phase 10, ``working_memory_init``: refresh the session's buffer and save it.
+"""Phase 10, ``working_memory_init``: refresh the session's buffer for the save behind the turn.
 
 This turn's fragments take the place of the last turn's (a fragment already
 held is refreshed, not added twice); items the agent put there itself stay
@@ -7,9 +7,15 @@ notes count as used. The buffer never exceeds its item and
 token bounds. The trace detail explains it all: ``admitted`` and
 ``refreshed`` counts, ``refused`` with reasons, ``evicted`` as reason to
 count and ``evictions`` listed, ``themes``, ``coherence`` and, on a
-session's first turn, ``links`` to the user's recent sessions. The
-save is optimistic: on a conflict the newer state is reloaded and the turn's
-refresh replayed on it (:class:`~prefrontal.buffer.SessionBuffer`).
+session's first turn, ``links`` to the user's recent sessions, and
+``base_version``, the version the buffer was loaded at.
+
+The phase does not save: it leaves the refreshed buffer on the turn
+(``saving``), and the orchestrator saves it behind the turn, with its trace
+(:mod:`prefrontal.orchestrator.writes`). The save is optimistic: on a
+conflict the newer state is reloaded and the turn's refresh replayed on it
+(:class:`~prefrontal.buffer.SessionBuffer`), so concurrent turns of one
+session merge rather than lose each other's updates.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ DETAIL_LIMIT = 20
 
 
 async def run(turn: TurnState) -> PhaseOutcome:
-    """Refresh the buffer with the bundle's fragments, save it, and expose it on the turn."""
+    """Refresh the buffer with the bundle's fragments; leave it on the turn to be saved."""
     session = turn.buffer or await load_session(turn, NAME)
     at = turn.context.started_at
     context = turn.bundle.fragments if turn.bundle else ()
@@ -39,9 +45,8 @@ async def run(turn: TurnState) -> PhaseOutcome:
         await session.access(note.provenance.item_ids[0], now=at)
     fragments = [new_item(turn, f) for f in context if f.section is not Section.WORKING_MEMORY]
     report = await session.refresh_turn(fragments, focus=focus_of(turn), now=at)
-    first = session.is_new
-    saved = await call_store(turn, NAME, lambda: session.save(now=at))
-    links = await call_store(turn, NAME, lambda: session.links(now=at)) if first else ()
+    turn.saving = session  # saved behind the turn even when the links below are cut
+    links = await call_store(turn, NAME, lambda: session.links(now=at)) if session.is_new else ()
     turn.working_memory = view(session, report, links)
     return PhaseOutcome(
         items_loaded=report.total_items,
@@ -49,7 +54,7 @@ async def run(turn: TurnState) -> PhaseOutcome:
         items_dropped=len(report.refused),
         tokens_dropped=sum(r.tokens for r in report.refused),
         detail={
-            "version": saved.version,
+            "base_version": session.version,
             "notes_used": len(notes),
             **_explain(report),
             "links": _links(links),
@@ -93,6 +98,6 @@ SPEC = PhaseSpec(
     budget_ms=50,
     needs=("context_assembly",),
     reads=frozenset({"buffer", "bundle", "frontal_items"}),
-    writes=frozenset({"working_memory"}),
+    writes=frozenset({"working_memory", "saving"}),
     loads=False,
 )

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
+from prefrontal.retrieval.analysis import terms
 from prefrontal.retrieval.fusion import max_normalised
-from prefrontal.retrieval.lexical import terms
 
 Scores = dict[str, float]
 

@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from prefrontal.retrieval.lexical import terms
+from prefrontal.retrieval.analysis import terms
 
 
 @runtime_checkable

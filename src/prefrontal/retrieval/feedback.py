@@ -16,13 +16,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from prefrontal.retrieval.lexical import STOP_WORDS, WORD, stem, terms
-
-
-def stems_and_words(text: str) -> list[tuple[str, str]]:
-    """Each analysed word of ``text`` as ``(stem, lower-case word)``, stop words out."""
-    words = (w for w in WORD.findall(text.lower()) if w not in STOP_WORDS)
-    return [(s, w) for w in words if (s := stem(w))]
+from prefrontal.retrieval.analysis import terms, written_terms
 
 
 def document_frequency(texts: Sequence[str]) -> Counter[str]:
@@ -54,9 +48,9 @@ def expansion_terms(
     weights: dict[str, float] = {}
     spelling: dict[str, str] = {}
     for text, score in feedback:
-        analysed = stems_and_words(text) if score > 0 else []
+        analysed = written_terms(text) if score > 0 else []
         for term, word in analysed:
-            if term in asked or word.isdigit():
+            if term in asked or word.isdigit() or not asked.isdisjoint(terms(word)):
                 continue
             spelling.setdefault(term, word)
             rarity = math.log1p(total / max(frequency.get(term, 0), 1))

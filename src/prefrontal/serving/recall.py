@@ -61,6 +61,7 @@ async def session_recall(
         config=config.buffer,
         count_tokens=counter.count,
         clock=clock,
+        max_attempts=config.writes.save_attempts,
     )
     held = [name for name in GATED_STORES if session.buffer.held_memory_ids(name)]
     consulted = held or list(GATED_STORES)

@@ -107,11 +107,18 @@ class Service:
     # ------------------------------------------------------------- turns
 
     async def start_turn(self, request: TurnRequest) -> TurnOut:
-        """Run a turn for ``request`` (whose tenant the caller has checked)."""
+        """Run a turn for ``request`` (whose tenant the caller has checked).
+
+        Answers once the turn's writes (trace, buffer) have ended, so that any
+        server process over the same stores finds the turn; the turn's status
+        never depends on them (:mod:`prefrontal.orchestrator.writes`).
+        """
         self._begin()
         if self._turn_delay_s:
             await anyio.sleep(self._turn_delay_s)
-        return TurnOut.of(await self.orchestrator.start_turn(request))
+        result = await self.orchestrator.start_turn(request)
+        await self.orchestrator.wait_written(result.context.turn_id)
+        return TurnOut.of(result)
 
     async def end_turn(
         self,
@@ -143,6 +150,7 @@ class Service:
     async def trace(self, tenant: Tenant, turn_id: str) -> TraceOut:
         """The trace of ``tenant``'s turn ``turn_id``."""
         self._begin()
+        await self.orchestrator.wait_written(turn_id)
         trace = await self.stores.traces.get(tenant, turn_id)
         if trace is None or (trace.agent_id, trace.user_id) != (tenant.agent_id, tenant.user_id):
             raise NotFoundError(f"no turn {turn_id!r} for this user")

@@ -57,11 +57,17 @@ class SharesDatabase(Generic[DatabaseT]):
 
 @dataclass(frozen=True)
 class Migration:
-    """One step forward: the statements that take the schema to ``version``."""
+    """One step forward: the statements that take the schema to ``version``.
+
+    ``reanalyse`` is set when the text analyser changed: after the statements,
+    in the same transaction, every memory item whose stored record is not all
+    ASCII has its index terms analysed anew (ASCII text analyses as before).
+    """
 
     version: int
     description: str
     statements: tuple[str, ...]
+    reanalyse: bool = False
 
 
 def dump(model: BaseModel, *, store: str, exclude: set[str] | None = None) -> str:

@@ -111,7 +111,10 @@ class MemoryStore(Protocol):
     - ``search`` returns live items only, best first, at most ``query.limit``,
       each with a positive ``score`` and its named ``signals`` (``"bm25"`` for
       the lexical match, ``"vector"`` for embedding similarity); an empty or
-      all-punctuation ``text`` matches nothing;
+      all-punctuation ``text`` matches nothing. A backend need not rank:
+      :func:`~prefrontal.stores.capabilities.ranked_search` ranks the
+      candidates its search capabilities find, as the core ranks every
+      backend's;
     - ``get`` returns the requested items that exist and are visible, in the
       order asked, live or not, one per id: where the tenant's own item and
       items other users shared carry one id, the tenant's own, else the

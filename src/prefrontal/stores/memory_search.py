@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from pydantic import ValidationError
+
+from prefrontal.retrieval.analysis import WORD, terms
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.fusion import fuse
-from prefrontal.retrieval.lexical import WORD, top
+from prefrontal.retrieval.ranking import top
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery
 
 INDEXED_METADATA = ("speaker", "date")
@@ -18,6 +21,19 @@ def searchable_text(item: MemoryItem) -> str:
     parts = [item.content, *item.tags, *item.entities]
     parts.extend(str(item.metadata[key]) for key in INDEXED_METADATA if key in item.metadata)
     return "\n".join(parts)
+
+
+def stored_terms(body: str) -> list[str] | None:
+    """The index terms of an item stored as JSON ``body``; None when ``body`` is not an item.
+
+    Used to analyse stored items anew when the analyser changes; an
+    unreadable record keeps the terms it has (searches skip it anyway).
+    """
+    try:
+        item = MemoryItem.model_validate_json(body)
+    except ValidationError:
+        return None
+    return terms(searchable_text(item))
 
 
 async def with_embeddings(items: list[MemoryItem], embedder: Embedder | None) -> list[MemoryItem]:
@@ -70,17 +86,20 @@ def key_item_ids(keys: Iterable[str]) -> list[str]:
 
 
 Signals = Mapping[str, Mapping[str, float]]
-"""Each signal's scores by item id (``"bm25"``, and ``"vector"`` with an embedding)."""
+"""Each signal's scores by key (``"bm25"`` with lexical search, ``"vector"`` with an embedding)."""
 
 
 def best_hits(signals: Signals, limit: int) -> list[tuple[str, float, dict[str, float]]]:
-    """The ``limit`` best ids by fused score, each with its score and its own signals.
+    """The ``limit`` best keys by fused score, each with its score and its own signals.
 
-    BM25 alone when it is the only signal, else :func:`~prefrontal.retrieval.fusion.fuse`;
-    ids that score 0 are left out; ties are broken as :func:`~prefrontal.retrieval.lexical.top`
-    breaks them, so every backend returns the same hits in the same order.
+    A signal's own scores when it is the only one, else
+    :func:`~prefrontal.retrieval.fusion.fuse`; keys that score 0 are left
+    out; ties are broken as :func:`~prefrontal.retrieval.ranking.top` breaks
+    them, so every backend returns the same hits in the same order.
     """
-    fused = fuse(signals, {}) if len(signals) > 1 else signals["bm25"]
+    if not signals:
+        return []
+    fused = fuse(signals, {}) if len(signals) > 1 else next(iter(signals.values()))
     return [
         (key, value, {name: values[key] for name, values in signals.items() if key in values})
         for key, value in top(fused, limit)

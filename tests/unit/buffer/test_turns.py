@@ -42,7 +42,7 @@ async def test_the_next_turn_refreshes_what_the_session_holds(demo_stores: Store
     detail = phase(second.trace, "working_memory_init").detail
     assert detail["refreshed"] > 0
     assert detail["admitted"] == 0
-    assert detail["version"] == 2
+    assert detail["base_version"] == 1
     assert {i.item_id for i in second.working_memory.items} == {
         i.item_id for i in first.working_memory.items
     }

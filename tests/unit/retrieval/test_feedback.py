@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prefrontal.retrieval.feedback import document_frequency, expansion_terms, stems_and_words
-from prefrontal.retrieval.lexical import terms
+from prefrontal.retrieval.analysis import terms, written_terms
+from prefrontal.retrieval.feedback import document_frequency, expansion_terms
 
 BACKGROUND = [
     "I love hiking with the kids",
@@ -16,9 +16,9 @@ BACKGROUND = [
 ]
 
 
-def test_stems_and_words_drops_stop_words_and_keeps_spelling() -> None:
+def test_written_terms_drops_stop_words_and_keeps_spelling() -> None:
     """Stop words go; each word keeps its lower-case spelling beside its stem."""
-    assert stems_and_words("The Running dogs") == [("run", "running"), ("dog", "dogs")]
+    assert written_terms("The Running dogs") == [("run", "running"), ("dog", "dogs")]
 
 
 def test_document_frequency_counts_each_text_once() -> None:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
+from fastapi import FastAPI
 
-from prefrontal.serving.http.problems import PROBLEM_JSON, problem, sentence
+from prefrontal.errors import OverloadedError
+from prefrontal.serving.http.problems import PROBLEM_JSON, install, problem, sentence
 
 
 @pytest.mark.parametrize(
@@ -34,3 +37,22 @@ def test_a_problem_has_the_rfc_9457_members() -> None:
         "status": 403,
         "detail": "This API key may not act for user 'sam'.",
     }
+
+
+@pytest.mark.anyio
+async def test_an_overloaded_orchestrator_answers_503_with_retry_after() -> None:
+    """OverloadedError becomes a 503 problem with a Retry-After header, not a 500."""
+    app = FastAPI()
+    install(app)
+
+    @app.get("/turn")
+    async def turn() -> None:
+        raise OverloadedError("64 turns are in flight", retry_after_s=2.0)
+
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        response = await client.get("/turn")
+    assert response.status_code == 503
+    assert response.headers["retry-after"] == "2"
+    assert response.headers["content-type"] == PROBLEM_JSON
+    assert "try again shortly" in response.json()["detail"]

@@ -32,3 +32,25 @@ def test_a_bound_below_one_is_refused() -> None:
     """``keep=0`` would drop every trace as it is written: refused at construction."""
     with pytest.raises(ValueError, match="keep must be at least 1"):
         InMemoryTraceStore(keep=0)
+
+
+async def test_a_trace_written_again_is_judged_by_its_new_start() -> None:
+    """A trace replaced with a later start is not evicted for the start it had before."""
+    store = InMemoryTraceStore(keep=2)
+    await store.put(trace("a", started_at=at(0)))
+    await store.put(trace("b", started_at=at(1)))
+    await store.put(trace("a", started_at=at(5)))
+    await store.put(trace("c", started_at=at(3)))
+    assert [t.turn_id for t in await store.list(TraceQuery())] == ["a", "c"]
+
+
+async def test_the_bound_holds_after_pruning_and_over_many_writes() -> None:
+    """Over a thousand writes after a prune, the store keeps exactly the newest ``keep``."""
+    store = InMemoryTraceStore(keep=10)
+    for minute in range(5):
+        await store.put(trace(f"early{minute}", started_at=at(minute)))
+    await store.prune(keep=2)
+    for n in range(1_000):
+        await store.put(trace(f"t{n:04}", started_at=at(10 + n)))
+    kept = [t.turn_id for t in await store.list(TraceQuery(limit=100))]
+    assert kept == [f"t{n:04}" for n in range(999, 989, -1)]

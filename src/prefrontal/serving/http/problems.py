@@ -19,7 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 
-from prefrontal.errors import ItemRejectedError, NotFoundError, StoreError
+from prefrontal.errors import ItemRejectedError, NotFoundError, OverloadedError, StoreError
 
 PROBLEM_JSON = "application/problem+json"
 _log = structlog.get_logger("prefrontal.serving")
@@ -111,6 +111,15 @@ def install(app: FastAPI) -> None:
         _log.error("store_error", path=request.url.path, error=repr(error))
         return problem(503, "The memory store is unavailable; try again shortly.")
 
+    async def on_overloaded(request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, OverloadedError)
+        retry_after = str(max(1, round(error.retry_after_s)))
+        return problem(
+            503,
+            "The server is running as many turns as it admits; try again shortly.",
+            headers={"Retry-After": retry_after},
+        )
+
     async def on_unexpected(request: Request, error: Exception) -> JSONResponse:
         _log.exception("unexpected_error", path=request.url.path)
         return problem(500, "The server failed to handle the request; it has been logged.")
@@ -120,4 +129,5 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(NotFoundError, on_not_found)
     app.add_exception_handler(ItemRejectedError, on_rejected)
     app.add_exception_handler(StoreError, on_store)
+    app.add_exception_handler(OverloadedError, on_overloaded)
     app.add_exception_handler(Exception, on_unexpected)

@@ -1,29 +1,33 @@
-"""In-memory episodic or semantic store: BM25 in Python, optional vector similarity."""
+"""In-memory episodic or semantic store: postings and vectors in dictionaries, ranked by the core.
+
+It offers both search capabilities (:mod:`prefrontal.stores.capabilities`):
+lexical candidates from its :class:`~prefrontal.retrieval.postings.Postings`
+and the cosine of the query's embedding with each live item's.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 import numpy as np
 
 from prefrontal.retrieval.embedder import Embedder
-from prefrontal.retrieval.lexical import Bm25Index
+from prefrontal.retrieval.postings import Postings
+from prefrontal.retrieval.ranking import LexicalMatches
+from prefrontal.stores.capabilities import ranked_search
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
-from prefrontal.stores.memory_search import (
-    best_hits,
-    query_embedding,
-    searchable_text,
-    with_embeddings,
-)
+from prefrontal.stores.memory_search import query_embedding, searchable_text, with_embeddings
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant, owns, preferred, visible_to
 
 Key = tuple[str, str, str]
 """``(agent_id, user_id, item_id)``: ids are unique per agent and user."""
+_NONE: Key = ("", "", "")
 
 
 class InMemoryMemoryStore:
-    """Items in a dictionary keyed by ``(agent_id, user_id, item_id)``, with a BM25 index.
+    """Items in a dictionary keyed by ``(agent_id, user_id, item_id)``, with postings.
 
     ``name`` ("episodic" or "semantic") is used in error messages only. With
     an ``embedder``, items without an embedding get one when put and queries
@@ -36,7 +40,9 @@ class InMemoryMemoryStore:
         self._items: dict[Key, MemoryItem] = {}
         self._owners: dict[tuple[str, str], set[str]] = {}
         """The users holding an item of each ``(agent_id, item_id)``."""
-        self._index = Bm25Index()
+        self._index = Postings()
+        self._keys: dict[str, Key] = {}
+        """Each item's index id (:func:`_doc_id`) and its key."""
         self._units: dict[str, np.ndarray] = {}
         """Each embedded item's vector scaled to unit length, for cosine by dot product."""
 
@@ -55,6 +61,7 @@ class InMemoryMemoryStore:
         self._items[key] = item
         self._owners.setdefault((item.agent_id, item.item_id), set()).add(item.user_id)
         self._index.add(_doc_id(key), searchable_text(item))
+        self._keys[_doc_id(key)] = key
         self._units.pop(_doc_id(key), None)
         if item.embedding:
             self._units[_doc_id(key)] = _unit(item.embedding)
@@ -96,36 +103,44 @@ class InMemoryMemoryStore:
         if not users:
             del self._owners[(key[0], key[2])]
         self._index.remove(_doc_id(key))
+        del self._keys[_doc_id(key)]
         self._units.pop(_doc_id(key), None)
         return 1
 
-    def _live(self, tenant: Tenant, now: datetime, query: MemoryQuery) -> dict[str, MemoryItem]:
+    def _live(self, tenant: Tenant, query: MemoryQuery) -> dict[str, MemoryItem]:
         return {
             _doc_id(key): item
             for key, item in self._items.items()
             if visible_to(item, tenant)
-            and item.is_live(now)
+            and item.is_live(query.now)
             and (query.kinds is None or item.kind in query.kinds)
         }
 
     async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
-        live = self._live(tenant, query.now, query)
-        signals = {"bm25": self._index.scores(query.text, allowed=live)}
         embedding = await query_embedding(query, self.embedder)
-        if embedding is not None:
-            signals["vector"] = self._cosines(embedding, live)
-        return [
-            ScoredMemory(item=live[doc], score=score, signals=own)
-            for doc, score, own in best_hits(signals, query.limit)
-        ]
+        return await ranked_search(self, tenant, query, embedding)
 
-    def _cosines(self, vector: tuple[float, ...], live: dict[str, MemoryItem]) -> dict[str, float]:
-        """Cosine of ``vector`` with each live embedded item of its size (negatives as 0)."""
-        docs = [d for d in live if d in self._units and len(self._units[d]) == len(vector)]
-        if not docs or not any(vector):
+    async def lexical_matches(
+        self, tenant: Tenant, query: MemoryQuery, terms: Sequence[str]
+    ) -> LexicalMatches:
+        """The postings' candidates among the live items ``tenant`` may see."""
+        return self._index.matches(terms, allowed=self._live(tenant, query))
+
+    async def vector_matches(
+        self, tenant: Tenant, query: MemoryQuery, embedding: Sequence[float]
+    ) -> dict[str, float]:
+        """Cosine of ``embedding`` with each live visible embedded item of its size."""
+        live = self._live(tenant, query)
+        docs = [d for d in live if d in self._units and len(self._units[d]) == len(embedding)]
+        if not docs or not any(embedding):
             return {}
-        values = np.stack([self._units[d] for d in docs]) @ _unit(vector)
-        return {doc: max(float(v), 0.0) for doc, v in zip(docs, values.tolist(), strict=True)}
+        values = np.stack([self._units[d] for d in docs]) @ _unit(tuple(embedding))
+        return dict(zip(docs, values.tolist(), strict=True))
+
+    async def items_by_key(self, tenant: Tenant, keys: Sequence[str]) -> Mapping[str, MemoryItem]:
+        """The items of index ids ``keys`` (agent, item id, owner), by key."""
+        found = ((key, self._items.get(self._keys.get(key, _NONE))) for key in keys)
+        return {key: item for key, item in found if item is not None}
 
     async def around(
         self, tenant: Tenant, item_ids: list[str], *, radius: int, now: datetime | None = None

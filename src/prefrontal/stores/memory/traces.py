@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from datetime import datetime
 
 from prefrontal.stores.tenancy import Tenant
@@ -37,7 +38,10 @@ class InMemoryTraceStore:
     """Traces in a dictionary keyed by turn id, at most ``keep`` of them (``None``: no bound).
 
     Past ``keep``, each ``put`` lets the oldest trace go, so a long-running
-    process holds a bounded number of traces.
+    process holds a bounded number of traces. The oldest is found in a heap
+    of ``(started_at, turn_id)`` (entries of traces replaced or removed since
+    are skipped when they come up), so a ``put`` costs ``O(log n)``, not a
+    scan of every trace kept.
     """
 
     def __init__(self, *, keep: int | None = DEFAULT_KEEP) -> None:
@@ -45,12 +49,27 @@ class InMemoryTraceStore:
             raise ValueError(f"keep must be at least 1 or None, got {keep}")
         self._traces: dict[str, TurnTrace] = {}
         self._keep = keep
+        self._ages: list[tuple[datetime, str]] = []
 
     async def put(self, trace: TurnTrace) -> None:
         self._traces[trace.turn_id] = trace
-        if self._keep is not None and len(self._traces) > self._keep:
-            oldest = min(self._traces.values(), key=newest_first)
-            del self._traces[oldest.turn_id]
+        if self._keep is None:
+            return
+        heapq.heappush(self._ages, newest_first(trace))
+        while len(self._traces) > self._keep:
+            started_at, turn_id = heapq.heappop(self._ages)
+            held = self._traces.get(turn_id)
+            if held is not None and held.started_at == started_at:
+                del self._traces[turn_id]
+        if len(self._ages) > 2 * len(self._traces) + 64:
+            self._reindex()
+
+    def _reindex(self) -> None:
+        """The heap rebuilt from the traces held (drops the entries of those gone)."""
+        if self._keep is None:
+            return
+        self._ages = [newest_first(t) for t in self._traces.values()]
+        heapq.heapify(self._ages)
 
     async def get(self, tenant: Tenant, turn_id: str) -> TurnTrace | None:
         trace = self._traces.get(turn_id)
@@ -71,6 +90,7 @@ class InMemoryTraceStore:
         ]
         for turn_id in mine:
             del self._traces[turn_id]
+        self._reindex()
         return len(mine)
 
     async def prune(self, *, before: datetime | None = None, keep: int | None = None) -> int:
@@ -79,4 +99,5 @@ class InMemoryTraceStore:
         kept = kept if keep is None else kept[:keep]
         removed = len(self._traces) - len(kept)
         self._traces = {t.turn_id: t for t in kept}
+        self._reindex()
         return removed

@@ -9,13 +9,25 @@ from prefrontal.errors import ConflictError
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState
 
+DEFAULT_KEEP = 1_000
+"""Sessions an in-memory store keeps unless told otherwise: a process's memory stays bounded."""
+
 
 class InMemoryWorkingMemoryStore:
-    """Session states in a dictionary keyed by :class:`SessionKey`, indexed by owner."""
+    """Session states in a dictionary keyed by :class:`SessionKey`, indexed by owner.
 
-    def __init__(self) -> None:
+    At most ``keep`` sessions (``None``: no bound): past it, each ``save`` of a
+    new session lets the least recently saved one go, as if it had been
+    erased (a buffer is tens of kilobytes; a long-running process must not
+    keep every session it ever saw).
+    """
+
+    def __init__(self, *, keep: int | None = DEFAULT_KEEP) -> None:
+        if keep is not None and keep < 1:
+            raise ValueError(f"keep must be at least 1 or None, got {keep}")
         self._states: dict[SessionKey, SessionState] = {}
         self._by_owner: dict[tuple[str, str], set[SessionKey]] = {}
+        self._keep = keep
 
     async def load(self, key: SessionKey) -> SessionState | None:
         return self._states.get(key)
@@ -30,9 +42,20 @@ class InMemoryWorkingMemoryStore:
                 store="working_memory",
             )
         saved = state.model_copy(update={"version": stored_version + 1})
+        self._states.pop(state.key, None)  # re-inserted last: the dict is in order of saves
         self._states[state.key] = saved
         self._by_owner.setdefault((state.key.agent_id, state.key.user_id), set()).add(state.key)
+        while self._keep is not None and len(self._states) > self._keep:
+            self._forget(next(iter(self._states)))
         return saved
+
+    def _forget(self, key: SessionKey) -> None:
+        del self._states[key]
+        owner = (key.agent_id, key.user_id)
+        keys = self._by_owner[owner]
+        keys.discard(key)
+        if not keys:
+            del self._by_owner[owner]
 
     async def recent_sessions(
         self, tenant: Tenant, *, since: datetime, limit: int

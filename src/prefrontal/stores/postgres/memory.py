@@ -1,21 +1,17 @@
-"""PostgreSQL episodic or semantic store: GIN-indexed terms, exact BM25, optional vectors.
+"""PostgreSQL episodic or semantic store: GIN-indexed terms, optional vectors, core ranking.
 
 What is indexed is :func:`~prefrontal.stores.memory_search.searchable_text`
-analysed by :func:`~prefrontal.retrieval.lexical.terms` (stop words out,
+analysed by :func:`~prefrontal.retrieval.analysis.terms` (stop words out,
 Porter stems), stored per item as its distinct terms (long ones as a
-digest, :func:`.ranking.key`) and their counts.
-Search runs in one repeatable-read snapshot: the candidates (live items the
-tenant may see that hold a query term, found by the GIN index), the corpus
+digest, :func:`.term_keys.key`) and their counts.
+Search runs in one repeatable-read snapshot, through the core's
+:func:`~prefrontal.stores.capabilities.ranked_search`: the database finds
+the candidates (live items the tenant may see that hold a query term,
+through the GIN index, with their counts of each term), the corpus
 statistics and the document frequency of the terms they hold (kept by a
 trigger, :mod:`.migrations`), and with an embedding every live visible
-vector. Scores are computed in Python with the
-in-memory index's own arithmetic (:mod:`.ranking`), so both backends rank
-the same data the same way. User text reaches the database only as
-parameters.
-
-With an embedding (the query's own or the store's embedder), the BM25 and
-cosine signals are fused by :func:`~prefrontal.stores.memory_search.best_hits`,
-exactly as in memory.
+vector; the core scores and fuses them as it does every backend's. User
+text reaches the database only as parameters.
 """
 
 from __future__ import annotations
@@ -25,21 +21,22 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from prefrontal.retrieval.analysis import terms
 from prefrontal.retrieval.embedder import Embedder
-from prefrontal.retrieval.lexical import Corpus, terms
+from prefrontal.retrieval.ranking import Candidate, Corpus, LexicalMatches
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
+from prefrontal.stores.capabilities import ranked_search
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_search import (
-    best_hits,
     key_item_ids,
     query_embedding,
     searchable_text,
     with_embeddings,
 )
 from prefrontal.stores.postgres import memory_sql as sql
-from prefrontal.stores.postgres import ranking
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase, storable_ids
+from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant
 
@@ -129,13 +126,14 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
 
     async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
         embedding = await query_embedding(query, self.embedder)
-        keys = [ranking.key(term) for term in sorted(set(terms(query.text)))]
-        if not keys and embedding is None:
-            return []
         kinds = None if query.kinds is None else [kind.value for kind in query.kinds]
         params = (*_tenant(tenant), query.now, kinds)
-        search = _Search(self._sql, params, keys, embedding, query.limit)
-        return await self.database.read(search, store=self.name, isolation="repeatable_read")
+
+        async def run(connection: Connection) -> list[ScoredMemory]:
+            snapshot = _Snapshot(self._sql, connection, params)
+            return await ranked_search(snapshot, tenant, query, embedding)
+
+        return await self.database.read(run, store=self.name, isolation="repeatable_read")
 
     async def around(
         self, tenant: Tenant, item_ids: list[str], *, radius: int, now: datetime | None = None
@@ -173,60 +171,47 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         return await self.database.count(self._sql.erase, *_tenant(tenant), store=self.name)
 
 
-class _Search:
-    """One search, run inside one repeatable-read transaction.
+class _Snapshot:
+    """One search's view of the table inside its repeatable-read transaction.
 
-    Lexical: the BM25 score of every candidate (:mod:`.ranking`). With an
-    embedding: also the cosine of every live visible item with a vector,
-    each normalised per query and fused (:func:`~prefrontal.stores.memory_search.best_hits`).
+    Offers both search capabilities (:mod:`prefrontal.stores.capabilities`):
+    the lexical candidates with their counts and the statistics, and the
+    cosine of every live visible vector. ``params`` are the tenant, the
+    query time and the kinds, the first four parameters of each statement.
     """
 
     def __init__(
-        self,
-        statements: sql.Statements,
-        params: tuple[Any, ...],
-        keys: list[str],
-        embedding: Sequence[float] | None,
-        limit: int,
+        self, statements: sql.Statements, connection: Connection, params: tuple[Any, ...]
     ) -> None:
-        self.statements, self.params, self.keys = statements, params, keys
-        self.embedding, self.limit = embedding, limit
+        self.statements, self.connection, self.params = statements, connection, params
 
-    async def __call__(self, connection: Connection) -> list[ScoredMemory]:
-        signals = {"bm25": await self._bm25(connection)}
-        if self.embedding is not None:
-            signals["vector"] = await self._vector(connection, self.embedding)
-        best = best_hits(signals, self.limit)
-        if not best:
-            return []
-        keys = [key for key, _, _ in best]
-        rows = await connection.fetch(
-            self.statements.by_keys, *self.params[:2], key_item_ids(keys), keys
-        )
-        found = {row[0]: row for row in rows}
-        return readable(
-            best,
-            lambda b: ScoredMemory(item=_item(found[b[0]]), score=b[1], signals=b[2]),
-            store="memory",
-        )
-
-    async def _bm25(self, connection: Connection) -> dict[str, float]:
-        if not self.keys:
-            return {}
-        rows = await connection.fetch(self.statements.candidates, *self.params, self.keys)
-        candidates = [ranking.Candidate(row[0], row[1], row[2]) for row in rows]
-        held = ranking.held_terms(self.keys, candidates)
+    async def lexical_matches(
+        self, tenant: Tenant, query: MemoryQuery, terms: Sequence[str]
+    ) -> LexicalMatches:
+        keys = [key(term) for term in terms]
+        rows = await self.connection.fetch(self.statements.candidates, *self.params, keys)
+        candidates = [Candidate(row[0], row[1], row[2]) for row in rows]
+        held = [k for i, k in enumerate(keys) if any(c.counts[i] for c in candidates)]
         if not held:
-            return {}
-        docs, tokens, counted = await connection.fetchrow(self.statements.statistics, held)
+            return LexicalMatches(Corpus(docs=0, tokens=0), [0] * len(keys), [])
+        row = await self.connection.fetchrow(self.statements.statistics, held)
+        docs, tokens, counted = row
         frequencies = dict(zip(held, (int(n) for n in counted), strict=True))
         corpus = Corpus(docs=int(docs), tokens=int(tokens))
-        return ranking.scores(self.keys, candidates, corpus, frequencies)
+        return LexicalMatches(corpus, [frequencies.get(k, 0) for k in keys], candidates)
 
-    async def _vector(self, connection: Connection, embedding: Sequence[float]) -> dict[str, float]:
-        rows = await connection.fetch(self.statements.vectors, *self.params)
+    async def vector_matches(
+        self, tenant: Tenant, query: MemoryQuery, embedding: Sequence[float]
+    ) -> dict[str, float]:
+        rows = await self.connection.fetch(self.statements.vectors, *self.params)
         values = cosines(embedding, [bytes(blob) for _, blob in rows])
-        return {row[0]: max(v, 0.0) for row, v in zip(rows, values, strict=True)}
+        return {row[0]: v for row, v in zip(rows, values, strict=True)}
+
+    async def items_by_key(self, tenant: Tenant, keys: Sequence[str]) -> dict[str, MemoryItem]:
+        rows = await self.connection.fetch(
+            self.statements.by_keys, *self.params[:2], key_item_ids(keys), list(keys)
+        )
+        return dict(readable(rows, lambda row: (row[0], _item(row)), store="memory"))
 
 
 def _tenant(tenant: Tenant) -> tuple[str, str]:
@@ -235,7 +220,7 @@ def _tenant(tenant: Tenant) -> tuple[str, str]:
 
 def _row(item: MemoryItem, store: str) -> tuple[Any, ...]:
     """The upsert's parameters for ``item``, in ``$1..$18`` order."""
-    counts = sorted(Counter(ranking.key(t) for t in terms(searchable_text(item))).items())
+    counts = sorted(Counter(key(t) for t in terms(searchable_text(item))).items())
     return (
         item.agent_id,
         item.item_id,

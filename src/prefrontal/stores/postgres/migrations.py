@@ -11,7 +11,7 @@ knows is refused rather than guessed at. To change the schema, append a
 Layout: every table keeps the columns it filters, orders or updates in place
 as columns, and the rest of the record as JSON text in ``body``. Times are
 ``timestamptz``. Episodic and semantic memory have a table each; a row holds
-its item's analysed terms (:func:`prefrontal.retrieval.lexical.terms` of
+its item's analysed terms (:func:`prefrontal.retrieval.analysis.terms` of
 :func:`prefrontal.stores.memory_search.searchable_text`) as a sorted array of
 distinct terms with a GIN index, their counts in a parallel array, the
 number of terms (``length``) and the embedding as little-endian float32
@@ -22,10 +22,13 @@ step by a trigger, in the same transaction as the write.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from prefrontal.errors import StoreError
 from prefrontal.stores.durable import MEMORY_TABLES, Migration
+from prefrontal.stores.memory_search import stored_terms
+from prefrontal.stores.postgres.term_keys import key
 
 
 def _index_function(name: str) -> str:
@@ -191,6 +194,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ids unique per agent and user: goals, conversation turns, scratch entries, memory items",
         _IDS_PER_USER,
     ),
+    Migration(
+        3,
+        "memory terms analysed anew where the text is not all ASCII: accents folded, "
+        "scripts without spaces indexed by pairs of characters, symbols kept",
+        (),
+        reanalyse=True,
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 
@@ -199,6 +209,30 @@ _LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (
     description text NOT NULL,
     applied_at timestamptz NOT NULL DEFAULT now()
 )"""
+
+
+async def _reanalyse(connection: Any, items: str) -> None:
+    """Analyse anew the terms of every row of ``items`` whose body is not all ASCII.
+
+    The index trigger moves the term statistics with each row.
+    """
+    rows = await connection.fetch(f"SELECT ctid, body FROM {items} WHERE body ~ '[^[:ascii:]]'")
+    updates = []
+    for row in rows:
+        analysed = stored_terms(row["body"])
+        if analysed is not None:
+            counts = sorted(Counter(key(term) for term in analysed).items())
+            updates.append(
+                (
+                    [term for term, _ in counts],
+                    [count for _, count in counts],
+                    sum(count for _, count in counts),
+                    row["ctid"],
+                )
+            )
+    await connection.executemany(
+        f"UPDATE {items} SET terms = $1, counts = $2, length = $3 WHERE ctid = $4", updates
+    )
 
 
 async def schema_version(connection: Any) -> int:
@@ -239,6 +273,9 @@ async def _apply(connection: Any, schema: str, migration: Migration, *, latest: 
         if current < migration.version:
             for statement in migration.statements:
                 await connection.execute(statement)
+            if migration.reanalyse:
+                for name in MEMORY_TABLES:
+                    await _reanalyse(connection, f"{name}_items")
             await connection.execute(
                 "INSERT INTO schema_migrations (version, description) VALUES ($1, $2)",
                 migration.version,

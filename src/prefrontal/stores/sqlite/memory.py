@@ -1,17 +1,18 @@
-"""SQLite episodic or semantic store: FTS5 postings, exact BM25, optional vectors.
+"""SQLite episodic or semantic store: FTS5 postings, optional vectors, core ranking.
 
 What is indexed is :func:`~prefrontal.stores.memory_search.searchable_text`
-analysed by :func:`~prefrontal.retrieval.lexical.terms` (stop words out,
-Porter stems). Search takes each query term's postings from FTS5 and scores
-them with the in-memory index's own BM25 arithmetic, skipping what cannot
-reach the top k (:mod:`prefrontal.stores.sqlite.ranking`), so both backends
-rank the same data the same way. User text reaches FTS5 only as analysed
+analysed by :func:`~prefrontal.retrieval.analysis.terms` (stop words out,
+Porter stems). Search takes each query term's postings from FTS5, counts the
+terms of each candidate and has the core score them
+(:class:`~prefrontal.retrieval.ranking.Scorer`), skipping what the core's
+bounds say cannot reach the top k (:mod:`prefrontal.stores.sqlite.topk`), so
+every backend ranks the same data the same way. User text reaches FTS5 only as analysed
 terms, each quoted: quotes, ``NEAR``, ``*``, ``column:`` and parentheses in
 the input are never syntax.
 
 With an embedding (the query's own or the store's embedder), the BM25 and
-cosine signals are fused by :func:`~prefrontal.stores.memory_search.best_hits`,
-exactly as in memory.
+cosine signals are fused by the core
+(:func:`~prefrontal.stores.memory_search.best_hits`), as in every backend.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from prefrontal.retrieval.analysis import terms
 from prefrontal.retrieval.embedder import Embedder
-from prefrontal.retrieval.lexical import terms
+from prefrontal.retrieval.ranking import query_terms
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
@@ -36,7 +38,7 @@ from prefrontal.stores.memory_search import (
 )
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.sqlite import memory_sql as sql
-from prefrontal.stores.sqlite import ranking
+from prefrontal.stores.sqlite import topk
 from prefrontal.stores.sqlite.database import (
     Database,
     from_us_or_none,
@@ -153,7 +155,7 @@ class _Search:
 
     The query text is analysed here too, off the event loop: it may be long.
 
-    Lexical only: exact BM25 top-k by :func:`ranking.scores`. With an
+    Lexical only: exact BM25 top-k by :func:`.topk.scores`. With an
     embedding: BM25 of every match and cosine of every live item with a
     vector, each normalised per query and fused
     (:func:`~prefrontal.stores.memory_search.best_hits`).
@@ -171,7 +173,7 @@ class _Search:
         self.embedding, self.limit = embedding, limit
 
     def __call__(self, connection: sqlite3.Connection) -> list[ScoredMemory]:
-        texts = list(dict.fromkeys(terms(self.text)))
+        texts = query_terms(self.text)
         if not texts and self.embedding is None:
             return []
         signals = {"bm25": self._bm25(connection, texts)}
@@ -187,7 +189,7 @@ class _Search:
 
     def _bm25(self, connection: sqlite3.Connection, texts: list[str]) -> dict[str, float]:
         limit = self.limit if self.embedding is None else None
-        return ranking.scores(connection, self.statements, self.params, texts, limit)
+        return topk.scores(connection, self.statements, self.params, texts, limit)
 
     def _vector(
         self, connection: sqlite3.Connection, embedding: Sequence[float]

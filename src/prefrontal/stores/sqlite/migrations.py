@@ -9,7 +9,7 @@ Layout: every table keeps the columns it filters, orders or updates in place
 as columns, and the rest of the record as JSON in ``body``. Times are integer
 microseconds since the epoch (UTC). Episodic and semantic memory have a table
 each, with an external-content FTS5 index over ``terms`` (the text as
-:func:`prefrontal.retrieval.lexical.terms` analyses it, space-separated) and
+:func:`prefrontal.retrieval.analysis.terms` analyses it, space-separated) and
 the BM25 statistics (document count, total length, and per term its
 document frequency, largest frequency, shortest document, and shortest
 document holding it once, twice, and three times or more), all kept in step
@@ -24,6 +24,7 @@ import sqlite3
 
 from prefrontal.errors import StoreError
 from prefrontal.stores.durable import MEMORY_TABLES, Migration
+from prefrontal.stores.memory_search import stored_terms
 
 
 def _term_list(terms: str) -> str:
@@ -315,8 +316,29 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ids unique per agent and user: goals, conversation turns, scratch entries, memory items",
         _IDS_PER_USER,
     ),
+    Migration(
+        4,
+        "memory terms analysed anew where the text is not all ASCII: accents folded, "
+        "scripts without spaces indexed by pairs of characters, symbols kept",
+        (),
+        reanalyse=True,
+    ),
 )
 LATEST = MIGRATIONS[-1].version
+
+
+def _reanalyse(connection: sqlite3.Connection, items: str) -> None:
+    """Analyse anew the terms of every row of ``items`` whose body is not all ASCII.
+
+    The update trigger moves each row's FTS5 entry and term statistics with it.
+    """
+    rows = connection.execute(f"SELECT rowid, body FROM {items} WHERE body GLOB '*[^ -~]*'")
+    updates = []
+    for rowid, body in rows.fetchall():
+        analysed = stored_terms(body)
+        if analysed is not None:
+            updates.append((" ".join(analysed), len(analysed), rowid))
+    connection.executemany(f"UPDATE {items} SET terms = ?, length = ? WHERE rowid = ?", updates)
 
 
 def schema_version(connection: sqlite3.Connection) -> int:
@@ -348,6 +370,9 @@ def _apply(connection: sqlite3.Connection, migration: Migration, *, latest: int)
         if current < migration.version:
             for statement in migration.statements:
                 connection.execute(statement)
+            if migration.reanalyse:
+                for name in MEMORY_TABLES:
+                    _reanalyse(connection, f"{name}_items")
             connection.execute(f"PRAGMA user_version = {int(migration.version)}")
     except BaseException:
         connection.execute("ROLLBACK")

@@ -6,20 +6,18 @@ import itertools
 import random
 import sqlite3
 
-import pytest
-
-from prefrontal.retrieval.lexical import Bm25Index, Corpus, idf, term_score
-from prefrontal.stores.sqlite import ranking
-from prefrontal.stores.sqlite.ranking import Scorer, Term
+from prefrontal.retrieval.postings import Postings
+from prefrontal.retrieval.ranking import BoundedTerm, Corpus, Scorer, idf, query_terms, scores
+from prefrontal.stores.sqlite import topk as ranking
 
 WORDS = ("ant", "bee", "cat", "dog", "eel", "fox")
 
 
-def term(text: str, bound: float, buckets: tuple[tuple[int, int], ...] = ()) -> Term:
-    return Term(text=text, weight=1.0, bound=bound, buckets=buckets, average=10.0)
+def term(text: str, bound: float, buckets: tuple[tuple[int, int], ...] = ()) -> BoundedTerm:
+    return BoundedTerm(text=text, weight=1.0, bound=bound, buckets=buckets, average=10.0)
 
 
-def flat(sets: list[list[Term]]) -> str:
+def flat(sets: list[list[BoundedTerm]]) -> str:
     """The unfactored disjunction of conjunctions, for comparison."""
     return " OR ".join("(" + " AND ".join(ranking.quoted(t.text) for t in s) + ")" for s in sets)
 
@@ -49,7 +47,7 @@ def test_factored_expression_names_a_shared_first_term_once() -> None:
 
 
 def brute_force(
-    base: Term, later: list[Term], theta: float, excluded: list[frozenset[str]]
+    base: BoundedTerm, later: list[BoundedTerm], theta: float, excluded: list[frozenset[str]]
 ) -> list[set[str]]:
     """Every set of ``later`` lifting ``base`` to ``theta`` that completes no excluded set."""
     found = []
@@ -98,30 +96,16 @@ def test_a_document_longer_than_the_limit_cannot_reach_theta() -> None:
     assert ranking._longest(first, later, best[:9], 10) is None
 
 
-def test_bound_at_a_length_is_no_less_than_any_score_at_that_length() -> None:
-    """No document of a given length holding a term scores more on it than ``bound_at``."""
-    buckets = ((1, 4), (2, 7), (5, 11))
-    weight, average = idf(1_000, 40), 9.5
-    gain = max(term_score(1.0, tf, length, average) for tf, length in buckets)
-    bounded = Term("ant", weight, weight * gain, buckets, average)
-    for length in range(4, 60):
-        cases = [(1, length)] + [(2, length)] * (length >= 7) + [(5, length)] * (length >= 11)
-        for tf, at in cases:
-            assert term_score(weight, tf, at, average) <= bounded.bound_at(length) * ranking._MARGIN
-    assert bounded.bound_at(4) == pytest.approx(bounded.bound)
-    assert bounded.bound_at(40) < bounded.bound
-
-
-def test_scorer_counts_repeated_terms_as_the_in_memory_index_does() -> None:
-    """A term twice in a row counts twice, and the score has the in-memory index's bits."""
-    index = Bm25Index()
+def test_scorer_reads_padded_terms_text_as_the_postings_count_it() -> None:
+    """A term twice in a row counts twice, and the padded text scores to the postings' bits."""
+    index = Postings()
     texts = {"d1": "fox fox eel", "d2": "eel ant fox", "d3": "bee bee bee fox"}
     for key, text in texts.items():
         index.add(key, text)
-    expected = index.scores("fox eel bee")
+    expected = scores(index.matches(query_terms("fox eel bee")))
     corpus = Corpus(docs=3, tokens=sum(len(t.split()) for t in texts.values()))
-    stats = {"fox": 3, "eel": 2, "bee": 1}
-    terms = [Term(w, idf(3, n), 1.0) for w, n in stats.items()]
-    scorer = Scorer(terms, corpus)
+    stats = {"bee": 1, "eel": 2, "fox": 3}
+    scorer = Scorer([idf(3, n) for n in stats.values()], corpus, list(stats))
+    assert scorer.padded(" fox fox eel ", 3) == scorer([0, 1, 2], 3)
     for key, text in texts.items():
-        assert scorer(f" {text} ", len(text.split())) == expected[key]
+        assert scorer.padded(f" {text} ", len(text.split())) == expected[key]

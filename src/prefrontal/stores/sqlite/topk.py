@@ -1,8 +1,9 @@
 """Exact BM25 top-k over FTS5 without scoring every match (MaxScore, with filters).
 
-Every item looked at is scored on all query terms with
-:func:`~prefrontal.retrieval.lexical.term_score` (the in-memory index's own
-arithmetic, terms added in the same order) and kept in a top-k heap; only
+FTS5 finds the candidates; the core scores them: every item looked at is
+scored on all query terms from its analysed terms text by
+:meth:`~prefrontal.retrieval.ranking.Scorer.padded`, the arithmetic every
+backend's candidates are scored with, and kept in a top-k heap; only
 live items the tenant may see are ever fetched, by rowid (item ids are read
 for the few that may be in the top k). The search:
 
@@ -24,12 +25,10 @@ for the few that may be in the top k). The search:
 No item that could enter the top k is skipped, so the result is the same as
 scoring every match, and the same as the in-memory store's, to the bit.
 
-A term's bound is its IDF times the best term score a document holding it
-can have: the best of the shortest document holding it once, the shortest
-holding it twice, and the largest frequency in the shortest holding it three
-times or more (kept by triggers, only widening). At a given length, the same
-frequencies taken at no less than that length bound what the term adds to a
-document of that length (:meth:`Term.bound_at`).
+A term's bound is the core's :class:`~prefrontal.retrieval.ranking.BoundedTerm`,
+from statistics triggers keep per term (only widening): the shortest
+document holding it once, the shortest holding it twice, and the largest
+frequency in the shortest holding it three times or more.
 """
 
 from __future__ import annotations
@@ -38,53 +37,15 @@ import heapq
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from prefrontal.retrieval.lexical import Corpus, idf, term_score
+from prefrontal.retrieval.ranking import BoundedTerm, Corpus, Scorer
 
 _CHUNK = 512
 """Postings are read in chunks of this many items; the filter is tightened between them."""
 
 _MARGIN = 1 + 1e-9
 """Room for rounding: a bound summed in another order may differ in its last bits."""
-
-
-@dataclass(frozen=True)
-class Term:
-    """A query term with its IDF weight and the most it can add to any score.
-
-    ``buckets`` pairs a frequency with the length of the shortest document
-    holding the term that often (the last: the largest frequency, for the
-    shortest document holding it three times or more); ``average`` is the
-    corpus's average document length. Without buckets, :meth:`bound_at` is
-    :attr:`bound` whatever the length.
-    """
-
-    text: str
-    weight: float
-    bound: float
-    buckets: tuple[tuple[int, int], ...] = ()
-    average: float = 1.0
-
-    @property
-    def shortest(self) -> int:
-        """No document holding the term is shorter than this."""
-        return min((length for _, length in self.buckets), default=0)
-
-    def bound_at(self, length: int) -> float:
-        """The most the term adds to the score of a document of ``length`` terms or more."""
-        if not self.buckets:
-            return self.bound
-        return self.weight * max(
-            term_score(1.0, tf, max(length, shortest), self.average)
-            for tf, shortest in self.buckets
-        )
-
-    @property
-    def needle(self) -> str:
-        """The term with a space either side, as it appears in padded terms text."""
-        return f" {self.text} "
 
 
 def quoted(term: str) -> str:
@@ -94,7 +55,7 @@ def quoted(term: str) -> str:
 
 def query_terms(
     connection: sqlite3.Connection, statements: Any, texts: list[str]
-) -> tuple[Corpus, list[Term]]:
+) -> tuple[Corpus, list[BoundedTerm]]:
     """The corpus statistics and the known terms among ``texts``, highest bound first."""
     docs, tokens = connection.execute(statements.stats).fetchone()
     if not docs or not texts:
@@ -115,53 +76,14 @@ def _term(
     once: int | None,
     twice: int | None,
     more: int | None,
-) -> Term:
-    weight = idf(corpus.docs, df)
+) -> BoundedTerm:
     buckets = tuple(
         (tf, length) for tf, length in ((1, once), (2, twice), (max_tf, more)) if length is not None
     )
-    gain = max(term_score(1.0, tf, length, corpus.average) for tf, length in buckets)
-    return Term(
-        text=text, weight=weight, bound=weight * gain, buckets=buckets, average=corpus.average
-    )
+    return BoundedTerm.of(text, corpus, df, buckets)
 
 
-class Scorer:
-    """BM25 scores of documents for one query, each term score computed once.
-
-    Terms are added in sorted order, the order
-    :class:`~prefrontal.retrieval.lexical.Bm25Index` adds them in, so the two
-    give the same bits. A term's score for a frequency and document length
-    is kept once computed: the same value :func:`term_score` would return,
-    without the arithmetic.
-    """
-
-    def __init__(self, terms: list[Term], corpus: Corpus) -> None:
-        self.average = corpus.average
-        self.query: list[tuple[str, str, str, float, dict[tuple[int, int], float]]] = [
-            (t.needle, f"{t.needle}{t.text} ", t.text, t.weight, {})
-            for t in sorted(terms, key=lambda t: t.text)
-        ]
-
-    def __call__(self, padded: str, length: int) -> float:
-        """The score of a document of ``length`` terms, ``padded`` with a space either side."""
-        total = 0.0
-        average = self.average
-        for needle, twice, text, weight, cache in self.query:
-            tf = padded.count(needle)
-            if tf:
-                if twice in padded:
-                    tf = padded.split(" ").count(text)
-                key = (tf, length)
-                value = cache.get(key)
-                if value is None:
-                    value = cache[key] = term_score(weight, tf, length, average)
-                total += value
-        return total
-
-
-# The one function over the complexity limit: exact BM25 in SQL, to move into the core ranking.
-def scores(  # noqa: C901
+def scores(
     connection: sqlite3.Connection,
     statements: Any,
     params: Mapping[str, Any],
@@ -171,77 +93,107 @@ def scores(  # noqa: C901
     """BM25 scores of matching items: a superset of the best ``limit`` (all when ``None``).
 
     Every score returned is exact, so ``top(result, limit)`` is the true top
-    ``limit``, ties broken by id as the in-memory store breaks them. With a
+    ``limit``, ties broken by key as every backend breaks them. With a
     ``limit``, only items scoring at least the k-th score are returned (ties
     with it included), so the caller sorts a handful, not every item seen.
     """
     corpus, terms = query_terms(connection, statements, texts)
-    scorer = Scorer(terms, corpus)
-    found: dict[int, float] = {}
-    """Every item (by rowid) that may be in the top k: scored at least the k-th score then."""
-    seen: set[int] = set()
-    best: list[float] = []
+    search = _TopK(connection, statements, params, corpus, terms)
+    return _by_id(connection, statements, search.run(limit))
 
-    after = -1
 
-    def visit(match: str, ceiling: float | None, longest: int | None = None) -> bool:
+class _TopK:
+    """One top-k search: the items seen, the best scores so far and the covered sets."""
+
+    def __init__(
+        self,
+        connection: sqlite3.Connection,
+        statements: Any,
+        params: Mapping[str, Any],
+        corpus: Corpus,
+        terms: list[BoundedTerm],
+    ) -> None:
+        self.connection, self.statements, self.params = connection, statements, params
+        self.terms = terms
+        ordered = sorted(terms, key=lambda t: t.text)
+        self.score = Scorer([t.weight for t in ordered], corpus, [t.text for t in ordered])
+        self.limit: int | None = None
+        self.found: dict[int, float] = {}
+        """Every item (by rowid) that may be in the top k: scored at least the k-th score then."""
+        self.seen: set[int] = set()
+        self.best: list[float] = []
+        self.after = -1
+        self.covered: list[frozenset[str]] = []
+        """Sets of terms whose every visible live holder has been scored."""
+
+    def run(self, limit: int | None) -> dict[int, float]:
+        """The items that may be in the top ``limit`` (every match when ``None``), by rowid."""
+        self.limit = limit
+        if limit is not None:
+            for held in _warm_ups(self.terms):
+                self.warm_up(held)
+                if len(self.best) >= limit:
+                    break
+        self.visit_terms()
+        return _contenders(self.found, self.best, limit)
+
+    def warm_up(self, held: list[BoundedTerm]) -> None:
+        """Score the items holding every term of ``held`` (``_WARM_UP_CHUNKS`` chunks at most).
+
+        When that was all of them, ``held`` is covered.
+        """
+        self.after, match = -1, " AND ".join(quoted(term.text) for term in held)
+        for _ in range(_WARM_UP_CHUNKS):
+            if not self.visit(match, None):
+                self.covered.append(frozenset(term.text for term in held))
+                return
+
+    def visit_terms(self) -> None:
+        """Visit each term's postings that may hold a top-k item, rarest first, until settled."""
+        terms, best, limit = self.terms, self.best, self.limit
+        remaining = sum(term.bound for term in terms)
+        for i, term in enumerate(terms):
+            if _settled(best, limit, remaining):
+                break
+            ceiling, remaining, self.after = remaining, remaining - term.bound, -1
+            later = terms[i + 1 :]
+            while (
+                match := _postings_worth_visiting(term, later, best, limit, self.covered)
+            ) is not None:
+                if not self.visit(match, ceiling, _longest(term, later, best, limit)):
+                    break
+
+    def visit(self, match: str, ceiling: float | None, longest: int | None = None) -> bool:
         """Score the unseen items of one chunk of postings; False when there is no more.
 
         Only items of at most ``longest`` terms are fetched (all when ``None``).
+        False too when an item not seen yet, scoring at most ``ceiling``,
+        cannot enter the top k any more.
         """
-        nonlocal after
-        rows = _postings(connection, statements, params, match, after, longest)
+        rows = _postings(self.connection, self.statements, self.params, match, self.after, longest)
         if rows:
-            after = rows[-1][0]
+            self.after = rows[-1][0]
         for rowid, padded, length in rows:
-            if rowid in seen:
+            if rowid in self.seen:
                 continue
-            seen.add(rowid)
-            value = scorer(padded, length)
-            if limit is None:
-                found[rowid] = value
-                continue
+            self.seen.add(rowid)
+            kept = self.keep(rowid, self.score.padded(padded, length))
+            if kept and ceiling is not None and _settled(self.best, self.limit, ceiling):
+                return False
+        return len(rows) == _CHUNK
+
+    def keep(self, rowid: int, value: float) -> bool:
+        """Note ``value``, kept when it may be in the top k (every one without a limit)."""
+        best, limit = self.best, self.limit
+        if limit is not None:
             if len(best) < limit:
                 heapq.heappush(best, value)
             elif value > best[0]:
                 heapq.heapreplace(best, value)
             elif value < best[0]:
-                continue
-            found[rowid] = value
-            if ceiling is not None and _settled(best, limit, ceiling):
                 return False
-        return len(rows) == _CHUNK
-
-    covered: list[frozenset[str]] = []
-    """Sets of terms whose every visible live holder has been scored."""
-
-    def warm_up(held: list[Term]) -> None:
-        """Score the items holding every term of ``held`` (``_WARM_UP_CHUNKS`` chunks at most).
-
-        When that was all of them, ``held`` is covered.
-        """
-        nonlocal after
-        after, match = -1, " AND ".join(quoted(term.text) for term in held)
-        for _ in range(_WARM_UP_CHUNKS):
-            if not visit(match, None):
-                covered.append(frozenset(term.text for term in held))
-                return
-
-    if limit is not None:
-        for held in _warm_ups(terms):
-            warm_up(held)
-            if len(best) >= limit:
-                break
-    remaining = sum(term.bound for term in terms)
-    for i, term in enumerate(terms):
-        if _settled(best, limit, remaining):
-            break
-        ceiling, remaining, after = remaining, remaining - term.bound, -1
-        later = terms[i + 1 :]
-        while (match := _postings_worth_visiting(term, later, best, limit, covered)) is not None:
-            if not visit(match, ceiling, _longest(term, later, best, limit)):
-                break
-    return _by_id(connection, statements, _contenders(found, best, limit))
+        self.found[rowid] = value
+        return limit is not None
 
 
 def _contenders(found: dict[int, float], best: list[float], limit: int | None) -> dict[int, float]:
@@ -267,7 +219,7 @@ _WARM_UP_TERMS = 3
 """How many of the rarest terms the first warm-up asks items to hold."""
 
 
-def _warm_ups(terms: list[Term]) -> list[list[Term]]:
+def _warm_ups(terms: list[BoundedTerm]) -> list[list[BoundedTerm]]:
     """The rarest three terms, then the rarest two: the sets the warm-up scores the holders of.
 
     Items holding more of the rarest terms score higher, and a set whose
@@ -278,8 +230,8 @@ def _warm_ups(terms: list[Term]) -> list[list[Term]]:
 
 
 def _postings_worth_visiting(
-    term: Term,
-    later: list[Term],
+    term: BoundedTerm,
+    later: list[BoundedTerm],
     best: list[float],
     limit: int | None,
     covered: Sequence[frozenset[str]] = (),
@@ -304,19 +256,19 @@ def _postings_worth_visiting(
     return f"{alone} AND ({expression(sets)})"
 
 
-def _excluded(term: Term, covered: Sequence[frozenset[str]]) -> list[frozenset[str]]:
+def _excluded(term: BoundedTerm, covered: Sequence[frozenset[str]]) -> list[frozenset[str]]:
     """What an unseen holder of ``term`` cannot also hold: the rest of each covered set."""
     return [held - {term.text} for held in covered]
 
 
-def expression(sets: list[list[Term]]) -> str:
+def expression(sets: list[list[BoundedTerm]]) -> str:
     """An FTS5 query matching the items that hold every term of one of ``sets``.
 
     Sets sharing a first term share it in the query, ``a AND (b OR c)``
     rather than ``(a AND b) OR (a AND c)``: FTS5 reads a term's postings
     once for each time the query names it. No set may be empty.
     """
-    groups: dict[str, list[list[Term]]] = {}
+    groups: dict[str, list[list[BoundedTerm]]] = {}
     for group in sets:
         groups.setdefault(group[0].text, []).append(group[1:])
     parts = []
@@ -335,11 +287,11 @@ _MAX_STEPS = 2_000
 
 
 def _smallest_sets(
-    term: Term,
-    terms: list[Term],
+    term: BoundedTerm,
+    terms: list[BoundedTerm],
     theta: float,
     excluded: Sequence[frozenset[str]] = (),
-) -> list[list[Term]] | None:
+) -> list[list[BoundedTerm]] | None:
     """Sets of ``terms`` that lift ``term``'s bound to ``theta``, none with a member to spare.
 
     Every set of ``terms`` whose bounds lift ``term``'s to ``theta`` and that
@@ -347,11 +299,11 @@ def _smallest_sets(
     holder of ``term`` holding none of them (and no excluded set) cannot
     reach ``theta``. ``None`` when there would be too many to be worth it.
     """
-    found: list[list[Term]] = []
+    found: list[list[BoundedTerm]] = []
     rest = [sum(t.bound for t in terms[i:]) for i in range(len(terms) + 1)]
     steps = 0
 
-    def extend(chosen: list[Term], total: float, start: int) -> bool:
+    def extend(chosen: list[BoundedTerm], total: float, start: int) -> bool:
         nonlocal steps
         for i in range(start, len(terms)):
             steps += 1
@@ -375,13 +327,16 @@ _LONGEST = 1 << 20
 """Documents are never this long: past it, no length limit is worth asking for."""
 
 
-def _longest(term: Term, later: list[Term], best: list[float], limit: int | None) -> int | None:
+def _longest(
+    term: BoundedTerm, later: list[BoundedTerm], best: list[float], limit: int | None
+) -> int | None:
     """The most terms an unseen holder of ``term`` may have and still reach the k-th score.
 
     Such an item holds no earlier term, and each term it holds adds at most
-    its :meth:`Term.bound_at` the item's length, which only falls as the
-    length grows: a longer item cannot reach the k-th score. ``None``: no
-    limit (the top k is not full, or even very long items might reach it).
+    its :meth:`~prefrontal.retrieval.ranking.BoundedTerm.bound_at` the item's
+    length, which only falls as the length grows: a longer item cannot
+    reach the k-th score. ``None``: no limit (the top k is not full, or
+    even very long items might reach it).
     """
     if limit is None or len(best) < limit:
         return None

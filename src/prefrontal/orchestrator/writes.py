@@ -1,0 +1,199 @@
+"""Writes behind the turn: what a turn stores once its context is ready.
+
+A turn's context does not depend on its own writes: the trace, the session's
+refreshed buffer and the recall counts of the memories it showed
+(:func:`~prefrontal.phases.finalize.turn_writes`). They start once the
+bundle is ready and run concurrently, so they add nothing to the turn's
+latency and can never mark it degraded: a turn is ``degraded`` only when its
+context is.
+
+Durability, as the caller sees it:
+
+- **Entered orchestrator** (``async with Orchestrator(...)``): the writes run
+  in the orchestrator's own task group (structured concurrency, a
+  :class:`~prefrontal.exchange.background.BackgroundRunner`) after
+  ``start_turn`` returned. ``wait_background()`` waits for them, and leaving
+  the orchestrator drains them before the stores close. At most
+  ``config.writes.max_pending`` turns' writes run or wait at once;
+  ``start_turn`` waits for a slot beyond that (nothing is dropped).
+- **Not entered**: the same writes run before ``start_turn`` returns, still
+  outside the phases' statuses, within the turn's time left before its
+  deadline (at least ``INLINE_FLOOR_S``): a write cut there is logged and
+  counted like any failed write. Enter the orchestrator to have writes that
+  are never cut short of ``config.writes.timeout_s``.
+- **Read your writes, in one process**: ``end_turn`` of a turn waits for
+  that turn's writes (so it finds the trace, and never races it); a turn of
+  the same session, or a child turn, waits for the earlier turn's writes
+  before it loads, within half of its own time; the HTTP and MCP servers
+  answer ``start_turn`` once the turn's writes have ended, so another
+  process finds them.
+- **Never lost silently**: each write is retried on transient store errors
+  (``config.store_attempts``); a buffer save that loses an optimistic race
+  reloads the newer state and replays the turn's changes on it (merged, up
+  to ``config.writes.save_attempts`` times); behind the turn each write runs
+  shielded from cancellation within ``config.writes.timeout_s`` (run in
+  ``start_turn``, a caller's cancellation cancels them). A write that fails
+  is logged (``turn_write_failed``, with the turn, the write and the error)
+  and counted in :class:`WriteStats`. A process that dies loses the writes
+  still in flight, as it would lose a turn a moment from its end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import anyio
+import structlog
+
+from prefrontal.config import WritesConfig
+from prefrontal.errors import TransientStoreError
+from prefrontal.exchange.background import BackgroundRunner
+from prefrontal.phases.finalize import TurnWrite
+from prefrontal.stores.working_memory import SessionKey
+
+_log = structlog.get_logger("prefrontal.writes")
+RETRY_BACKOFF_S = 0.01
+INLINE_FLOOR_S = 0.1
+"""Writes run in ``start_turn`` (orchestrator not entered) get at least this long."""
+
+
+@dataclass
+class WriteStats:
+    """What the writes behind turns have done since the orchestrator was built."""
+
+    turns: int = 0
+    """Turns whose writes were submitted."""
+    written: int = 0
+    """Writes that succeeded."""
+    failed: int = 0
+    """Writes that failed after their retries (each one logged as ``turn_write_failed``)."""
+    merged: int = 0
+    """Buffer saves that lost a race and merged the turn's changes into the newer state."""
+    pending: int = 0
+    """Turns whose writes are running or waiting now."""
+
+
+class _Pending:
+    """Counts of writes in flight by key (a turn id, a session), with an event per key."""
+
+    def __init__(self) -> None:
+        self._counts: dict[Hashable, int] = {}
+        self._ended: dict[Hashable, anyio.Event] = {}
+
+    def add(self, key: Hashable) -> None:
+        if key not in self._counts:
+            self._ended[key] = anyio.Event()
+        self._counts[key] = self._counts.get(key, 0) + 1
+
+    def remove(self, key: Hashable) -> None:
+        left = self._counts[key] - 1
+        if left:
+            self._counts[key] = left
+            return
+        del self._counts[key]
+        self._ended.pop(key).set()
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._counts
+
+    async def wait(self, key: Hashable) -> None:
+        ended = self._ended.get(key)
+        if ended is not None:
+            await ended.wait()
+
+
+class TurnWrites:
+    """Runs each turn's writes behind it, and lets later calls wait for the ones they read."""
+
+    def __init__(self, config: WritesConfig, *, attempts: int) -> None:
+        self.config = config
+        self.stats = WriteStats()
+        self.runner = BackgroundRunner(config.max_pending)
+        self._attempts = attempts
+        self._pending = _Pending()
+
+    async def submit(
+        self,
+        turn_id: str,
+        session: SessionKey,
+        writes: Sequence[TurnWrite],
+        *,
+        inline_limit_s: float,
+    ) -> None:
+        """Run ``writes`` of ``turn_id`` behind it; here and now when the runner is not entered.
+
+        Run here, they are bounded by ``inline_limit_s`` (the turn's time left)
+        rather than ``config.timeout_s``.
+        """
+        keys = (turn_id, session)
+        for key in keys:
+            self._pending.add(key)
+        self.stats.turns += 1
+        self.stats.pending += 1
+        running = self.runner.running
+        limit_s = self.config.timeout_s if running else min(inline_limit_s, self.config.timeout_s)
+
+        async def job() -> None:
+            try:
+                async with anyio.create_task_group() as group:
+                    for write in writes:
+                        group.start_soon(self._write, turn_id, write, limit_s, running)
+            finally:
+                self.stats.pending -= 1
+                for key in keys:
+                    self._pending.remove(key)
+
+        if not running:
+            await job()
+            return
+        try:
+            await self.runner.submit(job)
+        except BaseException:  # cancelled while waiting for a slot: the job never started
+            self.stats.pending -= 1
+            for key in keys:
+                self._pending.remove(key)
+            raise
+
+    def pending(self, key: str | SessionKey) -> bool:
+        """Whether writes of this turn id, or of this session, are running or waiting."""
+        return key in self._pending
+
+    async def turn_written(self, turn_id: str) -> None:
+        """Return once the writes of turn ``turn_id`` have ended (at once when none is pending)."""
+        await self._pending.wait(turn_id)
+
+    async def session_written(self, key: SessionKey) -> None:
+        """Return once the writes of the session's earlier turns have ended."""
+        await self._pending.wait(key)
+
+    async def wait(self) -> None:
+        """Return once no turn's writes are running or waiting."""
+        await self.runner.wait()
+
+    async def _write(self, turn_id: str, write: TurnWrite, limit_s: float, shield: bool) -> None:
+        try:
+            with anyio.fail_after(limit_s, shield=shield):
+                merged = await self._retried(write)
+        except anyio.get_cancelled_exc_class():
+            self._failed(turn_id, write, "cancelled by the caller")
+            raise
+        except Exception as error:
+            self._failed(turn_id, write, f"{type(error).__name__}: {error}".rstrip(": "))
+            return
+        self.stats.written += 1
+        self.stats.merged += merged
+
+    def _failed(self, turn_id: str, write: TurnWrite, error: str) -> None:
+        self.stats.failed += 1
+        _log.error("turn_write_failed", turn_id=turn_id, write=write.kind, error=error[:500])
+
+    async def _retried(self, write: TurnWrite) -> int:
+        for attempt in range(1, self._attempts + 1):
+            try:
+                return await write.call()
+            except TransientStoreError:
+                if attempt == self._attempts:
+                    raise
+            await anyio.sleep(RETRY_BACKOFF_S * 2 ** (attempt - 1))
+        raise AssertionError("unreachable")  # pragma: no cover
