@@ -11,6 +11,7 @@ import pytest
 
 from prefrontal import Orchestrator, OrchestratorConfig, Stores, TurnRequest
 from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT, seed
+from prefrontal.stores import postgres, sqlite
 from tests.postgres_server import Server, missing_reason, running_server
 
 FIXED_NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
@@ -85,7 +86,7 @@ def postgres_schema() -> str:
 @pytest.fixture
 async def postgres_stores(postgres_dsn: str, postgres_schema: str) -> AsyncIterator[Stores]:
     """Every store on PostgreSQL in the test's own schema, closed after the test."""
-    stores = Stores.postgres(postgres_dsn, schema=postgres_schema, max_size=4)
+    stores = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=4)
     yield stores
     await stores.aclose()
 
@@ -97,10 +98,10 @@ async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     if request.param == "memory":
         opened = Stores.in_memory()
     elif request.param == "sqlite":
-        opened = Stores.sqlite(tmp_path / "stores.db")
+        opened = sqlite.open_stores(tmp_path / "stores.db")
     else:
         dsn: str = request.getfixturevalue("postgres_dsn")
         schema: str = request.getfixturevalue("postgres_schema")
-        opened = Stores.postgres(dsn, schema=schema, max_size=4)
+        opened = postgres.open_stores(dsn, schema=schema, max_size=4)
     yield opened
     await opened.aclose()

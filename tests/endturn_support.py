@@ -11,7 +11,7 @@ import pytest
 
 from prefrontal import Orchestrator, OrchestratorConfig, Stores, TurnRequest
 from prefrontal.exchange import ExchangeView, Extracted, Extractor, Summarizer
-from prefrontal.stores import Tenant
+from prefrontal.stores import Tenant, sqlite
 from tests.conftest import FIXED_NOW, counting_ids
 
 AGENT, USER, SESSION = "atlas", "maya", "loop"
@@ -39,7 +39,7 @@ def open_stores(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> It
     if kind == "memory":
         yield Stores.in_memory()
     elif kind == "sqlite":
-        stores = Stores.sqlite(tmp_path / "prefrontal.db")
+        stores = sqlite.open_stores(tmp_path / "prefrontal.db")
         yield stores
         anyio.run(stores.aclose)
     else:

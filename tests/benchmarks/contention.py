@@ -54,6 +54,7 @@ from prefrontal import (
 )
 from prefrontal.buffer.session import decode
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
+from prefrontal.stores import postgres, sqlite
 from prefrontal.stores.working_memory import SessionKey
 from prefrontal.traces.models import PhaseStatus, TurnStatus
 from tests.conftest import fixed_clock
@@ -68,7 +69,11 @@ QUESTIONS = (
 
 def open_stores(backend: str, target: str) -> Stores:
     """The stores of ``backend`` at ``target`` (a file path, or a DSN)."""
-    return Stores.sqlite(target) if backend == "sqlite" else Stores.postgres(target, max_size=8)
+    return (
+        sqlite.open_stores(target)
+        if backend == "sqlite"
+        else postgres.open_stores(target, max_size=8)
+    )
 
 
 def gate_decisions(result: TurnResult) -> int:

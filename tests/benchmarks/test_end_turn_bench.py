@@ -26,7 +26,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from prefrontal import Orchestrator, OrchestratorConfig, TurnRequest, TurnResult
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
-from prefrontal.stores import Stores, Tenant
+from prefrontal.stores import Stores, Tenant, sqlite
 from prefrontal.testing.synthetic import memories
 from tests.endturn_support import Ticking
 
@@ -51,7 +51,7 @@ def stores(portal: BlockingPortal, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 async def _build(path: Path) -> Stores:
-    stores = Stores.sqlite(path)
+    stores = sqlite.open_stores(path)
     items = memories(SIZE, tenant=TENANT)
     while batch := list(itertools.islice(items, 5_000)):
         await stores.episodic.put_many(batch)

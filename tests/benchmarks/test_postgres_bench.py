@@ -21,7 +21,7 @@ import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
-from prefrontal.stores import Stores, Tenant
+from prefrontal.stores import Stores, Tenant, postgres
 from prefrontal.testing.synthetic import memories
 from tests.benchmarks.backend_bench import bench_search, bench_whole_turn
 
@@ -46,7 +46,7 @@ def databases(portal: BlockingPortal, postgres_dsn: str) -> Iterator[dict[int, S
 
 async def _build(dsn: str, size: int) -> Stores:
     schema = f"bench_{size}"
-    stores = Stores.postgres(dsn, schema=schema)
+    stores = postgres.open_stores(dsn, schema=schema)
     items = memories(size, tenant=TENANT)
     while batch := list(itertools.islice(items, 5_000)):
         await stores.episodic.put_many(batch)

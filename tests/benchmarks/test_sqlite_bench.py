@@ -24,7 +24,7 @@ import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
-from prefrontal.stores import MemoryItem, MemoryStore, Stores, Tenant
+from prefrontal.stores import MemoryItem, MemoryStore, Stores, Tenant, sqlite
 from prefrontal.testing.synthetic import memories
 from tests.benchmarks.backend_bench import bench_search, bench_whole_turn
 
@@ -53,7 +53,7 @@ def databases(
 
 
 async def _build(path: Path, size: int) -> Stores:
-    stores = Stores.sqlite(path)
+    stores = sqlite.open_stores(path)
     items = memories(size, tenant=TENANT)
     while batch := list(itertools.islice(items, 5_000)):
         await stores.episodic.put_many(batch)

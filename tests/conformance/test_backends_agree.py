@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from prefrontal.retrieval.embedder import Embedder, HashingEmbedder
+from prefrontal.stores import postgres, sqlite
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory import InMemoryMemoryStore
 from prefrontal.stores.memory_search import searchable_text
@@ -57,7 +58,9 @@ async def durable(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
     if request.param == "sqlite":
 
         def open_stores(embedder: Embedder | None) -> Stores:
-            opened.append(Stores.sqlite(tmp_path / f"agree-{next(count)}.db", embedder=embedder))
+            opened.append(
+                sqlite.open_stores(tmp_path / f"agree-{next(count)}.db", embedder=embedder)
+            )
             return opened[-1]
 
     else:
@@ -66,7 +69,7 @@ async def durable(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
 
         def open_stores(embedder: Embedder | None) -> Stores:
             name = f"{schema}_{next(count)}"
-            opened.append(Stores.postgres(dsn, schema=name, embedder=embedder, max_size=4))
+            opened.append(postgres.open_stores(dsn, schema=name, embedder=embedder, max_size=4))
             return opened[-1]
 
     yield open_stores

@@ -28,7 +28,7 @@ import anyio
 
 from prefrontal.buffer.tokens import count_tokens
 from prefrontal.formation import consolidate
-from prefrontal.stores import SessionKey, Stores
+from prefrontal.stores import SessionKey, sqlite
 
 KEY = SessionKey(agent_id="assistant", user_id="ada", session_id="s-1")
 
@@ -72,7 +72,7 @@ class Killer:
 
 async def run(request: dict[str, Any]) -> int:
     killer = Killer(request["call"], request["mode"], request["delay"])
-    stores = Stores.sqlite(request["db"])
+    stores = sqlite.open_stores(request["db"])
     wrapped = stores.replace(
         working_memory=killer.wrap(stores.working_memory, ("load", "save")),
         episodic=killer.wrap(stores.episodic, ("get", "put", "put_many")),
@@ -98,7 +98,7 @@ def child(request: dict[str, Any], pipe: int) -> None:
 async def warm_up() -> None:
     """Open a scratch file once, so that children fork with every module loaded."""
     with tempfile.TemporaryDirectory() as scratch:
-        stores = Stores.sqlite(f"{scratch}/warm.db")
+        stores = sqlite.open_stores(f"{scratch}/warm.db")
         try:
             await consolidate(stores, KEY, now=datetime(2026, 1, 1, tzinfo=UTC))
         finally:

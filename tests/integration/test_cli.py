@@ -11,11 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from prefrontal import Stores
-
-pytestmark = pytest.mark.skipif(
-    not hasattr(Stores, "sqlite"), reason="needs Stores.sqlite to keep traces between commands"
-)
 TURN_LINE = re.compile(r"^turn (\w+): ok in [\d.]+ ms", re.MULTILINE)
 
 

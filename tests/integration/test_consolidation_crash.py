@@ -28,7 +28,7 @@ import pytest
 
 from prefrontal.buffer import BufferConfig, BufferItem, ItemSource, Lifetime, NewItem, SessionBuffer
 from prefrontal.formation import consolidate, is_due, originals
-from prefrontal.stores import MemoryItem, Stores
+from prefrontal.stores import MemoryItem, sqlite
 
 from .consolidation_worker import KEY
 
@@ -69,7 +69,7 @@ ORIGINALS = frozenset(new.resolved_id() for new, _ in seed_items())
 
 
 async def prepare(path: Path) -> None:
-    stores = Stores.sqlite(path)
+    stores = sqlite.open_stores(path)
     try:
         session = await SessionBuffer.load(
             stores.working_memory,
@@ -134,7 +134,7 @@ def promoted_on_disk(db: Path) -> list[MemoryItem]:
 
 async def rerun_and_read(db: Path) -> tuple[bool, dict[str, BufferItem], list[MemoryItem]]:
     """Whether the killed run left marks, then the buffer and the promoted items after a re-run."""
-    stores = Stores.sqlite(db)
+    stores = sqlite.open_stores(db)
     try:
         before = await SessionBuffer.load(stores.working_memory, KEY, clock=lambda: SECOND)
         marked = any(item.consolidating_into for item in before.items)

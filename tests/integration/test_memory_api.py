@@ -16,7 +16,7 @@ import pytest
 
 from prefrontal import MemoryAPI, NotFoundError, Orchestrator, Stores, TurnRequest
 from prefrontal.retrieval.embedder import HashingEmbedder
-from prefrontal.stores import MemoryKind, MemoryQuery, Scope, Tenant
+from prefrontal.stores import MemoryKind, MemoryQuery, Scope, Tenant, postgres, sqlite
 from prefrontal.stores.memory_search import searchable_text
 
 pytestmark = pytest.mark.anyio
@@ -32,11 +32,11 @@ async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     if request.param == "memory":
         opened = Stores.in_memory(embedder=EMBEDDER)
     elif request.param == "sqlite":
-        opened = Stores.sqlite(tmp_path / "memory.db", embedder=EMBEDDER)
+        opened = sqlite.open_stores(tmp_path / "memory.db", embedder=EMBEDDER)
     else:
         dsn: str = request.getfixturevalue("postgres_dsn")
         schema: str = request.getfixturevalue("postgres_schema")
-        opened = Stores.postgres(dsn, schema=schema, max_size=4, embedder=EMBEDDER)
+        opened = postgres.open_stores(dsn, schema=schema, max_size=4, embedder=EMBEDDER)
     yield opened
     await opened.aclose()
 

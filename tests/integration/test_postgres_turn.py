@@ -6,7 +6,7 @@ import pytest
 
 from prefrontal import Stores
 from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, seed
-from prefrontal.stores import SessionKey, Tenant
+from prefrontal.stores import SessionKey, Tenant, postgres
 from prefrontal.traces.models import TurnStatus
 from tests.conftest import demo_request, orchestrator
 
@@ -21,25 +21,25 @@ async def test_a_turn_on_postgres_builds_the_in_memory_bundle(
     """The demo agent seeded in both backends: the turn's bundle is the same, text and checksum."""
     memory = Stores.in_memory()
     await seed(memory)
-    postgres = Stores.postgres(postgres_dsn, schema=postgres_schema)
+    shared = postgres.open_stores(postgres_dsn, schema=postgres_schema)
     try:
-        await seed(postgres)
+        await seed(shared)
         expected = await orchestrator(memory, deadline_ms=10_000).start_turn(demo_request())
-        got = await orchestrator(postgres, deadline_ms=10_000).start_turn(demo_request())
+        got = await orchestrator(shared, deadline_ms=10_000).start_turn(demo_request())
         assert got.trace.status is TurnStatus.OK, got.warnings
         assert got.bundle.text == expected.bundle.text
         assert got.bundle.checksum == expected.bundle.checksum
-        assert await postgres.traces.get(TENANT, got.trace.turn_id) is not None
+        assert await shared.traces.get(TENANT, got.trace.turn_id) is not None
     finally:
-        await postgres.aclose()
+        await shared.aclose()
 
 
 async def test_a_second_process_continues_the_session(
     postgres_dsn: str, postgres_schema: str
 ) -> None:
     """A turn run through another pool finds the working memory the first one saved."""
-    first = Stores.postgres(postgres_dsn, schema=postgres_schema)
-    second = Stores.postgres(postgres_dsn, schema=postgres_schema)
+    first = postgres.open_stores(postgres_dsn, schema=postgres_schema)
+    second = postgres.open_stores(postgres_dsn, schema=postgres_schema)
     try:
         await seed(first)
         one = await orchestrator(first, deadline_ms=10_000).start_turn(demo_request())

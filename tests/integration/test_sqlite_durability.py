@@ -18,10 +18,10 @@ pytestmark = pytest.mark.slow
 WRITER = textwrap.dedent(
     """
     import sys, anyio
-    from prefrontal.stores import ConversationTurn, MemoryItem, Role, Stores
+    from prefrontal.stores import ConversationTurn, MemoryItem, Role, sqlite
 
     async def main(path, start):
-        stores = Stores.sqlite(path)
+        stores = sqlite.open_stores(path)
         n = start
         while True:
             batch = [

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from prefrontal.demo import seed
-from prefrontal.stores.set import Stores
+from prefrontal.stores import sqlite
 
 
 async def seeded(path: Path) -> Path:
     """``path`` as a SQLite database holding the demo agent."""
-    stores = Stores.sqlite(path)
+    stores = sqlite.open_stores(path)
     try:
         await seed(stores)
     finally:

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from prefrontal.demo import DEMO_USER, SAMPLE_INPUT
-from prefrontal.stores.set import Stores
+from prefrontal.stores import sqlite
 from tests.servers.conftest import seeded
 from tests.servers.harness import (
     AGENT_KEY,
@@ -32,7 +32,7 @@ async def test_ten_turns_over_http_give_the_bundles_of_the_same_calls_in_process
     with http_server(demo_db) as (base, _):
         async with httpx.AsyncClient(base_url=base, headers=AUTH, timeout=30) as client:
             remote = await run_session(HttpSession(client))
-    stores = Stores.sqlite(await seeded(tmp_path / "local.db"))
+    stores = sqlite.open_stores(await seeded(tmp_path / "local.db"))
     try:
         local = await run_session(LocalSession(stores))
     finally:

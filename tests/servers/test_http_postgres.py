@@ -6,7 +6,7 @@ import anyio
 import httpx
 
 from prefrontal.demo import DEMO_USER, seed
-from prefrontal.stores.set import Stores
+from prefrontal.stores import postgres
 from tests.servers.harness import AGENT_KEY, http_server
 
 AUTH = {"Authorization": f"Bearer {AGENT_KEY}"}
@@ -14,7 +14,7 @@ AUTH = {"Authorization": f"Bearer {AGENT_KEY}"}
 
 async def seeded_postgres(dsn: str) -> None:
     """The demo agent in the database at ``dsn``."""
-    stores = Stores.postgres(dsn)
+    stores = postgres.open_stores(dsn)
     try:
         await seed(stores)
     finally:

@@ -14,7 +14,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from prefrontal.demo import SAMPLE_INPUT
-from prefrontal.stores.set import Stores
+from prefrontal.stores import sqlite
 from tests.servers.conftest import seeded
 from tests.servers.harness import (
     AGENT_KEY,
@@ -54,7 +54,7 @@ async def http_client(url: str, key: str) -> AsyncIterator[Client]:
 
 async def local_session(path: Path) -> list[dict[str, object]]:
     """The scripted session, in-process on a freshly seeded SQLite file."""
-    stores = Stores.sqlite(await seeded(path))
+    stores = sqlite.open_stores(await seeded(path))
     try:
         return await run_session(LocalSession(stores))
     finally:

@@ -26,6 +26,8 @@ from prefrontal.stores import (
     Role,
     Stores,
     Tenant,
+    postgres,
+    sqlite,
 )
 from prefrontal.stores.postgres import conversation as pg_conversation
 from prefrontal.stores.postgres import frontal_cortex as pg_frontal
@@ -161,7 +163,7 @@ async def test_a_sqlite_file_at_version_2_migrates_with_its_data(tmp_path: Path)
     """A version 2 file keeps every record through migration 3 and searches as before."""
     path = tmp_path / "v2.db"
     _fill_sqlite_v2(path)
-    stores = Stores.sqlite(path)
+    stores = sqlite.open_stores(path)
     try:
         await _check_migrated(stores, await _reference_scores())
     finally:
@@ -223,7 +225,7 @@ async def test_a_postgres_schema_at_version_1_migrates_with_its_data(
 ) -> None:
     """A version 1 schema keeps every record through migration 2 and searches as before."""
     await _fill_postgres_v1(postgres_dsn, postgres_schema)
-    stores = Stores.postgres(postgres_dsn, schema=postgres_schema, max_size=2)
+    stores = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
     try:
         await _check_migrated(stores, await _reference_scores())
     finally:

@@ -15,7 +15,7 @@ import pytest
 from prefrontal import Orchestrator, PhaseStatus, Stores, TurnRequest
 from prefrontal.demo import seed
 from prefrontal.errors import StoreError
-from prefrontal.stores import MemoryItem, MemoryQuery, Tenant
+from prefrontal.stores import MemoryItem, MemoryQuery, Tenant, postgres, sqlite
 from prefrontal.stores.conversation import ConversationTurn, Role
 from prefrontal.stores.postgres import PostgresDatabase
 from prefrontal.stores.sqlite import Database
@@ -39,7 +39,7 @@ async def stores_and_spoil(
 ) -> AsyncIterator[tuple[Stores, Spoil]]:
     """Durable stores, and a function that runs an ``UPDATE`` on their database behind them."""
     if request.param == "sqlite":
-        stores = Stores.sqlite(tmp_path / "poisoned.db")
+        stores = sqlite.open_stores(tmp_path / "poisoned.db")
         sqlite_db: Database = stores.episodic.database  # type: ignore[attr-defined]
 
         async def spoil(statement: str) -> None:
@@ -50,7 +50,7 @@ async def stores_and_spoil(
 
     else:
         dsn = request.getfixturevalue("postgres_dsn")
-        stores = Stores.postgres(dsn, schema=request.getfixturevalue("postgres_schema"))
+        stores = postgres.open_stores(dsn, schema=request.getfixturevalue("postgres_schema"))
         postgres_db: PostgresDatabase = stores.episodic.database  # type: ignore[attr-defined]
 
         async def spoil(statement: str) -> None:

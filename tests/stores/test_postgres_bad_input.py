@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from prefrontal.errors import ItemRejectedError
-from prefrontal.stores import MemoryQuery, Stores
+from prefrontal.stores import MemoryQuery, Stores, postgres
 from tests.conftest import FIXED_NOW
 from tests.stores.test_sqlite_bad_input import (
     ALICE,
@@ -59,7 +59,7 @@ def test_any_text_round_trips_and_never_breaks_search(
 
     async def run() -> None:
         schema = f"property_{next(_PROPERTY_SCHEMAS)}"
-        stores = Stores.postgres(postgres_dsn, schema=schema, max_size=2)
+        stores = postgres.open_stores(postgres_dsn, schema=schema, max_size=2)
         try:
             items = [memory(f"p{i}", text) for i, text in enumerate(contents)]
             try:

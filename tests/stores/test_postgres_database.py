@@ -16,7 +16,15 @@ from prefrontal.errors import (
     StoreError,
     TransientStoreError,
 )
-from prefrontal.stores import MemoryItem, MemoryQuery, SessionKey, SessionState, Stores, Tenant
+from prefrontal.stores import (
+    MemoryItem,
+    MemoryQuery,
+    SessionKey,
+    SessionState,
+    Stores,
+    Tenant,
+    postgres,
+)
 from prefrontal.stores.durable import Migration
 from prefrontal.stores.postgres import PostgresDatabase, PostgresMemoryStore
 from prefrontal.stores.postgres.migrations import LATEST, migrate, schema_version
@@ -76,10 +84,10 @@ async def test_what_one_process_stored_the_next_one_reads(
     postgres_dsn: str, postgres_schema: str
 ) -> None:
     """Closing one pool and opening another on the same schema keeps every store's data."""
-    first = Stores.postgres(postgres_dsn, schema=postgres_schema)
+    first = postgres.open_stores(postgres_dsn, schema=postgres_schema)
     await first.episodic.put(item("a", "the red bicycle"))
     await first.aclose()
-    second = Stores.postgres(postgres_dsn, schema=postgres_schema)
+    second = postgres.open_stores(postgres_dsn, schema=postgres_schema)
     try:
         assert await hit_ids(second, "bicycle") == ["a"]
     finally:
@@ -88,8 +96,8 @@ async def test_what_one_process_stored_the_next_one_reads(
 
 async def test_schemas_are_independent(postgres_dsn: str, postgres_schema: str) -> None:
     """Two schemas in one database never see each other's items, even one named like a keyword."""
-    one = Stores.postgres(postgres_dsn, schema=f"{postgres_schema}_one")
-    two = Stores.postgres(postgres_dsn, schema="select")
+    one = postgres.open_stores(postgres_dsn, schema=f"{postgres_schema}_one")
+    two = postgres.open_stores(postgres_dsn, schema="select")
     try:
         await one.episodic.put(item("a", "the red bicycle"))
         assert await hit_ids(one, "bicycle") == ["a"]
@@ -103,7 +111,7 @@ async def test_many_processes_starting_at_once_migrate_once(
     postgres_dsn: str, postgres_schema: str
 ) -> None:
     """Eight pools opening one new schema at the same moment all work; it is migrated once."""
-    all_stores = [Stores.postgres(postgres_dsn, schema=postgres_schema) for _ in range(8)]
+    all_stores = [postgres.open_stores(postgres_dsn, schema=postgres_schema) for _ in range(8)]
     try:
         async with anyio.create_task_group() as group:
             for n, stores in enumerate(all_stores):
@@ -164,9 +172,9 @@ async def test_a_schema_newer_than_the_code_is_refused(
 async def test_two_processes_saving_one_version_conflict(
     postgres_dsn: str, postgres_schema: str
 ) -> None:
-    """Two Stores.postgres (two pools, as two processes) saving one version: one wins, one conflicts."""
-    first = Stores.postgres(postgres_dsn, schema=postgres_schema)
-    second = Stores.postgres(postgres_dsn, schema=postgres_schema)
+    """Two postgres.open_stores (two pools, as two processes) saving one version: one wins, one conflicts."""
+    first = postgres.open_stores(postgres_dsn, schema=postgres_schema)
+    second = postgres.open_stores(postgres_dsn, schema=postgres_schema)
     try:
         base = await first.working_memory.save(SessionState(key=KEY, state={"n": 0}))
         loaded = await second.working_memory.load(KEY)
@@ -200,8 +208,8 @@ async def test_two_processes_creating_one_session_conflict(
     postgres_dsn: str, postgres_schema: str
 ) -> None:
     """Two pools saving a never-saved session at once: exactly one creates it."""
-    first = Stores.postgres(postgres_dsn, schema=postgres_schema)
-    second = Stores.postgres(postgres_dsn, schema=postgres_schema)
+    first = postgres.open_stores(postgres_dsn, schema=postgres_schema)
+    second = postgres.open_stores(postgres_dsn, schema=postgres_schema)
     outcomes: list[str] = []
 
     async def attempt(stores: Stores) -> None:
@@ -259,7 +267,7 @@ async def test_a_cancelled_search_leaves_the_pool_usable(stores: Stores) -> None
 
 async def test_closed_database_raises_store_error(postgres_dsn: str, postgres_schema: str) -> None:
     """After aclose, every call raises StoreError naming the store."""
-    stores = Stores.postgres(postgres_dsn, schema=postgres_schema)
+    stores = postgres.open_stores(postgres_dsn, schema=postgres_schema)
     await stores.episodic.put(item("a", "x"))
     await stores.aclose()
     with pytest.raises(StoreError) as raised:
@@ -269,7 +277,7 @@ async def test_closed_database_raises_store_error(postgres_dsn: str, postgres_sc
 
 async def test_an_unreachable_server_is_a_store_error(tmp_path: object) -> None:
     """A DSN whose socket does not exist raises StoreError, not a foreign exception."""
-    stores = Stores.postgres(f"postgresql://postgres@/x?host={tmp_path}/none")
+    stores = postgres.open_stores(f"postgresql://postgres@/x?host={tmp_path}/none")
     with pytest.raises(StoreError) as raised:
         await stores.consciousness.get_profile(ALICE)
     assert raised.value.store == "consciousness"
@@ -300,7 +308,7 @@ async def test_a_dropped_connection_is_transient_and_the_pool_recovers(
     postgres_dsn: str, postgres_schema: str
 ) -> None:
     """Connections killed by the server raise TransientStoreError at worst; later calls succeed."""
-    stores = Stores.postgres(postgres_dsn, schema=postgres_schema, min_size=2, max_size=2)
+    stores = postgres.open_stores(postgres_dsn, schema=postgres_schema, min_size=2, max_size=2)
     try:
         await stores.episodic.put(item("a", "the red bicycle"))
         admin = await asyncpg.connect(postgres_dsn)

@@ -19,7 +19,7 @@ import pytest
 import snowballstemmer
 
 from prefrontal.retrieval.analysis import STOP_WORDS
-from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant
+from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant, postgres, sqlite
 from prefrontal.stores.memory_search import searchable_text
 from prefrontal.stores.postgres import migrations as pg_migrations
 from prefrontal.stores.postgres.term_keys import key
@@ -70,8 +70,8 @@ async def _fresh(stores: Stores) -> list[list[tuple[str, float]]]:
 
 async def test_a_sqlite_file_at_version_3_is_analysed_anew(tmp_path: Path) -> None:
     """After migrating, every query finds its item first, scored as in a file filled anew."""
-    expected = await _fresh(Stores.sqlite(tmp_path / "fresh.db"))
-    old = Stores.sqlite(tmp_path / "old.db")
+    expected = await _fresh(sqlite.open_stores(tmp_path / "fresh.db"))
+    old = sqlite.open_stores(tmp_path / "old.db")
     await old.episodic.put_many(ITEMS)
     await old.aclose()
     connection = sqlite3.connect(tmp_path / "old.db", isolation_level=None)
@@ -87,7 +87,7 @@ async def test_a_sqlite_file_at_version_3_is_analysed_anew(tmp_path: Path) -> No
     ).fetchone()
     connection.close()
     assert "café" in stale.split()
-    migrated = Stores.sqlite(tmp_path / "old.db")
+    migrated = sqlite.open_stores(tmp_path / "old.db")
     try:
         assert await _results(migrated) == expected
     finally:
@@ -107,7 +107,7 @@ async def test_a_postgres_schema_at_version_2_is_analysed_anew(
 ) -> None:
     """After migrating, every query finds its item first, scored as in a schema filled anew."""
     expected = await _fresh(Stores.in_memory())
-    old = Stores.postgres(postgres_dsn, schema=postgres_schema, max_size=2)
+    old = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
     await old.episodic.put_many(ITEMS)
     await old.aclose()
     connection = await asyncpg.connect(
@@ -128,7 +128,7 @@ async def test_a_postgres_schema_at_version_2_is_analysed_anew(
         assert "café" in stale
     finally:
         await connection.close()
-    migrated = Stores.postgres(postgres_dsn, schema=postgres_schema, max_size=2)
+    migrated = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
     try:
         assert await _results(migrated) == expected
     finally:

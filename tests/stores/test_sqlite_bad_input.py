@@ -24,6 +24,7 @@ from prefrontal.stores import (
     SessionState,
     Stores,
     Tenant,
+    sqlite,
 )
 from prefrontal.stores.conversation import MAX_CONTENT_CHARS
 from prefrontal.testing.conformance.sessions import trace
@@ -37,7 +38,7 @@ SURROGATE = "bad \ud800 text"
 
 @pytest.fixture
 async def stores(tmp_path: Path) -> AsyncIterator[Stores]:
-    stores = Stores.sqlite(tmp_path / "bad.db")
+    stores = sqlite.open_stores(tmp_path / "bad.db")
     yield stores
     await stores.aclose()
 
@@ -138,7 +139,7 @@ def test_any_text_round_trips_and_never_breaks_search(
     path = tmp_path / "prop.db"
 
     async def run() -> None:
-        stores = Stores.sqlite(path)
+        stores = sqlite.open_stores(path)
         try:
             items = [memory(f"p{i}", text) for i, text in enumerate(contents)]
             await stores.semantic.put(memory("anchor", "so the file exists"))

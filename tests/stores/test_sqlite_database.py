@@ -12,7 +12,7 @@ from prefrontal.bundle.models import Section
 from prefrontal.demo import seed
 from prefrontal.errors import ConfigurationError, StoreError, TransientStoreError
 from prefrontal.retrieval.embedder import HashingEmbedder
-from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant
+from prefrontal.stores import MemoryItem, MemoryQuery, Tenant, sqlite
 from prefrontal.stores.durable import Migration
 from prefrontal.stores.sqlite import Database, SqliteMemoryStore
 from prefrontal.stores.sqlite.migrations import LATEST, migrate, schema_version
@@ -45,10 +45,10 @@ async def test_first_use_creates_the_file_in_wal_mode_at_the_latest_schema(
 
 async def test_what_one_process_stored_the_next_one_reads(tmp_path: Path) -> None:
     """Closing and reopening the file keeps every store's data."""
-    first = Stores.sqlite(tmp_path / "m.db")
+    first = sqlite.open_stores(tmp_path / "m.db")
     await first.episodic.put(item("a", "the red bicycle"))
     await first.aclose()
-    second = Stores.sqlite(tmp_path / "m.db")
+    second = sqlite.open_stores(tmp_path / "m.db")
     hits = await second.episodic.search(ALICE, MemoryQuery(text="bicycle", now=FIXED_NOW))
     await second.aclose()
     assert [hit.item.item_id for hit in hits] == ["a"]
@@ -120,7 +120,7 @@ def test_unknown_memory_table_is_refused(tmp_path: Path) -> None:
 
 async def test_embedder_embeds_items_and_queries(tmp_path: Path) -> None:
     """With an embedder, items get vectors when written and queries fuse vector similarity."""
-    stores = Stores.sqlite(tmp_path / "e.db", embedder=HashingEmbedder(32))
+    stores = sqlite.open_stores(tmp_path / "e.db", embedder=HashingEmbedder(32))
     await stores.episodic.put(item("a", "booked the dentist appointment"))
     (stored,) = await stores.episodic.get(ALICE, ["a"])
     hits = await stores.episodic.search(ALICE, MemoryQuery(text="dentist", now=FIXED_NOW))
@@ -160,7 +160,7 @@ FIRST_TERMS_LAYOUT = """
 async def test_a_version_1_database_in_the_first_layout_is_upgraded(tmp_path: Path) -> None:
     """Migration 2 rebuilds term statistics that predate their current layout, from the items."""
     path = tmp_path / "old.db"
-    stores = Stores.sqlite(path)
+    stores = sqlite.open_stores(path)
     await stores.episodic.put_many(
         [item(f"n{n}", f"note {n}: apples and pears, apples {'again ' * n}") for n in range(6)]
     )
@@ -175,7 +175,7 @@ async def test_a_version_1_database_in_the_first_layout_is_upgraded(tmp_path: Pa
     connection.execute("PRAGMA user_version = 1")
     connection.close()
 
-    reopened = Stores.sqlite(path)
+    reopened = sqlite.open_stores(path)
     hits = await reopened.episodic.search(ALICE, MemoryQuery(text="apples again", now=FIXED_NOW))
     await reopened.aclose()
     connection = sqlite3.connect(path)
@@ -185,7 +185,7 @@ async def test_a_version_1_database_in_the_first_layout_is_upgraded(tmp_path: Pa
     connection.close()
     assert [hit.item.item_id for hit in hits][:1] == ["n5"]
 
-    again = Stores.sqlite(path)
+    again = sqlite.open_stores(path)
     await again.episodic.put(item("late", "a late note"))
     late = await again.episodic.search(ALICE, MemoryQuery(text="late", now=FIXED_NOW))
     await again.aclose()
@@ -215,7 +215,7 @@ async def test_a_wait_for_a_held_lock_ends_at_the_callers_deadline(tmp_path: Pat
 
 async def test_a_turn_over_a_locked_file_keeps_its_deadline(tmp_path: Path) -> None:
     """Another connection holding the write lock: the turn returns within its deadline, with context."""
-    stores = Stores.sqlite(tmp_path / "locked.db")
+    stores = sqlite.open_stores(tmp_path / "locked.db")
     await seed(stores)
     turns = orchestrator(stores, deadline_ms=1_000)
     await turns.start_turn(demo_request())

@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from prefrontal.stores import MemoryQuery, SessionKey, SessionState, Stores, Tenant
+from prefrontal.stores import MemoryQuery, SessionKey, SessionState, Tenant, sqlite
 from prefrontal.testing.synthetic import memories
 from tests.conftest import FIXED_NOW
 
@@ -18,7 +18,7 @@ ALICE = Tenant(agent_id="agent-1", user_id="alice")
 
 async def test_heavy_calls_leave_the_event_loop_free(tmp_path: Path) -> None:
     """A 10 MB buffer save, a 3,000-item bulk write and a 200k-character search never stall the loop."""
-    stores = Stores.sqlite(tmp_path / "loop.db")
+    stores = sqlite.open_stores(tmp_path / "loop.db")
     items = list(memories(3_000, tenant=ALICE))
     key = SessionKey(agent_id="agent-1", user_id="alice", session_id="s")
     longest_gap = 0.0

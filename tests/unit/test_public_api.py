@@ -89,3 +89,24 @@ def test_stores_replace_refuses_unknown_kinds() -> None:
     """``Stores.replace`` with a misspelt kind says which kinds exist."""
     with pytest.raises(ValueError, match="episodik"):
         prefrontal.Stores.in_memory().replace(episodik=object())
+
+
+def test_each_durable_backend_package_builds_its_own_stores(tmp_path: Path) -> None:
+    """SQLite and PostgreSQL packages export ``open_stores``; ``Stores`` builds only the reference."""
+    from prefrontal.stores import postgres, sqlite
+
+    assert "open_stores" in sqlite.__all__
+    assert "open_stores" in postgres.__all__
+    assert not hasattr(prefrontal.Stores, "sqlite")
+    assert not hasattr(prefrontal.Stores, "postgres")
+    assert isinstance(sqlite.open_stores(tmp_path / "x.db"), prefrontal.Stores)
+
+
+def test_the_search_capabilities_are_exported() -> None:
+    """A backend author finds the capability Protocols and the core's search in ``prefrontal.stores``."""
+    from prefrontal import retrieval, stores
+
+    for name in ("KeyedItems", "LexicalSearch", "VectorSearch", "ranked_search"):
+        assert name in stores.__all__
+    for name in ("Candidate", "Corpus", "LexicalMatches"):
+        assert name in retrieval.__all__

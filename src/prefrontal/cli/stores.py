@@ -17,6 +17,7 @@ from pathlib import Path
 import typer
 
 from prefrontal.errors import ConfigurationError
+from prefrontal.stores import sqlite
 from prefrontal.stores.set import Stores
 
 DEFAULT_DB = Path(".prefrontal") / "prefrontal.db"
@@ -46,7 +47,9 @@ def build(db: str, *, create: bool = True) -> Stores:
     scheme = SCHEME.match(db)
     if scheme is not None:
         if scheme.group(1).lower() in POSTGRES_SCHEMES:
-            return Stores.postgres(db)
+            from prefrontal.stores import postgres  # asyncpg: only when asked for
+
+            return postgres.open_stores(db)
         raise ConfigurationError(
             f"--db: unknown scheme {scheme.group(1)!r}; use postgresql://user@host/db, "
             "a SQLite file path, or :memory:"
@@ -56,7 +59,7 @@ def build(db: str, *, create: bool = True) -> Stores:
         raise ConfigurationError(f"--db: no database at {db}")
     if create:
         _make_parent(path)
-    return Stores.sqlite(path)
+    return sqlite.open_stores(path)
 
 
 def _make_parent(path: Path) -> None:

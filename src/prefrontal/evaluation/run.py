@@ -23,6 +23,7 @@ from prefrontal.evaluation.locomo import Conversation, Dataset, Question
 from prefrontal.evaluation.scoring import Scored, bundle_items, covered, recall
 from prefrontal.orchestrator.orchestrator import Orchestrator
 from prefrontal.retrieval.embedder import Embedder
+from prefrontal.stores import sqlite
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.turn import OrchestratorConfig, TurnRequest
@@ -77,7 +78,7 @@ def sqlite_files(directory: Path, embedder: Embedder | None) -> StoreFactory:
             path.with_name(path.name + "-shm"),
         ):
             leftover.unlink(missing_ok=True)
-        return Stores.sqlite(path, embedder=embedder)
+        return sqlite.open_stores(path, embedder=embedder)
 
     return open_fresh
 

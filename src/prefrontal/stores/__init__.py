@@ -1,11 +1,21 @@
 """Store Protocols, their item models, and the :class:`Stores` set.
 
 One Protocol per store kind, each with a narrow async surface; tenancy
-(:class:`Tenant`, :class:`Scope`) is part of every query. Backends live in
-``prefrontal.stores.memory`` (reference, in process) and
-``prefrontal.stores.sqlite`` (embedded default).
+(:class:`Tenant`, :class:`Scope`) is part of every query. Memory search is
+ranked by the core (:func:`ranked_search`) over the candidates a backend's
+optional capabilities find (:class:`LexicalSearch`, :class:`VectorSearch`).
+Backends live in ``prefrontal.stores.memory`` (reference, in process),
+``prefrontal.stores.sqlite`` (embedded default) and
+``prefrontal.stores.postgres``; each durable one builds its own
+:class:`Stores` (``open_stores``).
 """
 
+from prefrontal.stores.capabilities import (
+    KeyedItems,
+    LexicalSearch,
+    VectorSearch,
+    ranked_search,
+)
 from prefrontal.stores.consciousness import (
     AgentProfile,
     Capability,
@@ -54,6 +64,8 @@ __all__ = [
     "FrontalQuery",
     "FrontalStatus",
     "Governance",
+    "KeyedItems",
+    "LexicalSearch",
     "MemoryItem",
     "MemoryKind",
     "MemoryQuery",
@@ -72,6 +84,8 @@ __all__ = [
     "Tenant",
     "TraceQuery",
     "TraceStore",
+    "VectorSearch",
     "WorkingMemoryStore",
+    "ranked_search",
     "visible_to",
 ]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from prefrontal.stores.consciousness import ConsciousnessStore
 from prefrontal.stores.conversation import ConversationStore
@@ -32,10 +31,13 @@ STORE_KINDS = (
 
 @dataclass(frozen=True, slots=True)
 class Stores:
-    """One backend per store kind. Build with :meth:`in_memory`, :meth:`sqlite` or :meth:`postgres`.
+    """One backend per store kind.
 
-    Backends may be mixed freely: ``stores.replace(episodic=my_store)`` swaps
-    one and keeps the rest.
+    :meth:`in_memory` builds the reference set; each durable backend package
+    builds its own (``prefrontal.stores.sqlite.open_stores(path)``,
+    ``prefrontal.stores.postgres.open_stores(dsn)``), so this class knows no
+    backend but the reference. Backends may be mixed freely:
+    ``stores.replace(episodic=my_store)`` swaps one and keeps the rest.
     """
 
     consciousness: ConsciousnessStore
@@ -65,70 +67,6 @@ class Stores:
             scratch_page=m.InMemoryScratchPageStore(),
             working_memory=m.InMemoryWorkingMemoryStore(),
             traces=m.InMemoryTraceStore(),
-        )
-
-    @classmethod
-    def sqlite(
-        cls,
-        path: str | Path,
-        *,
-        embedder: Embedder | None = None,
-        pool_size: int = 4,
-        synchronous: Literal["FULL", "NORMAL"] = "FULL",
-    ) -> Stores:
-        """Every store in one SQLite file (created on first use): durable, no server.
-
-        The stores share one :class:`~prefrontal.stores.sqlite.Database`;
-        :meth:`aclose` closes it. With an ``embedder``, episodic and semantic
-        search fuse vector similarity with BM25. ``synchronous="NORMAL"``
-        skips the sync on each commit: writes still survive a killed process,
-        not a power cut.
-        """
-        from prefrontal.stores import sqlite as s
-
-        db = s.Database(path, pool_size=pool_size, synchronous=synchronous)
-        return cls(
-            consciousness=s.SqliteConsciousnessStore(db),
-            frontal_cortex=s.SqliteFrontalCortexStore(db),
-            conversation=s.SqliteConversationStore(db),
-            episodic=s.SqliteMemoryStore(db, "episodic", embedder=embedder),
-            semantic=s.SqliteMemoryStore(db, "semantic", embedder=embedder),
-            scratch_page=s.SqliteScratchPageStore(db),
-            working_memory=s.SqliteWorkingMemoryStore(db),
-            traces=s.SqliteTraceStore(db),
-        )
-
-    @classmethod
-    def postgres(
-        cls,
-        dsn: str,
-        *,
-        embedder: Embedder | None = None,
-        schema: str = "prefrontal",
-        min_size: int = 1,
-        max_size: int = 10,
-    ) -> Stores:
-        """Every store in one schema of a PostgreSQL database: shared by many processes.
-
-        Needs the ``postgres`` extra (asyncpg). The stores share one
-        :class:`~prefrontal.stores.postgres.PostgresDatabase`, a pool of
-        ``min_size`` to ``max_size`` connections opened on first use, when
-        ``schema`` is created if missing and migrated forward; :meth:`aclose`
-        closes the pool. With an ``embedder``, episodic and semantic search
-        fuse vector similarity with BM25.
-        """
-        from prefrontal.stores import postgres as p
-
-        db = p.PostgresDatabase(dsn, schema=schema, min_size=min_size, max_size=max_size)
-        return cls(
-            consciousness=p.PostgresConsciousnessStore(db),
-            frontal_cortex=p.PostgresFrontalCortexStore(db),
-            conversation=p.PostgresConversationStore(db),
-            episodic=p.PostgresMemoryStore(db, "episodic", embedder=embedder),
-            semantic=p.PostgresMemoryStore(db, "semantic", embedder=embedder),
-            scratch_page=p.PostgresScratchPageStore(db),
-            working_memory=p.PostgresWorkingMemoryStore(db),
-            traces=p.PostgresTraceStore(db),
         )
 
     def replace(self, **backends: Any) -> Stores:

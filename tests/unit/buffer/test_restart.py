@@ -1,7 +1,4 @@
-"""The buffer survives a restart: saved to an SQLite file, reopened by a new process's stores.
-
-Skipped when this build has no SQLite stores.
-"""
+"""The buffer survives a restart: saved to an SQLite file, reopened by a new process's stores."""
 
 from __future__ import annotations
 
@@ -13,7 +10,7 @@ import pytest
 from prefrontal import Stores
 from prefrontal.buffer import Focus, ItemProvenance, ItemSource, NewItem, SessionBuffer
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
-from prefrontal.stores import MemoryQuery, SessionKey, Tenant
+from prefrontal.stores import MemoryQuery, SessionKey, Tenant, sqlite
 from tests.conftest import FIXED_NOW, demo_request, orchestrator
 
 pytestmark = pytest.mark.anyio
@@ -22,10 +19,7 @@ KEY = SessionKey(agent_id="agent", user_id="ada", session_id="s-1")
 
 @pytest.fixture
 def open_stores(tmp_path: Path) -> Callable[[], Stores]:
-    sqlite = getattr(Stores, "sqlite", None)
-    if sqlite is None:
-        pytest.skip("this build has no SQLite stores")
-    return lambda: sqlite(tmp_path / "prefrontal.db")
+    return lambda: sqlite.open_stores(tmp_path / "prefrontal.db")
 
 
 async def test_a_saved_buffer_loads_back_after_a_restart(open_stores: Callable[[], Stores]) -> None:

@@ -11,6 +11,7 @@ import pytest
 from prefrontal import StoreError, Stores
 from prefrontal.exchange import ExchangeView, Extracted
 from prefrontal.exchange.background import BackgroundRunner
+from prefrontal.stores import sqlite
 from prefrontal.stores.exchange import OrderedExchangeWriter, exchange_writer
 from prefrontal.testing import FailingStore
 from tests.endturn_support import TENANT, ask, build
@@ -90,7 +91,7 @@ async def test_a_runner_not_entered_refuses_work() -> None:
 
 async def test_a_wrapped_store_is_written_through_its_wrapper(tmp_path: Path) -> None:
     """A failing conversation store around SQLite makes end_turn fail: its writer is not bypassed."""
-    stores = Stores.sqlite(tmp_path / "p.db")
+    stores = sqlite.open_stores(tmp_path / "p.db")
     broken = stores.replace(
         conversation=FailingStore(
             stores.conversation, error=StoreError("down"), methods=("append",)

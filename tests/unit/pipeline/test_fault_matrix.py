@@ -22,6 +22,7 @@ from prefrontal import Orchestrator, Stores
 from prefrontal.bundle.models import Section
 from prefrontal.demo import seed
 from prefrontal.errors import StoreError, TransientStoreError
+from prefrontal.stores import sqlite
 from prefrontal.stores.set import STORE_KINDS
 from prefrontal.testing import DelayedStore, FailingStore
 from tests.conftest import demo_request, fixed_clock, orchestrator
@@ -97,7 +98,7 @@ async def test_a_faulted_store_costs_only_its_own_section(
 @pytest.mark.parametrize("kind", STORE_KINDS)
 async def test_a_sqlite_lock_held_by_another_connection(tmp_path: Path, kind: str) -> None:
     """That store on a SQLite file another connection holds the write lock of: the same promise."""
-    durable = Stores.sqlite(tmp_path / "held.db")
+    durable = sqlite.open_stores(tmp_path / "held.db")
     await seed(durable)
     warm = Orchestrator(durable, clock=fixed_clock)
     await warm.start_turn(demo_request())

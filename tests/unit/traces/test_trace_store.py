@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from prefrontal import Stores
+from prefrontal.stores import sqlite
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
 from prefrontal.traces.models import TurnStatus, TurnTrace
@@ -52,10 +53,7 @@ Backend = Callable[[], Stores]
 
 
 def _sqlite(tmp_path: Path) -> Backend:
-    sqlite = getattr(Stores, "sqlite", None)
-    if sqlite is None:
-        pytest.skip("this build has no SQLite stores")
-    return lambda: sqlite(tmp_path / "traces.db")
+    return lambda: sqlite.open_stores(tmp_path / "traces.db")
 
 
 @pytest.fixture(params=["memory", "sqlite"])

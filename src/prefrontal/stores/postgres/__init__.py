@@ -1,7 +1,7 @@
 """PostgreSQL backends: every store kind in one schema, shared by many processes.
 
 The scale-out backend (asyncpg, a connection pool per process). Build them
-all at once with :meth:`prefrontal.stores.Stores.postgres`, or one by one on
+all at once with :func:`open_stores`, or one by one on
 a shared :class:`PostgresDatabase`.
 """
 
@@ -10,6 +10,7 @@ from prefrontal.stores.postgres.conversation import PostgresConversationStore
 from prefrontal.stores.postgres.database import PostgresDatabase
 from prefrontal.stores.postgres.frontal_cortex import PostgresFrontalCortexStore
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
+from prefrontal.stores.postgres.open import open_stores
 from prefrontal.stores.postgres.scratch_page import PostgresScratchPageStore
 from prefrontal.stores.postgres.traces import PostgresTraceStore
 from prefrontal.stores.postgres.working_memory import PostgresWorkingMemoryStore
@@ -23,4 +24,5 @@ __all__ = [
     "PostgresScratchPageStore",
     "PostgresTraceStore",
     "PostgresWorkingMemoryStore",
+    "open_stores",
 ]

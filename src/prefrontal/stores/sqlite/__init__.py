@@ -1,7 +1,7 @@
 """SQLite backends: every store kind in one database file, WAL, FTS5.
 
 The embedded default. Build them all at once with
-:meth:`prefrontal.stores.Stores.sqlite`, or one by one on a shared
+:func:`open_stores`, or one by one on a shared
 :class:`Database`.
 """
 
@@ -10,6 +10,7 @@ from prefrontal.stores.sqlite.conversation import SqliteConversationStore
 from prefrontal.stores.sqlite.database import Database
 from prefrontal.stores.sqlite.frontal_cortex import SqliteFrontalCortexStore
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
+from prefrontal.stores.sqlite.open import open_stores
 from prefrontal.stores.sqlite.scratch_page import SqliteScratchPageStore
 from prefrontal.stores.sqlite.traces import SqliteTraceStore
 from prefrontal.stores.sqlite.working_memory import SqliteWorkingMemoryStore
@@ -23,4 +24,5 @@ __all__ = [
     "SqliteScratchPageStore",
     "SqliteTraceStore",
     "SqliteWorkingMemoryStore",
+    "open_stores",
 ]

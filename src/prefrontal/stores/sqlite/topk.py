@@ -183,7 +183,11 @@ class _TopK:
         return len(rows) == _CHUNK
 
     def keep(self, rowid: int, value: float) -> bool:
-        """Note ``value``, kept when it may be in the top k (every one without a limit)."""
+        """Note ``value`` when it may be in the top k (every one without a limit).
+
+        True when it was noted under a limit: the k-th score may have risen,
+        so the caller checks whether the scan may stop.
+        """
         best, limit = self.best, self.limit
         if limit is not None:
             if len(best) < limit:

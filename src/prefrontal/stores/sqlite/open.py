@@ -1,0 +1,45 @@
+"""``open_stores``: every store kind in one SQLite file, as one ``Stores``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from prefrontal.retrieval.embedder import Embedder
+from prefrontal.stores.set import Stores
+from prefrontal.stores.sqlite.consciousness import SqliteConsciousnessStore
+from prefrontal.stores.sqlite.conversation import SqliteConversationStore
+from prefrontal.stores.sqlite.database import Database
+from prefrontal.stores.sqlite.frontal_cortex import SqliteFrontalCortexStore
+from prefrontal.stores.sqlite.memory import SqliteMemoryStore
+from prefrontal.stores.sqlite.scratch_page import SqliteScratchPageStore
+from prefrontal.stores.sqlite.traces import SqliteTraceStore
+from prefrontal.stores.sqlite.working_memory import SqliteWorkingMemoryStore
+
+
+def open_stores(
+    path: str | Path,
+    *,
+    embedder: Embedder | None = None,
+    pool_size: int = 4,
+    synchronous: Literal["FULL", "NORMAL"] = "FULL",
+) -> Stores:
+    """Every store in one SQLite file (created on first use): durable, no server.
+
+    The stores share one :class:`~prefrontal.stores.sqlite.Database`;
+    :meth:`Stores.aclose` closes it. With an ``embedder``, episodic and
+    semantic search fuse vector similarity with BM25.
+    ``synchronous="NORMAL"`` skips the sync on each commit: writes still
+    survive a killed process, not a power cut.
+    """
+    db = Database(path, pool_size=pool_size, synchronous=synchronous)
+    return Stores(
+        consciousness=SqliteConsciousnessStore(db),
+        frontal_cortex=SqliteFrontalCortexStore(db),
+        conversation=SqliteConversationStore(db),
+        episodic=SqliteMemoryStore(db, "episodic", embedder=embedder),
+        semantic=SqliteMemoryStore(db, "semantic", embedder=embedder),
+        scratch_page=SqliteScratchPageStore(db),
+        working_memory=SqliteWorkingMemoryStore(db),
+        traces=SqliteTraceStore(db),
+    )
