@@ -35,6 +35,19 @@ from pathlib import Path
 from typing import Any
 
 SIZE = 100_000
+
+
+def sqlite_stores(path: Path) -> Any:
+    """The stores in the SQLite file at ``path`` (through whichever opener the checkout has)."""
+    from prefrontal import Stores
+
+    try:
+        from prefrontal.stores.sqlite import open_stores
+    except ImportError:  # an older checkout
+        return getattr(Stores, "sqlite")(path)  # noqa: B009 (absent from newer checkouts)
+    return open_stores(path)
+
+
 START = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
 
 
@@ -51,12 +64,11 @@ class Ticking:
 
 async def build(path: Path) -> None:
     """The corpus: ``SIZE`` episodic items of the demo user, the demo agent seeded."""
-    from prefrontal import Stores
     from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
     from prefrontal.stores import Tenant
     from prefrontal.testing.synthetic import memories
 
-    stores = Stores.sqlite(path)
+    stores = sqlite_stores(path)
     items = memories(SIZE, tenant=Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER))
     while batch := list(itertools.islice(items, 5_000)):
         await stores.episodic.put_many(batch)
@@ -66,10 +78,10 @@ async def build(path: Path) -> None:
 
 async def measure(path: Path, warmup: int, turns: int) -> dict[str, Any]:
     """Time ``turns`` end_turns after ``warmup`` on the file at ``path``."""
-    from prefrontal import Orchestrator, OrchestratorConfig, Stores, TurnRequest
+    from prefrontal import Orchestrator, OrchestratorConfig, TurnRequest
     from prefrontal.demo import DEMO_AGENT, DEMO_USER
 
-    stores = Stores.sqlite(path)
+    stores = sqlite_stores(path)
     orchestrator = Orchestrator(stores, OrchestratorConfig(deadline_ms=30_000), clock=Ticking())
     parent: str | None = None
     totals: list[float] = []

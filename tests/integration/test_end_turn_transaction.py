@@ -13,7 +13,7 @@ from prefrontal import Stores
 from prefrontal.buffer import SessionBuffer
 from prefrontal.exchange import ExtractiveSummarizer
 from prefrontal.exchange.records import Utterance, exchange
-from prefrontal.stores import ConversationSummary, ConversationTurn
+from prefrontal.stores import ConversationSummary, ConversationTurn, sqlite
 from prefrontal.stores.conversation import Role
 from prefrontal.stores.exchange import Lookup, SummaryChange, exchange_writer, leaving
 from prefrontal.stores.sqlite.database import Database
@@ -165,7 +165,7 @@ async def test_end_turn_redoes_a_summary_and_a_buffer_that_lost_a_race(stores: S
 
 async def test_on_sqlite_an_end_turn_is_one_read_and_one_write(tmp_path: Path) -> None:
     """With nothing due for consolidation, a SQLite end_turn reads once and commits once."""
-    stores = Stores.sqlite(tmp_path / "p.db")
+    stores = sqlite.open_stores(tmp_path / "p.db")
     try:
         orchestrator = build(stores, conversation={"recent_turns": 2})
         parent: str | None = None
