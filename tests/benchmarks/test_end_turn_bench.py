@@ -67,6 +67,8 @@ class Loop:
         self.orchestrator = Orchestrator(stores, config, clock=Ticking())
         self.session, self.parent = session, None
         self.numbers = itertools.count(1)
+        self.steps: dict[str, list[float]] = {}
+        """Each end-turn step's durations (seconds), as the traces record them."""
 
     def request(self) -> TurnRequest:
         number = next(self.numbers)
@@ -83,14 +85,16 @@ class Loop:
         return f"Answer to {result.context.turn_id}: Lena signs it off on Friday. Nothing else."
 
     async def timed_ends(self, rounds: int) -> list[float]:
-        """``rounds`` turns; the end of each timed in the event loop."""
+        """``rounds`` turns; the end of each timed in the event loop, its steps kept."""
         times = []
         for _ in range(rounds):
             result = await self.orchestrator.start_turn(self.request())
             reply = self.reply(result)
             started = time.perf_counter()
-            await self.orchestrator.end_turn(result, reply)
+            ended = await self.orchestrator.end_turn(result, reply)
             times.append(time.perf_counter() - started)
+            for step in ended.trace.steps:
+                self.steps.setdefault(step.name, []).append(step.duration_ms / 1_000)
         return times
 
     async def timed_starts(self, rounds: int) -> list[float]:
@@ -106,7 +110,8 @@ class Loop:
 
 def _report(benchmark: Any, name: str, times: list[float]) -> None:
     cuts = statistics.quantiles(times, n=100)
-    benchmark.extra_info.update(in_loop_p50_ms=cuts[49] * 1e3, in_loop_p95_ms=cuts[94] * 1e3)
+    key = "in_loop" if not name.startswith(" ") else name.split()[-1]
+    benchmark.extra_info.update({f"{key}_p50_ms": cuts[49] * 1e3, f"{key}_p95_ms": cuts[94] * 1e3})
     print(
         f"\n{name} at {SIZE}: in the loop p50 {cuts[49] * 1e3:.2f} ms, p95 {cuts[94] * 1e3:.2f} ms"
     )
@@ -116,6 +121,7 @@ def test_end_turn_on_100k(benchmark: Any, portal: BlockingPortal, stores: Stores
     """One end_turn (exchange, summary fold, buffer, consolidation) on the 100,000-item store."""
     loop = Loop(stores, "bench-end")
     portal.call(loop.timed_ends, 20)  # warm-up: the window fills, folds begin
+    loop.steps.clear()
     in_loop = portal.call(loop.timed_ends, ROUNDS)
 
     def setup() -> tuple[tuple[TurnResult, str], dict[str, Any]]:
@@ -127,6 +133,8 @@ def test_end_turn_on_100k(benchmark: Any, portal: BlockingPortal, stores: Stores
 
     benchmark.pedantic(end, setup=setup, rounds=ROUNDS, iterations=1)
     _report(benchmark, "end_turn", in_loop)
+    for name, times in loop.steps.items():
+        _report(benchmark, f"  step {name}", times)
 
 
 def test_start_turn_in_an_ended_loop_on_100k(

@@ -29,4 +29,5 @@ class EndTurnConfig(BaseModel):
     max_pending_extractions: int = Field(default=16, ge=1, le=10_000)
     """Extractions running or waiting at once; ``end_turn`` waits for a slot beyond this."""
     bookkeeping_timeout_s: float = Field(default=5.0, gt=0, le=600)
-    """Once the exchange is written, the steps after it run to the end (shielded) within this."""
+    """The summary and buffer steps (before the commit), and what runs after it (shielded),
+    each get at most this long."""

@@ -10,6 +10,10 @@ its place. Whatever it returns is cut to ``summary_tokens``.
 
 Folding is idempotent: a fold that finds nothing new writes nothing, and
 two concurrent folds each leave a summary whose text matches its ``through``.
+:func:`folded` is the fold without I/O: ``end_turn`` reads the summary and
+the messages leaving the window before it writes the exchange, and writes
+the new summary in the exchange's transaction, provided the stored summary
+is still the one it folded (else it folds again with :func:`fold`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Protocol
 
 from prefrontal.buffer.summarizer import first_sentence, fit_tokens
 from prefrontal.stores.conversation import ConversationStore, ConversationSummary, ConversationTurn
+from prefrontal.stores.exchange import SummaryChange
 from prefrontal.stores.tenancy import Tenant
 
 TokenCounter = Callable[[str], int]
@@ -90,6 +95,42 @@ def unfolded(
     return older
 
 
+async def folded(
+    previous: ConversationSummary | None,
+    leaving: Sequence[ConversationTurn],
+    tenant: Tenant,
+    *,
+    max_tokens: int,
+    summarizer: Summarizer,
+    count_tokens: TokenCounter,
+    now: datetime,
+) -> tuple[SummaryChange | None, Fold]:
+    """The summary ``previous`` with ``leaving`` folded in, and what that did (no I/O).
+
+    ``None`` when there is nothing to fold or the summarizer gave blank text.
+    """
+    if not leaving:
+        return None, Fold(folded=0, tokens=count_tokens(previous.text) if previous else 0)
+    text = fit_tokens(
+        await summarizer(previous.text if previous else None, leaving, max_tokens, count_tokens),
+        max_tokens,
+        count_tokens,
+    )
+    if not text.strip():
+        return None, Fold(folded=0, tokens=0)
+    summary = ConversationSummary(
+        agent_id=tenant.agent_id,
+        user_id=tenant.user_id,
+        text=text,
+        topics=previous.topics if previous else (),
+        decisions=previous.decisions if previous else (),
+        updated_at=now,
+        through=leaving[-1].item_id,
+    )
+    change = SummaryChange(summary=summary, replaces=previous)
+    return change, Fold(folded=len(leaving), tokens=count_tokens(text))
+
+
 async def fold(
     store: ConversationStore,
     tenant: Tenant,
@@ -105,23 +146,15 @@ async def fold(
     messages = await store.recent(tenant, limit=window + batch)
     summary = await store.get_summary(tenant)
     new = unfolded(messages, window, summary.through if summary else None)
-    if not new:
-        return Fold(folded=0, tokens=count_tokens(summary.text) if summary else 0)
-    previous = summary.text if summary else None
-    text = fit_tokens(
-        await summarizer(previous, new, max_tokens, count_tokens), max_tokens, count_tokens
+    change, done = await folded(
+        summary,
+        new,
+        tenant,
+        max_tokens=max_tokens,
+        summarizer=summarizer,
+        count_tokens=count_tokens,
+        now=now,
     )
-    if not text.strip():
-        return Fold(folded=0, tokens=0)
-    await store.put_summary(
-        ConversationSummary(
-            agent_id=tenant.agent_id,
-            user_id=tenant.user_id,
-            text=text,
-            topics=summary.topics if summary else (),
-            decisions=summary.decisions if summary else (),
-            updated_at=now,
-            through=new[-1].item_id,
-        )
-    )
-    return Fold(folded=len(new), tokens=count_tokens(text))
+    if change is not None:
+        await store.put_summary(change.summary)
+    return done

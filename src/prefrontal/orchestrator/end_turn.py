@@ -19,10 +19,20 @@ One call, after the model answered:
    otherwise), bounded by ``extract_timeout_s``; its outcome is added to the
    trace when it ends.
 
-Steps 2 to 4 run once the exchange is written, shielded from cancellation
-for at most ``bookkeeping_timeout_s``, so a call cancelled after the write
-still leaves a whole record; a step that fails is recorded in the ending's
-trace and does not fail the call.
+Steps 1 to 4 share one read and one write transaction on SQLite and
+PostgreSQL: what the bookkeeping needs (the rolling summary, the messages
+leaving the window, the session's buffer) is read first, the new summary
+and buffer state are computed without I/O, and the exchange, the summary,
+the buffer state and the ended trace (with its steps) are written in one
+transaction, one commit. Each of the summary and the buffer is written
+there only if nobody changed it since it was read; otherwise it is done
+again on the newer state after the commit. Consolidation touches no store
+unless some item of the buffer is due. Cancelled before the commit, the
+call leaves nothing; what runs after it (those redone steps, a due
+consolidation) runs shielded from cancellation for at most
+``bookkeeping_timeout_s``. A step that fails (or takes longer than
+``bookkeeping_timeout_s``) is recorded in the ending's trace and does not
+fail the call.
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TypeVar
 
 import anyio
 
@@ -41,21 +52,33 @@ from prefrontal.exchange.background import BackgroundRunner
 from prefrontal.exchange.extract import ExchangeView, Extractor, extract
 from prefrontal.exchange.models import EndTurnResult, ToolCall
 from prefrontal.exchange.records import Utterance, exchange
-from prefrontal.exchange.summary import Summarizer, fold
+from prefrontal.exchange.summary import Summarizer, fold, folded
 from prefrontal.formation import consolidate
+from prefrontal.formation.planning import is_due
+from prefrontal.orchestrator.preloaded import Preloaded
 from prefrontal.stores.conversation import Role
-from prefrontal.stores.exchange import exchange_writer
+from prefrontal.stores.exchange import (
+    Exchange,
+    Lookup,
+    Prior,
+    SummaryChange,
+    exchange_writer,
+)
 from prefrontal.stores.long_term import MemoryKind
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Tenant
-from prefrontal.stores.working_memory import SessionKey
+from prefrontal.stores.working_memory import SessionKey, SessionState
 from prefrontal.traces.models import ErrorRecord, PhaseRecord, PhaseStatus, TurnEnding, TurnTrace
 from prefrontal.turn import OrchestratorConfig, TurnResult
 
 Clock = Callable[[], datetime]
 TokenCounter = Callable[[str], int]
 
+T = TypeVar("T")
+
 STEP_BUDGETS_MS = {"exchange": 50.0, "summary": 50.0, "buffer": 50.0, "consolidation": 100.0}
+STEP_ORDER = ("exchange", "summary", "buffer", "consolidation")
+"""The order of the steps in the ending's trace, whenever each ran."""
 
 
 def user_id_of(turn_id: str) -> str:
@@ -105,25 +128,47 @@ def utterances(
 
 @dataclass
 class Steps:
-    """The step records of one end-turn call, timed from its start."""
+    """The step records of one end-turn call, timed from its start, one per step name."""
 
     began: float = field(default_factory=time.perf_counter)
-    records: list[PhaseRecord] = field(default_factory=list)
+    by_name: dict[str, PhaseRecord] = field(default_factory=dict)
 
     def elapsed_ms(self) -> float:
         """Milliseconds since the call began."""
         return (time.perf_counter() - self.began) * 1_000
 
-    async def run(self, name: str, step: Callable[[], Awaitable[dict[str, object]]]) -> None:
-        """Run ``step``, recording how it ended (its errors too: they never escape)."""
+    @property
+    def records(self) -> tuple[PhaseRecord, ...]:
+        """The records in :data:`STEP_ORDER` (others after), numbered from 1."""
+        rank = {name: n for n, name in enumerate(STEP_ORDER)}
+        ordered = sorted(self.by_name.values(), key=lambda r: rank.get(r.name, len(rank)))
+        return tuple(r.model_copy(update={"index": n}) for n, r in enumerate(ordered, start=1))
+
+    async def run(
+        self,
+        name: str,
+        step: Callable[[], Awaitable[tuple[T, dict[str, object]]]],
+        deadline: float,
+    ) -> T | None:
+        """Run ``step`` until ``deadline`` (anyio time), recording how it ended.
+
+        Returns its value; ``None`` when it failed or ran out of time (its
+        errors never escape; cancellation from outside does).
+        """
         started = self.elapsed_ms()
         status, errors, detail = PhaseStatus.OK, tuple[ErrorRecord, ...](), dict[str, object]()
-        try:
-            detail = await step()
-        except Exception as error:
-            status = PhaseStatus.FAILED
-            errors = (ErrorRecord(type=type(error).__name__, message=str(error)[:2_000]),)
+        value: T | None = None
+        with anyio.CancelScope(deadline=deadline) as scope:
+            try:
+                value, detail = await step()
+            except Exception as error:
+                status = PhaseStatus.FAILED
+                errors = (ErrorRecord(type=type(error).__name__, message=str(error)[:2_000]),)
+        if scope.cancelled_caught:
+            status, value = PhaseStatus.TIMEOUT, None
+            errors = (ErrorRecord(type="TimeoutError", message=f"{name} ran out of time"),)
         self.add(name, status, started, detail, errors)
+        return value
 
     def add(
         self,
@@ -132,21 +177,30 @@ class Steps:
         started: float,
         detail: dict[str, object],
         errors: tuple[ErrorRecord, ...] = (),
-        budget_ms: float | None = None,
     ) -> PhaseRecord:
-        """Record a step that started at ``started`` ms and ends now."""
+        """Record a step that started at ``started`` ms and ends now (replacing a record of it)."""
         record = PhaseRecord(
             name=name,
-            index=len(self.records) + 1,
+            index=len(self.by_name) + 1,
             status=status,
             started_ms=round(started, 3),
             duration_ms=round(self.elapsed_ms() - started, 3),
-            budget_ms=budget_ms or STEP_BUDGETS_MS.get(name, 100.0),
+            budget_ms=STEP_BUDGETS_MS.get(name, 100.0),
             errors=errors,
             detail=detail,
         )
-        self.records.append(record)
+        self.by_name[name] = record
         return record
+
+
+@dataclass
+class Plan:
+    """What one end-turn call will write, computed before its transaction."""
+
+    records: Exchange
+    session: SessionBuffer | None
+    due: bool
+    """Some working-memory item is due for consolidation."""
 
 
 class TurnEnder:
@@ -182,11 +236,54 @@ class TurnEnder:
             raise ValueError("reply must not be empty or only whitespace")
         steps = Steps()
         trace = await self._trace(turn, agent_id, user_id)
+        writer = exchange_writer(self.stores)
         if trace.ending is not None:
             await self._extract_missing(trace, tool_calls)
             return _result(trace, written=False)
         at = self.clock()
         calls = tuple(tool_calls)
+        records = self._records(trace, reply, outcome, calls, at)
+        prior = await writer.prior(self._lookup(trace, records))
+        if prior.ended:
+            stored = prior.trace or await self._stored(trace)
+            await self._extract_missing(stored, tool_calls)
+            return _result(stored, written=False)
+        plan = await self._plan(trace, prior, records, reply, calls, at, steps)
+        started = steps.elapsed_ms()
+
+        def stamp(written: TurnTrace) -> TurnTrace:
+            detail: dict[str, object] = {"memories": len(plan.records.memories)}
+            steps.add("exchange", PhaseStatus.OK, started, detail)
+            return _with_steps(written, steps)
+
+        done = await writer.write(plan.records, stamp)
+        if done is None:
+            return _result(await self._stored(trace), written=False)
+        assert done.trace is not None  # an exchange of a turn always carries its trace
+        final = await self._after(done.trace, plan, done, steps, calls, at)
+        await self._extract(final, calls, at)
+        return _result(final, written=True)
+
+    def _lookup(self, trace: TurnTrace, records: Exchange) -> Lookup:
+        return Lookup(
+            tenant=_tenant(trace),
+            turn_id=trace.turn_id,
+            session=_key(trace),
+            fold=self.config.end_turn.fold,
+            window=self.config.conversation.recent_turns,
+            batch=self.config.end_turn.fold_batch,
+            incoming=records.messages,
+        )
+
+    def _records(
+        self,
+        trace: TurnTrace,
+        reply: str,
+        outcome: str | None,
+        calls: Sequence[ToolCall],
+        at: datetime,
+    ) -> Exchange:
+        """The exchange's records, the trace with its ending among them."""
         said = utterances(trace, _input_of(trace), reply, calls, at)
         ending = TurnEnding(
             ended_at=at,
@@ -196,28 +293,115 @@ class TurnEnder:
             message_ids=tuple(u.item_id for u in said if u.role in (Role.USER, Role.ASSISTANT)),
             memory_ids=tuple(u.item_id for u in said),
         )
-        started = steps.elapsed_ms()
-        records = exchange(
+        return exchange(
             said,
             tenant=_tenant(trace),
             session_id=trace.session_id,
             thread_id=trace.session_id,
             trace=trace.model_copy(update={"ending": ending}),
         )
-        written = await exchange_writer(self.stores).write(records)
-        if written is None:
-            return _result(await self._stored(trace), written=False)
-        steps.add("exchange", PhaseStatus.OK, started, {"memories": len(written.memories)})
-        assert written.trace is not None  # an exchange of a turn always carries its trace
-        final = await self._bookkeeping(written.trace, steps, calls, at)
-        await self._extract(final, calls, at)
-        return _result(final, written=True)
+
+    async def _plan(
+        self,
+        trace: TurnTrace,
+        prior: Prior,
+        records: Exchange,
+        reply: str,
+        calls: Sequence[ToolCall],
+        at: datetime,
+        steps: Steps,
+    ) -> Plan:
+        """What to write: the exchange, the folded summary, the buffer's new state."""
+        deadline = anyio.current_time() + self.config.end_turn.bookkeeping_timeout_s
+        change = None
+        if self.config.end_turn.fold:
+            change = await steps.run("summary", lambda: self._folded(prior, records, at), deadline)
+        session = await steps.run(
+            "buffer", lambda: self._offered(trace, prior.session, reply, calls, at), deadline
+        )
+        due = session is None or _due(session, at)  # a failed buffer step: consolidate to be sure
+        if self.config.end_turn.consolidate and not due:
+            steps.add("consolidation", PhaseStatus.OK, steps.elapsed_ms(), _NOTHING_DUE)
+        state = None if session is None else _captured(session)
+        return Plan(
+            records=records.model_copy(update={"summary": change, "session": state}),
+            session=session,
+            due=self.config.end_turn.consolidate and due,
+        )
+
+    async def _folded(
+        self, prior: Prior, records: Exchange, at: datetime
+    ) -> tuple[SummaryChange | None, dict[str, object]]:
+        change, done = await folded(
+            prior.summary,
+            prior.leaving,
+            records.tenant,
+            max_tokens=self.config.end_turn.summary_tokens,
+            summarizer=self.summarizer,
+            count_tokens=self.count_tokens,
+            now=at,
+        )
+        return change, {"folded": done.folded, "summary_tokens": done.tokens}
+
+    async def _offered(
+        self,
+        trace: TurnTrace,
+        state: SessionState | None,
+        reply: str,
+        calls: Sequence[ToolCall],
+        at: datetime,
+    ) -> tuple[SessionBuffer, dict[str, object]]:
+        """The session's buffer as read, with the exchange offered (saved by the transaction)."""
+        session = await SessionBuffer.load(
+            Preloaded(self.stores.working_memory, state),
+            _key(trace),
+            config=self.config.buffer,
+            count_tokens=self.count_tokens,
+            clock=self.clock,
+        )
+        outcomes = [
+            (await session.add(item, now=at)).outcome.value for item in _offers(trace, reply, calls)
+        ]
+        saved = await session.save(now=at)
+        return session, {"outcomes": dict(Counter(outcomes)), "version": saved.version}
+
+    async def _after(
+        self,
+        trace: TurnTrace,
+        plan: Plan,
+        done: Exchange,
+        steps: Steps,
+        calls: Sequence[ToolCall],
+        at: datetime,
+    ) -> TurnTrace:
+        """Redo what lost a race, run a due consolidation; save the trace if anything ran."""
+        refold = plan.records.summary is not None and done.summary is None
+        reoffer = plan.records.session is not None and done.session is None
+        if not (refold or reoffer or plan.due):
+            return trace
+        ending = trace.ending
+        assert ending is not None
+        timeout = self.config.end_turn.bookkeeping_timeout_s
+        with anyio.move_on_after(timeout, shield=True):
+            deadline = anyio.current_time() + timeout
+            if refold:
+                await steps.run("summary", lambda: self._fold(trace, at), deadline)
+            if reoffer:
+                await steps.run(
+                    "buffer", lambda: self._offer(trace, ending.reply, calls, at), deadline
+                )
+            if plan.due:
+                await steps.run("consolidation", lambda: self._consolidate(trace, at), deadline)
+            final = _with_steps(trace, steps)
+            await self.stores.traces.put(final)
+            return final
+        return _with_steps(trace, steps)
 
     async def _trace(
         self, turn: TurnResult | str, agent_id: str | None, user_id: str | None
     ) -> TurnTrace:
         if isinstance(turn, TurnResult):
-            return await self._stored(turn.trace, default=turn.trace)
+            return turn.trace
         if agent_id is None or user_id is None:
             raise ValueError("end_turn with a bare turn id needs agent_id and user_id")
         trace = await self.stores.traces.get(Tenant(agent_id=agent_id, user_id=user_id), turn)
@@ -228,28 +412,11 @@ class TurnEnder:
             )
         return trace
 
-    async def _stored(self, trace: TurnTrace, default: TurnTrace | None = None) -> TurnTrace:
+    async def _stored(self, trace: TurnTrace) -> TurnTrace:
         stored = await self.stores.traces.get(_tenant(trace), trace.turn_id)
-        return stored or default or trace
+        return stored or trace
 
-    async def _bookkeeping(
-        self, trace: TurnTrace, steps: Steps, calls: Sequence[ToolCall], at: datetime
-    ) -> TurnTrace:
-        """Fold the summary, offer the buffer, and save the completed ending (shielded, bounded)."""
-        ending = trace.ending
-        assert ending is not None
-        with anyio.move_on_after(self.config.end_turn.bookkeeping_timeout_s, shield=True):
-            if self.config.end_turn.fold:
-                await steps.run("summary", lambda: self._fold(trace, at))
-            await steps.run("buffer", lambda: self._offer(trace, ending.reply, calls, at))
-            if self.config.end_turn.consolidate:
-                await steps.run("consolidation", lambda: self._consolidate(trace, at))
-            final = _with_steps(trace, steps)
-            await self.stores.traces.put(final)
-            return final
-        return _with_steps(trace, steps)
-
-    async def _fold(self, trace: TurnTrace, at: datetime) -> dict[str, object]:
+    async def _fold(self, trace: TurnTrace, at: datetime) -> tuple[None, dict[str, object]]:
         settings = self.config.end_turn
         done = await fold(
             self.stores.conversation,
@@ -261,36 +428,29 @@ class TurnEnder:
             count_tokens=self.count_tokens,
             now=at,
         )
-        return {"folded": done.folded, "summary_tokens": done.tokens}
+        return None, {"folded": done.folded, "summary_tokens": done.tokens, "again": True}
 
     async def _offer(
         self, trace: TurnTrace, reply: str, calls: Sequence[ToolCall], at: datetime
-    ) -> dict[str, object]:
-        key = SessionKey(
-            agent_id=trace.agent_id, user_id=trace.user_id, session_id=trace.session_id
-        )
+    ) -> tuple[None, dict[str, object]]:
         session = await SessionBuffer.load(
             self.stores.working_memory,
-            key,
+            _key(trace),
             config=self.config.buffer,
             count_tokens=self.count_tokens,
             clock=self.clock,
             max_attempts=self.config.writes.save_attempts,
         )
-        offered = [
-            _exchange_item(trace, reply),
-            *(_tool_item(trace, n, c) for n, c in enumerate(calls)),
+        outcomes = [
+            (await session.add(item, now=at)).outcome.value for item in _offers(trace, reply, calls)
         ]
-        outcomes = [(await session.add(item, now=at)).outcome.value for item in offered]
         saved = await session.save(now=at)
-        return {"outcomes": dict(Counter(outcomes)), "version": saved.version}
+        detail = {"outcomes": dict(Counter(outcomes)), "version": saved.version, "again": True}
+        return None, detail
 
-    async def _consolidate(self, trace: TurnTrace, at: datetime) -> dict[str, object]:
-        key = SessionKey(
-            agent_id=trace.agent_id, user_id=trace.user_id, session_id=trace.session_id
-        )
-        report = await consolidate(self.stores, key, now=at, count_tokens=self.count_tokens)
-        return {"promoted": list(report.promoted_ids), "released": len(report.released)}
+    async def _consolidate(self, trace: TurnTrace, at: datetime) -> tuple[None, dict[str, object]]:
+        report = await consolidate(self.stores, _key(trace), now=at, count_tokens=self.count_tokens)
+        return None, {"promoted": list(report.promoted_ids), "released": len(report.released)}
 
     async def _extract_missing(self, trace: TurnTrace, calls: Sequence[ToolCall]) -> None:
         """On a retry: run the extraction a cancelled first call never scheduled.
@@ -387,8 +547,32 @@ class Extraction:
         )
 
 
+_NOTHING_DUE: dict[str, object] = {"promoted": [], "released": 0}
+
+
 def _tenant(trace: TurnTrace) -> Tenant:
     return Tenant(agent_id=trace.agent_id, user_id=trace.user_id)
+
+
+def _key(trace: TurnTrace) -> SessionKey:
+    return SessionKey(agent_id=trace.agent_id, user_id=trace.user_id, session_id=trace.session_id)
+
+
+def _offers(trace: TurnTrace, reply: str, calls: Sequence[ToolCall]) -> list[NewItem]:
+    """What the buffer is offered: the exchange, then each tool call's result."""
+    return [_exchange_item(trace, reply), *(_tool_item(trace, n, c) for n, c in enumerate(calls))]
+
+
+def _due(session: SessionBuffer, at: datetime) -> bool:
+    """True when consolidation at ``at`` would find work in ``session`` (no I/O)."""
+    config = session.buffer.config
+    return any(i.consolidating_into is not None or is_due(i, config, at) for i in session.items)
+
+
+def _captured(session: SessionBuffer) -> SessionState | None:
+    """The state ``session`` saved into its :class:`Preloaded` store (for the transaction)."""
+    store = session.store
+    return store.saved if isinstance(store, Preloaded) else None
 
 
 def _input_of(trace: TurnTrace) -> str:
@@ -403,7 +587,7 @@ def _input_of(trace: TurnTrace) -> str:
 def _with_steps(trace: TurnTrace, steps: Steps) -> TurnTrace:
     ending = trace.ending
     assert ending is not None
-    records = tuple(steps.records)
+    records = steps.records
     update = {
         "steps": records,
         "duration_ms": round(steps.elapsed_ms(), 3),

@@ -218,9 +218,9 @@ class Orchestrator:
         ``turn`` is the :class:`TurnResult` of :meth:`start_turn` or its turn
         id (then with ``agent_id`` and ``user_id``; a turn id that names no
         started turn of theirs is a :class:`~prefrontal.errors.NotFoundError`).
-        The messages, episodic items and the turn's ended trace are written
-        in one transaction where the backend has them; the rolling summary
-        and the session's buffer follow; an extractor runs in the background
+        The messages, episodic items, the rolling summary, the session's
+        buffer and the turn's ended trace are written in one transaction
+        where the backend has them; an extractor runs in the background
         while the orchestrator is entered. Idempotent: a second call for the
         same turn writes nothing and returns ``written=False``. A turn started
         after this returns sees all it wrote. See :mod:`prefrontal.orchestrator.end_turn`.

@@ -20,21 +20,63 @@ of its turn already has an ending, nothing is written and ``None`` is
 returned; otherwise the
 episodic items get the next positions of their thread (after the highest
 one held), each message's metadata its item's ``position``, and the
-exchange as written is returned.
+exchange as written is returned. Two optional records ride along in the
+same transaction, each conditional:
+
+- ``summary``: the tenant's new rolling summary, written only while the
+  stored one is still the one it was folded from (its ``through``); else it
+  is left out (``None`` in what is returned) and the caller folds again;
+- ``session``: the session's working-memory state, saved only while the
+  stored version is still ``session.version`` (the optimistic check of
+  :class:`~prefrontal.stores.working_memory.WorkingMemoryStore`); returned
+  with its new version, or ``None`` when another save came first.
+
+``stamp``, when given, turns the trace into the one written, inside the
+transaction, just before it is written (``end_turn`` records its steps' times
+there). :meth:`ExchangeWriter.prior` reads, in one read where the backend
+can, what the bookkeeping of an exchange needs before it is written: whether
+the turn ended (and its trace), the rolling summary, the messages about to
+leave the recent window, and the session's working-memory state.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from prefrontal.errors import ConflictError
 from prefrontal.retrieval.embedder import Embedder
-from prefrontal.stores.conversation import ConversationStore, ConversationTurn
+from prefrontal.stores.conversation import ConversationStore, ConversationSummary, ConversationTurn
 from prefrontal.stores.long_term import MemoryItem, MemoryStore
 from prefrontal.stores.memory_search import with_embeddings
 from prefrontal.stores.records import NonEmptyId, Record
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceStore
+from prefrontal.stores.working_memory import SessionKey, SessionState, WorkingMemoryStore
 from prefrontal.traces.models import TurnTrace
+
+Stamp = Callable[[TurnTrace], TurnTrace]
+
+
+class SummaryChange(Record):
+    """A new rolling summary, and the stored one it was folded from (``None``: there was none)."""
+
+    summary: ConversationSummary
+    replaces: ConversationSummary | None = None
+
+    def still_current(self, stored: ConversationSummary | None) -> bool:
+        """True when ``stored`` is the summary this change was folded from."""
+        if stored is None or self.replaces is None:
+            return stored is None and self.replaces is None
+        return stored.through == self.replaces.through
+
+    def through_matches(self, exists: bool, through: str | None) -> bool:
+        """:meth:`still_current` from a stored row's existence and ``through`` alone."""
+        if not exists or self.replaces is None:
+            return not exists and self.replaces is None
+        return through == self.replaces.through
 
 
 class Exchange(Record):
@@ -52,6 +94,10 @@ class Exchange(Record):
     ``None`` for history imported from elsewhere (no turn to mark): then
     only the records' ids make a second write harmless.
     """
+    summary: SummaryChange | None = None
+    """The rolling summary after this exchange, written if the stored one did not change."""
+    session: SessionState | None = None
+    """The session's working-memory state, saved if its stored version is ``session.version``."""
 
     def ended_mark(self) -> str | None:
         """The turn id whose ended trace marks this exchange as written, if any."""
@@ -74,12 +120,95 @@ class Exchange(Record):
         )
         return self.model_copy(update={"memories": memories, "messages": messages})
 
+    def stamped(self, stamp: Stamp | None) -> TurnTrace | None:
+        """The trace to write: ``stamp`` of the exchange's trace (the trace itself without one)."""
+        return self.trace if stamp is None or self.trace is None else stamp(self.trace)
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """What :meth:`ExchangeWriter.prior` is asked for, before one turn's exchange is written."""
+
+    tenant: Tenant
+    turn_id: str
+    session: SessionKey
+    fold: bool
+    """Read what the rolling summary's fold needs (else no summary and no messages)."""
+    window: int
+    """Phase 4's window: the newest ``window`` messages are shown, not folded."""
+    batch: int
+    """The fold looks at the newest ``window + batch`` messages."""
+    incoming: tuple[ConversationTurn, ...] = ()
+    """The exchange's messages, about to be written."""
+    trace: bool = False
+    """Read the stored trace in full (else only whether it ended)."""
+
+
+@dataclass(frozen=True)
+class Prior:
+    """What an exchange's bookkeeping reads before the exchange is written."""
+
+    ended: bool
+    """The stored trace of the turn has an ending: the turn was already written."""
+    trace: TurnTrace | None
+    """The stored trace, when it was asked for (or the turn ended) and exists."""
+    summary: ConversationSummary | None
+    leaving: tuple[ConversationTurn, ...]
+    """The messages the fold takes once the incoming ones are written (see :func:`leaving`)."""
+    session: SessionState | None
+
+
+Leaving = list[int | ConversationTurn]
+"""Stored messages by their index, incoming ones as themselves, oldest first."""
+
+
+def leaving(
+    stored: Sequence[tuple[str, datetime]],
+    incoming: Sequence[ConversationTurn],
+    *,
+    lookup: Lookup,
+    through: str | None,
+) -> Leaving:
+    """The messages leaving phase 4's window once ``incoming`` is written, that the summary
+    (which holds everything up to ``through``) does not hold yet.
+
+    ``stored`` are the ids and times of the tenant's newest stored messages,
+    oldest first. Ordered as the store orders them after the write (by time;
+    on a tie, what was written later comes later), of the newest
+    ``window + batch``, those older than the newest ``window`` that come after
+    ``through`` (all of them when ``through`` is not among them). Only the
+    stored messages chosen need to be read in full.
+    """
+    new_ids = {m.item_id for m in incoming}
+    merged: list[tuple[datetime, int, int, int | ConversationTurn]] = [
+        (at, 0, n, n) for n, (item_id, at) in enumerate(stored) if item_id not in new_ids
+    ]
+    merged += [(m.created_at, 1, n, m) for n, m in enumerate(incoming)]
+    merged.sort(key=lambda entry: entry[:3])
+    newest = merged[-(lookup.window + lookup.batch) :] if lookup.window + lookup.batch else []
+    older = [entry[3] for entry in newest[: max(len(newest) - lookup.window, 0)]]
+    ids = [stored[e][0] if isinstance(e, int) else e.item_id for e in older]
+    start = ids.index(through) + 1 if through is not None and through in ids else 0
+    return older[start:]
+
+
+def chosen(
+    found: Leaving, parse: Callable[[int], ConversationTurn | None]
+) -> tuple[ConversationTurn, ...]:
+    """``found`` as messages: each stored one read by ``parse`` (``None``: unreadable, left out)."""
+    turns = (parse(e) if isinstance(e, int) else e for e in found)
+    return tuple(t for t in turns if t is not None)
+
 
 @runtime_checkable
 class ExchangeWriter(Protocol):
     """Writes an :class:`Exchange` (see the module's contract)."""
 
-    async def write(self, exchange: Exchange) -> Exchange | None:
+    async def prior(self, lookup: Lookup) -> Prior:
+        """What the exchange's bookkeeping reads first (see the module)."""
+        ...
+
+    async def write(self, exchange: Exchange, stamp: Stamp | None = None) -> Exchange | None:
         """Write ``exchange``; ``None`` (and nothing written) when the turn had already ended."""
         ...
 
@@ -96,16 +225,25 @@ class ExchangeStores(Protocol):
     @property
     def traces(self) -> TraceStore: ...
 
+    @property
+    def working_memory(self) -> WorkingMemoryStore: ...
+
 
 def exchange_writer(stores: ExchangeStores) -> ExchangeWriter:
     """The writer for ``stores``: one transaction where the backend has it, ordered writes else."""
     # Looked up on the class: a wrapper (a test double) that forwards attributes must
     # not hand out the wrapped store's writer, which would go around the wrapper.
     offer = getattr(type(stores.conversation), "exchange_writer", None)
-    writer = offer(stores.conversation, stores.episodic, stores.traces) if offer else None
+    writer = (
+        offer(stores.conversation, stores.episodic, stores.traces, stores.working_memory)
+        if offer
+        else None
+    )
     if isinstance(writer, ExchangeWriter):
         return writer
-    return OrderedExchangeWriter(stores.conversation, stores.episodic, stores.traces)
+    return OrderedExchangeWriter(
+        stores.conversation, stores.episodic, stores.traces, stores.working_memory
+    )
 
 
 def last_position(messages: list[ConversationTurn]) -> int:
@@ -114,19 +252,59 @@ def last_position(messages: list[ConversationTurn]) -> int:
     return max((p for p in found if isinstance(p, int)), default=-1)
 
 
+async def save_session(
+    store: WorkingMemoryStore, state: SessionState | None
+) -> SessionState | None:
+    """``store.save(state)``; ``None`` when there is nothing to save or another save came first."""
+    if state is None:
+        return None
+    try:
+        return await store.save(state)
+    except ConflictError:
+        return None
+
+
 class OrderedExchangeWriter:
-    """Episodic items, then messages, then the trace, each through its store's own API.
+    """Episodic items, then messages, summary, session, then the trace, each through its store.
 
     Positions continue from the session's latest message. Atomic on stores
     that never suspend; idempotent (same ids) everywhere.
     """
 
     def __init__(
-        self, conversation: ConversationStore, episodic: MemoryStore, traces: TraceStore
+        self,
+        conversation: ConversationStore,
+        episodic: MemoryStore,
+        traces: TraceStore,
+        working_memory: WorkingMemoryStore,
     ) -> None:
         self.conversation, self.episodic, self.traces = conversation, episodic, traces
+        self.working_memory = working_memory
 
-    async def write(self, exchange: Exchange) -> Exchange | None:
+    async def prior(self, lookup: Lookup) -> Prior:
+        stored = await self.traces.get(lookup.tenant, lookup.turn_id)
+        ended = stored is not None and stored.ending is not None
+        summary, gone = None, tuple[ConversationTurn, ...]()
+        if lookup.fold:
+            summary = await self.conversation.get_summary(lookup.tenant)
+            limit = lookup.window + lookup.batch
+            messages = await self.conversation.recent(lookup.tenant, limit=limit)
+            found = leaving(
+                [(m.item_id, m.created_at) for m in messages],
+                lookup.incoming,
+                lookup=lookup,
+                through=summary.through if summary else None,
+            )
+            gone = chosen(found, lambda n: messages[n])
+        return Prior(
+            ended=ended,
+            trace=stored if lookup.trace or ended else None,
+            summary=summary,
+            leaving=gone,
+            session=await self.working_memory.load(lookup.session),
+        )
+
+    async def write(self, exchange: Exchange, stamp: Stamp | None = None) -> Exchange | None:
         ready = await with_embeddings(list(exchange.memories), _embedder(self.episodic))
         tenant, turn_id = exchange.tenant, exchange.ended_mark()
         stored = None if turn_id is None else await self.traces.get(tenant, turn_id)
@@ -139,9 +317,24 @@ class OrderedExchangeWriter:
         await self.episodic.put_many(list(placed.memories))
         for message in placed.messages:
             await self.conversation.append(message)
-        if placed.trace is not None:
-            await self.traces.put(placed.trace)
-        return placed
+        summary = await self._summary(placed.summary)
+        session = await save_session(self.working_memory, placed.session)
+        trace = placed.stamped(stamp)
+        if trace is not None:
+            await self.traces.put(trace)
+        return placed.model_copy(update={"summary": summary, "session": session, "trace": trace})
+
+    async def _summary(self, change: SummaryChange | None) -> SummaryChange | None:
+        if change is None:
+            return None
+        if not change.still_current(await self.conversation.get_summary(_tenant(change))):
+            return None
+        await self.conversation.put_summary(change.summary)
+        return change
+
+
+def _tenant(change: SummaryChange) -> Tenant:
+    return Tenant(agent_id=change.summary.agent_id, user_id=change.summary.user_id)
 
 
 def _embedder(store: MemoryStore) -> Embedder | None:

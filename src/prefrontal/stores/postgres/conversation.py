@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
+from prefrontal.stores.exchange import Lookup, SummaryChange, chosen, leaving
 from prefrontal.stores.postgres.database import (
     VISIBLE,
     Connection,
@@ -14,6 +17,7 @@ from prefrontal.stores.postgres.exchange import PostgresExchangeWriter
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.stores.postgres.traces import PostgresTraceStore
 from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.working_memory import WorkingMemoryStore
 
 _STORE = "conversation"
 
@@ -26,10 +30,36 @@ ON CONFLICT (agent_id, item_id, user_id) DO UPDATE SET
 """
 
 _RECENT = f"""
-SELECT body FROM conversation_turns
+SELECT item_id, created_at, body FROM conversation_turns
 WHERE {VISIBLE} AND ($3::text IS NULL OR session_id = $3)
 ORDER BY created_at DESC, seq DESC LIMIT $4
 """
+
+
+_SUMMARY = "SELECT body FROM conversation_summaries WHERE agent_id = $1 AND user_id = $2"
+_PUT_SUMMARY = (
+    "INSERT INTO conversation_summaries (agent_id, user_id, body) VALUES ($1, $2, $3)"
+    " ON CONFLICT (agent_id, user_id) DO UPDATE SET body = excluded.body"
+)
+
+
+async def summary_in(connection: Connection, tenant: Tenant) -> ConversationSummary | None:
+    """The tenant's rolling summary, read inside the caller's transaction."""
+    body = await connection.fetchval(_SUMMARY, tenant.agent_id, tenant.user_id)
+    return (
+        None
+        if body is None
+        else read_one(body, ConversationSummary.model_validate_json, store=_STORE)
+    )
+
+
+async def recent_rows(
+    connection: Connection, tenant: Tenant, limit: int, session_id: str | None = None
+) -> list[tuple[str, datetime, str]]:
+    """``(item_id, created_at, body)`` of the newest ``limit`` turns visible to ``tenant``,
+    oldest first."""
+    rows = await connection.fetch(_RECENT, tenant.agent_id, tenant.user_id, session_id, limit)
+    return [(r[0], r[1], r[2]) for r in reversed(rows)]
 
 
 def _row(turn: ConversationTurn) -> tuple[object, ...]:
@@ -55,16 +85,63 @@ class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
     async def append(self, turn: ConversationTurn) -> None:
         await self.database.execute(_APPEND, *_row(turn), store=_STORE)
 
-    def exchange_writer(self, episodic: object, traces: object) -> PostgresExchangeWriter | None:
+    def exchange_writer(
+        self, episodic: object, traces: object, working_memory: WorkingMemoryStore
+    ) -> PostgresExchangeWriter | None:
         """A writer of whole exchanges in one transaction, when ``episodic`` and ``traces``
-        are PostgreSQL stores on this store's database (``None`` otherwise)."""
+        are PostgreSQL stores on this store's database (``None`` otherwise). The
+        working-memory state is saved in the same transaction when its store is
+        on the database too, after it otherwise."""
         if not isinstance(episodic, PostgresMemoryStore):
             return None
         if not isinstance(traces, PostgresTraceStore):
             return None
         if episodic.database is not self.database or traces.database is not self.database:
             return None
-        return PostgresExchangeWriter(self.database, append_in, episodic, traces)
+        return PostgresExchangeWriter(self, episodic, traces, working_memory)
+
+    async def append_in(self, connection: Connection, turn: ConversationTurn) -> None:
+        """Add or replace ``turn`` inside the caller's transaction."""
+        await append_in(connection, turn)
+
+    async def leaving_in(
+        self, connection: Connection, lookup: Lookup
+    ) -> tuple[ConversationSummary | None, tuple[ConversationTurn, ...]]:
+        """The summary and the messages leaving the window (see
+        :func:`~prefrontal.stores.exchange.leaving`); only those stored are parsed."""
+        summary = await summary_in(connection, lookup.tenant)
+        rows = await recent_rows(connection, lookup.tenant, lookup.window + lookup.batch)
+        found = leaving(
+            [(item_id, at) for item_id, at, _ in rows],
+            lookup.incoming,
+            lookup=lookup,
+            through=summary.through if summary else None,
+        )
+
+        def parse(n: int) -> ConversationTurn | None:
+            read = readable([rows[n][2]], ConversationTurn.model_validate_json, store=_STORE)
+            return read[0] if read else None
+
+        return summary, chosen(found, parse)
+
+    async def replace_summary_in(self, connection: Connection, change: SummaryChange) -> bool:
+        """Write ``change.summary`` if the stored summary is the one it replaces (in a transaction).
+
+        The stored row is locked until the commit, so two replacements never both succeed.
+        """
+        row = await connection.fetchrow(
+            "SELECT (body::jsonb)->>'through' FROM conversation_summaries"
+            " WHERE agent_id = $1 AND user_id = $2 FOR UPDATE",
+            change.summary.agent_id,
+            change.summary.user_id,
+        )
+        if not change.through_matches(row is not None, None if row is None else row[0]):
+            return False
+        summary = change.summary
+        await connection.execute(
+            _PUT_SUMMARY, summary.agent_id, summary.user_id, dump(summary, store=_STORE)
+        )
+        return True
 
     async def recent(
         self, tenant: Tenant, *, limit: int, session_id: str | None = None
@@ -73,39 +150,19 @@ class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
             return []
 
         async def run(connection: Connection) -> list[ConversationTurn]:
-            rows = await connection.fetch(
-                _RECENT, tenant.agent_id, tenant.user_id, session_id, limit
-            )
-            bodies = (r[0] for r in reversed(rows))
+            rows = await recent_rows(connection, tenant, limit, session_id)
+            bodies = (body for _, _, body in rows)
             return readable(bodies, ConversationTurn.model_validate_json, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 
     async def get_summary(self, tenant: Tenant) -> ConversationSummary | None:
-        async def run(connection: Connection) -> ConversationSummary | None:
-            body = await connection.fetchval(
-                "SELECT body FROM conversation_summaries WHERE agent_id = $1 AND user_id = $2",
-                tenant.agent_id,
-                tenant.user_id,
-            )
-            return (
-                None
-                if body is None
-                else read_one(body, ConversationSummary.model_validate_json, store=_STORE)
-            )
-
-        return await self.database.read(run, store=_STORE)
+        return await self.database.read(lambda c: summary_in(c, tenant), store=_STORE)
 
     async def put_summary(self, summary: ConversationSummary) -> None:
         body = dump(summary, store=_STORE)
-
         await self.database.execute(
-            "INSERT INTO conversation_summaries (agent_id, user_id, body) VALUES ($1, $2, $3)"
-            " ON CONFLICT (agent_id, user_id) DO UPDATE SET body = excluded.body",
-            summary.agent_id,
-            summary.user_id,
-            body,
-            store=_STORE,
+            _PUT_SUMMARY, summary.agent_id, summary.user_id, body, store=_STORE
         )
 
     async def erase(self, tenant: Tenant) -> int:

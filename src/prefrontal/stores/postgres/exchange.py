@@ -1,17 +1,35 @@
-"""PostgreSQL exchange writer: messages, episodic items and the ended trace in one transaction."""
+"""PostgreSQL exchange writer: an exchange, its summary, buffer and trace in one transaction."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from typing import Protocol
 
-from prefrontal.stores.conversation import ConversationTurn
-from prefrontal.stores.exchange import Exchange
+from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
+from prefrontal.stores.exchange import Exchange, Lookup, Prior, Stamp, SummaryChange, save_session
 from prefrontal.stores.memory_search import with_embeddings
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.stores.postgres.traces import PostgresTraceStore
+from prefrontal.stores.postgres.working_memory import (
+    PostgresWorkingMemoryStore,
+    load_in,
+    save_in,
+)
+from prefrontal.stores.working_memory import WorkingMemoryStore
 
-Append = Callable[[Connection, ConversationTurn], Awaitable[None]]
+
+class ConversationSql(Protocol):
+    """What the writer asks of the PostgreSQL conversation store, inside its transactions."""
+
+    database: PostgresDatabase
+
+    async def append_in(self, connection: Connection, turn: ConversationTurn) -> None: ...
+
+    async def leaving_in(
+        self, connection: Connection, lookup: Lookup
+    ) -> tuple[ConversationSummary | None, tuple[ConversationTurn, ...]]: ...
+
+    async def replace_summary_in(self, connection: Connection, change: SummaryChange) -> bool: ...
 
 
 class PostgresExchangeWriter:
@@ -20,22 +38,53 @@ class PostgresExchangeWriter:
     The turn's trace row is locked (``FOR UPDATE``) before it is checked, so
     a concurrent retry waits and then finds the ending; the thread's
     positions are taken under an advisory lock on the thread. Cancelled
-    before the commit, the transaction rolls back: nothing is written.
+    before the commit, the transaction rolls back: nothing is written. The
+    working-memory state is saved in that transaction (one conditional
+    statement) when its store shares the database, after the commit
+    otherwise. :meth:`prior` is one read-only transaction.
     """
 
     def __init__(
         self,
-        database: PostgresDatabase,
-        append: Append,
+        conversation: ConversationSql,
         episodic: PostgresMemoryStore,
         traces: PostgresTraceStore,
+        working_memory: WorkingMemoryStore,
     ) -> None:
-        self.database, self.append = database, append
-        self.episodic, self.traces = episodic, traces
+        self.conversation, self.database = conversation, conversation.database
+        self.episodic, self.traces, self.working_memory = episodic, traces, working_memory
+        self.shared = (
+            isinstance(working_memory, PostgresWorkingMemoryStore)
+            and working_memory.database is self.database
+        )
 
-    async def write(self, exchange: Exchange) -> Exchange | None:
+    async def prior(self, lookup: Lookup) -> Prior:
+        async def run(connection: Connection) -> Prior:
+            trace = await self.traces.get_in(connection, lookup.tenant, lookup.turn_id)
+            ended = trace is not None and trace.ending is not None
+            summary, gone = None, tuple[ConversationTurn, ...]()
+            if lookup.fold:
+                summary, gone = await self.conversation.leaving_in(connection, lookup)
+            session = await load_in(connection, lookup.session) if self.shared else None
+            return Prior(ended=ended, trace=trace, summary=summary, leaving=gone, session=session)
+
+        prior = await self.database.read(run, store="conversation")
+        if self.shared:
+            return prior
+        session = await self.working_memory.load(lookup.session)
+        return Prior(
+            ended=prior.ended,
+            trace=prior.trace,
+            summary=prior.summary,
+            leaving=prior.leaving,
+            session=session,
+        )
+
+    async def write(self, exchange: Exchange, stamp: Stamp | None = None) -> Exchange | None:
         ready = await with_embeddings(list(exchange.memories), self.episodic.embedder)
         embedded = exchange.model_copy(update={"memories": tuple(ready)})
+        if not self.shared:
+            embedded = embedded.model_copy(update={"session": None})
 
         async def run(connection: Connection) -> Exchange | None:
             tenant, turn_id = exchange.tenant, exchange.ended_mark()
@@ -45,9 +94,22 @@ class PostgresExchangeWriter:
             placed = embedded.placed(last + 1)
             await self.episodic.put_in(connection, placed.memories)
             for message in placed.messages:
-                await self.append(connection, message)
-            if placed.trace is not None:
-                await self.traces.put_in(connection, placed.trace)
-            return placed
+                await self.conversation.append_in(connection, message)
+            change = placed.summary
+            if change is not None and not await self.conversation.replace_summary_in(
+                connection, change
+            ):
+                change = None
+            session = None
+            if placed.session is not None:
+                session = await save_in(connection, placed.session)
+            trace = placed.stamped(stamp)
+            if trace is not None:
+                await self.traces.put_in(connection, trace)
+            return placed.model_copy(update={"summary": change, "session": session, "trace": trace})
 
-        return await self.database.write(run, store="conversation")
+        written = await self.database.write(run, store="conversation")
+        if written is None or self.shared:
+            return written
+        saved = await save_session(self.working_memory, exchange.session)
+        return written.model_copy(update={"session": saved})

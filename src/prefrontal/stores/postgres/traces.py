@@ -63,24 +63,24 @@ class PostgresTraceStore(SharesDatabase[PostgresDatabase]):
         )
         return body is not None and TurnTrace.model_validate_json(body).ending is not None
 
+    async def get_in(
+        self, connection: Connection, tenant: Tenant, turn_id: str
+    ) -> TurnTrace | None:
+        """The tenant's trace of ``turn_id``, read inside the caller's transaction."""
+        if not storable(turn_id):
+            return None
+        body = await connection.fetchval(
+            "SELECT body FROM traces WHERE turn_id = $1 AND agent_id = $2 AND user_id = $3",
+            turn_id,
+            tenant.agent_id,
+            tenant.user_id,
+        )
+        return None if body is None else read_one(body, TurnTrace.model_validate_json, store=_STORE)
+
     async def get(self, tenant: Tenant, turn_id: str) -> TurnTrace | None:
         if not storable(turn_id):
             return None
-
-        async def run(connection: Connection) -> TurnTrace | None:
-            body = await connection.fetchval(
-                "SELECT body FROM traces WHERE turn_id = $1 AND agent_id = $2 AND user_id = $3",
-                turn_id,
-                tenant.agent_id,
-                tenant.user_id,
-            )
-            return (
-                None
-                if body is None
-                else read_one(body, TurnTrace.model_validate_json, store=_STORE)
-            )
-
-        return await self.database.read(run, store=_STORE)
+        return await self.database.read(lambda c: self.get_in(c, tenant, turn_id), store=_STORE)
 
     async def list(self, query: TraceQuery) -> list[TurnTrace]:
         sql, params = _select(query)

@@ -35,32 +35,37 @@ RETURNING version
 """
 
 
+async def load_in(connection: Connection, key: SessionKey) -> SessionState | None:
+    """The saved state of ``key``, read inside the caller's transaction."""
+    body = await connection.fetchval(f"SELECT body FROM wm_sessions WHERE {_KEY}", *_key(key))
+    return None if body is None else read_one(body, SessionState.model_validate_json, store=_STORE)
+
+
+async def save_in(connection: Connection, state: SessionState) -> SessionState | None:
+    """Save ``state`` inside the caller's transaction if its version is the stored one.
+
+    One conditional statement; returns the state with its new version, or
+    ``None`` (nothing written) when another save came first.
+    """
+    saved = state.model_copy(update={"version": state.version + 1})
+    row = (*_key(state.key), saved.version, saved.updated_at, dump(saved, store=_STORE))
+    if state.version == 0:
+        written = await connection.fetchval(_CREATE, *row)
+    else:
+        written = await connection.fetchval(_UPDATE, *row, state.version)
+    return None if written is None else saved
+
+
 class PostgresWorkingMemoryStore(SharesDatabase[PostgresDatabase]):
     """States in ``wm_sessions``; the version check and the write are one statement."""
 
     async def load(self, key: SessionKey) -> SessionState | None:
-        async def run(connection: Connection) -> SessionState | None:
-            body = await connection.fetchval(
-                f"SELECT body FROM wm_sessions WHERE {_KEY}", *_key(key)
-            )
-            return (
-                None
-                if body is None
-                else read_one(body, SessionState.model_validate_json, store=_STORE)
-            )
-
-        return await self.database.read(run, store=_STORE)
+        return await self.database.read(lambda c: load_in(c, key), store=_STORE)
 
     async def save(self, state: SessionState) -> SessionState:
-        saved = state.model_copy(update={"version": state.version + 1})
-        row = (*_key(state.key), saved.version, saved.updated_at, dump(saved, store=_STORE))
-
         async def run(connection: Connection) -> SessionState:
-            if state.version == 0:
-                written = await connection.fetchval(_CREATE, *row)
-            else:
-                written = await connection.fetchval(_UPDATE, *row, state.version)
-            if written is None:
+            saved = await save_in(connection, state)
+            if saved is None:
                 stored = await connection.fetchval(
                     f"SELECT version FROM wm_sessions WHERE {_KEY}", *_key(state.key)
                 )

@@ -7,11 +7,13 @@ from typing import Any
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
-from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, to_us
+from prefrontal.stores.exchange import Lookup, SummaryChange, chosen, leaving
+from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, from_us, to_us
 from prefrontal.stores.sqlite.exchange import SqliteExchangeWriter
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.stores.sqlite.traces import SqliteTraceStore
 from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.working_memory import WorkingMemoryStore
 
 _STORE = "conversation"
 
@@ -22,6 +24,17 @@ ON CONFLICT (agent_id, item_id, user_id) DO UPDATE SET
     scope = excluded.scope, session_id = excluded.session_id,
     created_at = excluded.created_at, body = excluded.body
 """
+
+
+_RECENT = (
+    f"SELECT item_id, created_at, body FROM conversation_turns WHERE {VISIBLE}"
+    " AND (:session IS NULL OR session_id = :session)"
+    " ORDER BY created_at DESC, seq DESC LIMIT :limit"
+)
+_SUMMARY = "SELECT body FROM conversation_summaries WHERE agent_id = ? AND user_id = ?"
+_PUT_SUMMARY = (
+    "INSERT OR REPLACE INTO conversation_summaries (agent_id, user_id, body) VALUES (?, ?, ?)"
+)
 
 
 def append_in(connection: sqlite3.Connection, turn: ConversationTurn) -> None:
@@ -38,65 +51,104 @@ def append_in(connection: sqlite3.Connection, turn: ConversationTurn) -> None:
     connection.execute(_APPEND, row)
 
 
+def summary_in(connection: sqlite3.Connection, tenant: Tenant) -> ConversationSummary | None:
+    """The tenant's rolling summary, read inside the caller's transaction."""
+    row = connection.execute(_SUMMARY, (tenant.agent_id, tenant.user_id)).fetchone()
+    return (
+        None
+        if row is None
+        else read_one(row[0], ConversationSummary.model_validate_json, store=_STORE)
+    )
+
+
+def put_summary_in(connection: sqlite3.Connection, summary: ConversationSummary) -> None:
+    """Write ``summary`` inside the caller's transaction."""
+    row = (summary.agent_id, summary.user_id, dump(summary, store=_STORE))
+    connection.execute(_PUT_SUMMARY, row)
+
+
+def recent_rows(
+    connection: sqlite3.Connection, tenant: Tenant, limit: int, session_id: str | None = None
+) -> list[tuple[str, int, str]]:
+    """``(item_id, created_at, body)`` of the newest ``limit`` turns visible to ``tenant``,
+    oldest first."""
+    params: dict[str, Any] = {"agent": tenant.agent_id, "user": tenant.user_id}
+    params |= {"session": session_id, "limit": limit}
+    return list(reversed(connection.execute(_RECENT, params).fetchall()))
+
+
 class SqliteConversationStore(SharesDatabase[Database]):
     """Turns in ``conversation_turns``; a replaced turn keeps its place (``seq``)."""
 
     async def append(self, turn: ConversationTurn) -> None:
         await self.database.write(lambda c: append_in(c, turn), store=_STORE)
 
-    def exchange_writer(self, episodic: object, traces: object) -> SqliteExchangeWriter | None:
+    def exchange_writer(
+        self, episodic: object, traces: object, working_memory: WorkingMemoryStore
+    ) -> SqliteExchangeWriter | None:
         """A writer of whole exchanges in one transaction, when ``episodic`` and ``traces``
-        are SQLite stores on this store's database (``None`` otherwise)."""
+        are SQLite stores on this store's database (``None`` otherwise). The
+        working-memory state is saved in the same transaction when its store is
+        on the database too, after it otherwise."""
         if not isinstance(episodic, SqliteMemoryStore) or not isinstance(traces, SqliteTraceStore):
             return None
         if episodic.database is not self.database or traces.database is not self.database:
             return None
-        return SqliteExchangeWriter(self.database, append_in, episodic, traces)
+        return SqliteExchangeWriter(self, episodic, traces, working_memory)
+
+    def append_in(self, connection: sqlite3.Connection, turn: ConversationTurn) -> None:
+        """Add or replace ``turn`` inside the caller's transaction."""
+        append_in(connection, turn)
+
+    def leaving_in(
+        self, connection: sqlite3.Connection, lookup: Lookup
+    ) -> tuple[ConversationSummary | None, tuple[ConversationTurn, ...]]:
+        """The summary and the messages leaving the window (see
+        :func:`~prefrontal.stores.exchange.leaving`); only those stored are parsed."""
+        summary = summary_in(connection, lookup.tenant)
+        rows = recent_rows(connection, lookup.tenant, lookup.window + lookup.batch)
+        found = leaving(
+            [(item_id, from_us(at)) for item_id, at, _ in rows],
+            lookup.incoming,
+            lookup=lookup,
+            through=summary.through if summary else None,
+        )
+
+        def parse(n: int) -> ConversationTurn | None:
+            read = readable([rows[n][2]], ConversationTurn.model_validate_json, store=_STORE)
+            return read[0] if read else None
+
+        return summary, chosen(found, parse)
+
+    def replace_summary_in(self, connection: sqlite3.Connection, change: SummaryChange) -> bool:
+        """Write ``change.summary`` if the stored summary is the one it replaces."""
+        row = connection.execute(
+            "SELECT json_extract(body, '$.through') FROM conversation_summaries"
+            " WHERE agent_id = ? AND user_id = ?",
+            (change.summary.agent_id, change.summary.user_id),
+        ).fetchone()
+        if not change.through_matches(row is not None, None if row is None else row[0]):
+            return False
+        put_summary_in(connection, change.summary)
+        return True
 
     async def recent(
         self, tenant: Tenant, *, limit: int, session_id: str | None = None
     ) -> list[ConversationTurn]:
         if limit <= 0:
             return []
-        params: dict[str, Any] = {"agent": tenant.agent_id, "user": tenant.user_id}
-        params |= {"session": session_id, "limit": limit}
-        sql = (
-            f"SELECT body FROM conversation_turns WHERE {VISIBLE}"
-            " AND (:session IS NULL OR session_id = :session)"
-            " ORDER BY created_at DESC, seq DESC LIMIT :limit"
-        )
 
         def run(connection: sqlite3.Connection) -> list[ConversationTurn]:
-            rows = connection.execute(sql, params).fetchall()
-            bodies = (b for (b,) in reversed(rows))
+            bodies = (body for _, _, body in recent_rows(connection, tenant, limit, session_id))
             return readable(bodies, ConversationTurn.model_validate_json, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 
     async def get_summary(self, tenant: Tenant) -> ConversationSummary | None:
-        def run(connection: sqlite3.Connection) -> ConversationSummary | None:
-            row = connection.execute(
-                "SELECT body FROM conversation_summaries WHERE agent_id = ? AND user_id = ?",
-                (tenant.agent_id, tenant.user_id),
-            ).fetchone()
-            return (
-                None
-                if row is None
-                else read_one(row[0], ConversationSummary.model_validate_json, store=_STORE)
-            )
-
-        return await self.database.read(run, store=_STORE)
+        return await self.database.read(lambda c: summary_in(c, tenant), store=_STORE)
 
     async def put_summary(self, summary: ConversationSummary) -> None:
-        def run(connection: sqlite3.Connection) -> None:
-            row = (summary.agent_id, summary.user_id, dump(summary, store=_STORE))
-            connection.execute(
-                "INSERT OR REPLACE INTO conversation_summaries (agent_id, user_id, body)"
-                " VALUES (?, ?, ?)",
-                row,
-            )
-
-        await self.database.write(run, store=_STORE)
+        await self.database.write(lambda c: put_summary_in(c, summary), store=_STORE)
 
     async def erase(self, tenant: Tenant) -> int:
         def run(connection: sqlite3.Connection) -> int:

@@ -1,18 +1,33 @@
-"""SQLite exchange writer: messages, episodic items and the ended trace in one transaction."""
+"""SQLite exchange writer: an exchange, its summary, buffer and trace in one transaction."""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from typing import Protocol
 
-from prefrontal.stores.conversation import ConversationTurn
-from prefrontal.stores.exchange import Exchange
+from prefrontal.errors import ConflictError
+from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
+from prefrontal.stores.exchange import Exchange, Lookup, Prior, Stamp, SummaryChange, save_session
 from prefrontal.stores.memory_search import with_embeddings
 from prefrontal.stores.sqlite.database import Database
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.stores.sqlite.traces import SqliteTraceStore
+from prefrontal.stores.sqlite.working_memory import SqliteWorkingMemoryStore, load_in, save_in
+from prefrontal.stores.working_memory import SessionState, WorkingMemoryStore
 
-Append = Callable[[sqlite3.Connection, ConversationTurn], None]
+
+class ConversationSql(Protocol):
+    """What the writer asks of the SQLite conversation store, inside its transactions."""
+
+    database: Database
+
+    def append_in(self, connection: sqlite3.Connection, turn: ConversationTurn) -> None: ...
+
+    def leaving_in(
+        self, connection: sqlite3.Connection, lookup: Lookup
+    ) -> tuple[ConversationSummary | None, tuple[ConversationTurn, ...]]: ...
+
+    def replace_summary_in(self, connection: sqlite3.Connection, change: SummaryChange) -> bool: ...
 
 
 class SqliteExchangeWriter:
@@ -20,22 +35,59 @@ class SqliteExchangeWriter:
 
     The check that the turn has not ended, the thread's next position and
     every write happen under SQLite's single writer, so two calls never
-    interleave: a retry finds the ending and writes nothing.
+    interleave: a retry finds the ending and writes nothing. The
+    working-memory state is saved in that transaction when its store shares
+    the database, after the commit otherwise. :meth:`prior` is one read
+    transaction (the working-memory state, on another database, one more read).
     """
 
     def __init__(
         self,
-        database: Database,
-        append: Append,
+        conversation: ConversationSql,
         episodic: SqliteMemoryStore,
         traces: SqliteTraceStore,
+        working_memory: WorkingMemoryStore,
     ) -> None:
-        self.database, self.append = database, append
-        self.episodic, self.traces = episodic, traces
+        self.conversation, self.database = conversation, conversation.database
+        self.episodic, self.traces, self.working_memory = episodic, traces, working_memory
+        self.shared = (
+            isinstance(working_memory, SqliteWorkingMemoryStore)
+            and working_memory.database is self.database
+        )
 
-    async def write(self, exchange: Exchange) -> Exchange | None:
+    async def prior(self, lookup: Lookup) -> Prior:
+        def run(connection: sqlite3.Connection) -> Prior:
+            trace = None
+            if lookup.trace:
+                trace = self.traces.get_in(connection, lookup.tenant, lookup.turn_id)
+                ended = trace is not None and trace.ending is not None
+            else:
+                ended = self.traces.ended_in(connection, lookup.tenant, lookup.turn_id)
+                if ended:
+                    trace = self.traces.get_in(connection, lookup.tenant, lookup.turn_id)
+            summary, gone = None, tuple[ConversationTurn, ...]()
+            if lookup.fold:
+                summary, gone = self.conversation.leaving_in(connection, lookup)
+            session = load_in(connection, lookup.session) if self.shared else None
+            return Prior(ended=ended, trace=trace, summary=summary, leaving=gone, session=session)
+
+        prior = await self.database.read(run, store="conversation")
+        if self.shared:
+            return prior
+        session = await self.working_memory.load(lookup.session)
+        return Prior(
+            ended=prior.ended,
+            trace=prior.trace,
+            summary=prior.summary,
+            leaving=prior.leaving,
+            session=session,
+        )
+
+    async def write(self, exchange: Exchange, stamp: Stamp | None = None) -> Exchange | None:
         ready = await with_embeddings(list(exchange.memories), self.episodic.embedder)
         embedded = exchange.model_copy(update={"memories": tuple(ready)})
+        if not self.shared:
+            embedded = embedded.model_copy(update={"session": None})
 
         def run(connection: sqlite3.Connection) -> Exchange | None:
             tenant, turn_id = exchange.tenant, exchange.ended_mark()
@@ -45,9 +97,27 @@ class SqliteExchangeWriter:
             placed = embedded.placed(last + 1)
             self.episodic.put_in(connection, placed.memories)
             for message in placed.messages:
-                self.append(connection, message)
-            if placed.trace is not None:
-                self.traces.put_in(connection, placed.trace)
-            return placed
+                self.conversation.append_in(connection, message)
+            change = placed.summary
+            if change is not None and not self.conversation.replace_summary_in(connection, change):
+                change = None
+            session = _save_in(connection, placed.session)
+            trace = placed.stamped(stamp)
+            if trace is not None:
+                self.traces.put_in(connection, trace)
+            return placed.model_copy(update={"summary": change, "session": session, "trace": trace})
 
-        return await self.database.write(run, store="conversation")
+        written = await self.database.write(run, store="conversation")
+        if written is None or self.shared:
+            return written
+        saved = await save_session(self.working_memory, exchange.session)
+        return written.model_copy(update={"session": saved})
+
+
+def _save_in(connection: sqlite3.Connection, state: SessionState | None) -> SessionState | None:
+    if state is None:
+        return None
+    try:
+        return save_in(connection, state)
+    except ConflictError:
+        return None

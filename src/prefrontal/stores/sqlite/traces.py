@@ -48,23 +48,22 @@ class SqliteTraceStore(SharesDatabase[Database]):
         ).fetchone()
         return row is not None and bool(row[0])
 
-    async def get(self, tenant: Tenant, turn_id: str) -> TurnTrace | None:
+    def get_in(
+        self, connection: sqlite3.Connection, tenant: Tenant, turn_id: str
+    ) -> TurnTrace | None:
+        """The tenant's trace of ``turn_id``, read inside the caller's transaction."""
         if not encodable(turn_id):
             return None
-        params = (turn_id, tenant.agent_id, tenant.user_id)
+        row = connection.execute(
+            "SELECT body FROM traces WHERE turn_id = ? AND agent_id = ? AND user_id = ?",
+            (turn_id, tenant.agent_id, tenant.user_id),
+        ).fetchone()
+        return (
+            None if row is None else read_one(row[0], TurnTrace.model_validate_json, store=_STORE)
+        )
 
-        def run(connection: sqlite3.Connection) -> TurnTrace | None:
-            row = connection.execute(
-                "SELECT body FROM traces WHERE turn_id = ? AND agent_id = ? AND user_id = ?",
-                params,
-            ).fetchone()
-            return (
-                None
-                if row is None
-                else read_one(row[0], TurnTrace.model_validate_json, store=_STORE)
-            )
-
-        return await self.database.read(run, store=_STORE)
+    async def get(self, tenant: Tenant, turn_id: str) -> TurnTrace | None:
+        return await self.database.read(lambda c: self.get_in(c, tenant, turn_id), store=_STORE)
 
     async def list(self, query: TraceQuery) -> list[TurnTrace]:
         sql, params = _select(query)

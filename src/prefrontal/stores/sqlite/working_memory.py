@@ -15,45 +15,46 @@ _STORE = "working_memory"
 _KEY = "agent_id = ? AND user_id = ? AND session_id = ?"
 
 
+def load_in(connection: sqlite3.Connection, key: SessionKey) -> SessionState | None:
+    """The saved state of ``key``, read inside the caller's transaction."""
+    row = connection.execute(f"SELECT body FROM wm_sessions WHERE {_KEY}", _key(key)).fetchone()
+    return None if row is None else read_one(row[0], SessionState.model_validate_json, store=_STORE)
+
+
+def save_in(connection: sqlite3.Connection, state: SessionState) -> SessionState:
+    """Save ``state`` inside the caller's transaction if its version is the stored one.
+
+    Returns the state with its new version; raises :class:`ConflictError`
+    (having written nothing) when another save came first.
+    """
+    saved = state.model_copy(update={"version": state.version + 1})
+    body = dump(saved, store=_STORE)
+    row = connection.execute(
+        f"SELECT version FROM wm_sessions WHERE {_KEY}", _key(state.key)
+    ).fetchone()
+    stored = 0 if row is None else int(row[0])
+    if stored != state.version:
+        raise ConflictError(
+            f"session {state.key.session_id!r} is at version {stored}, "
+            f"not {state.version}: reload and retry",
+            store=_STORE,
+        )
+    connection.execute(
+        "INSERT OR REPLACE INTO wm_sessions (agent_id, user_id, session_id, version,"
+        " updated_at, body) VALUES (?, ?, ?, ?, ?, ?)",
+        (*_key(state.key), saved.version, to_us(saved.updated_at), body),
+    )
+    return saved
+
+
 class SqliteWorkingMemoryStore(SharesDatabase[Database]):
     """States in ``wm_sessions``; the version check and the write share one transaction."""
 
     async def load(self, key: SessionKey) -> SessionState | None:
-        def run(connection: sqlite3.Connection) -> SessionState | None:
-            row = connection.execute(
-                f"SELECT body FROM wm_sessions WHERE {_KEY}", _key(key)
-            ).fetchone()
-            return (
-                None
-                if row is None
-                else read_one(row[0], SessionState.model_validate_json, store=_STORE)
-            )
-
-        return await self.database.read(run, store=_STORE)
+        return await self.database.read(lambda c: load_in(c, key), store=_STORE)
 
     async def save(self, state: SessionState) -> SessionState:
-        saved = state.model_copy(update={"version": state.version + 1})
-
-        def run(connection: sqlite3.Connection) -> SessionState:
-            body = dump(saved, store=_STORE)
-            row = connection.execute(
-                f"SELECT version FROM wm_sessions WHERE {_KEY}", _key(state.key)
-            ).fetchone()
-            stored = 0 if row is None else int(row[0])
-            if stored != state.version:
-                raise ConflictError(
-                    f"session {state.key.session_id!r} is at version {stored}, "
-                    f"not {state.version}: reload and retry",
-                    store=_STORE,
-                )
-            connection.execute(
-                "INSERT OR REPLACE INTO wm_sessions (agent_id, user_id, session_id, version,"
-                " updated_at, body) VALUES (?, ?, ?, ?, ?, ?)",
-                (*_key(state.key), saved.version, to_us(saved.updated_at), body),
-            )
-            return saved
-
-        return await self.database.write(run, store=_STORE)
+        return await self.database.write(lambda c: save_in(c, state), store=_STORE)
 
     async def recent_sessions(
         self, tenant: Tenant, *, since: datetime, limit: int
