@@ -42,13 +42,6 @@ from prefrontal.errors import (
     TransientStoreError,
 )
 from prefrontal.stores.durable import encodable
-from prefrontal.stores.sqlite.group_commit import (
-    LOCK_PAUSE_S,
-    Batch,
-    GroupCommit,
-    Write,
-    run_batch,
-)
 from prefrontal.stores.sqlite.migrations import migrate
 from prefrontal.stores.tenancy import Tenant
 
@@ -82,6 +75,8 @@ def from_us_or_none(value: int | None) -> datetime | None:
 
 LOCK_SLICE_MS = 20
 """How long SQLite itself waits for a lock before the wait returns to the event loop."""
+LOCK_PAUSE_S = 0.002
+"""The pause between two slices, where a deadline or a cancellation can end the wait."""
 
 
 class Database:
@@ -113,7 +108,6 @@ class Database:
         self._synchronous = synchronous
         self._readers = anyio.CapacityLimiter(pool_size)
         self._writers = anyio.CapacityLimiter(1)
-        self._group = GroupCommit()
         self._open_lock = anyio.Lock()
         self._idle: list[sqlite3.Connection] = []
         self._idle_lock = threading.Lock()
@@ -130,32 +124,10 @@ class Database:
         return await self._waiting_for_locks(call, self._readers)
 
     async def write(self, fn: Callable[[sqlite3.Connection], T], *, store: str) -> T:
-        """Run ``fn(connection)`` in a write transaction; committed when this returns.
-
-        Writes that queue while another commits share the next transaction,
-        each in a savepoint of its own (:mod:`.group_commit`): all or nothing
-        per write, one fsync per batch.
-        """
+        """Run ``fn(connection)`` in one write transaction; committed when this returns."""
         await self._ensure_open(store)
-        return await self._group.write(Write(fn, store), self._run_batch)
-
-    async def _run_batch(self, batch: Batch, started: float) -> bool:
-        """One try at ``batch`` in the writer's thread; False to wait and try again."""
-        try:
-            if self._writer is None:
-                raise StoreError(f"{self!r} is closed", store=batch[0].store)
-            call = partial(run_batch, self._writer, batch, _guarded)
-            await anyio.to_thread.run_sync(call, limiter=self._writers)
-        except TransientStoreError as error:
-            if anyio.current_time() - started < self._busy_timeout_ms / 1_000:
-                return False
-            for write in batch:
-                write.fail(error)
-        except Exception as error:
-            for write in batch:
-                if write.error is None:
-                    write.fail(error)
-        return True
+        call = partial(self._run_write, fn, store)
+        return await self._waiting_for_locks(call, self._writers)
 
     async def _waiting_for_locks(self, call: Callable[[], T], limiter: anyio.CapacityLimiter) -> T:
         """``call()`` in a worker thread, tried again while another connection holds the lock.
@@ -235,6 +207,11 @@ class Database:
                     connection.close()
                 else:
                     self._idle.append(connection)
+
+    def _run_write(self, fn: Callable[[sqlite3.Connection], T], store: str) -> T:
+        if self._writer is None:
+            raise StoreError(f"{self!r} is closed", store=store)
+        return _guarded(partial(_in_transaction, self._writer, "BEGIN IMMEDIATE", fn), store)
 
     def _checkout(self, store: str) -> sqlite3.Connection:
         with self._idle_lock:
