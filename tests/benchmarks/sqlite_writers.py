@@ -1,9 +1,9 @@
 """Concurrent writers on one SQLite file: writes per second, for comparing checkouts.
 
 Run ``python -m tests.benchmarks.sqlite_writers --writers 32 --each 20``, and
-the same with ``PYTHONPATH=<other checkout>/src`` to compare group commit
-with one transaction per write in one sitting (ratios, not absolute times,
-are what survive a busy machine).
+the same with ``PYTHONPATH=<other checkout>/src`` to compare two ways of
+writing in one sitting (ratios, not absolute times, are what survive a busy
+machine).
 """
 
 from __future__ import annotations
