@@ -42,7 +42,7 @@ leave the recent window, and the session's working-memory state.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -156,6 +156,30 @@ class Prior:
     leaving: tuple[ConversationTurn, ...]
     """The messages the fold takes once the incoming ones are written (see :func:`leaving`)."""
     session: SessionState | None
+
+
+async def with_stored_session(prior: Prior, store: WorkingMemoryStore, key: SessionKey) -> Prior:
+    """``prior`` with the session as ``store`` holds it.
+
+    For a backend whose working memory is not in the exchange's database,
+    so the session could not be read in the exchange's read transaction.
+    """
+    return replace(prior, session=await store.load(key))
+
+
+async def ready_to_write(
+    exchange: Exchange, embedder: Embedder | None, *, with_session: bool
+) -> Exchange:
+    """``exchange`` with its memories embedded, and its session only when ``with_session``.
+
+    ``with_session`` is true when the backend writes the session in the
+    exchange's own transaction; otherwise the session is saved apart.
+    """
+    ready = tuple(await with_embeddings(list(exchange.memories), embedder))
+    update: dict[str, object] = {"memories": ready}
+    if not with_session:
+        update["session"] = None
+    return exchange.model_copy(update=update)
 
 
 Leaving = list[int | ConversationTurn]

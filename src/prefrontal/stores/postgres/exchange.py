@@ -5,8 +5,16 @@ from __future__ import annotations
 from typing import Protocol
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
-from prefrontal.stores.exchange import Exchange, Lookup, Prior, Stamp, SummaryChange, save_session
-from prefrontal.stores.memory_search import with_embeddings
+from prefrontal.stores.exchange import (
+    Exchange,
+    Lookup,
+    Prior,
+    Stamp,
+    SummaryChange,
+    ready_to_write,
+    save_session,
+    with_stored_session,
+)
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.stores.postgres.traces import PostgresTraceStore
@@ -71,20 +79,10 @@ class PostgresExchangeWriter:
         prior = await self.database.read(run, store="conversation")
         if self.shared:
             return prior
-        session = await self.working_memory.load(lookup.session)
-        return Prior(
-            ended=prior.ended,
-            trace=prior.trace,
-            summary=prior.summary,
-            leaving=prior.leaving,
-            session=session,
-        )
+        return await with_stored_session(prior, self.working_memory, lookup.session)
 
     async def write(self, exchange: Exchange, stamp: Stamp | None = None) -> Exchange | None:
-        ready = await with_embeddings(list(exchange.memories), self.episodic.embedder)
-        embedded = exchange.model_copy(update={"memories": tuple(ready)})
-        if not self.shared:
-            embedded = embedded.model_copy(update={"session": None})
+        embedded = await ready_to_write(exchange, self.episodic.embedder, with_session=self.shared)
 
         async def run(connection: Connection) -> Exchange | None:
             tenant, turn_id = exchange.tenant, exchange.ended_mark()
