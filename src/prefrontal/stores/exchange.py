@@ -49,6 +49,7 @@ from typing import Protocol, runtime_checkable
 from prefrontal.errors import ConflictError
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.stores.conversation import ConversationStore, ConversationSummary, ConversationTurn
+from prefrontal.stores.durable import readable
 from prefrontal.stores.long_term import MemoryItem, MemoryStore
 from prefrontal.stores.memory_search import with_embeddings
 from prefrontal.stores.records import NonEmptyId, Record
@@ -222,6 +223,31 @@ def chosen(
     """``found`` as messages: each stored one read by ``parse`` (``None``: unreadable, left out)."""
     turns = (parse(e) if isinstance(e, int) else e for e in found)
     return tuple(t for t in turns if t is not None)
+
+
+def stored_leaving(
+    rows: Sequence[tuple[str, datetime, str]],
+    lookup: Lookup,
+    summary: ConversationSummary | None,
+) -> tuple[ConversationTurn, ...]:
+    """The messages leaving the window (see :func:`leaving`), from a durable backend's rows.
+
+    ``rows`` are the tenant's newest stored messages as ``(id, time, JSON
+    body)``, oldest first. Only the bodies of the stored messages chosen are
+    parsed; an unreadable one is left out.
+    """
+    found = leaving(
+        [(item_id, at) for item_id, at, _ in rows],
+        lookup.incoming,
+        lookup=lookup,
+        through=summary.through if summary else None,
+    )
+
+    def parse(n: int) -> ConversationTurn | None:
+        read = readable([rows[n][2]], ConversationTurn.model_validate_json, store="conversation")
+        return read[0] if read else None
+
+    return chosen(found, parse)
 
 
 @runtime_checkable

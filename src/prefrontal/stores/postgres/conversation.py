@@ -6,7 +6,7 @@ from datetime import datetime
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
-from prefrontal.stores.exchange import Lookup, SummaryChange, chosen, leaving
+from prefrontal.stores.exchange import Lookup, SummaryChange, stored_leaving
 from prefrontal.stores.postgres.database import (
     VISIBLE,
     Connection,
@@ -111,18 +111,7 @@ class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
         :func:`~prefrontal.stores.exchange.leaving`); only those stored are parsed."""
         summary = await summary_in(connection, lookup.tenant)
         rows = await recent_rows(connection, lookup.tenant, lookup.window + lookup.batch)
-        found = leaving(
-            [(item_id, at) for item_id, at, _ in rows],
-            lookup.incoming,
-            lookup=lookup,
-            through=summary.through if summary else None,
-        )
-
-        def parse(n: int) -> ConversationTurn | None:
-            read = readable([rows[n][2]], ConversationTurn.model_validate_json, store=_STORE)
-            return read[0] if read else None
-
-        return summary, chosen(found, parse)
+        return summary, stored_leaving(rows, lookup, summary)
 
     async def replace_summary_in(self, connection: Connection, change: SummaryChange) -> bool:
         """Write ``change.summary`` if the stored summary is the one it replaces (in a transaction).

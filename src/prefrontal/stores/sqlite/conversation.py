@@ -7,7 +7,7 @@ from typing import Any
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
-from prefrontal.stores.exchange import Lookup, SummaryChange, chosen, leaving
+from prefrontal.stores.exchange import Lookup, SummaryChange, stored_leaving
 from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, from_us, to_us
 from prefrontal.stores.sqlite.exchange import SqliteExchangeWriter
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
@@ -107,18 +107,9 @@ class SqliteConversationStore(SharesDatabase[Database]):
         :func:`~prefrontal.stores.exchange.leaving`); only those stored are parsed."""
         summary = summary_in(connection, lookup.tenant)
         rows = recent_rows(connection, lookup.tenant, lookup.window + lookup.batch)
-        found = leaving(
-            [(item_id, from_us(at)) for item_id, at, _ in rows],
-            lookup.incoming,
-            lookup=lookup,
-            through=summary.through if summary else None,
+        return summary, stored_leaving(
+            [(item_id, from_us(at), body) for item_id, at, body in rows], lookup, summary
         )
-
-        def parse(n: int) -> ConversationTurn | None:
-            read = readable([rows[n][2]], ConversationTurn.model_validate_json, store=_STORE)
-            return read[0] if read else None
-
-        return summary, chosen(found, parse)
 
     def replace_summary_in(self, connection: sqlite3.Connection, change: SummaryChange) -> bool:
         """Write ``change.summary`` if the stored summary is the one it replaces."""
