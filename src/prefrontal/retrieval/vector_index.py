@@ -45,6 +45,9 @@ MARGIN = 16
 TIE = 1e-5
 """Rows within this of a float32 cosine that decides something are taken too."""
 SLACK = 1e-3
+BAND = 1_024
+"""At most this many rows near the median have their exact cosine computed to place it
+exactly; past that (many rows within ``tie`` of it), the median is placed to ``tie``."""
 """Fused scores within this of the k-th are taken as possible contenders."""
 
 
@@ -206,8 +209,10 @@ class Similarities:
             dots = (matrix @ query)[allowed]
             raw = dots / (rows.norms[allowed] * np.float32(np.linalg.norm(query)))
         raw = np.nan_to_num(raw, nan=0.0, posinf=0.0, neginf=0.0)
-        self.zero = raw <= 0.0
-        """Rows whose cosine is 0 once clamped (to float32 rounding)."""
+        self.tie = TIE
+        """No approximate cosine is further than this from the exact one."""
+        self.zero = raw < -self.tie
+        """Rows whose exact cosine is surely 0 once clamped."""
         self.approx: np.ndarray = np.maximum(raw, 0.0)
         self._median: tuple[int, float] | None = None
 
@@ -215,26 +220,39 @@ class Similarities:
         return len(self.allowed)
 
     def median(self) -> tuple[int, float]:
-        """The position and exact cosine of the row at the median of the float32 cosines.
+        """The position of a row whose exact cosine is the median of all, and that cosine.
 
-        Its exact cosine is the median of the exact ones to float32 rounding:
-        where rows tie that closely, either may be the median.
+        The median of the exact cosines is within ``tie`` of the median of
+        the approximate ones: rows surely below or above it are counted, the
+        others' exact cosines are computed and the median is found among them
+        (unless more than :data:`BAND` rows are that close to it: then the
+        row at the approximate median is taken, within ``tie`` of the exact).
         """
         if self._median is None:
-            middle = len(self.approx) // 2
-            if middle < int(np.count_nonzero(self.zero)):
-                self._median = int(np.flatnonzero(self.zero)[0]), 0.0
-            else:
-                at = int(np.argpartition(self.approx, middle)[middle])
-                self._median = at, float(self.exact(np.asarray([at]))[0])
+            self._median = self._find_median()
         return self._median
+
+    def _find_median(self) -> tuple[int, float]:
+        middle, approx, tie = len(self.approx) // 2, self.approx, self.tie
+        typical = float(np.partition(approx, middle)[middle])
+        below = self.zero | (approx < typical - 2 * tie)
+        if int(np.count_nonzero(below)) > middle:
+            return int(np.flatnonzero(self.zero)[0]), 0.0
+        band = np.flatnonzero(~below & (approx <= typical + 2 * tie))
+        if len(band) > BAND:
+            at = int(np.flatnonzero(approx == typical)[0])
+            return at, float(self.exact(np.asarray([at]))[0])
+        exact = self.exact(band)
+        order = np.argsort(exact, kind="stable")
+        at = int(order[middle - int(np.count_nonzero(below))])
+        return int(band[at]), float(exact[at])
 
     def normalised(self) -> np.ndarray | None:
         """Each row's float32 cosine placed between the median (0) and the best (1), as fusion
         places the exact ones; ``None`` when the two are too close to place rows surely."""
         typical = self.median()[1]
         high = float(self.approx.max())
-        if high - typical < 1e-2:
+        if high - typical < 1e-2 or high - typical < 100 * self.tie:
             return None
         return np.maximum(self.approx - typical, 0.0) / (high - typical)
 
@@ -243,7 +261,7 @@ class Similarities:
         if count >= len(self.approx):
             return np.arange(len(self.approx))
         best = np.argpartition(-self.approx, count - 1)[:count]
-        return np.flatnonzero(self.approx >= float(self.approx[best].min()) - TIE)
+        return np.flatnonzero(self.approx >= float(self.approx[best].min()) - 2 * self.tie)
 
     def exact(self, positions: np.ndarray) -> np.ndarray:
         """The clamped float64 cosines of the rows at ``positions``."""
@@ -281,31 +299,33 @@ class Similarities:
         return {keys[slot]: value for slot, value in zip(slots, values, strict=True)}
 
     def _balance(self, picked: np.ndarray, typical: float) -> bool:
-        """Add rows from below and above ``typical`` until it is the median of the picked."""
+        """Add rows from below or above ``typical`` until it is the median of the picked.
+
+        ``False`` when there are not enough rows surely below or above it.
+        """
         exact = self.exact(np.flatnonzero(picked))
         under = int(np.count_nonzero(exact < typical))
-        over = int(np.count_nonzero(exact > typical))
-        level = len(exact) - under - over
-        certain_low = self.zero if typical == 0.0 else self.approx < typical - TIE
-        low = np.flatnonzero(~picked & certain_low).tolist()
-        high = np.flatnonzero(~picked & ~self.zero & (self.approx > typical + TIE)).tolist()
-        while True:
-            middle = (under + level + over) // 2
-            if middle < under:
-                if not high:
-                    return False
-                picked[high.pop()] = True
-                over += 1
-            elif middle > under + level - 1:
-                if not low:
-                    return False
-                picked[low.pop()] = True
-                if typical == 0.0:
-                    level += 1
-                else:
-                    under += 1
-            else:
-                return True
+        level = len(exact) - under - int(np.count_nonzero(exact > typical))
+        total = len(exact)
+        if total // 2 < under:
+            wanted, above = 2 * under - total, True
+            sure = ~picked & (self.approx > typical + self.tie)
+        elif total // 2 > under + level - 1:
+            wanted, above = total - 2 * (under + level) + 1, False
+            sure = ~picked & (self.zero | (self.approx < typical - self.tie))
+        else:
+            return True
+        found = np.flatnonzero(sure)
+        if len(found) < wanted:
+            near = ~picked & ~sure & (np.abs(self.approx - typical) <= self.tie)
+            maybe = np.flatnonzero(near)[:BAND]
+            values = self.exact(maybe)
+            fits = values >= typical if above else values <= typical
+            found = np.concatenate([found, maybe[fits]])
+        if len(found) < wanted:
+            return False
+        picked[found[:wanted]] = True
+        return True
 
 
 @dataclass(frozen=True, slots=True)

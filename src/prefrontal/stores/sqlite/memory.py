@@ -52,7 +52,7 @@ from prefrontal.stores.sqlite.database import (
 from prefrontal.stores.sqlite.vectors import SqliteVectors
 from prefrontal.stores.tenancy import Tenant
 
-_CONTENDERS = 512
+_CONTENDERS = 2048
 """Rows outside the BM25 top k whose BM25 a hybrid search scores at most, before asking
 for a longer top."""
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
@@ -73,7 +73,9 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         super().__init__(database)
         self.embedder = embedder
         self._sql = sql.Statements(name)
-        self._vectors = SqliteVectors(name, sql.KEY)
+        self.vectors: SqliteVectors | None = SqliteVectors(name, sql.KEY)
+        """The stored vectors held in memory for search; ``None``: every search reads and
+        decodes every visible vector instead (the way to compare with scoring every row)."""
 
     async def put(self, item: MemoryItem) -> None:
         await self.put_many([item])
@@ -117,7 +119,7 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         embedding = await query_embedding(query, self.embedder)
         params = _tenant(tenant) | _filters(query)
         search = _Search(self._sql, params, query.text, embedding, query.limit)
-        search.vectors = self._vectors
+        search.vectors = self.vectors
         return await self.database.read(search, store=self.name)
 
     async def around(
