@@ -16,8 +16,9 @@ a turn in a loop whose turns are ended: history, summary and buffer to
 read); the steps are the durations ``end_turn``'s trace records;
 ``commit_floor`` is a one-row write transaction on a file of its own in the
 same folder, what the disk's sync alone costs any commit there (the least
-``end_turn``, one commit, can take). With ``--against`` the two checkouts alternate
-``--rounds`` times and the ratios of the medians of their p50s are printed:
+``end_turn``, one commit, can take). With ``--against`` the two checkouts
+alternate ``--rounds`` times, which one goes first alternating too (use an
+even number), and the ratios of the medians of their p50s are printed:
 times compared in one run, on one machine. Prints JSON; it measures and
 never fails on a figure.
 """
@@ -155,6 +156,8 @@ def child(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "bench.db"
         shutil.copy(args.db, copy)
+        with copy.open("rb") as written:  # on disk before the clock starts: no writeback in the way
+            os.fsync(written.fileno())
         figures = anyio.run(measure, copy, args.warmup, args.turns, args.synchronous)
         figures["commit_floor"] = commit_floor(Path(folder), args.synchronous, args.turns)
         print(json.dumps(figures))
@@ -206,8 +209,9 @@ def main() -> None:
         subprocess.run([sys.executable, "-c", code, str(args.db)], env=env, check=True)
     checkouts = {"this": here} | ({"against": args.against} if args.against else {})
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in checkouts}
-    for _ in range(args.rounds):
-        for name, checkout in checkouts.items():
+    for number in range(args.rounds):
+        order = list(checkouts.items())
+        for name, checkout in order if number % 2 == 0 else reversed(order):
             runs[name].append(run(checkout, args))
     report: dict[str, Any] = {name: summary(figures) for name, figures in runs.items()}
     if args.against:
