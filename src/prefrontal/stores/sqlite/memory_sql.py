@@ -70,12 +70,18 @@ class Statements:
             FROM {name}_terms
             WHERE term IN (SELECT value FROM json_each(:terms))"""
         self.postings = f"""
-            SELECT {fts}.rowid, ' ' || m.terms || ' ', m.length
-            FROM {fts} CROSS JOIN {items} AS m ON m.rowid = {fts}.rowid
-            WHERE {fts} MATCH :match AND {fts}.rowid > :after
-              AND (:longest IS NULL OR m.length <= :longest)
-              AND {_VISIBLE} AND {_LIVE} AND {_KINDS}
-            ORDER BY {fts}.rowid LIMIT :chunk"""
+            SELECT count(*), group_concat(id), group_concat(length),
+                group_concat(' ' || terms || ' ', char(10))
+            FROM (
+                SELECT {fts}.rowid AS id, m.length AS length, m.terms AS terms
+                FROM {fts} CROSS JOIN {items} AS m ON m.rowid = {fts}.rowid
+                WHERE {fts} MATCH :match AND {fts}.rowid > :after
+                  AND (:longest IS NULL OR m.length <= :longest)
+                  AND {_VISIBLE} AND {_LIVE} AND {_KINDS}
+                ORDER BY {fts}.rowid LIMIT :chunk)"""
+        """One chunk of postings as one row (one step of SQLite, the GIL released once):
+        how many items, their rowids and lengths (comma-separated) and their terms, a
+        space either side, a line each."""
         self.item_ids = f"""
             SELECT m.rowid, {KEY} FROM {items} AS m
             WHERE m.rowid IN (SELECT value FROM json_each(:rowids))"""

@@ -172,7 +172,7 @@ class _TopK:
         """
         rows = _postings(self.connection, self.statements, self.params, match, self.after, longest)
         if rows:
-            self.after = rows[-1][0]
+            self.after = max(rowid for rowid, _, _ in rows)
         for rowid, padded, length in rows:
             if rowid in self.seen:
                 continue
@@ -382,8 +382,24 @@ def _postings(
     """One chunk of the live, visible items matching ``match`` past rowid ``after``.
 
     Each as its rowid, its terms with a space either side, and its length.
+    SQLite hands the chunk over as one row (three lists), not a row per
+    item: its worker thread takes the GIL once per chunk, not once per item,
+    so concurrent searches and the event loop do not queue behind each other
+    for it item after item.
 
     Only items of at most ``longest`` terms when it is not ``None``.
     """
     chunk = {"match": match, "after": after, "chunk": _CHUNK, "longest": longest}
-    return connection.execute(statements.postings, {**params, **chunk}).fetchall()
+    count, rowids, lengths, texts = connection.execute(
+        statements.postings, {**params, **chunk}
+    ).fetchone()
+    if not count:
+        return []
+    return list(
+        zip(
+            map(int, rowids.split(",")),
+            texts.split("\n"),
+            map(int, lengths.split(",")),
+            strict=True,
+        )
+    )
