@@ -86,14 +86,43 @@ def test_a_document_longer_than_the_limit_cannot_reach_theta() -> None:
     first = term("ant", 3.0, ((1, 4), (2, 9)))
     later = [term("bee", 2.0, ((1, 3),)), term("cat", 1.0, ((1, 5), (3, 12)))]
     best = [2.5] * 10
-    longest = ranking._longest(first, later, best, 10)
-    assert longest is not None
+    limit = ranking._length_limit(first, later, best, 10)
+    assert limit is not None
 
-    def reach(length: int) -> float:
-        return sum(t.bound_at(length) for t in [first, *later]) * ranking._MARGIN
+    def reach(held: list[BoundedTerm], length: int) -> float:
+        return sum(t.bound_at(length) for t in held) * ranking._MARGIN
 
-    assert reach(longest) >= best[0] > reach(longest + 1)
-    assert ranking._longest(first, later, best[:9], 10) is None
+    assert (
+        reach([first, *later], limit.longest) >= best[0] > reach([first, *later], limit.longest + 1)
+    )
+    once = term("ant", 3.0, ((1, 4),))
+    assert reach([once, *later], limit.once) >= best[0] > reach([once, *later], limit.once + 1)
+    assert limit.once < limit.longest
+    assert limit.needle == " ant "
+    assert ranking._length_limit(first, later, best[:9], 10) is None
+
+
+def test_a_term_held_only_more_than_once_limits_single_holders_to_nothing() -> None:
+    """With no document holding the term once, every unseen holder must hold it twice."""
+    first = term("ant", 3.0, ((2, 9),))
+    limit = ranking._length_limit(first, [], [0.5] * 3, 3)
+    assert limit is not None
+    assert limit.once == 0 < limit.longest
+
+
+def test_sqlite_finds_a_second_occurrence_only_where_there_is_one() -> None:
+    """The postings filter's check for a term held twice agrees with counting it."""
+    connection = sqlite3.connect(":memory:")
+    check = """SELECT instr(substr(' ' || :terms || ' ',
+        instr(' ' || :terms || ' ', :needle) + 1), :needle) > 0"""
+    rng = random.Random(4)
+    for _ in range(300):
+        words = rng.choices([*WORDS, "ants", "bant"], k=rng.randint(1, 8))
+        word = rng.choice(WORDS)
+        (twice,) = connection.execute(
+            check, {"terms": " ".join(words), "needle": f" {word} "}
+        ).fetchone()
+        assert bool(twice) == (words.count(word) >= 2), (words, word)
 
 
 def test_scorer_reads_padded_terms_text_as_the_postings_count_it() -> None:

@@ -76,7 +76,9 @@ class Statements:
                 SELECT {fts}.rowid AS id, m.length AS length, m.terms AS terms
                 FROM {fts} CROSS JOIN {items} AS m ON m.rowid = {fts}.rowid
                 WHERE {fts} MATCH :match AND {fts}.rowid > :after
-                  AND (:longest IS NULL OR m.length <= :longest)
+                  AND (:longest IS NULL OR m.length <= :once OR (m.length <= :longest
+                    AND instr(substr(' ' || m.terms || ' ',
+                        instr(' ' || m.terms || ' ', :needle) + 1), :needle) > 0))
                   AND {_VISIBLE} AND {_LIVE} AND {_KINDS}
                 ORDER BY {fts}.rowid LIMIT :chunk)"""
         """One chunk of postings as one row (one step of SQLite, the GIL released once):

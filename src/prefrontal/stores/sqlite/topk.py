@@ -37,7 +37,8 @@ import heapq
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 from prefrontal.retrieval.ranking import BoundedTerm, Corpus, Scorer
 
@@ -102,6 +103,20 @@ def scores(
     return _by_id(connection, statements, search.run(limit))
 
 
+def _scorer(corpus: Corpus, terms: Sequence[BoundedTerm]) -> Scorer:
+    """The scorer of items on ``terms`` (in sorted order, the order scores are added in).
+
+    While term ``i`` is visited, an item not seen yet that holds an earlier
+    term cannot reach the k-th score (every one that could was scored when
+    that term was visited), so its items are scored on ``terms[i:]`` only:
+    an item holding none of the earlier terms gets the same bits as on all
+    of them (a term it lacks adds nothing), and one holding an earlier term
+    scores less than its full score, still short of the k-th score.
+    """
+    ordered = sorted(terms, key=lambda t: t.text)
+    return Scorer([t.weight for t in ordered], corpus, [t.text for t in ordered])
+
+
 class _TopK:
     """One top-k search: the items seen, the best scores so far and the covered sets."""
 
@@ -115,8 +130,8 @@ class _TopK:
     ) -> None:
         self.connection, self.statements, self.params = connection, statements, params
         self.terms = terms
-        ordered = sorted(terms, key=lambda t: t.text)
-        self.score = Scorer([t.weight for t in ordered], corpus, [t.text for t in ordered])
+        self.corpus = corpus
+        self.score = _scorer(corpus, terms)
         self.limit: int | None = None
         self.found: dict[int, float] = {}
         """Every item (by rowid) that may be in the top k: scored at least the k-th score then."""
@@ -156,17 +171,18 @@ class _TopK:
             if _settled(best, limit, remaining):
                 break
             ceiling, remaining, self.after = remaining, remaining - term.bound, -1
+            self.score = _scorer(self.corpus, terms[i:])
             later = terms[i + 1 :]
             while (
                 match := _postings_worth_visiting(term, later, best, limit, self.covered)
             ) is not None:
-                if not self.visit(match, ceiling, _longest(term, later, best, limit)):
+                if not self.visit(match, ceiling, _length_limit(term, later, best, limit)):
                     break
 
-    def visit(self, match: str, ceiling: float | None, longest: int | None = None) -> bool:
+    def visit(self, match: str, ceiling: float | None, longest: LengthLimit | None = None) -> bool:
         """Score the unseen items of one chunk of postings; False when there is no more.
 
-        Only items of at most ``longest`` terms are fetched (all when ``None``).
+        Only items short enough for ``longest`` are fetched (all when ``None``).
         False too when an item not seen yet, scoring at most ``ceiling``,
         cannot enter the top k any more.
         """
@@ -331,23 +347,51 @@ _LONGEST = 1 << 20
 """Documents are never this long: past it, no length limit is worth asking for."""
 
 
-def _longest(
+class LengthLimit(NamedTuple):
+    """How long an unseen item holding ``needle`` (a term, padded) may be and reach the k-th score.
+
+    ``longest`` terms at most; ``once``, at most, when it holds the term only once.
+    """
+
+    longest: int
+    once: int
+    needle: str
+
+
+def _length_limit(
     term: BoundedTerm, later: list[BoundedTerm], best: list[float], limit: int | None
-) -> int | None:
-    """The most terms an unseen holder of ``term`` may have and still reach the k-th score.
+) -> LengthLimit | None:
+    """The lengths an unseen holder of ``term`` may have and still reach the k-th score.
+
+    ``None``: no limit (the top k is not full, or even very long items might
+    reach it). An item holding ``term`` once gains at most what the
+    shortest item holding it once does, often much less than the bound,
+    which counts the items holding it more often: such items have a limit of
+    their own, and SQLite checks for a second occurrence only in the items
+    longer than it.
+    """
+    if limit is None or len(best) < limit:
+        return None
+    longest = _longest([term, *later], best[0])
+    if longest is None:
+        return None
+    once = [(tf, length) for tf, length in term.buckets if tf == 1]
+    single = replace(term, buckets=tuple(once))
+    shortest = _longest([single, *later], best[0]) if once else 0
+    return LengthLimit(longest, longest if shortest is None else shortest, f" {term.text} ")
+
+
+def _longest(held: list[BoundedTerm], theta: float) -> int | None:
+    """The most terms an unseen holder of ``held[0]`` may have and still reach ``theta``.
 
     Such an item holds no earlier term, and each term it holds adds at most
     its :meth:`~prefrontal.retrieval.ranking.BoundedTerm.bound_at` the item's
     length, which only falls as the length grows: a longer item cannot
-    reach the k-th score. ``None``: no limit (the top k is not full, or
-    even very long items might reach it).
+    reach ``theta``. ``None``: even very long items might reach it.
     """
-    if limit is None or len(best) < limit:
-        return None
-    held = [term, *later]
 
     def reaches(length: int) -> bool:
-        return sum(t.bound_at(length) for t in held) * _MARGIN >= best[0]
+        return sum(t.bound_at(length) for t in held) * _MARGIN >= theta
 
     high = 1
     while reaches(high):
@@ -377,7 +421,7 @@ def _postings(
     params: Mapping[str, Any],
     match: str,
     after: int,
-    longest: int | None = None,
+    longest: LengthLimit | None = None,
 ) -> list[tuple[int, str, int]]:
     """One chunk of the live, visible items matching ``match`` past rowid ``after``.
 
@@ -387,9 +431,12 @@ def _postings(
     so concurrent searches and the event loop do not queue behind each other
     for it item after item.
 
-    Only items of at most ``longest`` terms when it is not ``None``.
+    Only items short enough for ``longest`` when it is not ``None``.
     """
-    chunk = {"match": match, "after": after, "chunk": _CHUNK, "longest": longest}
+    chunk = {"match": match, "after": after, "chunk": _CHUNK}
+    chunk |= (
+        {"longest": None, "once": None, "needle": None} if longest is None else longest._asdict()
+    )
     count, rowids, lengths, texts = connection.execute(
         statements.postings, {**params, **chunk}
     ).fetchone()
