@@ -18,8 +18,13 @@ for the few that may be in the top k). The search:
    items that also hold enough later terms to reach the k-th score, leaving
    out the sets that would complete a covered one (``t AND (u AND (v OR
    w))``, each term named once per branch), and only for items short enough
-   to reach it (a term adds less to a longer document); both are tightened
-   again between chunks of 512 as the k-th score rises;
+   to reach it (a term adds less to a longer document: an item holding the
+   term once, or holding none of the later terms, has a tighter limit than
+   one holding it twice or with later terms, and SQLite checks the text of
+   only the items too long for the tightest); both are tightened again
+   between chunks of 512 as the k-th score rises. Items are scored on this
+   term and the later ones only: one holding an earlier term could not
+   reach the k-th score when that term was visited, and scores less here;
 3. stops when the bounds of the terms left cannot reach the k-th score.
 
 No item that could enter the top k is skipped, so the result is the same as
@@ -176,7 +181,8 @@ class _TopK:
             while (
                 match := _postings_worth_visiting(term, later, best, limit, self.covered)
             ) is not None:
-                if not self.visit(match, ceiling, _length_limit(term, later, best, limit)):
+                lengths = _length_limit(term, later, best, limit, alone=match == quoted(term.text))
+                if not self.visit(match, ceiling, lengths):
                     break
 
     def visit(self, match: str, ceiling: float | None, longest: LengthLimit | None = None) -> bool:
@@ -350,35 +356,63 @@ _LONGEST = 1 << 20
 class LengthLimit(NamedTuple):
     """How long an unseen item holding ``needle`` (a term, padded) may be and reach the k-th score.
 
-    ``longest`` terms at most; ``once``, at most, when it holds the term only once.
+    ``longest`` terms at most, ``once`` when it holds the term once only;
+    ``alone`` and ``alone_once`` the same for an item holding none of the
+    later terms (``later``, padded, as a JSON list; ``None`` when every item
+    asked for holds one).
     """
 
     longest: int
     once: int
+    alone: int
+    alone_once: int
     needle: str
+    later: str | None
 
 
 def _length_limit(
-    term: BoundedTerm, later: list[BoundedTerm], best: list[float], limit: int | None
+    term: BoundedTerm,
+    later: list[BoundedTerm],
+    best: list[float],
+    limit: int | None,
+    *,
+    alone: bool = True,
 ) -> LengthLimit | None:
     """The lengths an unseen holder of ``term`` may have and still reach the k-th score.
 
     ``None``: no limit (the top k is not full, or even very long items might
     reach it). An item holding ``term`` once gains at most what the
     shortest item holding it once does, often much less than the bound,
-    which counts the items holding it more often: such items have a limit of
-    their own, and SQLite checks for a second occurrence only in the items
-    longer than it.
+    which counts the items holding it more often; and an item holding none
+    of the later terms gains nothing from their bounds. Each case has a
+    limit of its own; SQLite looks for a second occurrence or a later term
+    only in the items too long for the tightest. ``alone``: the items asked
+    for need not hold a later term.
     """
     if limit is None or len(best) < limit:
         return None
-    longest = _longest([term, *later], best[0])
+    theta = best[0]
+    longest = _longest([term, *later], theta)
     if longest is None:
         return None
-    once = [(tf, length) for tf, length in term.buckets if tf == 1]
-    single = replace(term, buckets=tuple(once))
-    shortest = _longest([single, *later], best[0]) if once else 0
-    return LengthLimit(longest, longest if shortest is None else shortest, f" {term.text} ")
+    once = tuple((tf, length) for tf, length in term.buckets if tf == 1)
+    single = replace(term, buckets=once)
+
+    def within(held: list[BoundedTerm]) -> int:
+        """The limit for items holding ``held`` (0 when no item holds the term once)."""
+        if held[0] is single and not once:
+            return 0
+        found = _longest(held, theta)
+        return longest if found is None else min(found, longest)
+
+    return LengthLimit(
+        longest=longest,
+        once=within([single, *later]),
+        alone=within([term]),
+        alone_once=within([single]),
+        needle=f" {term.text} ",
+        later=json.dumps([f" {t.text} " for t in later]) if alone else None,
+    )
 
 
 def _longest(held: list[BoundedTerm], theta: float) -> int | None:
@@ -434,9 +468,7 @@ def _postings(
     Only items short enough for ``longest`` when it is not ``None``.
     """
     chunk = {"match": match, "after": after, "chunk": _CHUNK}
-    chunk |= (
-        {"longest": None, "once": None, "needle": None} if longest is None else longest._asdict()
-    )
+    chunk |= dict.fromkeys(LengthLimit._fields) if longest is None else longest._asdict()
     count, rowids, lengths, texts = connection.execute(
         statements.postings, {**params, **chunk}
     ).fetchone()
