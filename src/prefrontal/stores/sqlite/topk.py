@@ -125,7 +125,7 @@ def by_rowid(
     bound = 0.0
     if limit is not None and len(search.best) >= limit:
         bound = search.best[0]
-    return found, bound, search.score
+    return found, bound, search.scorer
 
 
 def rows_scores(
@@ -171,7 +171,8 @@ class _TopK:
         self.connection, self.statements, self.params = connection, statements, params
         self.terms = terms
         self.corpus = corpus
-        self.score = _scorer(corpus, terms)
+        self.scorer = self.score = _scorer(corpus, terms)
+        """``scorer`` scores on every query term; ``score`` on those from the visited one on."""
         self.limit: int | None = None
         self.found: dict[int, float] = {}
         """Every item (by rowid) that may be in the top k: scored at least the k-th score then."""
