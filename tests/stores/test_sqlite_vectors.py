@@ -17,6 +17,7 @@ import anyio
 import pytest
 
 from prefrontal.retrieval.embedder import HashingEmbedder
+from prefrontal.retrieval.vector_index import SIMSIMD
 from prefrontal.stores import MemoryItem, MemoryQuery, Scope, Stores, Tenant, sqlite
 from prefrontal.stores.sqlite import migrations as sqlite_migrations
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
@@ -80,18 +81,35 @@ async def _both_ways(
     return indexed, scanned
 
 
+SCANS = [
+    pytest.param(False, id="float32"),
+    pytest.param(
+        True,
+        id="float16",
+        marks=pytest.mark.skipif(SIMSIMD is None, reason="needs the vectors extra (simsimd)"),
+    ),
+]
+
+
+@pytest.mark.parametrize("half", SCANS)
 @pytest.mark.parametrize("count", [30, 600])
-async def test_hybrid_hits_equal_those_of_scoring_every_vector(tmp_path: Path, count: int) -> None:
+async def test_hybrid_hits_equal_those_of_scoring_every_vector(
+    tmp_path: Path, count: int, half: bool
+) -> None:
     """Hits, scores and signals from the vectors in memory equal those of reading every vector."""
     stores = sqlite.open_stores(tmp_path / "m.db", embedder=_embedder())
     store = _episodic(stores)
+    assert store.vectors is not None
+    store.vectors.half = half
     try:
         await store.put_many(_corpus(count))
         for text in questions(25):
             for tenant, limit in ((ALICE, 10), (BOB, 5)):
                 indexed, scanned = await _both_ways(store, tenant, text, limit)
                 assert indexed == scanned
-        assert store.vectors is not None and store.vectors.by_agent
+        assert store.vectors.by_agent
+        held = next(iter(store.vectors.by_agent.values()))
+        assert (held.half is not None) is half
     finally:
         await stores.aclose()
 

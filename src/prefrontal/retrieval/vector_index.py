@@ -29,22 +29,38 @@ row's BM25 score; only those need their BM25 score and exact cosine.
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from prefrontal.retrieval.fusion import SIGNAL_WEIGHTS
 from prefrontal.retrieval.vectors import FLOAT32
 
+
+def _simsimd() -> Any:
+    """The ``simsimd`` module when installed (the ``vectors`` extra), else ``None``."""
+    try:
+        return importlib.import_module("simsimd")
+    except ImportError:
+        return None
+
+
+SIMSIMD = _simsimd()
+"""SIMD kernels for half-precision dot products, when installed."""
+HALF_TIE = 2e-3
+"""How far a cosine of float16 unit vectors may be from the exact one: each of the two
+roundings moves it by at most 2**-11, the float32 sums by far less."""
 FOREVER = int(np.iinfo(np.int64).max)
 """The ``valid_until`` (µs) of an item that never expires."""
 MARGIN = 16
 """Rows taken past ``limit`` by float32 cosine, against float32 rounding."""
 TIE = 1e-5
 """Rows within this of a float32 cosine that decides something are taken too."""
-SLACK = 1e-3
+SLACK = 1e-6
 BAND = 1_024
 """At most this many rows near the median have their exact cosine computed to place it
 exactly; past that (many rows within ``tie`` of it), the median is placed to ``tie``."""
@@ -76,8 +92,10 @@ class VectorRows:
     Not thread-safe: the backend's :class:`Guarded` serialises access.
     """
 
-    def __init__(self, dimensions: int) -> None:
+    def __init__(self, dimensions: int, *, half: bool = False) -> None:
         self.dimensions = dimensions
+        self.half: np.ndarray | None = np.zeros((0, dimensions), np.float16) if half else None
+        """Each row scaled to unit length in float16, scanned instead of ``matrix`` when set."""
         self.slots: dict[int, int] = {}
         """Row to its slot in the arrays."""
         self.free: list[int] = []
@@ -110,7 +128,12 @@ class VectorRows:
         joined = b"".join(v.vector for v in vectors)
         matrix = np.frombuffer(joined, dtype=FLOAT32).reshape(-1, self.dimensions)
         self.matrix[at] = matrix
-        self.norms[at] = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+        self.norms[at] = norms
+        if self.half is not None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                units = np.nan_to_num(matrix / norms[:, None], nan=0.0, posinf=0.0, neginf=0.0)
+            self.half[at] = units.astype(np.float16)
         self.present[at] = True
         self.shared[at] = [v.shared for v in vectors]
         self.dead[at] = [v.superseded for v in vectors]
@@ -156,6 +179,8 @@ class VectorRows:
             return out
 
         self.matrix, self.norms = grown(self.matrix), grown(self.norms)
+        if self.half is not None:
+            self.half = grown(self.half)
         self.present, self.shared = grown(self.present), grown(self.shared)
         self.dead, self.until = grown(self.dead), grown(self.until)
         self.user, self.kind = grown(self.user), grown(self.kind)
@@ -164,7 +189,9 @@ class VectorRows:
 class Guarded:
     """The :class:`VectorRows` of one store by agent and size, behind one lock."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, half: bool | None = None) -> None:
+        self.half = SIMSIMD is not None if half is None else half
+        """Whether rows are scanned as float16 unit vectors (with ``simsimd``)."""
         self.lock = threading.Lock()
         self.by_agent: dict[tuple[str, int], VectorRows] = {}
         self.where: dict[int, tuple[str, int]] = {}
@@ -186,7 +213,7 @@ class Guarded:
         for size, group in groups.items():
             rows = self.by_agent.get((agent, size))
             if rows is None:
-                rows = self.by_agent[(agent, size)] = VectorRows(size)
+                rows = self.by_agent[(agent, size)] = VectorRows(size, half=self.half)
             rows.put(group)
             for vector in group:
                 self.where[vector.row] = (agent, size)
@@ -203,21 +230,41 @@ class Similarities:
     def __init__(self, rows: VectorRows, allowed: np.ndarray, embedding: Sequence[float]) -> None:
         self.rows, self.allowed = rows, allowed
         self.query = np.asarray(embedding, dtype=np.float64)
-        query = np.asarray(embedding, dtype=FLOAT32)
-        matrix = rows.matrix[: rows.size]
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            dots = (matrix @ query)[allowed]
-            raw = dots / (rows.norms[allowed] * np.float32(np.linalg.norm(query)))
-        raw = np.nan_to_num(raw, nan=0.0, posinf=0.0, neginf=0.0)
-        self.tie = TIE
+        if rows.half is not None and SIMSIMD is not None:
+            raw, self.tie = self._half(rows.half[: rows.size]), HALF_TIE
+        else:
+            raw, self.tie = self._single(), TIE
+        raw = np.nan_to_num(raw, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
         """No approximate cosine is further than this from the exact one."""
         self.zero = raw < -self.tie
         """Rows whose exact cosine is surely 0 once clamped."""
-        self.approx: np.ndarray = np.maximum(raw, 0.0)
+        self.approx: np.ndarray = np.maximum(raw, np.float32(0.0))
         self._median: tuple[int, float] | None = None
+        self.spread = 1.0
+        """The best cosine less the median, once :meth:`normalised` has run."""
 
     def __len__(self) -> int:
         return len(self.allowed)
+
+    def _single(self) -> np.ndarray:
+        """The float32 cosine of every allowed row, from one matrix-vector product."""
+        rows, query = self.rows, np.asarray(self.query, dtype=FLOAT32)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            dots = rows.matrix[: rows.size] @ query
+            norms = rows.norms[: rows.size] * np.linalg.norm(query)
+            if len(self.allowed) < rows.size:
+                dots, norms = dots[self.allowed], norms[self.allowed]
+            raw: np.ndarray = dots / norms
+        return raw
+
+    def _half(self, half: np.ndarray) -> np.ndarray:
+        """The cosine of every allowed row from float16 unit vectors, with SIMD kernels."""
+        norm = float(np.linalg.norm(self.query))
+        unit = (self.query / norm if norm else self.query).astype(np.float16)
+        found = SIMSIMD.cdist(unit[None, :], half, metric="dot", out_dtype="float32")
+        dots = np.asarray(found).reshape(-1)
+        raw: np.ndarray = dots if len(self.allowed) == len(dots) else dots[self.allowed]
+        return raw
 
     def median(self) -> tuple[int, float]:
         """The position of a row whose exact cosine is the median of all, and that cosine.
@@ -252,8 +299,9 @@ class Similarities:
         places the exact ones; ``None`` when the two are too close to place rows surely."""
         typical = self.median()[1]
         high = float(self.approx.max())
-        if high - typical < 1e-2 or high - typical < 100 * self.tie:
+        if high - typical < max(1e-2, 20 * self.tie):
             return None
+        self.spread = high - typical
         return np.maximum(self.approx - typical, 0.0) / (high - typical)
 
     def best(self, count: int) -> np.ndarray:
@@ -372,5 +420,6 @@ def hybrid_rows(
         threshold = float(np.partition(pool, len(pool) - limit)[len(pool) - limit])
     most = weight * normalised + scale * lexical.bound
     most[inside] = -1.0
-    found = np.flatnonzero((most >= threshold - SLACK) & (most > 0))
+    slack = weight * 3 * similarities.tie / similarities.spread + SLACK
+    found = np.flatnonzero((most >= threshold - slack) & (most > 0))
     return None if len(found) > cap else found

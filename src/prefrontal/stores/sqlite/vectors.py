@@ -23,8 +23,8 @@ from prefrontal.retrieval.vector_index import FOREVER, Guarded, StoredVector
 class SqliteVectors(Guarded):
     """Every stored vector of one memory table, by agent and size (see the module docstring)."""
 
-    def __init__(self, name: str, key: str) -> None:
-        super().__init__()
+    def __init__(self, name: str, key: str, *, half: bool | None = None) -> None:
+        super().__init__(half=half)
         items, stats = f"{name}_items", f"{name}_stats"
         self._changes = f"SELECT changes FROM {stats}"
         self._changed = f"""
