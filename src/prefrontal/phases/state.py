@@ -17,6 +17,7 @@ from prefrontal.buffer import SessionBuffer
 from prefrontal.bundle.models import ContextBundle, Fragment, Section
 from prefrontal.bundle.readiness import not_ready
 from prefrontal.config import OrchestratorConfig, PhaseName
+from prefrontal.phases.ahead import Ahead, Spawn
 from prefrontal.stores.consciousness import AgentProfile
 from prefrontal.stores.conversation import ConversationTurn
 from prefrontal.stores.frontal_cortex import FrontalItem
@@ -75,6 +76,8 @@ class TurnState:
     # phase 1
     session: SessionState | None = None
     buffer: SessionBuffer | None = None
+    linking: Ahead[list[SessionState]] | None = None
+    """A new session's read of the user's recent sessions, started ahead for phase 10's links."""
     # phases 2-7
     profile: AgentProfile | None = None
     frontal_items: list[FrontalItem] = field(default_factory=list)
@@ -96,6 +99,8 @@ class TurnState:
     attempts: dict[str, int] = field(default_factory=dict)
     foreign: dict[str, int] = field(default_factory=dict)
     """Per phase: what its stores returned that the turn's tenant may not see (dropped)."""
+    spawn: Spawn | None = None
+    """Starts a read beside the loading phases while they run in graph mode (see :mod:`.ahead`)."""
 
     @property
     def tenant(self) -> Tenant:
