@@ -53,13 +53,12 @@ async def test_recent_sessions_are_read_while_the_memories_load(demo_stores: Sto
     """With a search that answers only once recent sessions were read, the new session still links."""
     recent = anyio.Event()
     episodic = SearchWaitsForRecent(demo_stores.episodic, recent)
-    stores = demo_stores.replace(
-        episodic=episodic, working_memory=TellsRecent(demo_stores.working_memory, recent)
-    )
+    telling = TellsRecent(demo_stores.working_memory, recent)
+    stores = demo_stores.replace(episodic=episodic, working_memory=telling)
     turns = orchestrator(stores, deadline_ms=2_000)
     await turns.start_turn(demo_request(session_id="morning"))
     recent = anyio.Event()
-    episodic.recent = stores.working_memory.recent = recent
+    episodic.recent = telling.recent = recent
     episodic.armed = True
     result = await turns.start_turn(demo_request(session_id="afternoon"))
     assert result.trace.phase("episodic").status is PhaseStatus.OK
