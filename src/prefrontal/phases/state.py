@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 
 from prefrontal.budgets.policy import Allocation, BudgetPolicy
 from prefrontal.budgets.tokens import TokenCounter
@@ -102,14 +103,14 @@ class TurnState:
     spawn: Spawn | None = None
     """Starts a read beside the loading phases while they run in graph mode (see :mod:`.ahead`)."""
 
-    @property
+    @cached_property
     def tenant(self) -> Tenant:
-        """The ``(agent, user)`` every store call of this turn is made for."""
+        """The ``(agent, user)`` every store call of this turn is made for (built once)."""
         return Tenant(agent_id=self.context.agent_id, user_id=self.context.user_id)
 
-    @property
+    @cached_property
     def session_key(self) -> SessionKey:
-        """The session whose working-memory buffer this turn refreshes."""
+        """The session whose working-memory buffer this turn refreshes (built once)."""
         c = self.context
         return SessionKey(agent_id=c.agent_id, user_id=c.user_id, session_id=c.session_id)
 
