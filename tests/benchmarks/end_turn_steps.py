@@ -1,4 +1,4 @@
-"""``end_turn`` on 100,000 SQLite items, by step: p50 and p95, against another checkout in one run.
+"""``end_turn`` on 100,000 SQLite items, by step: p50, p90, p95, against another checkout in one run.
 
     python tests/benchmarks/end_turn_steps.py --db /tmp/bench.db                     # this checkout
     python tests/benchmarks/end_turn_steps.py --db /tmp/bench.db --against /tmp/base  # and another
@@ -9,10 +9,14 @@ copied afresh for every measurement, so each starts from the same state.
 A measurement runs in a subprocess of its own (``DIR/src`` first on the
 path for ``--against DIR``): one session, each turn the child of the last,
 ``--warmup`` turns then ``--turns`` timed ones (the rolling summary folds on
-every call once the window is full), ``synchronous=FULL``, no extractor.
+every call once the window is full), ``synchronous=FULL`` (``--synchronous
+NORMAL`` to leave out the disk's sync), no extractor.
 ``end_turn`` and ``start_turn`` are timed in the event loop (the start of
 a turn in a loop whose turns are ended: history, summary and buffer to
-read); the steps are the durations ``end_turn``'s trace records. With ``--against`` the two checkouts alternate
+read); the steps are the durations ``end_turn``'s trace records;
+``commit_floor`` is a one-row write transaction on a file of its own in the
+same folder, what the disk's sync alone costs any commit there (the least
+``end_turn``, one commit, can take). With ``--against`` the two checkouts alternate
 ``--rounds`` times and the ratios of the medians of their p50s are printed:
 times compared in one run, on one machine. Prints JSON; it measures and
 never fails on a figure.
@@ -25,6 +29,7 @@ import itertools
 import json
 import os
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -32,12 +37,13 @@ import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 SIZE = 100_000
+Synchronous = Literal["FULL", "NORMAL"]
 
 
-def sqlite_stores(path: Path) -> Any:
+def sqlite_stores(path: Path, synchronous: Synchronous = "FULL") -> Any:
     """The stores in the SQLite file at ``path`` (through whichever opener the checkout has)."""
     from prefrontal import Stores
 
@@ -45,7 +51,7 @@ def sqlite_stores(path: Path) -> Any:
         from prefrontal.stores.sqlite import open_stores
     except ImportError:  # an older checkout
         return getattr(Stores, "sqlite")(path)  # noqa: B009 (absent from newer checkouts)
-    return open_stores(path)
+    return open_stores(path, synchronous=synchronous)
 
 
 START = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
@@ -76,12 +82,12 @@ async def build(path: Path) -> None:
     await stores.aclose()
 
 
-async def measure(path: Path, warmup: int, turns: int) -> dict[str, Any]:
+async def measure(path: Path, warmup: int, turns: int, synchronous: Synchronous) -> dict[str, Any]:
     """Time ``turns`` end_turns after ``warmup`` on the file at ``path``."""
     from prefrontal import Orchestrator, OrchestratorConfig, TurnRequest
     from prefrontal.demo import DEMO_AGENT, DEMO_USER
 
-    stores = sqlite_stores(path)
+    stores = sqlite_stores(path, synchronous)
     orchestrator = Orchestrator(stores, OrchestratorConfig(deadline_ms=30_000), clock=Ticking())
     parent: str | None = None
     totals: list[float] = []
@@ -113,10 +119,34 @@ async def measure(path: Path, warmup: int, turns: int) -> dict[str, Any]:
     return figures | {"start_turn": cuts(starts)}
 
 
+CUTS = {"p50": 49, "p90": 89, "p95": 94}
+
+
 def cuts(times: list[float]) -> dict[str, float]:
-    """p50 and p95 of ``times``, in milliseconds."""
+    """p50, p90 and p95 of ``times``, in milliseconds."""
     points = statistics.quantiles(times, n=100)
-    return {"p50": round(points[49], 3), "p95": round(points[94], 3)}
+    return {name: round(points[at], 3) for name, at in CUTS.items()}
+
+
+def commit_floor(folder: Path, synchronous: str, commits: int) -> dict[str, float]:
+    """The time of a one-row write transaction on a file of its own in ``folder``.
+
+    What the disk's sync alone costs a commit (WAL, ``synchronous`` as the
+    stores have it): the least any write transaction can take here.
+    """
+    connection = sqlite3.connect(folder / "floor.db", isolation_level=None)
+    connection.execute("PRAGMA journal_mode = WAL")
+    connection.execute(f"PRAGMA synchronous = {synchronous}")
+    connection.execute("CREATE TABLE rows (value TEXT)")
+    times = []
+    for number in range(commits):
+        began = time.perf_counter()
+        connection.execute("BEGIN IMMEDIATE")
+        connection.execute("INSERT INTO rows VALUES (?)", (f"row {number}",))
+        connection.execute("COMMIT")
+        times.append((time.perf_counter() - began) * 1_000)
+    connection.close()
+    return cuts(times)
 
 
 def child(args: argparse.Namespace) -> None:
@@ -125,7 +155,9 @@ def child(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "bench.db"
         shutil.copy(args.db, copy)
-        print(json.dumps(anyio.run(measure, copy, args.warmup, args.turns)))
+        figures = anyio.run(measure, copy, args.warmup, args.turns, args.synchronous)
+        figures["commit_floor"] = commit_floor(Path(folder), args.synchronous, args.turns)
+        print(json.dumps(figures))
 
 
 def run(checkout: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -133,6 +165,7 @@ def run(checkout: Path, args: argparse.Namespace) -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=str(checkout / "src"))
     command = [sys.executable, __file__, "--child", "--db", str(args.db)]
     command += ["--warmup", str(args.warmup), "--turns", str(args.turns)]
+    command += ["--synchronous", args.synchronous]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return figures
@@ -144,7 +177,8 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return {
         name: {
             cut: round(statistics.median(f[name][cut] for f in runs if name in f), 3)
-            for cut in ("p50", "p95")
+            for cut in CUTS
+            if all(cut in f[name] for f in runs if name in f)
         }
         for name in names
     }
@@ -157,6 +191,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--turns", type=int, default=100)
+    parser.add_argument("--synchronous", choices=("FULL", "NORMAL"), default="FULL")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:

@@ -26,6 +26,7 @@ from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.sqlite import migrations as sqlite_migrations
 from prefrontal.testing.conformance.base import at
 from tests.conftest import FIXED_NOW
+from tests.stores.sqlite_schema import without_change_log
 
 pytestmark = pytest.mark.anyio
 TENANT = Tenant(agent_id="agent-1", user_id="alice")
@@ -81,6 +82,7 @@ async def test_a_sqlite_file_at_version_3_is_analysed_anew(tmp_path: Path) -> No
             "UPDATE episodic_items SET terms = ?, length = ? WHERE item_id = ?",
             (" ".join(analysed), len(analysed), item.item_id),
         )
+    without_change_log(connection)
     connection.execute("PRAGMA user_version = 3")
     (stale,) = connection.execute(
         "SELECT terms FROM episodic_items WHERE item_id = 'm0'"

@@ -17,6 +17,7 @@ from prefrontal.stores.durable import Migration
 from prefrontal.stores.sqlite import Database, SqliteMemoryStore
 from prefrontal.stores.sqlite.migrations import LATEST, migrate, schema_version
 from tests.conftest import FIXED_NOW, demo_request, orchestrator
+from tests.stores.sqlite_schema import without_change_log
 
 pytestmark = pytest.mark.anyio
 ALICE = Tenant(agent_id="agent-1", user_id="alice")
@@ -172,6 +173,7 @@ async def test_a_version_1_database_in_the_first_layout_is_upgraded(tmp_path: Pa
     connection.execute("DROP TABLE episodic_terms")
     connection.execute(FIRST_TERMS_LAYOUT)
     connection.execute("UPDATE episodic_stats SET docs = 0, tokens = 0")
+    without_change_log(connection)
     connection.execute("PRAGMA user_version = 1")
     connection.close()
 

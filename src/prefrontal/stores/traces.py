@@ -11,6 +11,26 @@ from prefrontal.stores.records import Record
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.traces.models import TurnStatus, TurnTrace
 
+OPEN_SUFFIX = ',"ending":null}'
+"""How a stored trace body of a turn not ended yet ends.
+
+``ending`` is the last field of :class:`TurnTrace`, so its JSON ends with
+this text exactly when the turn has no ending: a backend checks that a turn
+ended from the body's last characters, without parsing the body (see
+:func:`ended_body`).
+"""
+
+
+def ended_body(body: str) -> bool:
+    """True when the stored trace body ``body`` has an ending.
+
+    A body ending with :data:`OPEN_SUFFIX` has none; any other (one with an
+    ending, or one written in another field order) is parsed to be sure.
+    """
+    if body.endswith(OPEN_SUFFIX):
+        return False
+    return TurnTrace.model_validate_json(body).ending is not None
+
 
 class TraceQuery(Record):
     """Filters for listing traces; ``None`` means no filter. Newest first.

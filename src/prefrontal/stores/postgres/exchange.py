@@ -68,8 +68,11 @@ class PostgresExchangeWriter:
 
     async def prior(self, lookup: Lookup) -> Prior:
         async def run(connection: Connection) -> Prior:
-            trace = await self.traces.get_in(connection, lookup.tenant, lookup.turn_id)
-            ended = trace is not None and trace.ending is not None
+            tenant, turn_id = lookup.tenant, lookup.turn_id
+            trace = None
+            ended = await self.traces.ended_in(connection, tenant, turn_id, lock=False)
+            if lookup.trace or ended:
+                trace = await self.traces.get_in(connection, tenant, turn_id)
             summary, gone = None, tuple[ConversationTurn, ...]()
             if lookup.fold:
                 summary, gone = await self.conversation.leaving_in(connection, lookup)

@@ -13,7 +13,7 @@ from prefrontal.stores.postgres.database import (
     storable,
 )
 from prefrontal.stores.tenancy import Tenant
-from prefrontal.stores.traces import TraceQuery
+from prefrontal.stores.traces import OPEN_SUFFIX, TraceQuery, ended_body
 from prefrontal.traces.models import TurnTrace
 
 _STORE = "traces"
@@ -27,6 +27,10 @@ ON CONFLICT (turn_id) DO UPDATE SET
     user_id = excluded.user_id, session_id = excluded.session_id, status = excluded.status,
     started_at = excluded.started_at, body = excluded.body
 """
+
+_ENDED = """
+SELECT CASE WHEN right(body, $4) = $5 THEN NULL ELSE body END AS body FROM traces
+WHERE turn_id = $1 AND agent_id = $2 AND user_id = $3"""
 
 
 def _row(trace: TurnTrace) -> tuple[object, ...]:
@@ -52,16 +56,23 @@ class PostgresTraceStore(SharesDatabase[PostgresDatabase]):
         """Save ``trace`` inside the caller's transaction."""
         await connection.execute(_PUT, *_row(trace))
 
-    async def ended_in(self, connection: Connection, tenant: Tenant, turn_id: str) -> bool:
-        """True when the tenant's trace of ``turn_id`` has an ending; locks its row until commit."""
-        body = await connection.fetchval(
-            "SELECT body FROM traces WHERE turn_id = $1 AND agent_id = $2 AND user_id = $3"
-            " FOR UPDATE",
+    async def ended_in(
+        self, connection: Connection, tenant: Tenant, turn_id: str, *, lock: bool = True
+    ) -> bool:
+        """True when the tenant's trace of ``turn_id`` has an ending.
+
+        With ``lock`` the row stays locked until the transaction ends. Only a
+        body that does not end as an open trace's is sent and parsed.
+        """
+        row = await connection.fetchrow(
+            _ENDED + (" FOR UPDATE" if lock else ""),
             turn_id,
             tenant.agent_id,
             tenant.user_id,
+            len(OPEN_SUFFIX),
+            OPEN_SUFFIX,
         )
-        return body is not None and TurnTrace.model_validate_json(body).ending is not None
+        return row is not None and row["body"] is not None and ended_body(row["body"])
 
     async def get_in(
         self, connection: Connection, tenant: Tenant, turn_id: str

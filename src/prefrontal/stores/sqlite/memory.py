@@ -23,9 +23,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 from prefrontal.retrieval.analysis import terms
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.ranking import query_terms
+from prefrontal.retrieval.vector_index import MARGIN, LexicalTop, Similarities, hybrid_rows
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
@@ -46,8 +49,12 @@ from prefrontal.stores.sqlite.database import (
     to_us,
     to_us_or_none,
 )
+from prefrontal.stores.sqlite.vectors import SqliteVectors
 from prefrontal.stores.tenancy import Tenant
 
+_CONTENDERS = 2048
+"""Rows outside the BM25 top k whose BM25 a hybrid search scores at most, before asking
+for a longer top."""
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
 """Fields kept only as columns (they change in place), not in ``body``."""
 
@@ -66,6 +73,9 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         super().__init__(database)
         self.embedder = embedder
         self._sql = sql.Statements(name)
+        self.vectors: SqliteVectors | None = SqliteVectors(name, sql.KEY)
+        """The stored vectors held in memory for search; ``None``: every search reads and
+        decodes every visible vector instead (the way to compare with scoring every row)."""
 
     async def put(self, item: MemoryItem) -> None:
         await self.put_many([item])
@@ -109,6 +119,7 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         embedding = await query_embedding(query, self.embedder)
         params = _tenant(tenant) | _filters(query)
         search = _Search(self._sql, params, query.text, embedding, query.limit)
+        search.vectors = self.vectors
         return await self.database.read(search, store=self.name)
 
     async def around(
@@ -171,14 +182,23 @@ class _Search:
     ) -> None:
         self.statements, self.params, self.text = statements, params, text
         self.embedding, self.limit = embedding, limit
+        self.vectors: SqliteVectors | None = None
+        """The store's vectors in memory; without them (or when the snapshot is older than
+        they are) every visible vector is read and decoded."""
+        self.kinds = None if params["kinds"] is None else json.loads(params["kinds"])
 
     def __call__(self, connection: sqlite3.Connection) -> list[ScoredMemory]:
         texts = query_terms(self.text)
         if not texts and self.embedding is None:
             return []
-        signals = {"bm25": self._bm25(connection, texts)}
-        if self.embedding is not None:
-            signals["vector"] = self._vector(connection, self.embedding)
+        signals = None
+        if self.embedding is not None and self.vectors is not None:
+            with self.vectors.lock:
+                signals = self._hybrid(connection, texts, self.embedding, self.vectors)
+        if signals is None:
+            signals = {"bm25": self._bm25(connection, texts)}
+            if self.embedding is not None:
+                signals["vector"] = self._vector(connection, self.embedding)
         best = best_hits(signals, self.limit)
         if not best:
             return []
@@ -186,6 +206,77 @@ class _Search:
         params = self.params | {"ids": json.dumps(key_item_ids(keys)), "keys": json.dumps(keys)}
         rows = {row[0]: row[1:] for row in connection.execute(self.statements.by_keys, params)}
         return readable(best, lambda b: _scored(rows[b[0]], b[1], b[2]), store="memory")
+
+    def _hybrid(
+        self,
+        connection: sqlite3.Connection,
+        texts: list[str],
+        embedding: Sequence[float],
+        vectors: SqliteVectors,
+    ) -> dict[str, dict[str, float]] | None:
+        """Both signals from the vectors in memory; ``None`` to score every row instead.
+
+        The BM25 top k is asked for first, then longer tops while too many
+        rows might still reach the fused top k (:func:`.vector_index.hybrid_rows`);
+        those rows have their BM25 score computed, and the vector signal
+        holds their exact cosine (:meth:`.vector_index.Similarities.signal`).
+        """
+        if not vectors.follow(connection):
+            return None
+        rows = vectors.by_agent.get((self.params["agent"], len(embedding)))
+        if rows is None or not any(embedding):
+            return {"bm25": self._bm25(connection, texts), "vector": {}}
+        allowed = rows.allowed(self.params["user"], self.params["now"], self.kinds)
+        similar = Similarities(rows, allowed, embedding)
+        small = len(similar) <= 2 * (self.limit + MARGIN)
+        for depth in (None,) if small else (self.limit, 8 * self.limit, 64 * self.limit, None):
+            found = self._contenders(connection, texts, similar, depth)
+            if found is not None:
+                lexical, wanted = found
+                vector = similar.signal(wanted, self.limit)
+                return None if vector is None else {"bm25": lexical, "vector": vector}
+        return None
+
+    def _contenders(
+        self,
+        connection: sqlite3.Connection,
+        texts: list[str],
+        similar: Similarities,
+        depth: int | None,
+    ) -> tuple[dict[str, float], np.ndarray] | None:
+        """The BM25 scores and the positions of the rows that may reach the fused top k.
+
+        ``None`` when too many rows might, with the BM25 top ``depth``.
+        """
+        scored, bound, scorer = (
+            topk.by_rowid(connection, self.statements, self.params, texts, depth)
+            if texts
+            else ({}, 0.0, None)
+        )
+        allowed, slots = similar.allowed, similar.rows.slots
+        position = np.full(similar.rows.size, -1, dtype=np.int64)
+        position[allowed] = np.arange(len(allowed))
+        inside: dict[int, float] = {}
+        others: list[float] = []
+        for rowid, value in scored.items():
+            slot = slots.get(rowid)
+            at = -1 if slot is None else int(position[slot])
+            if at < 0:
+                others.append(value)
+            else:
+                inside[at] = value
+        lexical_top = LexicalTop(inside, others, bound)
+        cap = _CONTENDERS if depth is not None else len(similar)
+        wanted = hybrid_rows(similar, lexical_top, self.limit, cap)
+        if wanted is None:
+            return None
+        rowids = similar.rows.rows
+        extra = [rowids[int(allowed[at])] for at in wanted.tolist() if at not in inside]
+        if bound > 0 and scorer is not None:
+            more = topk.rows_scores(connection, self.statements, scorer, extra)
+            scored = scored | more
+        everything = np.concatenate([wanted, np.fromiter(inside, dtype=np.int64)])
+        return topk.keyed(connection, self.statements, scored), everything
 
     def _bm25(self, connection: sqlite3.Connection, texts: list[str]) -> dict[str, float]:
         limit = self.limit if self.embedding is None else None

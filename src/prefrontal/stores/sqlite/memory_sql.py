@@ -79,6 +79,9 @@ class Statements:
         self.item_ids = f"""
             SELECT m.rowid, {KEY} FROM {items} AS m
             WHERE m.rowid IN (SELECT value FROM json_each(:rowids))"""
+        self.terms_of = f"""
+            SELECT m.rowid, ' ' || m.terms || ' ', m.length FROM {items} AS m
+            WHERE m.rowid IN (SELECT value FROM json_each(:rowids))"""
         self.vectors = f"""
             SELECT {KEY}, m.embedding FROM {items} AS m
             WHERE {_VISIBLE} AND {_LIVE} AND {_KINDS} AND m.embedding IS NOT NULL"""

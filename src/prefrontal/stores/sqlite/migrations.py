@@ -25,6 +25,7 @@ import sqlite3
 from prefrontal.errors import StoreError
 from prefrontal.stores.durable import MEMORY_TABLES, Migration
 from prefrontal.stores.memory_search import stored_terms
+from prefrontal.stores.sqlite.vectors import change_log
 
 
 def _term_list(terms: str) -> str:
@@ -322,6 +323,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         "scripts without spaces indexed by pairs of characters, symbols kept",
         (),
         reanalyse=True,
+    ),
+    Migration(
+        5,
+        "memory item change counter and deletion log, for vector search kept in memory",
+        tuple(statement for name in MEMORY_TABLES for statement in change_log(name)),
     ),
 )
 LATEST = MIGRATIONS[-1].version

@@ -97,9 +97,44 @@ def scores(
     ``limit``, only items scoring at least the k-th score are returned (ties
     with it included), so the caller sorts a handful, not every item seen.
     """
+    return keyed(connection, statements, by_rowid(connection, statements, params, texts, limit)[0])
+
+
+def by_rowid(
+    connection: sqlite3.Connection,
+    statements: Any,
+    params: Mapping[str, Any],
+    texts: list[str],
+    limit: int | None,
+) -> tuple[dict[int, float], float, Scorer]:
+    """:func:`scores` by rowid, with a bound on every other match's score and the scorer.
+
+    No live visible item outside the result scores more than the bound (0
+    when every match was scored); the scorer scores other items alike
+    (:func:`rows_scores`).
+    """
     corpus, terms = query_terms(connection, statements, texts)
     search = _TopK(connection, statements, params, corpus, terms)
-    return _by_id(connection, statements, search.run(limit))
+    found = search.run(limit)
+    bound = 0.0
+    if limit is not None and len(search.best) >= limit:
+        bound = search.best[0]
+    return found, bound, search.score
+
+
+def rows_scores(
+    connection: sqlite3.Connection, statements: Any, score: Scorer, rowids: Sequence[int]
+) -> dict[int, float]:
+    """The BM25 score of each item of ``rowids`` holding a query term, by rowid."""
+    if not rowids:
+        return {}
+    rows = connection.execute(statements.terms_of, {"rowids": json.dumps(list(rowids))})
+    out = {}
+    for rowid, padded, length in rows:
+        value = score.padded(padded, length)
+        if value > 0:
+            out[rowid] = value
+    return out
 
 
 class _TopK:
@@ -207,7 +242,7 @@ def _contenders(found: dict[int, float], best: list[float], limit: int | None) -
     return {key: value for key, value in found.items() if value >= best[0]}
 
 
-def _by_id(
+def keyed(
     connection: sqlite3.Connection, statements: Any, scored: dict[int, float]
 ) -> dict[str, float]:
     """``scored`` keyed by :func:`~prefrontal.stores.memory_search.hit_key` instead of rowid."""

@@ -9,7 +9,7 @@ from typing import Any
 from prefrontal.stores.durable import SharesDatabase, dump, encodable, read_one, readable
 from prefrontal.stores.sqlite.database import Database, erase, to_us
 from prefrontal.stores.tenancy import Tenant
-from prefrontal.stores.traces import TraceQuery
+from prefrontal.stores.traces import OPEN_SUFFIX, TraceQuery
 from prefrontal.traces.models import TurnTrace
 
 _STORE = "traces"
@@ -41,11 +41,8 @@ class SqliteTraceStore(SharesDatabase[Database]):
 
     def ended_in(self, connection: sqlite3.Connection, tenant: Tenant, turn_id: str) -> bool:
         """True when the tenant's trace of ``turn_id`` has an ending (inside a transaction)."""
-        row = connection.execute(
-            "SELECT json_extract(body, '$.ending') IS NOT NULL FROM traces"
-            " WHERE turn_id = ? AND agent_id = ? AND user_id = ?",
-            (turn_id, tenant.agent_id, tenant.user_id),
-        ).fetchone()
+        params = (OPEN_SUFFIX, turn_id, tenant.agent_id, tenant.user_id)
+        row = connection.execute(_ENDED, params).fetchone()
         return row is not None and bool(row[0])
 
     def get_in(
@@ -94,6 +91,13 @@ class SqliteTraceStore(SharesDatabase[Database]):
 
         return await self.database.write(run, store=_STORE)
 
+
+_ENDED = f"""
+SELECT CASE WHEN substr(body, -{len(OPEN_SUFFIX)}) = ?1 THEN 0
+    ELSE json_extract(body, '$.ending') IS NOT NULL END
+FROM traces WHERE turn_id = ?2 AND agent_id = ?3 AND user_id = ?4
+"""
+"""A row when the trace has an ending; a body ending as an open trace's is not parsed."""
 
 _BEYOND_NEWEST = """
 DELETE FROM traces WHERE turn_id NOT IN (

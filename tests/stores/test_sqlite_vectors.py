@@ -1,0 +1,219 @@
+"""SQLite hybrid search from the vectors held in memory.
+
+The store keeps its vectors in memory, follows other connections' and
+processes' writes through the change log, filters by tenant before it
+ranks, and gives the hits that reading and scoring every visible vector
+gives (``vectors = None``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+import textwrap
+from pathlib import Path
+
+import anyio
+import pytest
+
+from prefrontal.retrieval.embedder import HashingEmbedder
+from prefrontal.retrieval.vector_index import SIMSIMD
+from prefrontal.stores import MemoryItem, MemoryQuery, Scope, Stores, Tenant, sqlite
+from prefrontal.stores.sqlite import migrations as sqlite_migrations
+from prefrontal.stores.sqlite.memory import SqliteMemoryStore
+from prefrontal.testing.conformance.base import at
+from prefrontal.testing.synthetic import memories, questions
+from tests.conftest import FIXED_NOW
+from tests.stores.sqlite_schema import without_change_log
+
+pytestmark = pytest.mark.anyio
+ALICE = Tenant(agent_id="agent-1", user_id="alice")
+BOB = Tenant(agent_id="agent-1", user_id="bob")
+DIMENSIONS = 64
+SECRET = "orchid passport renewal in Lisbon"
+
+
+def _embedder() -> HashingEmbedder:
+    return HashingEmbedder(DIMENSIONS)
+
+
+def _corpus(count: int) -> list[MemoryItem]:
+    """``count`` synthetic items of Alice's agent, every third Bob's own, every fifth shared."""
+    out = []
+    for n, item in enumerate(memories(count, tenant=ALICE, start=at(0))):
+        user = "bob" if n % 3 == 0 else "alice"
+        scope = Scope.SHARED if n % 5 == 0 else Scope.PRIVATE
+        out.append(item.model_copy(update={"user_id": user, "scope": scope}))
+    return out
+
+
+def _secret(item_id: str, agent: str, user: str) -> MemoryItem:
+    return MemoryItem(
+        item_id=item_id, agent_id=agent, user_id=user, content=SECRET, created_at=at(1)
+    )
+
+
+def _episodic(stores: Stores) -> SqliteMemoryStore:
+    store = stores.episodic
+    assert isinstance(store, SqliteMemoryStore)
+    return store
+
+
+Hit = tuple[str, str, float, dict[str, float]]
+
+
+async def _hits(store: SqliteMemoryStore, tenant: Tenant, text: str, limit: int = 10) -> list[Hit]:
+    found = await store.search(tenant, MemoryQuery(text=text, limit=limit, now=FIXED_NOW))
+    return [(h.item.item_id, h.item.user_id, h.score, h.signals) for h in found]
+
+
+async def _both_ways(
+    store: SqliteMemoryStore, tenant: Tenant, text: str, limit: int
+) -> tuple[list[Hit], list[Hit]]:
+    """The hits from the vectors in memory, then from reading every visible vector."""
+    held = store.vectors
+    indexed = await _hits(store, tenant, text, limit)
+    store.vectors = None
+    try:
+        scanned = await _hits(store, tenant, text, limit)
+    finally:
+        store.vectors = held
+    return indexed, scanned
+
+
+SCANS = [
+    pytest.param(False, id="float32"),
+    pytest.param(
+        True,
+        id="float16",
+        marks=pytest.mark.skipif(SIMSIMD is None, reason="needs the vectors extra (simsimd)"),
+    ),
+]
+
+
+@pytest.mark.parametrize("half", SCANS)
+@pytest.mark.parametrize("count", [30, 600])
+async def test_hybrid_hits_equal_those_of_scoring_every_vector(
+    tmp_path: Path, count: int, half: bool
+) -> None:
+    """Hits, scores and signals from the vectors in memory equal those of reading every vector."""
+    stores = sqlite.open_stores(tmp_path / "m.db", embedder=_embedder())
+    store = _episodic(stores)
+    assert store.vectors is not None
+    store.vectors.half = half
+    try:
+        await store.put_many(_corpus(count))
+        for text in questions(25):
+            for tenant, limit in ((ALICE, 10), (BOB, 5)):
+                indexed, scanned = await _both_ways(store, tenant, text, limit)
+                assert indexed == scanned
+        assert store.vectors.by_agent
+        held = next(iter(store.vectors.by_agent.values()))
+        assert (held.half is not None) is half
+    finally:
+        await stores.aclose()
+
+
+async def test_private_vectors_of_others_are_never_returned_even_when_nearest(
+    tmp_path: Path,
+) -> None:
+    """Another agent's and another user's private items are left out inside the vector search."""
+    stores = sqlite.open_stores(tmp_path / "m.db", embedder=_embedder())
+    store = _episodic(stores)
+    try:
+        await store.put_many(_corpus(300))
+        await store.put_many(
+            [
+                _secret("bobs-secret", "agent-1", "bob"),
+                _secret("other-agent", "agent-2", "alice"),
+                _secret("alices-own", "agent-1", "alice"),
+            ]
+        )
+        query = MemoryQuery(text="", embedding=await _vector(SECRET), limit=40, now=FIXED_NOW)
+        hits = await store.search(ALICE, query)
+        assert hits[0].item.item_id == "alices-own"
+        assert all(h.item.agent_id == "agent-1" for h in hits)
+        assert all(h.item.user_id == "alice" or h.item.scope is Scope.SHARED for h in hits)
+        assert "bobs-secret" in [h.item.item_id for h in await store.search(BOB, query)]
+    finally:
+        await stores.aclose()
+
+
+async def _vector(text: str) -> tuple[float, ...]:
+    (vector,) = await _embedder().embed([text])
+    return vector
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+
+    import anyio
+
+    from prefrontal.retrieval.embedder import HashingEmbedder
+    from prefrontal.stores import MemoryItem, Tenant, sqlite
+    from prefrontal.testing.conformance.base import at
+
+    async def main() -> None:
+        stores = sqlite.open_stores(sys.argv[1], embedder=HashingEmbedder(int(sys.argv[2])))
+        item = MemoryItem(
+            item_id="fresh", agent_id="agent-1", user_id="alice",
+            content=sys.argv[3], created_at=at(2),
+        )
+        await stores.episodic.put(item)
+        alice = Tenant(agent_id="agent-1", user_id="alice")
+        await stores.episodic.delete(alice, ["alices-own"])
+        await stores.aclose()
+
+    anyio.run(main)
+    """
+)
+
+
+async def test_a_write_by_another_process_is_seen_by_the_next_search(tmp_path: Path) -> None:
+    """Items written and deleted by another process show in the next search of a warm store."""
+    path = tmp_path / "m.db"
+    stores = sqlite.open_stores(path, embedder=_embedder())
+    store = _episodic(stores)
+    try:
+        await store.put_many([*_corpus(200), _secret("alices-own", "agent-1", "alice")])
+        before = await _hits(store, ALICE, SECRET)
+        assert before[0][0] == "alices-own"
+        fresh = "lighthouse keeper telescope inventory"
+        command = [sys.executable, "-c", WRITER, str(path), str(DIMENSIONS), fresh]
+        with anyio.fail_after(60):
+            await anyio.run_process(command)
+        after = await _hits(store, ALICE, fresh)
+        assert after[0][0] == "fresh"
+        assert "alices-own" not in [hit[0] for hit in await _hits(store, ALICE, SECRET)]
+        indexed, scanned = await _both_ways(store, ALICE, fresh, 10)
+        assert indexed == scanned
+    finally:
+        await stores.aclose()
+
+
+async def test_a_file_at_version_4_migrates_and_searches_as_a_new_one(tmp_path: Path) -> None:
+    """A schema 4 file gains the change log; its hybrid hits equal a file filled anew."""
+    items = _corpus(120)
+    fresh = sqlite.open_stores(tmp_path / "fresh.db", embedder=_embedder())
+    await fresh.episodic.put_many(items)
+    expected = [await _hits(_episodic(fresh), ALICE, text) for text in questions(10)]
+    await fresh.aclose()
+    old = sqlite.open_stores(tmp_path / "old.db", embedder=_embedder())
+    await old.episodic.put_many(items)
+    await old.aclose()
+    connection = sqlite3.connect(tmp_path / "old.db", isolation_level=None)
+    without_change_log(connection)
+    connection.execute("PRAGMA user_version = 4")
+    connection.close()
+    migrated = sqlite.open_stores(tmp_path / "old.db", embedder=_embedder())
+    try:
+        got = [await _hits(_episodic(migrated), ALICE, text) for text in questions(10)]
+        assert got == expected
+    finally:
+        await migrated.aclose()
+    connection = sqlite3.connect(tmp_path / "old.db")
+    assert sqlite_migrations.schema_version(connection) == sqlite_migrations.LATEST == 5
+    (changes,) = connection.execute("SELECT changes FROM episodic_stats").fetchone()
+    connection.close()
+    assert changes == 0
