@@ -2,6 +2,8 @@
 
     python -m tests.benchmarks.http_load                    # 500 clients, 5,000 turns
     python -m tests.benchmarks.http_load --clients 50 --turns 500 --end
+    python -m tests.benchmarks.http_load --retry                 # honour Retry-After
+    python -m tests.benchmarks.http_load --source /tmp/base-main  # serve an older checkout
 
 Starts ``prefrontal serve http`` in a subprocess on a free port of
 127.0.0.1, on a fresh SQLite file seeded with the demo agent, then runs
@@ -9,7 +11,17 @@ Starts ``prefrontal serve http`` in a subprocess on a free port of
 that between them run ``--turns`` turns (``POST /v1/turns``; with ``--end``
 each turn is also ended, ``POST /v1/turns/{id}/end``). Prints turns per
 second, latency percentiles (p50, p99, max, per turn as the client sees
-it) and errors (any status but 200, any transport error) as JSON. Traffic
+it) and errors (any status but 200, any transport error) as JSON.
+
+Refusals are counted, never hidden: a ``503`` (admission control: too many
+turns in flight) is ``refused``. By default a refused turn is given up, as a
+client that does not retry would; with ``--retry`` the client waits the
+``Retry-After`` the server sent and tries the same turn again (``retries``
+counts those attempts), and its latency runs from the first attempt to the
+answer, so waiting for a slot is in the figures. ``completed`` turns are the
+ones answered ``200``; ``turns_per_s`` counts only those. ``--source DIR``
+serves the ``src`` of another checkout (``PYTHONPATH``), to compare two
+versions in one sitting. Traffic
 goes to the loopback address only, and the run is bounded: ``--turns``
 requests at most, ``--timeout`` seconds at most. Not a test: it measures and
 never fails on a figure. ``docs/serving.md`` has the figures.
@@ -48,6 +60,8 @@ class Tally:
     errors: dict[str, int] = field(default_factory=dict)
     statuses: dict[str, int] = field(default_factory=dict)
     issued: int = 0
+    refused: int = 0
+    retries: int = 0
 
     def error(self, kind: str) -> None:
         self.errors[kind] = self.errors.get(kind, 0) + 1
@@ -59,6 +73,14 @@ class LoadReport:
 
     clients: int
     turns: int
+    """Turns asked for."""
+    completed: int
+    """Turns answered ``200`` (and ended, with ``--end``)."""
+    refused: int
+    """Turns given up after a ``503`` (0 with ``--retry`` unless the run's time ran out)."""
+    retries: int
+    """Attempts repeated after a ``503``, each after the ``Retry-After`` it came with."""
+    retry: bool
     ended: bool
     wall_s: float
     turns_per_s: float
@@ -71,11 +93,33 @@ class LoadReport:
     """Turns by trace status: ``degraded`` when loading phases were cut at the deadline."""
 
 
+def retry_after_s(response: httpx.Response) -> float:
+    """The ``Retry-After`` of a refusal in seconds (1 when absent or not a number)."""
+    try:
+        return max(float(response.headers.get("Retry-After", "1")), 0.0)
+    except ValueError:
+        return 1.0
+
+
+async def start(
+    client: httpx.AsyncClient, body: dict[str, str], tally: Tally, retry: bool
+) -> httpx.Response:
+    """``POST /v1/turns``; with ``retry``, again after each ``503``'s ``Retry-After``."""
+    while True:
+        response = await client.post("/v1/turns", json=body)
+        if response.status_code != 503 or not retry:
+            return response
+        tally.retries += 1
+        await anyio.sleep(retry_after_s(response))
+
+
 async def client_loop(
-    base: str, number: int, tally: Tally, total: int, end: bool, limits: httpx.Limits
+    base: str, number: int, tally: Tally, total: int, options: argparse.Namespace
 ) -> None:
     """One client: its own connection and session, turns until ``total`` have been issued."""
     headers = {"Authorization": f"Bearer {AGENT_KEY}"}
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    end = options.end
     async with httpx.AsyncClient(
         base_url=base, headers=headers, timeout=60, limits=limits
     ) as client:
@@ -90,7 +134,10 @@ async def client_loop(
             n += 1
             started = time.perf_counter()
             try:
-                response = await client.post("/v1/turns", json=body)
+                response = await start(client, body, tally, options.retry)
+                if response.status_code == 503:
+                    tally.refused += 1
+                    continue
                 if response.status_code == 200:
                     status = response.json()["status"]
                     tally.statuses[status] = tally.statuses.get(status, 0) + 1
@@ -109,17 +156,18 @@ async def client_loop(
             tally.latencies_ms.append((time.perf_counter() - started) * 1_000)
 
 
-async def run(clients: int, turns: int, end: bool, timeout_s: float, db: Path) -> LoadReport:
+async def run(options: argparse.Namespace, db: Path) -> LoadReport:
     """Seed ``db``, serve it, and run the load against it."""
     await seeded(db)
     tally = Tally()
-    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-    with http_server(db, "--deadline-ms", "1000", test_clock=False) as (base, _):
+    clients, turns = options.clients, options.turns
+    source = {"PYTHONPATH": str(Path(options.source) / "src")} if options.source else {}
+    with http_server(db, "--deadline-ms", "1000", test_clock=False, **source) as (base, _):
         started = time.perf_counter()
-        with anyio.fail_after(timeout_s):
+        with anyio.move_on_after(options.timeout):
             async with anyio.create_task_group() as group:
                 for number in range(clients):
-                    group.start_soon(client_loop, base, number, tally, turns, end, limits)
+                    group.start_soon(client_loop, base, number, tally, turns, options)
         wall = time.perf_counter() - started
     latencies = sorted(tally.latencies_ms) or [0.0]
     cuts = (
@@ -129,8 +177,12 @@ async def run(clients: int, turns: int, end: bool, timeout_s: float, db: Path) -
     )
     return LoadReport(
         clients=clients,
-        turns=len(tally.latencies_ms),
-        ended=end,
+        turns=turns,
+        completed=len(tally.latencies_ms),
+        refused=tally.refused,
+        retries=tally.retries,
+        retry=options.retry,
+        ended=options.end,
         wall_s=round(wall, 2),
         turns_per_s=round(len(tally.latencies_ms) / wall, 1),
         p50_ms=round(cuts[49], 1),
@@ -149,16 +201,11 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=5_000)
     parser.add_argument("--end", action="store_true", help="also end every turn")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds, at most")
+    parser.add_argument("--retry", action="store_true", help="retry a 503 after its Retry-After")
+    parser.add_argument("--source", default="", help="a checkout whose src/ the server runs")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        report = anyio.run(
-            run,
-            options.clients,
-            options.turns,
-            options.end,
-            options.timeout,
-            Path(folder) / "load.db",
-        )
+        report = anyio.run(run, options, Path(folder) / "load.db")
     print(json.dumps(asdict(report), indent=2))
 
 

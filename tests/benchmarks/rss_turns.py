@@ -9,9 +9,11 @@ default 10,000: that is the retention). Sessions last ``--session-turns`` turns 
 working-memory store gains a session every so many turns, as a live process
 would; the clock advances ``--step`` seconds a turn. Prints RSS (from
 ``/proc/self/statm``) after a collection, every ``--every`` turns, as JSON
-lines. With ``--trace N`` it takes tracemalloc snapshots at turn ``N`` and at
-the end and prints the 15 source lines whose allocations grew most in
-between. Not a test: it measures and never fails on a figure.
+lines. With ``--trace N`` it traces allocations from the first turn (so what
+the bounded stores and caches let go counts against what they add), takes
+tracemalloc snapshots at turn ``N`` and at the end, and prints the 15 source
+lines whose allocations grew most in between, and the object types
+``gc.get_objects()`` counts more of. Not a test: it measures and never fails on a figure.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import json
 import os
 import time
 import tracemalloc
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import anyio
@@ -46,6 +49,11 @@ def rss_mb() -> float:
     return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
+def object_kinds() -> Counter[str]:
+    """Objects the collector tracks, counted by type name."""
+    return Counter(type(o).__qualname__ for o in gc.get_objects())
+
+
 class SteppingClock:
     """A clock that moves ``step`` forward each time it is read by a turn."""
 
@@ -68,6 +76,9 @@ async def run(args: argparse.Namespace) -> None:
     orchestrator = Orchestrator(stores, clock=clock)
     started = time.perf_counter()
     before: tracemalloc.Snapshot | None = None
+    kinds: Counter[str] = Counter()
+    if args.trace:
+        tracemalloc.start(8)
     for n in range(1, args.turns + 1):
         request = TurnRequest(
             agent_id=DEMO_AGENT,
@@ -79,8 +90,8 @@ async def run(args: argparse.Namespace) -> None:
         clock.tick()
         if args.trace and n == args.trace:
             gc.collect()
-            tracemalloc.start(8)
             before = tracemalloc.take_snapshot()
+            kinds = object_kinds()
         if n % args.every == 0:
             gc.collect()
             seconds = time.perf_counter() - started
@@ -90,6 +101,9 @@ async def run(args: argparse.Namespace) -> None:
         after = tracemalloc.take_snapshot()
         for stat in after.compare_to(before, "lineno")[:15]:
             print(stat)
+        grown = object_kinds()
+        grown.subtract(kinds)
+        print(json.dumps({"objects_grown": [kv for kv in grown.most_common(10) if kv[1] > 0]}))
 
 
 def main() -> None:

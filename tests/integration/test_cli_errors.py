@@ -5,10 +5,13 @@ Each case runs the real command in a subprocess, as a user would.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,7 +46,36 @@ def test_a_corrupt_file_is_named_in_one_line(tmp_path: Path) -> None:
     """A file that is not a SQLite database: one line naming the store and the cause."""
     (tmp_path / "corrupt.db").write_bytes(b"not a database, " * 400)
     line = one_error_line(prefrontal("turn", "hello", "--db", "corrupt.db", cwd=tmp_path))
-    assert "file is not a database" in line
+    assert line == "error: --db corrupt.db: consciousness store: sqlite: file is not a database"
+
+
+@contextlib.contextmanager
+def read_only(directory: Path) -> Iterator[None]:
+    """``directory`` made unwritable (``chattr +i`` where permission bits do not bind, as root)."""
+    directory.chmod(0o555)
+    immutable = os.access(directory, os.W_OK)
+    if immutable:
+        chattr = shutil.which("chattr")
+        made = chattr and subprocess.run([chattr, "+i", str(directory)], check=False).returncode
+        if made != 0:
+            directory.chmod(0o755)
+            pytest.skip("no way to make a directory read-only here")
+    try:
+        yield
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(directory)], check=True)
+        directory.chmod(0o755)
+
+
+def test_a_read_only_directory_is_named_in_one_line(tmp_path: Path) -> None:
+    """A database that cannot be created in a read-only directory: one line naming the file."""
+    (tmp_path / "locked").mkdir()
+    with read_only(tmp_path / "locked"):
+        result = prefrontal("turn", "hello", "--db", "locked/x.db", cwd=tmp_path)
+    line = one_error_line(result)
+    assert line.startswith("error: --db locked/x.db: ")
+    assert "unable to open database file" in line
 
 
 def test_a_path_that_cannot_be_created_is_named(tmp_path: Path) -> None:
@@ -59,6 +91,14 @@ def test_an_unreachable_server_is_one_line(tmp_path: Path) -> None:
     line = one_error_line(prefrontal("turn", "hello", "--db", dsn, cwd=tmp_path))
     assert "Connect call failed" in line or "refused" in line
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bad_dsn_is_named_without_its_password(tmp_path: Path) -> None:
+    """A PostgreSQL URL that fails names the URL with its password masked."""
+    dsn = "postgresql://nobody:hunter2@127.0.0.1:1/prefrontal"
+    line = one_error_line(prefrontal("turn", "hello", "--db", dsn, cwd=tmp_path))
+    assert line.startswith("error: --db postgresql://nobody:***@127.0.0.1:1/prefrontal: ")
+    assert "hunter2" not in line
 
 
 def test_an_unknown_scheme_is_refused_and_no_file_is_made(tmp_path: Path) -> None:

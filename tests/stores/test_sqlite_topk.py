@@ -5,11 +5,20 @@ from __future__ import annotations
 import itertools
 import random
 import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
 
 from prefrontal.retrieval.postings import Postings
 from prefrontal.retrieval.ranking import BoundedTerm, Corpus, Scorer, idf, query_terms, scores
+from prefrontal.stores.long_term import MemoryItem, MemoryQuery
+from prefrontal.stores.memory import InMemoryMemoryStore
+from prefrontal.stores.sqlite import open_stores
 from prefrontal.stores.sqlite import topk as ranking
+from prefrontal.stores.tenancy import Tenant
 
+NOW = datetime(2026, 2, 1, tzinfo=UTC)
 WORDS = ("ant", "bee", "cat", "dog", "eel", "fox")
 
 
@@ -85,15 +94,50 @@ def test_a_document_longer_than_the_limit_cannot_reach_theta() -> None:
     """The length limit is the longest at which the bounds still reach the k-th score."""
     first = term("ant", 3.0, ((1, 4), (2, 9)))
     later = [term("bee", 2.0, ((1, 3),)), term("cat", 1.0, ((1, 5), (3, 12)))]
-    best = [2.5] * 10
-    longest = ranking._longest(first, later, best, 10)
-    assert longest is not None
+    best = [1.2] * 10
+    limit = ranking._length_limit(first, later, best, 10)
+    assert limit is not None
 
-    def reach(length: int) -> float:
-        return sum(t.bound_at(length) for t in [first, *later]) * ranking._MARGIN
+    def reach(held: list[BoundedTerm], length: int) -> float:
+        return sum(t.bound_at(length) for t in held) * ranking._MARGIN
 
-    assert reach(longest) >= best[0] > reach(longest + 1)
-    assert ranking._longest(first, later, best[:9], 10) is None
+    def longest(held: list[BoundedTerm]) -> int:
+        """The longest length at which ``held`` reaches the k-th score (0: none)."""
+        return max((n for n in range(1, 1_000) if reach(held, n) >= best[0]), default=0)
+
+    once = term("ant", 3.0, ((1, 4),))
+    assert limit.longest == longest([first, *later])
+    assert limit.once == longest([once, *later]) < limit.longest
+    assert limit.alone == longest([first]) > limit.alone_once == longest([once]) > 0
+    assert limit.needle == " ant "
+    assert limit.later == '[" bee ", " cat "]'
+    asked_with_later = ranking._length_limit(first, later, best, 10, alone=False)
+    assert asked_with_later is not None
+    assert asked_with_later.later is None
+    assert ranking._length_limit(first, later, best[:9], 10) is None
+
+
+def test_a_term_held_only_more_than_once_limits_single_holders_to_nothing() -> None:
+    """With no document holding the term once, every unseen holder must hold it twice."""
+    first = term("ant", 3.0, ((2, 9),))
+    limit = ranking._length_limit(first, [], [0.5] * 3, 3)
+    assert limit is not None
+    assert limit.once == limit.alone_once == 0 < limit.longest
+
+
+def test_sqlite_finds_a_second_occurrence_only_where_there_is_one() -> None:
+    """The postings filter's check for a term held twice agrees with counting it."""
+    connection = sqlite3.connect(":memory:")
+    check = """SELECT instr(substr(' ' || :terms || ' ',
+        instr(' ' || :terms || ' ', :needle) + 1), :needle) > 0"""
+    rng = random.Random(4)
+    for _ in range(300):
+        words = rng.choices([*WORDS, "ants", "bant"], k=rng.randint(1, 8))
+        word = rng.choice(WORDS)
+        (twice,) = connection.execute(
+            check, {"terms": " ".join(words), "needle": f" {word} "}
+        ).fetchone()
+        assert bool(twice) == (words.count(word) >= 2), (words, word)
 
 
 def test_scorer_reads_padded_terms_text_as_the_postings_count_it() -> None:
@@ -109,3 +153,37 @@ def test_scorer_reads_padded_terms_text_as_the_postings_count_it() -> None:
     assert scorer.padded(" fox fox eel ", 3) == scorer([0, 1, 2], 3)
     for key, text in texts.items():
         assert scorer.padded(f" {text} ", len(text.split())) == expected[key]
+
+
+@pytest.mark.anyio
+async def test_large_k_over_skewed_words_ranks_as_the_in_memory_store(tmp_path: Path) -> None:
+    """Top 1 to 150 over common words, repeated in long and short items: the in-memory ranking."""
+    rng = random.Random(11)
+    common = ["apple", "pear", "plum", "fig", "kiwi", "lime"]
+    rare = ["quince", "yuzu", "sloe", "medlar"]
+    items = [
+        MemoryItem(
+            item_id=f"k{i:04d}",
+            agent_id="agent-1",
+            user_id="alice",
+            content=" ".join(
+                rng.choices(common, k=rng.randint(1, 4))
+                + rng.choices(rare, k=rng.randint(0, 1))
+                + rng.choices(["filler", "words", "here"], k=rng.choice([0, 2, 12, 40]))
+            ),
+        )
+        for i in range(900)
+    ]
+    memory, stores = InMemoryMemoryStore(), open_stores(tmp_path / "skewed.db")
+    await memory.put_many(items)
+    await stores.episodic.put_many(items)
+    tenant = Tenant(agent_id="agent-1", user_id="alice")
+    for _ in range(120):
+        text = " ".join(rng.choices(common + rare, k=rng.randint(1, 5)))
+        query = MemoryQuery(text=text, limit=rng.choice([1, 10, 60, 150]), now=NOW)
+        expected = await memory.search(tenant, query)
+        got = await stores.episodic.search(tenant, query)
+        assert [(h.item.item_id, h.score) for h in got] == [
+            (h.item.item_id, h.score) for h in expected
+        ], (text, query.limit)
+    await stores.aclose()

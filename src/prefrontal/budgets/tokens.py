@@ -29,7 +29,7 @@ import tiktoken
 from tiktoken.model import encoding_name_for_model
 
 from prefrontal.errors import ConfigurationError
-from prefrontal.text_cache import DEFAULT_MAX_CHARS, TextCache
+from prefrontal.text_cache import DEFAULT_MAX_BYTES, TextCache
 
 __all__ = [
     "DEFAULT_ENCODING",
@@ -79,13 +79,13 @@ class TiktokenCounter:
     """Counts and truncates text in tokens of one tiktoken encoding, with a bounded cache.
 
     The cache keeps the counts of recently seen texts, at most
-    ``cache_chars`` characters of them (see :class:`~prefrontal.text_cache.TextCache`).
+    ``cache_bytes`` bytes of them (see :class:`~prefrontal.text_cache.TextCache`).
     """
 
-    def __init__(self, encoding: Any, *, cache_chars: int = DEFAULT_MAX_CHARS) -> None:
+    def __init__(self, encoding: Any, *, cache_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self._encoding: Any = encoding
         self._name = str(encoding.name)
-        self.count: Callable[[str], int] = TextCache(self._count, max_chars=cache_chars)
+        self.count: Callable[[str], int] = TextCache(self._count, max_bytes=cache_bytes)
 
     @property
     def encoding_name(self) -> str:

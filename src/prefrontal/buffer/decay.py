@@ -14,7 +14,7 @@ from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.models import BufferItem
 
 
-@lru_cache(maxsize=16_384)
+@lru_cache(maxsize=2_048)
 def epoch(moment: datetime) -> float:
     """POSIX seconds of an aware datetime (cached: eviction converts the same times often)."""
     return moment.timestamp()

@@ -28,7 +28,7 @@ from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.decay import happened_recency
 from prefrontal.buffer.models import BufferModel, Focus, NewItem, SalienceFactors
 from prefrontal.buffer.text import coverage, label_terms, overlap
-from prefrontal.retrieval.analysis import term_set
+from prefrontal.retrieval.analysis import term_set, terms
 
 URGENT_TAGS = frozenset({"urgent", "risk", "alert", "deadline", "blocking"})
 HIGH = 0.6
@@ -65,9 +65,11 @@ def salience_factors(
     )
 
 
-@lru_cache(maxsize=4_096)
+@lru_cache(maxsize=512)
 def _item_terms(text: str, labels: tuple[str, ...]) -> frozenset[str]:
-    return term_set(text) | label_terms(labels)
+    # Not through term_set's cache: this cache already holds the result, and an
+    # offered text such as the clock's line is new every minute.
+    return frozenset(terms(text)) | label_terms(labels)
 
 
 def _urgency(item: NewItem) -> float:

@@ -19,13 +19,13 @@ from pydantic import Field
 from prefrontal.buffer.models import BufferItem, BufferModel
 from prefrontal.buffer.text import jaccard
 from prefrontal.retrieval.analysis import STOP_WORDS
-from prefrontal.text_cache import text_cache
+from prefrontal.text_cache import strings_weight, text_cache
 
 _WORD = re.compile(r"[^\W\d_]{5,}", re.UNICODE)
 _MAX_KEYWORDS = 40
 
 
-@text_cache(max_chars=4_000_000)
+@text_cache(max_bytes=2_000_000, weigh=strings_weight)
 def keywords(content: str) -> frozenset[str]:
     """The first distinct content keywords of ``content`` (at most 40)."""
     out: list[str] = []
@@ -42,7 +42,7 @@ def item_themes(item: BufferItem) -> frozenset[str]:
     return _themes(item.content, item.labels)
 
 
-@lru_cache(maxsize=8_192)
+@lru_cache(maxsize=2_048)
 def _themes(content: str, labels: frozenset[str]) -> frozenset[str]:
     return labels | keywords(content)
 

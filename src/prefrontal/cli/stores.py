@@ -16,7 +16,8 @@ from pathlib import Path
 
 import typer
 
-from prefrontal.errors import ConfigurationError
+from prefrontal.cli.errors import innermost, one_line
+from prefrontal.errors import ConfigurationError, StoreError
 from prefrontal.stores import sqlite
 from prefrontal.stores.set import Stores
 
@@ -24,6 +25,7 @@ DEFAULT_DB = Path(".prefrontal") / "prefrontal.db"
 MEMORY = ":memory:"
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+PASSWORD = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^:@/]*):[^@/]*@")
 
 DbOption = typer.Option(
     str(DEFAULT_DB),
@@ -73,9 +75,24 @@ def _make_parent(path: Path) -> None:
 
 @asynccontextmanager
 async def opened(db: str, *, create: bool = True) -> AsyncIterator[Stores]:
-    """The stores for ``db``, closed on exit (see :func:`build` for ``create``)."""
+    """The stores for ``db``, closed on exit (see :func:`build` for ``create``).
+
+    A store error that escapes the command (a corrupt or unreadable file, a
+    read-only directory, a server that refuses) is re-raised as a
+    ``ConfigurationError`` that names the database, without its password.
+    """
     stores = build(db, create=create)
     try:
         yield stores
+    except Exception as error:
+        failure = innermost(error)
+        if isinstance(failure, StoreError):
+            raise ConfigurationError(f"--db {shown(db)}: {one_line(failure)}") from error
+        raise
     finally:
         await stores.aclose()
+
+
+def shown(db: str) -> str:
+    """``db`` as it may be printed: a URL's password replaced by ``***``."""
+    return PASSWORD.sub(r"\1:***@", db)

@@ -28,6 +28,7 @@ from prefrontal.orchestrator.writes import INLINE_FLOOR_S, TurnWrites, WriteStat
 from prefrontal.phases import PHASE_INDEX, PHASES
 from prefrontal.phases.finalize import turn_writes
 from prefrontal.phases.state import Clock, TurnState
+from prefrontal.stores.durable import shared_batch
 from prefrontal.stores.set import Stores
 from prefrontal.stores.working_memory import SessionKey
 from prefrontal.traces.observe import Observer, combine
@@ -112,7 +113,10 @@ class Orchestrator:
         self._version = _package_version()
         self.observer = combine(observers)
         self._runner = BackgroundRunner(self.config.end_turn.max_pending_extractions)
-        self._writes = TurnWrites(self.config.writes, attempts=self.config.store_attempts)
+        written = (stores.traces, stores.working_memory, stores.episodic, stores.semantic)
+        self._writes = TurnWrites(
+            self.config.writes, attempts=self.config.store_attempts, batch=shared_batch(written)
+        )
         self._admission = Admission(self.config.admission)
         self._ender = TurnEnder(
             stores,

@@ -27,6 +27,14 @@ Durability, as the caller sees it:
   before it loads, within half of its own time; the HTTP and MCP servers
   answer ``start_turn`` once the turn's writes have ended, so another
   process finds them.
+- **One transaction per turn** where the stores allow it: when the stores
+  written behind a turn share one database that can batch writes (SQLite's
+  ``Database.batch``), a turn's writes are savepoints of one transaction
+  (one sync instead of one per write). A write that fails is rolled back
+  alone and counted as failed; the others are counted as written only once
+  the transaction has committed; when it does not commit (the time limit,
+  a cancellation, a failed commit), every one of them is counted as failed
+  and logged. So what is counted and logged as written is what is on disk.
 - **Never lost silently**: each write is retried on transient store errors
   (``config.store_attempts``); a buffer save that loses an optimistic race
   reloads the newer state and replays the turn's changes on it (merged, up
@@ -50,6 +58,7 @@ from prefrontal.config import WritesConfig
 from prefrontal.errors import TransientStoreError
 from prefrontal.exchange.background import BackgroundRunner
 from prefrontal.phases.finalize import TurnWrite
+from prefrontal.stores.durable import Batch, Committed
 from prefrontal.stores.working_memory import SessionKey
 
 _log = structlog.get_logger("prefrontal.writes")
@@ -106,8 +115,9 @@ class _Pending:
 class TurnWrites:
     """Runs each turn's writes behind it, and lets later calls wait for the ones they read."""
 
-    def __init__(self, config: WritesConfig, *, attempts: int) -> None:
+    def __init__(self, config: WritesConfig, *, attempts: int, batch: Batch | None = None) -> None:
         self.config = config
+        self.batch = batch
         self.stats = WriteStats()
         self.runner = BackgroundRunner(config.max_pending)
         self._attempts = attempts
@@ -136,6 +146,9 @@ class TurnWrites:
 
         async def job() -> None:
             try:
+                if self.batch is not None:
+                    await self._batched(turn_id, writes, limit_s, running, self.batch)
+                    return
                 async with anyio.create_task_group() as group:
                     for write in writes:
                         group.start_soon(self._write, turn_id, write, limit_s, running)
@@ -183,6 +196,65 @@ class TurnWrites:
             return
         self.stats.written += 1
         self.stats.merged += merged
+
+    async def _batched(
+        self,
+        turn_id: str,
+        writes: Sequence[TurnWrite],
+        limit_s: float,
+        shield: bool,
+        batch: Batch,
+    ) -> None:
+        """``writes`` in one transaction; counted written only once it has committed."""
+        done: list[tuple[TurnWrite, int]] = []
+        failed: list[TurnWrite] = []
+        opened: Committed | None = None
+        try:
+            with anyio.fail_after(limit_s, shield=shield):
+                async with batch() as opened, anyio.create_task_group() as group:
+                    for write in writes:
+                        group.start_soon(self._attempt, turn_id, write, done, failed)
+        except anyio.get_cancelled_exc_class():
+            self._settle(turn_id, writes, done, failed, opened, "cancelled by the caller")
+            raise
+        except Exception as error:
+            reason = f"{type(error).__name__}: {error}".rstrip(": ")
+            self._settle(turn_id, writes, done, failed, opened, reason)
+            return
+        self._settle(turn_id, writes, done, failed, opened, "not committed")
+
+    async def _attempt(
+        self,
+        turn_id: str,
+        write: TurnWrite,
+        done: list[tuple[TurnWrite, int]],
+        failed: list[TurnWrite],
+    ) -> None:
+        try:
+            merged = await self._retried(write)
+        except Exception as error:
+            failed.append(write)
+            self._failed(turn_id, write, f"{type(error).__name__}: {error}".rstrip(": "))
+            return
+        done.append((write, merged))
+
+    def _settle(
+        self,
+        turn_id: str,
+        writes: Sequence[TurnWrite],
+        done: list[tuple[TurnWrite, int]],
+        failed: list[TurnWrite],
+        opened: Committed | None,
+        reason: str,
+    ) -> None:
+        """Count a batch's writes: written if it committed, else failed (each logged once)."""
+        if opened is not None and opened.committed:
+            self.stats.written += len(done)
+            self.stats.merged += sum(merged for _, merged in done)
+            return
+        for write in writes:
+            if not any(write is gone for gone in failed):
+                self._failed(turn_id, write, reason)
 
     def _failed(self, turn_id: str, write: TurnWrite, error: str) -> None:
         self.stats.failed += 1

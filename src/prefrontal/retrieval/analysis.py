@@ -162,7 +162,7 @@ def written_terms(text: str) -> list[tuple[str, str]]:
     return [(s, w) for w in words if (s := stem(w))]
 
 
-@text_cache(max_chars=8_000_000)
+@text_cache(max_bytes=16_000_000)
 def term_set(text: str) -> frozenset[str]:
     """The distinct index terms of ``text``, cached: the same texts are matched turn after turn."""
     return frozenset(terms(text))

@@ -7,6 +7,7 @@ for both and live here once.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
@@ -38,6 +39,31 @@ class Closable(Protocol):
 
 
 DatabaseT = TypeVar("DatabaseT", bound=Closable)
+
+
+class Committed(Protocol):
+    """A transaction shared by several writes: ``committed`` once it has committed."""
+
+    committed: bool
+
+
+Batch = Callable[[], AbstractAsyncContextManager[Committed]]
+"""Opens a block whose writes share one transaction (``Database.batch`` of SQLite)."""
+
+
+def shared_batch(backends: Iterable[object]) -> Batch | None:
+    """The ``batch`` of the one database every backend in ``backends`` is on, if it has one.
+
+    ``None`` when the backends are on different databases (or none: in
+    memory), or when that database cannot batch writes: then each write is
+    its own transaction.
+    """
+    databases = {id(d): d for d in (getattr(b, "database", None) for b in backends)}
+    if len(databases) != 1:
+        return None
+    (database,) = databases.values()
+    batch = getattr(database, "batch", None)
+    return batch if callable(batch) else None
 
 
 class SharesDatabase(Generic[DatabaseT]):

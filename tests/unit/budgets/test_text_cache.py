@@ -1,7 +1,8 @@
-"""Per-text caches are bounded by the characters they hold: memory stays flat, counts stay exact."""
+"""Per-text caches are bounded by the bytes their entries take: memory stays flat, counts exact."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -9,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from prefrontal.budgets.tokens import default_counter
-from prefrontal.text_cache import TextCache
+from prefrontal.text_cache import ENTRY_BYTES, TextCache, strings_weight
 
 
 def counting(calls: list[str]) -> Callable[[str], int]:
@@ -22,43 +23,58 @@ def counting(calls: list[str]) -> Callable[[str], int]:
     return length
 
 
+def weight(text: str, result: object) -> int:
+    """What an entry of ``text`` and ``result`` is charged under the default weighing."""
+    return sys.getsizeof(text) + sys.getsizeof(result) + ENTRY_BYTES
+
+
 def test_a_repeated_text_is_computed_once() -> None:
     """The second call for a text is answered from the cache."""
     calls: list[str] = []
-    cache = TextCache(counting(calls), max_chars=100)
+    cache = TextCache(counting(calls), max_bytes=10_000)
     assert cache("hello") == cache("hello") == 5
     assert calls == ["hello"]
 
 
 def test_the_least_recently_used_texts_leave_first() -> None:
-    """Past ``max_chars``, the text used longest ago goes; one used since stays."""
+    """Past ``max_bytes``, the text used longest ago goes; one used since stays."""
     calls: list[str] = []
-    cache = TextCache(counting(calls), max_chars=160)
+    one = weight("a" * 10, 10)
+    cache = TextCache(counting(calls), max_bytes=16 * one)
     for text in ("a" * 10, "b" * 10, "a" * 10):
         cache(text)
     for n in range(15):
         cache(f"{n:02d}" + "c" * 8)
-    assert cache.chars == 160
+    assert cache.bytes == 16 * one
     calls.clear()
     cache("a" * 10)
     cache("b" * 10)
     assert calls == ["b" * 10]
 
 
-def test_a_text_larger_than_a_sixteenth_of_the_room_is_never_kept() -> None:
+def test_an_entry_is_charged_for_its_result_too() -> None:
+    """A short text with a large result counts what the result weighs, through ``weigh``."""
+    words = frozenset(f"keyword{n}" for n in range(40))
+    cache = TextCache(lambda _: words, max_bytes=1_000_000, weigh=strings_weight)
+    cache("a short line")
+    assert cache.bytes == sys.getsizeof("a short line") + strings_weight(words) + ENTRY_BYTES
+    assert cache.bytes > sys.getsizeof(words) + sys.getsizeof("a short line")
+
+
+def test_an_entry_heavier_than_a_sixteenth_of_the_room_is_never_kept() -> None:
     """A huge text is computed and answered, but not held."""
-    cache = TextCache(len, max_chars=1_600)
+    cache = TextCache(len, max_bytes=16 * 200)
     assert cache("x" * 101) == 101
     assert len(cache) == 0
 
 
-@given(st.lists(st.text(max_size=40), max_size=200), st.integers(min_value=0, max_value=400))
+@given(st.lists(st.text(max_size=40), max_size=200), st.integers(min_value=0, max_value=4_000))
 def test_the_cache_never_holds_more_than_its_room(texts: list[str], room: int) -> None:
-    """Whatever texts come, the characters held never exceed ``max_chars`` and answers are exact."""
-    cache = TextCache(len, max_chars=room)
+    """Whatever texts come, the bytes held never exceed ``max_bytes`` and answers are exact."""
+    cache = TextCache(len, max_bytes=room)
     for text in texts:
         assert cache(text) == len(text)
-        assert cache.chars <= room
+        assert cache.bytes <= room
 
 
 def test_the_token_counter_counts_exactly_through_its_cache() -> None:
@@ -70,6 +86,6 @@ def test_the_token_counter_counts_exactly_through_its_cache() -> None:
 
 
 def test_a_negative_room_is_refused() -> None:
-    """``max_chars`` below zero is a ValueError at construction."""
+    """``max_bytes`` below zero is a ValueError at construction."""
     with pytest.raises(ValueError, match="must not be negative"):
-        TextCache(len, max_chars=-1)
+        TextCache(len, max_bytes=-1)

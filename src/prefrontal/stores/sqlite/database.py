@@ -15,6 +15,15 @@ Durability: ``synchronous=FULL`` by default, so a write that returned has been
 synced to disk (WAL mode, one fsync per transaction). ``synchronous="NORMAL"``
 still survives a killed process but may lose the last writes on power loss.
 
+Writes that belong together can share one transaction (one sync):
+``async with database.batch():`` makes every ``write`` of the task and of
+the tasks it starts inside the block a savepoint of one transaction,
+committed when the block ends without an error and rolled back otherwise.
+A write that fails inside the batch is rolled back alone (its savepoint)
+and raises as it would outside; the others still commit. The writes
+behind a turn use it (:mod:`prefrontal.orchestrator.writes`): one
+transaction per turn instead of one per write.
+
 Foreign errors are mapped here, at one boundary: busy or locked is a
 :class:`~prefrontal.errors.TransientStoreError`, text that cannot be encoded
 as UTF-8 is an :class:`~prefrontal.errors.ItemRejectedError`, anything else
@@ -26,7 +35,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -71,6 +83,23 @@ def to_us_or_none(value: datetime | None) -> int | None:
 def from_us_or_none(value: int | None) -> datetime | None:
     """:func:`from_us`, passing ``None`` through."""
     return None if value is None else from_us(value)
+
+
+@dataclass
+class WriteBatch:
+    """One transaction open on the writer connection, shared by the writes of a block.
+
+    ``committed`` turns true as soon as the transaction has committed.
+    """
+
+    database: Database
+    connection: sqlite3.Connection
+    limiter: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(1))
+    savepoints: int = 0
+    committed: bool = False
+
+
+_BATCH: ContextVar[WriteBatch | None] = ContextVar("prefrontal_sqlite_batch", default=None)
 
 
 LOCK_SLICE_MS = 20
@@ -124,10 +153,51 @@ class Database:
         return await self._waiting_for_locks(call, self._readers)
 
     async def write(self, fn: Callable[[sqlite3.Connection], T], *, store: str) -> T:
-        """Run ``fn(connection)`` in one write transaction; committed when this returns."""
+        """Run ``fn(connection)`` in one write transaction; committed when this returns.
+
+        Inside :meth:`batch`, ``fn`` runs in a savepoint of the batch's
+        transaction instead, committed when the batch is.
+        """
+        batch = _BATCH.get()
+        if batch is not None and batch.database is self:
+            batch.savepoints += 1
+            call = partial(_in_savepoint, batch.connection, f"w{batch.savepoints}", fn, store)
+            return await anyio.to_thread.run_sync(call, limiter=batch.limiter)
         await self._ensure_open(store)
         call = partial(self._run_write, fn, store)
         return await self._waiting_for_locks(call, self._writers)
+
+    @asynccontextmanager
+    async def batch(self) -> AsyncIterator[WriteBatch]:
+        """One write transaction for the writes made inside the block (see the module's text).
+
+        Holds the writer for the whole block. Nested inside another batch of
+        this database, it joins that one. Committed only when the block ends
+        without an error (the batch's ``committed`` says so at once);
+        any exception, cancellation included, rolls the whole batch back.
+        """
+        if (joined := _BATCH.get()) is not None and joined.database is self:
+            yield joined
+            return
+        await self._ensure_open("database")
+        async with self._writers:
+            connection = self._writer
+            if connection is None:
+                raise StoreError(f"{self!r} is closed", store="database")
+            begin = partial(_guarded, partial(connection.execute, "BEGIN IMMEDIATE"), "database")
+            await self._waiting_for_locks(begin, anyio.CapacityLimiter(1))
+            batch = WriteBatch(self, connection)
+            token = _BATCH.set(batch)
+            try:
+                yield batch
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(partial(_roll_back, connection))
+                raise
+            finally:
+                _BATCH.reset(token)
+            await anyio.to_thread.run_sync(partial(_commit_or_roll_back, connection))
+            batch.committed = True
 
     async def _waiting_for_locks(self, call: Callable[[], T], limiter: anyio.CapacityLimiter) -> T:
         """``call()`` in a worker thread, tried again while another connection holds the lock.
@@ -236,6 +306,39 @@ def _in_transaction(
         raise
     connection.execute("COMMIT")
     return result
+
+
+def _in_savepoint(
+    connection: sqlite3.Connection, name: str, fn: Callable[[sqlite3.Connection], T], store: str
+) -> T:
+    """``fn(connection)`` in savepoint ``name``: kept on success, undone alone on failure."""
+
+    def run() -> T:
+        connection.execute(f"SAVEPOINT {name}")
+        try:
+            result = fn(connection)
+        except BaseException:
+            connection.execute(f"ROLLBACK TO {name}")
+            connection.execute(f"RELEASE {name}")
+            raise
+        connection.execute(f"RELEASE {name}")
+        return result
+
+    return _guarded(run, store)
+
+
+def _roll_back(connection: sqlite3.Connection) -> None:
+    if connection.in_transaction:
+        connection.execute("ROLLBACK")
+
+
+def _commit_or_roll_back(connection: sqlite3.Connection) -> None:
+    """Commit the open transaction; if the commit fails, roll back and raise (mapped)."""
+    try:
+        _guarded(partial(connection.execute, "COMMIT"), "database")
+    except BaseException:
+        _roll_back(connection)
+        raise
 
 
 def _guarded(fn: Callable[[], T], store: str) -> T:

@@ -10,6 +10,9 @@ _LIVE = "m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > :
 _KINDS = "(:kinds IS NULL OR m.kind IN (SELECT value FROM json_each(:kinds)))"
 _IDS = "(SELECT value FROM json_each(:ids))"
 _IDS_TABLE = "(SELECT DISTINCT value FROM json_each(:ids))"
+_TWICE = """instr(substr(' ' || m.terms || ' ', instr(' ' || m.terms || ' ', :needle) + 1),
+    :needle) > 0"""
+"""The item holds the visited term (``:needle``, padded) at least twice."""
 KEY = "m.item_id || char(31) || m.user_id"
 """An item's :func:`~prefrontal.stores.memory_search.hit_key`, in SQL."""
 
@@ -70,12 +73,22 @@ class Statements:
             FROM {name}_terms
             WHERE term IN (SELECT value FROM json_each(:terms))"""
         self.postings = f"""
-            SELECT {fts}.rowid, ' ' || m.terms || ' ', m.length
-            FROM {fts} CROSS JOIN {items} AS m ON m.rowid = {fts}.rowid
-            WHERE {fts} MATCH :match AND {fts}.rowid > :after
-              AND (:longest IS NULL OR m.length <= :longest)
-              AND {_VISIBLE} AND {_LIVE} AND {_KINDS}
-            ORDER BY {fts}.rowid LIMIT :chunk"""
+            SELECT count(*), group_concat(id), group_concat(length),
+                group_concat(' ' || terms || ' ', char(10))
+            FROM (
+                SELECT {fts}.rowid AS id, m.length AS length, m.terms AS terms
+                FROM {fts} CROSS JOIN {items} AS m ON m.rowid = {fts}.rowid
+                WHERE {fts} MATCH :match AND {fts}.rowid > :after
+                  AND (:longest IS NULL OR m.length <= :alone_once OR (m.length <= :longest
+                    AND ((m.length <= :alone AND {_TWICE})
+                      OR ((:later IS NULL OR EXISTS (SELECT 1 FROM json_each(:later) AS l
+                            WHERE instr(' ' || m.terms || ' ', l.value) > 0))
+                        AND (m.length <= :once OR {_TWICE})))))
+                  AND {_VISIBLE} AND {_LIVE} AND {_KINDS}
+                ORDER BY {fts}.rowid LIMIT :chunk)"""
+        """One chunk of postings as one row (one step of SQLite, the GIL released once):
+        how many items, their rowids and lengths (comma-separated) and their terms, a
+        space either side, a line each."""
         self.item_ids = f"""
             SELECT m.rowid, {KEY} FROM {items} AS m
             WHERE m.rowid IN (SELECT value FROM json_each(:rowids))"""

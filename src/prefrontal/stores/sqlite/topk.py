@@ -18,8 +18,13 @@ for the few that may be in the top k). The search:
    items that also hold enough later terms to reach the k-th score, leaving
    out the sets that would complete a covered one (``t AND (u AND (v OR
    w))``, each term named once per branch), and only for items short enough
-   to reach it (a term adds less to a longer document); both are tightened
-   again between chunks of 512 as the k-th score rises;
+   to reach it (a term adds less to a longer document: an item holding the
+   term once, or holding none of the later terms, has a tighter limit than
+   one holding it twice or with later terms, and SQLite checks the text of
+   only the items too long for the tightest); both are tightened again
+   between chunks of 512 as the k-th score rises. Items are scored on this
+   term and the later ones only: one holding an earlier term could not
+   reach the k-th score when that term was visited, and scores less here;
 3. stops when the bounds of the terms left cannot reach the k-th score.
 
 No item that could enter the top k is skipped, so the result is the same as
@@ -37,7 +42,8 @@ import heapq
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 from prefrontal.retrieval.ranking import BoundedTerm, Corpus, Scorer
 
@@ -119,7 +125,7 @@ def by_rowid(
     bound = 0.0
     if limit is not None and len(search.best) >= limit:
         bound = search.best[0]
-    return found, bound, search.score
+    return found, bound, search.scorer
 
 
 def rows_scores(
@@ -137,6 +143,20 @@ def rows_scores(
     return out
 
 
+def _scorer(corpus: Corpus, terms: Sequence[BoundedTerm]) -> Scorer:
+    """The scorer of items on ``terms`` (in sorted order, the order scores are added in).
+
+    While term ``i`` is visited, an item not seen yet that holds an earlier
+    term cannot reach the k-th score (every one that could was scored when
+    that term was visited), so its items are scored on ``terms[i:]`` only:
+    an item holding none of the earlier terms gets the same bits as on all
+    of them (a term it lacks adds nothing), and one holding an earlier term
+    scores less than its full score, still short of the k-th score.
+    """
+    ordered = sorted(terms, key=lambda t: t.text)
+    return Scorer([t.weight for t in ordered], corpus, [t.text for t in ordered])
+
+
 class _TopK:
     """One top-k search: the items seen, the best scores so far and the covered sets."""
 
@@ -150,8 +170,9 @@ class _TopK:
     ) -> None:
         self.connection, self.statements, self.params = connection, statements, params
         self.terms = terms
-        ordered = sorted(terms, key=lambda t: t.text)
-        self.score = Scorer([t.weight for t in ordered], corpus, [t.text for t in ordered])
+        self.corpus = corpus
+        self.scorer = self.score = _scorer(corpus, terms)
+        """``scorer`` scores on every query term; ``score`` on those from the visited one on."""
         self.limit: int | None = None
         self.found: dict[int, float] = {}
         """Every item (by rowid) that may be in the top k: scored at least the k-th score then."""
@@ -191,23 +212,25 @@ class _TopK:
             if _settled(best, limit, remaining):
                 break
             ceiling, remaining, self.after = remaining, remaining - term.bound, -1
+            self.score = _scorer(self.corpus, terms[i:])
             later = terms[i + 1 :]
             while (
                 match := _postings_worth_visiting(term, later, best, limit, self.covered)
             ) is not None:
-                if not self.visit(match, ceiling, _longest(term, later, best, limit)):
+                lengths = _length_limit(term, later, best, limit, alone=match == quoted(term.text))
+                if not self.visit(match, ceiling, lengths):
                     break
 
-    def visit(self, match: str, ceiling: float | None, longest: int | None = None) -> bool:
+    def visit(self, match: str, ceiling: float | None, longest: LengthLimit | None = None) -> bool:
         """Score the unseen items of one chunk of postings; False when there is no more.
 
-        Only items of at most ``longest`` terms are fetched (all when ``None``).
+        Only items short enough for ``longest`` are fetched (all when ``None``).
         False too when an item not seen yet, scoring at most ``ceiling``,
         cannot enter the top k any more.
         """
         rows = _postings(self.connection, self.statements, self.params, match, self.after, longest)
         if rows:
-            self.after = rows[-1][0]
+            self.after = max(rowid for rowid, _, _ in rows)
         for rowid, padded, length in rows:
             if rowid in self.seen:
                 continue
@@ -366,23 +389,79 @@ _LONGEST = 1 << 20
 """Documents are never this long: past it, no length limit is worth asking for."""
 
 
-def _longest(
-    term: BoundedTerm, later: list[BoundedTerm], best: list[float], limit: int | None
-) -> int | None:
-    """The most terms an unseen holder of ``term`` may have and still reach the k-th score.
+class LengthLimit(NamedTuple):
+    """How long an unseen item holding ``needle`` (a term, padded) may be and reach the k-th score.
+
+    ``longest`` terms at most, ``once`` when it holds the term once only;
+    ``alone`` and ``alone_once`` the same for an item holding none of the
+    later terms (``later``, padded, as a JSON list; ``None`` when every item
+    asked for holds one).
+    """
+
+    longest: int
+    once: int
+    alone: int
+    alone_once: int
+    needle: str
+    later: str | None
+
+
+def _length_limit(
+    term: BoundedTerm,
+    later: list[BoundedTerm],
+    best: list[float],
+    limit: int | None,
+    *,
+    alone: bool = True,
+) -> LengthLimit | None:
+    """The lengths an unseen holder of ``term`` may have and still reach the k-th score.
+
+    ``None``: no limit (the top k is not full, or even very long items might
+    reach it). An item holding ``term`` once gains at most what the
+    shortest item holding it once does, often much less than the bound,
+    which counts the items holding it more often; and an item holding none
+    of the later terms gains nothing from their bounds. Each case has a
+    limit of its own; SQLite looks for a second occurrence or a later term
+    only in the items too long for the tightest. ``alone``: the items asked
+    for need not hold a later term.
+    """
+    if limit is None or len(best) < limit:
+        return None
+    theta = best[0]
+    longest = _longest([term, *later], theta)
+    if longest is None:
+        return None
+    once = tuple((tf, length) for tf, length in term.buckets if tf == 1)
+    single = replace(term, buckets=once)
+
+    def within(held: list[BoundedTerm]) -> int:
+        """The limit for items holding ``held`` (0 when no item holds the term once)."""
+        if held[0] is single and not once:
+            return 0
+        found = _longest(held, theta)
+        return longest if found is None else min(found, longest)
+
+    return LengthLimit(
+        longest=longest,
+        once=within([single, *later]),
+        alone=within([term]),
+        alone_once=within([single]),
+        needle=f" {term.text} ",
+        later=json.dumps([f" {t.text} " for t in later]) if alone else None,
+    )
+
+
+def _longest(held: list[BoundedTerm], theta: float) -> int | None:
+    """The most terms an unseen holder of ``held[0]`` may have and still reach ``theta``.
 
     Such an item holds no earlier term, and each term it holds adds at most
     its :meth:`~prefrontal.retrieval.ranking.BoundedTerm.bound_at` the item's
     length, which only falls as the length grows: a longer item cannot
-    reach the k-th score. ``None``: no limit (the top k is not full, or
-    even very long items might reach it).
+    reach ``theta``. ``None``: even very long items might reach it.
     """
-    if limit is None or len(best) < limit:
-        return None
-    held = [term, *later]
 
     def reaches(length: int) -> bool:
-        return sum(t.bound_at(length) for t in held) * _MARGIN >= best[0]
+        return sum(t.bound_at(length) for t in held) * _MARGIN >= theta
 
     high = 1
     while reaches(high):
@@ -412,13 +491,30 @@ def _postings(
     params: Mapping[str, Any],
     match: str,
     after: int,
-    longest: int | None = None,
+    longest: LengthLimit | None = None,
 ) -> list[tuple[int, str, int]]:
     """One chunk of the live, visible items matching ``match`` past rowid ``after``.
 
     Each as its rowid, its terms with a space either side, and its length.
+    SQLite hands the chunk over as one row (three lists), not a row per
+    item: its worker thread takes the GIL once per chunk, not once per item,
+    so concurrent searches and the event loop do not queue behind each other
+    for it item after item.
 
-    Only items of at most ``longest`` terms when it is not ``None``.
+    Only items short enough for ``longest`` when it is not ``None``.
     """
-    chunk = {"match": match, "after": after, "chunk": _CHUNK, "longest": longest}
-    return connection.execute(statements.postings, {**params, **chunk}).fetchall()
+    chunk = {"match": match, "after": after, "chunk": _CHUNK}
+    chunk |= dict.fromkeys(LengthLimit._fields) if longest is None else longest._asdict()
+    count, rowids, lengths, texts = connection.execute(
+        statements.postings, {**params, **chunk}
+    ).fetchone()
+    if not count:
+        return []
+    return list(
+        zip(
+            map(int, rowids.split(",")),
+            texts.split("\n"),
+            map(int, lengths.split(",")),
+            strict=True,
+        )
+    )

@@ -1,0 +1,149 @@
+"""A turn's writes behind it share one SQLite transaction, and only what committed counts as written.
+
+Savepoints keep each write atomic on its own: one that fails is undone
+alone; a batch that does not commit leaves nothing and is counted as failed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from prefrontal import Stores
+from prefrontal.config import WritesConfig
+from prefrontal.demo import seed
+from prefrontal.errors import StoreError
+from prefrontal.orchestrator.writes import TurnWrites
+from prefrontal.phases.finalize import TurnWrite
+from prefrontal.stores import Tenant, sqlite
+from prefrontal.stores.durable import Committed, shared_batch
+from prefrontal.stores.sqlite import Database
+from prefrontal.stores.working_memory import SessionKey
+from tests.conftest import demo_request, orchestrator
+
+pytestmark = pytest.mark.anyio
+SESSION = SessionKey(agent_id="a", user_id="u", session_id="s")
+
+
+def insert(value: str) -> Callable[[sqlite3.Connection], None]:
+    """A write that adds ``value`` to the scratch table ``t``."""
+
+    def run(connection: sqlite3.Connection) -> None:
+        connection.execute("CREATE TABLE IF NOT EXISTS t (v TEXT)")
+        connection.execute("INSERT INTO t VALUES (?)", (value,))
+
+    return run
+
+
+def broken(connection: sqlite3.Connection) -> None:
+    """A write that inserts a row, then fails on SQL SQLite rejects."""
+    connection.execute("INSERT INTO t VALUES ('half')")
+    connection.execute("INSERT INTO nowhere VALUES (1)")
+
+
+async def rows(database: Database) -> list[str]:
+    """The values of table ``t``, as a reader sees them."""
+    found = await database.read(lambda c: c.execute("SELECT v FROM t").fetchall(), store="t")
+    return sorted(v for (v,) in found)
+
+
+async def test_a_failed_write_in_a_batch_is_undone_alone(tmp_path: Path) -> None:
+    """In one batch, the rows of a write that raised are gone and the others commit."""
+    database = Database(tmp_path / "batch.db")
+    await database.write(insert("before"), store="t")
+    async with database.batch() as batch:
+        await database.write(insert("kept"), store="t")
+        with pytest.raises(StoreError, match="no such table"):
+            await database.write(broken, store="t")
+        assert await rows(database) == ["before"]  # not visible before the commit
+    assert batch.committed
+    assert await rows(database) == ["before", "kept"]
+    await database.aclose()
+
+
+async def test_a_batch_whose_block_raises_leaves_nothing(tmp_path: Path) -> None:
+    """An exception out of the block rolls every write of the batch back, uncommitted."""
+    database = Database(tmp_path / "batch.db")
+    await database.write(insert("before"), store="t")
+    opened: list[Committed] = []
+
+    async def give_up() -> None:
+        async with database.batch() as batch:
+            opened.append(batch)
+            await database.write(insert("lost"), store="t")
+            raise RuntimeError("the caller gave up")
+
+    with pytest.raises(RuntimeError):
+        await give_up()
+    assert not opened[0].committed
+    assert await rows(database) == ["before"]
+    await database.write(insert("after"), store="t")
+    assert await rows(database) == ["after", "before"]
+    await database.aclose()
+
+
+async def test_a_turns_writes_behind_it_are_one_transaction(tmp_path: Path) -> None:
+    """Trace, buffer and recall counts of one turn commit together: one COMMIT, all stored."""
+    stores = sqlite.open_stores(tmp_path / "turn.db")
+    await seed(stores)
+    database = stores.traces.database  # type: ignore[attr-defined]
+    statements: list[str] = []
+    async with orchestrator(stores) as turns:
+        await turns.start_turn(demo_request())
+        await turns.wait_background()
+        database._writer.set_trace_callback(statements.append)
+        result = await turns.start_turn(demo_request())
+        await turns.wait_background()
+        database._writer.set_trace_callback(None)
+        stats = turns.write_stats
+        tenant = Tenant(agent_id=result.context.agent_id, user_id=result.context.user_id)
+        assert await stores.traces.get(tenant, result.context.turn_id) is not None
+    await stores.aclose()
+    assert statements.count("COMMIT") == 1
+    assert sum(s.startswith("SAVEPOINT") for s in statements) >= 3
+    assert stats.failed == 0
+
+
+@dataclass
+class Uncommitted:
+    """A batch that never commits, as when the commit fails."""
+
+    committed: bool = False
+
+
+@asynccontextmanager
+async def failing_commit() -> AsyncIterator[Uncommitted]:
+    """A batch whose writes run, then whose commit fails."""
+    yield Uncommitted()
+    raise StoreError("disk I/O error", store="database")
+
+
+async def test_writes_of_a_batch_that_did_not_commit_are_counted_failed() -> None:
+    """Writes that ran but whose transaction failed to commit are failed, never written."""
+    ran: list[str] = []
+
+    def write(kind: str) -> TurnWrite:
+        async def call() -> int:
+            ran.append(kind)
+            return 0
+
+        return TurnWrite(kind, call)
+
+    writes = TurnWrites(WritesConfig(), attempts=1, batch=failing_commit)
+    await writes.submit("t1", SESSION, [write("trace"), write("buffer")], inline_limit_s=5)
+    assert sorted(ran) == ["buffer", "trace"]
+    assert (writes.stats.written, writes.stats.failed) == (0, 2)
+
+
+def test_only_stores_on_one_database_share_a_batch(tmp_path: Path) -> None:
+    """One SQLite set offers its database's batch; a set mixed with in-memory stores none."""
+    stores = sqlite.open_stores(tmp_path / "one.db")
+    batch = shared_batch([stores.traces, stores.working_memory, stores.episodic])
+    assert batch is not None and batch.__self__ is stores.traces.database  # type: ignore[attr-defined]
+    mixed = stores.replace(traces=Stores.in_memory().traces)
+    assert shared_batch([mixed.traces, mixed.working_memory]) is None
