@@ -10,16 +10,9 @@ _LIVE = "m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > :
 _KINDS = "(:kinds IS NULL OR m.kind IN (SELECT value FROM json_each(:kinds)))"
 _IDS = "(SELECT value FROM json_each(:ids))"
 _IDS_TABLE = "(SELECT DISTINCT value FROM json_each(:ids))"
-
-
-def twice(needle: str) -> str:
-    """SQL: the item holds ``needle`` (a term, padded) at least twice."""
-    padded = "' ' || m.terms || ' '"
-    return f"instr(substr({padded}, instr({padded}, {needle}) + 1), {needle}) > 0"
-
-
-_TWICE = twice(":needle")
-"""The item holds the visited term at least twice."""
+_TWICE = """instr(substr(' ' || m.terms || ' ', instr(' ' || m.terms || ' ', :needle) + 1),
+    :needle) > 0"""
+"""The item holds the visited term (``:needle``, padded) at least twice."""
 KEY = "m.item_id || char(31) || m.user_id"
 """An item's :func:`~prefrontal.stores.memory_search.hit_key`, in SQL."""
 
@@ -90,9 +83,7 @@ class Statements:
                     AND ((m.length <= :alone AND {_TWICE})
                       OR ((:later IS NULL OR EXISTS (SELECT 1 FROM json_each(:later) AS l
                             WHERE instr(' ' || m.terms || ' ', l.value) > 0))
-                        AND ({_TWICE} OR (m.length <= :once AND (m.length <= :all_once
-                          OR EXISTS (SELECT 1 FROM json_each(:others) AS o
-                            WHERE {twice("o.value")}))))))))
+                        AND (m.length <= :once OR {_TWICE})))))
                   AND {_VISIBLE} AND {_LIVE} AND {_KINDS}
                 ORDER BY {fts}.rowid LIMIT :chunk)"""
         """One chunk of postings as one row (one step of SQLite, the GIL released once):

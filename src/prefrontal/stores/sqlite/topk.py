@@ -19,9 +19,9 @@ for the few that may be in the top k). The search:
    out the sets that would complete a covered one (``t AND (u AND (v OR
    w))``, each term named once per branch), and only for items short enough
    to reach it (a term adds less to a longer document: an item holding the
-   term once, or holding none of the later terms, or each at most once, has
-   a tighter limit than one holding a term twice or with later terms, and
-   SQLite checks the text of only the items too long for the tightest); both are tightened again
+   term once, or holding none of the later terms, has a tighter limit than
+   one holding it twice or with later terms, and SQLite checks the text of
+   only the items too long for the tightest); both are tightened again
    between chunks of 512 as the k-th score rises. Items are scored on this
    term and the later ones only: one holding an earlier term could not
    reach the k-th score when that term was visited, and scores less here;
@@ -392,20 +392,17 @@ _LONGEST = 1 << 20
 class LengthLimit(NamedTuple):
     """How long an unseen item holding ``needle`` (a term, padded) may be and reach the k-th score.
 
-    ``longest`` terms at most, ``once`` when it holds the term once only,
-    ``all_once`` when it holds it and each later term once at most;
+    ``longest`` terms at most, ``once`` when it holds the term once only;
     ``alone`` and ``alone_once`` the same for an item holding none of the
-    later terms (``others``: the later terms, padded, as a JSON list;
-    ``later`` the same, or ``None`` when every item asked for holds one).
+    later terms (``later``, padded, as a JSON list; ``None`` when every item
+    asked for holds one).
     """
 
     longest: int
     once: int
-    all_once: int
     alone: int
     alone_once: int
     needle: str
-    others: str
     later: str | None
 
 
@@ -436,8 +433,6 @@ def _length_limit(
         return None
     once = tuple((tf, length) for tf, length in term.buckets if tf == 1)
     single = replace(term, buckets=once)
-    singles = [replace(t, buckets=tuple(b for b in t.buckets if b[0] == 1)) for t in later]
-    """Later terms held once: a term with no such bucket keeps its whole bound."""
 
     def within(held: list[BoundedTerm]) -> int:
         """The limit for items holding ``held`` (0 when no item holds the term once)."""
@@ -449,12 +444,10 @@ def _length_limit(
     return LengthLimit(
         longest=longest,
         once=within([single, *later]),
-        all_once=within([single, *singles]),
         alone=within([term]),
         alone_once=within([single]),
         needle=f" {term.text} ",
-        others=(others := json.dumps([f" {t.text} " for t in later])),
-        later=others if alone else None,
+        later=json.dumps([f" {t.text} " for t in later]) if alone else None,
     )
 
 
