@@ -76,6 +76,9 @@ class WorkingMemoryBuffer:
         self._held = Holding(config or BufferConfig())
         self._themes: tuple[str, ...] = ()
         self._recall = RecallCounters()
+        self._last_context: (
+            tuple[datetime, Focus | None, tuple[str, ...], BufferConfig, EvictionContext] | None
+        ) = None
 
     # ----------------------------------------------------------------- reading
 
@@ -486,14 +489,27 @@ class WorkingMemoryBuffer:
         return select_victims(items, need, ctx, protected, held_tokens=self._held.tokens)
 
     def _context(self, at: datetime, focus: Focus | None) -> EvictionContext:
+        """The eviction context at ``at`` for ``focus``; the last one again while they, the
+        themes and the settings are the very same objects (a turn's offers share one)."""
+        last = self._last_context
+        if (
+            last is not None
+            and last[0] == at
+            and last[1] is focus
+            and last[2] is self._themes
+            and last[3] is self.config
+        ):
+            return last[4]
         chosen = focus or Focus()
-        return EvictionContext(
+        context = EvictionContext(
             now=at,
             config=self.config,
             focus_labels=frozenset(t.casefold() for t in chosen.tags),
             focus_intensity=chosen.intensity,
             themes=frozenset(self._themes),
         )
+        self._last_context = (at, focus, self._themes, self.config, context)
+        return context
 
     def _no_room(self, item: BufferItem, protected: Collection[str]) -> str:
         kept = [i for i in self._held.items.values() if i.pinned or i.item_id in protected]

@@ -24,8 +24,6 @@ from datetime import datetime
 from enum import StrEnum
 from math import log1p
 
-from pydantic import Field
-
 from prefrontal.buffer.config import BufferConfig, OverflowPolicy
 from prefrontal.buffer.decay import decayed, effective_priority, epoch
 from prefrontal.buffer.models import BufferItem, BufferModel
@@ -131,11 +129,16 @@ KEEP_SCORES: dict[OverflowPolicy, KeepScores] = {
 }
 
 
-class Need(BufferModel):
-    """Room to be made: tokens and item slots."""
+@dataclass(frozen=True, slots=True)
+class Need:
+    """Room to be made: tokens and item slots (neither negative)."""
 
-    tokens: int = Field(ge=0)
-    items: int = Field(ge=0)
+    tokens: int
+    items: int
+
+    def __post_init__(self) -> None:
+        if self.tokens < 0 or self.items < 0:
+            raise ValueError(f"a need is never negative: {self.tokens} tokens, {self.items} items")
 
 
 def eviction_order(

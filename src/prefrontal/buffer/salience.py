@@ -88,14 +88,16 @@ def salience(factors: SalienceFactors, config: BufferConfig) -> float:
     )
 
 
-def admission_score(factors: SalienceFactors, config: BufferConfig) -> float:
-    """Salience modulated by task relevance and theme coherence."""
+def admission_score(
+    factors: SalienceFactors, config: BufferConfig, base: float | None = None
+) -> float:
+    """Salience (``base``, when computed already) modulated by task relevance and coherence."""
     modulation = (
         1.0
         + config.task_modulation * factors.task_relevance
         + config.coherence_modulation * factors.coherence
     )
-    return salience(factors, config) * modulation
+    return (salience(factors, config) if base is None else base) * modulation
 
 
 def threshold(utilisation: float, config: BufferConfig) -> float:
@@ -111,7 +113,8 @@ def decide(
     config: BufferConfig,
 ) -> AdmissionDecision:
     """Admit ``item`` when pinned or when its score reaches the threshold."""
-    score = admission_score(factors, config)
+    base = salience(factors, config)
+    score = admission_score(factors, config, base)
     bar = threshold(utilisation, config)
     admitted = item.pinned or score >= bar
     return AdmissionDecision(
@@ -119,7 +122,7 @@ def decide(
         admitted=admitted,
         score=score,
         threshold=bar,
-        salience=salience(factors, config),
+        salience=base,
         factors=factors,
         reasons=_reasons(item, factors, score, bar),
     )

@@ -242,11 +242,32 @@ class SessionBuffer:
         """
         at = now or self.buffer.clock()
         chosen = settings or LinkSettings()
-        recent = await self.store.recent_sessions(
-            self.key.tenant, since=at - chosen.lookback, limit=limit
-        )
+        recent = await self.recent_sessions(now=at, settings=chosen, limit=limit)
+        return self.links_among(recent, now=at, settings=chosen)
+
+    async def recent_sessions(
+        self, now: datetime | None = None, settings: LinkSettings | None = None, limit: int = 20
+    ) -> list[SessionState]:
+        """The ``limit`` sessions of this user most recently updated within the look-back window.
+
+        What :meth:`links` reads from the store; read it early (when the
+        session starts) and link with :meth:`links_among` later.
+        """
+        at = now or self.buffer.clock()
+        since = at - (settings or LinkSettings()).lookback
+        return await self.store.recent_sessions(self.key.tenant, since=since, limit=limit)
+
+    def links_among(
+        self,
+        recent: Sequence[SessionState],
+        now: datetime | None = None,
+        settings: LinkSettings | None = None,
+    ) -> tuple[SessionLink, ...]:
+        """The links from this session, as it is now, to the other sessions of ``recent``."""
+        at = now or self.buffer.clock()
         mine = [s for s in recent if s.key.tenant == self.key.tenant and s.key != self.key]
-        return link_sessions(self.profile(at), [_profile(s) for s in mine], at, chosen)
+        profiles = [_profile(s) for s in mine]
+        return link_sessions(self.profile(at), profiles, at, settings or LinkSettings())
 
     # ---------------------------------------------------------------- saving
 

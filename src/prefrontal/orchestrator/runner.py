@@ -64,7 +64,9 @@ async def _run_graph(phases: Sequence[PhaseSpec], turn: TurnState) -> None:
 
     A phase that ends hands its task to the first phase it made ready and
     starts the others in tasks of their own, so a task is spawned only
-    where phases really run at the same time.
+    where phases really run at the same time. While they run,
+    ``turn.spawn`` starts reads ahead in the same task group
+    (:mod:`prefrontal.phases.ahead`), so they have ended before assembly.
     """
     waiting = {p.name: set(p.needs) for p in phases}
     dependents = {p.name: [d for d in phases if p.name in d.needs] for p in phases}
@@ -86,12 +88,16 @@ async def _run_graph(phases: Sequence[PhaseSpec], turn: TurnState) -> None:
         return after
 
     roots = [p for p in phases if not p.needs]
-    async with anyio.create_task_group() as tg:
-        after = then(tg)
-        for other in roots[1:]:
-            tg.start_soon(_run_in_task, other, turn, limit, after)
-        if roots:
-            await _run_in_task(roots[0], turn, limit, after)
+    try:
+        async with anyio.create_task_group() as tg:
+            after = then(tg)
+            turn.spawn = tg.start_soon
+            for other in roots[1:]:
+                tg.start_soon(_run_in_task, other, turn, limit, after)
+            if roots:
+                await _run_in_task(roots[0], turn, limit, after)
+    finally:
+        turn.spawn = None
 
 
 async def _run_in_task(first: PhaseSpec, turn: TurnState, limit: Limit, after: Next) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from prefrontal.bundle.models import Fragment, Provenance, Section
+from prefrontal.bundle.models import Fragment, Section
 from prefrontal.phases.state import TurnState
 from prefrontal.retrieval.analysis import term_set, terms
 
@@ -28,26 +28,31 @@ def fragment(  # noqa: PLR0913
     role: str | None = None,
     volatile: bool = False,
 ) -> Fragment:
-    """A fragment of ``text`` with its token count and provenance filled in."""
-    provenance = Provenance(
-        store=store,
-        item_ids=item_ids,
-        phase=phase,
-        score=score,
-        created_at=created_at,
-        updated_at=updated_at,
-        version=version,
-    )
-    return Fragment(
-        section=section,
-        text=text,
-        tokens=turn.count(text),
-        provenance=provenance,
-        rank=rank,
-        position=position,
-        heading=heading,
-        role=role,
-        volatile=volatile,
+    """A fragment of ``text`` with its token count and provenance filled in.
+
+    Validated in one call, its provenance as a plain row: a nested model
+    built in Python costs twice as much.
+    """
+    return Fragment.model_validate(
+        {
+            "section": section,
+            "text": text,
+            "tokens": turn.count(text),
+            "provenance": {
+                "store": store,
+                "item_ids": item_ids,
+                "phase": phase,
+                "score": score,
+                "created_at": created_at,
+                "updated_at": updated_at,
+                "version": version,
+            },
+            "rank": rank,
+            "position": position,
+            "heading": heading,
+            "role": role,
+            "volatile": volatile,
+        }
     )
 
 

@@ -19,6 +19,7 @@ __all__ = ["PhaseSpec", "StateField"]
 StateField = Literal[
     "session",
     "buffer",
+    "linking",
     "profile",
     "frontal_items",
     "recent_turns",

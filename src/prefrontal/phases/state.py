@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 
 from prefrontal.budgets.policy import Allocation, BudgetPolicy
 from prefrontal.budgets.tokens import TokenCounter
@@ -17,6 +18,7 @@ from prefrontal.buffer import SessionBuffer
 from prefrontal.bundle.models import ContextBundle, Fragment, Section
 from prefrontal.bundle.readiness import not_ready
 from prefrontal.config import OrchestratorConfig, PhaseName
+from prefrontal.phases.ahead import Ahead, Spawn
 from prefrontal.stores.consciousness import AgentProfile
 from prefrontal.stores.conversation import ConversationTurn
 from prefrontal.stores.frontal_cortex import FrontalItem
@@ -75,6 +77,8 @@ class TurnState:
     # phase 1
     session: SessionState | None = None
     buffer: SessionBuffer | None = None
+    linking: Ahead[list[SessionState]] | None = None
+    """A new session's read of the user's recent sessions, started ahead for phase 10's links."""
     # phases 2-7
     profile: AgentProfile | None = None
     frontal_items: list[FrontalItem] = field(default_factory=list)
@@ -96,15 +100,17 @@ class TurnState:
     attempts: dict[str, int] = field(default_factory=dict)
     foreign: dict[str, int] = field(default_factory=dict)
     """Per phase: what its stores returned that the turn's tenant may not see (dropped)."""
+    spawn: Spawn | None = None
+    """Starts a read beside the loading phases while they run in graph mode (see :mod:`.ahead`)."""
 
-    @property
+    @cached_property
     def tenant(self) -> Tenant:
-        """The ``(agent, user)`` every store call of this turn is made for."""
+        """The ``(agent, user)`` every store call of this turn is made for (built once)."""
         return Tenant(agent_id=self.context.agent_id, user_id=self.context.user_id)
 
-    @property
+    @cached_property
     def session_key(self) -> SessionKey:
-        """The session whose working-memory buffer this turn refreshes."""
+        """The session whose working-memory buffer this turn refreshes (built once)."""
         c = self.context
         return SessionKey(agent_id=c.agent_id, user_id=c.user_id, session_id=c.session_id)
 

@@ -5,22 +5,33 @@ runner starts, so that every phase and the trace share it; this phase loads
 the session's working-memory buffer so that the memory phases can tell what
 it already holds (and reuse it while the topic continues), and offers the
 agent's own items in it (tool results, reflections, notes) as the context's
-working-notes section.
+working-notes section. For a new session it starts, ahead and beside the
+loading phases, the read of the user's recent sessions that phase 10 links
+it to (:mod:`prefrontal.phases.ahead`), so that read is off the critical path.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import anyio
 
+from prefrontal.buffer import SessionBuffer
 from prefrontal.bundle.models import Section
 from prefrontal.config import PhaseName
+from prefrontal.phases.ahead import start_ahead
 from prefrontal.phases.session import load_session, note_fragments
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
+from prefrontal.phases.store_calls import call_store
+from prefrontal.stores.working_memory import SessionState
 
 NAME: PhaseName = "turn_context"
 SESSION_WAIT_BUDGETS = 4
 """How many of its time budgets phase 1 waits for the session's buffer (200 ms by default)."""
+LINKING_PHASE: PhaseName = "working_memory_init"
+LINKING_SLACK = 2.0
+"""A new session's read of recent sessions gets twice phase 10's budget, as phase 10 would."""
 
 
 async def run(turn: TurnState) -> PhaseOutcome:
@@ -35,6 +46,10 @@ async def run(turn: TurnState) -> PhaseOutcome:
     with anyio.fail_after(turn.budgets_ms[NAME] * SESSION_WAIT_BUDGETS / 1_000):
         turn.buffer = await load_session(turn, NAME)
     turn.session = turn.buffer.state
+    if turn.buffer.is_new:
+        turn.linking = start_ahead(
+            turn.spawn, _recent_sessions(turn, turn.buffer), _linking_seconds(turn)
+        )
     faded = await turn.buffer.expire(now=turn.context.started_at)
     notes = note_fragments(turn)
     turn.loads[Section.WORKING_MEMORY] = notes
@@ -51,9 +66,26 @@ async def run(turn: TurnState) -> PhaseOutcome:
     )
 
 
+def _recent_sessions(
+    turn: TurnState, buffer: SessionBuffer
+) -> Callable[[], Awaitable[list[SessionState]]]:
+    """The read of the user's recent sessions phase 10 links a new session to (counted there)."""
+    at = turn.context.started_at
+
+    async def read() -> list[SessionState]:
+        return await call_store(turn, LINKING_PHASE, lambda: buffer.recent_sessions(now=at))
+
+    return read
+
+
+def _linking_seconds(turn: TurnState) -> float:
+    """As long as phase 10 would give the read itself: twice its budget."""
+    return turn.budgets_ms[LINKING_PHASE] * LINKING_SLACK / 1_000
+
+
 SPEC = PhaseSpec(
     name=NAME,
     run=run,
     budget_ms=50,
-    writes=frozenset({"buffer", "loads", "session"}),
+    writes=frozenset({"buffer", "linking", "loads", "session"}),
 )

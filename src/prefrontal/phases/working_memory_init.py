@@ -7,7 +7,8 @@ notes count as used. The buffer never exceeds its item and
 token bounds. The trace detail explains it all: ``admitted`` and
 ``refreshed`` counts, ``refused`` with reasons, ``evicted`` as reason to
 count and ``evictions`` listed, ``themes``, ``coherence`` and, on a
-session's first turn, ``links`` to the user's recent sessions, and
+session's first turn, ``links`` to the user's recent sessions (read ahead by
+phase 1 where the phases run concurrently), and
 ``base_version``, the version the buffer was loaded at.
 
 The phase does not save: it leaves the refreshed buffer on the turn
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from prefrontal.buffer import RefreshReport, SessionLink
+from prefrontal.buffer import RefreshReport, SessionBuffer, SessionLink
 from prefrontal.bundle.models import Section
 from prefrontal.config import PhaseName
 from prefrontal.phases.session import focus_of, load_session, new_item, view
@@ -46,7 +47,7 @@ async def run(turn: TurnState) -> PhaseOutcome:
     fragments = [new_item(turn, f) for f in context if f.section is not Section.WORKING_MEMORY]
     report = await session.refresh_turn(fragments, focus=focus_of(turn), now=at)
     turn.saving = session  # saved behind the turn even when the links below are cut
-    links = await call_store(turn, NAME, lambda: session.links(now=at)) if session.is_new else ()
+    links = await _links_of(turn, session) if session.is_new else ()
     turn.working_memory = view(session, report, links)
     return PhaseOutcome(
         items_loaded=report.total_items,
@@ -60,6 +61,15 @@ async def run(turn: TurnState) -> PhaseOutcome:
             "links": _links(links),
         },
     )
+
+
+async def _links_of(turn: TurnState, session: SessionBuffer) -> tuple[SessionLink, ...]:
+    """A new session's links: from the recent sessions read ahead, or read now."""
+    at = turn.context.started_at
+    recent = turn.linking.result() if turn.linking is not None else None
+    if recent is None:
+        return await call_store(turn, NAME, lambda: session.links(now=at))
+    return session.links_among(recent, now=at)
 
 
 def _links(links: tuple[SessionLink, ...]) -> list[dict[str, object]]:
@@ -97,7 +107,7 @@ SPEC = PhaseSpec(
     run=run,
     budget_ms=50,
     needs=("context_assembly",),
-    reads=frozenset({"buffer", "bundle", "frontal_items"}),
+    reads=frozenset({"buffer", "bundle", "frontal_items", "linking"}),
     writes=frozenset({"working_memory", "saving"}),
     loads=False,
 )

@@ -366,7 +366,7 @@ class Similarities:
         found = np.flatnonzero(sure)
         if len(found) < wanted:
             near = ~picked & ~sure & (np.abs(self.approx - typical) <= self.tie)
-            maybe = np.flatnonzero(near)[:BAND]
+            maybe = np.flatnonzero(near)[: max(BAND, 2 * wanted)]
             values = self.exact(maybe)
             fits = values >= typical if above else values <= typical
             found = np.concatenate([found, maybe[fits]])
