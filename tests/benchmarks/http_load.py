@@ -21,7 +21,7 @@ counts those attempts), and its latency runs from the first attempt to the
 answer, so waiting for a slot is in the figures. ``completed`` turns are the
 ones answered ``200``; ``turns_per_s`` counts only those. ``--source DIR``
 serves the ``src`` of another checkout (``PYTHONPATH``), to compare two
-versions in one sitting. Traffic
+versions in one sitting (the database is seeded by that version too). Traffic
 goes to the loopback address only, and the run is bounded: ``--turns``
 requests at most, ``--timeout`` seconds at most. Not a test: it measures and
 never fails on a figure. ``docs/serving.md`` has the figures.
@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -156,12 +158,22 @@ async def client_loop(
             tally.latencies_ms.append((time.perf_counter() - started) * 1_000)
 
 
+SEED = (
+    "import anyio, sys; from tests.servers.conftest import seeded; "
+    "from pathlib import Path; anyio.run(seeded, Path(sys.argv[1]))"
+)
+
+
 async def run(options: argparse.Namespace, db: Path) -> LoadReport:
     """Seed ``db``, serve it, and run the load against it."""
-    await seeded(db)
     tally = Tally()
     clients, turns = options.clients, options.turns
     source = {"PYTHONPATH": str(Path(options.source) / "src")} if options.source else {}
+    if source:  # seeded by the served version, so its schema is the one that version expects
+        env = os.environ | {"PYTHONPATH": f"{source['PYTHONPATH']}{os.pathsep}{Path.cwd()}"}
+        await anyio.run_process([sys.executable, "-c", SEED, str(db)], env=env)
+    else:
+        await seeded(db)
     with http_server(db, "--deadline-ms", "1000", test_clock=False, **source) as (base, _):
         started = time.perf_counter()
         with anyio.move_on_after(options.timeout):
