@@ -132,10 +132,23 @@ class AdmissionConfig(_Settings):
     counts against it); then it is refused with
     :class:`~prefrontal.errors.OverloadedError`. Under overload turns are fast
     or refused, not all slow. ``max_turns_in_flight=None`` admits every turn.
+
+    With ``adaptive`` (the default) ``max_turns_in_flight`` is a ceiling: the
+    limit in force is learnt from how long admitted turns take
+    (:mod:`prefrontal.orchestrator.adaptive_limit`). A turn that held its slot
+    longer than ``target_share`` of its deadline lowers it; turns within it
+    raise it again, up to the ceiling. So when the process has more turns
+    than CPU, the turns it admits still end within their deadline instead of
+    every turn running slow and degraded.
     """
 
     max_turns_in_flight: int | None = Field(default=32, ge=1, le=100_000)
     max_wait_ms: float = Field(default=250, ge=0, le=600_000, allow_inf_nan=False)
+    adaptive: bool = True
+    min_turns_in_flight: int = Field(default=2, ge=1, le=100_000)
+    """The adaptive limit never falls below this, nor below 1 or above ``max_turns_in_flight``."""
+    target_share: float = Field(default=0.5, gt=0, le=1, allow_inf_nan=False)
+    """A turn that held its slot longer than this share of its deadline lowers the limit."""
 
 
 class WritesConfig(_Settings):

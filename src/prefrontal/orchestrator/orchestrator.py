@@ -174,7 +174,8 @@ class Orchestrator:
         found no slot in time (:mod:`prefrontal.orchestrator.admission`).
         """
         turn = self._new_turn(request)
-        async with self._admission.admitted(turn.seconds_left()):
+        target_s = turn.context.deadline_ms / 1_000 * self.config.admission.target_share
+        async with self._admission.admitted(turn.seconds_left(), target_s):
             result = await self._run(turn)
         await self._writes.submit(
             result.context.turn_id,
@@ -255,6 +256,12 @@ class Orchestrator:
     def refused(self) -> int:
         """Turns refused by admission control (:class:`~prefrontal.errors.OverloadedError`)."""
         return self._admission.refused
+
+    @property
+    def turns_in_flight_limit(self) -> int | None:
+        """Turns that may run at once now (learnt when adaptive; ``None`` when unbounded)."""
+        limit = self._admission.limit
+        return None if limit is None else limit.value
 
     def _new_turn(self, request: TurnRequest) -> TurnState:
         total = request.token_budget or self.config.total_token_budget
