@@ -58,15 +58,23 @@ async def test_replacements_keep_the_statistics_exact(database: PostgresDatabase
         ]
 
     async def recount(connection: Any) -> tuple[Any, ...]:
-        kept = await connection.fetchrow("SELECT docs, tokens FROM episodic_stats")
-        counted = await connection.fetchrow(
-            "SELECT count(*), coalesce(sum(length), 0) FROM episodic_items"
+        kept = await connection.fetch("SELECT agent_id, docs, tokens FROM episodic_agent_stats")
+        counted = await connection.fetch(
+            "SELECT agent_id, count(*), sum(length) FROM episodic_items GROUP BY agent_id"
         )
-        terms_kept = await connection.fetch("SELECT term, df FROM episodic_terms WHERE df > 0")
+        terms_kept = await connection.fetch(
+            "SELECT agent_id, term, df FROM episodic_terms WHERE df > 0"
+        )
         terms_counted = await connection.fetch(
-            "SELECT t, count(*) FROM episodic_items, unnest(terms) AS t GROUP BY t"
+            "SELECT agent_id, t, count(*) FROM episodic_items, unnest(terms) AS t"
+            " GROUP BY agent_id, t"
         )
-        return tuple(kept), tuple(counted), dict(terms_kept), dict(terms_counted)
+        return (
+            {tuple(row) for row in kept},
+            {tuple(row) for row in counted},
+            {tuple(row) for row in terms_kept},
+            {tuple(row) for row in terms_counted},
+        )
 
     kept, counted, terms_kept, terms_counted = await database.read(recount, store="test")
     assert kept == counted

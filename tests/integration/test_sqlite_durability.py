@@ -71,10 +71,12 @@ def check(path: Path, acked: dict[int, int]) -> None:
         for n, size in acked.items():
             assert {f"m{n}-{k}" for k in range(size)} <= items
             assert f"t{n}" in turns
-        stats = connection.execute("SELECT docs, tokens FROM episodic_stats").fetchone()
+        stats = connection.execute("SELECT agent_id, docs, tokens FROM episodic_agent_stats")
         assert (
-            stats
-            == connection.execute("SELECT count(*), sum(length) FROM episodic_items").fetchone()
+            stats.fetchall()
+            == connection.execute(
+                "SELECT agent_id, count(*), sum(length) FROM episodic_items GROUP BY agent_id"
+            ).fetchall()
         )
     finally:
         connection.close()

@@ -5,14 +5,30 @@ from __future__ import annotations
 import sqlite3
 
 from prefrontal.stores.durable import MEMORY_TABLES
+from prefrontal.stores.sqlite.migrations import _rebuilt_term_statistics
 
 
-def without_change_log(connection: sqlite3.Connection) -> None:
-    """Drop what schema 5 added (the memory tables' change counter, stamps and deletion log).
+def to_schema_5(connection: sqlite3.Connection) -> None:
+    """Undo schema 6: the memory tables' BM25 statistics global again, counted from the items.
+
+    Set ``user_version`` to 5 (or lower, after :func:`to_schema_4`) and
+    migrating forward runs migration 6 again.
+    """
+    for name in MEMORY_TABLES:
+        connection.execute(f"DROP TABLE {name}_agent_stats")
+        connection.execute(f"ALTER TABLE {name}_stats ADD COLUMN docs INTEGER NOT NULL DEFAULT 0")
+        connection.execute(f"ALTER TABLE {name}_stats ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0")
+        for statement in _rebuilt_term_statistics(name):
+            connection.execute(statement)
+
+
+def to_schema_4(connection: sqlite3.Connection) -> None:
+    """Undo schemas 6 and 5 (the latter: the change counter, stamps and deletion log).
 
     A file built now and then set to an older ``user_version`` is then that
-    version's layout again, so migrating it forward runs migration 5 too.
+    version's layout again, so migrating it forward runs migrations 5 and 6.
     """
+    to_schema_5(connection)
     for name in MEMORY_TABLES:
         for trigger in ("insert", "update", "delete"):
             connection.execute(f"DROP TRIGGER IF EXISTS {name}_change_{trigger}")

@@ -26,7 +26,8 @@ from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.sqlite import migrations as sqlite_migrations
 from prefrontal.testing.conformance.base import at
 from tests.conftest import FIXED_NOW
-from tests.stores.sqlite_schema import without_change_log
+from tests.stores.postgres_schema import to_schema_3
+from tests.stores.sqlite_schema import to_schema_4
 
 pytestmark = pytest.mark.anyio
 TENANT = Tenant(agent_id="agent-1", user_id="alice")
@@ -82,7 +83,7 @@ async def test_a_sqlite_file_at_version_3_is_analysed_anew(tmp_path: Path) -> No
             "UPDATE episodic_items SET terms = ?, length = ? WHERE item_id = ?",
             (" ".join(analysed), len(analysed), item.item_id),
         )
-    without_change_log(connection)
+    to_schema_4(connection)
     connection.execute("PRAGMA user_version = 3")
     (stale,) = connection.execute(
         "SELECT terms FROM episodic_items WHERE item_id = 'm0'"
@@ -116,6 +117,7 @@ async def test_a_postgres_schema_at_version_2_is_analysed_anew(
         postgres_dsn, server_settings={"search_path": postgres_schema}
     )
     try:
+        await to_schema_3(connection)
         for item in ITEMS:
             counts = sorted(Counter(key(t) for t in english_only_terms(item)).items())
             await connection.execute(

@@ -17,7 +17,7 @@ from prefrontal.stores.durable import Migration
 from prefrontal.stores.sqlite import Database, SqliteMemoryStore
 from prefrontal.stores.sqlite.migrations import LATEST, migrate, schema_version
 from tests.conftest import FIXED_NOW, demo_request, orchestrator
-from tests.stores.sqlite_schema import without_change_log
+from tests.stores.sqlite_schema import to_schema_4
 
 pytestmark = pytest.mark.anyio
 ALICE = Tenant(agent_id="agent-1", user_id="alice")
@@ -141,13 +141,15 @@ async def test_index_stays_consistent_through_replacements(tmp_path: Path) -> No
     await database.aclose()
     connection = sqlite3.connect(tmp_path / "i.db")
     connection.execute("INSERT INTO episodic_fts (episodic_fts) VALUES ('integrity-check')")
-    docs, tokens = connection.execute("SELECT docs, tokens FROM episodic_stats").fetchone()
-    assert (docs, tokens) == connection.execute(
-        "SELECT count(*), sum(length) FROM episodic_items"
-    ).fetchone()
-    assert connection.execute("SELECT df FROM episodic_terms WHERE term = 'appl'").fetchone() == (
-        50,
+    kept = connection.execute("SELECT agent_id, docs, tokens FROM episodic_agent_stats")
+    assert (
+        kept.fetchall()
+        == connection.execute(
+            "SELECT agent_id, count(*), sum(length) FROM episodic_items GROUP BY agent_id"
+        ).fetchall()
     )
+    appl = connection.execute("SELECT agent_id, df FROM episodic_terms WHERE term = 'appl'")
+    assert appl.fetchall() == [(ALICE.agent_id, 50)]
 
 
 FIRST_TERMS_LAYOUT = """
@@ -168,12 +170,12 @@ async def test_a_version_1_database_in_the_first_layout_is_upgraded(tmp_path: Pa
     await stores.aclose()
     connection = sqlite3.connect(path, isolation_level=None)
     current = connection.execute("SELECT * FROM episodic_terms ORDER BY term").fetchall()
+    to_schema_4(connection)
     for trigger in ("insert", "delete", "update"):
         connection.execute(f"DROP TRIGGER episodic_index_{trigger}")
     connection.execute("DROP TABLE episodic_terms")
     connection.execute(FIRST_TERMS_LAYOUT)
     connection.execute("UPDATE episodic_stats SET docs = 0, tokens = 0")
-    without_change_log(connection)
     connection.execute("PRAGMA user_version = 1")
     connection.close()
 
@@ -183,7 +185,7 @@ async def test_a_version_1_database_in_the_first_layout_is_upgraded(tmp_path: Pa
     connection = sqlite3.connect(path)
     assert schema_version(connection) == LATEST
     assert connection.execute("SELECT * FROM episodic_terms ORDER BY term").fetchall() == current
-    assert connection.execute("SELECT docs FROM episodic_stats").fetchone() == (6,)
+    assert connection.execute("SELECT docs FROM episodic_agent_stats").fetchall() == [(6,)]
     connection.close()
     assert [hit.item.item_id for hit in hits][:1] == ["n5"]
 

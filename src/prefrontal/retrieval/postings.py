@@ -49,6 +49,10 @@ class Postings:
             if not posting:
                 del self._postings[term]
 
+    def __len__(self) -> int:
+        """The number of documents indexed."""
+        return len(self._docs)
+
     def matches(
         self, query: Sequence[str], allowed: Container[str] | None = None
     ) -> LexicalMatches:

@@ -1,8 +1,9 @@
 """In-memory episodic or semantic store: postings and vectors in dictionaries, ranked by the core.
 
 It offers both search capabilities (:mod:`prefrontal.stores.capabilities`):
-lexical candidates from its :class:`~prefrontal.retrieval.postings.Postings`
-and the cosine of the query's embedding with each live item's.
+lexical candidates from each agent's own
+:class:`~prefrontal.retrieval.postings.Postings` and the cosine of the
+query's embedding with each live item's.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ class InMemoryMemoryStore:
         self._items: dict[Key, MemoryItem] = {}
         self._owners: dict[tuple[str, str], set[str]] = {}
         """The users holding an item of each ``(agent_id, item_id)``."""
-        self._index = Postings()
+        self._indexes: dict[str, Postings] = {}
+        """Each agent's postings: its statistics are its own (``retrieval.ranking``)."""
         self._keys: dict[str, Key] = {}
         """Each item's index id (:func:`_doc_id`) and its key."""
         self._units: dict[str, np.ndarray] = {}
@@ -67,7 +69,7 @@ class InMemoryMemoryStore:
             thread = self._threads.setdefault((item.agent_id, item.thread_id), {})
             thread.setdefault(item.position, set()).add(key)
         self._owners.setdefault((item.agent_id, item.item_id), set()).add(item.user_id)
-        self._index.add(_doc_id(key), searchable_text(item))
+        self._indexes.setdefault(item.agent_id, Postings()).add(_doc_id(key), searchable_text(item))
         self._keys[_doc_id(key)] = key
         self._units.pop(_doc_id(key), None)
         if item.embedding:
@@ -122,7 +124,10 @@ class InMemoryMemoryStore:
         users.discard(key[1])
         if not users:
             del self._owners[(key[0], key[2])]
-        self._index.remove(_doc_id(key))
+        index = self._indexes[key[0]]
+        index.remove(_doc_id(key))
+        if not index:
+            del self._indexes[key[0]]
         del self._keys[_doc_id(key)]
         self._units.pop(_doc_id(key), None)
         return 1
@@ -143,8 +148,11 @@ class InMemoryMemoryStore:
     async def lexical_matches(
         self, tenant: Tenant, query: MemoryQuery, terms: Sequence[str]
     ) -> LexicalMatches:
-        """The postings' candidates among the live items ``tenant`` may see."""
-        return self._index.matches(terms, allowed=self._live(tenant, query))
+        """The candidates in the agent's postings among the live items ``tenant`` may see."""
+        index = self._indexes.get(tenant.agent_id)
+        if index is None:
+            return Postings().matches(terms)
+        return index.matches(terms, allowed=self._live(tenant, query))
 
     async def vector_matches(
         self, tenant: Tenant, query: MemoryQuery, embedding: Sequence[float]

@@ -77,7 +77,13 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         await self.database.write(run, store=self.name)
 
     async def put_in(self, connection: Connection, items: Sequence[MemoryItem]) -> None:
-        """Create or replace ``items`` (embedded already) inside the caller's transaction."""
+        """Create or replace ``items`` (embedded already) inside the caller's transaction.
+
+        Items are written agent by agent, in sorted order (each agent's in the
+        order given): the statistics trigger locks each agent's row first, so
+        every writer takes those locks in one order.
+        """
+        items = sorted(items, key=lambda item: item.agent_id)
         rows = [_row(item, self.name) for item in items]
         if all(item.supersedes is None for item in items):
             await connection.executemany(self._sql.upsert, rows)
@@ -194,7 +200,9 @@ class _Snapshot:
         held = [k for i, k in enumerate(keys) if any(c.counts[i] for c in candidates)]
         if not held:
             return LexicalMatches(Corpus(docs=0, tokens=0), [0] * len(keys), [])
-        row = await self.connection.fetchrow(self.statements.statistics, held)
+        row = await self.connection.fetchrow(self.statements.statistics, held, tenant.agent_id)
+        if row is None:
+            return LexicalMatches(Corpus(docs=0, tokens=0), [0] * len(keys), [])
         docs, tokens, counted = row
         frequencies = dict(zip(held, (int(n) for n in counted), strict=True))
         corpus = Corpus(docs=int(docs), tokens=int(tokens))

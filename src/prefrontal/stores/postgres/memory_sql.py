@@ -69,10 +69,14 @@ class Statements:
         self.erase = f"DELETE FROM {items} WHERE agent_id = $1 AND user_id = $2"
         self.statistics = f"""
             SELECT s.docs, s.tokens, ARRAY(
-                SELECT coalesce((SELECT v.df FROM {name}_terms AS v WHERE v.term = q.term), 0)
+                SELECT coalesce(
+                    (SELECT v.df FROM {name}_terms AS v
+                     WHERE v.agent_id = $2 AND v.term = q.term), 0)
                 FROM unnest($1::text[]) WITH ORDINALITY AS q(term, n) ORDER BY q.n
             )
-            FROM {name}_stats AS s"""
+            FROM {name}_agent_stats AS s WHERE s.agent_id = $2"""
+        """The searching agent's statistics: its items, their length, and the holders of
+        each term of ``$1`` (no row when the agent holds no item)."""
         self.candidates = f"""
             SELECT {KEY}, m.length, ARRAY(
                 SELECT coalesce(m.counts[array_position(m.terms, q.term)], 0)

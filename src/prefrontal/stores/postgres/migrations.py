@@ -15,9 +15,10 @@ its item's analysed terms (:func:`prefrontal.retrieval.analysis.terms` of
 :func:`prefrontal.stores.memory_search.searchable_text`) as a sorted array of
 distinct terms with a GIN index, their counts in a parallel array, the
 number of terms (``length``) and the embedding as little-endian float32
-bytes. The BM25 statistics (``<name>_stats``: the number of items and their
-total length; ``<name>_terms``: how many items hold each term) are kept in
-step by a trigger, in the same transaction as the write.
+bytes. The BM25 statistics of each agent (since schema 4:
+``<name>_agent_stats``, the number of its items and their total length;
+``<name>_terms``, how many of its items hold each term) are kept in step by
+a trigger, in the same transaction as the write.
 """
 
 from __future__ import annotations
@@ -60,6 +61,73 @@ def _index_function(name: str) -> str:
             RETURN NULL;
         END
         $body$"""
+
+
+def _agent_index_function(name: str) -> str:
+    """Schema 4's trigger function: ``<name>_agent_stats`` and ``<name>_terms`` kept per agent.
+
+    Every write to an agent's items locks that agent's statistics row
+    first (and the store writes a batch's agents in sorted order), so
+    writers take their locks in one order and never deadlock on the
+    vocabulary; writers of different agents share no row at all. An item's
+    agent never changes (it is part of its key).
+    """
+    agents, vocab = f"{name}_agent_stats", f"{name}_terms"
+    return f"""CREATE OR REPLACE FUNCTION {name}_index() RETURNS trigger
+        LANGUAGE plpgsql SET search_path FROM CURRENT AS $body$
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                INSERT INTO {agents} AS s (agent_id, docs, tokens)
+                    VALUES (NEW.agent_id, 1, NEW.length)
+                    ON CONFLICT (agent_id) DO UPDATE
+                    SET docs = s.docs + 1, tokens = s.tokens + EXCLUDED.tokens;
+                INSERT INTO {vocab} AS v (agent_id, term, df)
+                    SELECT NEW.agent_id, t, 1 FROM unnest(NEW.terms) AS t
+                    ON CONFLICT (agent_id, term) DO UPDATE SET df = v.df + 1;
+            ELSIF TG_OP = 'UPDATE' THEN
+                UPDATE {agents} SET tokens = tokens - OLD.length + NEW.length
+                    WHERE agent_id = NEW.agent_id;
+                UPDATE {vocab} SET df = df - 1
+                    WHERE agent_id = NEW.agent_id
+                      AND term = ANY (OLD.terms) AND NOT (term = ANY (NEW.terms));
+                INSERT INTO {vocab} AS v (agent_id, term, df)
+                    SELECT NEW.agent_id, t, 1 FROM unnest(NEW.terms) AS t
+                    WHERE NOT (t = ANY (OLD.terms))
+                    ON CONFLICT (agent_id, term) DO UPDATE SET df = v.df + 1;
+            ELSE
+                UPDATE {agents} SET docs = docs - 1, tokens = tokens - OLD.length
+                    WHERE agent_id = OLD.agent_id;
+                UPDATE {vocab} SET df = df - 1
+                    WHERE agent_id = OLD.agent_id AND term = ANY (OLD.terms);
+            END IF;
+            RETURN NULL;
+        END
+        $body$"""
+
+
+def _agent_statistics(name: str) -> tuple[str, ...]:
+    """Schema 4 for memory table ``name``: BM25 statistics per agent, counted from the items."""
+    items, agents, vocab = f"{name}_items", f"{name}_agent_stats", f"{name}_terms"
+    return (
+        f"""CREATE TABLE {agents} (
+            agent_id text PRIMARY KEY,
+            docs bigint NOT NULL,
+            tokens bigint NOT NULL
+        )""",
+        f"DROP TABLE {vocab}",
+        f"""CREATE TABLE {vocab} (
+            agent_id text NOT NULL,
+            term text NOT NULL,
+            df bigint NOT NULL,
+            PRIMARY KEY (agent_id, term)
+        )""",
+        f"""INSERT INTO {agents} (agent_id, docs, tokens)
+            SELECT agent_id, count(*), sum(length) FROM {items} GROUP BY agent_id""",
+        f"""INSERT INTO {vocab} (agent_id, term, df)
+            SELECT agent_id, t, count(*) FROM {items}, unnest(terms) AS t GROUP BY agent_id, t""",
+        _agent_index_function(name),
+        f"DROP TABLE {name}_stats",
+    )
 
 
 def _memory_schema(name: str) -> tuple[str, ...]:
@@ -200,6 +268,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         "scripts without spaces indexed by pairs of characters, symbols kept",
         (),
         reanalyse=True,
+    ),
+    Migration(
+        4,
+        "memory BM25 statistics kept per agent, counted anew from the items",
+        tuple(statement for name in MEMORY_TABLES for statement in _agent_statistics(name)),
     ),
 )
 LATEST = MIGRATIONS[-1].version

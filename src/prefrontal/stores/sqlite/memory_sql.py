@@ -67,11 +67,11 @@ class Statements:
             DELETE FROM {items}
             WHERE agent_id = :agent AND user_id = :user AND item_id IN {_IDS}"""
         self.erase = f"DELETE FROM {items} WHERE agent_id = :agent AND user_id = :user"
-        self.stats = f"SELECT docs, tokens FROM {name}_stats"
+        self.stats = f"SELECT docs, tokens FROM {name}_agent_stats WHERE agent_id = :agent"
         self.term_stats = f"""
             SELECT term, df, max_tf, min_length_1, min_length_2, min_length_3
             FROM {name}_terms
-            WHERE term IN (SELECT value FROM json_each(:terms))"""
+            WHERE agent_id = :agent AND term IN (SELECT value FROM json_each(:terms))"""
         self.postings = f"""
             SELECT count(*), group_concat(id), group_concat(length),
                 group_concat(' ' || terms || ' ', char(10))

@@ -10,12 +10,12 @@ as columns, and the rest of the record as JSON in ``body``. Times are integer
 microseconds since the epoch (UTC). Episodic and semantic memory have a table
 each, with an external-content FTS5 index over ``terms`` (the text as
 :func:`prefrontal.retrieval.analysis.terms` analyses it, space-separated) and
-the BM25 statistics (document count, total length, and per term its
-document frequency, largest frequency, shortest document, and shortest
-document holding it once, twice, and three times or more), all kept in step
-by triggers. The
-per-term extremes only ever widen: they bound a term's best possible score,
-which is all search needs them for.
+the BM25 statistics of each agent (since schema 6: its document count and
+total length in ``<name>_agent_stats``, and per term its document
+frequency, largest frequency, and shortest document holding it once, twice,
+and three times or more in ``<name>_terms``), all kept in step by triggers.
+The per-term extremes only ever widen: they bound a term's best possible
+score, which is all search needs them for.
 """
 
 from __future__ import annotations
@@ -175,6 +175,87 @@ def _rebuilt_term_statistics(name: str) -> tuple[str, ...]:
     )
 
 
+def _agent_term_statistics(name: str) -> tuple[str, ...]:
+    """Schema 6: ``name``'s BM25 statistics per agent, their triggers, counted from its items.
+
+    ``<name>_agent_stats`` holds each agent's number of items and their total
+    length, and ``<name>_terms`` each agent's count of items holding a term
+    with the bounds the top-k reads (the shortest item holding it once,
+    twice, three times or more, and the largest frequency). A search by one
+    agent reads that agent's rows only, so another agent's items never
+    move its scores. ``<name>_stats`` keeps only the change counter.
+    """
+    items, fts, stats = f"{name}_items", f"{name}_fts", f"{name}_stats"
+    agents, vocab = f"{name}_agent_stats", f"{name}_terms"
+    index_new = f"""
+        INSERT INTO {fts} (rowid, terms) VALUES (new.rowid, new.terms);
+        INSERT INTO {agents} (agent_id, docs, tokens) VALUES (new.agent_id, 1, new.length)
+            ON CONFLICT (agent_id) DO UPDATE SET docs = docs + 1,
+                tokens = tokens + excluded.tokens;
+        INSERT INTO {vocab} (agent_id, term, df, max_tf, min_length_1, min_length_2,
+                min_length_3)
+            SELECT new.agent_id, value, 1, count(*),
+                CASE count(*) WHEN 1 THEN new.length END,
+                CASE count(*) WHEN 2 THEN new.length END,
+                CASE WHEN count(*) >= 3 THEN new.length END
+            FROM json_each({_term_list("new.terms")})
+            WHERE true GROUP BY value
+            ON CONFLICT (agent_id, term) DO UPDATE SET df = df + 1,
+                max_tf = max(max_tf, excluded.max_tf),
+                min_length_1 = {_least("min_length_1")},
+                min_length_2 = {_least("min_length_2")},
+                min_length_3 = {_least("min_length_3")};"""
+    unindex_old = f"""
+        INSERT INTO {fts} ({fts}, rowid, terms) VALUES ('delete', old.rowid, old.terms);
+        UPDATE {agents} SET docs = docs - 1, tokens = tokens - old.length
+            WHERE agent_id = old.agent_id;
+        UPDATE {vocab} SET df = df - 1
+            WHERE agent_id = old.agent_id
+              AND term IN (SELECT value FROM json_each({_term_list("old.terms")}));"""
+    return (
+        f"DROP TRIGGER IF EXISTS {name}_index_insert",
+        f"DROP TRIGGER IF EXISTS {name}_index_delete",
+        f"DROP TRIGGER IF EXISTS {name}_index_update",
+        f"DROP TABLE IF EXISTS {vocab}",
+        f"""CREATE TABLE {agents} (
+            agent_id TEXT PRIMARY KEY,
+            docs INTEGER NOT NULL,
+            tokens INTEGER NOT NULL
+        ) WITHOUT ROWID""",
+        f"""CREATE TABLE {vocab} (
+            agent_id TEXT NOT NULL,
+            term TEXT NOT NULL,
+            df INTEGER NOT NULL,
+            max_tf INTEGER NOT NULL,
+            min_length_1 INTEGER,
+            min_length_2 INTEGER,
+            min_length_3 INTEGER,
+            PRIMARY KEY (agent_id, term)
+        ) WITHOUT ROWID""",
+        f"CREATE TRIGGER {name}_index_insert AFTER INSERT ON {items} BEGIN {index_new} END",
+        f"CREATE TRIGGER {name}_index_delete AFTER DELETE ON {items} BEGIN {unindex_old} END",
+        f"""CREATE TRIGGER {name}_index_update AFTER UPDATE OF agent_id, terms, length ON {items}
+            BEGIN {unindex_old} {index_new} END""",
+        f"""INSERT INTO {vocab} (agent_id, term, df, max_tf, min_length_1, min_length_2,
+                min_length_3)
+            SELECT agent_id, term, count(*), max(tf),
+                min(CASE tf WHEN 1 THEN length END),
+                min(CASE tf WHEN 2 THEN length END),
+                min(CASE WHEN tf >= 3 THEN length END)
+            FROM (
+                SELECT i.agent_id AS agent_id, j.value AS term, count(*) AS tf,
+                    i.length AS length
+                FROM {items} AS i, json_each({_term_list("i.terms")}) AS j
+                GROUP BY i.rowid, j.value
+            )
+            GROUP BY agent_id, term""",
+        f"""INSERT INTO {agents} (agent_id, docs, tokens)
+            SELECT agent_id, count(*), sum(length) FROM {items} GROUP BY agent_id""",
+        f"ALTER TABLE {stats} DROP COLUMN docs",
+        f"ALTER TABLE {stats} DROP COLUMN tokens",
+    )
+
+
 def _frontal_table(table: str, key: str) -> str:
     return f"""CREATE TABLE {table} (
         agent_id TEXT NOT NULL,
@@ -328,6 +409,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         5,
         "memory item change counter and deletion log, for vector search kept in memory",
         tuple(statement for name in MEMORY_TABLES for statement in change_log(name)),
+    ),
+    Migration(
+        6,
+        "memory BM25 statistics kept per agent, counted anew from the items",
+        tuple(statement for name in MEMORY_TABLES for statement in _agent_term_statistics(name)),
     ),
 )
 LATEST = MIGRATIONS[-1].version

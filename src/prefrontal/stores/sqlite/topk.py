@@ -31,7 +31,7 @@ No item that could enter the top k is skipped, so the result is the same as
 scoring every match, and the same as the in-memory store's, to the bit.
 
 A term's bound is the core's :class:`~prefrontal.retrieval.ranking.BoundedTerm`,
-from statistics triggers keep per term (only widening): the shortest
+from statistics triggers keep per agent and term (only widening): the shortest
 document holding it once, the shortest holding it twice, and the largest
 frequency in the shortest holding it three times or more.
 """
@@ -60,14 +60,17 @@ def quoted(term: str) -> str:
 
 
 def query_terms(
-    connection: sqlite3.Connection, statements: Any, texts: list[str]
+    connection: sqlite3.Connection, statements: Any, texts: list[str], agent: str
 ) -> tuple[Corpus, list[BoundedTerm]]:
-    """The corpus statistics and the known terms among ``texts``, highest bound first."""
-    docs, tokens = connection.execute(statements.stats).fetchone()
+    """``agent``'s corpus statistics and its known terms among ``texts``, highest bound first."""
+    row = connection.execute(statements.stats, {"agent": agent}).fetchone()
+    docs, tokens = row or (0, 0)
     if not docs or not texts:
         return Corpus(docs=0, tokens=0), []
     corpus = Corpus(docs=docs, tokens=tokens or 0)
-    rows = connection.execute(statements.term_stats, {"terms": json.dumps(texts)}).fetchall()
+    rows = connection.execute(
+        statements.term_stats, {"agent": agent, "terms": json.dumps(texts)}
+    ).fetchall()
     known = [_term(corpus, *row) for row in rows if row[1] > 0]
     order = {text: i for i, text in enumerate(texts)}
     known.sort(key=lambda t: (-t.bound, order[t.text]))
@@ -119,7 +122,7 @@ def by_rowid(
     when every match was scored); the scorer scores other items alike
     (:func:`rows_scores`).
     """
-    corpus, terms = query_terms(connection, statements, texts)
+    corpus, terms = query_terms(connection, statements, texts, params["agent"])
     search = _TopK(connection, statements, params, corpus, terms)
     found = search.run(limit)
     bound = 0.0

@@ -1,0 +1,45 @@
+"""Taking a PostgreSQL schema built by this prefrontal back to an older version, for migration tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefrontal.stores.durable import MEMORY_TABLES
+from prefrontal.stores.postgres.migrations import _index_function
+
+
+async def to_schema_3(connection: Any) -> None:
+    """Undo schema 4: the memory tables' BM25 statistics global again, counted from the items.
+
+    Delete the ledger's versions above 3 (or lower) and opening the stores
+    runs migration 4 again. ``connection``'s ``search_path`` is the schema.
+    """
+    for name in MEMORY_TABLES:
+        items = f"{name}_items"
+        await connection.execute(f"DROP TABLE {name}_agent_stats")
+        await connection.execute(f"DROP TABLE {name}_terms")
+        await connection.execute(f"DROP FUNCTION {name}_index() CASCADE")
+        await connection.execute(
+            f"""CREATE TABLE {name}_stats (
+                id integer PRIMARY KEY CHECK (id = 0),
+                docs bigint NOT NULL,
+                tokens bigint NOT NULL
+            )"""
+        )
+        await connection.execute(
+            f"""INSERT INTO {name}_stats (id, docs, tokens)
+                SELECT 0, count(*), coalesce(sum(length), 0) FROM {items}"""
+        )
+        await connection.execute(
+            f"CREATE TABLE {name}_terms (term text PRIMARY KEY, df bigint NOT NULL)"
+        )
+        await connection.execute(
+            f"""INSERT INTO {name}_terms (term, df)
+                SELECT t, count(*) FROM {items}, unnest(terms) AS t GROUP BY t"""
+        )
+        await connection.execute(_index_function(name))
+        await connection.execute(
+            f"""CREATE TRIGGER {name}_index
+                AFTER INSERT OR DELETE OR UPDATE OF terms, length ON {items}
+                FOR EACH ROW EXECUTE FUNCTION {name}_index()"""
+        )
