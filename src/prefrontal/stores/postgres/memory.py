@@ -4,14 +4,16 @@ What is indexed is :func:`~prefrontal.stores.memory_search.searchable_text`
 analysed by :func:`~prefrontal.retrieval.analysis.terms` (stop words out,
 Porter stems), stored per item as its distinct terms (long ones as a
 digest, :func:`.term_keys.key`) and their counts.
-Search runs in one repeatable-read snapshot, through the core's
+Search runs in one repeatable-read snapshot. A lexical search is BM25's
+exact top k by :class:`.topk.TopK`, which reads the agent's statistics and
+per-term bounds (kept by a trigger, :mod:`.migrations`) and, through the GIN
+index, only the holders of the query's terms that can still reach the top
+k. With an embedding, the core's
 :func:`~prefrontal.stores.capabilities.ranked_search`: the database finds
-the candidates (live items the tenant may see that hold a query term,
-through the GIN index, with their counts of each term), the corpus
-statistics and the document frequency of the terms they hold (kept by a
-trigger, :mod:`.migrations`), and with an embedding every live visible
-vector; the core scores and fuses them as it does every backend's. User
-text reaches the database only as parameters.
+every candidate (live items the tenant may see that hold a query term,
+with their counts of each term), the statistics of the terms they hold,
+and every live visible vector; the core scores and fuses them as it does
+every backend's. User text reaches the database only as parameters.
 """
 
 from __future__ import annotations
@@ -23,12 +25,13 @@ from typing import Any
 
 from prefrontal.retrieval.analysis import terms
 from prefrontal.retrieval.embedder import Embedder
-from prefrontal.retrieval.ranking import Candidate, Corpus, LexicalMatches
+from prefrontal.retrieval.ranking import Candidate, Corpus, LexicalMatches, query_terms
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.capabilities import ranked_search
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_search import (
+    best_hits,
     key_item_ids,
     query_embedding,
     searchable_text,
@@ -37,6 +40,7 @@ from prefrontal.stores.memory_search import (
 from prefrontal.stores.postgres import memory_sql as sql
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase, storable_ids
 from prefrontal.stores.postgres.term_keys import key
+from prefrontal.stores.postgres.topk import TopK
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant
 
@@ -137,6 +141,8 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
 
         async def run(connection: Connection) -> list[ScoredMemory]:
             snapshot = _Snapshot(self._sql, connection, params)
+            if embedding is None:
+                return await snapshot.top(tenant, query)
             return await ranked_search(snapshot, tenant, query, embedding)
 
         return await self.database.read(run, store=self.name, isolation="repeatable_read")
@@ -190,6 +196,20 @@ class _Snapshot:
         self, statements: sql.Statements, connection: Connection, params: tuple[Any, ...]
     ) -> None:
         self.statements, self.connection, self.params = statements, connection, params
+
+    async def top(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
+        """The lexical search: BM25's exact top ``query.limit`` by :class:`.topk.TopK`."""
+        words = query_terms(query.text)
+        if not words:
+            return []
+        search = TopK(self.statements, self.connection, self.params, [key(w) for w in words])
+        best = best_hits({"bm25": await search.scores(query.limit)}, query.limit)
+        items = await self.items_by_key(tenant, [hit_key for hit_key, _, _ in best])
+        return [
+            ScoredMemory(item=items[hit_key], score=score, signals=own)
+            for hit_key, score, own in best
+            if hit_key in items
+        ]
 
     async def lexical_matches(
         self, tenant: Tenant, query: MemoryQuery, terms: Sequence[str]

@@ -77,6 +77,25 @@ class Statements:
             FROM {name}_agent_stats AS s WHERE s.agent_id = $2"""
         """The searching agent's statistics: its items, their length, and the holders of
         each term of ``$1`` (no row when the agent holds no item)."""
+        self.bounds = f"""
+            SELECT s.docs, s.tokens, v.term, v.df, v.max_tf,
+                v.min_length_1, v.min_length_2, v.min_length_3
+            FROM {name}_agent_stats AS s
+            LEFT JOIN {name}_terms AS v ON v.agent_id = s.agent_id AND v.term = ANY($2::text[])
+            WHERE s.agent_id = $1"""
+        """The agent's statistics with each of its terms among ``$2`` (one row per term held,
+        or one with a NULL term; none when the agent holds no item)."""
+        self.holders = f"""
+            SELECT {KEY}, m.length, ARRAY(
+                SELECT coalesce(m.counts[array_position(m.terms, q.term)], 0)
+                FROM unnest($5::text[]) WITH ORDINALITY AS q(term, n) ORDER BY q.n
+            )
+            FROM {items} AS m
+            WHERE m.terms @> ARRAY[$6::text] AND NOT (m.terms && $7::text[])
+              AND ($8::integer IS NULL OR m.length <= $8::integer)
+              AND {_VISIBLE} AND {_LIVE} AND {_KINDS}"""
+        """The top-k's reads: the live visible items holding term ``$6`` and none of ``$7``,
+        at most ``$8`` terms long (any length when NULL), with their counts of ``$5``."""
         self.candidates = f"""
             SELECT {KEY}, m.length, ARRAY(
                 SELECT coalesce(m.counts[array_position(m.terms, q.term)], 0)

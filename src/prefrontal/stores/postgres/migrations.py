@@ -130,6 +130,78 @@ def _agent_statistics(name: str) -> tuple[str, ...]:
     )
 
 
+def _bounds_index_function(name: str) -> str:
+    """Schema 5's trigger function: schema 4's, with each agent's per-term bounds kept too.
+
+    ``<name>_terms`` also holds, per agent and term, the largest count of
+    the term in one item and the shortest item holding it once, twice, and
+    three times or more: what bounds the term's score for the top-k
+    (:class:`~prefrontal.retrieval.ranking.BoundedTerm`). They only ever
+    widen (a deletion leaves them), so they stay bounds. Locks are taken as
+    in schema 4: the agent's statistics row first.
+    """
+    agents, vocab = f"{name}_agent_stats", f"{name}_terms"
+    upsert = f"""INSERT INTO {vocab} AS v (agent_id, term, df, max_tf, min_length_1,
+                        min_length_2, min_length_3)
+                    SELECT NEW.agent_id, u.t, {{df}}, u.c,
+                        CASE u.c WHEN 1 THEN NEW.length END,
+                        CASE u.c WHEN 2 THEN NEW.length END,
+                        CASE WHEN u.c >= 3 THEN NEW.length END
+                    FROM unnest(NEW.terms, NEW.counts) AS u(t, c)
+                    ON CONFLICT (agent_id, term) DO UPDATE SET df = v.df + EXCLUDED.df,
+                        max_tf = GREATEST(v.max_tf, EXCLUDED.max_tf),
+                        min_length_1 = LEAST(v.min_length_1, EXCLUDED.min_length_1),
+                        min_length_2 = LEAST(v.min_length_2, EXCLUDED.min_length_2),
+                        min_length_3 = LEAST(v.min_length_3, EXCLUDED.min_length_3);"""
+    return f"""CREATE OR REPLACE FUNCTION {name}_index() RETURNS trigger
+        LANGUAGE plpgsql SET search_path FROM CURRENT AS $body$
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                INSERT INTO {agents} AS s (agent_id, docs, tokens)
+                    VALUES (NEW.agent_id, 1, NEW.length)
+                    ON CONFLICT (agent_id) DO UPDATE
+                    SET docs = s.docs + 1, tokens = s.tokens + EXCLUDED.tokens;
+                {upsert.format(df="1")}
+            ELSIF TG_OP = 'UPDATE' THEN
+                UPDATE {agents} SET tokens = tokens - OLD.length + NEW.length
+                    WHERE agent_id = NEW.agent_id;
+                UPDATE {vocab} SET df = df - 1
+                    WHERE agent_id = NEW.agent_id
+                      AND term = ANY (OLD.terms) AND NOT (term = ANY (NEW.terms));
+                {upsert.format(df="CASE WHEN u.t = ANY (OLD.terms) THEN 0 ELSE 1 END")}
+            ELSE
+                UPDATE {agents} SET docs = docs - 1, tokens = tokens - OLD.length
+                    WHERE agent_id = OLD.agent_id;
+                UPDATE {vocab} SET df = df - 1
+                    WHERE agent_id = OLD.agent_id AND term = ANY (OLD.terms);
+            END IF;
+            RETURN NULL;
+        END
+        $body$"""
+
+
+def _term_bounds(name: str) -> tuple[str, ...]:
+    """Schema 5 for memory table ``name``: per-term bounds, counted from the items."""
+    items, vocab = f"{name}_items", f"{name}_terms"
+    return (
+        f"""ALTER TABLE {vocab} ADD COLUMN max_tf integer NOT NULL DEFAULT 1,
+            ADD COLUMN min_length_1 integer, ADD COLUMN min_length_2 integer,
+            ADD COLUMN min_length_3 integer""",
+        f"""UPDATE {vocab} AS v SET max_tf = b.max_tf, min_length_1 = b.once,
+                min_length_2 = b.twice, min_length_3 = b.more
+            FROM (
+                SELECT m.agent_id, u.t, max(u.c) AS max_tf,
+                    min(CASE u.c WHEN 1 THEN m.length END) AS once,
+                    min(CASE u.c WHEN 2 THEN m.length END) AS twice,
+                    min(CASE WHEN u.c >= 3 THEN m.length END) AS more
+                FROM {items} AS m, unnest(m.terms, m.counts) AS u(t, c)
+                GROUP BY m.agent_id, u.t
+            ) AS b
+            WHERE v.agent_id = b.agent_id AND v.term = b.t""",
+        _bounds_index_function(name),
+    )
+
+
 def _memory_schema(name: str) -> tuple[str, ...]:
     items = f"{name}_items"
     return (
@@ -273,6 +345,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         4,
         "memory BM25 statistics kept per agent, counted anew from the items",
         tuple(statement for name in MEMORY_TABLES for statement in _agent_statistics(name)),
+    ),
+    Migration(
+        5,
+        "memory term bounds per agent (largest count, shortest holders), for the top-k",
+        tuple(statement for name in MEMORY_TABLES for statement in _term_bounds(name)),
     ),
 )
 LATEST = MIGRATIONS[-1].version

@@ -1,0 +1,222 @@
+"""PostgreSQL's lexical top-k: the hits of scoring every match, from a fraction of the holders.
+
+A corpus with a few very common words and many rare ones, of two agents
+and two users each with private items, expired and superseded items among
+them: every query's hits, scores and order equal the in-memory store's
+(which scores every match), at several limits, while the search reads
+fewer rows than the query's terms have holders. The per-term bounds the
+pruning reads stay bounds through replacements and deletions, migrate from
+schema 4, and the holders are found through the GIN index.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+
+import asyncpg
+import pytest
+
+from prefrontal.retrieval.ranking import query_terms
+from prefrontal.stores import MemoryItem, MemoryQuery, Tenant, postgres
+from prefrontal.stores.memory import InMemoryMemoryStore
+from prefrontal.stores.postgres import PostgresDatabase, PostgresMemoryStore
+from prefrontal.stores.postgres import migrations as pg_migrations
+from prefrontal.stores.postgres.memory_sql import Statements
+from prefrontal.stores.postgres.term_keys import key
+from prefrontal.stores.postgres.topk import TopK
+from prefrontal.testing.conformance.base import at
+from tests.conftest import FIXED_NOW
+
+pytestmark = pytest.mark.anyio
+
+ALICE = Tenant(agent_id="agent-1", user_id="alice")
+BOB = Tenant(agent_id="agent-1", user_id="bob")
+OTHER = Tenant(agent_id="agent-2", user_id="alice")
+COMMON = ["meeting", "project", "update", "team"]
+RARE = [f"{word}{n}" for n in range(40) for word in ("budget", "review", "launch")]
+
+
+def corpus(count: int, seed: int) -> list[MemoryItem]:
+    """``count`` items per tenant: common words in most, rare ones in few, lengths 1 to 40."""
+    rng = random.Random(seed)
+    items = []
+    for tenant in (ALICE, BOB, OTHER):
+        for n in range(count):
+            words = rng.choices(COMMON, k=rng.randint(0, 30)) + rng.choices(
+                RARE, k=rng.randint(1, 4)
+            )
+            items.append(
+                MemoryItem(
+                    item_id=f"{tenant.user_id}-{n}",
+                    agent_id=tenant.agent_id,
+                    user_id=tenant.user_id,
+                    scope="shared" if n % 5 == 0 else "private",
+                    content=" ".join(words),
+                    created_at=at(n % 50),
+                    valid_until=at(0) - timedelta(days=1) if n % 17 == 0 else None,
+                )
+            )
+    newer = [
+        item.model_copy(update={"item_id": f"{item.item_id}-v2", "supersedes": item.item_id})
+        for item in items[3::23]
+    ]
+    return items + newer
+
+
+def queries(count: int, seed: int) -> list[str]:
+    """Queries mixing common and rare words, one to five of them."""
+    rng = random.Random(seed)
+    return [" ".join(rng.choices(COMMON + RARE[:30], k=rng.randint(1, 5))) for _ in range(count)]
+
+
+@pytest.fixture
+async def database(postgres_dsn: str, postgres_schema: str) -> AsyncIterator[PostgresDatabase]:
+    database = PostgresDatabase(postgres_dsn, schema=postgres_schema, max_size=2)
+    yield database
+    await database.aclose()
+
+
+async def test_the_top_k_equals_scoring_every_match(database: PostgresDatabase) -> None:
+    """For every tenant, query and limit, hits, scores and order equal the in-memory store's."""
+    items = corpus(300, seed=1)
+    memory, store = InMemoryMemoryStore(), PostgresMemoryStore(database)
+    await memory.put_many(items)
+    await store.put_many(items)
+    compared = 0
+    for tenant in (ALICE, BOB, OTHER):
+        for text in queries(25, seed=2):
+            for limit in (1, 3, 10, 40):
+                query = MemoryQuery(text=text, limit=limit, now=FIXED_NOW)
+                expected = await memory.search(tenant, query)
+                got = await store.search(tenant, query)
+                assert [(h.item.item_id, h.item.user_id, h.score) for h in got] == [
+                    (h.item.item_id, h.item.user_id, h.score) for h in expected
+                ], (tenant, text, limit)
+                assert [h.signals for h in got] == [h.signals for h in expected]
+                compared += len(expected)
+    assert compared > 1_000
+
+
+async def test_a_common_query_reads_fewer_rows_than_its_terms_have_holders(
+    database: PostgresDatabase,
+) -> None:
+    """The top 10 of a query of common words is found reading a fraction of their holders."""
+    store = PostgresMemoryStore(database)
+    await store.put_many(corpus(600, seed=3))
+    keys = [key(term) for term in query_terms("meeting project budget3")]
+    params = (ALICE.agent_id, ALICE.user_id, FIXED_NOW, None)
+
+    async def run(connection: Any) -> tuple[int, int, int]:
+        search = TopK(Statements("episodic"), connection, params, keys)
+        found = await search.scores(10)
+        holders = await connection.fetchval(
+            "SELECT count(*) FROM episodic_items WHERE agent_id = $1 AND terms && $2::text[]",
+            ALICE.agent_id,
+            keys,
+        )
+        return search.fetched, int(holders), len(found)
+
+    fetched, holders, found = await database.read(run, store="test")
+    assert found >= 10
+    assert fetched < holders / 3, (fetched, holders)
+
+
+async def test_the_bounds_stay_bounds_through_replacements_and_deletions(
+    database: PostgresDatabase,
+) -> None:
+    """After items are replaced with other text and deleted, every kept bound still holds."""
+    rng = random.Random(5)
+    store = PostgresMemoryStore(database)
+    for round_ in range(4):
+        batch = corpus(80, seed=10 + round_)
+        await store.put_many(rng.sample(batch, 150))
+        await store.delete(ALICE, [f"alice-{n}" for n in rng.sample(range(80), 20)])
+
+    async def violations(connection: Any) -> list[Any]:
+        return list(
+            await connection.fetch(
+                """SELECT v.agent_id, v.term FROM episodic_terms AS v
+                   JOIN (SELECT m.agent_id, u.t, count(*) AS df, max(u.c) AS max_tf,
+                             min(CASE u.c WHEN 1 THEN m.length END) AS once,
+                             min(CASE u.c WHEN 2 THEN m.length END) AS twice,
+                             min(CASE WHEN u.c >= 3 THEN m.length END) AS more
+                         FROM episodic_items AS m, unnest(m.terms, m.counts) AS u(t, c)
+                         GROUP BY m.agent_id, u.t) AS r
+                     ON r.agent_id = v.agent_id AND r.t = v.term
+                   WHERE v.df <> r.df OR v.max_tf < r.max_tf
+                      OR v.min_length_1 > r.once OR (v.min_length_1 IS NULL AND r.once IS NOT NULL)
+                      OR v.min_length_2 > r.twice OR (v.min_length_2 IS NULL AND r.twice IS NOT NULL)
+                      OR v.min_length_3 > r.more OR (v.min_length_3 IS NULL AND r.more IS NOT NULL)"""
+            )
+        )
+
+    assert await database.read(violations, store="test") == []
+
+
+async def test_a_schema_at_version_4_gains_its_bounds(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    """Migration 5 counts the bounds of a schema-4 database from its items; search is exact."""
+    items = corpus(100, seed=7)
+    old = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
+    await old.episodic.put_many(items)
+    await old.aclose()
+    connection = await asyncpg.connect(
+        postgres_dsn, server_settings={"search_path": postgres_schema}
+    )
+    try:
+        fresh = await connection.fetch("SELECT * FROM episodic_terms ORDER BY agent_id, term")
+        for name in ("episodic", "semantic"):
+            await connection.execute(pg_migrations._agent_index_function(name))
+            await connection.execute(
+                f"""ALTER TABLE {name}_terms DROP COLUMN max_tf, DROP COLUMN min_length_1,
+                    DROP COLUMN min_length_2, DROP COLUMN min_length_3"""
+            )
+        await connection.execute("DELETE FROM schema_migrations WHERE version > 4")
+    finally:
+        await connection.close()
+    migrated = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
+    memory = InMemoryMemoryStore()
+    await memory.put_many(items)
+    try:
+        for text in queries(10, seed=8):
+            query = MemoryQuery(text=text, limit=5, now=FIXED_NOW)
+            got = await migrated.episodic.search(ALICE, query)
+            expected = await memory.search(ALICE, query)
+            assert [(h.item.item_id, h.score) for h in got] == [
+                (h.item.item_id, h.score) for h in expected
+            ]
+    finally:
+        await migrated.aclose()
+    connection = await asyncpg.connect(
+        postgres_dsn, server_settings={"search_path": postgres_schema}
+    )
+    try:
+        assert await pg_migrations.schema_version(connection) == pg_migrations.LATEST
+        again = await connection.fetch("SELECT * FROM episodic_terms ORDER BY agent_id, term")
+        assert [tuple(row) for row in again] == [tuple(row) for row in fresh]
+    finally:
+        await connection.close()
+
+
+async def test_the_holders_are_found_through_the_term_index(database: PostgresDatabase) -> None:
+    """The top-k's read of a rare term's holders among 9,000 items uses the GIN index, no scan."""
+    store = PostgresMemoryStore(database)
+    items = corpus(3_000, seed=9)
+    for n in range(0, 3_000, 600):
+        items[n] = items[n].model_copy(update={"content": f"{items[n].content} zeppelin"})
+    await store.put_many(items)
+
+    async def explain(connection: Any) -> list[str]:
+        await connection.execute("ANALYZE episodic_items")
+        keys = [key(term) for term in query_terms("zeppelin meeting")]
+        params = (ALICE.agent_id, ALICE.user_id, FIXED_NOW, None, keys, key("zeppelin"), [], None)
+        rows = await connection.fetch(f"EXPLAIN {Statements('episodic').holders}", *params)
+        return [row[0] for row in rows]
+
+    plan = await database.write(explain, store="test")
+    assert not any("Seq Scan" in line for line in plan), "\n".join(plan)
+    assert any("episodic_by_terms" in line for line in plan), "\n".join(plan)
