@@ -213,7 +213,10 @@ async def test_the_holders_are_found_through_the_term_index(database: PostgresDa
     async def explain(connection: Any) -> list[str]:
         await connection.execute("ANALYZE episodic_items")
         keys = [key(term) for term in query_terms("zeppelin meeting")]
-        params = (ALICE.agent_id, ALICE.user_id, FIXED_NOW, None, keys, key("zeppelin"), [], None)
+        params: tuple[Any, ...] = (
+            *(ALICE.agent_id, ALICE.user_id, FIXED_NOW, None),
+            *(keys, key("zeppelin"), [], None),
+        )
         rows = await connection.fetch(f"EXPLAIN {Statements('episodic').holders}", *params)
         return [row[0] for row in rows]
 
