@@ -13,7 +13,7 @@ SCALE_ITEMS ?= 100000
 # Large SQLite stores for the scale benchmark: built once (minutes), reused by every `make bench`.
 # A million items: `make bench-scale SCALE_STORE=.benchmarks/scale-1m SCALE_ITEMS=1000000`.
 
-.PHONY: demo test lint typecheck unit bench bench-scale eval clean
+.PHONY: demo test lint typecheck unit bench bench-scale bench-postgres eval clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ unit: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/pytest tests/benchmarks --benchmark-only --benchmark-columns=min,median,max,rounds -p no:randomly
 	$(MAKE) bench-scale
+	$(MAKE) bench-postgres
+
+bench-postgres: $(STAMP)
+	$(BIN)/python -m tests.benchmarks.postgres_scale --items $(SCALE_ITEMS) --writers 8
 
 bench-scale: $(STAMP)
 	test -f $(SCALE_STORE)/lexical.db || \

@@ -1,11 +1,11 @@
 """Searches, turns and writers on PostgreSQL at scale, against another checkout in one run.
 
     python -m tests.benchmarks.postgres_scale --items 100000 --base /tmp/base/src
-    python -m tests.benchmarks.postgres_scale --items 100000 --writers 8   # writers only
+    python -m tests.benchmarks.postgres_scale --items 0 --writers 8   # writers only
 
 Starts a throwaway PostgreSQL server (``tests/postgres_server.py``: ``fsync``
 off, so the figures are those of the query path, not of durable commits)
-and, for this checkout and for ``--base`` (another checkout's ``src``), fills
+and, for this checkout and for ``--base`` (another checkout's ``src``) when given, fills
 a schema of its own with ``--items`` synthetic episodic items of the demo
 user (``put_many`` in batches of 5,000, the demo agent seeded, then
 ``ANALYZE``) in a subprocess running that checkout. Then, alternating the
@@ -120,33 +120,35 @@ def _run(source: Path, *arguments: str) -> dict[str, Any]:
 
 
 def _compare(dsn: str, args: argparse.Namespace) -> dict[str, Any]:
-    sources = {"this": HERE / "src", "base": Path(args.base)}
+    """Fill and measure this checkout, and ``--base`` when given, alternating."""
+    sources = {"this": HERE / "src"} | ({"base": Path(args.base)} if args.base else {})
     out: dict[str, Any] = {"items": args.items}
     for name, source in sources.items():
-        out[f"{name}_build_s"] = _run(
+        filled = _run(
             source, "--child", "fill", "--dsn", dsn, "--schema", name, "--items", str(args.items)
-        )["build_s"]
-    runs: dict[str, list[dict[str, float]]] = {"this": [], "base": []}
+        )
+        out[f"{name}_build_s"] = round(filled["build_s"], 1)
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in sources}
     for repeat in range(args.repeats):
-        order = ("base", "this") if repeat % 2 == 0 else ("this", "base")
+        order = list(sources) if repeat % 2 else list(reversed(sources))
         for name in order:
-            runs[name].append(
-                _run(
-                    sources[name],
-                    "--child",
-                    "measure",
-                    "--dsn",
-                    dsn,
-                    "--schema",
-                    name,
-                    "--rounds",
-                    str(args.rounds),
-                )
+            measured = _run(
+                sources[name],
+                "--child",
+                "measure",
+                "--dsn",
+                dsn,
+                "--schema",
+                name,
+                "--rounds",
+                str(args.rounds),
             )
+            runs[name].append(measured)
     for key in runs["this"][0]:
-        this = statistics.median(r[key] for r in runs["this"])
-        base = statistics.median(r[key] for r in runs["base"])
-        out[key] = {"this": round(this, 2), "base": round(base, 2), "ratio": round(this / base, 2)}
+        medians = {name: round(statistics.median(r[key] for r in runs[name]), 2) for name in runs}
+        if "base" in medians:
+            medians["ratio"] = round(medians["this"] / medians["base"], 2)
+        out[key] = medians
     return out
 
 
@@ -210,8 +212,8 @@ def main(argv: list[str] | None = None) -> None:
     with running_server() as server:
         dsn = server.create_database("scale")
         figures: dict[str, Any] = {}
-        if args.base:
-            figures["compare"] = _compare(dsn, args)
+        if args.items:
+            figures["turns"] = _compare(dsn, args)
         if args.writers:
             figures["writers"] = _writers(dsn, args)
     print(json.dumps(figures, indent=2))
