@@ -17,6 +17,11 @@ _LIVE = "m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > $
 _KINDS = "($4::text[] IS NULL OR m.kind = ANY($4::text[]))"
 KEY = "m.item_id || chr(31) || m.user_id"
 """An item's :func:`~prefrontal.stores.memory_search.hit_key`, in SQL."""
+_COUNTS = """ARRAY(
+    SELECT coalesce(m.counts[array_position(m.terms, q.term)], 0)
+    FROM unnest($5::text[]) WITH ORDINALITY AS q(term, n) ORDER BY q.n
+)"""
+"""An item's count of each term of ``$5``, in its order."""
 
 
 def first_of_its_id(items: str) -> str:
@@ -86,10 +91,7 @@ class Statements:
         """The agent's statistics with each of its terms among ``$2`` (one row per term held,
         or one with a NULL term; none when the agent holds no item)."""
         self.holders = f"""
-            SELECT {KEY}, m.length, ARRAY(
-                SELECT coalesce(m.counts[array_position(m.terms, q.term)], 0)
-                FROM unnest($5::text[]) WITH ORDINALITY AS q(term, n) ORDER BY q.n
-            )
+            SELECT {KEY}, m.length, {_COUNTS}
             FROM {items} AS m
             WHERE m.terms @> ARRAY[$6::text] AND NOT (m.terms && $7::text[])
               AND ($8::integer IS NULL OR m.length <= $8::integer)
@@ -97,10 +99,7 @@ class Statements:
         """The top-k's reads: the live visible items holding term ``$6`` and none of ``$7``,
         at most ``$8`` terms long (any length when NULL), with their counts of ``$5``."""
         self.candidates = f"""
-            SELECT {KEY}, m.length, ARRAY(
-                SELECT coalesce(m.counts[array_position(m.terms, q.term)], 0)
-                FROM unnest($5::text[]) WITH ORDINALITY AS q(term, n) ORDER BY q.n
-            )
+            SELECT {KEY}, m.length, {_COUNTS}
             FROM {items} AS m
             WHERE m.terms && $5::text[] AND {_VISIBLE} AND {_LIVE} AND {_KINDS}"""
         self.vectors = f"""
