@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.bundle.readiness import IDENTITY, RULES
 from prefrontal.config import PhaseName
+from prefrontal.phases.ahead import taken
 from prefrontal.phases.fragments import fragment, loaded
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
@@ -64,14 +67,20 @@ def capabilities_text(profile: AgentProfile) -> str:
     return _lines("Capabilities", entries)
 
 
+def read(turn: TurnState) -> Callable[[], Awaitable[object]]:
+    """This phase's store read: the agent's profile (started ahead by phase 1 in graph mode)."""
+    tenant = turn.tenant
+    return lambda: call_store(turn, NAME, lambda: turn.stores.consciousness.get_profile(tenant))
+
+
 async def run(turn: TurnState) -> PhaseOutcome:
     """Load the agent's profile and turn it into up to five pinned fragments (the clock last)."""
-    tenant = turn.tenant
-    found = await call_store(turn, NAME, lambda: turn.stores.consciousness.get_profile(tenant))
+    found = await taken(turn.loading.get(NAME), read(turn))
     profile = one_of(found, AgentProfile, NAME)
     turn.profile = profile
     if profile is None:
-        return PhaseOutcome(degraded=True, warnings=(f"no profile for agent {tenant.agent_id!r}",))
+        missing = f"no profile for agent {turn.tenant.agent_id!r}"
+        return PhaseOutcome(degraded=True, warnings=(missing,))
     texts = {
         IDENTITY: identity_text(profile),
         RULES: governance_text(profile),
@@ -108,5 +117,6 @@ SPEC = PhaseSpec(
     run=run,
     budget_ms=100,
     needs=("turn_context",),
+    reads=frozenset({"loading"}),
     writes=frozenset({"loads", "profile"}),
 )

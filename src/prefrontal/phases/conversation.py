@@ -6,12 +6,13 @@ short) and rendered oldest first, as a transcript.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from prefrontal.buffer.summarizer import fit_tokens
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
+from prefrontal.phases.ahead import taken
 from prefrontal.phases.fragments import fragment, loaded
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
@@ -21,6 +22,8 @@ from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.traces.models import TurnTrace
 
 NAME: PhaseName = "conversation"
+Loaded = tuple[list[ConversationTurn], "ConversationSummary | None", "TurnTrace | None"]
+"""What the phase reads: the recent messages, the rolling summary, the parent turn's trace."""
 
 
 def turn_line(turn: ConversationTurn) -> str:
@@ -111,9 +114,12 @@ def still_recent(turn: TurnState, turns: list[ConversationTurn]) -> list[Convers
     return [t for t in turns if t.session_id == session or t.created_at >= since]
 
 
-async def _load(
-    turn: TurnState,
-) -> tuple[list[ConversationTurn], ConversationSummary | None, TurnTrace | None]:
+def read(turn: TurnState) -> Callable[[], Awaitable[Loaded]]:
+    """This phase's store reads, together (started ahead by phase 1 in graph mode)."""
+    return lambda: _load(turn)
+
+
+async def _load(turn: TurnState) -> Loaded:
     store, tenant, parent = turn.stores.conversation, turn.tenant, turn.context.parent_turn_id
     recent: list[ConversationTurn] = []
     summary: ConversationSummary | None = None
@@ -140,7 +146,7 @@ async def _load(
 
 async def run(turn: TurnState) -> PhaseOutcome:
     """Load the recent transcript, summary and parent outcome as fragments."""
-    found, summary, parent = await _load(turn)
+    found, summary, parent = await taken(turn.loading.get(NAME), read(turn))
     recent = still_recent(turn, list_of(found, ConversationTurn, NAME))
     turn.recent_turns = recent
     fragments: list[Fragment] = []
@@ -204,5 +210,6 @@ SPEC = PhaseSpec(
     run=run,
     budget_ms=100,
     needs=("turn_context",),
+    reads=frozenset({"loading"}),
     writes=frozenset({"loads", "recent_turns"}),
 )

@@ -7,10 +7,12 @@ finished or changed since the session's last turn.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
+from prefrontal.phases.ahead import taken
 from prefrontal.phases.fragments import fragment, input_terms, loaded, overlap
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
@@ -74,11 +76,16 @@ def progress(turn: TurnState, items: list[FrontalItem]) -> list[FrontalItem]:
     return [i for i in items if i.updated_at > since and i.status not in OPEN]
 
 
-async def run(turn: TurnState) -> PhaseOutcome:
-    """Load goals and work items; keep the most relevant of each kind."""
+def read(turn: TurnState) -> Callable[[], Awaitable[object]]:
+    """This phase's store read: goals and work items (started ahead by phase 1 in graph mode)."""
     tenant = turn.tenant
     query = FrontalQuery(limit=FETCH_LIMIT)
-    found = await call_store(turn, NAME, lambda: turn.stores.frontal_cortex.query(tenant, query))
+    return lambda: call_store(turn, NAME, lambda: turn.stores.frontal_cortex.query(tenant, query))
+
+
+async def run(turn: TurnState) -> PhaseOutcome:
+    """Load goals and work items; keep the most relevant of each kind."""
+    found = await taken(turn.loading.get(NAME), read(turn))
     items = list_of(found, FrontalItem, NAME)
     chosen = select(turn, items)
     turn.frontal_items = chosen
@@ -117,6 +124,6 @@ SPEC = PhaseSpec(
     run=run,
     budget_ms=100,
     needs=("turn_context",),
-    reads=frozenset({"session"}),
+    reads=frozenset({"loading", "session"}),
     writes=frozenset({"frontal_items", "loads"}),
 )

@@ -20,6 +20,7 @@ StateField = Literal[
     "session",
     "buffer",
     "linking",
+    "loading",
     "profile",
     "frontal_items",
     "recent_turns",

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
+from typing import Any
 
 from prefrontal.budgets.policy import Allocation, BudgetPolicy
 from prefrontal.budgets.tokens import TokenCounter
@@ -79,6 +80,8 @@ class TurnState:
     buffer: SessionBuffer | None = None
     linking: Ahead[list[SessionState]] | None = None
     """A new session's read of the user's recent sessions, started ahead for phase 10's links."""
+    loading: dict[PhaseName, Ahead[Any]] = field(default_factory=dict)
+    """The store reads of phases 2, 3 and 4, started ahead by phase 1 (none in sequential mode)."""
     # phases 2-7
     profile: AgentProfile | None = None
     frontal_items: list[FrontalItem] = field(default_factory=list)

@@ -5,20 +5,24 @@ runner starts, so that every phase and the trace share it; this phase loads
 the session's working-memory buffer so that the memory phases can tell what
 it already holds (and reuse it while the topic continues), and offers the
 agent's own items in it (tool results, reflections, notes) as the context's
-working-notes section. For a new session it starts, ahead and beside the
-loading phases, the read of the user's recent sessions that phase 10 links
-it to (:mod:`prefrontal.phases.ahead`), so that read is off the critical path.
+working-notes section. Before it loads the buffer it starts the store reads
+of phases 2, 3 and 4, which do not depend on it, and for a new session the
+read of the user's recent sessions that phase 10 links it to, each beside
+the loading phases (:mod:`prefrontal.phases.ahead`): so the working-memory
+store's latency is not added to theirs on the turn's critical path.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import anyio
 
 from prefrontal.buffer import SessionBuffer
 from prefrontal.bundle.models import Section
 from prefrontal.config import PhaseName
+from prefrontal.phases import consciousness, conversation, frontal_cortex
 from prefrontal.phases.ahead import start_ahead
 from prefrontal.phases.session import load_session, note_fragments
 from prefrontal.phases.spec import PhaseSpec
@@ -30,6 +34,12 @@ NAME: PhaseName = "turn_context"
 SESSION_WAIT_BUDGETS = 4
 """How many of its time budgets phase 1 waits for the session's buffer (200 ms by default)."""
 LINKING_PHASE: PhaseName = "working_memory_init"
+AHEAD_OF_THE_SESSION: dict[PhaseName, Callable[[TurnState], Callable[[], Awaitable[Any]]]] = {
+    consciousness.NAME: consciousness.read,
+    frontal_cortex.NAME: frontal_cortex.read,
+    conversation.NAME: conversation.read,
+}
+"""The phases whose store reads phase 1 starts before it loads the buffer, and those reads."""
 LINKING_SLACK = 2.0
 """A new session's read of recent sessions gets twice phase 10's budget, as phase 10 would."""
 
@@ -43,6 +53,7 @@ async def run(turn: TurnState) -> PhaseOutcome:
     bounded (``SESSION_WAIT_BUDGETS`` times this phase's budget): a store
     that hangs times this phase out, and the others load without the buffer.
     """
+    _start_loading_ahead(turn)
     with anyio.fail_after(turn.budgets_ms[NAME] * SESSION_WAIT_BUDGETS / 1_000):
         turn.buffer = await load_session(turn, NAME)
     turn.session = turn.buffer.state
@@ -66,6 +77,15 @@ async def run(turn: TurnState) -> PhaseOutcome:
     )
 
 
+def _start_loading_ahead(turn: TurnState) -> None:
+    """Start the store reads of phases 2, 3 and 4 (they do not need the buffer), in graph mode."""
+    seconds = turn.seconds_left()
+    for name, read in AHEAD_OF_THE_SESSION.items():
+        ahead = start_ahead(turn.spawn, read(turn), seconds)
+        if ahead is not None:
+            turn.loading[name] = ahead
+
+
 def _recent_sessions(
     turn: TurnState, buffer: SessionBuffer
 ) -> Callable[[], Awaitable[list[SessionState]]]:
@@ -87,5 +107,5 @@ SPEC = PhaseSpec(
     name=NAME,
     run=run,
     budget_ms=50,
-    writes=frozenset({"buffer", "linking", "loads", "session"}),
+    writes=frozenset({"buffer", "linking", "loading", "loads", "session"}),
 )
