@@ -63,14 +63,12 @@ def _index_function(name: str) -> str:
         $body$"""
 
 
-def _agent_index_function(name: str) -> str:
-    """Schema 4's trigger function: ``<name>_agent_stats`` and ``<name>_terms`` kept per agent.
+def _per_agent_function(name: str, on_insert: str, on_update: str) -> str:
+    """A trigger function keeping ``name``'s per-agent statistics; the vocabulary's upserts given.
 
-    Every write to an agent's items locks that agent's statistics row
-    first (and the store writes a batch's agents in sorted order), so
-    writers take their locks in one order and never deadlock on the
-    vocabulary; writers of different agents share no row at all. An item's
-    agent never changes (it is part of its key).
+    ``on_insert`` and ``on_update`` add the new row's terms to
+    ``<name>_terms`` (schema 4: the counts; schema 5: with the bounds). The
+    agent's statistics row is locked first on every path.
     """
     agents, vocab = f"{name}_agent_stats", f"{name}_terms"
     return f"""CREATE OR REPLACE FUNCTION {name}_index() RETURNS trigger
@@ -81,19 +79,14 @@ def _agent_index_function(name: str) -> str:
                     VALUES (NEW.agent_id, 1, NEW.length)
                     ON CONFLICT (agent_id) DO UPDATE
                     SET docs = s.docs + 1, tokens = s.tokens + EXCLUDED.tokens;
-                INSERT INTO {vocab} AS v (agent_id, term, df)
-                    SELECT NEW.agent_id, t, 1 FROM unnest(NEW.terms) AS t
-                    ON CONFLICT (agent_id, term) DO UPDATE SET df = v.df + 1;
+                {on_insert}
             ELSIF TG_OP = 'UPDATE' THEN
                 UPDATE {agents} SET tokens = tokens - OLD.length + NEW.length
                     WHERE agent_id = NEW.agent_id;
                 UPDATE {vocab} SET df = df - 1
                     WHERE agent_id = NEW.agent_id
                       AND term = ANY (OLD.terms) AND NOT (term = ANY (NEW.terms));
-                INSERT INTO {vocab} AS v (agent_id, term, df)
-                    SELECT NEW.agent_id, t, 1 FROM unnest(NEW.terms) AS t
-                    WHERE NOT (t = ANY (OLD.terms))
-                    ON CONFLICT (agent_id, term) DO UPDATE SET df = v.df + 1;
+                {on_update}
             ELSE
                 UPDATE {agents} SET docs = docs - 1, tokens = tokens - OLD.length
                     WHERE agent_id = OLD.agent_id;
@@ -103,6 +96,26 @@ def _agent_index_function(name: str) -> str:
             RETURN NULL;
         END
         $body$"""
+
+
+def _agent_index_function(name: str) -> str:
+    """Schema 4's trigger function: ``<name>_agent_stats`` and ``<name>_terms`` kept per agent.
+
+    Every write to an agent's items locks that agent's statistics row
+    first (and the store writes a batch's agents in sorted order), so
+    writers take their locks in one order and never deadlock on the
+    vocabulary; writers of different agents share no row at all. An item's
+    agent never changes (it is part of its key).
+    """
+    vocab = f"{name}_terms"
+    on_insert = f"""INSERT INTO {vocab} AS v (agent_id, term, df)
+                    SELECT NEW.agent_id, t, 1 FROM unnest(NEW.terms) AS t
+                    ON CONFLICT (agent_id, term) DO UPDATE SET df = v.df + 1;"""
+    on_update = f"""INSERT INTO {vocab} AS v (agent_id, term, df)
+                    SELECT NEW.agent_id, t, 1 FROM unnest(NEW.terms) AS t
+                    WHERE NOT (t = ANY (OLD.terms))
+                    ON CONFLICT (agent_id, term) DO UPDATE SET df = v.df + 1;"""
+    return _per_agent_function(name, on_insert, on_update)
 
 
 def _agent_statistics(name: str) -> tuple[str, ...]:
@@ -137,11 +150,9 @@ def _bounds_index_function(name: str) -> str:
     the term in one item and the shortest item holding it once, twice, and
     three times or more: what bounds the term's score for the top-k
     (:class:`~prefrontal.retrieval.ranking.BoundedTerm`). They only ever
-    widen (a deletion leaves them), so they stay bounds. Locks are taken as
-    in schema 4: the agent's statistics row first.
+    widen (a deletion leaves them), so they stay bounds.
     """
-    agents, vocab = f"{name}_agent_stats", f"{name}_terms"
-    upsert = f"""INSERT INTO {vocab} AS v (agent_id, term, df, max_tf, min_length_1,
+    upsert = f"""INSERT INTO {name}_terms AS v (agent_id, term, df, max_tf, min_length_1,
                         min_length_2, min_length_3)
                     SELECT NEW.agent_id, u.t, {{df}}, u.c,
                         CASE u.c WHEN 1 THEN NEW.length END,
@@ -153,31 +164,8 @@ def _bounds_index_function(name: str) -> str:
                         min_length_1 = LEAST(v.min_length_1, EXCLUDED.min_length_1),
                         min_length_2 = LEAST(v.min_length_2, EXCLUDED.min_length_2),
                         min_length_3 = LEAST(v.min_length_3, EXCLUDED.min_length_3);"""
-    return f"""CREATE OR REPLACE FUNCTION {name}_index() RETURNS trigger
-        LANGUAGE plpgsql SET search_path FROM CURRENT AS $body$
-        BEGIN
-            IF TG_OP = 'INSERT' THEN
-                INSERT INTO {agents} AS s (agent_id, docs, tokens)
-                    VALUES (NEW.agent_id, 1, NEW.length)
-                    ON CONFLICT (agent_id) DO UPDATE
-                    SET docs = s.docs + 1, tokens = s.tokens + EXCLUDED.tokens;
-                {upsert.format(df="1")}
-            ELSIF TG_OP = 'UPDATE' THEN
-                UPDATE {agents} SET tokens = tokens - OLD.length + NEW.length
-                    WHERE agent_id = NEW.agent_id;
-                UPDATE {vocab} SET df = df - 1
-                    WHERE agent_id = NEW.agent_id
-                      AND term = ANY (OLD.terms) AND NOT (term = ANY (NEW.terms));
-                {upsert.format(df="CASE WHEN u.t = ANY (OLD.terms) THEN 0 ELSE 1 END")}
-            ELSE
-                UPDATE {agents} SET docs = docs - 1, tokens = tokens - OLD.length
-                    WHERE agent_id = OLD.agent_id;
-                UPDATE {vocab} SET df = df - 1
-                    WHERE agent_id = OLD.agent_id AND term = ANY (OLD.terms);
-            END IF;
-            RETURN NULL;
-        END
-        $body$"""
+    kept = "CASE WHEN u.t = ANY (OLD.terms) THEN 0 ELSE 1 END"
+    return _per_agent_function(name, upsert.format(df="1"), upsert.format(df=kept))
 
 
 def _term_bounds(name: str) -> tuple[str, ...]:
