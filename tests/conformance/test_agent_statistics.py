@@ -15,7 +15,6 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import pytest
 
 from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant, postgres, sqlite
@@ -24,7 +23,7 @@ from prefrontal.stores.postgres import migrations as pg_migrations
 from prefrontal.stores.sqlite import migrations as sqlite_migrations
 from prefrontal.testing.conformance.base import at
 from tests.conftest import FIXED_NOW
-from tests.stores.postgres_schema import to_schema_3
+from tests.stores.postgres_schema import schema_connection, to_schema_3
 from tests.stores.sqlite_schema import to_schema_5
 
 pytestmark = pytest.mark.anyio
@@ -230,15 +229,10 @@ async def test_a_postgres_schema_at_version_3_migrates_to_statistics_per_agent(
     old = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
     await old.episodic.put_many([*busy_items(200, seed=5), *quiet_items()])
     await old.aclose()
-    connection = await asyncpg.connect(
-        postgres_dsn, server_settings={"search_path": postgres_schema}
-    )
-    try:
+    async with schema_connection(postgres_dsn, postgres_schema) as connection:
         await to_schema_3(connection)
         await connection.execute("DELETE FROM schema_migrations WHERE version > 3")
         assert await connection.fetchval("SELECT docs FROM episodic_stats") == 208
-    finally:
-        await connection.close()
     migrated = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
     try:
         got = await searches(migrated.episodic, QUIET)
@@ -250,12 +244,7 @@ async def test_a_postgres_schema_at_version_3_migrates_to_statistics_per_agent(
     await alone_busy.put_many(busy_items(200, seed=5))
     assert got == await searches(alone_quiet, QUIET)
     assert busy == await searches(alone_busy, BUSY)
-    connection = await asyncpg.connect(
-        postgres_dsn, server_settings={"search_path": postgres_schema}
-    )
-    try:
+    async with schema_connection(postgres_dsn, postgres_schema) as connection:
         assert await pg_migrations.schema_version(connection) == pg_migrations.LATEST
         stats = await connection.fetch("SELECT agent_id, docs FROM episodic_agent_stats")
         assert dict(stats) == {QUIET.agent_id: 8, BUSY.agent_id: 200}
-    finally:
-        await connection.close()

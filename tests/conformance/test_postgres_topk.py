@@ -16,7 +16,6 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
-import asyncpg
 import pytest
 
 from prefrontal.retrieval.ranking import query_terms
@@ -29,6 +28,7 @@ from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.postgres.topk import TopK
 from prefrontal.testing.conformance.base import at
 from tests.conftest import FIXED_NOW
+from tests.stores.postgres_schema import schema_connection
 
 pytestmark = pytest.mark.anyio
 
@@ -164,10 +164,7 @@ async def test_a_schema_at_version_4_gains_its_bounds(
     old = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
     await old.episodic.put_many(items)
     await old.aclose()
-    connection = await asyncpg.connect(
-        postgres_dsn, server_settings={"search_path": postgres_schema}
-    )
-    try:
+    async with schema_connection(postgres_dsn, postgres_schema) as connection:
         fresh = await connection.fetch("SELECT * FROM episodic_terms ORDER BY agent_id, term")
         for name in ("episodic", "semantic"):
             await connection.execute(pg_migrations._agent_index_function(name))
@@ -176,8 +173,6 @@ async def test_a_schema_at_version_4_gains_its_bounds(
                     DROP COLUMN min_length_2, DROP COLUMN min_length_3"""
             )
         await connection.execute("DELETE FROM schema_migrations WHERE version > 4")
-    finally:
-        await connection.close()
     migrated = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
     memory = InMemoryMemoryStore()
     await memory.put_many(items)
@@ -191,15 +186,10 @@ async def test_a_schema_at_version_4_gains_its_bounds(
             ]
     finally:
         await migrated.aclose()
-    connection = await asyncpg.connect(
-        postgres_dsn, server_settings={"search_path": postgres_schema}
-    )
-    try:
+    async with schema_connection(postgres_dsn, postgres_schema) as connection:
         assert await pg_migrations.schema_version(connection) == pg_migrations.LATEST
         again = await connection.fetch("SELECT * FROM episodic_terms ORDER BY agent_id, term")
         assert [tuple(row) for row in again] == [tuple(row) for row in fresh]
-    finally:
-        await connection.close()
 
 
 async def test_the_holders_are_found_through_the_term_index(database: PostgresDatabase) -> None:

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
+
+import asyncpg
 
 from prefrontal.stores.durable import MEMORY_TABLES
 from prefrontal.stores.postgres.migrations import _index_function
+
+
+@asynccontextmanager
+async def schema_connection(dsn: str, schema: str) -> AsyncIterator[Any]:
+    """A connection whose ``search_path`` is ``schema``, closed after the block."""
+    connection = await asyncpg.connect(dsn, server_settings={"search_path": schema})
+    try:
+        yield connection
+    finally:
+        await connection.close()
 
 
 async def to_schema_3(connection: Any) -> None:
