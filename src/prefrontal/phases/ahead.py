@@ -49,8 +49,9 @@ class Ahead(Generic[T]):
 
     async def run(self, read: Callable[[], Awaitable[T]], seconds: float) -> None:
         """Run ``read`` for at most ``seconds``; keep its value or its error for :meth:`result`."""
+        self._scope.deadline = anyio.current_time() + seconds
         try:
-            with self._scope, anyio.move_on_after(seconds):
+            with self._scope:
                 try:
                     self._value = await read()
                 except Exception as error:  # re-raised by result(), in the phase using the value
