@@ -6,14 +6,25 @@ import sqlite3
 
 from prefrontal.stores.durable import MEMORY_TABLES
 from prefrontal.stores.sqlite.migrations import _rebuilt_term_statistics
+from prefrontal.stores.sqlite.vectors import change_log
+
+
+def to_schema_6(connection: sqlite3.Connection) -> None:
+    """Undo schema 7: the deletion log unpruned again (schema 5's deletion trigger)."""
+    for name in MEMORY_TABLES:
+        connection.execute(f"DROP TRIGGER {name}_change_delete")
+        (deletion,) = [s for s in change_log(name) if f"{name}_change_delete" in s]
+        connection.execute(deletion)
+        connection.execute(f"ALTER TABLE {name}_stats DROP COLUMN pruned")
 
 
 def to_schema_5(connection: sqlite3.Connection) -> None:
-    """Undo schema 6: the memory tables' BM25 statistics global again, counted from the items.
+    """Undo schemas 7 and 6: the memory tables' BM25 statistics global again, from the items.
 
     Set ``user_version`` to 5 (or lower, after :func:`to_schema_4`) and
-    migrating forward runs migration 6 again.
+    migrating forward runs migrations 6 and 7 again.
     """
+    to_schema_6(connection)
     for name in MEMORY_TABLES:
         connection.execute(f"DROP TABLE {name}_agent_stats")
         connection.execute(f"ALTER TABLE {name}_stats ADD COLUMN docs INTEGER NOT NULL DEFAULT 0")
@@ -23,10 +34,10 @@ def to_schema_5(connection: sqlite3.Connection) -> None:
 
 
 def to_schema_4(connection: sqlite3.Connection) -> None:
-    """Undo schemas 6 and 5 (the latter: the change counter, stamps and deletion log).
+    """Undo schemas 7 to 5 (the last: the change counter, stamps and deletion log).
 
     A file built now and then set to an older ``user_version`` is then that
-    version's layout again, so migrating it forward runs migrations 5 and 6.
+    version's layout again, so migrating it forward runs migrations 5 to 7.
     """
     to_schema_5(connection)
     for name in MEMORY_TABLES:

@@ -21,6 +21,7 @@ from prefrontal.retrieval.vector_index import SIMSIMD
 from prefrontal.stores import MemoryItem, MemoryQuery, Scope, Stores, Tenant, sqlite
 from prefrontal.stores.sqlite import migrations as sqlite_migrations
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
+from prefrontal.stores.sqlite.vectors import KEPT_DELETIONS
 from prefrontal.testing.conformance.base import at
 from prefrontal.testing.synthetic import memories, questions
 from tests.conftest import FIXED_NOW
@@ -217,3 +218,56 @@ async def test_a_file_at_version_4_migrates_and_searches_as_a_new_one(tmp_path: 
     (changes,) = connection.execute("SELECT changes FROM episodic_stats").fetchone()
     connection.close()
     assert changes == 0
+
+
+def _log(path: Path) -> tuple[int, int, int, int]:
+    """The change counter, the pruning horizon, the oldest logged deletion, the log's size."""
+    connection = sqlite3.connect(path)
+    try:
+        changes, pruned = connection.execute(
+            "SELECT changes, pruned FROM episodic_stats"
+        ).fetchone()
+        oldest, size = connection.execute(
+            "SELECT min(changed), count(*) FROM episodic_gone"
+        ).fetchone()
+    finally:
+        connection.close()
+    return changes, pruned, oldest, size
+
+
+async def test_the_deletion_log_keeps_only_the_last_changes(tmp_path: Path) -> None:
+    """After 12,000 deletions the log holds only those of the last 10,000 changes."""
+    stores = sqlite.open_stores(tmp_path / "log.db")
+    store = _episodic(stores)
+    for round_ in range(4):
+        batch = [i.model_copy(update={"item_id": f"r{round_}-{i.item_id}"}) for i in _corpus(3_000)]
+        await store.put_many(batch)
+        for tenant in (ALICE, BOB):
+            await store.erase(tenant)
+    await stores.aclose()
+    changes, pruned, oldest, size = _log(tmp_path / "log.db")
+    assert changes == 24_000
+    assert pruned == changes - KEPT_DELETIONS
+    assert oldest > pruned
+    assert size <= KEPT_DELETIONS < 12_000
+
+
+async def test_a_reader_behind_the_horizon_reads_every_vector_again(tmp_path: Path) -> None:
+    """A store whose vectors predate the pruned log never returns an item deleted since."""
+    path = tmp_path / "behind.db"
+    reader = sqlite.open_stores(path, embedder=_embedder())
+    writer = sqlite.open_stores(path, embedder=_embedder())
+    await _episodic(writer).put_many([*_corpus(200), _secret("s1", "agent-1", "alice")])
+    assert [h[0] for h in await _hits(_episodic(reader), ALICE, SECRET, 3)][:1] == ["s1"]
+    await _episodic(writer).delete(ALICE, ["s1"])
+    for round_ in range(5):
+        batch = [i.model_copy(update={"item_id": f"x{round_}-{i.item_id}"}) for i in _corpus(2_000)]
+        await _episodic(writer).put_many(batch)
+        await _episodic(writer).delete(BOB, [i.item_id for i in batch if i.user_id == "bob"])
+    _, pruned, _, _ = _log(path)
+    assert pruned > 200  # the reader's vectors (seen at change 201) are behind the horizon
+    indexed, scanned = await _both_ways(_episodic(reader), ALICE, SECRET, 10)
+    await reader.aclose()
+    await writer.aclose()
+    assert "s1" not in [hit[0] for hit in indexed]
+    assert indexed == scanned

@@ -196,6 +196,11 @@ class Guarded:
         self.by_agent: dict[tuple[str, int], VectorRows] = {}
         self.where: dict[int, tuple[str, int]] = {}
 
+    def clear(self) -> None:
+        """Forget every row."""
+        self.by_agent.clear()
+        self.where.clear()
+
     def drop(self, row: int) -> None:
         """Forget ``row`` wherever it is held."""
         where = self.where.pop(row, None)

@@ -25,7 +25,7 @@ import sqlite3
 from prefrontal.errors import StoreError
 from prefrontal.stores.durable import MEMORY_TABLES, Migration
 from prefrontal.stores.memory_search import stored_terms
-from prefrontal.stores.sqlite.vectors import change_log
+from prefrontal.stores.sqlite.vectors import change_log, pruned_change_log
 
 
 def _term_list(terms: str) -> str:
@@ -414,6 +414,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         6,
         "memory BM25 statistics kept per agent, counted anew from the items",
         tuple(statement for name in MEMORY_TABLES for statement in _agent_term_statistics(name)),
+    ),
+    Migration(
+        7,
+        "memory deletion log pruned as it grows, past a horizon readers check",
+        tuple(statement for name in MEMORY_TABLES for statement in pruned_change_log(name)),
     ),
 )
 LATEST = MIGRATIONS[-1].version

@@ -3,7 +3,9 @@
 Schema version 5 gives each memory table a change counter (in
 ``<name>_stats``), stamps every item with the count of its last change of
 anything vector search reads (owner, scope, kind, expiry, supersession,
-the vector) and logs each deletion in ``<name>_gone``. Before each search,
+the vector) and logs each deletion in ``<name>_gone``; since schema 7 the
+log keeps about the last :data:`KEPT_DELETIONS` changes' deletions, and a
+process whose vectors are older than what it holds reads them all again. Before each search,
 :meth:`SqliteVectors.follow` reads the counter inside the search's read
 transaction and, when it moved, only the rows stamped since and the
 deletions logged since: writes from any connection or process show at the
@@ -26,7 +28,7 @@ class SqliteVectors(Guarded):
     def __init__(self, name: str, key: str, *, half: bool | None = None) -> None:
         super().__init__(half=half)
         items, stats = f"{name}_items", f"{name}_stats"
-        self._changes = f"SELECT changes FROM {stats}"
+        self._changes = f"SELECT changes, pruned FROM {stats}"
         self._changed = f"""
             SELECT m.rowid, {key}, m.agent_id, m.user_id, m.scope, m.kind, m.valid_until,
                 m.superseded_by IS NOT NULL, m.embedding
@@ -39,11 +41,14 @@ class SqliteVectors(Guarded):
 
         The caller holds :attr:`lock` and is inside a read transaction.
         """
-        (changes,) = connection.execute(self._changes).fetchone()
+        changes, pruned = connection.execute(self._changes).fetchone()
         if changes == self._seen:
             return True
         if changes < self._seen:
             return False
+        if self._seen < pruned:  # deletions it has not seen may be gone from the log
+            self.clear()
+            self._seen = -1
         for (rowid,) in connection.execute(self._gone, {"seen": self._seen}):
             self.drop(rowid)
         by_agent: dict[str, list[StoredVector]] = {}
@@ -68,6 +73,36 @@ def _stored(row: Sequence[Any]) -> StoredVector:
         until=FOREVER if until is None else int(until),
         kind=kind,
         vector=bytes(blob),
+    )
+
+
+KEPT_DELETIONS = 10_000
+"""The deletion log keeps the deletions of about the last this many changes."""
+
+
+def pruned_change_log(name: str) -> tuple[str, ...]:
+    """Schema 7 for memory table ``name``: the deletion log pruned as it grows.
+
+    Each deletion also drops the log's entries older than
+    :data:`KEPT_DELETIONS` changes, and records that horizon in
+    ``<name>_stats.pruned``: a process whose vectors are older than the
+    horizon reads them all again (:meth:`SqliteVectors.follow`) instead of
+    missing a deletion the log no longer holds. Existing logs are pruned at
+    once.
+    """
+    stats, gone = f"{name}_stats", f"{name}_gone"
+    horizon = f"(SELECT changes FROM {stats}) - {KEPT_DELETIONS}"
+    return (
+        f"ALTER TABLE {stats} ADD COLUMN pruned INTEGER NOT NULL DEFAULT -1",
+        f"DROP TRIGGER {name}_change_delete",
+        f"""CREATE TRIGGER {name}_change_delete AFTER DELETE ON {name}_items BEGIN
+            UPDATE {stats} SET changes = changes + 1;
+            INSERT INTO {gone} (changed, row) VALUES ((SELECT changes FROM {stats}), old.rowid);
+            UPDATE {stats} SET pruned = {horizon} WHERE pruned < {horizon};
+            DELETE FROM {gone} WHERE changed <= (SELECT pruned FROM {stats});
+        END""",
+        f"UPDATE {stats} SET pruned = max(pruned, {horizon})",
+        f"DELETE FROM {gone} WHERE changed <= (SELECT pruned FROM {stats})",
     )
 
 
