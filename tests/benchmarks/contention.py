@@ -52,7 +52,7 @@ from prefrontal import (
     TurnRequest,
     TurnResult,
 )
-from prefrontal.buffer.session import decode
+from prefrontal.buffer.state_document import decode
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
 from prefrontal.stores import postgres, sqlite
 from prefrontal.stores.working_memory import SessionKey

@@ -13,7 +13,7 @@ subscribers heard them once, when they first happened.
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
@@ -33,6 +33,7 @@ from prefrontal.buffer.recall_gate import (
     decide_recall,
 )
 from prefrontal.buffer.snapshot import AddResult, BufferSnapshot, RefreshReport
+from prefrontal.buffer.state_document import decode, encode
 from prefrontal.buffer.summarizer import Summarizer
 from prefrontal.buffer.themes import LinkSettings, SessionLink, SessionProfile, link_sessions
 from prefrontal.buffer.tokens import CountTokens
@@ -351,61 +352,6 @@ async def probe(
         else MemoryQuery(text=text, limit=limit, now=now)
     )
     return tuple(hit.item.item_id for hit in await memory.search(tenant, query))
-
-
-STATE_FIELD = "buffer"
-DECODED_CACHE_SIZE = 256
-
-
-def encode(snapshot: BufferSnapshot) -> dict[str, Any]:
-    """The store's JSON state for ``snapshot``: the snapshot as one JSON document.
-
-    One string rather than a tree of dicts: a store holding many sessions in
-    process memory keeps one object per session, and loading goes through
-    pydantic's JSON parser in one step.
-    """
-    document = snapshot.model_dump_json()
-    _PARSED.put(document, snapshot)
-    return {STATE_FIELD: document}
-
-
-def decode(state: dict[str, Any]) -> BufferSnapshot:
-    """The snapshot in a store's JSON state (as :func:`encode` wrote it, or as a plain tree)."""
-    document = state.get(STATE_FIELD)
-    if isinstance(document, str):
-        return _PARSED.get(document) or _PARSED.put(
-            document, BufferSnapshot.model_validate_json(document)
-        )
-    return BufferSnapshot.model_validate(state)
-
-
-class _RecentSnapshots:
-    """The snapshots of the last documents encoded or parsed, by document text.
-
-    A session's next turn loads the document its last turn saved; the text
-    maps to the same frozen snapshot, so it need not be parsed again
-    (parsing a full buffer costs milliseconds, hashing its text microseconds).
-    """
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._entries: OrderedDict[str, BufferSnapshot] = OrderedDict()
-
-    def get(self, document: str) -> BufferSnapshot | None:
-        snapshot = self._entries.get(document)
-        if snapshot is not None:
-            self._entries.move_to_end(document)
-        return snapshot
-
-    def put(self, document: str, snapshot: BufferSnapshot) -> BufferSnapshot:
-        self._entries[document] = snapshot
-        self._entries.move_to_end(document)
-        while len(self._entries) > self._size:
-            self._entries.popitem(last=False)
-        return snapshot
-
-
-_PARSED = _RecentSnapshots(DECODED_CACHE_SIZE)
 
 
 def _sync(

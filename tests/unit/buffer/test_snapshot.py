@@ -81,7 +81,7 @@ async def test_reconfigure_refuses_when_pinned_items_do_not_fit() -> None:
 
 async def test_the_stored_state_decodes_to_the_same_snapshot() -> None:
     """What a session saves decodes to the snapshot it came from (and a plain tree still reads)."""
-    from prefrontal.buffer.session import decode, encode
+    from prefrontal.buffer.state_document import decode, encode
 
     snapshot = (await _busy()).snapshot()
     assert decode(encode(snapshot)) == snapshot

@@ -8,9 +8,10 @@ import anyio
 import pytest
 
 from prefrontal import OverloadedError, Stores, TurnResult
-from prefrontal.buffer.session import decode
+from prefrontal.buffer.state_document import decode
 from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, seed
 from prefrontal.errors import StoreError, TransientStoreError
+from prefrontal.phases import PHASE_NAMES
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey
 from prefrontal.testing.doubles import FailingStore
@@ -154,7 +155,9 @@ async def test_concurrent_turns_of_one_session_lose_no_update(stores: Stores) ->
     """Eight turns of one session at once: every save lands, merged, and every gate count stays."""
     await seed(stores)
     count = 8
-    roomy = {"working_memory_init": 5_000}  # a loaded machine must not cut phase 10 itself
+    # Every decision must reach phase 10: on a loaded machine no phase may be cut
+    # short (a cut phase carries no recall decision, which is not what this tests).
+    roomy = dict.fromkeys(PHASE_NAMES, 5_000)
     async with orchestrator(stores, deadline_ms=10_000, phase_budgets_ms=roomy) as turns:
         async with anyio.create_task_group() as group:
             for n in range(count):
