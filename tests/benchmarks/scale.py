@@ -73,10 +73,10 @@ def _open(path: Path, embedder: HashingEmbedder | None = None, **options: Any) -
 
 
 class Ticking:
-    """A clock that moves a second forward at every reading, from :data:`NOW`."""
+    """A clock that moves a second forward at every reading, from ``start``."""
 
-    def __init__(self) -> None:
-        self.now = NOW
+    def __init__(self, start: datetime = NOW) -> None:
+        self.now = start
 
     def __call__(self) -> datetime:
         self.now += timedelta(seconds=1)
@@ -130,8 +130,17 @@ async def _searches(store: MemoryStore, rounds: int, warm_up: int = 50) -> list[
     return times
 
 
+NEW_SESSIONS_START = NOW + timedelta(days=1)
+"""When the new sessions' clock starts: a day after :data:`NOW`, past the conversation
+window (an hour) of what :func:`_continuing` said, so that new sessions measured after a
+continuing session in the same store (PostgreSQL's repeats) start from the state the
+first ones did, instead of carrying that session's last exchanges into their queries."""
+
+
 async def _new_sessions(stores: Stores, rounds: int) -> list[float]:
-    orchestrator = Orchestrator(stores, OrchestratorConfig(deadline_ms=30_000), clock=Ticking())
+    """``start_turn`` timed in a new session each time, a day after :data:`NOW`."""
+    clock = Ticking(NEW_SESSIONS_START)
+    orchestrator = Orchestrator(stores, OrchestratorConfig(deadline_ms=30_000), clock=clock)
     numbers = itertools.count()
 
     def turn() -> Awaitable[TurnResult]:
