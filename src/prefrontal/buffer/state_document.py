@@ -23,6 +23,7 @@ whether or not its items were cached, and decodes to an equal snapshot.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import Any, Final, Generic, TypeVar
 
@@ -42,24 +43,34 @@ V = TypeVar("V")
 
 
 class Recent(Generic[K, V]):
-    """The last ``size`` entries put, least recently used dropped first."""
+    """The last ``size`` entries put, least recently used dropped first.
+
+    Safe to share between threads (event loops in several threads of one
+    process share these caches): each call holds a lock.
+    """
 
     def __init__(self, size: int) -> None:
         self._size = size
         self._entries: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
     def get(self, key: K) -> V | None:
-        value = self._entries.get(key)
-        if value is not None:
-            self._entries.move_to_end(key)
-        return value
+        with self._lock:
+            value = self._entries.get(key)
+            if value is not None:
+                self._entries.move_to_end(key)
+            return value
 
     def put(self, key: K, value: V) -> V:
-        self._entries[key] = value
-        self._entries.move_to_end(key)
-        while len(self._entries) > self._size:
-            self._entries.popitem(last=False)
-        return value
+        with self._lock:
+            self._entries[key] = value
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+            return value
 
 
 _PARSED: Recent[str, BufferSnapshot] = Recent(DECODED_DOCUMENTS)

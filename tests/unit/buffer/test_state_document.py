@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import sys
+import threading
 from typing import Any
 
 import pytest
 
 from prefrontal.buffer import BufferSnapshot, OverflowPolicy
 from prefrontal.buffer import state_document as document
-from prefrontal.buffer.state_document import STATE_FIELD, decode, encode
+from prefrontal.buffer.state_document import STATE_FIELD, Recent, decode, encode
 
 from .conftest import at, item, make_buffer
 
@@ -64,3 +66,37 @@ async def test_a_document_decodes_to_an_equal_snapshot_parsed_or_remembered() ->
     parsed = decode(spaced)  # a text never seen: parsed
     assert parsed == snapshot and parsed is not snapshot
     assert decode(snapshot.model_dump(mode="json")) == snapshot  # a plain tree still reads
+
+
+def test_the_caches_keep_their_bound_and_their_order_under_threads() -> None:
+    """Eight threads putting and getting at once: no error, never more than the bound kept.
+
+    Threads switch every microsecond here, so that a get racing an eviction
+    shows (without the lock, a ``KeyError`` in every run tried).
+    """
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    recent: Recent[int, int] = Recent(64)
+    errors: list[BaseException] = []
+
+    def work(offset: int) -> None:
+        try:
+            for n in range(20_000):
+                recent.put(offset + n % 200, n)
+                recent.get(offset + (n * 7) % 200)
+        except BaseException as error:  # pragma: no cover - the failure this test looks for
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(k * 100,)) for k in range(8)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(previous)
+    assert errors == []
+    assert len(recent) == 64
+    recent.put(-1, 0)
+    recent.get(-1)
+    assert recent.get(-1) == 0 and len(recent) == 64
