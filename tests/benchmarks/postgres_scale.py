@@ -8,8 +8,9 @@ off, so the figures are those of the query path, not of durable commits)
 and, for this checkout and for ``--base`` (another checkout's ``src``) when given, fills
 a schema of its own with ``--items`` synthetic episodic items of the demo
 user (``put_many`` in batches of 5,000, the demo agent seeded, then
-``VACUUM ANALYZE``, as autovacuum would leave a table so filled) in a subprocess running that checkout. Then, alternating the
-two ``--repeats`` times, each measures in the event loop, in milliseconds:
+``VACUUM ANALYZE``, as autovacuum would leave a table so filled) in a
+subprocess running that checkout. Then, alternating the two ``--repeats``
+times, each measures in the event loop, in milliseconds:
 
 - ``search_p50``/``search_p95``: lexical top-10 search, 200 questions;
 - ``new_turn_p50``/``new_turn_p95``: ``start_turn`` in a new session;
