@@ -6,8 +6,9 @@ for both and live here once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from contextlib import AbstractAsyncContextManager
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
@@ -94,6 +95,29 @@ class Migration:
     description: str
     statements: tuple[str, ...]
     reanalyse: bool = False
+
+
+@contextmanager
+def upgrading(database: str, current: int, migration: Migration, *, logged: bool) -> Iterator[None]:
+    """Log a migration step that upgrades an existing database: its start, then its end.
+
+    A step over data can take a while on the first open after an upgrade (a
+    statistics rebuild is seconds at 100,000 items); the two lines say what
+    is happening and how long it took. ``logged`` is false while a database
+    is being created: nothing is there to wait for, and nothing is logged.
+    """
+    if not logged:
+        yield
+        return
+    started = time.perf_counter()
+    fields = {
+        "database": database,
+        "version": migration.version,
+        "description": migration.description,
+    }
+    _log.info("schema_upgrade_started", from_version=current, **fields)
+    yield
+    _log.info("schema_upgraded", seconds=round(time.perf_counter() - started, 3), **fields)
 
 
 def dump(model: BaseModel, *, store: str, exclude: set[str] | None = None) -> str:

@@ -27,7 +27,7 @@ from collections import Counter
 from typing import Any
 
 from prefrontal.errors import StoreError
-from prefrontal.stores.durable import MEMORY_TABLES, Migration
+from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.postgres.term_keys import key
 
@@ -389,12 +389,16 @@ async def migrate(
     ``connection``'s ``search_path`` must be ``schema``, which must be a
     plain identifier (the caller checks). Returns the new version.
     """
+    existing = await schema_version(connection) > 0
     for migration in migrations:
-        await _apply(connection, schema, migration, latest=migrations[-1].version)
+        await _apply(connection, schema, migration, latest=migrations[-1].version, logged=existing)
     return await schema_version(connection)
 
 
-async def _apply(connection: Any, schema: str, migration: Migration, *, latest: int) -> None:
+async def _apply(
+    connection: Any, schema: str, migration: Migration, *, latest: int, logged: bool
+) -> None:
+    """One step, in its own transaction; ``logged`` when it upgrades an existing schema."""
     async with connection.transaction():
         await connection.execute(
             "SELECT pg_advisory_xact_lock(hashtext($1))", f"prefrontal-migrate:{schema}"
@@ -409,11 +413,12 @@ async def _apply(connection: Any, schema: str, migration: Migration, *, latest: 
                 store="database",
             )
         if current < migration.version:
-            for statement in migration.statements:
-                await connection.execute(statement)
-            if migration.reanalyse:
-                for name in MEMORY_TABLES:
-                    await _reanalyse(connection, f"{name}_items")
+            with upgrading(f"postgresql schema {schema}", current, migration, logged=logged):
+                for statement in migration.statements:
+                    await connection.execute(statement)
+                if migration.reanalyse:
+                    for name in MEMORY_TABLES:
+                        await _reanalyse(connection, f"{name}_items")
             await connection.execute(
                 "INSERT INTO schema_migrations (version, description) VALUES ($1, $2)",
                 migration.version,

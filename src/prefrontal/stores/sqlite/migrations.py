@@ -23,7 +23,7 @@ from __future__ import annotations
 import sqlite3
 
 from prefrontal.errors import StoreError
-from prefrontal.stores.durable import MEMORY_TABLES, Migration
+from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.sqlite.vectors import change_log, pruned_change_log
 
@@ -449,12 +449,16 @@ def migrate(connection: sqlite3.Connection, migrations: tuple[Migration, ...] = 
     Safe when several processes open the same file at once: each step
     re-reads the version inside its write transaction.
     """
+    existing = schema_version(connection) > 0
     for migration in migrations:
-        _apply(connection, migration, latest=migrations[-1].version)
+        _apply(connection, migration, latest=migrations[-1].version, logged=existing)
     return schema_version(connection)
 
 
-def _apply(connection: sqlite3.Connection, migration: Migration, *, latest: int) -> None:
+def _apply(
+    connection: sqlite3.Connection, migration: Migration, *, latest: int, logged: bool
+) -> None:
+    """One step, in its own write transaction; ``logged`` when it upgrades an existing file."""
     connection.execute("BEGIN IMMEDIATE")
     try:
         current = schema_version(connection)
@@ -465,13 +469,20 @@ def _apply(connection: sqlite3.Connection, migration: Migration, *, latest: int)
                 store="database",
             )
         if current < migration.version:
-            for statement in migration.statements:
-                connection.execute(statement)
-            if migration.reanalyse:
-                for name in MEMORY_TABLES:
-                    _reanalyse(connection, f"{name}_items")
+            with upgrading(_file_of(connection), current, migration, logged=logged):
+                for statement in migration.statements:
+                    connection.execute(statement)
+                if migration.reanalyse:
+                    for name in MEMORY_TABLES:
+                        _reanalyse(connection, f"{name}_items")
             connection.execute(f"PRAGMA user_version = {int(migration.version)}")
     except BaseException:
         connection.execute("ROLLBACK")
         raise
     connection.execute("COMMIT")
+
+
+def _file_of(connection: sqlite3.Connection) -> str:
+    """The path of the connection's main database file (empty for one in memory)."""
+    row = connection.execute("PRAGMA database_list").fetchone()
+    return str(row[2]) if row is not None else ""
