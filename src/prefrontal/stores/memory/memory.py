@@ -133,13 +133,14 @@ class InMemoryMemoryStore:
         return 1
 
     def _live(self, tenant: Tenant, query: MemoryQuery) -> dict[str, MemoryItem]:
+        """Every live item ``tenant`` may see that ``query`` asks for, by index id (a full pass)."""
         return {
-            _doc_id(key): item
-            for key, item in self._items.items()
-            if visible_to(item, tenant)
-            and item.is_live(query.now)
-            and (query.kinds is None or item.kind in query.kinds)
+            _doc_id(key): item for key, item in self._items.items() if _wanted(item, tenant, query)
         }
+
+    def _allowed(self, tenant: Tenant, query: MemoryQuery) -> _Allowed:
+        """The index ids :meth:`_live` would hold, asked one by one (no pass over the store)."""
+        return _Allowed(self._items, self._keys, tenant, query)
 
     async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
         embedding = await query_embedding(query, self.embedder)
@@ -152,7 +153,7 @@ class InMemoryMemoryStore:
         index = self._indexes.get(tenant.agent_id)
         if index is None:
             return Postings().matches(terms)
-        return index.matches(terms, allowed=self._live(tenant, query))
+        return index.matches(terms, allowed=self._allowed(tenant, query))
 
     async def vector_matches(
         self, tenant: Tenant, query: MemoryQuery, embedding: Sequence[float]
@@ -199,6 +200,48 @@ class InMemoryMemoryStore:
             self._items[_key(item)] = item.model_copy(
                 update={"recall_count": item.recall_count + 1, "last_recalled_at": at}
             )
+
+
+def _wanted(item: MemoryItem, tenant: Tenant, query: MemoryQuery) -> bool:
+    """Whether a search of ``tenant`` for ``query`` may return ``item``: visible, live, its kind."""
+    return (
+        visible_to(item, tenant)
+        and item.is_live(query.now)
+        and (query.kinds is None or item.kind in query.kinds)
+    )
+
+
+class _Allowed:
+    """The index ids of the items a search may return, checked one candidate at a time.
+
+    A search's postings name a few candidates; checking those costs what
+    they are, where building the whole set costs a pass over every item of
+    every agent in the store.
+    """
+
+    __slots__ = ("_items", "_keys", "_known", "_query", "_tenant")
+
+    def __init__(
+        self,
+        items: Mapping[Key, MemoryItem],
+        keys: Mapping[str, Key],
+        tenant: Tenant,
+        query: MemoryQuery,
+    ) -> None:
+        self._items, self._keys, self._tenant, self._query = items, keys, tenant, query
+        self._known: dict[object, bool] = {}
+        """Each id asked about, and the answer: a candidate holding several query terms is
+        asked once per term."""
+
+    def __contains__(self, doc_id: object) -> bool:
+        known = self._known.get(doc_id)
+        if known is None:
+            key = self._keys.get(doc_id) if isinstance(doc_id, str) else None
+            item = None if key is None else self._items.get(key)
+            known = self._known[doc_id] = item is not None and _wanted(
+                item, self._tenant, self._query
+            )
+        return known
 
 
 def _unit(vector: tuple[float, ...]) -> np.ndarray:
