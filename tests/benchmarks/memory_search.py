@@ -1,0 +1,95 @@
+"""Top-10 search on the in-memory store at scale: p50 and p95, against another checkout in one run.
+
+    python -m tests.benchmarks.memory_search --items 100000
+    python -m tests.benchmarks.memory_search --items 100000 --against /tmp/base --rounds 2
+
+Each measurement runs in a subprocess of its own (``DIR/src`` first on the
+path for ``--against DIR``): ``--items`` synthetic episodic items of one
+user (``prefrontal.testing.synthetic``) put in an in-memory store, then the
+200 synthetic questions searched once untimed and once timed, top 10, in
+the event loop. With ``--against`` the two checkouts alternate ``--rounds``
+times, which one goes first alternating too, and the ratios of the medians
+are printed. Prints JSON; it measures and never fails on a figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+
+HERE = Path(__file__).resolve().parents[2]
+
+
+async def measure(items: int) -> dict[str, float]:
+    """p50 and p95 of a top-10 search, in milliseconds, over ``items`` items."""
+    from prefrontal import Stores
+    from prefrontal.stores.long_term import MemoryQuery
+    from prefrontal.testing.synthetic import memories, questions
+    from tests.benchmarks.scale import NOW, START, TENANT
+
+    store = Stores.in_memory().episodic
+    await store.put_many(list(memories(items, tenant=TENANT, start=START)))
+    asked = [MemoryQuery(text=text, limit=10, now=NOW) for text in questions(200)]
+    for query in asked:
+        await store.search(TENANT, query)
+    times = []
+    for query in asked:
+        started = time.perf_counter()
+        await store.search(TENANT, query)
+        times.append((time.perf_counter() - started) * 1e3)
+    cuts = statistics.quantiles(times, n=100)
+    return {"p50_ms": round(cuts[49], 3), "p95_ms": round(cuts[94], 3)}
+
+
+def _child(source: Path, items: int) -> dict[str, float]:
+    environment = os.environ | {"PYTHONPATH": f"{source}{os.pathsep}{HERE}"}
+    command = [sys.executable, "-m", "tests.benchmarks.memory_search", "--child"]
+    command += ["--items", str(items)]
+    done = subprocess.run(
+        command, env=environment, cwd=HERE, capture_output=True, text=True, check=True
+    )
+    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.memory_search")
+    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--against", type=Path, help="another checkout, measured in the same run")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(anyio.run(measure, args.items)))
+        return
+    sources = {"this": HERE / "src"}
+    if args.against is not None:
+        sources["against"] = args.against / "src"
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in sources}
+    for round_ in range(args.rounds):
+        order = list(sources) if round_ % 2 == 0 else list(reversed(sources))
+        for name in order:
+            runs[name].append(_child(sources[name], args.items))
+    out: dict[str, object] = {"items": args.items}
+    medians = {
+        name: {key: statistics.median(r[key] for r in measured) for key in measured[0]}
+        for name, measured in runs.items()
+    }
+    out |= medians
+    if "against" in medians:
+        out["ratio"] = {
+            key: round(medians["this"][key] / medians["against"][key], 3) for key in medians["this"]
+        }
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
