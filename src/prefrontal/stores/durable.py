@@ -98,15 +98,16 @@ class Migration:
 
 
 @contextmanager
-def upgrading(database: str, current: int, migration: Migration, *, logged: bool) -> Iterator[None]:
-    """Log a migration step that upgrades an existing database: its start, then its end.
+def upgrading(database: str | None, current: int, migration: Migration) -> Iterator[None]:
+    """Log a migration step that upgrades ``database``: its start, then its end.
 
     A step over data can take a while on the first open after an upgrade (a
     statistics rebuild is seconds at 100,000 items); the two lines say what
-    is happening and how long it took. ``logged`` is false while a database
-    is being created: nothing is there to wait for, and nothing is logged.
+    is happening and how long it took. ``database`` is ``None`` while a
+    database is being created: nothing is there to wait for, and nothing is
+    logged.
     """
-    if not logged:
+    if database is None:
         yield
         return
     started = time.perf_counter()

@@ -390,15 +390,18 @@ async def migrate(
     plain identifier (the caller checks). Returns the new version.
     """
     existing = await schema_version(connection) > 0
+    upgraded = f"postgresql schema {schema}" if existing else None
     for migration in migrations:
-        await _apply(connection, schema, migration, latest=migrations[-1].version, logged=existing)
+        await _apply(
+            connection, schema, migration, latest=migrations[-1].version, upgraded=upgraded
+        )
     return await schema_version(connection)
 
 
 async def _apply(
-    connection: Any, schema: str, migration: Migration, *, latest: int, logged: bool
+    connection: Any, schema: str, migration: Migration, *, latest: int, upgraded: str | None
 ) -> None:
-    """One step, in its own transaction; ``logged`` when it upgrades an existing schema."""
+    """One step, in its own transaction; ``upgraded`` names an existing schema (logged)."""
     async with connection.transaction():
         await connection.execute(
             "SELECT pg_advisory_xact_lock(hashtext($1))", f"prefrontal-migrate:{schema}"
@@ -413,7 +416,7 @@ async def _apply(
                 store="database",
             )
         if current < migration.version:
-            with upgrading(f"postgresql schema {schema}", current, migration, logged=logged):
+            with upgrading(upgraded, current, migration):
                 for statement in migration.statements:
                     await connection.execute(statement)
                 if migration.reanalyse:

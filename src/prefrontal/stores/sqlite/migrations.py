@@ -449,16 +449,16 @@ def migrate(connection: sqlite3.Connection, migrations: tuple[Migration, ...] = 
     Safe when several processes open the same file at once: each step
     re-reads the version inside its write transaction.
     """
-    existing = schema_version(connection) > 0
+    upgraded = _file_of(connection) if schema_version(connection) > 0 else None
     for migration in migrations:
-        _apply(connection, migration, latest=migrations[-1].version, logged=existing)
+        _apply(connection, migration, latest=migrations[-1].version, upgraded=upgraded)
     return schema_version(connection)
 
 
 def _apply(
-    connection: sqlite3.Connection, migration: Migration, *, latest: int, logged: bool
+    connection: sqlite3.Connection, migration: Migration, *, latest: int, upgraded: str | None
 ) -> None:
-    """One step, in its own write transaction; ``logged`` when it upgrades an existing file."""
+    """One step, in its own write transaction; ``upgraded`` names an existing file (logged)."""
     connection.execute("BEGIN IMMEDIATE")
     try:
         current = schema_version(connection)
@@ -469,7 +469,7 @@ def _apply(
                 store="database",
             )
         if current < migration.version:
-            with upgrading(_file_of(connection), current, migration, logged=logged):
+            with upgrading(upgraded, current, migration):
                 for statement in migration.statements:
                     connection.execute(statement)
                 if migration.reanalyse:
