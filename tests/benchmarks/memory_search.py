@@ -20,7 +20,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -31,22 +30,12 @@ HERE = Path(__file__).resolve().parents[2]
 async def measure(items: int) -> dict[str, float]:
     """p50 and p95 of a top-10 search, in milliseconds, over ``items`` items."""
     from prefrontal import Stores
-    from prefrontal.stores.long_term import MemoryQuery
-    from prefrontal.testing.synthetic import memories, questions
-    from tests.benchmarks.scale import NOW, START, TENANT
+    from prefrontal.testing.synthetic import memories
+    from tests.benchmarks.scale import START, TENANT, _cuts, _searches
 
     store = Stores.in_memory().episodic
     await store.put_many(list(memories(items, tenant=TENANT, start=START)))
-    asked = [MemoryQuery(text=text, limit=10, now=NOW) for text in questions(200)]
-    for query in asked:
-        await store.search(TENANT, query)
-    times = []
-    for query in asked:
-        started = time.perf_counter()
-        await store.search(TENANT, query)
-        times.append((time.perf_counter() - started) * 1e3)
-    cuts = statistics.quantiles(times, n=100)
-    return {"p50_ms": round(cuts[49], 3), "p95_ms": round(cuts[94], 3)}
+    return _cuts("search", await _searches(store, rounds=200, warm_up=200))
 
 
 def _child(source: Path, items: int) -> dict[str, float]:
