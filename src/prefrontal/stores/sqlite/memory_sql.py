@@ -89,6 +89,17 @@ class Statements:
         """One chunk of postings as one row (one step of SQLite, the GIL released once):
         how many items, their rowids and lengths (comma-separated) and their terms, a
         space either side, a line each."""
+        self.impact_postings = f"""
+            SELECT count(*), group_concat(id), group_concat(length),
+                group_concat(' ' || terms || ' ', char(10))
+            FROM (
+                SELECT i.rowid AS id, m.length AS length, m.terms AS terms
+                FROM {name}_impacts AS i CROSS JOIN {items} AS m ON m.rowid = i.rowid
+                WHERE {name}_impacts MATCH :match AND i.rowid > :after
+                  AND {_VISIBLE} AND {_LIVE} AND {_KINDS}
+                ORDER BY i.rowid LIMIT :chunk)"""
+        """One chunk of the items holding a term in one of the impact classes of
+        ``:match``, as :attr:`postings` hands them over."""
         self.item_ids = f"""
             SELECT m.rowid, {KEY} FROM {items} AS m
             WHERE m.rowid IN (SELECT value FROM json_each(:rowids))"""

@@ -15,7 +15,9 @@ total length in ``<name>_agent_stats``, and per term its document
 frequency, largest frequency, and shortest document holding it once, twice,
 and three times or more in ``<name>_terms``), all kept in step by triggers.
 The per-term extremes only ever widen: they bound a term's best possible
-score, which is all search needs them for.
+score, which is all search needs them for. Since schema 8 a contentless
+FTS5 index, ``<name>_impacts``, holds each item's distinct terms under their
+impact class (:mod:`prefrontal.retrieval.impacts`), for the top-k's reads.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import sqlite3
 
 from prefrontal.errors import StoreError
+from prefrontal.retrieval.impacts import sql_bucket
 from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.sqlite.vectors import change_log, pruned_change_log
@@ -256,6 +259,45 @@ def _agent_term_statistics(name: str) -> tuple[str, ...]:
     )
 
 
+def _impacts_of(terms: str, length: str) -> str:
+    """SQL: the impact tokens of a row, one per distinct term, space-separated.
+
+    Each is the term's :func:`~prefrontal.retrieval.impacts.code` (its
+    frequency class, then the bucket of ``length``) followed by the term,
+    as :func:`~prefrontal.retrieval.impacts.token` writes it.
+    """
+    return f"""(SELECT coalesce(group_concat(
+            (CASE WHEN n >= 3 THEN 3 ELSE n END) || printf('%02d', {sql_bucket(length)})
+            || value, ' '), '')
+        FROM (SELECT value, count(*) AS n FROM json_each({_term_list(terms)})
+              WHERE true GROUP BY value))"""
+
+
+def _impact_index(name: str) -> tuple[str, ...]:
+    """Schema 8: ``<name>_impacts``, every item's terms by impact class, kept by triggers.
+
+    A contentless FTS5 index (its text is computed from ``terms`` and
+    ``length``, never stored) over :func:`_impacts_of` each row, filled
+    from the items there are.
+    """
+    items, impacts = f"{name}_items", f"{name}_impacts"
+    add = f"""INSERT INTO {impacts} (rowid, impacts)
+        VALUES (new.rowid, {_impacts_of("new.terms", "new.length")});"""
+    remove = f"""INSERT INTO {impacts} ({impacts}, rowid, impacts)
+        VALUES ('delete', old.rowid, {_impacts_of("old.terms", "old.length")});"""
+    return (
+        f"""CREATE VIRTUAL TABLE {impacts} USING fts5(
+            impacts, content='', columnsize=0, tokenize='unicode61 remove_diacritics 0'
+        )""",
+        f"CREATE TRIGGER {name}_impacts_insert AFTER INSERT ON {items} BEGIN {add} END",
+        f"CREATE TRIGGER {name}_impacts_delete AFTER DELETE ON {items} BEGIN {remove} END",
+        f"""CREATE TRIGGER {name}_impacts_update AFTER UPDATE OF terms, length ON {items}
+            BEGIN {remove} {add} END""",
+        f"""INSERT INTO {impacts} (rowid, impacts)
+            SELECT rowid, {_impacts_of("terms", "length")} FROM {items}""",
+    )
+
+
 def _frontal_table(table: str, key: str) -> str:
     return f"""CREATE TABLE {table} (
         agent_id TEXT NOT NULL,
@@ -419,6 +461,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         7,
         "memory deletion log pruned as it grows, past a horizon readers check",
         tuple(statement for name in MEMORY_TABLES for statement in pruned_change_log(name)),
+    ),
+    Migration(
+        8,
+        "memory terms indexed by impact class (frequency and length bucket) as well, "
+        "so that a top-k search reads only the holders that can reach the k-th score",
+        tuple(statement for name in MEMORY_TABLES for statement in _impact_index(name)),
     ),
 )
 LATEST = MIGRATIONS[-1].version

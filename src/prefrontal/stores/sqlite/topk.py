@@ -24,7 +24,13 @@ for the few that may be in the top k). The search:
    only the items too long for the tightest); both are tightened again
    between chunks of 512 as the k-th score rises. Items are scored on this
    term and the later ones only: one holding an earlier term could not
-   reach the k-th score when that term was visited, and scores less here;
+   reach the k-th score when that term was visited, and scores less here.
+   Once the top k is full, the holders the term alone may lift to the k-th
+   score are read from the impact index (:mod:`prefrontal.retrieval.impacts`:
+   each item under its frequency of each term and its length bucket), only
+   the classes whose bound reaches it, instead of walking every holder to
+   look at its length; the term's bound is then what it adds to any holder
+   left, below the k-th score, so the rest are asked for with later terms;
 3. stops when the bounds of the terms left cannot reach the k-th score.
 
 No item that could enter the top k is skipped, so the result is the same as
@@ -45,6 +51,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
+from prefrontal.retrieval.impacts import reaching
 from prefrontal.retrieval.ranking import BoundedTerm, Corpus, Scorer
 
 _CHUNK = 512
@@ -220,18 +227,61 @@ class _TopK:
             while (
                 match := _postings_worth_visiting(term, later, best, limit, self.covered)
             ) is not None:
-                lengths = _length_limit(term, later, best, limit, alone=match == quoted(term.text))
+                alone = match == quoted(term.text)
+                if alone and term.buckets and limit is not None and len(best) >= limit:
+                    term = self.visit_impacts(term)
+                    self.after = -1
+                    continue
+                lengths = _length_limit(term, later, best, limit, alone=alone)
                 if not self.visit(match, ceiling, lengths):
                     break
 
-    def visit(self, match: str, ceiling: float | None, longest: LengthLimit | None = None) -> bool:
+    def visit_impacts(self, term: BoundedTerm) -> BoundedTerm:
+        """Score every holder of ``term`` whose impact class alone reaches the k-th score.
+
+        The top k is full. The classes are read in one query, in chunks,
+        narrowed between chunks as the k-th score rises (an item past the
+        last chunk in a class left out cannot reach it). Returns ``term``
+        with its bound lowered to the most it adds to a holder not scored,
+        which is less than the k-th score: the rest of its holders can
+        reach it only with later terms.
+        """
+        self.after = -1
+        while True:
+            reach = reaching(term, self.best[0], _MARGIN)
+            if reach is None:
+                return term
+            if not reach.codes:
+                break
+            match = " OR ".join(quoted(code + term.text) for code in reach.codes)
+            if not self.visit(match, None, sql=self.statements.impact_postings):
+                break
+        return replace(term, bound=reach.rest)
+
+    def visit(
+        self,
+        match: str,
+        ceiling: float | None,
+        longest: LengthLimit | None = None,
+        *,
+        sql: str | None = None,
+    ) -> bool:
         """Score the unseen items of one chunk of postings; False when there is no more.
 
         Only items short enough for ``longest`` are fetched (all when ``None``).
         False too when an item not seen yet, scoring at most ``ceiling``,
-        cannot enter the top k any more.
+        cannot enter the top k any more. ``sql``: the statement reading the
+        chunk (the FTS5 index of terms when ``None``; the impact index takes
+        a match of impact tokens).
         """
-        rows = _postings(self.connection, self.statements, self.params, match, self.after, longest)
+        rows = _postings(
+            self.connection,
+            sql or self.statements.postings,
+            self.params,
+            match,
+            self.after,
+            longest,
+        )
         if rows:
             self.after = max(rowid for rowid, _, _ in rows)
         for rowid, padded, length in rows:
@@ -490,7 +540,7 @@ def _settled(best: list[float], limit: int | None, ceiling: float) -> bool:
 
 def _postings(
     connection: sqlite3.Connection,
-    statements: Any,
+    sql: str,
     params: Mapping[str, Any],
     match: str,
     after: int,
@@ -508,9 +558,7 @@ def _postings(
     """
     chunk = {"match": match, "after": after, "chunk": _CHUNK}
     chunk |= dict.fromkeys(LengthLimit._fields) if longest is None else longest._asdict()
-    count, rowids, lengths, texts = connection.execute(
-        statements.postings, {**params, **chunk}
-    ).fetchone()
+    count, rowids, lengths, texts = connection.execute(sql, {**params, **chunk}).fetchone()
     if not count:
         return []
     return list(
