@@ -18,17 +18,18 @@ from typing import Any
 
 import pytest
 
+from prefrontal.retrieval.impacts import token
 from prefrontal.retrieval.ranking import query_terms
 from prefrontal.stores import MemoryItem, MemoryQuery, Tenant, postgres
 from prefrontal.stores.memory import InMemoryMemoryStore
-from prefrontal.stores.postgres import PostgresDatabase, PostgresMemoryStore
+from prefrontal.stores.postgres import PostgresDatabase, PostgresMemoryStore, topk
 from prefrontal.stores.postgres import migrations as pg_migrations
 from prefrontal.stores.postgres.memory_sql import Statements
 from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.postgres.topk import TopK
 from prefrontal.testing.conformance.base import at
 from tests.conftest import FIXED_NOW
-from tests.stores.postgres_schema import schema_connection
+from tests.stores.postgres_schema import schema_connection, to_schema_5
 
 pytestmark = pytest.mark.anyio
 
@@ -100,6 +101,34 @@ async def test_the_top_k_equals_scoring_every_match(database: PostgresDatabase) 
     assert compared > 1_000
 
 
+async def test_reads_by_impact_class_equal_scoring_every_match(
+    database: PostgresDatabase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every term read class by class from the first: the hits of scoring every match still."""
+    monkeypatch.setattr(topk, "CLASSES_PAST", 0)
+    statements: list[str] = []
+    original = TopK._score
+
+    async def spy(self: TopK, statement: str, *args: Any) -> None:
+        statements.append(statement)
+        await original(self, statement, *args)
+
+    monkeypatch.setattr(TopK, "_score", spy)
+    items = corpus(200, seed=4)
+    memory, store = InMemoryMemoryStore(), PostgresMemoryStore(database)
+    await memory.put_many(items)
+    await store.put_many(items)
+    for text in queries(40, seed=6):
+        for limit in (1, 5, 25):
+            query = MemoryQuery(text=text, limit=limit, now=FIXED_NOW)
+            expected, got = await memory.search(ALICE, query), await store.search(ALICE, query)
+            assert [(h.item.item_id, h.score) for h in got] == [
+                (h.item.item_id, h.score) for h in expected
+            ], (text, limit)
+    by_class = Statements("episodic").class_holders
+    assert statements.count(by_class) > 100, len(statements)
+
+
 async def test_a_common_query_reads_fewer_rows_than_its_terms_have_holders(
     database: PostgresDatabase,
 ) -> None:
@@ -166,6 +195,7 @@ async def test_a_schema_at_version_4_gains_its_bounds(
     await old.aclose()
     async with schema_connection(postgres_dsn, postgres_schema) as connection:
         fresh = await connection.fetch("SELECT * FROM episodic_terms ORDER BY agent_id, term")
+        await to_schema_5(connection)
         for name in ("episodic", "semantic"):
             await connection.execute(pg_migrations._agent_index_function(name))
             await connection.execute(
@@ -205,7 +235,7 @@ async def test_the_holders_are_found_through_the_term_index(database: PostgresDa
         keys = [key(term) for term in query_terms("zeppelin meeting")]
         params: tuple[Any, ...] = (
             *(ALICE.agent_id, ALICE.user_id, FIXED_NOW, None),
-            *(keys, key("zeppelin"), [], None),
+            *(keys, key("zeppelin"), [], None, []),
         )
         rows = await connection.fetch(f"EXPLAIN {Statements('episodic').holders}", *params)
         return [row[0] for row in rows]
@@ -213,3 +243,25 @@ async def test_the_holders_are_found_through_the_term_index(database: PostgresDa
     plan = await database.write(explain, store="test")
     assert not any("Seq Scan" in line for line in plan), "\n".join(plan)
     assert any("episodic_by_terms" in line for line in plan), "\n".join(plan)
+
+
+async def test_a_common_terms_best_classes_are_found_through_the_impact_index(
+    database: PostgresDatabase,
+) -> None:
+    """The read of the few short holders of a term most of 9,000 items hold uses the GIN index."""
+    store = PostgresMemoryStore(database)
+    await store.put_many(corpus(3_000, seed=9))
+
+    async def explain(connection: Any) -> list[str]:
+        await connection.execute("ANALYZE episodic_items")
+        meeting = key("meeting")
+        params: tuple[Any, ...] = (
+            *(ALICE.agent_id, ALICE.user_id, FIXED_NOW, None),
+            *([meeting], [token(meeting, 3, n) for n in (1, 2, 3)], [], None),
+        )
+        rows = await connection.fetch(f"EXPLAIN {Statements('episodic').class_holders}", *params)
+        return [row[0] for row in rows]
+
+    plan = await database.write(explain, store="test")
+    assert not any("Seq Scan" in line for line in plan), "\n".join(plan)
+    assert any("episodic_by_impacts" in line for line in plan), "\n".join(plan)

@@ -23,11 +23,12 @@ async def schema_connection(dsn: str, schema: str) -> AsyncIterator[Any]:
 
 
 async def to_schema_3(connection: Any) -> None:
-    """Undo schema 4: the memory tables' BM25 statistics global again, counted from the items.
+    """Undo schemas 6 to 4: the BM25 statistics global again, counted from the items.
 
     Delete the ledger's versions above 3 (or lower) and opening the stores
     runs migration 4 again. ``connection``'s ``search_path`` is the schema.
     """
+    await to_schema_5(connection)
     for name in MEMORY_TABLES:
         items = f"{name}_items"
         await connection.execute(f"DROP TABLE {name}_agent_stats")
@@ -57,3 +58,14 @@ async def to_schema_3(connection: Any) -> None:
                 AFTER INSERT OR DELETE OR UPDATE OF terms, length ON {items}
                 FOR EACH ROW EXECUTE FUNCTION {name}_index()"""
         )
+
+
+async def to_schema_5(connection: Any) -> None:
+    """Undo schema 6: no impact column, nor its index and function.
+
+    Delete the ledger's versions above 5 and opening the stores runs
+    migration 6 again.
+    """
+    for name in MEMORY_TABLES:
+        await connection.execute(f"ALTER TABLE {name}_items DROP COLUMN impacts")
+    await connection.execute("DROP FUNCTION impact_tokens")

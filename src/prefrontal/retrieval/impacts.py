@@ -20,6 +20,7 @@ more often and less to a longer item, so no holder in the class scores more.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from prefrontal.retrieval.ranking import BoundedTerm, term_score
@@ -82,31 +83,57 @@ def sql_bucket(length: str) -> str:
 class Reach(NamedTuple):
     """The classes of a term whose bound reaches a score, and the most any other adds.
 
-    ``codes``: the :func:`code` of every class whose bound reaches it;
-    ``rest``: the largest bound of the classes left out (every holder of
-    the term outside ``codes`` adds at most this to its score).
+    ``codes``: the :func:`code` of every class whose bound reaches it, the
+    highest bound first; ``rest``: the largest bound of the classes left
+    out (every holder of the term outside ``codes`` adds at most this to
+    its score).
     """
 
     codes: list[str]
     rest: float
 
 
-def reaching(term: BoundedTerm, theta: float, margin: float) -> Reach | None:
+def reaching(
+    term: BoundedTerm, theta: float, margin: float, later: Sequence[BoundedTerm] = ()
+) -> Reach | None:
     """The classes of ``term`` whose bound, times ``margin``, is at least ``theta``.
 
+    With ``later``, a class's bound counts, beside what the term adds, what
+    each of those terms adds at most to an item as long as the class's
+    shortest (:meth:`~prefrontal.retrieval.ranking.BoundedTerm.bound_at`):
+    the classes whose holders may reach ``theta`` holding them all.
     ``None`` when the term has no frequency buckets (no class bound known).
     """
     if not term.buckets:
         return None
-    codes: list[str] = []
+    ranked: list[tuple[float, str]] = []
     rest = 0.0
     for tf, shortest in term.buckets:
         klass = frequency_class(tf)
         for bucket in range(length_bucket(shortest), LAST_BUCKET + 1):
             length = max(bucket_shortest(bucket), shortest)
-            bound = term.weight * term_score(1.0, tf, length, term.average)
+            own = term.weight * term_score(1.0, tf, length, term.average)
+            bound = own + sum(other.bound_at(length) for other in later)
             if bound * margin < theta:
-                rest = max(rest, bound)
+                rest = max(rest, own)
                 break
-            codes.append(f"{klass}{bucket:02d}")
-    return Reach(codes, rest)
+            ranked.append((-bound, f"{klass}{bucket:02d}"))
+    ranked.sort()
+    return Reach([code for _, code in ranked], rest)
+
+
+def best_classes(term: BoundedTerm, count: int) -> list[str]:
+    """The :func:`code` of the ``count`` classes of ``term`` with the highest bounds, highest first.
+
+    Empty when the term has no frequency buckets.
+    """
+    ranked: list[tuple[float, int, str]] = []
+    for order, (tf, shortest) in enumerate(term.buckets):
+        klass = frequency_class(tf)
+        first = length_bucket(shortest)
+        for bucket in range(first, min(first + count, LAST_BUCKET + 1)):
+            length = max(bucket_shortest(bucket), shortest)
+            bound = term.weight * term_score(1.0, tf, length, term.average)
+            ranked.append((-bound, order, f"{klass}{bucket:02d}"))
+    ranked.sort()
+    return [code for _, _, code in ranked[:count]]

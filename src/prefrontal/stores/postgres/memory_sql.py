@@ -90,14 +90,20 @@ class Statements:
             WHERE s.agent_id = $1"""
         """The agent's statistics with each of its terms among ``$2`` (one row per term held,
         or one with a NULL term; none when the agent holds no item)."""
-        self.holders = f"""
-            SELECT {KEY}, m.length, {_COUNTS}
-            FROM {items} AS m
-            WHERE m.terms @> ARRAY[$6::text] AND NOT (m.terms && $7::text[])
-              AND ($8::integer IS NULL OR m.length <= $8::integer)
-              AND {_VISIBLE} AND {_LIVE} AND {_KINDS}"""
+        term, classes = "m.terms @> ARRAY[$6::text]", "m.impacts && $6::text[]"
+        self.holders = _holders(items, term, " AND NOT (m.impacts && $9::text[])")
         """The top-k's reads: the live visible items holding term ``$6`` and none of ``$7``,
-        at most ``$8`` terms long (any length when NULL), with their counts of ``$5``."""
+        at most ``$8`` terms long (any length when NULL), under none of the impact tokens
+        ``$9``, with their counts of ``$5``."""
+        self.class_holders = _holders(items, classes)
+        """The same as :attr:`holders`, for the items under one of the impact tokens ``$6``
+        (of one term)."""
+        self.class_holders_with_later = _holders(
+            items, classes, " AND (m.terms || '{}'::text[]) && $9::text[]"
+        )
+        """The same, holding one of the terms ``$9`` too: a check of the few rows the impact
+        tokens find, never a read of the term index (the terms are common ones, and a cached
+        plan would read their postings to intersect them)."""
         self.candidates = f"""
             SELECT {KEY}, m.length, {_COUNTS}
             FROM {items} AS m
@@ -124,3 +130,17 @@ class Statements:
             UPDATE {items} AS m
             SET recall_count = recall_count + 1, last_recalled_at = $3
             WHERE {_VISIBLE} AND m.item_id = ANY($4::text[]) AND {first_of_its_id(items)}"""
+
+
+def _holders(items: str, held: str, more: str = "") -> str:
+    """A top-k read of the live visible items matching ``held`` and ``more``.
+
+    None of them holds a term of ``$7``, none is longer than ``$8`` (when not
+    NULL); each comes with its counts of the query's terms ``$5``.
+    """
+    return f"""
+        SELECT {KEY}, m.length, {_COUNTS}
+        FROM {items} AS m
+        WHERE {held} AND NOT (m.terms && $7::text[])
+          AND ($8::integer IS NULL OR m.length <= $8::integer){more}
+          AND {_VISIBLE} AND {_LIVE} AND {_KINDS}"""

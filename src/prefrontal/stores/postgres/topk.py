@@ -14,7 +14,13 @@ prunes:
   the search stops;
 - a term adds less to a longer item, so a term's holders are asked for only
   up to the length at which the term's bound, plus the bounds of the terms
-  after it, still reaches the k-th score.
+  after it, still reaches the k-th score, and only in the impact classes
+  (:mod:`prefrontal.retrieval.impacts`: the term's count and the item's
+  length bucket, a GIN-indexed token per item and term) whose bound does.
+
+Before k items are scored there is no k-th score to prune with: the holders
+of a common term are then read class by class, those that can add the most
+first, until k are scored; the classes left are pruned as above.
 
 No item that could enter the top k is skipped, so the hits, scores and
 order are those of scoring every match (ties included: nothing scoring as
@@ -27,6 +33,7 @@ import heapq
 from collections.abc import Sequence
 from typing import Any
 
+from prefrontal.retrieval.impacts import best_classes, reaching
 from prefrontal.retrieval.ranking import BoundedTerm, Corpus, Scorer, idf
 
 MARGIN = 1 + 1e-9
@@ -34,6 +41,12 @@ MARGIN = 1 + 1e-9
 
 _LONGEST = 1 << 30
 """Longer than any item: the upper end of the search for a length limit."""
+
+CLASSES_PAST = 500
+"""A term held by more items than this is read by impact class before k items are scored."""
+FIRST_CLASSES = 16
+"""Before k items are scored, at most this many of a common term's classes are read one by
+one, those adding the most first; then the rest of its holders together."""
 
 
 class TopK:
@@ -52,30 +65,84 @@ class TopK:
         self.visited: list[str] = []
         self.fetched = 0
         """Rows the search read and scored: what the pruning saves is the rest of the holders."""
+        self.scorer = Scorer([], Corpus(docs=0, tokens=0))
+        self.found: dict[str, float] = {}
+        self.best: list[float] = []
+        """The best scores so far, a heap of at most ``limit``: ``best[0]`` is the k-th."""
+        self.limit = 0
 
     async def scores(self, limit: int) -> dict[str, float]:
         """The BM25 score of every item scored: a superset of the exact top ``limit``."""
         statistics = await self._statistics()
         if statistics is None:
             return {}
-        scorer, terms = statistics
+        scorer, terms, held = statistics
         after = _suffix_sums([term.bound for term in terms])
-        found: dict[str, float] = {}
-        best: list[float] = []
+        self.scorer, self.found, self.best, self.limit = scorer, {}, [], limit
         for at, term in enumerate(terms):
-            threshold = best[0] if len(best) >= limit else None
-            if threshold is not None and after[at] * MARGIN < threshold:
+            if self._full() and after[at] * MARGIN < self.best[0]:
                 break
-            longest = None
-            if threshold is not None:
-                longest = _longest(term, threshold / MARGIN - after[at + 1] * MARGIN)
-            if longest is None or longest >= term.shortest:
-                await self._score_holders(term, longest, scorer, found, best, limit)
+            read: list[str] = []
+            if not self._full() and held[term.text] > CLASSES_PAST and term.buckets:
+                read = await self._best_classes_first(term)
+            if self._full():
+                await self._score_reaching(term, read, terms[at + 1 :], after[at + 1])
+            else:
+                await self._score(self.statements.holders, term.text, None, read)
             self.visited.append(term.text)
-        return found
+        return self.found
 
-    async def _statistics(self) -> tuple[Scorer, list[BoundedTerm]] | None:
-        """The agent's scorer for the query and its held terms, highest bound first."""
+    def _full(self) -> bool:
+        return len(self.best) >= self.limit
+
+    async def _best_classes_first(self, term: BoundedTerm) -> list[str]:
+        """Read ``term``'s classes one by one, those adding the most first, until k items are
+        scored (:data:`FIRST_CLASSES` at most); the impact tokens read."""
+        read: list[str] = []
+        for code in best_classes(term, FIRST_CLASSES):
+            read += _tokens(term, [code])
+            await self._score(self.statements.class_holders, read[-1:], None)
+            if self._full():
+                break
+        return read
+
+    async def _score_reaching(
+        self, term: BoundedTerm, read: list[str], later: list[BoundedTerm], bounds: float
+    ) -> None:
+        """Score the holders of ``term`` that may reach the k-th score (k are scored).
+
+        Those under the impact tokens ``read`` were scored already; ``later``
+        are the terms not visited yet, adding at most ``bounds`` together.
+        First the classes whose bound alone reaches the k-th score; then,
+        holding a later term, those whose bound does with the later terms'
+        at the class's length (:func:`~prefrontal.retrieval.impacts.reaching`),
+        no longer than a holder that may.
+        """
+        alone = reaching(term, self.best[0], MARGIN)
+        if alone is None:
+            longest = self._longest(term, bounds)
+            if longest is None or longest >= term.shortest:
+                await self._score(self.statements.holders, term.text, longest, read)
+            return
+        tokens = [token for token in _tokens(term, alone.codes) if token not in read]
+        if tokens:
+            await self._score(self.statements.class_holders, tokens, None)
+        with_later = reaching(term, self.best[0], MARGIN, later)
+        longest = self._longest(term, bounds)
+        if not later or with_later is None or (longest is not None and longest < term.shortest):
+            return
+        read = read + tokens
+        tokens = [token for token in _tokens(term, with_later.codes) if token not in read]
+        if tokens:
+            keys = [other.text for other in later]
+            await self._score(self.statements.class_holders_with_later, tokens, longest, keys)
+
+    def _longest(self, term: BoundedTerm, bounds: float) -> int | None:
+        """The longest holder of ``term`` that may reach the k-th score with ``bounds`` more."""
+        return _longest(term, self.best[0] / MARGIN - bounds * MARGIN)
+
+    async def _statistics(self) -> tuple[Scorer, list[BoundedTerm], dict[str, int]] | None:
+        """The agent's scorer for the query, its held terms (highest bound first), their holders."""
         rows = await self.connection.fetch(self.statements.bounds, self.params[0], self.keys)
         if not rows or not rows[0]["docs"]:
             return None
@@ -87,22 +154,19 @@ class TopK:
         order = {key: n for n, key in enumerate(self.keys)}
         terms = [_bounded(corpus, key, row) for key, row in held.items()]
         terms.sort(key=lambda term: (-term.bound, order[term.text]))
-        return scorer, terms
+        return scorer, terms, {key: int(row["df"]) for key, row in held.items()}
 
-    async def _score_holders(
-        self,
-        term: BoundedTerm,
-        longest: int | None,
-        scorer: Scorer,
-        found: dict[str, float],
-        best: list[float],
-        limit: int,
-    ) -> None:
-        """Score the holders of ``term`` (none of the visited terms, at most ``longest`` long)."""
+    async def _score(self, statement: str, held: Any, longest: int | None, *rest: Any) -> None:
+        """Score the items ``statement`` reads: none of the visited terms, at most ``longest`` long.
+
+        ``held``: the term (:attr:`~Statements.holders`, with the impact tokens it
+        leaves out after it) or its impact tokens (:attr:`~Statements.class_holders`).
+        """
         rows = await self.connection.fetch(
-            self.statements.holders, *self.params, self.keys, term.text, self.visited, longest
+            statement, *self.params, self.keys, held, self.visited, longest, *rest
         )
         self.fetched += len(rows)
+        found, best, limit, scorer = self.found, self.best, self.limit, self.scorer
         for key, length, counts in rows:
             value = scorer(counts, length)
             found[key] = value
@@ -110,6 +174,11 @@ class TopK:
                 heapq.heappush(best, value)
             elif value > best[0]:
                 heapq.heapreplace(best, value)
+
+
+def _tokens(term: BoundedTerm, codes: Sequence[str]) -> list[str]:
+    """The impact tokens of ``term`` in the classes ``codes``."""
+    return [code + term.text for code in codes]
 
 
 def _df(held: dict[str, Any], key: str) -> int:
