@@ -222,6 +222,31 @@ async def test_a_schema_at_version_4_gains_its_bounds(
         assert [tuple(row) for row in again] == [tuple(row) for row in fresh]
 
 
+async def test_a_schema_at_version_5_gains_the_impact_tokens_new_rows_are_written_with(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    """Migration 6 fills the tokens in SQL exactly as a write computes them in Python."""
+    items = [
+        *corpus(60, seed=12),
+        MemoryItem(item_id="long", agent_id="agent-1", user_id="alice", content="word " * 39_000),
+    ]
+    stores = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
+    await stores.episodic.put_many(items)
+    await stores.aclose()
+    query = "SELECT item_id, impacts, agent_id, user_id FROM episodic_items ORDER BY 3, 1, 4"
+    async with schema_connection(postgres_dsn, postgres_schema) as connection:
+        written = [tuple(row) for row in await connection.fetch(query)]
+        await to_schema_5(connection)
+        await connection.execute("DELETE FROM schema_migrations WHERE version > 5")
+    migrated = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
+    await migrated.episodic.search(ALICE, MemoryQuery(text="meeting", now=FIXED_NOW))
+    await migrated.aclose()
+    async with schema_connection(postgres_dsn, postgres_schema) as connection:
+        assert [tuple(row) for row in await connection.fetch(query)] == written
+    assert any(row[0] == "long" and row[1] for row in written)
+    assert sum(len(row[1]) for row in written) > 500
+
+
 async def test_the_holders_are_found_through_the_term_index(database: PostgresDatabase) -> None:
     """The top-k's read of a rare term's holders among 9,000 items uses the GIN index, no scan."""
     store = PostgresMemoryStore(database)

@@ -61,11 +61,10 @@ async def to_schema_3(connection: Any) -> None:
 
 
 async def to_schema_5(connection: Any) -> None:
-    """Undo schema 6: no impact column, nor its index and function.
+    """Undo schema 6: no impact column, nor its index.
 
     Delete the ledger's versions above 5 and opening the stores runs
     migration 6 again.
     """
     for name in MEMORY_TABLES:
         await connection.execute(f"ALTER TABLE {name}_items DROP COLUMN impacts")
-    await connection.execute("DROP FUNCTION impact_tokens")

@@ -63,6 +63,12 @@ def token(term: str, tf: int, length: int) -> str:
     return code(tf, length) + term
 
 
+def tokens(counts: Sequence[tuple[str, int]], length: int) -> list[str]:
+    """The impact tokens of an item of ``length`` terms holding each term of ``counts`` so often."""
+    bucket = f"{length_bucket(length):02d}"
+    return [f"{frequency_class(tf)}{bucket}{term}" for term, tf in counts]
+
+
 def sql_bucket(length: str) -> str:
     """SQL computing :func:`length_bucket` of the integer expression ``length``.
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from prefrontal.retrieval.analysis import terms
 from prefrontal.retrieval.embedder import Embedder
+from prefrontal.retrieval.impacts import tokens as impact_tokens
 from prefrontal.retrieval.ranking import Candidate, Corpus, LexicalMatches, query_terms
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.capabilities import ranked_search
@@ -247,8 +248,9 @@ def _tenant(tenant: Tenant) -> tuple[str, str]:
 
 
 def _row(item: MemoryItem, store: str) -> tuple[Any, ...]:
-    """The upsert's parameters for ``item``, in ``$1..$18`` order."""
+    """The upsert's parameters for ``item``, in ``$1..$19`` order."""
     counts = sorted(Counter(key(t) for t in terms(searchable_text(item))).items())
+    length = sum(count for _, count in counts)
     return (
         item.agent_id,
         item.item_id,
@@ -266,8 +268,9 @@ def _row(item: MemoryItem, store: str) -> tuple[Any, ...]:
         dump(item, store=store, exclude=set(_DERIVED)),
         [term for term, _ in counts],
         [count for _, count in counts],
-        sum(count for _, count in counts),
+        length,
         None if item.embedding is None else to_blob(item.embedding),
+        impact_tokens(counts, length),
     )
 
 

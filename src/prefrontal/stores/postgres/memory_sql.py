@@ -46,9 +46,9 @@ class Statements:
         self.upsert = f"""
             INSERT INTO {items} AS m (agent_id, item_id, user_id, scope, kind, importance,
                 created_at, valid_until, superseded_by, recall_count, last_recalled_at,
-                thread_id, position, body, terms, counts, length, embedding)
+                thread_id, position, body, terms, counts, length, embedding, impacts)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                $17, $18)
+                $17, $18, $19)
             ON CONFLICT (agent_id, item_id, user_id) DO UPDATE SET
                 scope = excluded.scope, kind = excluded.kind,
                 importance = excluded.importance, created_at = excluded.created_at,
@@ -58,7 +58,8 @@ class Statements:
                 last_recalled_at = excluded.last_recalled_at,
                 thread_id = excluded.thread_id, position = excluded.position,
                 body = excluded.body, terms = excluded.terms, counts = excluded.counts,
-                length = excluded.length, embedding = excluded.embedding"""
+                length = excluded.length, embedding = excluded.embedding,
+                impacts = excluded.impacts"""
         self.supersede = f"""
             UPDATE {items} SET superseded_by = $2
             WHERE agent_id = $1 AND item_id = $3 AND user_id = $4 AND item_id <> $2"""

@@ -18,8 +18,8 @@ number of terms (``length``) and the embedding as little-endian float32
 bytes. The BM25 statistics of each agent (since schema 4:
 ``<name>_agent_stats``, the number of its items and their total length;
 ``<name>_terms``, how many of its items hold each term) are kept in step by
-a trigger, in the same transaction as the write. Since schema 6 a generated
-column, ``impacts``, holds each distinct term under its impact class
+a trigger, in the same transaction as the write. Since schema 6 a column,
+``impacts``, holds each distinct term under its impact class
 (:mod:`prefrontal.retrieval.impacts`), GIN-indexed for the top-k's reads.
 """
 
@@ -193,28 +193,23 @@ def _term_bounds(name: str) -> tuple[str, ...]:
     )
 
 
-_IMPACT_TOKENS = f"""CREATE FUNCTION impact_tokens(terms text[], counts integer[], n integer)
-    RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-        SELECT coalesce(array_agg((CASE WHEN c >= 3 THEN 3 ELSE c END)::text
-            || lpad(({sql_bucket("n")})::text, 2, '0') || t), '{{}}')
-        FROM unnest(terms, counts) AS u(t, c)
-    $$"""
-"""An item's impact tokens: each of its term keys after its
-:func:`~prefrontal.retrieval.impacts.code` (the term's count, then the bucket
-of the item's length ``n``), as :func:`~prefrontal.retrieval.impacts.token`
-writes them."""
-
-
 def _impact_index(name: str) -> tuple[str, ...]:
-    """Schema 6 for memory table ``name``: its impact tokens, a generated column, GIN-indexed.
+    """Schema 6 for memory table ``name``: its items' impact tokens, GIN-indexed.
 
-    The table is analysed again: adding the column rewrote it, and the
-    planner needs the new column's statistics to choose the impact index.
+    The column is filled from each row's terms, counts and length in SQL,
+    as :func:`~prefrontal.retrieval.impacts.tokens` writes it for new rows
+    (:func:`~prefrontal.retrieval.impacts.sql_bucket` puts every length in
+    the bucket Python does). The table is analysed again: the planner needs
+    the new column's statistics to choose the impact index.
     """
     items = f"{name}_items"
+    klass = "(CASE WHEN c >= 3 THEN 3 ELSE c END)::text"
+    bucket = f"lpad(({sql_bucket('length')})::text, 2, '0')"
     return (
-        f"""ALTER TABLE {items} ADD COLUMN impacts text[] NOT NULL
-            GENERATED ALWAYS AS (impact_tokens(terms, counts, length)) STORED""",
+        f"ALTER TABLE {items} ADD COLUMN impacts text[] NOT NULL DEFAULT '{{}}'",
+        f"""UPDATE {items} SET impacts = ARRAY(
+            SELECT {klass} || {bucket} || t FROM unnest(terms, counts) AS u(t, c))""",
+        f"ALTER TABLE {items} ALTER COLUMN impacts DROP DEFAULT",
         f"CREATE INDEX {name}_by_impacts ON {items} USING gin (impacts)",
         f"ANALYZE {items}",
     )
@@ -373,10 +368,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         6,
         "memory terms indexed by impact class (count, length bucket) as well, "
         "so that a top-k search reads only the holders that can reach the k-th score",
-        (
-            _IMPACT_TOKENS,
-            *(statement for name in MEMORY_TABLES for statement in _impact_index(name)),
-        ),
+        tuple(statement for name in MEMORY_TABLES for statement in _impact_index(name)),
     ),
 )
 LATEST = MIGRATIONS[-1].version
