@@ -181,8 +181,9 @@ async def _fill_postgres_v1(dsn: str, schema: str) -> None:
         assert await pg_migrations.migrate(connection, schema, pg_migrations.MIGRATIONS[:1]) == 1
         for name in ("episodic", "semantic"):
             insert = _before_conflict(pg_memory_sql.Statements(name).upsert)
+            insert = insert.replace(", impacts)", ")").replace(", $19)", ")")
             for item in MEMORIES:
-                await connection.execute(insert, *pg_memory._row(item, name))
+                await connection.execute(insert, *pg_memory._row(item, name)[:18])
         await connection.execute(
             _before_conflict(pg_frontal._PUT),
             GOAL.agent_id,
