@@ -247,6 +247,18 @@ async def test_a_schema_at_version_5_gains_the_impact_tokens_new_rows_are_writte
     assert sum(len(row[1]) for row in written) > 500
 
 
+async def plan_of(database: PostgresDatabase, statement: str, *params: Any) -> list[str]:
+    """The plan of ``statement`` for ALICE's search now, after ``ANALYZE``, with ``params`` after."""
+
+    async def explain(connection: Any) -> list[str]:
+        await connection.execute("ANALYZE episodic_items")
+        tenant = (ALICE.agent_id, ALICE.user_id, FIXED_NOW, None)
+        rows = await connection.fetch(f"EXPLAIN {statement}", *tenant, *params)
+        return [row[0] for row in rows]
+
+    return await database.write(explain, store="test")
+
+
 async def test_the_holders_are_found_through_the_term_index(database: PostgresDatabase) -> None:
     """The top-k's read of a rare term's holders among 9,000 items uses the GIN index, no scan."""
     store = PostgresMemoryStore(database)
@@ -255,17 +267,10 @@ async def test_the_holders_are_found_through_the_term_index(database: PostgresDa
         items[n] = items[n].model_copy(update={"content": f"{items[n].content} zeppelin"})
     await store.put_many(items)
 
-    async def explain(connection: Any) -> list[str]:
-        await connection.execute("ANALYZE episodic_items")
-        keys = [key(term) for term in query_terms("zeppelin meeting")]
-        params: tuple[Any, ...] = (
-            *(ALICE.agent_id, ALICE.user_id, FIXED_NOW, None),
-            *(keys, key("zeppelin"), [], None, []),
-        )
-        rows = await connection.fetch(f"EXPLAIN {Statements('episodic').holders}", *params)
-        return [row[0] for row in rows]
-
-    plan = await database.write(explain, store="test")
+    keys = [key(term) for term in query_terms("zeppelin meeting")]
+    plan = await plan_of(
+        database, Statements("episodic").holders, keys, key("zeppelin"), [], None, []
+    )
     assert not any("Seq Scan" in line for line in plan), "\n".join(plan)
     assert any("episodic_by_terms" in line for line in plan), "\n".join(plan)
 
@@ -277,16 +282,10 @@ async def test_a_common_terms_best_classes_are_found_through_the_impact_index(
     store = PostgresMemoryStore(database)
     await store.put_many(corpus(3_000, seed=9))
 
-    async def explain(connection: Any) -> list[str]:
-        await connection.execute("ANALYZE episodic_items")
-        meeting = key("meeting")
-        params: tuple[Any, ...] = (
-            *(ALICE.agent_id, ALICE.user_id, FIXED_NOW, None),
-            *([meeting], [token(meeting, 3, n) for n in (1, 2, 3)], [], None),
-        )
-        rows = await connection.fetch(f"EXPLAIN {Statements('episodic').class_holders}", *params)
-        return [row[0] for row in rows]
-
-    plan = await database.write(explain, store="test")
+    meeting = key("meeting")
+    tokens = [token(meeting, 3, n) for n in (1, 2, 3)]
+    plan = await plan_of(
+        database, Statements("episodic").class_holders, [meeting], tokens, [], None
+    )
     assert not any("Seq Scan" in line for line in plan), "\n".join(plan)
     assert any("episodic_by_impacts" in line for line in plan), "\n".join(plan)

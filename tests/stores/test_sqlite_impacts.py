@@ -36,6 +36,7 @@ from prefrontal.stores.sqlite import open_stores
 from prefrontal.stores.sqlite import topk as ranking
 from prefrontal.stores.sqlite.migrations import LATEST, schema_version
 from prefrontal.stores.tenancy import Tenant
+from tests.stores.ranked_alike import assert_ranked_alike, random_queries
 from tests.stores.sqlite_schema import to_schema_7
 
 pytestmark = pytest.mark.anyio
@@ -191,14 +192,8 @@ async def test_reads_by_impact_class_rank_as_the_in_memory_store(
             [item.model_copy(update={"content": "apple apple fig"}) for item in items[:30]]
         )
         await store.delete(ALICE, [item.item_id for item in items[30:60]])
-    for _ in range(150):
-        text = " ".join(rng.choices(COMMON + RARE, k=rng.randint(1, 4)))
-        query = MemoryQuery(text=text, limit=rng.choice([1, 3, 10, 40]), now=NOW)
-        expected = await memory.search(ALICE, query)
-        got = await stores.episodic.search(ALICE, query)
-        assert [(h.item.item_id, h.score) for h in got] == [
-            (h.item.item_id, h.score) for h in expected
-        ], (text, query.limit)
+    queries = random_queries(rng, COMMON + RARE, (1, 3, 10, 40), 150, NOW)
+    await assert_ranked_alike(memory, stores.episodic, ALICE, queries)
     await stores.aclose()
     assert len(small_chunks) > 50
     assert set(small_chunks) >= {term for word in COMMON for term in stored_terms(word) or []}

@@ -12,11 +12,12 @@ import pytest
 
 from prefrontal.retrieval.postings import Postings
 from prefrontal.retrieval.ranking import BoundedTerm, Corpus, Scorer, idf, query_terms, scores
-from prefrontal.stores.long_term import MemoryItem, MemoryQuery
+from prefrontal.stores.long_term import MemoryItem
 from prefrontal.stores.memory import InMemoryMemoryStore
 from prefrontal.stores.sqlite import open_stores
 from prefrontal.stores.sqlite import topk as ranking
 from prefrontal.stores.tenancy import Tenant
+from tests.stores.ranked_alike import assert_ranked_alike, random_queries
 
 NOW = datetime(2026, 2, 1, tzinfo=UTC)
 WORDS = ("ant", "bee", "cat", "dog", "eel", "fox")
@@ -178,12 +179,6 @@ async def test_large_k_over_skewed_words_ranks_as_the_in_memory_store(tmp_path: 
     await memory.put_many(items)
     await stores.episodic.put_many(items)
     tenant = Tenant(agent_id="agent-1", user_id="alice")
-    for _ in range(120):
-        text = " ".join(rng.choices(common + rare, k=rng.randint(1, 5)))
-        query = MemoryQuery(text=text, limit=rng.choice([1, 10, 60, 150]), now=NOW)
-        expected = await memory.search(tenant, query)
-        got = await stores.episodic.search(tenant, query)
-        assert [(h.item.item_id, h.score) for h in got] == [
-            (h.item.item_id, h.score) for h in expected
-        ], (text, query.limit)
+    queries = random_queries(rng, common + rare, (1, 10, 60, 150), 120, NOW)
+    await assert_ranked_alike(memory, stores.episodic, tenant, queries)
     await stores.aclose()
