@@ -26,6 +26,7 @@ from prefrontal.retrieval.impacts import (
     length_bucket,
     reaching,
     sql_bucket,
+    sql_code,
     token,
 )
 from prefrontal.retrieval.ranking import BoundedTerm, Corpus, term_score
@@ -67,11 +68,13 @@ def test_every_length_is_in_one_bucket_whose_shortest_length_starts_it() -> None
     )
 
 
-def test_sql_puts_every_length_in_the_bucket_python_does() -> None:
+def test_sql_puts_every_length_in_the_bucket_and_class_python_does() -> None:
     connection = sqlite3.connect(":memory:")
-    query = f"SELECT {sql_bucket(':length')}"
+    query = f"SELECT {sql_bucket(':length')}, {sql_code(':tf', ':length')}"
     for length in lengths():
-        assert connection.execute(query, {"length": length}).fetchone()[0] == length_bucket(length)
+        for tf in (1, 2, 3, 7):
+            bucket, klass = connection.execute(query, {"length": length, "tf": tf}).fetchone()
+            assert (bucket, klass) == (length_bucket(length), code(tf, length))
 
 
 def test_no_holder_outside_the_classes_reached_adds_more_than_the_rest() -> None:

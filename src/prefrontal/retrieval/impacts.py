@@ -20,7 +20,8 @@ more often and less to a longer item, so no holder in the class scores more.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from prefrontal.retrieval.ranking import BoundedTerm, term_score
@@ -55,7 +56,11 @@ def frequency_class(tf: int) -> int:
 
 def code(tf: int, length: int) -> str:
     """The three characters naming the class of a holder: frequency class, then bucket."""
-    return f"{frequency_class(tf)}{length_bucket(length):02d}"
+    return _code(frequency_class(tf), length_bucket(length))
+
+
+def _code(klass: int, bucket: int) -> str:
+    return f"{klass}{bucket:02d}"
 
 
 def token(term: str, tf: int, length: int) -> str:
@@ -65,8 +70,12 @@ def token(term: str, tf: int, length: int) -> str:
 
 def tokens(counts: Sequence[tuple[str, int]], length: int) -> list[str]:
     """The impact tokens of an item of ``length`` terms holding each term of ``counts`` so often."""
-    bucket = f"{length_bucket(length):02d}"
-    return [f"{frequency_class(tf)}{bucket}{term}" for term, tf in counts]
+    return [token(term, tf, length) for term, tf in counts]
+
+
+def class_tokens(term: str, codes: Sequence[str]) -> list[str]:
+    """The impact tokens of ``term`` in the classes ``codes``."""
+    return [klass + term for klass in codes]
 
 
 def sql_bucket(length: str) -> str:
@@ -84,6 +93,16 @@ def sql_bucket(length: str) -> str:
             f"WHEN {length} < {start * 2} THEN {first} + (({length} - {start}) * 4) / {start}"
         )
     return f"(CASE {' '.join(arms)} ELSE {LAST_BUCKET} END)"
+
+
+def sql_code(count: str, length: str) -> str:
+    """SQL computing :func:`code` of the integer expressions ``count`` and ``length``.
+
+    The same text in SQLite and PostgreSQL (no ``printf`` nor ``lpad``: the
+    bucket is written as the last two digits of 100 plus it).
+    """
+    klass = f"CAST(CASE WHEN {count} >= 3 THEN 3 ELSE {count} END AS TEXT)"
+    return f"{klass} || substr(CAST(100 + {sql_bucket(length)} AS TEXT), 2)"
 
 
 class Reach(NamedTuple):
@@ -112,18 +131,20 @@ def reaching(
     """
     if not term.buckets:
         return None
+    at_length: dict[int, float] = {}
+    """What the later terms add at most at each length met (the frequency classes share them)."""
     ranked: list[tuple[float, str]] = []
     rest = 0.0
     for tf, shortest in term.buckets:
         klass = frequency_class(tf)
-        for bucket in range(length_bucket(shortest), LAST_BUCKET + 1):
-            length = max(bucket_shortest(bucket), shortest)
-            own = term.weight * term_score(1.0, tf, length, term.average)
-            bound = own + sum(other.bound_at(length) for other in later)
+        for own, length, bucket in _class_bounds(term, tf, shortest):
+            if later and length not in at_length:
+                at_length[length] = sum(other.bound_at(length) for other in later)
+            bound = own + at_length.get(length, 0.0)
             if bound * margin < theta:
                 rest = max(rest, own)
                 break
-            ranked.append((-bound, f"{klass}{bucket:02d}"))
+            ranked.append((-bound, _code(klass, bucket)))
     ranked.sort()
     return Reach([code for _, code in ranked], rest)
 
@@ -133,13 +154,21 @@ def best_classes(term: BoundedTerm, count: int) -> list[str]:
 
     Empty when the term has no frequency buckets.
     """
-    ranked: list[tuple[float, int, str]] = []
-    for order, (tf, shortest) in enumerate(term.buckets):
-        klass = frequency_class(tf)
-        first = length_bucket(shortest)
-        for bucket in range(first, min(first + count, LAST_BUCKET + 1)):
-            length = max(bucket_shortest(bucket), shortest)
-            bound = term.weight * term_score(1.0, tf, length, term.average)
-            ranked.append((-bound, order, f"{klass}{bucket:02d}"))
+    ranked = [
+        (-own, order, _code(frequency_class(tf), bucket))
+        for order, (tf, shortest) in enumerate(term.buckets)
+        for own, _, bucket in itertools.islice(_class_bounds(term, tf, shortest), count)
+    ]
     ranked.sort()
     return [code for _, _, code in ranked[:count]]
+
+
+def _class_bounds(term: BoundedTerm, tf: int, shortest: int) -> Iterator[tuple[float, int, int]]:
+    """The classes of ``term``'s holders ``tf`` times (none shorter than ``shortest``), by length.
+
+    Each as what the term adds at most to a holder in it, the length that
+    bound is taken at, and the length bucket; the bounds only fall.
+    """
+    for bucket in range(length_bucket(shortest), LAST_BUCKET + 1):
+        length = max(bucket_shortest(bucket), shortest)
+        yield term.weight * term_score(1.0, tf, length, term.average), length, bucket

@@ -29,7 +29,7 @@ from collections import Counter
 from typing import Any
 
 from prefrontal.errors import StoreError
-from prefrontal.retrieval.impacts import sql_bucket
+from prefrontal.retrieval.impacts import sql_code
 from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.postgres.term_keys import key
@@ -198,17 +198,15 @@ def _impact_index(name: str) -> tuple[str, ...]:
 
     The column is filled from each row's terms, counts and length in SQL,
     as :func:`~prefrontal.retrieval.impacts.tokens` writes it for new rows
-    (:func:`~prefrontal.retrieval.impacts.sql_bucket` puts every length in
-    the bucket Python does). The table is analysed again: the planner needs
+    (:func:`~prefrontal.retrieval.impacts.sql_code` names every class as
+    Python does). The table is analysed again: the planner needs
     the new column's statistics to choose the impact index.
     """
     items = f"{name}_items"
-    klass = "(CASE WHEN c >= 3 THEN 3 ELSE c END)::text"
-    bucket = f"lpad(({sql_bucket('length')})::text, 2, '0')"
     return (
         f"ALTER TABLE {items} ADD COLUMN impacts text[] NOT NULL DEFAULT '{{}}'",
         f"""UPDATE {items} SET impacts = ARRAY(
-            SELECT {klass} || {bucket} || t FROM unnest(terms, counts) AS u(t, c))""",
+            SELECT {sql_code("c", "length")} || t FROM unnest(terms, counts) AS u(t, c))""",
         f"ALTER TABLE {items} ALTER COLUMN impacts DROP DEFAULT",
         f"CREATE INDEX {name}_by_impacts ON {items} USING gin (impacts)",
         f"ANALYZE {items}",

@@ -33,7 +33,7 @@ import heapq
 from collections.abc import Sequence
 from typing import Any
 
-from prefrontal.retrieval.impacts import best_classes, reaching
+from prefrontal.retrieval.impacts import best_classes, class_tokens, reaching
 from prefrontal.retrieval.ranking import BoundedTerm, Corpus, Scorer, idf
 
 MARGIN = 1 + 1e-9
@@ -100,7 +100,7 @@ class TopK:
         scored (:data:`FIRST_CLASSES` at most); the impact tokens read."""
         read: list[str] = []
         for code in best_classes(term, FIRST_CLASSES):
-            read += _tokens(term, [code])
+            read += class_tokens(term.text, [code])
             await self._score(self.statements.class_holders, read[-1:], None)
             if self._full():
                 break
@@ -124,7 +124,7 @@ class TopK:
             if longest is None or longest >= term.shortest:
                 await self._score(self.statements.holders, term.text, longest, read)
             return
-        tokens = [token for token in _tokens(term, alone.codes) if token not in read]
+        tokens = [token for token in class_tokens(term.text, alone.codes) if token not in read]
         if tokens:
             await self._score(self.statements.class_holders, tokens, None)
         with_later = reaching(term, self.best[0], MARGIN, later)
@@ -132,7 +132,7 @@ class TopK:
         if not later or with_later is None or (longest is not None and longest < term.shortest):
             return
         read = read + tokens
-        tokens = [token for token in _tokens(term, with_later.codes) if token not in read]
+        tokens = [token for token in class_tokens(term.text, with_later.codes) if token not in read]
         if tokens:
             keys = [other.text for other in later]
             await self._score(self.statements.class_holders_with_later, tokens, longest, keys)
@@ -174,11 +174,6 @@ class TopK:
                 heapq.heappush(best, value)
             elif value > best[0]:
                 heapq.heapreplace(best, value)
-
-
-def _tokens(term: BoundedTerm, codes: Sequence[str]) -> list[str]:
-    """The impact tokens of ``term`` in the classes ``codes``."""
-    return [code + term.text for code in codes]
 
 
 def _df(held: dict[str, Any], key: str) -> int:

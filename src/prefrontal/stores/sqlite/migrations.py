@@ -25,7 +25,7 @@ from __future__ import annotations
 import sqlite3
 
 from prefrontal.errors import StoreError
-from prefrontal.retrieval.impacts import sql_bucket
+from prefrontal.retrieval.impacts import sql_code
 from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.sqlite.vectors import change_log, pruned_change_log
@@ -266,9 +266,7 @@ def _impacts_of(terms: str, length: str) -> str:
     frequency class, then the bucket of ``length``) followed by the term,
     as :func:`~prefrontal.retrieval.impacts.token` writes it.
     """
-    return f"""(SELECT coalesce(group_concat(
-            (CASE WHEN n >= 3 THEN 3 ELSE n END) || printf('%02d', {sql_bucket(length)})
-            || value, ' '), '')
+    return f"""(SELECT coalesce(group_concat({sql_code("n", length)} || value, ' '), '')
         FROM (SELECT value, count(*) AS n FROM json_each({_term_list(terms)})
               WHERE true GROUP BY value))"""
 

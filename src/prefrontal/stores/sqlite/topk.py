@@ -51,7 +51,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from prefrontal.retrieval.impacts import reaching
+from prefrontal.retrieval.impacts import class_tokens, reaching
 from prefrontal.retrieval.ranking import BoundedTerm, Corpus, Scorer
 
 _CHUNK = 512
@@ -253,7 +253,7 @@ class _TopK:
                 return term
             if not reach.codes:
                 break
-            match = " OR ".join(quoted(code + term.text) for code in reach.codes)
+            match = " OR ".join(map(quoted, class_tokens(term.text, reach.codes)))
             if not self.visit(match, None, sql=self.statements.impact_postings):
                 break
         return replace(term, bound=reach.rest)
