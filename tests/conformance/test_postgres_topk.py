@@ -228,7 +228,13 @@ async def test_a_schema_at_version_5_gains_the_impact_tokens_new_rows_are_writte
     """Migration 6 fills the tokens in SQL exactly as a write computes them in Python."""
     items = [
         *corpus(60, seed=12),
-        MemoryItem(item_id="long", agent_id="agent-1", user_id="alice", content="word " * 39_000),
+        MemoryItem(
+            item_id="long",
+            agent_id="agent-1",
+            user_id="alice",
+            content="word " * 39_000,
+            created_at=at(0),
+        ),
     ]
     stores = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
     await stores.episodic.put_many(items)

@@ -43,6 +43,8 @@ from tests.stores.sqlite_schema import to_schema_7
 pytestmark = pytest.mark.anyio
 
 NOW = datetime(2026, 2, 1, tzinfo=UTC)
+STORED = datetime(2026, 1, 31, tzinfo=UTC)
+"""When every item was stored: a day before the searches, whatever day the suite runs."""
 ALICE = Tenant(agent_id="agent-1", user_id="alice")
 COMMON = ["apple", "pear", "plum", "fig"]
 RARE = ["quince", "yuzu", "sloe", "medlar", "damson"]
@@ -116,6 +118,7 @@ def corpus(count: int, seed: int) -> list[MemoryItem]:
                 agent_id="agent-1",
                 user_id="alice",
                 content=" ".join(words) or "empty",
+                created_at=STORED,
             )
         )
     return items

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 import sqlite3
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -172,6 +172,7 @@ async def test_large_k_over_skewed_words_ranks_as_the_in_memory_store(tmp_path: 
                 + rng.choices(rare, k=rng.randint(0, 1))
                 + rng.choices(["filler", "words", "here"], k=rng.choice([0, 2, 12, 40]))
             ),
+            created_at=NOW - timedelta(days=1),
         )
         for i in range(900)
     ]
