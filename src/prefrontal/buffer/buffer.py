@@ -16,6 +16,7 @@ the same state.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -59,6 +60,16 @@ if TYPE_CHECKING:
 Clock = Callable[[], datetime]
 
 
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """The held items that may not leave to make room: how many, their tokens, and whether
+    they fill every slot (then nothing new can enter)."""
+
+    count: int
+    tokens: int
+    full: bool
+
+
 class WorkingMemoryBuffer:
     """A bounded working-memory buffer; see the module docstring for its invariant."""
 
@@ -79,6 +90,7 @@ class WorkingMemoryBuffer:
         self._last_context: (
             tuple[datetime, Focus | None, tuple[str, ...], BufferConfig, EvictionContext] | None
         ) = None
+        self._last_kept: tuple[tuple[int, frozenset[str]], _Kept] | None = None
 
     # ----------------------------------------------------------------- reading
 
@@ -365,8 +377,17 @@ class WorkingMemoryBuffer:
         if not decision.admitted:
             reason = f"below_threshold: score {decision.score:.3f} < {decision.threshold:.3f}"
             return self._refuse(item_id, tokens, reason, decision)
+        if len(self._held.items) >= self.config.max_items and self._kept(protected).full:
+            # No slot, and nothing that may leave: refused without looking for victims.
+            room = self._no_room(tokens, self._kept(protected))
+            return self._refuse(item_id, tokens, room, decision)
+        ctx = self._context(at, focus)
+        victims = self._victims(Need(tokens=tokens, items=1), ctx, protected)
+        if victims is None:  # refused before the item is built
+            room = self._no_room(tokens, self._kept(protected))
+            return self._refuse(item_id, tokens, room, decision)
         item = building.admitted(item_id, new, tokens, decision, at, self._held.take_seq())
-        return await self._insert(item, focus, protected, at, decision)
+        return await self._insert(item, ctx, protected, at, decision, victims)
 
     async def refresh_turn(
         self, fragments: Sequence[NewItem], *, focus: Focus, now: datetime | None = None
@@ -387,7 +408,14 @@ class WorkingMemoryBuffer:
         updated = building.refreshed(held, new, tokens, at)
         if tokens > held.tokens:
             self._held.take_out(held, EvictionReason.REMOVED, "grew on refresh", count=False)
-            return await self._insert(updated, focus, {*protected, held.item_id}, at, None, held)
+            ctx = self._context(at, focus)
+            kept = {*protected, held.item_id}
+            victims = self._victims(Need(tokens=tokens, items=1), ctx, kept)
+            if victims is None:
+                self._held.put(held)
+                room = self._no_room(tokens, self._kept(kept))
+                return self._refuse(held.item_id, tokens, room, None)
+            return await self._insert(updated, ctx, kept, at, None, victims, held)
         self._held.replace(updated)
         self._held.count(refreshed=1)
         self._held.emit(EventKind.UPDATED, at, held.item_id, "refreshed")
@@ -402,20 +430,17 @@ class WorkingMemoryBuffer:
     async def _insert(
         self,
         item: BufferItem,
-        focus: Focus | None,
+        ctx: EvictionContext,
         protected: Collection[str],
         at: datetime,
         decision: AdmissionDecision | None,
+        victims: list[tuple[BufferItem, float]],
         previous: BufferItem | None = None,
     ) -> AddResult:
-        """Make room for ``item`` or refuse it, then put it in (``previous``: its old version)."""
-        ctx = self._context(at, focus)
-        need = Need(tokens=item.tokens, items=1)
-        victims = self._victims(need, ctx, protected)
-        if victims is None:
-            if previous is not None:
-                self._held.put(previous)
-            return self._refuse(item.item_id, item.tokens, self._no_room(item, protected), decision)
+        """Put ``item`` in, ``victims`` (the room it needs) evicted or folded first.
+
+        ``previous`` is its old version when it grew on refresh.
+        """
         folded = await self._fold(item, ctx, protected, victims)
         if folded is None:
             evictions = dropped(victims, ctx)
@@ -511,11 +536,31 @@ class WorkingMemoryBuffer:
         self._last_context = (at, focus, self._themes, self.config, context)
         return context
 
-    def _no_room(self, item: BufferItem, protected: Collection[str]) -> str:
-        kept = [i for i in self._held.items.values() if i.pinned or i.item_id in protected]
+    def _kept(self, protected: Collection[str]) -> _Kept:
+        """The held items that may not leave (pinned or ``protected``): how many, their tokens.
+
+        Worked out again only when the held items or ``protected`` changed (a
+        turn's refresh offers many items against the same ones).
+        """
+        held = self._held
+        key = (held.changes, frozenset(protected))
+        last = self._last_kept
+        if last is not None and last[0] == key:
+            return last[1]
+        items = held.items.values()
+        stay = [i.tokens for i in items if i.pinned or i.item_id in protected]
+        kept = _Kept(
+            count=len(stay),
+            tokens=sum(stay),
+            full=len(stay) == len(held.items) >= self.config.max_items,
+        )
+        self._last_kept = (key, kept)
+        return kept
+
+    def _no_room(self, tokens: int, kept: _Kept) -> str:
         return (
-            f"no_room: {item.tokens} tokens do not fit beside {len(kept)} pinned or protected "
-            f"items of {sum(i.tokens for i in kept)} tokens (max_tokens "
+            f"no_room: {tokens} tokens do not fit beside {kept.count} pinned or protected "
+            f"items of {kept.tokens} tokens (max_tokens "
             f"{self.config.max_tokens}, max_items {self.config.max_items})"
         )
 

@@ -28,6 +28,8 @@ class Holding:
         self.events = EventBus()
         self.items: dict[str, BufferItem] = {}
         self._ordered: tuple[BufferItem, ...] | None = ()
+        self.changes = 0
+        """Counts changes to the held items (what is worked out from them is kept till it moves)."""
         self.tokens = 0
         self.next_seq = 0
         self._counts = BufferCounters().model_dump()
@@ -56,6 +58,7 @@ class Holding:
             )
         self.items[item.item_id] = item
         self._ordered = None
+        self.changes += 1
         self.tokens = tokens
 
     def replace(self, item: BufferItem) -> None:
@@ -65,6 +68,7 @@ class Holding:
             raise WorkingMemoryError(f"internal: {item.item_id!r} cannot grow in place")
         self.items[item.item_id] = item
         self._ordered = None
+        self.changes += 1
         self.tokens += item.tokens - old.tokens
 
     def take_out(
@@ -73,6 +77,7 @@ class Holding:
         """Remove ``item`` and say why (``count=False`` when it is about to come back)."""
         del self.items[item.item_id]
         self._ordered = None
+        self.changes += 1
         self.tokens -= item.tokens
         if count:
             self.count(evicted=1)
@@ -123,6 +128,7 @@ class Holding:
         self.config = snapshot.config
         self.items = {item.item_id: item for item in snapshot.items}
         self._ordered = snapshot.items
+        self.changes += 1
         self.tokens = sum(item.tokens for item in snapshot.items)
         self.next_seq = snapshot.next_seq
         self._counts = snapshot.counters.model_dump()

@@ -18,6 +18,8 @@ from prefrontal.stores.records import MetadataValue, Timestamp
 
 SUMMARY_PHASE = "buffer.summarize"
 """The provenance phase that marks a summary item the buffer made by folding."""
+MAX_ITEM_ID = 256
+"""The longest item id, in characters."""
 
 
 class BufferModel(BaseModel):
@@ -91,7 +93,7 @@ class NewItem(BufferModel):
 
     content: str = Field(min_length=1)
     source: ItemSource = ItemSource.SYSTEM
-    item_id: str | None = Field(default=None, min_length=1, max_length=256)
+    item_id: str | None = Field(default=None, min_length=1, max_length=MAX_ITEM_ID)
     tokens: int | None = Field(default=None, ge=0)
     priority: float = Field(default=0.5, ge=0.0, le=1.0)
     urgency: float = Field(default=0.0, ge=0.0, le=1.0)
@@ -125,7 +127,7 @@ class BufferItem(BufferModel):
     the buffer's insertion counter, the last tie-breaker of every ordering.
     """
 
-    item_id: str = Field(min_length=1, max_length=256)
+    item_id: str = Field(min_length=1, max_length=MAX_ITEM_ID)
     content: str = Field(min_length=1)
     source: ItemSource
     tokens: int = Field(ge=0)
@@ -144,7 +146,7 @@ class BufferItem(BufferModel):
     """For a summary item, the ids of the items folded into it."""
     provenance: ItemProvenance = Field(default_factory=ItemProvenance)
     seq: int = Field(default=0, ge=0)
-    consolidating_into: str | None = Field(default=None, min_length=1, max_length=256)
+    consolidating_into: str | None = Field(default=None, min_length=1, max_length=MAX_ITEM_ID)
     """The episodic item this one is being promoted into (set by consolidation until
     the item leaves the buffer; see :mod:`prefrontal.formation`)."""
 

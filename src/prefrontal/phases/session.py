@@ -8,6 +8,7 @@ buffer knows nothing of the bundle layer.
 
 from __future__ import annotations
 
+import hashlib
 from typing import assert_never
 
 from prefrontal.buffer import (
@@ -19,6 +20,7 @@ from prefrontal.buffer import (
     SessionBuffer,
     SessionLink,
 )
+from prefrontal.buffer.models import MAX_ITEM_ID
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.phases.fragments import fragment
 from prefrontal.phases.state import TurnState
@@ -127,17 +129,20 @@ def new_item(turn: TurnState, fragment: Fragment) -> NewItem:
     """The buffer item for one fragment of this turn's context.
 
     Its id is its section and source ids, so the same fragment next turn is
-    the same item. Identity and rules are pinned for the turn; memories take
-    their rerank score as priority and relevance; goals, alerts and the
-    dialogue get the urgency of their section. Validated in one call, its
-    provenance as a plain row: a nested model built in Python costs twice as much.
+    the same item (:func:`fragment_item_id`). Identity and rules are pinned
+    for the turn; memories take their rerank score as priority and relevance;
+    goals, alerts and the dialogue get the urgency of their section.
+    Validated in one call, its provenance as a plain row: a nested model
+    built in Python costs twice as much, and building it without validating
+    (``model_construct``, or filling its fields by hand) costs more than
+    validating does.
     """
     p = fragment.provenance
     score = None if p.score is None else min(max(p.score, 0.0), 1.0)
     memory = fragment.section in MEMORY_SECTIONS and score is not None
     return NewItem.model_validate(
         {
-            "item_id": f"{fragment.section.value}:{'|'.join(p.item_ids)}",
+            "item_id": fragment_item_id(fragment.section, p.item_ids),
             "content": fragment.text,
             "source": source_of(fragment),
             "tokens": fragment.tokens,
@@ -158,6 +163,20 @@ def new_item(turn: TurnState, fragment: Fragment) -> NewItem:
             },
         }
     )
+
+
+def fragment_item_id(section: Section, item_ids: tuple[str, ...]) -> str:
+    """The buffer id of a fragment of ``section`` from ``item_ids``: readable, at most 256 chars.
+
+    The section and the ids joined; when that would be longer than an item id
+    may be, the section and a hash of the ids (a fragment standing for many
+    items, such as a long summary's, is then held like any other).
+    """
+    readable = f"{section.value}:{'|'.join(item_ids)}"
+    if len(readable) <= MAX_ITEM_ID:
+        return readable
+    digest = hashlib.blake2b("\x1f".join(item_ids).encode(), digest_size=16).hexdigest()
+    return f"{section.value}:#{digest}"
 
 
 def focus_of(turn: TurnState) -> Focus:

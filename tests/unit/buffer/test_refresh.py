@@ -109,3 +109,25 @@ async def test_items_idle_since_the_last_turn_fade_at_refresh() -> None:
     await buffer.add(item("old tool output", item_id="t"), now=at(0))
     report = await buffer.refresh_turn([], focus=FOCUS, now=at(301))
     assert [(e.item_id, e.reason) for e in report.evicted] == [("t", EvictionReason.FADED)]
+
+
+async def test_offers_past_a_buffer_full_of_this_turns_items_are_refused_alike() -> None:
+    """Once every slot holds a pinned item or one placed this turn, each later offer is
+    refused for room with the same counts in its reason, and takes no insertion number."""
+    buffer = make_buffer(OverflowPolicy.COMPOSITE, max_items=3, base_threshold=0.0)
+    fragments = [item(f"vacation fragment {n}", item_id=f"f{n}") for n in range(7)]
+    fragments.append(item("identity", item_id="pin", pinned=True))
+    report = await buffer.refresh_turn(fragments, focus=FOCUS, now=at(0))
+    assert report.admitted[0].item_id == "pin"
+    assert len(report.admitted) == 3
+    assert len(report.refused) == 5
+    held = sum(i.tokens for i in buffer.items)
+    for refusal in report.refused:
+        assert refusal.reason == (
+            f"no_room: {refusal.tokens} tokens do not fit beside 3 pinned or protected items "
+            f"of {held} tokens (max_tokens {buffer.config.max_tokens}, max_items 3)"
+        )
+        assert refusal.decision is not None
+        assert refusal.decision.admitted
+    assert buffer.snapshot().next_seq == 3
+    assert buffer.counters.refused == 5

@@ -8,6 +8,8 @@ import pytest
 
 from prefrontal import Orchestrator, Section, Stores
 from prefrontal.budgets.tokens import default_counter
+from prefrontal.buffer.models import MAX_ITEM_ID
+from prefrontal.bundle.models import Fragment, Provenance
 from prefrontal.bundle.render import render_sections
 from prefrontal.phases import (
     PHASES,
@@ -17,6 +19,7 @@ from prefrontal.phases import (
     frontal_cortex,
     scratch_page,
 )
+from prefrontal.phases.session import fragment_item_id, new_item
 from prefrontal.phases.state import TurnState
 from prefrontal.stores import (
     ConversationTurn,
@@ -206,3 +209,26 @@ async def test_duplicate_text_is_kept_once(demo_stores: Stores) -> None:
     assert turn.bundle is not None
     assert turn.bundle.text.count(twin.text) == 1
     assert any(d.reason.startswith("duplicate of") for d in turn.dropped)
+
+
+async def test_a_fragment_of_many_items_is_held_under_an_id_of_bounded_length(
+    demo_stores: Stores,
+) -> None:
+    """Section and ids joined while short enough; past 256 characters, a hash of the ids:
+    the same ids give the same id, other ids another, and the buffer takes the item."""
+    many = tuple(f"episode-{n:04d}" for n in range(40))
+    assert fragment_item_id(Section.EPISODIC, ("a", "b")) == "episodic:a|b"
+    long_id = fragment_item_id(Section.EPISODIC, many)
+    assert len(long_id) <= MAX_ITEM_ID
+    assert long_id.startswith("episodic:#")
+    assert long_id == fragment_item_id(Section.EPISODIC, many)
+    assert long_id != fragment_item_id(Section.EPISODIC, many[1:])
+    assert long_id != fragment_item_id(Section.SEMANTIC, many)
+    turn = new_turn(orchestrator(demo_stores))
+    provenance = Provenance(store="episodic", item_ids=many, phase="episodic", score=0.5)
+    fragment = Fragment(
+        section=Section.EPISODIC, text="forty episodes", tokens=3, provenance=provenance
+    )
+    offered = new_item(turn, fragment)
+    assert offered.item_id == long_id
+    assert offered.provenance.item_ids == many
