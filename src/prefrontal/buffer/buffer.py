@@ -540,7 +540,9 @@ class WorkingMemoryBuffer:
         """The held items that may not leave (pinned or ``protected``): how many, their tokens.
 
         Worked out again only when the held items or ``protected`` changed (a
-        turn's refresh offers many items against the same ones).
+        turn's refresh offers many items against the same ones). ``full`` is
+        read only while the buffer holds ``max_items`` items or more, so bounds
+        that grew without an eviction cannot leave it stale.
         """
         held = self._held
         key = (held.changes, frozenset(protected))

@@ -131,3 +131,18 @@ async def test_offers_past_a_buffer_full_of_this_turns_items_are_refused_alike()
         assert refusal.decision.admitted
     assert buffer.snapshot().next_seq == 3
     assert buffer.counters.refused == 5
+
+
+async def test_a_buffer_full_of_kept_items_takes_offers_again_once_it_grows() -> None:
+    """A buffer whose every slot holds a pinned item refuses an offer without looking for
+    victims; reconfigured to more slots (nothing evicted, nothing else changed), it admits
+    the same offer."""
+    buffer = make_buffer(OverflowPolicy.COMPOSITE, max_items=2)
+    for n in range(2):
+        await buffer.add(item(f"kept {n}", item_id=f"k{n}", pinned=True), now=at(0))
+    refused = await buffer.add(item("one more", item_id="m"), now=at(1))
+    assert refused.reason.startswith("no_room")
+    assert buffer.reconfigure(buffer.config.model_copy(update={"max_items": 3})) == ()
+    admitted = await buffer.add(item("one more", item_id="m"), now=at(2))
+    assert admitted.outcome.value == "admitted"
+    assert len(buffer) == 3
