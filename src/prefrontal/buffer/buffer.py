@@ -377,15 +377,10 @@ class WorkingMemoryBuffer:
         if not decision.admitted:
             reason = f"below_threshold: score {decision.score:.3f} < {decision.threshold:.3f}"
             return self._refuse(item_id, tokens, reason, decision)
-        if len(self._held.items) >= self.config.max_items and self._kept(protected).full:
-            # No slot, and nothing that may leave: refused without looking for victims.
-            room = self._no_room(tokens, self._kept(protected))
-            return self._refuse(item_id, tokens, room, decision)
         ctx = self._context(at, focus)
-        victims = self._victims(Need(tokens=tokens, items=1), ctx, protected)
+        victims = self._victims(tokens, ctx, protected)
         if victims is None:  # refused before the item is built
-            room = self._no_room(tokens, self._kept(protected))
-            return self._refuse(item_id, tokens, room, decision)
+            return self._refuse(item_id, tokens, self._no_room(tokens, protected), decision)
         item = building.admitted(item_id, new, tokens, decision, at, self._held.take_seq())
         return await self._insert(item, ctx, protected, at, decision, victims)
 
@@ -410,11 +405,10 @@ class WorkingMemoryBuffer:
             self._held.take_out(held, EvictionReason.REMOVED, "grew on refresh", count=False)
             ctx = self._context(at, focus)
             kept = {*protected, held.item_id}
-            victims = self._victims(Need(tokens=tokens, items=1), ctx, kept)
+            victims = self._victims(tokens, ctx, kept)
             if victims is None:
                 self._held.put(held)
-                room = self._no_room(tokens, self._kept(kept))
-                return self._refuse(held.item_id, tokens, room, None)
+                return self._refuse(held.item_id, tokens, self._no_room(tokens, kept), None)
             return await self._insert(updated, ctx, kept, at, None, victims, held)
         self._held.replace(updated)
         self._held.count(refreshed=1)
@@ -508,10 +502,20 @@ class WorkingMemoryBuffer:
     # ---------------------------------------------------------------- plumbing
 
     def _victims(
-        self, need: Need, ctx: EvictionContext, protected: Collection[str]
+        self, tokens: int, ctx: EvictionContext, protected: Collection[str]
     ) -> list[tuple[BufferItem, float]] | None:
-        items = tuple(self._held.items.values())
-        return select_victims(items, need, ctx, protected, held_tokens=self._held.tokens)
+        """What must leave for an item of ``tokens`` to enter; ``None`` when it cannot.
+
+        When every slot holds an item that may not leave (pinned or
+        ``protected``), that is known without scoring the held items: a turn
+        offering more than the buffer holds meets this once per offer left.
+        """
+        held = self._held
+        if len(held.items) >= self.config.max_items and self._kept(protected).full:
+            return None
+        items = tuple(held.items.values())
+        need = Need(tokens=tokens, items=1)
+        return select_victims(items, need, ctx, protected, held_tokens=held.tokens)
 
     def _context(self, at: datetime, focus: Focus | None) -> EvictionContext:
         """The eviction context at ``at`` for ``focus``; the last one again while they, the
@@ -559,7 +563,8 @@ class WorkingMemoryBuffer:
         self._last_kept = (key, kept)
         return kept
 
-    def _no_room(self, tokens: int, kept: _Kept) -> str:
+    def _no_room(self, tokens: int, protected: Collection[str]) -> str:
+        kept = self._kept(protected)
         return (
             f"no_room: {tokens} tokens do not fit beside {kept.count} pinned or protected "
             f"items of {kept.tokens} tokens (max_tokens "
