@@ -1,7 +1,8 @@
 """Memory retrieval for phases 5 and 6: several queries, scored for a context.
 
 ``retrieve`` searches with the input and with its context (goals, recent
-conversation), then with the words the input's two best hits add to it
+conversation; asked for a share of the input's hits, since they weigh less),
+then with the words the input's two best hits add to it
 (pseudo-relevance feedback, :mod:`prefrontal.retrieval.feedback`), blends
 the three after normalising each to its best hit (the input weighs most),
 lets each item add a share of its neighbours' scores, favours items said
@@ -13,6 +14,7 @@ their weights are :class:`~prefrontal.retrieval.settings.RecallSettings`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from prefrontal.phases.state import TurnState
@@ -89,7 +91,8 @@ async def retrieve(
     The feedback query (words of the input's best hits) is searched too
     and blended at ``settings.feedback_weight``.
     """
-    hits = await _search_all(turn, store, phase, queries, limit)
+    limits = {"context": math.ceil(limit * settings.context_share)}
+    hits = await _search_all(turn, store, phase, queries, limit, limits)
     feedback = await _feedback(turn, store, phase, hits, queries.get("input", ""), limit, settings)
     if feedback:
         hits["feedback"] = feedback
@@ -139,14 +142,22 @@ def _signals(signals: Mapping[str, Mapping[str, float]], key: str) -> dict[str, 
 
 
 async def _search_all(
-    turn: TurnState, store: MemoryStore, phase: str, queries: Mapping[str, str], limit: int
+    turn: TurnState,
+    store: MemoryStore,
+    phase: str,
+    queries: Mapping[str, str],
+    limit: int,
+    limits: Mapping[str, int],
 ) -> dict[str, list[ScoredMemory]]:
-    """Every query searched, concurrently: the phase waits for one round trip, not one per query."""
+    """Every query searched, concurrently: the phase waits for one round trip, not one per query.
+
+    Each asks for ``limit`` hits, or for its own limit in ``limits``.
+    """
     found: dict[str, list[ScoredMemory]] = {}
 
     def one(name: str, text: str) -> Call:
         async def call() -> None:
-            found[name] = await search(turn, store, phase, text, limit)
+            found[name] = await search(turn, store, phase, text, limits.get(name, limit))
 
         return call
 

@@ -19,6 +19,14 @@ class RecallSettings:
 
     context_weight: float = 0.3
     """Weight of the context query's hits beside the input's (1.0)."""
+    context_share: float = 0.3
+    """The context query asks for this share of the input's candidates (rounded up; 0 skips it).
+
+    Its hits weigh ``context_weight`` of the input's, so its lower ones rank
+    below what fits; asking it for as many as the input made a new session's
+    turn 15 % slower on 100,000 items for about one rendered memory in a
+    hundred (``docs/performance.md``).
+    """
     thread_weight: float = 0.3
     """Share of its thread's score an item gains."""
     thread_top: int = 3
@@ -48,6 +56,12 @@ class RecallSettings:
     """How many of the input's best hits lend their words to the feedback query."""
     feedback_terms: int = 10
     """How many words the feedback query has."""
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.context_share <= 1.0:
+            raise ConfigurationError(
+                f"context_share is a share of the candidates, 0 to 1: got {self.context_share}"
+            )
 
 
 @dataclass(frozen=True, slots=True)
