@@ -109,9 +109,9 @@ async def test_reads_by_impact_class_equal_scoring_every_match(
     statements: list[str] = []
     original = TopK._score
 
-    async def spy(self: TopK, statement: str, *args: Any) -> None:
+    async def spy(self: TopK, statement: str, *args: Any, **options: Any) -> None:
         statements.append(statement)
-        await original(self, statement, *args)
+        await original(self, statement, *args, **options)
 
     monkeypatch.setattr(TopK, "_score", spy)
     items = corpus(200, seed=4)
@@ -151,6 +151,50 @@ async def test_a_common_query_reads_fewer_rows_than_its_terms_have_holders(
     fetched, holders, found = await database.read(run, store="test")
     assert found >= 10
     assert fetched < holders / 3, (fetched, holders)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "meeting project",
+        # more terms than the SQL scores (REACH_SLOTS): the rest add their bounds
+        "meeting project update team " + " ".join(RARE[:12]),
+    ],
+)
+async def test_holders_that_cannot_reach_are_left_out_in_sql_with_the_same_hits(
+    database: PostgresDatabase, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    """Once k items are scored, SQL leaves out what cannot reach: fewer rows, the same top k."""
+    memory, store = InMemoryMemoryStore(), PostgresMemoryStore(database)
+    items = corpus(600, seed=8)
+    await memory.put_many(items)
+    await store.put_many(items)
+    keys = sorted({key(term) for term in query_terms(text)})
+    params = (ALICE.agent_id, ALICE.user_id, FIXED_NOW, None)
+
+    for limit in (3, 20):
+        query = MemoryQuery(text=text, limit=limit, now=FIXED_NOW)
+        expected = [(h.item.item_id, h.score) for h in await memory.search(ALICE, query)]
+        got = [(h.item.item_id, h.score) for h in await store.search(ALICE, query)]
+        assert got == expected, (text, limit)
+    filtered = [await _fetched(database, params, keys, limit) for limit in (3, 20)]
+    monkeypatch.setattr(TopK, "_reach", lambda self, terms: (None, None, None, None))
+    unfiltered = [await _fetched(database, params, keys, limit) for limit in (3, 20)]
+    assert sum(filtered) < sum(unfiltered), (filtered, unfiltered)
+
+
+async def _fetched(
+    database: PostgresDatabase, params: tuple[Any, ...], keys: list[str], limit: int
+) -> int:
+    """How many rows the top ``limit`` of ``keys`` read."""
+
+    async def run(connection: Any) -> int:
+        search = TopK(Statements("episodic"), connection, params, keys)
+        await search.scores(limit)
+        return search.fetched
+
+    fetched: int = await database.read(run, store="test")
+    return fetched
 
 
 async def test_the_bounds_stay_bounds_through_replacements_and_deletions(
@@ -274,8 +318,9 @@ async def test_the_holders_are_found_through_the_term_index(database: PostgresDa
     await store.put_many(items)
 
     keys = [key(term) for term in query_terms("zeppelin meeting")]
+    reach = (keys, [2.2] * len(keys), 10.0, 1.0)  # the terms scored in SQL, a need of 1.0
     plan = await plan_of(
-        database, Statements("episodic").holders, keys, key("zeppelin"), [], None, []
+        database, Statements("episodic").holders, keys, key("zeppelin"), [], None, [], *reach
     )
     assert not any("Seq Scan" in line for line in plan), "\n".join(plan)
     assert any("episodic_by_terms" in line for line in plan), "\n".join(plan)
@@ -290,8 +335,9 @@ async def test_a_common_terms_best_classes_are_found_through_the_impact_index(
 
     meeting = key("meeting")
     tokens = [token(meeting, 3, n) for n in (1, 2, 3)]
+    reach = ([meeting], [2.2], 10.0, 1.0)  # the term scored in SQL, a need of 1.0
     plan = await plan_of(
-        database, Statements("episodic").class_holders, [meeting], tokens, [], None
+        database, Statements("episodic").class_holders, [meeting], tokens, [], None, *reach
     )
     assert not any("Seq Scan" in line for line in plan), "\n".join(plan)
     assert any("episodic_by_impacts" in line for line in plan), "\n".join(plan)

@@ -8,6 +8,8 @@ ever a parameter.
 
 from __future__ import annotations
 
+from prefrontal.retrieval.ranking import K1, B
+
 ITEM_COLUMNS = "m.body, m.superseded_by, m.recall_count, m.last_recalled_at, m.embedding"
 ITEM = f"m.item_id, {ITEM_COLUMNS}"
 """The columns :func:`prefrontal.stores.postgres.memory._item` reads, in its order."""
@@ -92,15 +94,15 @@ class Statements:
         """The agent's statistics with each of its terms among ``$2`` (one row per term held,
         or one with a NULL term; none when the agent holds no item)."""
         term, classes = "m.terms @> ARRAY[$6::text]", "m.impacts && $6::text[]"
-        self.holders = _holders(items, term, " AND NOT (m.impacts && $9::text[])")
+        self.holders = _holders(items, term, " AND NOT (m.impacts && $9::text[])", first=10)
         """The top-k's reads: the live visible items holding term ``$6`` and none of ``$7``,
         at most ``$8`` terms long (any length when NULL), under none of the impact tokens
         ``$9``, with their counts of ``$5``."""
-        self.class_holders = _holders(items, classes)
+        self.class_holders = _holders(items, classes, first=9)
         """The same as :attr:`holders`, for the items under one of the impact tokens ``$6``
         (of one term)."""
         self.class_holders_with_later = _holders(
-            items, classes, " AND (m.terms || '{}'::text[]) && $9::text[]"
+            items, classes, " AND (m.terms || '{}'::text[]) && $9::text[]", first=10
         )
         """The same, holding one of the terms ``$9`` too: a check of the few rows the impact
         tokens find, never a read of the term index (the terms are common ones, and a cached
@@ -133,15 +135,43 @@ class Statements:
             WHERE {_VISIBLE} AND m.item_id = ANY($4::text[]) AND {first_of_its_id(items)}"""
 
 
-def _holders(items: str, held: str, more: str = "") -> str:
+REACH_SLOTS = 8
+"""How many terms a top-k read scores in SQL to leave out the items that cannot reach."""
+
+
+def _holders(items: str, held: str, more: str = "", *, first: int) -> str:
     """A top-k read of the live visible items matching ``held`` and ``more``.
 
     None of them holds a term of ``$7``, none is longer than ``$8`` (when not
-    NULL); each comes with its counts of the query's terms ``$5``.
+    NULL); each comes with its counts of the query's terms ``$5``. From
+    ``$<first>`` on, the bound of :func:`_reaching` leaves out the items that
+    cannot reach the k-th score, before their counts are gathered.
     """
     return f"""
         SELECT {KEY}, m.length, {_COUNTS}
         FROM {items} AS m
         WHERE {held} AND NOT (m.terms && $7::text[])
           AND ($8::integer IS NULL OR m.length <= $8::integer){more}
-          AND {_VISIBLE} AND {_LIVE} AND {_KINDS}"""
+          AND {_VISIBLE} AND {_LIVE} AND {_KINDS}
+          AND {_reaching(first)}"""
+
+
+def _reaching(first: int) -> str:
+    """SQL: the item's BM25 score on up to :data:`REACH_SLOTS` terms reaches a need.
+
+    Parameters from ``$<first>``: the terms (a text array, NULL past the
+    last), each one's IDF times ``k1 + 1`` (a float array), the collection's
+    mean length, and the score needed (NULL: every item passes). A term the
+    item does not hold adds nothing. ``w * tf / (tf + norm)`` is written
+    ``w - w * norm / (tf + norm)`` so that the count is read once; the need
+    allows for the rounding this differs by.
+    """
+    terms, weights, average, need = (f"${first + n}" for n in range(4))
+    k1, b = f"{K1!r}::float8", f"{B!r}::float8"
+    norm = f"({k1} * (1::float8 - {b} + {b} * m.length / {average}::float8))"
+    parts = " + ".join(
+        f"coalesce(({weights}::float8[])[{i}] - ({weights}::float8[])[{i}] * {norm}"
+        f" / (m.counts[array_position(m.terms, ({terms}::text[])[{i}])] + {norm}), 0)"
+        for i in range(1, REACH_SLOTS + 1)
+    )
+    return f"({need}::float8 IS NULL OR {parts} >= {need}::float8)"

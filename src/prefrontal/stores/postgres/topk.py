@@ -34,7 +34,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from prefrontal.retrieval.impacts import best_classes, class_tokens, reaching
-from prefrontal.retrieval.ranking import BoundedTerm, Corpus, Scorer, idf
+from prefrontal.retrieval.ranking import K1, BoundedTerm, Corpus, Scorer, idf
+from prefrontal.stores.postgres.memory_sql import REACH_SLOTS
 
 MARGIN = 1 + 1e-9
 """Room for rounding: a bound summed in another order may differ in its last bits."""
@@ -118,15 +119,16 @@ class TopK:
         at the class's length (:func:`~prefrontal.retrieval.impacts.reaching`),
         no longer than a holder that may.
         """
+        reach = self._reach([term, *later])
         alone = reaching(term, self.best[0], MARGIN)
         if alone is None:
             longest = self._longest(term, bounds)
             if longest is None or longest >= term.shortest:
-                await self._score(self.statements.holders, term.text, longest, read)
+                await self._score(self.statements.holders, term.text, longest, read, reach=reach)
             return
         tokens = [token for token in class_tokens(term.text, alone.codes) if token not in read]
         if tokens:
-            await self._score(self.statements.class_holders, tokens, None)
+            await self._score(self.statements.class_holders, tokens, None, reach=reach)
         with_later = reaching(term, self.best[0], MARGIN, later)
         longest = self._longest(term, bounds)
         if not later or with_later is None or (longest is not None and longest < term.shortest):
@@ -135,7 +137,22 @@ class TopK:
         tokens = [token for token in class_tokens(term.text, with_later.codes) if token not in read]
         if tokens:
             keys = [other.text for other in later]
-            await self._score(self.statements.class_holders_with_later, tokens, longest, keys)
+            statement = self.statements.class_holders_with_later
+            await self._score(statement, tokens, longest, keys, reach=reach)
+
+    def _reach(self, terms: list[BoundedTerm]) -> tuple[Any, ...]:
+        """The parameters that leave out, in SQL, the holders of ``terms[0]`` that cannot reach.
+
+        Such a holder holds no visited term, so ``terms`` (the term and those
+        not visited yet) are all it may score on. SQL scores the first
+        :data:`~prefrontal.stores.postgres.memory_sql.REACH_SLOTS` (those of
+        highest bound); the rest may add their bounds. What it needs is the
+        k-th score less those bounds, with room for rounding.
+        """
+        scored, rest = terms[:REACH_SLOTS], terms[REACH_SLOTS:]
+        need = self.best[0] / MARGIN - sum(term.bound for term in rest) * MARGIN
+        weights = [term.weight * (K1 + 1) for term in scored]
+        return [term.text for term in scored], weights, self.scorer.average, need
 
     def _longest(self, term: BoundedTerm, bounds: float) -> int | None:
         """The longest holder of ``term`` that may reach the k-th score with ``bounds`` more."""
@@ -156,14 +173,23 @@ class TopK:
         terms.sort(key=lambda term: (-term.bound, order[term.text]))
         return scorer, terms, {key: int(row["df"]) for key, row in held.items()}
 
-    async def _score(self, statement: str, held: Any, longest: int | None, *rest: Any) -> None:
+    async def _score(
+        self,
+        statement: str,
+        held: Any,
+        longest: int | None,
+        *rest: Any,
+        reach: tuple[Any, ...] = (None, None, None, None),
+    ) -> None:
         """Score the items ``statement`` reads: none of the visited terms, at most ``longest`` long.
 
         ``held``: the term (:attr:`~Statements.holders`, with the impact tokens it
         leaves out after it) or its impact tokens (:attr:`~Statements.class_holders`).
+        ``reach``: what an item must score to be read (:meth:`_reach`; every item
+        when left out).
         """
         rows = await self.connection.fetch(
-            statement, *self.params, self.keys, held, self.visited, longest, *rest
+            statement, *self.params, self.keys, held, self.visited, longest, *rest, *reach
         )
         self.fetched += len(rows)
         found, best, limit, scorer = self.found, self.best, self.limit, self.scorer
