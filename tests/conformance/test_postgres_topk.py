@@ -165,6 +165,7 @@ async def test_holders_that_cannot_reach_are_left_out_in_sql_with_the_same_hits(
     database: PostgresDatabase, monkeypatch: pytest.MonkeyPatch, text: str
 ) -> None:
     """Once k items are scored, SQL leaves out what cannot reach: fewer rows, the same top k."""
+    monkeypatch.setattr(topk, "RARE_TOGETHER", 0)  # every term read on its own
     memory, store = InMemoryMemoryStore(), PostgresMemoryStore(database)
     items = corpus(600, seed=8)
     await memory.put_many(items)
@@ -181,6 +182,32 @@ async def test_holders_that_cannot_reach_are_left_out_in_sql_with_the_same_hits(
     monkeypatch.setattr(TopK, "_reach", lambda self, terms: (None, None, None, None))
     unfiltered = [await _fetched(database, params, keys, limit) for limit in (3, 20)]
     assert sum(filtered) < sum(unfiltered), (filtered, unfiltered)
+
+
+async def test_rare_terms_read_together_give_the_same_hits_in_fewer_round_trips(
+    database: PostgresDatabase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before k items are scored, the holders of the rarest terms come in one read."""
+    store = PostgresMemoryStore(database)
+    await store.put_many(corpus(300, seed=12))
+    text = " ".join(RARE[:10]) + " meeting"
+    query = MemoryQuery(text=text, limit=50, now=FIXED_NOW)
+    reads = 0
+    original = TopK._score
+
+    async def counted(self: TopK, statement: str, *args: Any, **options: Any) -> None:
+        nonlocal reads
+        reads += 1
+        await original(self, statement, *args, **options)
+
+    monkeypatch.setattr(TopK, "_score", counted)
+    together = [(h.item.item_id, h.score) for h in await store.search(ALICE, query)]
+    reads_together, reads = reads, 0
+    monkeypatch.setattr(topk, "RARE_TOGETHER", 0)
+    apart = [(h.item.item_id, h.score) for h in await store.search(ALICE, query)]
+    assert together == apart
+    assert len(together) == 50
+    assert reads_together < reads, (reads_together, reads)
 
 
 async def _fetched(

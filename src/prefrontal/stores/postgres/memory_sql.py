@@ -98,6 +98,8 @@ class Statements:
         """The top-k's reads: the live visible items holding term ``$6`` and none of ``$7``,
         at most ``$8`` terms long (any length when NULL), under none of the impact tokens
         ``$9``, with their counts of ``$5``."""
+        self.holders_of_any = _holders(items, "m.terms && $6::text[]", first=9)
+        """The same as :attr:`holders`, for the items holding any of the terms ``$6``."""
         self.class_holders = _holders(items, classes, first=9)
         """The same as :attr:`holders`, for the items under one of the impact tokens ``$6``
         (of one term)."""

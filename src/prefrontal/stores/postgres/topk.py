@@ -20,7 +20,11 @@ prunes:
 
 Before k items are scored there is no k-th score to prune with: the holders
 of a common term are then read class by class, those that can add the most
-first, until k are scored; the classes left are pruned as above.
+first, until k are scored; the classes left are pruned as above. Rare terms
+that follow one another are read together then, one round trip for all.
+Once k items are scored, each read also leaves out, in SQL, the holders
+whose score on the terms they may still hold (this one and those after it)
+cannot reach the k-th score, before their counts are gathered and sent.
 
 No item that could enter the top k is skipped, so the hits, scores and
 order are those of scoring every match (ties included: nothing scoring as
@@ -45,6 +49,10 @@ _LONGEST = 1 << 30
 
 CLASSES_PAST = 500
 """A term held by more items than this is read by impact class before k items are scored."""
+RARE_TOGETHER = 500
+"""Before k items are scored, terms that follow one another and are held by this many items
+together at most are read in one query: nothing prunes such a read yet, so the terms' holders
+one after the other are the same items in as many round trips."""
 FIRST_CLASSES = 16
 """Before k items are scored, at most this many of a common term's classes are read one by
 one, those adding the most first; then the rest of its holders together."""
@@ -80,9 +88,19 @@ class TopK:
         scorer, terms, held = statistics
         after = _suffix_sums([term.bound for term in terms])
         self.scorer, self.found, self.best, self.limit = scorer, {}, [], limit
+        together = 0
         for at, term in enumerate(terms):
             if self._full() and after[at] * MARGIN < self.best[0]:
                 break
+            if at < together:
+                continue
+            if not self._full():
+                rare = _rare_run(terms[at:], held)
+                if len(rare) > 1:
+                    await self._score(self.statements.holders_of_any, rare, None)
+                    self.visited += rare
+                    together = at + len(rare)
+                    continue
             read: list[str] = []
             if not self._full() and held[term.text] > CLASSES_PAST and term.buckets:
                 read = await self._best_classes_first(term)
@@ -200,6 +218,18 @@ class TopK:
                 heapq.heappush(best, value)
             elif value > best[0]:
                 heapq.heapreplace(best, value)
+
+
+def _rare_run(terms: Sequence[BoundedTerm], held: dict[str, int]) -> list[str]:
+    """The first of ``terms`` whose holders number :data:`RARE_TOGETHER` at most together."""
+    run: list[str] = []
+    total = 0
+    for term in terms:
+        total += held[term.text]
+        if total > RARE_TOGETHER:
+            break
+        run.append(term.text)
+    return run
 
 
 def _df(held: dict[str, Any], key: str) -> int:
