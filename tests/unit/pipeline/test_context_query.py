@@ -41,7 +41,12 @@ async def limits_asked(share: float | None) -> tuple[dict[str, int], int]:
     episodic = Recording()
     stores = Stores.in_memory().replace(episodic=episodic)
     goal = FrontalItem(
-        item_id="g1", agent_id="agent", user_id="user", kind=FrontalKind.GOAL, title=GOAL
+        item_id="g1",
+        agent_id="agent",
+        user_id="user",
+        kind=FrontalKind.GOAL,
+        title=GOAL,
+        updated_at=WHEN,
     )
     await stores.frontal_cortex.put(goal)
     scoring = RecallSettings() if share is None else RecallSettings(context_share=share)
