@@ -63,11 +63,11 @@ Clock = Callable[[], datetime]
 @dataclass(frozen=True, slots=True)
 class _Kept:
     """The held items that may not leave to make room: how many, their tokens, and whether
-    they fill every slot (then nothing new can enter)."""
+    they are all of them (then, with every slot taken, nothing new can enter)."""
 
     count: int
     tokens: int
-    full: bool
+    everything: bool
 
 
 class WorkingMemoryBuffer:
@@ -511,7 +511,7 @@ class WorkingMemoryBuffer:
         offering more than the buffer holds meets this once per offer left.
         """
         held = self._held
-        if len(held.items) >= self.config.max_items and self._kept(protected).full:
+        if len(held.items) >= self.config.max_items and self._kept(protected).everything:
             return None
         items = tuple(held.items.values())
         need = Need(tokens=tokens, items=1)
@@ -544,9 +544,8 @@ class WorkingMemoryBuffer:
         """The held items that may not leave (pinned or ``protected``): how many, their tokens.
 
         Worked out again only when the held items or ``protected`` changed (a
-        turn's refresh offers many items against the same ones). ``full`` is
-        read only while the buffer holds ``max_items`` items or more, so bounds
-        that grew without an eviction cannot leave it stale.
+        turn's refresh offers many items against the same ones): it depends on
+        nothing else, the buffer's bounds included.
         """
         held = self._held
         key = (held.changes, frozenset(protected))
@@ -558,7 +557,7 @@ class WorkingMemoryBuffer:
         kept = _Kept(
             count=len(stay),
             tokens=sum(stay),
-            full=len(stay) == len(held.items) >= self.config.max_items,
+            everything=len(stay) == len(held.items),
         )
         self._last_kept = (key, kept)
         return kept
