@@ -101,11 +101,8 @@ async def test_the_top_k_equals_scoring_every_match(database: PostgresDatabase) 
     assert compared > 1_000
 
 
-async def test_reads_by_impact_class_equal_scoring_every_match(
-    database: PostgresDatabase, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Every term read class by class from the first: the hits of scoring every match still."""
-    monkeypatch.setattr(topk, "CLASSES_PAST", 0)
+def reads_of(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The statements of the top-k's reads from now on, one per read, in order."""
     statements: list[str] = []
     original = TopK._score
 
@@ -114,6 +111,15 @@ async def test_reads_by_impact_class_equal_scoring_every_match(
         await original(self, statement, *args, **options)
 
     monkeypatch.setattr(TopK, "_score", spy)
+    return statements
+
+
+async def test_reads_by_impact_class_equal_scoring_every_match(
+    database: PostgresDatabase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every term read class by class from the first: the hits of scoring every match still."""
+    monkeypatch.setattr(topk, "CLASSES_PAST", 0)
+    statements = reads_of(monkeypatch)
     items = corpus(200, seed=4)
     memory, store = InMemoryMemoryStore(), PostgresMemoryStore(database)
     await memory.put_many(items)
@@ -192,22 +198,15 @@ async def test_rare_terms_read_together_give_the_same_hits_in_fewer_round_trips(
     await store.put_many(corpus(300, seed=12))
     text = " ".join(RARE[:10]) + " meeting"
     query = MemoryQuery(text=text, limit=50, now=FIXED_NOW)
-    reads = 0
-    original = TopK._score
-
-    async def counted(self: TopK, statement: str, *args: Any, **options: Any) -> None:
-        nonlocal reads
-        reads += 1
-        await original(self, statement, *args, **options)
-
-    monkeypatch.setattr(TopK, "_score", counted)
+    reads = reads_of(monkeypatch)
     together = [(h.item.item_id, h.score) for h in await store.search(ALICE, query)]
-    reads_together, reads = reads, 0
+    reads_together = len(reads)
+    reads.clear()
     monkeypatch.setattr(topk, "RARE_TOGETHER", 0)
     apart = [(h.item.item_id, h.score) for h in await store.search(ALICE, query)]
     assert together == apart
     assert len(together) == 50
-    assert reads_together < reads, (reads_together, reads)
+    assert reads_together < len(reads), (reads_together, len(reads))
 
 
 async def _fetched(
