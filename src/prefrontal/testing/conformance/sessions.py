@@ -108,6 +108,36 @@ class WorkingMemoryStoreSuite(WorkingMemoryOwnership, StoreSuite):
         ]
         assert await store.recent_sessions(STRANGER, since=at(-1e6), limit=10) == []
 
+    async def test_recent_sessions_follow_each_save(self, store: WorkingMemoryStore) -> None:
+        """A session saved again is listed once, at its new ``updated_at``; ties by session id.
+
+        Saves out of the order of their ``updated_at`` are listed by it, the
+        session id (descending) breaking ties, and the session the store was
+        left holding is the state listed.
+        """
+
+        def as_of(session: str, minutes: float, version: int = 0) -> SessionState:
+            state = fresh(key(session)).model_copy(update={"updated_at": at(minutes)})
+            return state.model_copy(update={"version": version})
+
+        await store.save(as_of("a", -3))
+        await store.save(as_of("c", -1))
+        await store.save(as_of("b", -1))
+        await store.save(as_of("d", -5))
+        again = await store.save(as_of("a", -1, version=1))
+        recent = await store.recent_sessions(ALICE, since=at(-60), limit=10)
+        assert [(s.key.session_id, s.updated_at) for s in recent] == [
+            ("c", at(-1)),
+            ("b", at(-1)),
+            ("a", at(-1)),
+            ("d", at(-5)),
+        ]
+        assert recent[2] == again
+        moved_back = await store.save(as_of("c", -4, version=1))
+        recent = await store.recent_sessions(ALICE, since=at(-4), limit=10)
+        assert [s.key.session_id for s in recent] == ["b", "a", "c"]
+        assert recent[2] == moved_back
+
     async def test_updated_at_is_the_callers(self, store: WorkingMemoryStore) -> None:
         """A state saved as of a given moment is recent from then on, by that same clock."""
         saved = await store.save(fresh(key("s1")).model_copy(update={"updated_at": at(-5)}))
