@@ -266,7 +266,14 @@ class SessionBuffer:
     ) -> tuple[SessionLink, ...]:
         """The links from this session, as it is now, to the other sessions of ``recent``."""
         at = now or self.buffer.clock()
-        mine = [s for s in recent if s.key.tenant == self.key.tenant and s.key != self.key]
+        own = self.key
+        mine = [
+            s
+            for s in recent
+            if s.key.agent_id == own.agent_id
+            and s.key.user_id == own.user_id
+            and s.key.session_id != own.session_id
+        ]
         profiles = [_profile(s) for s in mine]
         return link_sessions(self.profile(at), profiles, at, settings or LinkSettings())
 

@@ -197,5 +197,7 @@ def link_sessions(
     return tuple(sorted(found, key=lambda link: (-link.similarity, link.session_id)))
 
 
-def _folded(values: Iterable[str]) -> frozenset[str]:
+@lru_cache(maxsize=4_096)
+def _folded(values: tuple[str, ...]) -> frozenset[str]:
+    """``values`` case-folded, as a set (cached: a session's profile is compared with many)."""
     return frozenset(v.casefold() for v in values)
