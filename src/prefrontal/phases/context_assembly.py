@@ -22,6 +22,7 @@ from prefrontal.bundle.trimming import trim_to_tokens
 from prefrontal.config import PhaseName
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
+from prefrontal.text_cache import text_cache
 from prefrontal.traces.models import DroppedRecord, SectionUsage
 
 NAME: PhaseName = "context_assembly"
@@ -30,7 +31,13 @@ _SPACE = re.compile(r"\W+")
 
 def _key(fragment: Fragment) -> str:
     """Text compared for duplicates: lower case, punctuation and spacing folded."""
-    return _SPACE.sub(" ", fragment.text.lower()).strip()
+    return _folded_text(fragment.text)
+
+
+@text_cache(max_bytes=4_000_000)
+def _folded_text(text: str) -> str:
+    """``text`` lower-cased, each run of punctuation and spacing one space (cached per text)."""
+    return _SPACE.sub(" ", text.lower()).strip()
 
 
 class _Selection:
