@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import StrEnum
+from inspect import getattr_static
 from typing import Annotated, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -98,14 +99,43 @@ def may_see(value: object, tenant: Tenant) -> bool:
     agent's profile) by its agent; one with both but no scope (a trace) as
     private. Values that name no owner (counts, ``None``) are always fine.
     """
-    inner = getattr(value, "item", None)
+    inner = _attribute(value, "item", None)
     target = inner if hasattr(inner, "agent_id") else value
-    agent = getattr(target, "agent_id", None)
+    agent = _attribute(target, "agent_id", None)
     if agent is None:
         return True
     if agent != tenant.agent_id:
         return False
-    user = getattr(target, "user_id", None)
+    user = _attribute(target, "user_id", None)
     if user is None:
         return True
-    return getattr(target, "scope", Scope.PRIVATE) is Scope.SHARED or user == tenant.user_id
+    return _attribute(target, "scope", Scope.PRIVATE) is Scope.SHARED or user == tenant.user_id
+
+
+def _attribute(value: object, name: str, default: object) -> object:
+    """``getattr(value, name, default)``, without asking a model for an attribute it cannot have.
+
+    Asking a pydantic model for a missing attribute raises inside pydantic
+    and costs ten times a present one; :func:`may_see` asks for several on
+    every record a store returns.
+    """
+    key = (type(value), name)
+    never = _NEVER_HAS.get(key)
+    if never is None:
+        if len(_NEVER_HAS) >= _NEVER_HAS_SIZE:
+            _NEVER_HAS.clear()
+        never = _NEVER_HAS[key] = _never_has(*key)
+    return default if never else getattr(value, name, default)
+
+
+def _never_has(cls: type, name: str) -> bool:
+    """True when no instance of ``cls`` has ``name``: a closed pydantic model lacking it."""
+    if not issubclass(cls, BaseModel) or cls.model_config.get("extra") == "allow":
+        return False
+    return name not in cls.model_fields and getattr_static(cls, name, _ABSENT) is _ABSENT
+
+
+_ABSENT = object()
+_NEVER_HAS: dict[tuple[type, str], bool] = {}
+""":func:`_never_has` by class and name (cleared past :data:`_NEVER_HAS_SIZE` entries)."""
+_NEVER_HAS_SIZE = 1_024

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, ConfigDict
 
 from prefrontal import PhaseStatus, Stores
 from prefrontal.stores import MemoryItem, MemoryQuery, ScoredMemory, Tenant
@@ -73,3 +74,34 @@ def test_what_the_tenant_may_see() -> None:
         created_at=FIXED_NOW,
     )
     assert not may_see(turn, ATLAS_MAYA)
+
+
+class OpenRecord(BaseModel):
+    """A backend's record that keeps undeclared fields: its owner may be one of them."""
+
+    model_config = ConfigDict(extra="allow")
+    text: str
+
+
+class DerivedOwner(BaseModel):
+    """A record whose owner is computed, not a field."""
+
+    key: str
+
+    @property
+    def agent_id(self) -> str:
+        return self.key.split("/")[0]
+
+    @property
+    def user_id(self) -> str:
+        return self.key.split("/")[1]
+
+
+def test_owners_that_are_not_declared_fields_are_still_checked() -> None:
+    """An owner held as an extra field or computed by a property is judged like a declared one."""
+    assert not may_see(OpenRecord(text="x", agent_id="atlas", user_id="tom"), ATLAS_MAYA)
+    assert may_see(OpenRecord(text="x", agent_id="atlas", user_id="maya"), ATLAS_MAYA)
+    assert may_see(OpenRecord(text="x"), ATLAS_MAYA)
+    assert not may_see(DerivedOwner(key="other-agent/maya"), ATLAS_MAYA)
+    assert not may_see(DerivedOwner(key="atlas/tom"), ATLAS_MAYA)
+    assert may_see(DerivedOwner(key="atlas/maya"), ATLAS_MAYA)
