@@ -45,7 +45,7 @@ from prefrontal.buffer.policies import (
 )
 from prefrontal.buffer.recall_gate import RecallCounters, RecallDecision
 from prefrontal.buffer.refresh import refresh_turn
-from prefrontal.buffer.salience import AdmissionDecision, decide, salience_factors
+from prefrontal.buffer.salience import AdmissionDecision, decide, measure, salience_factors
 from prefrontal.buffer.snapshot import AddResult, BufferCounters, BufferSnapshot, Outcome
 from prefrontal.buffer.summarizer import ExtractiveSummarizer, Summarizer
 from prefrontal.buffer.themes import Coherence, coherence, dominant_themes
@@ -372,7 +372,9 @@ class WorkingMemoryBuffer:
         if held is not None:
             return await self._refresh(held, new, tokens, at, focus, protected)
         if factors is None:
-            factors = salience_factors(new, focus or Focus(), self._themes, at, self.config)
+            factors = salience_factors(
+                new, measure(focus or Focus(), self._themes), at, self.config
+            )
         decision = decide(item_id, new, factors, self.utilisation, self.config)
         if not decision.admitted:
             reason = f"below_threshold: score {decision.score:.3f} < {decision.threshold:.3f}"

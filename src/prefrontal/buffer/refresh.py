@@ -23,7 +23,7 @@ from typing import Protocol
 from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.models import BufferItem, Focus, Lifetime, NewItem, SalienceFactors
 from prefrontal.buffer.policies import Eviction
-from prefrontal.buffer.salience import admission_score, salience_factors
+from prefrontal.buffer.salience import admission_score, measure, salience_factors
 from prefrontal.buffer.snapshot import AddResult, Outcome, RefreshReport
 from prefrontal.buffer.themes import Coherence
 
@@ -112,11 +112,12 @@ def _offer_order(
     Each new fragment comes with its salience factors, computed once here.
     """
     keyed: list[tuple[tuple[bool, bool, float, int], NewItem, SalienceFactors | None]] = []
+    against = measure(focus, buffer.themes)
     for index, item in enumerate(offered):
         if item.resolved_id() in buffer:
             keyed.append(((False, not item.pinned, 0.0, index), item, None))
             continue
-        factors = salience_factors(item, focus, buffer.themes, at, buffer.config)
+        factors = salience_factors(item, against, at, buffer.config)
         score = admission_score(factors, buffer.config)
         keyed.append(((True, not item.pinned, -score, index), item, factors))
     keyed.sort(key=lambda entry: entry[0])

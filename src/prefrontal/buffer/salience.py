@@ -19,6 +19,7 @@ whatever its score. Every decision says why.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
@@ -47,21 +48,51 @@ class AdmissionDecision(BufferModel):
     reasons: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """What offered items are measured against: a focus and the session's dominant themes.
+
+    Their terms are worked out once (:func:`measure`), so that the offers of
+    a turn, all measured against the same focus and themes, do not each
+    analyse them again.
+    """
+
+    focus: Focus
+    themes: tuple[str, ...]
+    input_terms: frozenset[str]
+    tag_terms: frozenset[str]
+    task_terms: frozenset[str]
+    theme_terms: frozenset[str]
+
+
+def measure(focus: Focus, themes: tuple[str, ...]) -> Measure:
+    """The terms offers are compared with for ``focus`` and ``themes``."""
+    return Measure(
+        focus=focus,
+        themes=themes,
+        input_terms=_item_terms(focus.input_text, focus.tags),
+        tag_terms=label_terms(focus.tags),
+        task_terms=term_set(focus.task),
+        theme_terms=label_terms(themes),
+    )
+
+
 def salience_factors(
-    item: NewItem, focus: Focus, themes: tuple[str, ...], now: datetime, config: BufferConfig
+    item: NewItem, against: Measure, now: datetime, config: BufferConfig
 ) -> SalienceFactors:
-    """The six factors of ``item`` for this ``focus`` and these dominant ``themes``."""
+    """The six factors of ``item`` for the focus and dominant themes of ``against``."""
     item_terms = _item_terms(item.content, (*item.tags, *item.entities))
-    focus_terms = _item_terms(focus.input_text, focus.tags)
-    relevance = item.relevance if item.relevance is not None else overlap(item_terms, focus_terms)
+    relevance = (
+        item.relevance if item.relevance is not None else overlap(item_terms, against.input_terms)
+    )
     age = None if item.occurred_at is None else (now - item.occurred_at).total_seconds()
     return SalienceFactors(
         relevance=relevance,
         urgency=_urgency(item),
         recency=happened_recency(age, config),
-        attention=focus.intensity * coverage(item_terms, label_terms(focus.tags)),
-        task_relevance=overlap(item_terms, term_set(focus.task)),
-        coherence=overlap(item_terms, label_terms(themes)),
+        attention=against.focus.intensity * coverage(item_terms, against.tag_terms),
+        task_relevance=overlap(item_terms, against.task_terms),
+        coherence=overlap(item_terms, against.theme_terms),
     )
 
 
