@@ -53,10 +53,17 @@ def dominant_themes(items: Iterable[BufferItem], limit: int = 5) -> tuple[str, .
     A theme's strength is the number of items carrying it, labels counting
     double; a theme needs strength 2 (a label of one item, or a keyword of two).
     """
+    return _strongest(tuple((item.content, item.labels) for item in items), limit)
+
+
+@lru_cache(maxsize=256)
+def _strongest(carried: tuple[tuple[str, frozenset[str]], ...], limit: int) -> tuple[str, ...]:
+    """:func:`dominant_themes` of items by their content and labels (cached: a session's
+    turns mostly hold the same items, refreshed)."""
     strength: Counter[str] = Counter()
-    for item in items:
-        strength.update(item.labels)
-        strength.update(item_themes(item))
+    for content, labels in carried:
+        strength.update(labels)
+        strength.update(_themes(content, labels))
     ranked = sorted((t for t, s in strength.items() if s >= 2), key=lambda t: (-strength[t], t))
     return tuple(ranked[:limit])
 
