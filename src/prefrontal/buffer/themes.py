@@ -97,9 +97,7 @@ def coherence(
     """
     if not items:
         return Coherence(score=1.0, thematic=1.0, entity=1.0, temporal=1.0, themes=themes)
-    wanted = frozenset(themes)
-    thematic = sum(carries(i, wanted) for i in items) / len(items)
-    entity = _entity_coherence(items)
+    thematic, entity = _label_coherence(tuple((i.content, i.labels) for i in items), themes)
     times = [i.last_accessed_at for i in items]
     temporal = 1.0 / (1.0 + (max(times) - min(times)).total_seconds() / fade_seconds)
     score = 0.4 * thematic + 0.3 * entity + 0.3 * temporal
@@ -108,8 +106,22 @@ def coherence(
     )
 
 
-def _entity_coherence(items: Sequence[BufferItem]) -> float:
-    labelled = [i.labels for i in items if i.labels]
+@lru_cache(maxsize=256)
+def _label_coherence(
+    carried: tuple[tuple[str, frozenset[str]], ...], themes: tuple[str, ...]
+) -> tuple[float, float]:
+    """The thematic and entity parts of :func:`coherence`, of items by content and labels
+    (cached: a session's turns mostly hold the same items, refreshed)."""
+    wanted = frozenset(themes)
+    thematic = sum(
+        bool(wanted) and not _themes(content, labels).isdisjoint(wanted)
+        for content, labels in carried
+    ) / len(carried)
+    return thematic, _entity_coherence([labels for _, labels in carried])
+
+
+def _entity_coherence(labels_of: Sequence[frozenset[str]]) -> float:
+    labelled = [labels for labels in labels_of if labels]
     if len(labelled) < 2:
         return 1.0
     counts: Counter[str] = Counter(label for labels in labelled for label in labels)
