@@ -9,7 +9,9 @@ default 10,000: that is the retention). Sessions last ``--session-turns`` turns 
 working-memory store gains a session every so many turns, as a live process
 would; the clock advances ``--step`` seconds a turn. Prints RSS (from
 ``/proc/self/statm``) after a collection, every ``--every`` turns, as JSON
-lines. With ``--trace N`` it traces allocations from the first turn (so what
+lines, with the objects the collector tracks then and the p50 and mean of
+those turns' times (the mean carries the collector's full passes, which
+walk every object alive). With ``--trace N`` it traces allocations from the first turn (so what
 the bounded stores and caches let go counts against what they add), takes
 tracemalloc snapshots at turn ``N`` and at the end, and prints the 15 source
 lines whose allocations grew most in between, and the object types
@@ -22,6 +24,7 @@ import argparse
 import gc
 import json
 import os
+import statistics
 import time
 import tracemalloc
 from collections import Counter
@@ -79,6 +82,7 @@ async def run(args: argparse.Namespace) -> None:
     kinds: Counter[str] = Counter()
     if args.trace:
         tracemalloc.start(8)
+    times: list[float] = []
     for n in range(1, args.turns + 1):
         request = TurnRequest(
             agent_id=DEMO_AGENT,
@@ -86,7 +90,9 @@ async def run(args: argparse.Namespace) -> None:
             session_id=f"rss-{n // args.session_turns}",
             user_input=QUESTIONS[n % len(QUESTIONS)],
         )
+        began = time.perf_counter()
         await orchestrator.start_turn(request)
+        times.append(time.perf_counter() - began)
         clock.tick()
         if args.trace and n == args.trace:
             gc.collect()
@@ -94,8 +100,19 @@ async def run(args: argparse.Namespace) -> None:
             kinds = object_kinds()
         if n % args.every == 0:
             gc.collect()
-            seconds = time.perf_counter() - started
-            print(json.dumps({"turns": n, "rss_mb": round(rss_mb(), 1), "s": round(seconds, 1)}))
+            window = {
+                "p50_ms": round(statistics.median(times) * 1e3, 3),
+                "mean_ms": round(statistics.fmean(times) * 1e3, 3),
+            }
+            times.clear()
+            alive = len(gc.get_objects())
+            seconds = round(time.perf_counter() - started, 1)
+            print(
+                json.dumps(
+                    {"turns": n, "s": seconds, "rss_mb": round(rss_mb(), 1), "objects": alive}
+                    | window
+                )
+            )
     if before is not None:
         gc.collect()
         after = tracemalloc.take_snapshot()

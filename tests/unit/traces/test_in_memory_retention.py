@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
+from prefrontal import Stores
 from prefrontal.stores.memory import InMemoryTraceStore
+from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
 from prefrontal.testing.conformance.base import at
 from prefrontal.testing.conformance.sessions import trace
+from prefrontal.traces.models import TurnTrace
+from tests.conftest import demo_request, orchestrator
 
 pytestmark = pytest.mark.anyio
+TENANT = Tenant(agent_id=demo_request().agent_id, user_id=demo_request().user_id)
 
 
 async def test_past_its_bound_the_store_lets_the_oldest_trace_go() -> None:
@@ -54,3 +61,21 @@ async def test_the_bound_holds_after_pruning_and_over_many_writes() -> None:
         await store.put(trace(f"t{n:04}", started_at=at(10 + n)))
     kept = [t.turn_id for t in await store.list(TraceQuery(limit=100))]
     assert kept == [f"t{n:04}" for n in range(999, 989, -1)]
+
+
+async def test_kept_traces_leave_the_collector_little_to_walk(demo_stores: Stores) -> None:
+    """A thousand real turn traces kept add a few objects each for the garbage collector.
+
+    Held as models, each trace is dozens of objects (a record per phase, a
+    usage per section, their details), and every full collection walks them.
+    """
+    turn = await orchestrator(demo_stores).start_turn(demo_request())
+    row = turn.trace.model_dump()
+    store = InMemoryTraceStore(keep=None)
+    gc.collect()
+    before = len(gc.get_objects())
+    for n in range(1_000):
+        await store.put(TurnTrace.model_validate({**row, "turn_id": f"t{n:04}"}))
+    gc.collect()
+    assert len(gc.get_objects()) - before < 3 * 1_000
+    assert await store.get(TENANT, "t0007") == turn.trace.model_copy(update={"turn_id": "t0007"})
