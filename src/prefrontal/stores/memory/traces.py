@@ -2,8 +2,9 @@
 
 Each trace is kept as its JSON, beside the few fields a listing filters and
 orders by. A trace is dozens of small objects (a record per phase, a usage
-per section, their details); as JSON it is one, which the garbage collector
-never walks, and it takes a fraction of the memory. A process keeping its
+per section, their details); as JSON it is one the garbage collector never
+walks (the heading and the pair holding both are two more), and it takes a
+fraction of the memory. A process keeping its
 10,000 newest traces held some 800,000 such objects, and every full
 collection walked them all. Reading a trace back parses it (about 20
 microseconds for a demo turn's); writing one serializes it (about 12).
@@ -28,8 +29,9 @@ _SERIALIZER = TurnTrace.__pydantic_serializer__
 class Heading(NamedTuple):
     """What a listing of traces filters and orders by, kept beside each trace's JSON.
 
-    Strings, times and ``None`` only, so the garbage collector stops
-    tracking it (the status is kept as its value).
+    Strings, times and ``None`` only (the status is kept as its value): with
+    the JSON and the pair holding both, a kept trace is two small objects
+    the garbage collector walks, not dozens.
     """
 
     turn_id: str
