@@ -26,7 +26,7 @@ from math import log1p
 
 from prefrontal.buffer.config import BufferConfig, OverflowPolicy
 from prefrontal.buffer.decay import decayed, effective_priority, epoch
-from prefrontal.buffer.models import BufferItem, BufferModel
+from prefrontal.buffer.models import BufferItem
 from prefrontal.buffer.themes import carries
 from prefrontal.stores.records import Timestamp
 
@@ -52,8 +52,9 @@ class EvictionReason(StrEnum):
     """Promoted into episodic memory by consolidation."""
 
 
-class Eviction(BufferModel):
-    """One item that left the buffer, and why."""
+@dataclass(frozen=True, slots=True)
+class Eviction:
+    """One item that left the buffer, and why (a plain value, like the buffer's other reports)."""
 
     item: BufferItem
     reason: EvictionReason

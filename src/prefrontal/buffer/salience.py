@@ -23,11 +23,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
-from pydantic import Field
-
 from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.decay import happened_recency
-from prefrontal.buffer.models import BufferModel, Focus, NewItem, SalienceFactors
+from prefrontal.buffer.models import Focus, NewItem, SalienceFactors
 from prefrontal.buffer.text import coverage, label_terms, overlap
 from prefrontal.retrieval.analysis import term_set, terms
 
@@ -36,14 +34,19 @@ HIGH = 0.6
 """A factor at or above this is named as a reason for admission."""
 
 
-class AdmissionDecision(BufferModel):
-    """Whether an item was admitted, with its score, the threshold and the reasons."""
+@dataclass(frozen=True, slots=True)
+class AdmissionDecision:
+    """Whether an item was admitted, with its score, the threshold and the reasons.
+
+    A plain value the buffer reports (never stored or sent anywhere): built
+    for every offer of every turn, so it is no validated model.
+    """
 
     item_id: str
     admitted: bool
-    score: float = Field(ge=0.0)
-    threshold: float = Field(ge=0.0)
-    salience: float = Field(ge=0.0)
+    score: float
+    threshold: float
+    salience: float
     factors: SalienceFactors
     reasons: tuple[str, ...]
 

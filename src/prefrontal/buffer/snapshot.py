@@ -7,6 +7,7 @@ working-memory store keeps) round-trips exactly.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 from pydantic import Field
@@ -80,22 +81,32 @@ class Outcome(StrEnum):
     REFUSED = "refused"
 
 
-class AddResult(BufferModel):
-    """The fate of one offered item: admitted, refreshed or refused, and why."""
+@dataclass(frozen=True, slots=True)
+class AddResult:
+    """The fate of one offered item: admitted, refreshed or refused, and why.
+
+    Like the other reports of the buffer's operations (:class:`RefreshReport`,
+    :class:`~prefrontal.buffer.AdmissionDecision`,
+    :class:`~prefrontal.buffer.Eviction`), a plain value: built for every
+    offer of every turn and never stored, so no validated model.
+    """
 
     item_id: str
     outcome: Outcome
     reason: str
-    tokens: int = Field(ge=0)
+    tokens: int
     decision: AdmissionDecision | None = None
     """The admission decision (``None`` when refused before scoring or when refreshed)."""
     item: BufferItem | None = None
     evicted: tuple[Eviction, ...] = ()
 
 
-class RefreshReport(BufferModel):
+@dataclass(frozen=True, slots=True)
+class RefreshReport:
     """What one turn's refresh did to the buffer."""
 
+    total_tokens: int
+    coherence: Coherence
     admitted: tuple[AddResult, ...] = ()
     refreshed: tuple[AddResult, ...] = ()
     refused: tuple[AddResult, ...] = ()
@@ -103,9 +114,7 @@ class RefreshReport(BufferModel):
     """Every item that left: faded, replaced by this turn, or evicted to make room."""
     items: tuple[BufferItem, ...] = ()
     """The buffer after the refresh, in insertion order."""
-    total_tokens: int = Field(ge=0)
     themes: tuple[str, ...] = ()
-    coherence: Coherence
 
     @property
     def total_items(self) -> int:
