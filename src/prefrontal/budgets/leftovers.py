@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from prefrontal.budgets.policy import Allocation, BudgetPolicy, allocate
+from prefrontal.budgets.policy import Allocation, BudgetPolicy, SectionRule, allocate, water_fill
 
 MEMORY_SECTIONS = frozenset({"episodic", "semantic", "scratch_page"})
 
@@ -40,21 +40,27 @@ def memory_first(
     left = policy.available - sum(first.values())
     if left <= 0:
         return first
-    wanting = {s: max(demands.get(s, 0) - given, 0) for s, given in first.items()}
-    extra = allocate(_remainder_policy(policy, first, left), wanting)
-    return {s: given + extra.get(s, 0) for s, given in first.items()}
+    extra = _share_left(policy, first, demands, left)
+    return {s: given + extra[s] for s, given in first.items()}
 
 
-def _remainder_policy(policy: BudgetPolicy, given: Allocation, left: int) -> BudgetPolicy:
-    """The same weights over ``left`` tokens, with what each section may still take."""
-    rules = tuple(
-        r.model_copy(
-            update={
-                "minimum": 0,
-                "pinned": False,
-                "maximum": None if r.maximum is None else max(r.maximum - given[r.section], 0),
-            }
-        )
-        for r in policy.sections
-    )
-    return BudgetPolicy(total=left, reserve=0, sections=rules)
+def _share_left(
+    policy: BudgetPolicy, given: Allocation, demands: Mapping[str, int], left: int
+) -> Allocation:
+    """``left`` tokens shared by the policy's weights, pinned sections included, no minimum.
+
+    Each section takes at most what it still asks for beyond ``given`` and
+    what its maximum still allows: ``allocate`` over ``left`` tokens with
+    those caps, every rule unpinned and without a minimum, worked out
+    without building that policy.
+    """
+    caps = {r.section: _still_takes(r, given[r.section], demands) for r in policy.sections}
+    extra = dict.fromkeys(caps, 0)
+    water_fill({r.section: r.weight for r in policy.sections}, caps, extra, left)
+    return extra
+
+
+def _still_takes(rule: SectionRule, given: int, demands: Mapping[str, int]) -> int:
+    """What a section given ``given`` tokens still asks for, within what its maximum allows."""
+    wanting = max(demands.get(rule.section, 0) - given, 0)
+    return wanting if rule.maximum is None else min(wanting, max(rule.maximum - given, 0))

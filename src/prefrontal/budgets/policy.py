@@ -104,7 +104,7 @@ def allocate(policy: BudgetPolicy, demands: Mapping[str, int]) -> Allocation:
             grant = min(rule.minimum, caps[rule.section], left)
             given[rule.section] = grant
             left -= grant
-    _water_fill(policy, caps, given, left)
+    water_fill(_unpinned_weights(policy), caps, given, left)
     return given
 
 
@@ -112,11 +112,21 @@ def _cap(rule: SectionRule, demand: int) -> int:
     return demand if rule.maximum is None else min(demand, rule.maximum)
 
 
-def _water_fill(
-    policy: BudgetPolicy, caps: dict[str, int], given: dict[str, int], left: int
+def _unpinned_weights(policy: BudgetPolicy) -> dict[str, float]:
+    """The weight of each section that is not pinned, in the policy's order."""
+    return {r.section: r.weight for r in policy.sections if not r.pinned}
+
+
+def water_fill(
+    weights: Mapping[str, float], caps: Mapping[str, int], given: dict[str, int], left: int
 ) -> None:
-    """Share ``left`` by weight among sections still short of their cap, refilling as they fill."""
-    weights = {r.section: r.weight for r in policy.sections if not r.pinned}
+    """Share ``left`` by weight among the weighted sections still short of their cap.
+
+    Adds to ``given`` in place, refilling as sections reach their cap, until
+    ``left`` is spent or every weighted section holds its cap. ``caps`` and
+    ``given`` name every section of ``weights``; the order of ``weights``
+    is the order shares are computed in.
+    """
     while left > 0:
         hungry = [s for s in weights if given[s] < caps[s]]
         if not hungry:
@@ -136,8 +146,8 @@ def _water_fill(
 
 def _hand_out_remainder(
     hungry: list[str],
-    weights: dict[str, float],
-    caps: dict[str, int],
+    weights: Mapping[str, float],
+    caps: Mapping[str, int],
     given: dict[str, int],
     left: int,
 ) -> None:
