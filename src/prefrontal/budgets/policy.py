@@ -15,6 +15,7 @@ tokens it has to offer). Its guarantees, checked by property tests:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -169,7 +170,19 @@ def default_policy(total: int = 4_000) -> BudgetPolicy:
     100, the agent's own working notes 1,500); what is left, and what empty
     sections leave, goes by weight to the sections that have more to give.
     500 tokens are reserved for the model's output and tool results.
+
+    The policy of each recent total is built once and shared: policies are frozen.
     """
+    return _default_policy(total)
+
+
+DEFAULT_POLICIES_KEPT = 32
+"""How many totals' default policies are kept built (a turn may ask for its own total)."""
+
+
+@lru_cache(maxsize=DEFAULT_POLICIES_KEPT)
+def _default_policy(total: int) -> BudgetPolicy:
+    """The default policy scaled to ``total``, built afresh."""
     policy = BudgetPolicy(
         total=4_000,
         reserve=500,

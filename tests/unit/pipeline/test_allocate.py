@@ -142,3 +142,13 @@ def test_scaled_policy_keeps_proportions() -> None:
     assert policy.reserve == 125
     rule = policy.rule("consciousness")
     assert rule is not None and rule.maximum == 100
+
+
+def test_default_policies_are_shared_per_total_and_each_scaled_to_its_own() -> None:
+    """A total asked for again gets the same policy; other totals are not given a kept one."""
+    assert default_policy(1_000) is default_policy(1_000)
+    assert default_policy() is default_policy(4_000)
+    for total in (1_000, 4_000, 1_000, 9_000, 1_000):
+        policy = default_policy(total)
+        assert policy.total == total
+        assert policy == default_policy(4_000).with_total(total)
