@@ -14,15 +14,29 @@ unallocated while a section still asks for it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
+from types import MappingProxyType
 
 from prefrontal.budgets.policy import Allocation, BudgetPolicy, SectionRule, allocate, water_fill
 
 MEMORY_SECTIONS = frozenset({"episodic", "semantic", "scratch_page"})
 
 
+NOMINAL_SHARES_KEPT = 32
+"""How many recent policies' nominal shares are kept worked out."""
+
+
 def nominal_shares(policy: BudgetPolicy) -> Allocation:
     """What each section gets when every section asks for the whole budget."""
-    return allocate(policy, {rule.section: policy.available for rule in policy.sections})
+    return dict(_kept_nominal_shares(policy))
+
+
+@lru_cache(maxsize=NOMINAL_SHARES_KEPT)
+def _kept_nominal_shares(policy: BudgetPolicy) -> Mapping[str, int]:
+    """``nominal_shares``, read-only, worked out once per policy (policies are frozen values)."""
+    return MappingProxyType(
+        allocate(policy, {rule.section: policy.available for rule in policy.sections})
+    )
 
 
 def memory_first(
@@ -31,7 +45,7 @@ def memory_first(
     memory: frozenset[str] = MEMORY_SECTIONS,
 ) -> Allocation:
     """``allocate`` with every non-memory section's demand first capped at its nominal share."""
-    nominal = nominal_shares(policy)
+    nominal = _kept_nominal_shares(policy)
     capped = {
         section: demand if section in memory else min(demand, nominal.get(section, 0))
         for section, demand in demands.items()

@@ -44,3 +44,13 @@ def test_memory_first_keeps_the_guarantees_of_allocate(demands: dict[str, int], 
         given_[r.section] < min(demands[r.section], r.maximum or 10**9) for r in policy.sections
     )
     assert not short or sum(given_.values()) >= policy.available - len(SECTIONS)
+
+
+def test_nominal_shares_are_each_policys_own_and_a_caller_cannot_change_them() -> None:
+    """Kept shares follow the policy asked about, and changing a returned split changes no other."""
+    small, large = default_policy(1_000), default_policy(8_000)
+    shares = nominal_shares(small)
+    shares["episodic"] = 0
+    assert nominal_shares(small)["episodic"] > 0
+    assert nominal_shares(large) == allocate(large, dict.fromkeys(SECTIONS, large.available))
+    assert nominal_shares(small) == allocate(small, dict.fromkeys(SECTIONS, small.available))
