@@ -8,10 +8,13 @@ from prefrontal.bundle.fragments import SECTION_ORDER, Fragment, Section
 
 SECTION_SEPARATOR = "\n\n"
 
+_SECTION_HEADERS = {section: f"## {section.heading}" for section in Section}
+"""Each section's header line, formatted once."""
+
 
 def section_header(section: Section) -> str:
     """The line a section starts with."""
-    return f"## {section.heading}"
+    return _SECTION_HEADERS[section]
 
 
 def group_header(heading: str) -> str:
