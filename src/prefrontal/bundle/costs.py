@@ -12,7 +12,14 @@ from collections.abc import Callable, Sequence
 from prefrontal.bundle.fragments import Fragment, Section
 from prefrontal.bundle.render import section_header
 
-__all__ = ["LINE_BREAK_TOKENS", "SECTION_BREAK_TOKENS", "demand", "fragment_cost", "header_cost"]
+__all__ = [
+    "LINE_BREAK_TOKENS",
+    "SECTION_BREAK_TOKENS",
+    "demand",
+    "fragment_cost",
+    "header_cost",
+    "lines_cost",
+]
 
 LINE_BREAK_TOKENS = 1
 SECTION_BREAK_TOKENS = 2
@@ -32,4 +39,9 @@ def demand(count: Callable[[str], int], section: Section, fragments: Sequence[Fr
     """What a section would cost with every fragment it loaded (0 when it has none)."""
     if not fragments:
         return 0
-    return header_cost(count, section) + sum(fragment_cost(f) for f in fragments)
+    return header_cost(count, section) + lines_cost(fragments)
+
+
+def lines_cost(fragments: Sequence[Fragment]) -> int:
+    """Tokens the fragments add, each on its own line: the sum of their ``fragment_cost``."""
+    return sum(f.tokens for f in fragments) + LINE_BREAK_TOKENS * len(fragments)
