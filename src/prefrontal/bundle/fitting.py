@@ -42,6 +42,20 @@ def worst_first(fragments: Sequence[Fragment]) -> list[Fragment]:
 def fit_rendered(fragments: Sequence[Fragment], limit: int, count: Callable[[str], int]) -> Fitted:
     """The fragments, rendered, within ``limit`` tokens by ``count``.
 
+    When all of them fit, that is one render and nothing is put in order;
+    otherwise see :func:`_fewest_given_up`.
+    """
+    whole = _rendered(list(fragments), [], count)
+    if whole.tokens <= limit:
+        return whole
+    return _fewest_given_up(fragments, limit, count)
+
+
+def _fewest_given_up(
+    fragments: Sequence[Fragment], limit: int, count: Callable[[str], int]
+) -> Fitted:
+    """The fragments within ``limit`` once the fewest of the worst (at least one) are given up.
+
     Giving up more of the worst-first order never adds tokens, so the fewest
     to give up are found by bisection: about log2(n) renders, where giving
     them up one at a time re-rendered and re-counted everything n times.
@@ -50,13 +64,8 @@ def fit_rendered(fragments: Sequence[Fragment], limit: int, count: Callable[[str
 
     def attempt(drop: int) -> Fitted:
         gone = {id(f) for f in order[:drop]}
-        kept = [f for f in fragments if id(f) not in gone]
-        text = render_sections(kept)
-        return Fitted(kept, order[:drop], text, count(text) if text else 0)
+        return _rendered([f for f in fragments if id(f) not in gone], order[:drop], count)
 
-    whole = attempt(0)
-    if whole.tokens <= limit:
-        return whole
     low, high = 1, len(order)
     while low < high:
         middle = (low + high) // 2
@@ -65,3 +74,9 @@ def fit_rendered(fragments: Sequence[Fragment], limit: int, count: Callable[[str
         else:
             low = middle + 1
     return attempt(low)
+
+
+def _rendered(kept: list[Fragment], dropped: list[Fragment], count: Callable[[str], int]) -> Fitted:
+    """``kept`` rendered and counted (an empty text counts 0 tokens)."""
+    text = render_sections(kept)
+    return Fitted(kept, dropped, text, count(text) if text else 0)
