@@ -146,18 +146,24 @@ def _fit(turn: TurnState, selection: _Selection) -> tuple[list[Fragment], str, i
     return fitted.kept, fitted.text, fitted.tokens
 
 
-def _usage(turn: TurnState, fragments: list[Fragment]) -> list[SectionUsage]:
-    used: dict[str, int] = {}
+def _tokens_by_section(fragments: list[Fragment]) -> dict[str, int]:
+    """Each section's tokens in ``fragments``, by section name, every section in the fixed order."""
+    used = dict.fromkeys(SECTION_ORDER, 0)
     for f in fragments:
-        used[f.section.value] = used.get(f.section.value, 0) + f.tokens
+        used[f.section] += f.tokens
+    return {s.value: tokens for s, tokens in used.items()}
+
+
+def _usage(turn: TurnState, used: dict[str, int]) -> list[SectionUsage]:
+    """What each section asked for, was allocated and used (``used``: by section name)."""
     return [
         SectionUsage(
-            section=s.value,
-            requested=turn.demands.get(s.value, 0),
-            allocated=turn.allocation.get(s.value, 0),
-            used=used.get(s.value, 0),
+            section=name,
+            requested=turn.demands.get(name, 0),
+            allocated=turn.allocation.get(name, 0),
+            used=tokens,
         )
-        for s in SECTION_ORDER
+        for name, tokens in used.items()
     ]
 
 
@@ -166,9 +172,7 @@ async def run(turn: TurnState) -> PhaseOutcome:
     selection = _select(turn)
     fragments, text, tokens = _fit(turn, selection)
     ordered = sorted(fragments, key=lambda f: (SECTION_ORDER.index(f.section), f.position, f.rank))
-    breakdown = {s.value: 0 for s in SECTION_ORDER}
-    for f in ordered:
-        breakdown[f.section.value] += f.tokens
+    breakdown = _tokens_by_section(ordered)
     turn.bundle = ContextBundle(
         turn_id=turn.context.turn_id,
         text=text,
@@ -182,7 +186,7 @@ async def run(turn: TurnState) -> PhaseOutcome:
         created_at=turn.context.started_at,
     )
     turn.dropped = selection.dropped
-    turn.sections = _usage(turn, ordered)
+    turn.sections = _usage(turn, breakdown)
     return PhaseOutcome(
         items_loaded=len(ordered),
         tokens_loaded=tokens,
