@@ -11,6 +11,9 @@ SECTION_SEPARATOR = "\n\n"
 _SECTION_HEADERS = {section: f"## {section.heading}" for section in Section}
 """Each section's header line, formatted once."""
 
+_SECTION_INDEX = {section: index for index, section in enumerate(SECTION_ORDER)}
+"""Each section's place in the fixed order."""
+
 
 def section_header(section: Section) -> str:
     """The line a section starts with."""
@@ -32,6 +35,11 @@ def render_section(section: Section, fragments: Iterable[Fragment]) -> str:
         current = fragment.heading
         lines.append(fragment.text)
     return "\n".join(lines)
+
+
+def in_rendering_order(fragments: Iterable[Fragment]) -> list[Fragment]:
+    """The fragments in the order they are rendered: by section, then by position and rank."""
+    return sorted(fragments, key=lambda f: (_SECTION_INDEX[f.section], f.position, f.rank))
 
 
 def render_sections(fragments: Iterable[Fragment]) -> str:

@@ -18,6 +18,7 @@ from prefrontal.bundle.checksum import checksum
 from prefrontal.bundle.costs import fragment_cost, header_cost
 from prefrontal.bundle.fitting import fit_rendered
 from prefrontal.bundle.models import SECTION_ORDER, ContextBundle, Fragment, Section
+from prefrontal.bundle.render import in_rendering_order
 from prefrontal.bundle.trimming import trim_to_tokens
 from prefrontal.config import PhaseName
 from prefrontal.phases.spec import PhaseSpec
@@ -171,7 +172,7 @@ async def run(turn: TurnState) -> PhaseOutcome:
     """Select, render, verify the total, and build the bundle."""
     selection = _select(turn)
     fragments, text, tokens = _fit(turn, selection)
-    ordered = sorted(fragments, key=lambda f: (SECTION_ORDER.index(f.section), f.position, f.rank))
+    ordered = in_rendering_order(fragments)
     breakdown = _tokens_by_section(ordered)
     turn.bundle = ContextBundle(
         turn_id=turn.context.turn_id,
