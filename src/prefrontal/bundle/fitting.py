@@ -13,19 +13,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from prefrontal.bundle.fragments import SECTION_ORDER, Fragment, Section
-from prefrontal.bundle.render import render_sections
+from prefrontal.bundle.render import in_rendering_order, render_in_order
 
 __all__ = ["Fitted", "fit_rendered", "worst_first"]
 
 
 @dataclass(frozen=True, slots=True)
 class Fitted:
-    """What fits: the fragments kept, those given up, the text and its token count."""
+    """What fits: the fragments kept, those given up, the text and its token count.
+
+    ``kept`` is in the order the fragments were given; ``in_order`` holds
+    the same fragments in rendering order (:func:`~prefrontal.bundle.render.in_rendering_order`).
+    """
 
     kept: list[Fragment]
     dropped: list[Fragment]
     text: str
     tokens: int
+    in_order: list[Fragment]
 
 
 def worst_first(fragments: Sequence[Fragment]) -> list[Fragment]:
@@ -42,29 +47,36 @@ def worst_first(fragments: Sequence[Fragment]) -> list[Fragment]:
 def fit_rendered(fragments: Sequence[Fragment], limit: int, count: Callable[[str], int]) -> Fitted:
     """The fragments, rendered, within ``limit`` tokens by ``count``.
 
-    When all of them fit, that is one render and nothing is put in order;
-    otherwise see :func:`_fewest_given_up`.
+    They are put in rendering order once; when all of them fit, that is one
+    render and the worst-first order is not needed. Otherwise see
+    :func:`_fewest_given_up`.
     """
-    whole = _rendered(list(fragments), [], count)
+    ordered = in_rendering_order(fragments)
+    whole = _rendered(list(fragments), [], ordered, count)
     if whole.tokens <= limit:
         return whole
-    return _fewest_given_up(fragments, limit, count)
+    return _fewest_given_up(fragments, ordered, limit, count)
 
 
 def _fewest_given_up(
-    fragments: Sequence[Fragment], limit: int, count: Callable[[str], int]
+    fragments: Sequence[Fragment],
+    ordered: list[Fragment],
+    limit: int,
+    count: Callable[[str], int],
 ) -> Fitted:
     """The fragments within ``limit`` once the fewest of the worst (at least one) are given up.
 
-    Giving up more of the worst-first order never adds tokens, so the fewest
-    to give up are found by bisection: about log2(n) renders, where giving
-    them up one at a time re-rendered and re-counted everything n times.
+    ``ordered`` is ``fragments`` in rendering order. Giving up more of the
+    worst-first order never adds tokens, so the fewest to give up are found
+    by bisection: about log2(n) renders, where giving them up one at a time
+    re-rendered and re-counted everything n times.
     """
     order = worst_first(fragments)
 
     def attempt(drop: int) -> Fitted:
         gone = {id(f) for f in order[:drop]}
-        return _rendered([f for f in fragments if id(f) not in gone], order[:drop], count)
+        kept = [f for f in fragments if id(f) not in gone]
+        return _rendered(kept, order[:drop], [f for f in ordered if id(f) not in gone], count)
 
     low, high = 1, len(order)
     while low < high:
@@ -76,7 +88,12 @@ def _fewest_given_up(
     return attempt(low)
 
 
-def _rendered(kept: list[Fragment], dropped: list[Fragment], count: Callable[[str], int]) -> Fitted:
-    """``kept`` rendered and counted (an empty text counts 0 tokens)."""
-    text = render_sections(kept)
-    return Fitted(kept, dropped, text, count(text) if text else 0)
+def _rendered(
+    kept: list[Fragment],
+    dropped: list[Fragment],
+    in_order: list[Fragment],
+    count: Callable[[str], int],
+) -> Fitted:
+    """``in_order`` (``kept`` in rendering order) rendered and counted (an empty text counts 0)."""
+    text = render_in_order(in_order)
+    return Fitted(kept, dropped, text, count(text) if text else 0, in_order)

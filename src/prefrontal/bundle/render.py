@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import groupby
 
 from prefrontal.bundle.fragments import SECTION_ORDER, Fragment, Section
 
@@ -25,27 +26,39 @@ def group_header(heading: str) -> str:
     return f"[{heading}]"
 
 
-def render_section(section: Section, fragments: Iterable[Fragment]) -> str:
-    """One section: its header, then its fragments by position, group headers where they change."""
-    lines = [section_header(section)]
-    current: str | None = None
-    for fragment in sorted(fragments, key=lambda f: (f.position, f.rank)):
-        if fragment.heading is not None and fragment.heading != current:
-            lines.append(group_header(fragment.heading))
-        current = fragment.heading
-        lines.append(fragment.text)
-    return "\n".join(lines)
-
-
 def in_rendering_order(fragments: Iterable[Fragment]) -> list[Fragment]:
-    """The fragments in the order they are rendered: by section, then by position and rank."""
+    """The fragments in the order they are rendered: by section, then by position and rank.
+
+    Fragments alike in all three keep the order they were given in.
+    """
     return sorted(fragments, key=lambda f: (_SECTION_INDEX[f.section], f.position, f.rank))
 
 
 def render_sections(fragments: Iterable[Fragment]) -> str:
     """All fragments, grouped by section in the fixed section order."""
-    by_section: dict[Section, list[Fragment]] = {}
-    for fragment in fragments:
-        by_section.setdefault(fragment.section, []).append(fragment)
-    blocks = [render_section(s, by_section[s]) for s in SECTION_ORDER if s in by_section]
+    return render_in_order(in_rendering_order(fragments))
+
+
+def render_in_order(ordered: Iterable[Fragment]) -> str:
+    """Fragments already in rendering order (:func:`in_rendering_order`), rendered without sorting.
+
+    The same text as :func:`render_sections` gives for them.
+    """
+    blocks = [_section_block(s, group) for s, group in groupby(ordered, key=_section_of)]
     return SECTION_SEPARATOR.join(blocks)
+
+
+def _section_of(fragment: Fragment) -> Section:
+    return fragment.section
+
+
+def _section_block(section: Section, ordered: Iterable[Fragment]) -> str:
+    """One section: its header, then its fragments as ordered, group headers where they change."""
+    lines = [section_header(section)]
+    current: str | None = None
+    for fragment in ordered:
+        if fragment.heading is not None and fragment.heading != current:
+            lines.append(group_header(fragment.heading))
+        current = fragment.heading
+        lines.append(fragment.text)
+    return "\n".join(lines)

@@ -18,7 +18,6 @@ from prefrontal.bundle.checksum import checksum
 from prefrontal.bundle.costs import fragment_cost, header_cost
 from prefrontal.bundle.fitting import fit_rendered
 from prefrontal.bundle.models import SECTION_ORDER, ContextBundle, Fragment, Section
-from prefrontal.bundle.render import in_rendering_order
 from prefrontal.bundle.trimming import trim_to_tokens
 from prefrontal.config import PhaseName
 from prefrontal.phases.spec import PhaseSpec
@@ -139,12 +138,15 @@ def _drop(fragment: Fragment, reason: str) -> DroppedRecord:
 
 
 def _fit(turn: TurnState, selection: _Selection) -> tuple[list[Fragment], str, int]:
-    """Render and count; if over, drop the fewest worst fragments that make it fit."""
+    """Render and count; if over, drop the fewest worst fragments that make it fit.
+
+    Returns the fragments kept, in rendering order, the text and its tokens.
+    """
     chosen = [f for s in SECTION_ORDER for f in selection.chosen[s]]
     fitted = fit_rendered(chosen, turn.policy.available, turn.count)
     reason = "trimmed to fit the rendered total"
     selection.dropped.extend(_drop(f, reason) for f in fitted.dropped)
-    return fitted.kept, fitted.text, fitted.tokens
+    return fitted.in_order, fitted.text, fitted.tokens
 
 
 def _tokens_by_section(fragments: list[Fragment]) -> dict[str, int]:
@@ -171,8 +173,7 @@ def _usage(turn: TurnState, used: dict[str, int]) -> list[SectionUsage]:
 async def run(turn: TurnState) -> PhaseOutcome:
     """Select, render, verify the total, and build the bundle."""
     selection = _select(turn)
-    fragments, text, tokens = _fit(turn, selection)
-    ordered = in_rendering_order(fragments)
+    ordered, text, tokens = _fit(turn, selection)
     breakdown = _tokens_by_section(ordered)
     turn.bundle = ContextBundle(
         turn_id=turn.context.turn_id,

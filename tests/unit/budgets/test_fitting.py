@@ -3,13 +3,15 @@ handful of renders; and rules cut to a token count, whole lines first."""
 
 from __future__ import annotations
 
+from random import Random
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from prefrontal.budgets.tokens import default_counter
 from prefrontal.bundle.fitting import fit_rendered, worst_first
 from prefrontal.bundle.fragments import Fragment, Provenance, Section
-from prefrontal.bundle.render import render_sections
+from prefrontal.bundle.render import in_rendering_order, render_in_order, render_sections
 from prefrontal.bundle.trimming import MARK, trim_to_tokens
 
 COUNT = default_counter().count
@@ -61,6 +63,20 @@ def test_fitting_keeps_what_giving_up_one_at_a_time_keeps(
     assert fitted.tokens == (COUNT(fitted.text) if fitted.text else 0)
     assert fitted.kept == one_at_a_time(chosen, limit)
     assert len(fitted.kept) + len(fitted.dropped) == len(chosen)
+    assert fitted.in_order == in_rendering_order(fitted.kept)
+
+
+@settings(max_examples=60, deadline=None)
+@given(fragments, st.randoms(use_true_random=False))
+def test_fragments_in_rendering_order_render_as_the_sections_do(
+    chosen: list[Fragment], random: Random
+) -> None:
+    """Rendering in the given order is rendering by section, position and rank, whatever the order
+    the fragments came in."""
+    random.shuffle(chosen)
+    ordered = in_rendering_order(chosen)
+    assert render_in_order(ordered) == render_sections(chosen) == render_sections(ordered)
+    assert [f.section for f in ordered] == sorted((f.section for f in chosen), key=SECTIONS.index)
 
 
 def test_fitting_renders_a_logarithmic_number_of_times() -> None:
