@@ -50,12 +50,20 @@ class _Selection:
         self.seen: dict[str, Fragment] = {}
         self.dropped: list[DroppedRecord] = []
         self.warnings: list[str] = []
+        self._headers: dict[Section, int] = {}
 
     def cost(self, fragment: Fragment) -> int:
-        extra = (
-            0 if self.chosen[fragment.section] else header_cost(self.turn.count, fragment.section)
-        )
-        return fragment_cost(fragment) + extra
+        """Tokens ``fragment`` adds now: its line, and its section's header if it is the first."""
+        if self.chosen[fragment.section]:
+            return fragment_cost(fragment)
+        return fragment_cost(fragment) + self._header_cost(fragment.section)
+
+    def _header_cost(self, section: Section) -> int:
+        """``header_cost`` of ``section``, counted once per turn."""
+        cost = self._headers.get(section)
+        if cost is None:
+            cost = self._headers[section] = header_cost(self.turn.count, section)
+        return cost
 
     def try_add(self, fragment: Fragment, limit: int, key: str) -> bool:
         cost = self.cost(fragment)
