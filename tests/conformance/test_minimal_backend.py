@@ -21,11 +21,18 @@ from prefrontal.retrieval.analysis import terms
 from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.retrieval.ranking import Candidate, Corpus, LexicalMatches
 from prefrontal.retrieval.vectors import cosines, to_blob
-from prefrontal.stores.capabilities import LexicalSearch, VectorSearch, ranked_search
+from prefrontal.stores.capabilities import (
+    LexicalSearch,
+    VectorSearch,
+    offers_lexical_search,
+    offers_vector_search,
+    ranked_search,
+)
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory import InMemoryMemoryStore
 from prefrontal.stores.memory_search import hit_key, searchable_text
 from prefrontal.stores.tenancy import Tenant, owns, preferred, visible_to
+from prefrontal.testing import DelayedStore
 from prefrontal.testing.conformance import MemoryStoreSuite
 from prefrontal.testing.synthetic import memories, questions
 
@@ -184,6 +191,44 @@ def test_the_minimal_backend_declares_both_capabilities() -> None:
     assert isinstance(store, LexicalSearch)
     assert isinstance(store, VectorSearch)
     assert not isinstance(object(), LexicalSearch)
+
+
+class _KeyedOnly:
+    """A backend that offers its items by key and no search capability."""
+
+    async def items_by_key(self, tenant: Tenant, keys: Sequence[str]) -> dict[str, MemoryItem]:
+        return {}
+
+
+class _Disabled(ListMemoryStore):
+    """The minimal backend with its lexical capability switched off."""
+
+    lexical_matches = None  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize(
+    "store",
+    [
+        ListMemoryStore(),
+        InMemoryMemoryStore(),
+        _KeyedOnly(),
+        _Disabled(),
+        object(),
+        DelayedStore(ListMemoryStore(), 0),
+        DelayedStore(_KeyedOnly(), 0),
+    ],
+    ids=lambda store: type(store).__name__,
+)
+def test_the_capability_checks_answer_as_isinstance(store: object) -> None:
+    """Each store, or a proxy delegating to it, offers exactly what ``isinstance`` says it is."""
+    assert offers_lexical_search(store) is isinstance(store, LexicalSearch)
+    assert offers_vector_search(store) is isinstance(store, VectorSearch)
+
+
+def test_a_proxy_offers_the_capabilities_of_the_store_it_wraps() -> None:
+    """The check is asked of the instance: one proxy type offers what each wrapped store offers."""
+    assert offers_lexical_search(DelayedStore(ListMemoryStore(), 0))
+    assert not offers_lexical_search(DelayedStore(_KeyedOnly(), 0))
 
 
 @pytest.mark.anyio

@@ -22,7 +22,7 @@ in the same order, with the same scores to the bit.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeGuard, runtime_checkable
 
 from prefrontal.retrieval.ranking import LexicalMatches, query_terms, scores
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
@@ -61,6 +61,21 @@ class VectorSearch(Protocol):
         (or given 0); negative similarities count as 0.
         """
         ...
+
+
+def offers_lexical_search(store: object) -> TypeGuard[LexicalSearch]:
+    """Whether ``store`` is a :class:`LexicalSearch`: it has a ``lexical_matches`` (not ``None``).
+
+    What ``isinstance`` answers for a one-method runtime-checkable protocol,
+    without gathering the protocol's members again on every search. Asked of
+    the instance, not its type: a delegating proxy offers what it wraps.
+    """
+    return getattr(store, "lexical_matches", None) is not None
+
+
+def offers_vector_search(store: object) -> TypeGuard[VectorSearch]:
+    """Whether ``store`` is a :class:`VectorSearch`, as :func:`offers_lexical_search` answers."""
+    return getattr(store, "vector_matches", None) is not None
 
 
 class KeyedItems(Protocol):
@@ -103,11 +118,11 @@ async def gather_signals(
 ) -> dict[str, Mapping[str, float]]:
     """Each signal's scores by key, from the capabilities ``store`` has."""
     signals: dict[str, Mapping[str, float]] = {}
-    if isinstance(store, LexicalSearch):
+    if offers_lexical_search(store):
         words = query_terms(query.text)
         found = await store.lexical_matches(tenant, query, words) if words else None
         signals["bm25"] = {} if found is None else scores(found)
-    if embedding is not None and isinstance(store, VectorSearch):
+    if embedding is not None and offers_vector_search(store):
         similar = await store.vector_matches(tenant, query, embedding)
         signals["vector"] = {key: max(value, 0.0) for key, value in similar.items()}
     return signals
