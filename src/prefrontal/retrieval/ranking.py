@@ -21,15 +21,19 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from prefrontal.retrieval.analysis import terms
+from prefrontal.retrieval.analysis import term_set
 
 K1 = 1.2
 B = 0.75
 
 
 def query_terms(text: str) -> list[str]:
-    """The distinct index terms of ``text``, sorted: the order term scores are added in."""
-    return sorted(set(terms(text)))
+    """The distinct index terms of ``text``, sorted: the order term scores are added in.
+
+    The text is analysed once while :func:`~prefrontal.retrieval.analysis.term_set`
+    remembers it: a turn searches its input in both memory stores, and probes it too.
+    """
+    return sorted(term_set(text))
 
 
 def idf(n_docs: int, n_hits: int) -> float:

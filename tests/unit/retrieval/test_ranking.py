@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from prefrontal.retrieval.analysis import terms
 from prefrontal.retrieval.postings import Postings
 from prefrontal.retrieval.ranking import (
     BoundedTerm,
@@ -21,6 +22,16 @@ from prefrontal.retrieval.ranking import (
 
 def bm25(index: Postings, text: str) -> dict[str, float]:
     return scores(index.matches(query_terms(text)))
+
+
+def test_query_terms_are_the_distinct_terms_sorted_and_each_call_has_its_own_list() -> None:
+    """Asked again for a text already analysed, the terms are the same, in a list of their own."""
+    text = "Kites fly; the kite flies over kites"
+    first = query_terms(text)
+    assert first == sorted(set(terms(text)))
+    first.append("zzz")
+    assert query_terms(text) == sorted(set(terms(text)))
+    assert query_terms(text) is not query_terms(text)
 
 
 def test_idf_matches_fts5_with_its_floor() -> None:
