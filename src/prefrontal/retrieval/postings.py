@@ -60,15 +60,20 @@ class Postings:
 
         ``query`` is the query's terms in sorted order
         (:func:`~prefrontal.retrieval.ranking.query_terms`); each candidate's
-        counts follow it. The statistics are the whole index's.
+        counts follow it. The statistics are the whole index's. ``allowed``
+        is asked once per document, however many query terms it holds.
         """
         counts: dict[str, list[int]] = {}
+        refused: set[str] = set()
         for i, term in enumerate(query):
             for doc_id in self._postings.get(term, ()):
-                if allowed is not None and doc_id not in allowed:
-                    continue
                 held = counts.get(doc_id)
                 if held is None:
+                    if doc_id in refused:
+                        continue
+                    if allowed is not None and doc_id not in allowed:
+                        refused.add(doc_id)
+                        continue
                     held = counts[doc_id] = [0] * len(query)
                 held[i] = self._docs[doc_id][term]
         return LexicalMatches(

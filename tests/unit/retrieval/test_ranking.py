@@ -75,6 +75,33 @@ def test_postings_leave_out_documents_not_allowed_but_count_them() -> None:
     assert list(found.frequencies) == [2]
 
 
+class CountingAllowed:
+    """The documents a search may return, counting how often each is asked about."""
+
+    def __init__(self, allowed: set[str]) -> None:
+        self.allowed = allowed
+        self.asked: dict[object, int] = {}
+
+    def __contains__(self, doc_id: object) -> bool:
+        self.asked[doc_id] = self.asked.get(doc_id, 0) + 1
+        return doc_id in self.allowed
+
+
+def test_each_document_is_asked_about_once_whatever_terms_it_holds() -> None:
+    """A document holding several query terms is asked once, allowed or not, with the same counts."""
+    index = Postings()
+    for n, text in enumerate(["red kite sail", "red kite", "red boat sail", "green field"]):
+        index.add(f"d{n}", text)
+    allowed = CountingAllowed({"d0", "d2"})
+    found = index.matches(query_terms("red kite sail"), allowed=allowed)
+    assert allowed.asked == {"d0": 1, "d1": 1, "d2": 1}
+    assert {c.key: list(c.counts) for c in found.candidates} == {
+        "d0": [1, 1, 1],
+        "d2": [0, 1, 1],
+    }
+    assert found.candidates == index.matches(query_terms("red kite sail"), {"d0", "d2"}).candidates
+
+
 def test_removed_documents_leave_the_statistics_as_if_never_added() -> None:
     """Adding then removing a document gives the scores of never adding it."""
     index, other = Postings(), Postings()

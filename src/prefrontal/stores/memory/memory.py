@@ -216,10 +216,10 @@ class _Allowed:
 
     A search's postings name a few candidates; checking those costs what
     they are, where building the whole set costs a pass over every item of
-    every agent in the store.
+    every agent in the store. The postings ask once per candidate.
     """
 
-    __slots__ = ("_items", "_keys", "_known", "_query", "_tenant")
+    __slots__ = ("_items", "_keys", "_query", "_tenant")
 
     def __init__(
         self,
@@ -229,19 +229,11 @@ class _Allowed:
         query: MemoryQuery,
     ) -> None:
         self._items, self._keys, self._tenant, self._query = items, keys, tenant, query
-        self._known: dict[object, bool] = {}
-        """Each id asked about, and the answer: a candidate holding several query terms is
-        asked once per term."""
 
     def __contains__(self, doc_id: object) -> bool:
-        known = self._known.get(doc_id)
-        if known is None:
-            key = self._keys.get(doc_id) if isinstance(doc_id, str) else None
-            item = None if key is None else self._items.get(key)
-            known = self._known[doc_id] = item is not None and _wanted(
-                item, self._tenant, self._query
-            )
-        return known
+        key = self._keys.get(doc_id) if isinstance(doc_id, str) else None
+        item = None if key is None else self._items.get(key)
+        return item is not None and _wanted(item, self._tenant, self._query)
 
 
 def _unit(vector: tuple[float, ...]) -> np.ndarray:
