@@ -217,13 +217,17 @@ class SessionBuffer:
         now: datetime | None = None,
         limit: int = DEFAULT_PROBE_LIMIT,
         min_overlap: float = DEFAULT_MIN_OVERLAP,
+        held: Collection[str] | None = None,
     ) -> RecallDecision:
         """Decide whether ``store_name``'s phase may reuse the buffer, and count it.
 
         The probe is a small read-only search (:func:`probe`); nothing is
-        probed when the buffer holds nothing from that store.
+        probed when the buffer holds nothing from that store. ``held``: what
+        ``self.buffer.held_memory_ids(store_name)`` gives now, when the caller
+        has it already (read here otherwise).
         """
-        held = self.buffer.held_memory_ids(store_name)
+        if held is None:
+            held = self.buffer.held_memory_ids(store_name)
         hits = await probe(memory, self.key.tenant, text, limit=limit, now=now) if held else ()
         decision = decide_recall(hits, held, min_overlap=min_overlap)
         await self._apply(_sync(lambda b: b.record_recall(decision)))

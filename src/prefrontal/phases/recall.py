@@ -175,15 +175,18 @@ async def _gate_and_fetch(
         return None, None
     held = sorted(session.buffer.held_memory_ids(phase))
     if not held:
-        return await _gate(turn, store, phase), None
+        return await _gate(turn, store, phase, held), None
     prefetch = _Prefetch()
     async with anyio.create_task_group() as group:
         group.start_soon(prefetch.run, turn, store, phase, held)
-        decision = await _gate(turn, store, phase)
+        decision = await _gate(turn, store, phase, held)
     return decision, prefetch
 
 
-async def _gate(turn: TurnState, store: MemoryStore, phase: str) -> RecallDecision | None:
+async def _gate(
+    turn: TurnState, store: MemoryStore, phase: str, held: list[str]
+) -> RecallDecision | None:
+    """The recall gate's decision for ``phase``, given the memory ids the buffer ``held`` for it."""
     session = turn.buffer
     if session is None:
         return None
@@ -193,7 +196,7 @@ async def _gate(turn: TurnState, store: MemoryStore, phase: str) -> RecallDecisi
         turn,
         phase,
         lambda: session.recall_gate(
-            store, phase, probe_text, now=turn.context.started_at, min_overlap=overlap
+            store, phase, probe_text, now=turn.context.started_at, min_overlap=overlap, held=held
         ),
     )
 

@@ -95,6 +95,17 @@ async def test_a_continuing_topic_saves_a_search() -> None:
     assert session.buffer.recall_counters.searches == 0
 
 
+@pytest.mark.parametrize("text", ["Lisbon vacation hotel", "tax forms April"])
+async def test_held_ids_given_by_the_caller_decide_as_the_buffers_own(text: str) -> None:
+    """Handing the gate the held ids it would read itself changes neither decision nor counters."""
+    memory, session = await _world()
+    _, other = await _world()
+    held = sorted(other.buffer.held_memory_ids("episodic"))
+    given = await other.recall_gate(memory, "episodic", text, now=at(5), held=held)
+    assert given == await session.recall_gate(memory, "episodic", text, now=at(5))
+    assert other.buffer.recall_counters == session.buffer.recall_counters
+
+
 async def test_a_new_topic_searches_and_is_counted() -> None:
     """A change of topic runs the full search, and the counters say so."""
     memory, session = await _world()
