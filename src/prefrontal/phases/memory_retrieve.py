@@ -45,6 +45,9 @@ TOKENS_PER_ANCHOR = 20
 per this many tokens (10 up to 2,000 tokens, 25 at 4,000)."""
 MAX_CANDIDATES = 1_000
 
+Relevant = tuple[float, MemoryItem]
+"""A candidate memory with its relevance (retrieved, or held from last turn), before the rerank."""
+
 
 def candidate_limit(turn: TurnState, configured: int) -> int:
     """How many hits to ask for: enough to fill the turn's budget, at least ``configured``.
@@ -85,7 +88,7 @@ async def retrieve(
     queries: Mapping[str, str],
     limit: int,
     settings: RecallSettings,
-) -> list[ScoredMemory]:
+) -> list[Relevant]:
     """Candidates for ``queries`` (``"input"`` and ``"context"``), scored but not yet reranked.
 
     The feedback query (words of the input's best hits) is searched too
@@ -106,13 +109,7 @@ async def retrieve(
     scores = add_thread_scores(scores, threads, settings.thread_weight, top=settings.thread_top)
     anchors = anchor_count(anchor_reach(turn, limit), settings)
     scores = await _lift(turn, store, phase, scores, items, anchors, settings)
-    # Validating is faster than model_construct here (about 2x): an item that is already a
-    # MemoryItem is taken as it is (tests/benchmarks/test_model_build_bench.py measures both).
-    return [
-        ScoredMemory(item=items[key], score=value, signals=_signals(signals, key))
-        for key, value in scores.items()
-        if value > 0
-    ]
+    return [(value, items[key]) for key, value in scores.items() if value > 0]
 
 
 def _query_weights(settings: RecallSettings) -> dict[str, float]:
@@ -135,10 +132,6 @@ def _places(items: Mapping[str, MemoryItem]) -> dict[str, tuple[str, int]]:
 def _speaker(item: MemoryItem) -> str | None:
     speaker = item.metadata.get("speaker")
     return speaker if isinstance(speaker, str) else None
-
-
-def _signals(signals: Mapping[str, Mapping[str, float]], key: str) -> dict[str, float]:
-    return {name: values[key] for name, values in signals.items() if key in values}
 
 
 async def _search_all(

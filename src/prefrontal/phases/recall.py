@@ -24,6 +24,7 @@ from prefrontal.buffer import RecallDecision
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.phases.fragments import fragment, loaded
 from prefrontal.phases.memory_retrieve import (
+    Relevant,
     candidate_limit,
     input_text,
     retrieve,
@@ -75,16 +76,30 @@ def rerank_score(
 
 def rerank(hits: list[ScoredMemory], now: datetime, weights: RerankWeights) -> list[ScoredMemory]:
     """Hits rescored by :func:`rerank_score`, best first (ties by item id)."""
-    return [h.model_copy(update={"score": score}) for score, h in _reranked(hits, now, weights)]
+    order = _rerank_order([(h.score, h.item) for h in hits], now, weights)
+    return [hits[i].model_copy(update={"score": score}) for score, i in order]
 
 
-def _reranked(
-    hits: list[ScoredMemory], now: datetime, weights: RerankWeights
-) -> list[tuple[float, ScoredMemory]]:
-    """Each hit with its :func:`rerank_score`, best first (ties by item id); hits not copied."""
-    best = max((h.score for h in hits), default=0.0) or 1.0
-    scored = [(rerank_score(h.score / best, h.item, now, weights), h) for h in hits]
-    scored.sort(key=lambda pair: (-pair[0], pair[1].item.item_id))
+def _reranked(candidates: list[Relevant], now: datetime, weights: RerankWeights) -> list[Relevant]:
+    """Each candidate's item with its :func:`rerank_score`, best first (ties by item id)."""
+    order = _rerank_order(candidates, now, weights)
+    return [(score, candidates[i][1]) for score, i in order]
+
+
+def _rerank_order(
+    candidates: list[Relevant], now: datetime, weights: RerankWeights
+) -> list[tuple[float, int]]:
+    """Each candidate's :func:`rerank_score` and its index in ``candidates``, best first.
+
+    Relevance is normalised to the best candidate's; ties keep the order of the item ids,
+    then the order given.
+    """
+    best = max((relevance for relevance, _ in candidates), default=0.0) or 1.0
+    scored = [
+        (rerank_score(relevance / best, item, now, weights), i)
+        for i, (relevance, item) in enumerate(candidates)
+    ]
+    scored.sort(key=lambda pair: (-pair[0], candidates[pair[1]][1].item_id))
     return scored
 
 
@@ -127,11 +142,11 @@ async def recall(
     queries: Mapping[str, str],
     limit: int,
     settings: RecallSettings | None = None,
-) -> tuple[list[ScoredMemory], dict[str, object]]:
-    """Hits for ``queries``: reused from the buffer when its recall gate says so, else retrieved.
+) -> tuple[list[Relevant], dict[str, object]]:
+    """Candidates for ``queries``: the buffer's when its recall gate says so, else retrieved.
 
-    ``queries`` has the ``"input"`` and its ``"context"``. Returns the hits
-    and what the trace should say about how they were got.
+    ``queries`` has the ``"input"`` and its ``"context"``. Returns each candidate's
+    relevance with its item, and what the trace should say about how they were got.
     """
     decision, prefetched = await _gate_and_fetch(turn, store, phase)
     if decision is None or not decision.reuse:
@@ -207,8 +222,8 @@ async def reuse(
     phase: str,
     item_ids: tuple[str, ...],
     fetched: list[MemoryItem] | None = None,
-) -> list[ScoredMemory]:
-    """The held memory items, fetched by id (no search), scored as they were last turn.
+) -> list[Relevant]:
+    """The held memory items, fetched by id (no search), each with the score it had last turn.
 
     ``fetched``: the items already fetched (by :func:`recall`, while the gate probed).
     """
@@ -220,11 +235,7 @@ async def reuse(
         else await call_store(turn, phase, lambda: store.get(tenant, list(item_ids)))
     )
     scores = _held_scores(turn, phase)
-    return [
-        ScoredMemory(item=i, score=scores.get(i.item_id, 1.0), signals={"reused": 1.0})
-        for i in items
-        if i.is_live(now)
-    ]
+    return [(scores.get(i.item_id, 1.0), i) for i in items if i.is_live(now)]
 
 
 def _held_scores(turn: TurnState, store_name: str) -> dict[str, float]:
@@ -306,7 +317,7 @@ async def load_section(
     hits, how = await recall(turn, store, phase, query, limit, settings)
     held = already_held(turn)
     ranked = _reranked(hits, turn.context.started_at, weights)
-    fresh = [(score, h.item) for score, h in ranked if h.item.item_id not in held]
+    fresh = [(score, item) for score, item in ranked if item.item_id not in held]
     fragments = _winners(turn, fresh, section, phase, int(turn.policy.available * WINNER_ROOM))
     turn.loads[section] = fragments
     count, tokens = loaded(fragments)
