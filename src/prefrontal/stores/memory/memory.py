@@ -100,8 +100,15 @@ class InMemoryMemoryStore:
         return [item for item in found if item is not None]
 
     def _visible(self, tenant: Tenant, item_id: str) -> MemoryItem | None:
-        """The item of ``item_id`` that ``tenant`` is given (its own first), if any."""
+        """The item of ``item_id`` that ``tenant`` is given (its own first), if any.
+
+        An id most often has one owner: its item is given when visible, with no choice to make.
+        """
         users = self._owners.get((tenant.agent_id, item_id), ())
+        if len(users) == 1:
+            (user,) = users
+            only = self._items[(tenant.agent_id, user, item_id)]
+            return only if visible_to(only, tenant) else None
         held = (self._items[(tenant.agent_id, user, item_id)] for user in users)
         return preferred(held, tenant)
 
