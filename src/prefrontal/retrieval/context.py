@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from prefrontal.retrieval.analysis import terms
+from prefrontal.retrieval.analysis import term_set
 from prefrontal.retrieval.fusion import max_normalised
 
 Scores = dict[str, float]
@@ -111,12 +111,17 @@ def smooth_neighbours(
 def speaker_named(
     scores: Mapping[str, float], speakers: Mapping[str, str | None], query: str, weight: float
 ) -> Scores:
-    """Scores plus ``weight`` for each item whose speaker's name is all in ``query``."""
-    asked = set(terms(query))
+    """Scores plus ``weight`` for each item whose speaker's name is all in ``query``.
+
+    The query and the names are analysed once while
+    :func:`~prefrontal.retrieval.analysis.term_set` remembers them: both stores'
+    phases ask with the same input, turn after turn among the same speakers.
+    """
+    asked = term_set(query)
     named = {
         speaker
         for speaker in set(speakers.values())
-        if speaker and (words := set(terms(speaker))) and words <= asked
+        if speaker and (words := term_set(speaker)) and words <= asked
     }
     return {
         key: value + (weight if speakers.get(key) in named else 0.0)
