@@ -311,10 +311,7 @@ async def load_section(
     The body of phases 5 and 6: they differ in their store, query and weights.
     """
     limit = candidate_limit(turn, candidates)
-    settings = turn.config.recall.scoring
-    if not turn.config.recall.feedback:
-        settings = replace(settings, feedback_weight=0.0)
-    hits, how = await recall(turn, store, phase, query, limit, settings)
+    hits, how = await recall(turn, store, phase, query, limit, _scoring(turn))
     held = already_held(turn)
     ranked = _reranked(hits, turn.context.started_at, weights)
     fresh = [(score, item) for score, item in ranked if item.item_id not in held]
@@ -333,6 +330,18 @@ async def load_section(
             **how,
         },
     )
+
+
+def _scoring(turn: TurnState) -> RecallSettings:
+    """The turn's scoring settings: the feedback query weighs nothing unless feedback is on."""
+    recall = turn.config.recall
+    return recall.scoring if recall.feedback else _without_feedback(recall.scoring)
+
+
+@lru_cache(maxsize=64)
+def _without_feedback(settings: RecallSettings) -> RecallSettings:
+    """``settings`` with no weight for the feedback query, made once per distinct settings."""
+    return replace(settings, feedback_weight=0.0)
 
 
 def _winners(

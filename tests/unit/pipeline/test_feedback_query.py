@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -14,6 +15,8 @@ from prefrontal import (
     Section,
     TurnRequest,
 )
+from prefrontal.phases.recall import _without_feedback
+from prefrontal.retrieval.settings import RecallSettings
 from prefrontal.stores.long_term import MemoryItem, MemoryKind
 from prefrontal.stores.set import Stores
 
@@ -71,3 +74,22 @@ async def test_feedback_is_off_by_default() -> None:
     recalled = await recalled_with(feedback=False)
     assert "plan" in recalled
     assert "course" not in recalled
+
+
+async def test_turns_with_feedback_on_and_off_in_turn_each_recall_as_configured() -> None:
+    """The settings without feedback are remembered; a turn with feedback on never gets them."""
+    for feedback in (False, True, False, True):
+        recalled = await recalled_with(feedback=feedback)
+        assert ("course" in recalled) is feedback
+
+
+@pytest.mark.parametrize("weight", [0.1, 0.3, 0.5])
+def test_the_remembered_settings_without_feedback_are_those_settings_with_its_weight_0(
+    weight: float,
+) -> None:
+    """Each distinct scoring setting has its own feedback-free settings, equal to a fresh copy."""
+    settings = RecallSettings(feedback_weight=weight, context_weight=weight)
+    expected = replace(settings, feedback_weight=0.0)
+    assert _without_feedback(settings) == expected
+    assert _without_feedback(replace(settings)) == expected
+    assert _without_feedback(settings).context_weight == weight
