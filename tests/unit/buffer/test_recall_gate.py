@@ -63,7 +63,9 @@ async def _world() -> tuple[InMemoryMemoryStore, SessionBuffer]:
     }
     for item_id, text in texts.items():
         await memory.put(
-            MemoryItem(item_id=item_id, agent_id="agent", user_id="alice", content=text)
+            MemoryItem(
+                item_id=item_id, agent_id="agent", user_id="alice", content=text, created_at=at(0)
+            )
         )
     session = await SessionBuffer.load(
         InMemoryWorkingMemoryStore(),

@@ -117,8 +117,8 @@ class WorkingMemoryStoreSuite(WorkingMemoryOwnership, StoreSuite):
         """
 
         def as_of(session: str, minutes: float, version: int = 0) -> SessionState:
-            state = fresh(key(session)).model_copy(update={"updated_at": at(minutes)})
-            return state.model_copy(update={"version": version})
+            moment = {"started_at": at(-60), "updated_at": at(minutes), "version": version}
+            return fresh(key(session)).model_copy(update=moment)
 
         await store.save(as_of("a", -3))
         await store.save(as_of("c", -1))
