@@ -53,11 +53,19 @@ def dominant_themes(items: Iterable[BufferItem], limit: int = 5) -> tuple[str, .
     A theme's strength is the number of items carrying it, labels counting
     double; a theme needs strength 2 (a label of one item, or a keyword of two).
     """
-    return _strongest(tuple((item.content, item.labels) for item in items), limit)
+    return _strongest(_carried(items), limit)
+
+
+Carried = tuple[tuple[str, frozenset[str]], ...]
+"""Items as what carries their themes: each one's content and labels (a cache key)."""
+
+
+def _carried(items: Iterable[BufferItem]) -> Carried:
+    return tuple((item.content, item.labels) for item in items)
 
 
 @lru_cache(maxsize=256)
-def _strongest(carried: tuple[tuple[str, frozenset[str]], ...], limit: int) -> tuple[str, ...]:
+def _strongest(carried: Carried, limit: int) -> tuple[str, ...]:
     """:func:`dominant_themes` of items by their content and labels (cached: a session's
     turns mostly hold the same items, refreshed)."""
     strength: Counter[str] = Counter()
@@ -70,7 +78,11 @@ def _strongest(carried: tuple[tuple[str, frozenset[str]], ...], limit: int) -> t
 
 def carries(item: BufferItem, themes: frozenset[str]) -> bool:
     """True when ``item`` carries at least one of ``themes``."""
-    return bool(themes) and not item_themes(item).isdisjoint(themes)
+    return _carries(item.content, item.labels, themes)
+
+
+def _carries(content: str, labels: frozenset[str], themes: frozenset[str]) -> bool:
+    return bool(themes) and not _themes(content, labels).isdisjoint(themes)
 
 
 class Coherence(BufferModel):
@@ -97,7 +109,7 @@ def coherence(
     """
     if not items:
         return Coherence(score=1.0, thematic=1.0, entity=1.0, temporal=1.0, themes=themes)
-    thematic, entity = _label_coherence(tuple((i.content, i.labels) for i in items), themes)
+    thematic, entity = _label_coherence(_carried(items), themes)
     times = [i.last_accessed_at for i in items]
     temporal = 1.0 / (1.0 + (max(times) - min(times)).total_seconds() / fade_seconds)
     score = 0.4 * thematic + 0.3 * entity + 0.3 * temporal
@@ -107,16 +119,11 @@ def coherence(
 
 
 @lru_cache(maxsize=256)
-def _label_coherence(
-    carried: tuple[tuple[str, frozenset[str]], ...], themes: tuple[str, ...]
-) -> tuple[float, float]:
+def _label_coherence(carried: Carried, themes: tuple[str, ...]) -> tuple[float, float]:
     """The thematic and entity parts of :func:`coherence`, of items by content and labels
     (cached: a session's turns mostly hold the same items, refreshed)."""
     wanted = frozenset(themes)
-    thematic = sum(
-        bool(wanted) and not _themes(content, labels).isdisjoint(wanted)
-        for content, labels in carried
-    ) / len(carried)
+    thematic = sum(_carries(content, labels, wanted) for content, labels in carried) / len(carried)
     return thematic, _entity_coherence([labels for _, labels in carried])
 
 
