@@ -39,7 +39,8 @@ def coverage(part: frozenset[str], whole: frozenset[str]) -> float:
     return len(part & whole) / len(whole)
 
 
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    """``|a & b| / |a | b|``; 0.0 when both are empty."""
-    union = a | b
-    return len(a & b) / len(union) if union else 0.0
+def jaccard(a: frozenset[str], b: frozenset[str], shared: frozenset[str] | None = None) -> float:
+    """``|a & b| / |a | b|``; 0.0 when both are empty. ``shared`` is ``a & b`` when known."""
+    common = len(a & b if shared is None else shared)
+    union = len(a) + len(b) - common
+    return common / union if union else 0.0

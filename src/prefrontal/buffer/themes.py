@@ -193,7 +193,8 @@ def link_session(
     shared_e, shared_t = mine_e & theirs_e, mine_t & theirs_t
     if not shared_e and not shared_t:
         return None
-    entity_sim, theme_sim = jaccard(mine_e, theirs_e), jaccard(mine_t, theirs_t)
+    entity_sim = jaccard(mine_e, theirs_e, shared_e)
+    theme_sim = jaccard(mine_t, theirs_t, shared_t)
     similarity = 0.4 * entity_sim + 0.4 * theme_sim + 0.2 * (1.0 - gap / window)
     if similarity < settings.min_similarity:
         return None
