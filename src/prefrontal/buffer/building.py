@@ -15,6 +15,7 @@ from prefrontal.buffer.models import (
     NewItem,
 )
 from prefrontal.buffer.salience import AdmissionDecision
+from prefrontal.buffer.trusted import assemble, evolve
 
 SUMMARY_ENTITIES = 20
 """A summary keeps at most this many of its items' entities."""
@@ -23,25 +24,35 @@ SUMMARY_ENTITIES = 20
 def admitted(
     item_id: str, new: NewItem, tokens: int, decision: AdmissionDecision, at: datetime, seq: int
 ) -> BufferItem:
-    """The held item for an admitted offer, touched once at ``at``."""
-    return BufferItem(
-        item_id=item_id,
-        content=new.content,
-        source=new.source,
-        tokens=tokens,
-        priority=new.priority,
-        salience=decision.score,
-        factors=decision.factors,
-        confidence=new.confidence,
-        tags=new.tags,
-        entities=new.entities,
-        added_at=at,
-        last_accessed_at=at,
-        access_count=1,
-        pinned=new.pinned,
-        lifetime=new.lifetime,
-        provenance=new.provenance,
-        seq=seq,
+    """The held item for an admitted offer, touched once at ``at``.
+
+    Assembled from values already checked (:mod:`.trusted`): the offer's
+    fields, a count of its tokens, a score that is never negative, the
+    buffer's time and insertion number.
+    """
+    return assemble(
+        BufferItem,
+        {
+            "item_id": item_id,
+            "content": new.content,
+            "source": new.source,
+            "tokens": tokens,
+            "priority": new.priority,
+            "salience": decision.score,
+            "factors": decision.factors,
+            "confidence": new.confidence,
+            "tags": new.tags,
+            "entities": new.entities,
+            "added_at": at,
+            "last_accessed_at": at,
+            "access_count": 1,
+            "pinned": new.pinned,
+            "lifetime": new.lifetime,
+            "summary_of": (),
+            "provenance": new.provenance,
+            "seq": seq,
+            "consolidating_into": None,
+        },
     )
 
 
@@ -52,8 +63,9 @@ def refreshed(held: BufferItem, new: NewItem, tokens: int, at: datetime) -> Buff
     stays one even when a turn's context brings it again.
     """
     session = Lifetime.SESSION in (held.lifetime, new.lifetime)
-    return held.model_copy(
-        update={
+    return evolve(
+        held,
+        {
             "last_accessed_at": at,
             "access_count": held.access_count + 1,
             "content": new.content,
@@ -65,7 +77,7 @@ def refreshed(held: BufferItem, new: NewItem, tokens: int, at: datetime) -> Buff
             "pinned": held.pinned or new.pinned,
             "lifetime": Lifetime.SESSION if session else Lifetime.TURN,
             "provenance": new.provenance,
-        }
+        },
     )
 
 

@@ -27,6 +27,7 @@ from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.decay import happened_recency
 from prefrontal.buffer.models import Focus, NewItem, SalienceFactors
 from prefrontal.buffer.text import coverage, label_terms, overlap
+from prefrontal.buffer.trusted import assemble
 from prefrontal.retrieval.analysis import term_set, terms
 
 URGENT_TAGS = frozenset({"urgent", "risk", "alert", "deadline", "blocking"})
@@ -39,7 +40,8 @@ class AdmissionDecision:
     """Whether an item was admitted, with its score, the threshold and the reasons.
 
     A plain value the buffer reports (never stored or sent anywhere): built
-    for every offer of every turn, so it is no validated model.
+    for every offer of every turn, so it is no validated model, and its
+    :attr:`reasons` are worked out when read.
     """
 
     item_id: str
@@ -48,7 +50,13 @@ class AdmissionDecision:
     threshold: float
     salience: float
     factors: SalienceFactors
-    reasons: tuple[str, ...]
+    pinned: bool = False
+    """Whether the offered item was pinned (admitted whatever its score)."""
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """The factors at or above :data:`HIGH`, ``pinned`` first if it was, then the verdict."""
+        return _reasons(self.pinned, self.factors, self.score, self.threshold)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,19 +91,27 @@ def measure(focus: Focus, themes: tuple[str, ...]) -> Measure:
 def salience_factors(
     item: NewItem, against: Measure, now: datetime, config: BufferConfig
 ) -> SalienceFactors:
-    """The six factors of ``item`` for the focus and dominant themes of ``against``."""
+    """The six factors of ``item`` for the focus and dominant themes of ``against``.
+
+    Each is in ``[0, 1]`` by construction (shares of terms, a checked
+    relevance or urgency, a halving recency, a focus intensity times a
+    share), so the model is assembled unchecked (:mod:`.trusted`).
+    """
     item_terms = _item_terms(item.content, (*item.tags, *item.entities))
     relevance = (
         item.relevance if item.relevance is not None else overlap(item_terms, against.input_terms)
     )
     age = None if item.occurred_at is None else (now - item.occurred_at).total_seconds()
-    return SalienceFactors(
-        relevance=relevance,
-        urgency=_urgency(item),
-        recency=happened_recency(age, config),
-        attention=against.focus.intensity * coverage(item_terms, against.tag_terms),
-        task_relevance=overlap(item_terms, against.task_terms),
-        coherence=overlap(item_terms, against.theme_terms),
+    return assemble(
+        SalienceFactors,
+        {
+            "relevance": relevance,
+            "urgency": _urgency(item),
+            "recency": happened_recency(age, config),
+            "attention": against.focus.intensity * coverage(item_terms, against.tag_terms),
+            "task_relevance": overlap(item_terms, against.task_terms),
+            "coherence": overlap(item_terms, against.theme_terms),
+        },
     )
 
 
@@ -150,27 +166,26 @@ def decide(
     base = salience(factors, config)
     score = admission_score(factors, config, base)
     bar = threshold(utilisation, config)
-    admitted = item.pinned or score >= bar
     return AdmissionDecision(
         item_id=item_id,
-        admitted=admitted,
+        admitted=item.pinned or score >= bar,
         score=score,
         threshold=bar,
         salience=base,
         factors=factors,
-        reasons=_reasons(item, factors, score, bar),
+        pinned=item.pinned,
     )
 
 
-def _reasons(item: NewItem, factors: SalienceFactors, score: float, bar: float) -> tuple[str, ...]:
+def _reasons(pinned: bool, factors: SalienceFactors, score: float, bar: float) -> tuple[str, ...]:
     named = [
         f"high_{name}"
         for name in ("relevance", "urgency", "recency", "attention", "task_relevance", "coherence")
         if getattr(factors, name) >= HIGH
     ]
-    if item.pinned:
+    if pinned:
         named.insert(0, "pinned")
     verdict = "above_threshold" if score >= bar else "below_threshold"
-    if item.pinned and score < bar:
+    if pinned and score < bar:
         verdict = "below_threshold_admitted_pinned"
     return (*named, verdict)

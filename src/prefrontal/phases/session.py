@@ -9,6 +9,7 @@ buffer knows nothing of the bundle layer.
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 from typing import assert_never
 
 from prefrontal.buffer import (
@@ -20,12 +21,13 @@ from prefrontal.buffer import (
     SessionBuffer,
     SessionLink,
 )
-from prefrontal.buffer.models import MAX_ITEM_ID
+from prefrontal.buffer.models import MAX_ITEM_ID, ItemProvenance
+from prefrontal.buffer.trusted import assemble
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.phases.fragments import fragment
 from prefrontal.phases.state import TurnState
 from prefrontal.phases.store_calls import call_store
-from prefrontal.turn import WorkingMemoryView
+from prefrontal.turn import WorkingMemoryItemView, WorkingMemoryView
 
 
 def section_priority(section: Section) -> float:
@@ -130,39 +132,52 @@ def new_item(turn: TurnState, fragment: Fragment) -> NewItem:
 
     Its id is its section and source ids, so the same fragment next turn is
     the same item (:func:`fragment_item_id`). Identity and rules are pinned
-    for the turn; memories take their rerank score as priority and relevance;
-    goals, alerts and the dialogue get the urgency of their section.
-    Validated in one call, its provenance as a plain row: a nested model
-    built in Python costs twice as much, and building it without validating
-    (``model_construct``, or filling its fields by hand) costs more than
-    validating does.
+    for the turn; memories take their rerank score, clamped to ``[0, 1]``,
+    as priority and relevance; goals, alerts and the dialogue get the urgency
+    of their section. Assembled, not validated again
+    (:mod:`prefrontal.buffer.trusted`): every value comes from the validated
+    fragment, a section's constants, or a score clamped here.
     """
     p = fragment.provenance
-    score = None if p.score is None else min(max(p.score, 0.0), 1.0)
-    memory = fragment.section in MEMORY_SECTIONS and score is not None
-    return NewItem.model_validate(
+    section = fragment.section
+    score = None if p.score is None else unit(p.score)
+    memory = section in MEMORY_SECTIONS and score is not None
+    provenance = assemble(
+        ItemProvenance,
         {
-            "item_id": fragment_item_id(fragment.section, p.item_ids),
+            "store": p.store,
+            "item_ids": p.item_ids,
+            "phase": p.phase,
+            "section": section.value,
+            "score": p.score,
+            "turn_id": turn.context.turn_id,
+            "extra": {},
+        },
+    )
+    return assemble(
+        NewItem,
+        {
             "content": fragment.text,
             "source": source_of(fragment),
+            "item_id": fragment_item_id(section, p.item_ids),
             "tokens": fragment.tokens,
-            "priority": score
-            if memory and score is not None
-            else section_priority(fragment.section),
+            "priority": score if memory and score is not None else section_priority(section),
+            "urgency": section_urgency(section),
             "relevance": score if memory else None,
-            "urgency": section_urgency(fragment.section),
-            "pinned": fragment.section is Section.CONSCIOUSNESS,
+            "confidence": 1.0,
+            "tags": (),
+            "entities": (),
+            "occurred_at": None,
+            "pinned": section is Section.CONSCIOUSNESS,
             "lifetime": Lifetime.TURN,
-            "provenance": {
-                "store": p.store,
-                "item_ids": p.item_ids,
-                "phase": p.phase,
-                "section": fragment.section.value,
-                "score": p.score,
-                "turn_id": turn.context.turn_id,
-            },
-        }
+            "provenance": provenance,
+        },
     )
+
+
+def unit(score: float) -> float:
+    """``score`` clamped to ``[0, 1]``; a score that is not a number counts as 0."""
+    return min(score, 1.0) if score >= 0.0 else 0.0
 
 
 def fragment_item_id(section: Section, item_ids: tuple[str, ...]) -> str:
@@ -190,21 +205,22 @@ def view(
 ) -> WorkingMemoryView:
     """What the turn's result shows of the buffer after phase 10.
 
-    Validated in one call, its items as plain rows: one model per item
-    built in Python costs twice as much.
+    Validated in one call, its items models already made: a session's
+    turns mostly show the same items, and each is made once
+    (:func:`item_view`).
     """
     counters = session.buffer.recall_counters
     return WorkingMemoryView.model_validate(
         {
             "items": [
-                {
-                    "item_id": i.item_id,
-                    "section": i.provenance.section or i.source.value,
-                    "tokens": i.tokens,
-                    "source": i.source.value,
-                    "pinned": i.pinned,
-                    "lifetime": i.lifetime.value,
-                }
+                item_view(
+                    i.item_id,
+                    i.provenance.section or i.source.value,
+                    i.tokens,
+                    i.source.value,
+                    i.pinned,
+                    i.lifetime.value,
+                )
                 for i in report.items
             ],
             "total_tokens": report.total_tokens,
@@ -218,4 +234,19 @@ def view(
             "searches_run": counters.searches,
             "links": links,
         }
+    )
+
+
+@lru_cache(maxsize=4_096)
+def item_view(
+    item_id: str, section: str, tokens: int, source: str, pinned: bool, lifetime: str
+) -> WorkingMemoryItemView:
+    """The view of one held item (cached: a frozen value, the same turn after turn)."""
+    return WorkingMemoryItemView(
+        item_id=item_id,
+        section=section,
+        tokens=tokens,
+        source=source,
+        pinned=pinned,
+        lifetime=lifetime,
     )

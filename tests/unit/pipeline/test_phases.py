@@ -8,7 +8,7 @@ import pytest
 
 from prefrontal import Orchestrator, Section, Stores
 from prefrontal.budgets.tokens import default_counter
-from prefrontal.buffer.models import MAX_ITEM_ID
+from prefrontal.buffer.models import MAX_ITEM_ID, NewItem
 from prefrontal.bundle.models import Fragment, Provenance
 from prefrontal.bundle.render import render_sections
 from prefrontal.phases import (
@@ -232,3 +232,29 @@ async def test_a_fragment_of_many_items_is_held_under_an_id_of_bounded_length(
     offered = new_item(turn, fragment)
     assert offered.item_id == long_id
     assert offered.provenance.item_ids == many
+
+
+@pytest.mark.parametrize("section", list(Section))
+@pytest.mark.parametrize("score", [None, -0.5, 0.0, 0.42, 1.0, 3.0, float("inf")])
+async def test_a_fragment_offered_to_the_buffer_is_the_item_validation_makes(
+    demo_stores: Stores, section: Section, score: float | None
+) -> None:
+    """The offer assembled from a fragment validates again to itself, its score clamped."""
+    turn = new_turn(orchestrator(demo_stores))
+    provenance = Provenance(store="s", item_ids=("a", "b"), phase="p", score=score)
+    fragment = Fragment(section=section, text="a fragment", tokens=2, provenance=provenance)
+    offered = new_item(turn, fragment)
+    assert NewItem.model_validate(offered.model_dump()) == offered
+    assert offered.provenance.turn_id == turn.context.turn_id
+    if section in (Section.EPISODIC, Section.SEMANTIC) and score is not None:
+        assert offered.relevance == offered.priority == min(max(score, 0.0), 1.0)
+
+
+async def test_a_memory_fragment_whose_score_is_not_a_number_is_offered_at_zero(
+    demo_stores: Stores,
+) -> None:
+    turn = new_turn(orchestrator(demo_stores))
+    provenance = Provenance(store="s", item_ids=("a",), phase="p", score=float("nan"))
+    fragment = Fragment(section=Section.SEMANTIC, text="a fact", tokens=2, provenance=provenance)
+    offered = new_item(turn, fragment)
+    assert offered.priority == offered.relevance == 0.0

@@ -1,0 +1,104 @@
+"""Models the buffer assembles unchecked are the models validation would give.
+
+The buffer builds its hot-path models from values already checked
+(:mod:`prefrontal.buffer.trusted`); these tests hold it to that: every
+such model validates again to an equal one, and the helpers refuse a
+mapping that leaves a field out or names one the model does not have.
+"""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prefrontal.buffer import BufferConfig, BufferItem, Focus, NewItem, WorkingMemoryBuffer
+from prefrontal.buffer.models import ItemProvenance, SalienceFactors
+from prefrontal.buffer.salience import measure, salience_factors
+from prefrontal.buffer.trusted import assemble, evolve
+
+from .conftest import T0, at, words
+
+TEXTS = ("trip to lisbon", "quarterly budget report", "urgent deadline friday", "the hotel")
+LABELS = ("Lisbon", "budget", "urgent", "family")
+
+
+def test_assemble_refuses_a_missing_or_an_unknown_field() -> None:
+    fields = ItemProvenance().model_dump()
+    assert assemble(ItemProvenance, dict(fields)) == ItemProvenance()
+    del fields["turn_id"]
+    with pytest.raises(TypeError, match=r"missing \['turn_id'\]"):
+        assemble(ItemProvenance, dict(fields))
+    with pytest.raises(TypeError, match=r"unknown \['colour'\]"):
+        assemble(ItemProvenance, {**fields, "turn_id": None, "colour": "red"})
+
+
+def test_evolve_is_model_copy_and_refuses_an_unknown_field() -> None:
+    item = BufferItem(
+        item_id="a",
+        content="trip",
+        source="system",
+        tokens=1,
+        priority=0.5,
+        salience=0.2,
+        added_at=T0,
+        last_accessed_at=T0,
+    )
+    changes = {"last_accessed_at": at(60), "access_count": 2}
+    copied = evolve(item, changes)
+    assert copied == item.model_copy(update=changes)
+    assert copied.model_fields_set == item.model_copy(update=changes).model_fields_set
+    assert item.access_count == 1  # the original is untouched
+    with pytest.raises(TypeError, match="unknown fields"):
+        evolve(item, {"acess_count": 2})
+
+
+@st.composite
+def offers(draw: st.DrawFn) -> NewItem:
+    return NewItem(
+        content=draw(st.sampled_from(TEXTS)),
+        tokens=draw(st.integers(1, 8)),
+        priority=draw(st.floats(0, 1)),
+        urgency=draw(st.floats(0, 1)),
+        relevance=draw(st.none() | st.floats(0, 1)),
+        confidence=draw(st.floats(0, 1)),
+        tags=tuple(draw(st.lists(st.sampled_from(LABELS), max_size=2, unique=True))),
+        entities=tuple(draw(st.lists(st.sampled_from(LABELS), max_size=2, unique=True))),
+        occurred_at=draw(st.none() | st.integers(-(10**6), 10**8).map(at)),
+        pinned=draw(st.booleans()),
+    )
+
+
+focuses = st.builds(
+    Focus,
+    input_text=st.sampled_from(TEXTS),
+    tags=st.lists(st.sampled_from(LABELS), max_size=3, unique=True).map(tuple),
+    task=st.sampled_from(("", *TEXTS)),
+    intensity=st.floats(0, 1),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(offers(), min_size=1, max_size=12), focuses, st.integers(0, 10**5))
+def test_assembled_factors_and_items_validate_again_to_themselves(
+    offered: list[NewItem], focus: Focus, seconds: int
+) -> None:
+    """Salience factors in ``[0, 1]``, admitted and refreshed items as validation makes them."""
+    config = BufferConfig(max_items=6, max_tokens=30)
+    against = measure(focus, ("budget", "lisbon"))
+    for offer in offered:
+        factors = salience_factors(offer, against, at(seconds), config)
+        assert SalienceFactors.model_validate(factors.model_dump()) == factors
+    buffer = WorkingMemoryBuffer(config, count_tokens=words)
+
+    async def offer_all() -> None:
+        for n, offer in enumerate(offered):
+            await buffer.add(offer, focus=focus, now=at(seconds + n))
+        await buffer.refresh_turn(offered, focus=focus, now=at(seconds + len(offered)))
+
+    anyio.run(offer_all)
+    for item in buffer.items:
+        assert BufferItem.model_validate(item.model_dump()) == item
+    snapshot = buffer.snapshot()
+    assert type(snapshot).model_validate_json(snapshot.model_dump_json()) == snapshot
