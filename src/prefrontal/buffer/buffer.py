@@ -91,6 +91,10 @@ class WorkingMemoryBuffer:
             tuple[datetime, Focus | None, tuple[str, ...], BufferConfig, EvictionContext] | None
         ) = None
         self._last_kept: tuple[tuple[int, frozenset[str]], _Kept] | None = None
+        self._settled: tuple[datetime, int, BufferConfig] | None = None
+        """When :meth:`fade` last ran: the instant, the held items' change count, the settings.
+        Fading again with all three the same finds nothing (a turn fades at its start,
+        then again when its refresh begins, at the same instant)."""
 
     # ----------------------------------------------------------------- reading
 
@@ -256,6 +260,13 @@ class WorkingMemoryBuffer:
         when the summary cannot take them, they are dropped as by :meth:`expire`.
         """
         at = self.moment(now)
+        if self._settled == (at, self._held.changes, self.config):
+            return ()  # faded at this very instant, and nothing held has changed since
+        gone = await self._fade(at)
+        self._settled = (at, self._held.changes, self.config)
+        return gone
+
+    async def _fade(self, at: datetime) -> tuple[Eviction, ...]:
         if self.config.policy is not OverflowPolicy.SUMMARIZE:
             return self.expire(at)
         faded = [i for i in self.items if not i.is_summary and has_faded(i, at, self.config)]

@@ -67,6 +67,23 @@ async def test_untouched_items_fade_after_the_configured_time() -> None:
     assert "b" in buffer
 
 
+@pytest.mark.parametrize("policy", [OverflowPolicy.LRU, OverflowPolicy.SUMMARIZE])
+async def test_fading_again_at_the_same_instant_sees_what_changed_since(
+    policy: OverflowPolicy,
+) -> None:
+    """A second fade at the same instant finds nothing, unless the items or settings moved:
+    an item unpinned at that instant, or a shorter fade time, lets it fade then."""
+    buffer = make_buffer(policy, fade_seconds=300)
+    await buffer.add(item("kept long ago", item_id="k", pinned=True), now=at(0))
+    await buffer.add(item("an old fragment", item_id="o"), now=at(500))
+    assert await buffer.fade(now=at(600)) == ()
+    assert await buffer.fade(now=at(600)) == ()
+    buffer.pin("k", pinned=False, now=at(600))
+    assert [e.item_id for e in await buffer.fade(now=at(600))] == ["k"]
+    buffer.reconfigure(buffer.config.model_copy(update={"fade_seconds": 60}), now=at(600))
+    assert [e.item_id for e in await buffer.fade(now=at(600))] == ["o"]
+
+
 async def test_accessing_a_faded_item_removes_it() -> None:
     """A faded item cannot be revived by access: it is removed and None returned."""
     buffer = make_buffer(fade_seconds=60)
