@@ -1,24 +1,21 @@
 """A buffer snapshot as the JSON document a working-memory store keeps, and back.
 
 :func:`encode` writes a :class:`~prefrontal.buffer.snapshot.BufferSnapshot`
-as one JSON string; :func:`decode` reads it (or a plain tree of dicts, as
+as one JSON string, ``snapshot.model_dump_json()``, in one call of
+pydantic's serializer; :func:`decode` reads it (or a plain tree of dicts, as
 older states were kept) back into an equal snapshot.
 
-Both sides remember recent work, because a session's turns mostly re-save
-what the last turn saved:
+:func:`decode` remembers the last :data:`DECODED_DOCUMENTS` documents it
+parsed or :func:`encode` wrote, by their text, so a session's next turn does
+not parse again what its last turn wrote. Items are not remembered one by
+one: a turn touches every fragment it shows again, so nearly every item of
+a saved buffer is a new value, and serializing the whole snapshot at once
+costs less than looking its items up (and keeps no thousands of old items
+alive for the garbage collector to walk).
 
-* a snapshot's items are frozen models, and the items a turn did not touch
-  are the very objects the last turn saved; :func:`encode` keeps the JSON of
-  the last :data:`ENCODED_ITEMS` items it wrote, by object, and serializes
-  only the items it has not seen (a 64-item buffer with one new item costs
-  one item's serialization, not 64);
-* :func:`decode` maps the text of the last :data:`DECODED_DOCUMENTS`
-  documents it parsed or encoded to their snapshots, so a session's next
-  turn does not parse again what its last turn wrote.
-
-The caches hold values only (frozen models and their JSON), never state a
-caller could observe: the document for a snapshot is the same JSON value
-whether or not its items were cached, and decodes to an equal snapshot.
+The cache holds values only (frozen snapshots, by their JSON), never state
+a caller could observe: a document decodes to an equal snapshot whether it
+was remembered or parsed.
 """
 
 from __future__ import annotations
@@ -27,16 +24,12 @@ import threading
 from collections import OrderedDict
 from typing import Any, Final, Generic, TypeVar
 
-from prefrontal.buffer.models import BufferItem
 from prefrontal.buffer.snapshot import BufferSnapshot
 
 STATE_FIELD: Final = "buffer"
 """The key of the document in a session's ``SessionState.state``."""
 DECODED_DOCUMENTS: Final = 256
 """Documents whose snapshots :func:`decode` remembers."""
-ENCODED_ITEMS: Final = 4_096
-"""Items whose JSON :func:`encode` remembers: a few megabytes at most, and
-the buffers of dozens of sessions at the default 64 items each."""
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -74,22 +67,17 @@ class Recent(Generic[K, V]):
 
 
 _PARSED: Recent[str, BufferSnapshot] = Recent(DECODED_DOCUMENTS)
-_ITEM_JSON: Recent[int, tuple[BufferItem, str]] = Recent(ENCODED_ITEMS)
-"""By ``id(item)``: the item itself (kept alive, so its id is not reused) and its JSON."""
-_ITEM_SERIALIZER = BufferItem.__pydantic_serializer__
+_SERIALIZER = BufferSnapshot.__pydantic_serializer__
 
 
 def encode(snapshot: BufferSnapshot) -> dict[str, Any]:
-    """The store's JSON state for ``snapshot``: the snapshot as one JSON document.
+    """The store's JSON state for ``snapshot``: ``snapshot.model_dump_json()``, as one string.
 
     One string rather than a tree of dicts: a store holding many sessions in
     process memory keeps one object per session, and loading goes through
-    pydantic's JSON parser in one step. The document is the JSON of
-    ``snapshot.model_dump_json()`` with the items last among its fields.
+    pydantic's JSON parser in one step.
     """
-    rest = snapshot.model_dump_json(exclude={"items"})
-    items = ",".join(_item_json(item) for item in snapshot.items)
-    document = f'{rest[:-1]},"items":[{items}]}}'
+    document = _SERIALIZER.to_json(snapshot).decode()
     _PARSED.put(document, snapshot)
     return {STATE_FIELD: document}
 
@@ -102,12 +90,3 @@ def decode(state: dict[str, Any]) -> BufferSnapshot:
             document, BufferSnapshot.model_validate_json(document)
         )
     return BufferSnapshot.model_validate(state)
-
-
-def _item_json(item: BufferItem) -> str:
-    known = _ITEM_JSON.get(id(item))
-    if known is not None and known[0] is item:
-        return known[1]
-    text = _ITEM_SERIALIZER.to_json(item).decode()
-    _ITEM_JSON.put(id(item), (item, text))
-    return text
