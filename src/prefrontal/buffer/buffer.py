@@ -424,7 +424,7 @@ class WorkingMemoryBuffer:
                 return self._refuse(held.item_id, tokens, self._no_room(tokens, kept), None)
             return await self._insert(updated, ctx, kept, at, None, victims, held)
         self._held.replace(updated)
-        self._held.count(refreshed=1)
+        self._held.count_one("refreshed")
         self._held.emit(EventKind.UPDATED, at, held.item_id, "refreshed")
         return AddResult(
             item_id=held.item_id,
@@ -448,6 +448,9 @@ class WorkingMemoryBuffer:
 
         ``previous`` is its old version when it grew on refresh.
         """
+        if not victims:  # room enough: nothing leaves, nothing is folded
+            self._held.put(item)
+            return self._admitted(item, decision, previous, None, [], at)
         folded = await self._fold(item, ctx, protected, victims)
         if folded is None:
             evictions = dropped(victims, ctx)
@@ -478,13 +481,11 @@ class WorkingMemoryBuffer:
     ) -> AddResult:
         """Count and announce an insertion that happened, and report it."""
         outcome = Outcome.ADMITTED if previous is None else Outcome.REFRESHED
-        self._held.count(
-            admitted=int(previous is None),
-            refreshed=int(previous is not None),
-            summarized=int(folded is not None),
-        )
-        self._held.publish(evictions, at)
+        self._held.count_one("admitted" if previous is None else "refreshed")
+        if evictions:
+            self._held.publish(evictions, at)
         if folded is not None:
+            self._held.count_one("summarized")
             grown = EventKind.UPDATED if folded.replaced else EventKind.ADDED
             self._held.emit(grown, at, folded.summary.item_id, "summary")
         kind = EventKind.ADDED if previous is None else EventKind.UPDATED
@@ -523,8 +524,10 @@ class WorkingMemoryBuffer:
         ``protected``), that is known without scoring the held items: a turn
         offering more than the buffer holds meets this once per offer left.
         """
-        held = self._held
-        if len(held.items) >= self.config.max_items and self._kept(protected).everything:
+        held, config = self._held, self.config
+        if len(held.items) < config.max_items and held.tokens + tokens <= config.max_tokens:
+            return []  # room enough already: nothing held is scored
+        if len(held.items) >= config.max_items and self._kept(protected).everything:
             return None
         items = tuple(held.items.values())
         need = Need(tokens=tokens, items=1)
@@ -586,7 +589,7 @@ class WorkingMemoryBuffer:
     def _refuse(
         self, item_id: str, tokens: int, reason: str, decision: AdmissionDecision | None
     ) -> AddResult:
-        self._held.count(refused=1)
+        self._held.count_one("refused")
         return AddResult(
             item_id=item_id,
             outcome=Outcome.REFUSED,

@@ -93,6 +93,10 @@ class Holding:
         for name, increment in increments.items():
             self._counts[name] += increment
 
+    def count_one(self, name: str) -> None:
+        """Add one to the counter ``name`` (what happens once per offer)."""
+        self._counts[name] += 1
+
     def emit(
         self,
         kind: EventKind,
