@@ -20,6 +20,7 @@ silently left out.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, TypeVar
 
 from prefrontal.buffer.models import BufferModel
@@ -39,16 +40,23 @@ def assemble(cls: type[M], fields: dict[str, Any]) -> M:
     ``TypeError`` when ``fields`` leaves out a field or names one ``cls``
     does not have.
     """
-    if fields.keys() != cls.__pydantic_fields__.keys():
-        missing = sorted(cls.__pydantic_fields__.keys() - fields.keys())
-        unknown = sorted(fields.keys() - cls.__pydantic_fields__.keys())
+    names = _names(cls)
+    if fields.keys() != names:
+        missing, unknown = sorted(names - fields.keys()), sorted(fields.keys() - names)
         raise TypeError(f"{cls.__name__}: fields missing {missing}, unknown {unknown}")
     model = _new(cls)
     _set(model, "__dict__", fields)
-    _set(model, "__pydantic_fields_set__", set(fields))
+    _set(model, "__pydantic_fields_set__", names)
     _set(model, "__pydantic_extra__", None)
     _set(model, "__pydantic_private__", None)
     return model
+
+
+@cache
+def _names(cls: type[BufferModel]) -> set[str]:
+    """The field names of ``cls``: every assembled ``cls`` shares this set as its set fields
+    (never changed in place: the models are frozen, and ``model_copy`` copies it first)."""
+    return set(cls.__pydantic_fields__)
 
 
 def evolve(model: M, changes: Mapping[str, Any]) -> M:
