@@ -213,14 +213,7 @@ def view(
     return WorkingMemoryView.model_validate(
         {
             "items": [
-                item_view(
-                    i.item_id,
-                    i.provenance.section or i.source.value,
-                    i.tokens,
-                    i.source.value,
-                    i.pinned,
-                    i.lifetime.value,
-                )
+                item_view(i.item_id, i.provenance.section, i.tokens, i.source, i.pinned, i.lifetime)
                 for i in report.items
             ],
             "total_tokens": report.total_tokens,
@@ -239,14 +232,20 @@ def view(
 
 @lru_cache(maxsize=4_096)
 def item_view(
-    item_id: str, section: str, tokens: int, source: str, pinned: bool, lifetime: str
+    item_id: str,
+    section: str | None,
+    tokens: int,
+    source: ItemSource,
+    pinned: bool,
+    lifetime: Lifetime,
 ) -> WorkingMemoryItemView:
-    """The view of one held item (cached: a frozen value, the same turn after turn)."""
+    """The view of one held item, its section its source's when it has none (cached: a
+    frozen value, the same turn after turn)."""
     return WorkingMemoryItemView(
         item_id=item_id,
-        section=section,
+        section=section or source.value,
         tokens=tokens,
-        source=source,
+        source=source.value,
         pinned=pinned,
-        lifetime=lifetime,
+        lifetime=lifetime.value,
     )
