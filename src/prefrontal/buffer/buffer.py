@@ -363,6 +363,7 @@ class WorkingMemoryBuffer:
         now: datetime | None = None,
         protected: Collection[str] = (),
         factors: SalienceFactors | None = None,
+        turn_id: str | None = None,
     ) -> AddResult:
         """Offer ``new`` to the buffer: admit, refresh or refuse it, and say why.
 
@@ -371,7 +372,9 @@ class WorkingMemoryBuffer:
         made under the overflow policy, never at the cost of a pinned item or
         one in ``protected``. Refusals are results, not exceptions.
         ``factors`` are its salience factors when the caller has computed them
-        already (for this focus, these themes and this time).
+        already (for this focus, these themes and this time). ``turn_id``,
+        when given, is the turn offering it: the provenance of the item
+        admitted or refreshed names that turn.
         """
         at = self.moment(now)
         item_id = new.resolved_id()
@@ -381,7 +384,7 @@ class WorkingMemoryBuffer:
             return self._refuse(item_id, tokens, reason, None)
         held = self._held.items.get(item_id)
         if held is not None:
-            return await self._refresh(held, new, tokens, at, focus, protected)
+            return await self._refresh(held, new, tokens, at, focus, protected, turn_id)
         if factors is None:
             factors = salience_factors(
                 new, measure(focus or Focus(), self._themes), at, self.config
@@ -394,14 +397,21 @@ class WorkingMemoryBuffer:
         victims = self._victims(tokens, ctx, protected)
         if victims is None:  # refused before the item is built
             return self._refuse(item_id, tokens, self._no_room(tokens, protected), decision)
-        item = building.admitted(item_id, new, tokens, decision, at, self._held.take_seq())
+        seq = self._held.take_seq()
+        item = building.admitted(item_id, new, tokens, decision, at, seq, turn_id)
         return await self._insert(item, ctx, protected, at, decision, victims)
 
     async def refresh_turn(
-        self, fragments: Sequence[NewItem], *, focus: Focus, now: datetime | None = None
+        self,
+        fragments: Sequence[NewItem],
+        *,
+        focus: Focus,
+        now: datetime | None = None,
+        turn_id: str | None = None,
     ) -> RefreshReport:
-        """Put this turn's fragments in place of the last turn's (see :mod:`.refresh`)."""
-        return await refresh_turn(self, fragments, focus=focus, now=now)
+        """Put this turn's fragments in place of the last turn's (see :mod:`.refresh`);
+        ``turn_id``, when given, is named in the provenance of what they admit or refresh."""
+        return await refresh_turn(self, fragments, focus=focus, now=now, turn_id=turn_id)
 
     async def _refresh(
         self,
@@ -411,9 +421,10 @@ class WorkingMemoryBuffer:
         at: datetime,
         focus: Focus | None,
         protected: Collection[str],
+        turn_id: str | None,
     ) -> AddResult:
         """Refresh a held item; one that grew must find room like a new one, or stay as it was."""
-        updated = building.refreshed(held, new, tokens, at)
+        updated = building.refreshed(held, new, tokens, at, turn_id)
         if tokens > held.tokens:
             self._held.take_out(held, EvictionReason.REMOVED, "grew on refresh", count=False)
             ctx = self._context(at, focus)

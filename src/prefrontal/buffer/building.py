@@ -22,9 +22,15 @@ SUMMARY_ENTITIES = 20
 
 
 def admitted(
-    item_id: str, new: NewItem, tokens: int, decision: AdmissionDecision, at: datetime, seq: int
+    item_id: str,
+    new: NewItem,
+    tokens: int,
+    decision: AdmissionDecision,
+    at: datetime,
+    seq: int,
+    turn_id: str | None = None,
 ) -> BufferItem:
-    """The held item for an admitted offer, touched once at ``at``.
+    """The held item for an admitted offer, touched once at ``at`` (by turn ``turn_id``).
 
     Assembled from values already checked (:mod:`.trusted`): the offer's
     fields, a count of its tokens, a score that is never negative, the
@@ -49,15 +55,18 @@ def admitted(
             "pinned": new.pinned,
             "lifetime": new.lifetime,
             "summary_of": (),
-            "provenance": new.provenance,
+            "provenance": stamped(new.provenance, turn_id),
             "seq": seq,
             "consolidating_into": None,
         },
     )
 
 
-def refreshed(held: BufferItem, new: NewItem, tokens: int, at: datetime) -> BufferItem:
-    """``held`` offered again: the new content and priority, touched; pins and sessions stick.
+def refreshed(
+    held: BufferItem, new: NewItem, tokens: int, at: datetime, turn_id: str | None = None
+) -> BufferItem:
+    """``held`` offered again (by turn ``turn_id``): the new content and priority, touched;
+    pins and sessions stick.
 
     An item is pinned if either version is, and a session item (the agent's)
     stays one even when a turn's context brings it again.
@@ -76,9 +85,16 @@ def refreshed(held: BufferItem, new: NewItem, tokens: int, at: datetime) -> Buff
             "entities": new.entities or held.entities,
             "pinned": held.pinned or new.pinned,
             "lifetime": Lifetime.SESSION if session else Lifetime.TURN,
-            "provenance": new.provenance,
+            "provenance": stamped(new.provenance, turn_id),
         },
     )
+
+
+def stamped(provenance: ItemProvenance, turn_id: str | None) -> ItemProvenance:
+    """``provenance`` with ``turn_id`` as its turn, when one is given and it has another."""
+    if turn_id is None or provenance.turn_id == turn_id:
+        return provenance
+    return evolve(provenance, {"turn_id": turn_id})
 
 
 def summary(

@@ -53,6 +53,7 @@ class TurnBuffer(Protocol):
         now: datetime | None = None,
         protected: Collection[str] = (),
         factors: SalienceFactors | None = None,
+        turn_id: str | None = None,
     ) -> AddResult: ...
     def refresh_themes(self) -> tuple[str, ...]: ...
     def mark_turn(self, now: datetime | None = None) -> None: ...
@@ -65,8 +66,14 @@ async def refresh_turn(
     *,
     focus: Focus,
     now: datetime | None = None,
+    turn_id: str | None = None,
 ) -> RefreshReport:
-    """Refresh ``buffer`` with this turn's ``fragments``; report every decision."""
+    """Refresh ``buffer`` with this turn's ``fragments``; report every decision.
+
+    ``turn_id``, when given, is the turn whose fragments they are: the
+    provenance of every item they admit or refresh names it (the fragments
+    themselves need not, so that one offer serves a fragment turn after turn).
+    """
     at = buffer.moment(now)
     offered = _distinct(fragments)
     evicted: list[Eviction] = [*await buffer.fade(at)]
@@ -74,7 +81,9 @@ async def refresh_turn(
     results: list[AddResult] = []
     placed: set[str] = set()
     for fragment, factors in _offer_order(buffer, offered, focus, at):
-        result = await buffer.add(fragment, focus=focus, now=at, protected=placed, factors=factors)
+        result = await buffer.add(
+            fragment, focus=focus, now=at, protected=placed, factors=factors, turn_id=turn_id
+        )
         results.append(result)
         evicted += result.evicted
         if result.outcome is not Outcome.REFUSED:

@@ -156,11 +156,18 @@ class SessionBuffer:
     # ------------------------------------------------------------- changes
 
     async def refresh_turn(
-        self, fragments: Sequence[NewItem], *, focus: Focus, now: datetime | None = None
+        self,
+        fragments: Sequence[NewItem],
+        *,
+        focus: Focus,
+        now: datetime | None = None,
+        turn_id: str | None = None,
     ) -> RefreshReport:
-        """Refresh the buffer with this turn's fragments (see :mod:`prefrontal.buffer.refresh`)."""
+        """Refresh the buffer with turn ``turn_id``'s fragments (see :mod:`.refresh`)."""
         at = now or self.buffer.clock()
-        return await self._apply(lambda b: b.refresh_turn(fragments, focus=focus, now=at))
+        return await self._apply(
+            lambda b: b.refresh_turn(fragments, focus=focus, now=at, turn_id=turn_id)
+        )
 
     async def add(
         self, item: NewItem, *, focus: Focus | None = None, now: datetime | None = None

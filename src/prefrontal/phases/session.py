@@ -127,16 +127,20 @@ def source_of(fragment: Fragment) -> ItemSource:
     return ItemSource.SYSTEM
 
 
-def new_item(turn: TurnState, fragment: Fragment) -> NewItem:
-    """The buffer item for one fragment of this turn's context.
+@lru_cache(maxsize=4_096)
+def offer(fragment: Fragment) -> NewItem:
+    """The buffer item offered for one fragment of a turn's context.
 
     Its id is its section and source ids, so the same fragment next turn is
     the same item (:func:`fragment_item_id`). Identity and rules are pinned
     for the turn; memories take their rerank score, clamped to ``[0, 1]``,
     as priority and relevance; goals, alerts and the dialogue get the urgency
-    of their section. Assembled, not validated again
-    (:mod:`prefrontal.buffer.trusted`): every value comes from the validated
-    fragment, a section's constants, or a score clamped here.
+    of their section. The offer names no turn (the buffer's refresh stamps
+    the turn on what it admits or refreshes), so it is made once per
+    fragment and remembered: a session's turns mostly show the same
+    fragments. Assembled, not validated again (:mod:`prefrontal.buffer.trusted`):
+    every value comes from the validated fragment, a section's constants, or
+    a score clamped here.
     """
     p = fragment.provenance
     section = fragment.section
@@ -150,7 +154,7 @@ def new_item(turn: TurnState, fragment: Fragment) -> NewItem:
             "phase": p.phase,
             "section": section.value,
             "score": p.score,
-            "turn_id": turn.context.turn_id,
+            "turn_id": None,
             "extra": {},
         },
     )

@@ -35,6 +35,29 @@ async def test_a_fragment_already_held_is_refreshed_not_added_twice() -> None:
     assert held.last_accessed_at == at(5)
 
 
+async def test_the_turn_is_named_in_the_provenance_of_what_it_admits_or_refreshes() -> None:
+    """Offers name no turn; the refresh stamps its own on each item, new or held again,
+    and leaves the offers as they were (one offer serves a fragment every turn). Without a
+    turn, the item takes the offer's provenance as it is."""
+    buffer = make_buffer()
+    kept, shown = item("shared memory", item_id="m"), item("first turn only", item_id="f")
+    await buffer.refresh_turn([kept, shown], focus=FOCUS, now=at(0), turn_id="turn-1")
+    assert {i.item_id: i.provenance.turn_id for i in buffer.items} == {
+        "m": "turn-1",
+        "f": "turn-1",
+    }
+    fresh = item("second turn only", item_id="s")
+    await buffer.refresh_turn([kept, fresh], focus=FOCUS, now=at(5), turn_id="turn-2")
+    assert {i.item_id: i.provenance.turn_id for i in buffer.items} == {
+        "m": "turn-2",
+        "s": "turn-2",
+    }
+    assert kept.provenance.turn_id is None and fresh.provenance.turn_id is None
+    await buffer.refresh_turn([kept], focus=FOCUS, now=at(9))
+    held = buffer.get("m")
+    assert held is not None and held.provenance == kept.provenance  # no turn: the offer's own
+
+
 async def test_duplicate_fragments_within_a_turn_count_once() -> None:
     """A fragment offered twice in one turn is admitted once."""
     buffer = make_buffer()

@@ -19,7 +19,7 @@ from prefrontal.phases import (
     frontal_cortex,
     scratch_page,
 )
-from prefrontal.phases.session import fragment_item_id, new_item
+from prefrontal.phases.session import fragment_item_id, offer
 from prefrontal.phases.state import TurnState
 from prefrontal.stores import (
     ConversationTurn,
@@ -211,9 +211,7 @@ async def test_duplicate_text_is_kept_once(demo_stores: Stores) -> None:
     assert any(d.reason.startswith("duplicate of") for d in turn.dropped)
 
 
-async def test_a_fragment_of_many_items_is_held_under_an_id_of_bounded_length(
-    demo_stores: Stores,
-) -> None:
+def test_a_fragment_of_many_items_is_held_under_an_id_of_bounded_length() -> None:
     """Section and ids joined while short enough; past 256 characters, a hash of the ids:
     the same ids give the same id, other ids another, and the buffer takes the item."""
     many = tuple(f"episode-{n:04d}" for n in range(40))
@@ -224,37 +222,32 @@ async def test_a_fragment_of_many_items_is_held_under_an_id_of_bounded_length(
     assert long_id == fragment_item_id(Section.EPISODIC, many)
     assert long_id != fragment_item_id(Section.EPISODIC, many[1:])
     assert long_id != fragment_item_id(Section.SEMANTIC, many)
-    turn = new_turn(orchestrator(demo_stores))
     provenance = Provenance(store="episodic", item_ids=many, phase="episodic", score=0.5)
     fragment = Fragment(
         section=Section.EPISODIC, text="forty episodes", tokens=3, provenance=provenance
     )
-    offered = new_item(turn, fragment)
+    offered = offer(fragment)
     assert offered.item_id == long_id
     assert offered.provenance.item_ids == many
 
 
 @pytest.mark.parametrize("section", list(Section))
 @pytest.mark.parametrize("score", [None, -0.5, 0.0, 0.42, 1.0, 3.0, float("inf")])
-async def test_a_fragment_offered_to_the_buffer_is_the_item_validation_makes(
-    demo_stores: Stores, section: Section, score: float | None
+def test_a_fragment_offered_to_the_buffer_is_the_item_validation_makes(
+    section: Section, score: float | None
 ) -> None:
     """The offer assembled from a fragment validates again to itself, its score clamped."""
-    turn = new_turn(orchestrator(demo_stores))
     provenance = Provenance(store="s", item_ids=("a", "b"), phase="p", score=score)
     fragment = Fragment(section=section, text="a fragment", tokens=2, provenance=provenance)
-    offered = new_item(turn, fragment)
+    offered = offer(fragment)
     assert NewItem.model_validate(offered.model_dump()) == offered
-    assert offered.provenance.turn_id == turn.context.turn_id
+    assert offer(fragment.model_copy()) is offered  # made once per fragment
     if section in (Section.EPISODIC, Section.SEMANTIC) and score is not None:
         assert offered.relevance == offered.priority == min(max(score, 0.0), 1.0)
 
 
-async def test_a_memory_fragment_whose_score_is_not_a_number_is_offered_at_zero(
-    demo_stores: Stores,
-) -> None:
-    turn = new_turn(orchestrator(demo_stores))
+def test_a_memory_fragment_whose_score_is_not_a_number_is_offered_at_zero() -> None:
     provenance = Provenance(store="s", item_ids=("a",), phase="p", score=float("nan"))
     fragment = Fragment(section=Section.SEMANTIC, text="a fact", tokens=2, provenance=provenance)
-    offered = new_item(turn, fragment)
+    offered = offer(fragment)
     assert offered.priority == offered.relevance == 0.0
