@@ -413,6 +413,40 @@ class WorkingMemoryBuffer:
         ``turn_id``, when given, is named in the provenance of what they admit or refresh."""
         return await refresh_turn(self, fragments, focus=focus, now=now, turn_id=turn_id)
 
+    def renew(
+        self, new: NewItem, *, now: datetime | None = None, turn_id: str | None = None
+    ) -> AddResult | None:
+        """Refresh in place the held item ``new`` names, when that needs no room; else ``None``.
+
+        What :meth:`add` does for an offer of a held item that does not grow
+        (touched and updated, pins and session items kept), without the
+        admission path: a turn's refresh offers most fragments again. ``None``
+        (nothing done) when no such item is held or the offer is larger:
+        :meth:`add` then finds it room or refuses it.
+        """
+        at = self.moment(now)
+        held = self._held.items.get(new.resolved_id())
+        tokens = new.tokens if new.tokens is not None else self.count_tokens(new.content)
+        if held is None or tokens > held.tokens:
+            return None
+        return self._renewed(held, new, tokens, at, turn_id)
+
+    def _renewed(
+        self, held: BufferItem, new: NewItem, tokens: int, at: datetime, turn_id: str | None
+    ) -> AddResult:
+        """Put ``held``, offered again as ``new`` no larger than it, in its place, refreshed."""
+        updated = building.refreshed(held, new, tokens, at, turn_id)
+        self._held.replace(updated)
+        self._held.count_one("refreshed")
+        self._held.emit(EventKind.UPDATED, at, held.item_id, "refreshed")
+        return AddResult(
+            item_id=held.item_id,
+            outcome=Outcome.REFRESHED,
+            reason="already_held",
+            tokens=tokens,
+            item=updated,
+        )
+
     async def _refresh(
         self,
         held: BufferItem,
@@ -424,26 +458,17 @@ class WorkingMemoryBuffer:
         turn_id: str | None,
     ) -> AddResult:
         """Refresh a held item; one that grew must find room like a new one, or stay as it was."""
+        if tokens <= held.tokens:
+            return self._renewed(held, new, tokens, at, turn_id)
         updated = building.refreshed(held, new, tokens, at, turn_id)
-        if tokens > held.tokens:
-            self._held.take_out(held, EvictionReason.REMOVED, "grew on refresh", count=False)
-            ctx = self._context(at, focus)
-            kept = {*protected, held.item_id}
-            victims = self._victims(tokens, ctx, kept)
-            if victims is None:
-                self._held.put(held)
-                return self._refuse(held.item_id, tokens, self._no_room(tokens, kept), None)
-            return await self._insert(updated, ctx, kept, at, None, victims, held)
-        self._held.replace(updated)
-        self._held.count_one("refreshed")
-        self._held.emit(EventKind.UPDATED, at, held.item_id, "refreshed")
-        return AddResult(
-            item_id=held.item_id,
-            outcome=Outcome.REFRESHED,
-            reason="already_held",
-            tokens=tokens,
-            item=updated,
-        )
+        self._held.take_out(held, EvictionReason.REMOVED, "grew on refresh", count=False)
+        ctx = self._context(at, focus)
+        kept = {*protected, held.item_id}
+        victims = self._victims(tokens, ctx, kept)
+        if victims is None:
+            self._held.put(held)
+            return self._refuse(held.item_id, tokens, self._no_room(tokens, kept), None)
+        return await self._insert(updated, ctx, kept, at, None, victims, held)
 
     async def _insert(
         self,

@@ -55,6 +55,9 @@ class TurnBuffer(Protocol):
         factors: SalienceFactors | None = None,
         turn_id: str | None = None,
     ) -> AddResult: ...
+    def renew(
+        self, new: NewItem, *, now: datetime | None = None, turn_id: str | None = None
+    ) -> AddResult | None: ...
     def refresh_themes(self) -> tuple[str, ...]: ...
     def mark_turn(self, now: datetime | None = None) -> None: ...
     def coherence(self) -> Coherence: ...
@@ -81,7 +84,8 @@ async def refresh_turn(
     results: list[AddResult] = []
     placed: set[str] = set()
     for fragment, factors in _offer_order(buffer, offered, focus, at):
-        result = await buffer.add(
+        renewed = buffer.renew(fragment, now=at, turn_id=turn_id) if factors is None else None
+        result = renewed or await buffer.add(
             fragment, focus=focus, now=at, protected=placed, factors=factors, turn_id=turn_id
         )
         results.append(result)

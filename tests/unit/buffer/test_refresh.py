@@ -58,6 +58,23 @@ async def test_the_turn_is_named_in_the_provenance_of_what_it_admits_or_refreshe
     assert held is not None and held.provenance == kept.provenance  # no turn: the offer's own
 
 
+async def test_renew_refreshes_a_held_offer_in_place_as_add_does_and_nothing_else() -> None:
+    """Renewing a held item is what adding it again does; an offer not held, or larger than
+    the item held, is left to :meth:`add` (``None``, nothing changed)."""
+    renewing, adding = make_buffer(), make_buffer()
+    for buffer in (renewing, adding):
+        await buffer.add(item("a held note", item_id="n", tags=("t",)), now=at(0))
+    again = item("a held note", item_id="n", priority=0.9)
+    renewed = renewing.renew(again, now=at(5), turn_id="turn-2")
+    added = await adding.add(again, now=at(5), turn_id="turn-2")
+    assert renewed == added
+    assert renewing.snapshot() == adding.snapshot()
+    before = renewing.snapshot()
+    assert renewing.renew(item("not held", item_id="x"), now=at(6)) is None
+    assert renewing.renew(item("a held note grown longer", item_id="n"), now=at(6)) is None
+    assert renewing.snapshot() == before
+
+
 async def test_duplicate_fragments_within_a_turn_count_once() -> None:
     """A fragment offered twice in one turn is admitted once."""
     buffer = make_buffer()
