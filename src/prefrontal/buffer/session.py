@@ -33,7 +33,7 @@ from prefrontal.buffer.recall_gate import (
     decide_recall,
 )
 from prefrontal.buffer.snapshot import AddResult, BufferSnapshot, RefreshReport
-from prefrontal.buffer.state_document import decode, encode
+from prefrontal.buffer.state_document import decode, encode, forget
 from prefrontal.buffer.summarizer import Summarizer
 from prefrontal.buffer.themes import LinkSettings, SessionLink, SessionProfile, link_sessions
 from prefrontal.buffer.tokens import CountTokens
@@ -301,6 +301,8 @@ class SessionBuffer:
                     raise
                 await self._reload_and_replay()
                 continue
+            if self._state is not None and self._state.state is not saved.state:
+                forget(self._state.state)
             self._state, self._journal = saved, []
             return saved
         raise AssertionError("unreachable")  # pragma: no cover

@@ -15,7 +15,9 @@ alive for the garbage collector to walk).
 
 The cache holds values only (frozen snapshots, by their JSON), never state
 a caller could observe: a document decodes to an equal snapshot whether it
-was remembered or parsed.
+was remembered or parsed. A session that saves a new document has the one
+it replaces forgotten (:func:`forget`), so a session keeps at most its
+latest document remembered, not one per turn.
 """
 
 from __future__ import annotations
@@ -57,6 +59,11 @@ class Recent(Generic[K, V]):
                 self._entries.move_to_end(key)
             return value
 
+    def drop(self, key: K) -> None:
+        """Forget ``key`` (nothing happens when it is not kept)."""
+        with self._lock:
+            self._entries.pop(key, None)
+
     def put(self, key: K, value: V) -> V:
         with self._lock:
             self._entries[key] = value
@@ -80,6 +87,18 @@ def encode(snapshot: BufferSnapshot) -> dict[str, Any]:
     document = _SERIALIZER.to_json(snapshot).decode()
     _PARSED.put(document, snapshot)
     return {STATE_FIELD: document}
+
+
+def forget(state: dict[str, Any]) -> None:
+    """Stop remembering the document of ``state``: a newer one of its session was saved.
+
+    A superseded document would otherwise stay remembered, with its
+    snapshot's items, until evicted: items the garbage collector walks for
+    nothing, a session's turns each leaving one more.
+    """
+    document = state.get(STATE_FIELD)
+    if isinstance(document, str):
+        _PARSED.drop(document)
 
 
 def decode(state: dict[str, Any]) -> BufferSnapshot:

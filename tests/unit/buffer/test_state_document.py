@@ -8,10 +8,12 @@ import threading
 
 import pytest
 
-from prefrontal.buffer import BufferSnapshot, OverflowPolicy
+from prefrontal.buffer import BufferSnapshot, OverflowPolicy, SessionBuffer
 from prefrontal.buffer.state_document import STATE_FIELD, Recent, decode, encode
+from prefrontal.stores.memory import InMemoryWorkingMemoryStore
+from prefrontal.stores.working_memory import SessionKey
 
-from .conftest import at, item, make_buffer
+from .conftest import at, item, make_buffer, words
 
 pytestmark = pytest.mark.anyio
 
@@ -78,3 +80,19 @@ def test_the_caches_keep_their_bound_and_their_order_under_threads() -> None:
     recent.put(-1, 0)
     recent.get(-1)
     assert recent.get(-1) == 0 and len(recent) == 64
+
+
+async def test_a_session_keeps_only_its_latest_document_remembered() -> None:
+    """Saving a session's new state forgets the document it replaces (parsed again if asked),
+    while the new one is remembered: a session's turns do not pile up decoded snapshots."""
+    store = InMemoryWorkingMemoryStore()
+    key = SessionKey(agent_id="agent", user_id="alice", session_id="s1")
+    session = await SessionBuffer.load(store, key, count_tokens=words)
+    await session.add(item("Entry 1: the launch review."), now=at(0))
+    first = await session.save(now=at(0))
+    first_snapshot = decode(first.state)
+    await session.add(item("Entry 2: Lena signs it off."), now=at(1))
+    second = await session.save(now=at(1))
+    assert decode(second.state) is decode(second.state)  # remembered
+    parsed = decode(first.state)
+    assert parsed == first_snapshot and parsed is not first_snapshot  # forgotten: parsed again
