@@ -116,20 +116,52 @@ def note_fragments(turn: TurnState) -> list[Fragment]:
     ]
 
 
-def source_of(fragment: Fragment) -> ItemSource:
-    """What kind of source a fragment is, for the buffer."""
-    if fragment.section in MEMORY_SECTIONS:
+def source_of(section: Section, role: str | None = None) -> ItemSource:
+    """What kind of source a fragment of ``section`` (said by ``role``) is, for the buffer."""
+    if section in MEMORY_SECTIONS:
         return ItemSource.MEMORY_RETRIEVAL
-    if fragment.section is Section.CONVERSATION and fragment.role == "user":
+    if section is Section.CONVERSATION and role == "user":
         return ItemSource.USER_INPUT
-    if fragment.section in (Section.SCRATCH_PAGE, Section.WORKING_MEMORY):
+    if section in (Section.SCRATCH_PAGE, Section.WORKING_MEMORY):
         return ItemSource.REFLECTION
     return ItemSource.SYSTEM
 
 
-@lru_cache(maxsize=4_096)
 def offer(fragment: Fragment) -> NewItem:
-    """The buffer item offered for one fragment of a turn's context.
+    """The buffer item offered for one fragment of a turn's context (see :func:`_offer`).
+
+    Remembered by what it is made of only (a fragment's rank or times do not
+    change its offer). A fragment with a score (a memory's rerank score,
+    which moves with every recall counted) is offered anew each time:
+    remembering those would mostly keep old offers alive for the garbage
+    collector to walk.
+    """
+    p = fragment.provenance
+    make = _offer if p.score is None else _offer.__wrapped__
+    return make(
+        fragment.section,
+        fragment.text,
+        fragment.tokens,
+        fragment.role,
+        p.store,
+        p.item_ids,
+        p.phase,
+        p.score,
+    )
+
+
+@lru_cache(maxsize=4_096)
+def _offer(
+    section: Section,
+    text: str,
+    tokens: int,
+    role: str | None,
+    store: str,
+    item_ids: tuple[str, ...],
+    phase: str,
+    score: float | None,
+) -> NewItem:
+    """The buffer item offered for a fragment of ``section`` with these text and sources.
 
     Its id is its section and source ids, so the same fragment next turn is
     the same item (:func:`fragment_item_id`). Identity and rules are pinned
@@ -142,18 +174,16 @@ def offer(fragment: Fragment) -> NewItem:
     every value comes from the validated fragment, a section's constants, or
     a score clamped here.
     """
-    p = fragment.provenance
-    section = fragment.section
-    score = None if p.score is None else unit(p.score)
-    memory = section in MEMORY_SECTIONS and score is not None
+    clamped = None if score is None else unit(score)
+    memory = section in MEMORY_SECTIONS and clamped is not None
     provenance = assemble(
         ItemProvenance,
         {
-            "store": p.store,
-            "item_ids": p.item_ids,
-            "phase": p.phase,
+            "store": store,
+            "item_ids": item_ids,
+            "phase": phase,
             "section": section.value,
-            "score": p.score,
+            "score": score,
             "turn_id": None,
             "extra": {},
         },
@@ -161,13 +191,13 @@ def offer(fragment: Fragment) -> NewItem:
     return assemble(
         NewItem,
         {
-            "content": fragment.text,
-            "source": source_of(fragment),
-            "item_id": fragment_item_id(section, p.item_ids),
-            "tokens": fragment.tokens,
-            "priority": score if memory and score is not None else section_priority(section),
+            "content": text,
+            "source": source_of(section, role),
+            "item_id": fragment_item_id(section, item_ids),
+            "tokens": tokens,
+            "priority": clamped if memory and clamped is not None else section_priority(section),
             "urgency": section_urgency(section),
-            "relevance": score if memory else None,
+            "relevance": clamped if memory else None,
             "confidence": 1.0,
             "tags": (),
             "entities": (),

@@ -241,7 +241,9 @@ def test_a_fragment_offered_to_the_buffer_is_the_item_validation_makes(
     fragment = Fragment(section=section, text="a fragment", tokens=2, provenance=provenance)
     offered = offer(fragment)
     assert NewItem.model_validate(offered.model_dump()) == offered
-    assert offer(fragment.model_copy()) is offered  # made once per fragment
+    again = offer(fragment.model_copy(update={"rank": 3}))
+    assert again == offered
+    assert (again is offered) is (score is None)  # remembered unless it carries a score
     if section in (Section.EPISODIC, Section.SEMANTIC) and score is not None:
         assert offered.relevance == offered.priority == min(max(score, 0.0), 1.0)
 
