@@ -30,8 +30,13 @@ from prefrontal.buffer.snapshot import BufferSnapshot
 
 STATE_FIELD: Final = "buffer"
 """The key of the document in a session's ``SessionState.state``."""
-DECODED_DOCUMENTS: Final = 256
-"""Documents whose snapshots :func:`decode` remembers."""
+DECODED_DOCUMENTS: Final = 16
+"""Documents whose snapshots :func:`decode` remembers: enough for the sessions a process
+turns between in quick succession. A larger cache seldom hits under load (a busy process
+turns hundreds of sessions a second) yet keeps every remembered snapshot's items alive
+long enough for the garbage collector to move them to its oldest generation and walk them
+there: with 256, a process starting a new session every turn spent about 0.45 ms a turn
+in full collections, against 0.17 ms with 16."""
 
 K = TypeVar("K")
 V = TypeVar("V")
