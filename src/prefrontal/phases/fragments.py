@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Set
 from datetime import datetime
 
 from prefrontal.bundle.models import Fragment, Section
+from prefrontal.object_cache import ObjectCache
 from prefrontal.phases.state import TurnState
 from prefrontal.retrieval.analysis import term_set, terms
+
+FRAGMENTS_KEPT = 8_192
+"""Fragments remembered by the records they were made of (see :func:`made_once`)."""
+INPUTS_KEPT = 64
+"""Requests whose input terms are remembered (see :func:`input_terms`)."""
+_FRAGMENTS: ObjectCache[Fragment] = ObjectCache(FRAGMENTS_KEPT)
+_INPUT_TERMS: ObjectCache[frozenset[str]] = ObjectCache(INPUTS_KEPT)
 
 
 # Keyword-only past the text: one argument per field of Provenance and Fragment.
@@ -56,17 +65,40 @@ def fragment(  # noqa: PLR0913
     )
 
 
-def overlap(query_terms: set[str], text: str) -> float:
+def made_once(
+    turn: TurnState, source: object, place: Hashable, build: Callable[[], Fragment]
+) -> Fragment:
+    """The fragment ``build()`` makes of ``source``, made once for that record and place.
+
+    ``source`` is the immutable record (a stored item, a profile, a trace)
+    the fragment is made of, and ``place`` names everything else ``build``
+    depends on: the phase and the part, the rank and the position, any
+    setting. The turn's token counter is part of the key too, as the
+    fragment's token count is its. A turn that reads the very same record
+    again (an in-memory store hands out the same objects) is given the
+    same fragment, a frozen model, instead of a newly validated one.
+    """
+    return _FRAGMENTS((source, turn.counter), place, build)
+
+
+def overlap(query_terms: Set[str], text: str) -> float:
     """Share of ``text``'s distinct terms that occur in the query (0.0-1.0)."""
-    text_terms = term_set(text)
+    return shared(query_terms, term_set(text))
+
+
+def shared(query_terms: Set[str], text_terms: frozenset[str]) -> float:
+    """Share of the distinct ``text_terms`` that occur in the query (0.0-1.0)."""
     if not text_terms or not query_terms:
         return 0.0
     return len(text_terms & query_terms) / len(text_terms)
 
 
-def input_terms(turn: TurnState) -> set[str]:
-    """The analysed terms of the user's input and the request's focus tags."""
-    return set(terms(" ".join((turn.request.user_input, *turn.request.focus))))
+def input_terms(turn: TurnState) -> frozenset[str]:
+    """The analysed terms of the user's input and the request's focus tags (once per request)."""
+    request = turn.request
+    return _INPUT_TERMS(
+        (request,), None, lambda: frozenset(terms(" ".join((request.user_input, *request.focus))))
+    )
 
 
 def loaded(fragments: list[Fragment]) -> tuple[int, int]:

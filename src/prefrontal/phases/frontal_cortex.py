@@ -7,29 +7,61 @@ finished or changed since the session's last turn.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Set
+from dataclasses import dataclass
 from datetime import datetime
 
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
+from prefrontal.object_cache import ObjectCache
 from prefrontal.phases.ahead import taken
-from prefrontal.phases.fragments import fragment, input_terms, loaded, overlap
+from prefrontal.phases.fragments import fragment, input_terms, loaded, made_once, shared
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store, list_of
+from prefrontal.retrieval.analysis import term_set
 from prefrontal.stores.frontal_cortex import FrontalItem, FrontalKind, FrontalQuery, FrontalStatus
 
 NAME: PhaseName = "frontal_cortex"
 FETCH_LIMIT = 200
 OPEN = (FrontalStatus.ACTIVE, FrontalStatus.BLOCKED)
 FAR_FUTURE = datetime.max.replace(tzinfo=None)
+QUERY = FrontalQuery(limit=FETCH_LIMIT)
+"""What the phase asks the store for (a frozen model, built once)."""
+ITEMS_KEPT = 8_192
+"""Items whose terms and due dates are remembered (see :func:`weighed`)."""
 
 
-def sort_key(item: FrontalItem, query_terms: set[str]) -> tuple[float, float, bool, datetime, str]:
+@dataclass(frozen=True, slots=True)
+class Weighed:
+    """What ranking an item looks at besides the input: worked out once per stored item."""
+
+    terms: frozenset[str]
+    """The distinct terms of its title, detail and tags."""
+    due: datetime
+    """Its due date without time zone (:data:`FAR_FUTURE` when it has none)."""
+
+
+_WEIGHED: ObjectCache[Weighed] = ObjectCache(ITEMS_KEPT)
+
+
+def weighed(item: FrontalItem) -> Weighed:
+    """``item``'s terms and due date, worked out once for the very same (frozen) item."""
+    return _WEIGHED((item,), None, lambda: _weigh(item))
+
+
+def _weigh(item: FrontalItem) -> Weighed:
+    return Weighed(
+        terms=term_set(f"{item.title} {item.detail} {' '.join(item.tags)}"),
+        due=item.due_at.replace(tzinfo=None) if item.due_at else FAR_FUTURE,
+    )
+
+
+def sort_key(item: FrontalItem, query_terms: Set[str]) -> tuple[float, float, bool, datetime, str]:
     """Most relevant first, then highest priority, blocking first, soonest due, then id."""
-    relevance = overlap(query_terms, f"{item.title} {item.detail} {' '.join(item.tags)}")
-    due = item.due_at.replace(tzinfo=None) if item.due_at else FAR_FUTURE
-    return (-round(relevance, 3), -item.priority, not item.blocking, due, item.item_id)
+    seen = weighed(item)
+    relevance = shared(query_terms, seen.terms)
+    return (-round(relevance, 3), -item.priority, not item.blocking, seen.due, item.item_id)
 
 
 def describe(item: FrontalItem) -> str:
@@ -61,10 +93,13 @@ def select(turn: TurnState, items: list[FrontalItem]) -> list[FrontalItem]:
         FrontalKind.STORY: turn.config.frontal_cortex.stories,
     }
     query_terms = input_terms(turn)
+    open_items: dict[FrontalKind, list[FrontalItem]] = {kind: [] for kind in FrontalKind}
+    for item in items:
+        if item.status in OPEN:
+            open_items[item.kind].append(item)
     chosen: list[FrontalItem] = []
     for kind, limit in limits.items():
-        open_items = [i for i in items if i.kind is kind and i.status in OPEN]
-        chosen.extend(sorted(open_items, key=lambda i: sort_key(i, query_terms))[:limit])
+        chosen.extend(sorted(open_items[kind], key=lambda i: sort_key(i, query_terms))[:limit])
     return chosen
 
 
@@ -79,8 +114,7 @@ def progress(turn: TurnState, items: list[FrontalItem]) -> list[FrontalItem]:
 def read(turn: TurnState) -> Callable[[], Awaitable[object]]:
     """This phase's store read: goals and work items (started ahead by phase 1 in graph mode)."""
     tenant = turn.tenant
-    query = FrontalQuery(limit=FETCH_LIMIT)
-    return lambda: call_store(turn, NAME, lambda: turn.stores.frontal_cortex.query(tenant, query))
+    return lambda: call_store(turn, NAME, lambda: turn.stores.frontal_cortex.query(tenant, QUERY))
 
 
 async def run(turn: TurnState) -> PhaseOutcome:
@@ -89,25 +123,8 @@ async def run(turn: TurnState) -> PhaseOutcome:
     items = list_of(found, FrontalItem, NAME)
     chosen = select(turn, items)
     turn.frontal_items = chosen
-    texts = [(i, describe(i)) for i in chosen] + [
-        (i, progress_line(i)) for i in progress(turn, items)
-    ]
-    fragments: list[Fragment] = [
-        fragment(
-            turn,
-            Section.FRONTAL_CORTEX,
-            text,
-            store="frontal_cortex",
-            item_ids=(item.item_id,),
-            phase=NAME,
-            rank=rank,
-            position=rank,
-            score=item.priority,
-            created_at=item.created_at,
-            updated_at=item.updated_at,
-        )
-        for rank, (item, text) in enumerate(texts)
-    ]
+    lines = [(i, describe) for i in chosen] + [(i, progress_line) for i in progress(turn, items)]
+    fragments = [item_fragment(turn, item, line, rank) for rank, (item, line) in enumerate(lines)]
     turn.loads[Section.FRONTAL_CORTEX] = fragments
     count, tokens = loaded(fragments)
     open_count = sum(1 for i in items if i.status in OPEN)
@@ -116,6 +133,30 @@ async def run(turn: TurnState) -> PhaseOutcome:
         tokens_loaded=tokens,
         items_dropped=open_count - len(chosen),
         detail={"fetched": len(items)},
+    )
+
+
+def item_fragment(
+    turn: TurnState, item: FrontalItem, line: Callable[[FrontalItem], str], rank: int
+) -> Fragment:
+    """The fragment of ``item``'s ``line`` at ``rank``, made once for the same item and rank."""
+    return made_once(
+        turn,
+        item,
+        (NAME, line.__name__, rank),
+        lambda: fragment(
+            turn,
+            Section.FRONTAL_CORTEX,
+            line(item),
+            store="frontal_cortex",
+            item_ids=(item.item_id,),
+            phase=NAME,
+            rank=rank,
+            position=rank,
+            score=item.priority,
+            created_at=item.created_at,
+            updated_at=item.updated_at,
+        ),
     )
 
 

@@ -6,6 +6,8 @@ whose tags match the input or focus are kept before those that do not.
 
 from __future__ import annotations
 
+from collections.abc import Set
+
 from prefrontal.bundle.models import Section
 from prefrontal.config import PhaseName
 from prefrontal.phases.fragments import fragment, input_terms, loaded
@@ -25,7 +27,7 @@ LABELS = {
 }
 
 
-def sort_key(entry: Observation, query_terms: set[str]) -> tuple[bool, bool, float, float, str]:
+def sort_key(entry: Observation, query_terms: Set[str]) -> tuple[bool, bool, float, float, str]:
     """Urgent kinds first, then tag matches, priority, recency, id."""
     tag_match = bool(set(terms(" ".join(entry.tags))) & query_terms)
     return (
