@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Set
 
-from prefrontal.bundle.models import Section
+from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
-from prefrontal.phases.fragments import fragment, input_terms, loaded
+from prefrontal.object_cache import ObjectCache
+from prefrontal.phases.fragments import fragment, input_terms, loaded, made_once
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
@@ -25,11 +26,19 @@ LABELS = {
     ScratchKind.PENDING_CONFIRMATION: "Awaiting confirmation",
     ScratchKind.INSIGHT: "Insight",
 }
+ENTRIES_KEPT = 4_096
+"""Entries whose tag terms are remembered (see :func:`tag_terms`)."""
+_TAG_TERMS: ObjectCache[frozenset[str]] = ObjectCache(ENTRIES_KEPT)
+
+
+def tag_terms(entry: Observation) -> frozenset[str]:
+    """The analysed terms of ``entry``'s tags, worked out once for the very same (frozen) entry."""
+    return _TAG_TERMS((entry,), None, lambda: frozenset(terms(" ".join(entry.tags))))
 
 
 def sort_key(entry: Observation, query_terms: Set[str]) -> tuple[bool, bool, float, float, str]:
     """Urgent kinds first, then tag matches, priority, recency, id."""
-    tag_match = bool(set(terms(" ".join(entry.tags))) & query_terms)
+    tag_match = not tag_terms(entry).isdisjoint(query_terms)
     return (
         entry.kind not in URGENT,
         not tag_match,
@@ -49,25 +58,32 @@ async def run(turn: TurnState) -> PhaseOutcome:
     )
     query_terms = input_terms(turn)
     chosen = sorted(entries, key=lambda e: sort_key(e, query_terms))[:limit]
-    fragments = [
-        fragment(
-            turn,
-            Section.SCRATCH_PAGE,
-            f"{LABELS[e.kind]} ({e.owner.value}): {e.content}",
-            store="scratch_page",
-            item_ids=(e.item_id,),
-            phase=NAME,
-            rank=rank,
-            position=rank,
-            score=e.priority,
-            created_at=e.created_at,
-        )
-        for rank, e in enumerate(chosen)
-    ]
+    fragments = [entry_fragment(turn, entry, rank) for rank, entry in enumerate(chosen)]
     turn.loads[Section.SCRATCH_PAGE] = fragments
     count, tokens = loaded(fragments)
     return PhaseOutcome(
         items_loaded=count, tokens_loaded=tokens, items_dropped=len(entries) - len(chosen)
+    )
+
+
+def entry_fragment(turn: TurnState, entry: Observation, rank: int) -> Fragment:
+    """The fragment of ``entry`` at ``rank``, made once for the same entry and rank."""
+    return made_once(
+        turn,
+        entry,
+        (NAME, rank),
+        lambda: fragment(
+            turn,
+            Section.SCRATCH_PAGE,
+            f"{LABELS[entry.kind]} ({entry.owner.value}): {entry.content}",
+            store="scratch_page",
+            item_ids=(entry.item_id,),
+            phase=NAME,
+            rank=rank,
+            position=rank,
+            score=entry.priority,
+            created_at=entry.created_at,
+        ),
     )
 
 

@@ -16,10 +16,11 @@ import pytest
 from prefrontal import Orchestrator, OrchestratorConfig, Section, Stores
 from prefrontal.bundle.models import Fragment
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
-from prefrontal.phases import frontal_cortex
+from prefrontal.phases import frontal_cortex, scratch_page
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import TurnState
-from prefrontal.stores import FrontalItem, FrontalKind, FrontalStatus, Scope
+from prefrontal.stores import FrontalItem, FrontalKind, FrontalStatus, Observation, Scope
+from prefrontal.stores.tenancy import Tenant
 from tests.conftest import FIXED_NOW, counting_ids, demo_request, fixed_clock, orchestrator
 
 pytestmark = pytest.mark.anyio
@@ -118,5 +119,57 @@ async def test_a_tenant_never_sees_goals_made_for_another() -> None:
     other_user = await loaded(orch, frontal_cortex.SPEC, user_id="bob")
     other_agent = await loaded(orch, frontal_cortex.SPEC, agent_id="other")
     assert sorted(f.provenance.item_ids[0] for f in owner) == ["mine", "ours"]
+    assert [f.provenance.item_ids[0] for f in other_user] == ["ours"]
+    assert other_agent == []
+
+
+def entry(item_id: str, user_id: str = DEMO_USER, **fields: object) -> Observation:
+    """A scratch entry of the demo agent, created at the fixed instant."""
+    return Observation.model_validate(
+        {
+            "item_id": item_id,
+            "agent_id": DEMO_AGENT,
+            "user_id": user_id,
+            "content": f"entry {item_id}",
+            "created_at": FIXED_NOW - timedelta(hours=1),
+            **fields,
+        }
+    )
+
+
+async def test_the_same_scratch_entries_give_the_very_same_fragments() -> None:
+    """A second turn on an unchanged scratch page is given the fragments the first made."""
+    stores = Stores.in_memory()
+    await seed(stores)
+    orch = orchestrator(stores)
+    first = await loaded(orch, scratch_page.SPEC)
+    second = await loaded(orch, scratch_page.SPEC)
+    assert first
+    assert all(a is b for a, b in zip(first, second, strict=True))
+
+
+async def test_a_resolved_entry_leaves_and_the_rest_move_up() -> None:
+    """Once an entry is resolved it is gone, and the entry behind it is shown at its rank."""
+    stores = Stores.in_memory()
+    await stores.scratch_page.put(entry("first", priority=0.9))
+    await stores.scratch_page.put(entry("second", priority=0.1, tags=("launch",)))
+    orch = orchestrator(stores)
+    before = await loaded(orch, scratch_page.SPEC, focus=("launch",))
+    await stores.scratch_page.resolve(Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER), "second")
+    after = await loaded(orch, scratch_page.SPEC, focus=("launch",))
+    assert [(f.provenance.item_ids[0], f.rank) for f in before] == [("second", 0), ("first", 1)]
+    assert [(f.provenance.item_ids[0], f.rank) for f in after] == [("first", 0)]
+
+
+async def test_a_tenant_never_sees_scratch_entries_made_for_another() -> None:
+    """After one user's turn, another user sees shared entries only, and another agent none."""
+    stores = Stores.in_memory()
+    await stores.scratch_page.put(entry("mine"))
+    await stores.scratch_page.put(entry("ours", scope=Scope.SHARED, priority=0.1))
+    orch = orchestrator(stores)
+    owner = await loaded(orch, scratch_page.SPEC)
+    other_user = await loaded(orch, scratch_page.SPEC, user_id="bob")
+    other_agent = await loaded(orch, scratch_page.SPEC, agent_id="other")
+    assert [f.provenance.item_ids[0] for f in owner] == ["mine", "ours"]
     assert [f.provenance.item_ids[0] for f in other_user] == ["ours"]
     assert other_agent == []
