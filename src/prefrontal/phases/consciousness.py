@@ -7,14 +7,21 @@ from collections.abc import Awaitable, Callable
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.bundle.readiness import IDENTITY, RULES
 from prefrontal.config import PhaseName
+from prefrontal.object_cache import ObjectCache
 from prefrontal.phases.ahead import taken
-from prefrontal.phases.fragments import fragment, loaded
+from prefrontal.phases.fragments import fragment, loaded, made_once
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store, one_of
 from prefrontal.stores.consciousness import AgentProfile
 
 NAME: PhaseName = "consciousness"
+CLOCK = "clock"
+PARTS = (IDENTITY, RULES, CLOCK, "mode", "capabilities")
+"""The profile's parts in rank order; the clock is rendered last."""
+PROFILES_KEPT = 256
+"""Profiles (with a requested mode) whose texts are remembered (see :func:`profile_texts`)."""
+_TEXTS: ObjectCache[tuple[str, str, str, str]] = ObjectCache(PROFILES_KEPT)
 
 
 def _lines(title: str, entries: tuple[str, ...]) -> str:
@@ -67,6 +74,20 @@ def capabilities_text(profile: AgentProfile) -> str:
     return _lines("Capabilities", entries)
 
 
+def profile_texts(profile: AgentProfile, requested: str | None) -> tuple[str, str, str, str]:
+    """Identity, rules, mode and capabilities texts, worked out once per profile and mode asked."""
+    return _TEXTS(
+        (profile,),
+        requested,
+        lambda: (
+            identity_text(profile),
+            governance_text(profile),
+            mode_text(profile, requested),
+            capabilities_text(profile),
+        ),
+    )
+
+
 def read(turn: TurnState) -> Callable[[], Awaitable[object]]:
     """This phase's store read: the agent's profile (started ahead by phase 1 in graph mode)."""
     tenant = turn.tenant
@@ -81,15 +102,26 @@ async def run(turn: TurnState) -> PhaseOutcome:
     if profile is None:
         missing = f"no profile for agent {turn.tenant.agent_id!r}"
         return PhaseOutcome(degraded=True, warnings=(missing,))
-    texts = {
-        IDENTITY: identity_text(profile),
-        RULES: governance_text(profile),
-        "clock": clock_text(turn),
-        "mode": mode_text(profile, turn.request.mode),
-        "capabilities": capabilities_text(profile),
-    }
-    fragments: list[Fragment] = [
-        fragment(
+    identity, rules, mode, capabilities = profile_texts(profile, turn.request.mode)
+    texts = (identity, rules, clock_text(turn), mode, capabilities)
+    fragments = [
+        part_fragment(turn, profile, rank, text) for rank, text in enumerate(texts) if text
+    ]
+    turn.loads[Section.CONSCIOUSNESS] = fragments
+    items, tokens = loaded(fragments)
+    return PhaseOutcome(
+        items_loaded=items, tokens_loaded=tokens, detail={"mode": profile.current_mode}
+    )
+
+
+def part_fragment(turn: TurnState, profile: AgentProfile, rank: int, text: str) -> Fragment:
+    """The fragment of the profile's part at ``rank`` (of :data:`PARTS`), made once per text."""
+    part = PARTS[rank]
+    return made_once(
+        turn,
+        profile,
+        (NAME, rank, text),
+        lambda: fragment(
             turn,
             Section.CONSCIOUSNESS,
             text,
@@ -97,18 +129,11 @@ async def run(turn: TurnState) -> PhaseOutcome:
             item_ids=(f"{profile.agent_id}#{part}",),
             phase=NAME,
             rank=rank,
-            position=len(texts) if part == "clock" else rank,
+            position=len(PARTS) if part == CLOCK else rank,
             updated_at=profile.updated_at,
             version=str(profile.version),
-            volatile=part == "clock",
-        )
-        for rank, (part, text) in enumerate(texts.items())
-        if text
-    ]
-    turn.loads[Section.CONSCIOUSNESS] = fragments
-    items, tokens = loaded(fragments)
-    return PhaseOutcome(
-        items_loaded=items, tokens_loaded=tokens, detail={"mode": profile.current_mode}
+            volatile=part == CLOCK,
+        ),
     )
 
 

@@ -16,7 +16,8 @@ import pytest
 from prefrontal import Orchestrator, OrchestratorConfig, Section, Stores
 from prefrontal.bundle.models import Fragment
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
-from prefrontal.phases import frontal_cortex, scratch_page
+from prefrontal.demo.seed import profile
+from prefrontal.phases import consciousness, frontal_cortex, scratch_page
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import TurnState
 from prefrontal.stores import FrontalItem, FrontalKind, FrontalStatus, Observation, Scope
@@ -173,3 +174,47 @@ async def test_a_tenant_never_sees_scratch_entries_made_for_another() -> None:
     assert [f.provenance.item_ids[0] for f in owner] == ["mine", "ours"]
     assert [f.provenance.item_ids[0] for f in other_user] == ["ours"]
     assert other_agent == []
+
+
+async def test_the_same_profile_gives_the_very_same_fragments() -> None:
+    """A second turn on an unchanged profile, at the same minute, is given the same fragments."""
+    stores = Stores.in_memory()
+    await seed(stores)
+    orch = orchestrator(stores)
+    first = await loaded(orch, consciousness.SPEC)
+    second = await loaded(orch, consciousness.SPEC)
+    assert len(first) == len(consciousness.PARTS)
+    assert all(a is b for a, b in zip(first, second, strict=True))
+
+
+async def test_the_clock_and_the_requested_mode_are_their_own_fragments() -> None:
+    """Another minute changes the clock alone; another mode asked for changes the mode alone."""
+    stores = Stores.in_memory()
+    await seed(stores)
+    instant = [FIXED_NOW]
+    orch = Orchestrator(stores, clock=lambda: instant[0], ids=counting_ids())
+    now = await loaded(orch, consciousness.SPEC)
+    instant[0] = FIXED_NOW + timedelta(minutes=1)
+    later = await loaded(orch, consciousness.SPEC)
+    focus = await loaded(orch, consciousness.SPEC, mode="focus")
+    changed = [
+        part for part, a, b in zip(consciousness.PARTS, now, later, strict=True) if a is not b
+    ]
+    assert changed == [consciousness.CLOCK]
+    assert "10:01" in later[2].text
+    moded = [part for part, a, b in zip(consciousness.PARTS, later, focus, strict=True) if a != b]
+    assert moded == ["mode"]
+    assert focus[3].text.startswith("Mode: focus")
+
+
+async def test_a_new_profile_gives_new_fragments() -> None:
+    """A profile put again with a new version is shown with it, in every part."""
+    stores = Stores.in_memory()
+    await seed(stores)
+    orch = orchestrator(stores)
+    before = await loaded(orch, consciousness.SPEC)
+    changed = profile(DEMO_AGENT).model_copy(update={"version": 2})
+    await stores.consciousness.put_profile(changed)
+    after = await loaded(orch, consciousness.SPEC)
+    assert [f.provenance.version for f in before] == ["1"] * len(before)
+    assert [f.provenance.version for f in after] == ["2"] * len(after)
