@@ -13,7 +13,7 @@ from prefrontal.buffer.summarizer import fit_tokens
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
 from prefrontal.phases.ahead import taken
-from prefrontal.phases.fragments import fragment, loaded
+from prefrontal.phases.fragments import fragment, loaded, made_once
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store, list_of
@@ -151,34 +151,54 @@ async def run(turn: TurnState) -> PhaseOutcome:
     turn.recent_turns = recent
     fragments: list[Fragment] = []
     if summary is not None:
-        ids = (f"summary:{summary.agent_id}:{summary.user_id}",)
-        fragments.append(_fragment(turn, summary_text(summary), ids, rank=0, position=-2))
+        fragments.append(summary_fragment(turn, summary))
     exchange = previous_exchange(turn, parent, recent) if parent is not None else []
     shown = {f.provenance.item_ids[0] for f in exchange}
     fragments.extend(exchange)
     note = parent_text(parent) if parent is not None else ""
     if parent is not None and note:
         fragments.append(_fragment(turn, note, (f"trace:{parent.turn_id}",), rank=1, position=-1))
-    for index, item in enumerate(recent):
-        if item.item_id in shown:
-            continue
-        newest_rank = 2 + len(recent) - 1 - index
-        fragments.append(
-            _fragment(
-                turn,
-                turn_line(item),
-                (item.item_id,),
-                rank=newest_rank,
-                position=index,
-                created_at=item.created_at,
-                role=item.role.value,
-            )
-        )
+    fragments.extend(
+        message_fragment(turn, item, rank=2 + len(recent) - 1 - index, position=index)
+        for index, item in enumerate(recent)
+        if item.item_id not in shown
+    )
     turn.loads[Section.CONVERSATION] = fragments
     count, tokens = loaded(fragments)
     missing = turn.context.parent_turn_id is not None and parent is None
     warnings = (f"parent turn {turn.context.parent_turn_id} has no trace",) if missing else ()
     return PhaseOutcome(items_loaded=count, tokens_loaded=tokens, warnings=warnings)
+
+
+def summary_fragment(turn: TurnState, summary: ConversationSummary) -> Fragment:
+    """The rolling summary's fragment, first of the section: made once for the same summary."""
+    ids = (f"summary:{summary.agent_id}:{summary.user_id}",)
+    return made_once(
+        turn,
+        summary,
+        (NAME, "summary"),
+        lambda: _fragment(turn, summary_text(summary), ids, rank=0, position=-2),
+    )
+
+
+def message_fragment(
+    turn: TurnState, message: ConversationTurn, *, rank: int, position: int
+) -> Fragment:
+    """A recent message's transcript line: made once for the same message, rank and position."""
+    return made_once(
+        turn,
+        message,
+        (NAME, rank, position),
+        lambda: _fragment(
+            turn,
+            turn_line(message),
+            (message.item_id,),
+            rank=rank,
+            position=position,
+            created_at=message.created_at,
+            role=message.role.value,
+        ),
+    )
 
 
 def _fragment(

@@ -15,12 +15,19 @@ import pytest
 
 from prefrontal import Orchestrator, OrchestratorConfig, Section, Stores
 from prefrontal.bundle.models import Fragment
-from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
+from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, seed
 from prefrontal.demo.seed import profile
-from prefrontal.phases import consciousness, frontal_cortex, scratch_page
+from prefrontal.phases import consciousness, conversation, frontal_cortex, scratch_page
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import TurnState
-from prefrontal.stores import FrontalItem, FrontalKind, FrontalStatus, Observation, Scope
+from prefrontal.stores import (
+    ConversationTurn,
+    FrontalItem,
+    FrontalKind,
+    FrontalStatus,
+    Observation,
+    Scope,
+)
 from prefrontal.stores.tenancy import Tenant
 from tests.conftest import FIXED_NOW, counting_ids, demo_request, fixed_clock, orchestrator
 
@@ -218,3 +225,41 @@ async def test_a_new_profile_gives_new_fragments() -> None:
     after = await loaded(orch, consciousness.SPEC)
     assert [f.provenance.version for f in before] == ["1"] * len(before)
     assert [f.provenance.version for f in after] == ["2"] * len(after)
+
+
+async def test_the_same_messages_give_the_very_same_fragments() -> None:
+    """A second turn on an unchanged conversation is given the summary and lines the first made."""
+    stores = Stores.in_memory()
+    await seed(stores)
+    orch = orchestrator(stores)
+    first = await loaded(orch, conversation.SPEC)
+    second = await loaded(orch, conversation.SPEC)
+    assert len(first) > 1
+    assert all(a is b for a, b in zip(first, second, strict=True))
+
+
+async def test_a_new_message_moves_the_others_to_new_places() -> None:
+    """A message said since is the newest line; the others are ranked and placed anew."""
+    stores = Stores.in_memory()
+    await seed(stores)
+    orch = orchestrator(stores)
+    before = await loaded(orch, conversation.SPEC)
+    said = ConversationTurn(
+        item_id="newest",
+        agent_id=DEMO_AGENT,
+        user_id=DEMO_USER,
+        session_id=DEMO_SESSION,
+        role="user",
+        speaker="Maya",
+        content="One more thing",
+        created_at=FIXED_NOW,
+    )
+    await stores.conversation.append(said)
+    after = await loaded(orch, conversation.SPEC)
+    lines = [f for f in after if f.role is not None]
+    assert lines[-1].text == "Maya: One more thing"
+    assert [(f.rank, f.position) for f in lines] == [
+        (2 + len(lines) - 1 - n, n) for n in range(len(lines))
+    ]
+    assert after[0] is before[0]
+    assert not {id(f) for f in lines} & {id(f) for f in before}
