@@ -14,7 +14,7 @@ first, else the shared one whose owner's user id sorts first.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
 from inspect import getattr_static
 from typing import Annotated, Protocol, TypeVar
@@ -98,7 +98,75 @@ def may_see(value: object, tenant: Tenant) -> bool:
     A search hit is judged by its item; a record with an agent but no user (an
     agent's profile) by its agent; one with both but no scope (a trace) as
     private. Values that name no owner (counts, ``None``) are always fine.
+    Each type is judged by a screen made once for it (see :func:`screen_for`).
     """
+    return screen_for(type(value))(value, tenant)
+
+
+Screen = Callable[[object, Tenant], bool]
+"""Judges one value of a given type for a tenant, as :func:`may_see` does."""
+
+
+def screen_for(cls: type) -> Screen:
+    """The screen of ``cls``'s values, made once per type (kept for the most recent types).
+
+    A closed pydantic model that cannot hold an ``item`` is screened by the
+    owner fields it has, without asking for those it cannot have; any other
+    type by :func:`_judged`, which looks at what each value holds.
+    """
+    screen = _SCREENS.get(cls)
+    if screen is None:
+        if len(_SCREENS) >= _NEVER_HAS_SIZE:
+            _SCREENS.clear()
+        screen = _SCREENS[cls] = _made_screen(cls)
+    return screen
+
+
+def _made_screen(cls: type) -> Screen:
+    if not _never_has(cls, "item"):
+        return _judged
+    if _never_has(cls, "agent_id"):
+        return _unowned
+    if _never_has(cls, "user_id"):
+        return _agents
+    if _never_has(cls, "scope"):
+        return _private
+    return _scoped
+
+
+def _unowned(value: object, tenant: Tenant) -> bool:
+    """A value that names no owner: always fine."""
+    return True
+
+
+def _agents(value: object, tenant: Tenant) -> bool:
+    """A record with an agent and no user (an agent's profile): the agent's own."""
+    agent = getattr(value, "agent_id", None)
+    return agent is None or agent == tenant.agent_id
+
+
+def _private(value: object, tenant: Tenant) -> bool:
+    """A record with an agent and a user but no scope (a trace): private to its user."""
+    return _owned_by(value, tenant, Scope.PRIVATE)
+
+
+def _scoped(value: object, tenant: Tenant) -> bool:
+    """A record with an agent, a user and a scope: the agent's own, shared or the user's."""
+    return _owned_by(value, tenant, getattr(value, "scope", Scope.PRIVATE))
+
+
+def _owned_by(value: object, tenant: Tenant, scope: object) -> bool:
+    agent = getattr(value, "agent_id", None)
+    if agent is None:
+        return True
+    if agent != tenant.agent_id:
+        return False
+    user = getattr(value, "user_id", None)
+    return user is None or scope is Scope.SHARED or user == tenant.user_id
+
+
+def _judged(value: object, tenant: Tenant) -> bool:
+    """:func:`may_see` for a value whose type does not tell which owner fields it holds."""
     inner = _attribute(value, "item", None)
     target = inner if hasattr(inner, "agent_id") else value
     agent = _attribute(target, "agent_id", None)
@@ -139,3 +207,5 @@ _ABSENT = object()
 _NEVER_HAS: dict[tuple[type, str], bool] = {}
 """:func:`_never_has` by class and name (cleared past :data:`_NEVER_HAS_SIZE` entries)."""
 _NEVER_HAS_SIZE = 1_024
+_SCREENS: dict[type, Screen] = {}
+""":func:`screen_for` by class (cleared past :data:`_NEVER_HAS_SIZE` entries)."""

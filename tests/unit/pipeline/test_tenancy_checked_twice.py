@@ -8,9 +8,10 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from prefrontal import PhaseStatus, Stores
+from prefrontal.demo.seed import profile
 from prefrontal.stores import MemoryItem, MemoryQuery, ScoredMemory, Tenant
 from prefrontal.stores.conversation import ConversationTurn, Role
-from prefrontal.stores.tenancy import Scope, may_see
+from prefrontal.stores.tenancy import Scope, may_see, screen_for
 from tests.conftest import FIXED_NOW, demo_request, orchestrator
 
 pytestmark = pytest.mark.anyio
@@ -105,3 +106,23 @@ def test_owners_that_are_not_declared_fields_are_still_checked() -> None:
     assert not may_see(DerivedOwner(key="other-agent/maya"), ATLAS_MAYA)
     assert not may_see(DerivedOwner(key="atlas/tom"), ATLAS_MAYA)
     assert may_see(DerivedOwner(key="atlas/maya"), ATLAS_MAYA)
+
+
+class TraceLike(BaseModel):
+    """A record with an agent and a user but no scope, like a turn's trace."""
+
+    agent_id: str
+    user_id: str
+
+
+def test_each_kind_of_record_is_screened_by_the_owner_fields_its_type_has() -> None:
+    """A profile by its agent, a scopeless record as private, each the same way every time."""
+    atlas, other = profile("atlas"), profile("other-agent")
+    for _ in range(2):
+        assert may_see(atlas, ATLAS_MAYA)
+        assert not may_see(other, ATLAS_MAYA)
+        assert may_see(TraceLike(agent_id="atlas", user_id="maya"), ATLAS_MAYA)
+        assert not may_see(TraceLike(agent_id="atlas", user_id="tom"), ATLAS_MAYA)
+        assert not may_see(TraceLike(agent_id="other-agent", user_id="maya"), ATLAS_MAYA)
+        assert may_see(3, ATLAS_MAYA)
+    assert screen_for(MemoryItem) is screen_for(MemoryItem)
