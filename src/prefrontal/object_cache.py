@@ -28,7 +28,10 @@ V = TypeVar("V")
 class ObjectCache(Generic[V]):
     """``compute()`` for ``objects`` and ``key``, remembered for the ``size`` most recent.
 
-    Thread-safe: a value computed twice at once by two threads is kept once.
+    Thread-safe: entries are added and dropped under a lock; a lookup takes
+    none (a value found is right for its objects even if another thread
+    drops its entry meanwhile). Keys should hash without Python code (strings,
+    numbers, ``None`` and tuples of them), so that a lookup is one step.
     """
 
     def __init__(self, size: int) -> None:
@@ -43,12 +46,14 @@ class ObjectCache(Generic[V]):
 
     def __call__(self, objects: tuple[object, ...], key: Hashable, compute: Callable[[], V]) -> V:
         """The value remembered for these very ``objects`` and ``key``, else ``compute()``'s."""
-        slot = (tuple(map(id, objects)), key)
-        with self._lock:
-            held = self._entries.get(slot)
-            if held is not None:
+        slot = (key, *map(id, objects))
+        held = self._entries.get(slot)
+        if held is not None:
+            try:  # noqa: SIM105 - contextlib.suppress would cost more than the lookup
                 self._entries.move_to_end(slot)
-                return held[1]
+            except KeyError:  # dropped by another thread since it was found: still right
+                pass
+            return held[1]
         value = compute()
         with self._lock:
             self._entries[slot] = (objects, value)
