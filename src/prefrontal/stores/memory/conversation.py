@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.stores.tenancy import Tenant, owns, visible_to
 
+Said = tuple[datetime, int, ConversationTurn]
+"""A turn with when it was said and its insertion order: what the timeline is sorted by."""
+
 
 class InMemoryConversationStore:
-    """Turns in insertion order; one summary per ``(agent, user)``."""
+    """Turns in insertion order; one summary per ``(agent, user)``.
+
+    Each agent's turns are also kept as a timeline, oldest first, sorted
+    again only after a write for that agent: ``recent`` walks it back from
+    the newest, never past the ``limit`` turns it returns and those it may
+    not show, instead of sorting every turn of every agent on each read.
+    """
 
     def __init__(self) -> None:
         self._turns: dict[tuple[str, str, str], tuple[int, ConversationTurn]] = {}
         self._summaries: dict[tuple[str, str], ConversationSummary] = {}
         self._sequence = 0
+        self._timelines: dict[str, list[Said]] = {}
 
     async def append(self, turn: ConversationTurn) -> None:
         key = (turn.agent_id, turn.user_id, turn.item_id)
@@ -21,17 +33,36 @@ class InMemoryConversationStore:
             self._sequence += 1
         order = previous[0] if previous is not None else self._sequence
         self._turns[key] = (order, turn)
+        self._timelines.pop(turn.agent_id, None)
 
     async def recent(
         self, tenant: Tenant, *, limit: int, session_id: str | None = None
     ) -> list[ConversationTurn]:
-        rows = [
-            (turn.created_at, order, turn)
-            for order, turn in self._turns.values()
-            if visible_to(turn, tenant) and session_id in (None, turn.session_id)
-        ]
-        rows.sort(key=lambda row: (row[0], row[1]))
-        return [turn for _, _, turn in rows[-limit:]] if limit > 0 else []
+        newest_first: list[ConversationTurn] = []
+        if limit <= 0:
+            return newest_first
+        for _, _, turn in reversed(self._timeline(tenant.agent_id)):
+            if visible_to(turn, tenant) and session_id in (None, turn.session_id):
+                newest_first.append(turn)
+                if len(newest_first) == limit:
+                    break
+        newest_first.reverse()
+        return newest_first
+
+    def _timeline(self, agent_id: str) -> list[Said]:
+        """The agent's turns by when said, then insertion order (sorted once per write)."""
+        timeline = self._timelines.get(agent_id)
+        if timeline is None:
+            timeline = sorted(
+                (
+                    (turn.created_at, order, turn)
+                    for order, turn in self._turns.values()
+                    if turn.agent_id == agent_id
+                ),
+                key=lambda said: (said[0], said[1]),
+            )
+            self._timelines[agent_id] = timeline
+        return timeline
 
     async def get_summary(self, tenant: Tenant) -> ConversationSummary | None:
         return self._summaries.get((tenant.agent_id, tenant.user_id))
@@ -43,5 +74,6 @@ class InMemoryConversationStore:
         mine = [key for key, (_, turn) in self._turns.items() if owns(tenant, turn)]
         for key in mine:
             del self._turns[key]
+        self._timelines.pop(tenant.agent_id, None)
         summary = self._summaries.pop((tenant.agent_id, tenant.user_id), None)
         return len(mine) + (summary is not None)

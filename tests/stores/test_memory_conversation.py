@@ -1,0 +1,84 @@
+"""The in-memory conversation store reads recent turns from each agent's timeline.
+
+The timeline is sorted again after every write for its agent, so a new,
+replaced or erased turn is seen by the next read, in the same order and
+with the same tenancy as a scan of every turn would give.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from prefrontal.stores.conversation import ConversationTurn, Role
+from prefrontal.stores.memory import InMemoryConversationStore
+from prefrontal.stores.tenancy import Scope, Tenant
+from tests.conftest import FIXED_NOW
+
+pytestmark = pytest.mark.anyio
+MAYA = Tenant(agent_id="atlas", user_id="maya")
+
+
+def said(item_id: str, minutes: int, **fields: object) -> ConversationTurn:
+    """A message of maya's to atlas in session ``s``, ``minutes`` after the fixed instant."""
+    return ConversationTurn.model_validate(
+        {
+            "item_id": item_id,
+            "agent_id": "atlas",
+            "user_id": "maya",
+            "session_id": "s",
+            "role": Role.USER,
+            "content": f"message {item_id}",
+            "created_at": FIXED_NOW + timedelta(minutes=minutes),
+            **fields,
+        }
+    )
+
+
+async def ids(
+    store: InMemoryConversationStore, tenant: Tenant = MAYA, **query: object
+) -> list[str]:
+    limit = query.pop("limit", 10)
+    assert isinstance(limit, int)
+    session = query.pop("session_id", None)
+    assert session is None or isinstance(session, str)
+    return [t.item_id for t in await store.recent(tenant, limit=limit, session_id=session)]
+
+
+async def test_recent_turns_are_the_newest_oldest_first_ties_in_insertion_order() -> None:
+    """The newest ``limit`` turns by when they were said; equal times keep insertion order."""
+    store = InMemoryConversationStore()
+    for item_id, minutes in (("b", 2), ("a", 1), ("c", 2), ("d", 3)):
+        await store.append(said(item_id, minutes))
+    assert await ids(store) == ["a", "b", "c", "d"]
+    assert await ids(store, limit=2) == ["c", "d"]
+    assert await ids(store, limit=0) == []
+
+
+async def test_writes_are_seen_by_the_next_read() -> None:
+    """A new turn, a turn replaced with another time, and an erasure each show at once."""
+    store = InMemoryConversationStore()
+    await store.append(said("a", 1))
+    await store.append(said("b", 2))
+    assert await ids(store) == ["a", "b"]
+    await store.append(said("c", 3))
+    await store.append(said("a", 4))
+    assert await ids(store) == ["b", "c", "a"]
+    await store.erase(MAYA)
+    assert await ids(store) == []
+
+
+async def test_a_tenant_sees_its_own_and_shared_turns_of_its_agent_only() -> None:
+    """Another user's private turns and another agent's turns are never recent for a tenant."""
+    store = InMemoryConversationStore()
+    await store.append(said("mine", 1))
+    await store.append(said("bobs", 2, user_id="bob"))
+    await store.append(said("shared", 3, user_id="bob", scope=Scope.SHARED))
+    await store.append(said("other-agent", 4, agent_id="other"))
+    await store.append(said("elsewhere", 5, session_id="t"))
+    assert await ids(store) == ["mine", "shared", "elsewhere"]
+    assert await ids(store, limit=2) == ["shared", "elsewhere"]
+    assert await ids(store, session_id="s") == ["mine", "shared"]
+    assert await ids(store, Tenant(agent_id="atlas", user_id="bob")) == ["bobs", "shared"]
+    assert await ids(store, Tenant(agent_id="other", user_id="maya")) == ["other-agent"]
