@@ -78,7 +78,12 @@ async def run(turn: TurnState) -> PhaseOutcome:
 
 
 def _start_loading_ahead(turn: TurnState) -> None:
-    """Start the store reads of phases 2, 3 and 4 (they do not need the buffer), in graph mode."""
+    """Start the store reads of phases 2, 3 and 4 (they do not need the buffer), in graph mode.
+
+    Where nothing can run beside the phases (no spawn), no read is even made ready.
+    """
+    if turn.spawn is None:
+        return
     seconds = turn.seconds_left()
     for name, read in AHEAD_OF_THE_SESSION.items():
         ahead = start_ahead(turn.spawn, read(turn), seconds)
