@@ -24,7 +24,7 @@ from prefrontal.memory import MemoryAPI
 from prefrontal.orchestrator.admission import Admission
 from prefrontal.orchestrator.end_turn import TurnEnder
 from prefrontal.orchestrator.runner import run_phases
-from prefrontal.orchestrator.writes import INLINE_FLOOR_S, TurnWrites, WriteStats
+from prefrontal.orchestrator.writes import INLINE_FLOOR_S, TurnWrites, WriteStats, in_process
 from prefrontal.phases import PHASE_INDEX, PHASES
 from prefrontal.phases.finalize import turn_writes
 from prefrontal.phases.state import Clock, TurnState
@@ -115,7 +115,10 @@ class Orchestrator:
         self._runner = BackgroundRunner(self.config.end_turn.max_pending_extractions)
         written = (stores.traces, stores.working_memory, stores.episodic, stores.semantic)
         self._writes = TurnWrites(
-            self.config.writes, attempts=self.config.store_attempts, batch=shared_batch(written)
+            self.config.writes,
+            attempts=self.config.store_attempts,
+            batch=shared_batch(written),
+            in_process=in_process(written),
         )
         self._admission = Admission(self.config.admission)
         self._ender = TurnEnder(

@@ -5,7 +5,9 @@ refreshed buffer and the recall counts of the memories it showed
 (:func:`~prefrontal.phases.finalize.turn_writes`). They start once the
 bundle is ready and run concurrently, so they add nothing to the turn's
 latency and can never mark it degraded: a turn is ``degraded`` only when its
-context is.
+context is. Where every store they write is a reference in-memory one
+(:func:`in_process`), none of them can wait, and they run one after another
+in one task instead, as running them at once would gain nothing.
 
 Durability, as the caller sees it:
 
@@ -38,8 +40,8 @@ Durability, as the caller sees it:
 - **Never lost silently**: each write is retried on transient store errors
   (``config.store_attempts``); a buffer save that loses an optimistic race
   reloads the newer state and replays the turn's changes on it (merged, up
-  to ``config.writes.save_attempts`` times); behind the turn each write runs
-  shielded from cancellation within ``config.writes.timeout_s`` (run in
+  to ``config.writes.save_attempts`` times); behind the turn a turn's writes
+  run shielded from cancellation within ``config.writes.timeout_s`` (run in
   ``start_turn``, a caller's cancellation cancels them). A write that fails
   is logged (``turn_write_failed``, with the turn, the write and the error)
   and counted in :class:`WriteStats`. A process that dies loses the writes
@@ -48,7 +50,7 @@ Durability, as the caller sees it:
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 import anyio
@@ -59,6 +61,11 @@ from prefrontal.errors import TransientStoreError
 from prefrontal.exchange.background import BackgroundRunner
 from prefrontal.phases.finalize import TurnWrite
 from prefrontal.stores.durable import Batch, Committed
+from prefrontal.stores.memory import (
+    InMemoryMemoryStore,
+    InMemoryTraceStore,
+    InMemoryWorkingMemoryStore,
+)
 from prefrontal.stores.working_memory import SessionKey
 
 _log = structlog.get_logger("prefrontal.writes")
@@ -112,12 +119,42 @@ class _Pending:
             await ended.wait()
 
 
+class _OwnTransactions:
+    """Writes not batched: each is its own transaction, committed once it is done."""
+
+    committed: bool = True
+
+
+_OWN_TRANSACTIONS = _OwnTransactions()
+IN_PROCESS = (InMemoryTraceStore, InMemoryWorkingMemoryStore, InMemoryMemoryStore)
+"""The reference backends written behind a turn: their calls never wait, they run to the end."""
+
+
+def in_process(backends: Iterable[object]) -> bool:
+    """Whether every backend in ``backends`` is a reference in-memory one (of that exact class).
+
+    Writes to such stores never wait for anything, so running them at once
+    would gain nothing and cost a task each. A subclass or a wrapper may
+    wait, so it does not count.
+    """
+    return all(type(backend) in IN_PROCESS for backend in backends)
+
+
 class TurnWrites:
     """Runs each turn's writes behind it, and lets later calls wait for the ones they read."""
 
-    def __init__(self, config: WritesConfig, *, attempts: int, batch: Batch | None = None) -> None:
+    def __init__(
+        self,
+        config: WritesConfig,
+        *,
+        attempts: int,
+        batch: Batch | None = None,
+        in_process: bool = False,
+    ) -> None:
         self.config = config
         self.batch = batch
+        self.in_process = in_process
+        """Whether no write can wait (see :func:`in_process`): then they run one after another."""
         self.stats = WriteStats()
         self.runner = BackgroundRunner(config.max_pending)
         self._attempts = attempts
@@ -146,16 +183,9 @@ class TurnWrites:
 
         async def job() -> None:
             try:
-                if self.batch is not None:
-                    await self._batched(turn_id, writes, limit_s, running, self.batch)
-                    return
-                async with anyio.create_task_group() as group:
-                    for write in writes:
-                        group.start_soon(self._write, turn_id, write, limit_s, running)
+                await self._run(turn_id, writes, limit_s, running)
             finally:
-                self.stats.pending -= 1
-                for key in keys:
-                    self._pending.remove(key)
+                self._ended(keys)
 
         if not running:
             await job()
@@ -163,10 +193,14 @@ class TurnWrites:
         try:
             await self.runner.submit(job)
         except BaseException:  # cancelled while waiting for a slot: the job never started
-            self.stats.pending -= 1
-            for key in keys:
-                self._pending.remove(key)
+            self._ended(keys)
             raise
+
+    def _ended(self, keys: Sequence[Hashable]) -> None:
+        """A turn's writes are over (run or never started): no longer pending."""
+        self.stats.pending -= 1
+        for key in keys:
+            self._pending.remove(key)
 
     def pending(self, key: str | SessionKey) -> bool:
         """Whether writes of this turn id, or of this session, are running or waiting."""
@@ -184,36 +218,25 @@ class TurnWrites:
         """Return once no turn's writes are running or waiting."""
         await self.runner.wait()
 
-    async def _write(self, turn_id: str, write: TurnWrite, limit_s: float, shield: bool) -> None:
-        try:
-            with anyio.fail_after(limit_s, shield=shield):
-                merged = await self._retried(write)
-        except anyio.get_cancelled_exc_class():
-            self._failed(turn_id, write, "cancelled by the caller")
-            raise
-        except Exception as error:
-            self._failed(turn_id, write, f"{type(error).__name__}: {error}".rstrip(": "))
-            return
-        self.stats.written += 1
-        self.stats.merged += merged
-
-    async def _batched(
-        self,
-        turn_id: str,
-        writes: Sequence[TurnWrite],
-        limit_s: float,
-        shield: bool,
-        batch: Batch,
+    async def _run(
+        self, turn_id: str, writes: Sequence[TurnWrite], limit_s: float, shield: bool
     ) -> None:
-        """``writes`` in one transaction; counted written only once it has committed."""
+        """``writes`` within one limit of ``limit_s``; each counted written or failed once.
+
+        In one transaction when there is a batch: then counted written only
+        once it has committed. A cancellation from the caller is counted
+        against the writes it stopped, then goes on.
+        """
         done: list[tuple[TurnWrite, int]] = []
         failed: list[TurnWrite] = []
-        opened: Committed | None = None
+        opened: Committed = _OWN_TRANSACTIONS
         try:
             with anyio.fail_after(limit_s, shield=shield):
-                async with batch() as opened, anyio.create_task_group() as group:
-                    for write in writes:
-                        group.start_soon(self._attempt, turn_id, write, done, failed)
+                if self.batch is None:
+                    await self._together(turn_id, writes, done, failed)
+                else:
+                    async with self.batch() as opened:
+                        await self._together(turn_id, writes, done, failed)
         except anyio.get_cancelled_exc_class():
             self._settle(turn_id, writes, done, failed, opened, "cancelled by the caller")
             raise
@@ -222,6 +245,27 @@ class TurnWrites:
             self._settle(turn_id, writes, done, failed, opened, reason)
             return
         self._settle(turn_id, writes, done, failed, opened, "not committed")
+
+    async def _together(
+        self,
+        turn_id: str,
+        writes: Sequence[TurnWrite],
+        done: list[tuple[TurnWrite, int]],
+        failed: list[TurnWrite],
+    ) -> None:
+        """Run ``writes``: one after another in this task where none can wait, else at once.
+
+        At once, the first runs in this task and each other in a task of its own.
+        """
+        if self.in_process or len(writes) < 2:
+            for write in writes:
+                await self._attempt(turn_id, write, done, failed)
+            return
+        first, *others = writes
+        async with anyio.create_task_group() as group:
+            for write in others:
+                group.start_soon(self._attempt, turn_id, write, done, failed)
+            await self._attempt(turn_id, first, done, failed)
 
     async def _attempt(
         self,
@@ -244,16 +288,20 @@ class TurnWrites:
         writes: Sequence[TurnWrite],
         done: list[tuple[TurnWrite, int]],
         failed: list[TurnWrite],
-        opened: Committed | None,
+        opened: Committed,
         reason: str,
     ) -> None:
-        """Count a batch's writes: written if it committed, else failed (each logged once)."""
-        if opened is not None and opened.committed:
-            self.stats.written += len(done)
-            self.stats.merged += sum(merged for _, merged in done)
-            return
+        """Count ``writes``: those done are written if their transaction committed, else failed.
+
+        Each write is counted once: one that failed on its own was counted
+        then, and one that never ended fails with ``reason``.
+        """
+        written = done if opened.committed else []
+        self.stats.written += len(written)
+        self.stats.merged += sum(merged for _, merged in written)
         for write in writes:
-            if not any(write is gone for gone in failed):
+            counted = any(write is gone for gone in failed) or any(write is w for w, _ in written)
+            if not counted:
                 self._failed(turn_id, write, reason)
 
     def _failed(self, turn_id: str, write: TurnWrite, error: str) -> None:
