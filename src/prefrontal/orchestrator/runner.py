@@ -31,8 +31,8 @@ from prefrontal.traces.seal import error_record
 
 UNFINISHED = (PhaseStatus.FAILED, PhaseStatus.TIMEOUT, PhaseStatus.CANCELLED, PhaseStatus.SKIPPED)
 ASSEMBLY_SLACK = 2.0
-Limit = Callable[[PhaseSpec], "float | None"]
-"""Seconds a phase may run, computed when it starts (``None``: no bound of its own)."""
+Limit = Callable[[PhaseSpec], float]
+"""When a phase must end, on anyio's clock, computed when it starts (``math.inf``: no bound)."""
 Next = Callable[[PhaseSpec], "PhaseSpec | None"]
 """The phase to run next in the same task once one has ended (``None``: the task is done)."""
 
@@ -40,15 +40,17 @@ Next = Callable[[PhaseSpec], "PhaseSpec | None"]
 async def run_phases(phases: Sequence[PhaseSpec], turn: TurnState, *, sequential: bool) -> None:
     """Run every phase of ``phases`` on ``turn``, filling ``turn.records``."""
     loading = [p for p in phases if p.loads]
-    with anyio.move_on_after(turn.seconds_left()) as deadline:
+    end = anyio.current_time() + turn.seconds_left()
+    leaving_room = _leaving_room(loading, turn, end)
+    with anyio.CancelScope(deadline=end) as deadline:
         if sequential:
-            await _run_chain(loading, turn, lambda p: _leaving_room(p, loading, turn))
+            await _run_chain(loading, turn, leaving_room)
         else:
-            await _run_graph(loading, turn)
+            await _run_graph(loading, turn, leaving_room)
     if deadline.cancelled_caught:
         _mark_unfinished(loading, turn)
     assembly = [p for p in phases if not p.loads]
-    await _run_chain(assembly, turn, lambda p: turn.budgets_ms[p.name] / 1_000 * ASSEMBLY_SLACK)
+    await _run_chain(assembly, turn, lambda p: _own_bound(p, turn))
 
 
 async def _run_chain(phases: Sequence[PhaseSpec], turn: TurnState, limit: Limit) -> None:
@@ -59,7 +61,7 @@ async def _run_chain(phases: Sequence[PhaseSpec], turn: TurnState, limit: Limit)
     await _run_in_task(phases[0], turn, limit, lambda p: following.get(p.name))
 
 
-async def _run_graph(phases: Sequence[PhaseSpec], turn: TurnState) -> None:
+async def _run_graph(phases: Sequence[PhaseSpec], turn: TurnState, limit: Limit) -> None:
     """Start each phase as soon as the phases it needs have ended.
 
     A phase that ends hands its task to the first phase it made ready and
@@ -70,9 +72,6 @@ async def _run_graph(phases: Sequence[PhaseSpec], turn: TurnState) -> None:
     """
     waiting = {p.name: set(p.needs) for p in phases}
     dependents = {p.name: [d for d in phases if p.name in d.needs] for p in phases}
-
-    def limit(phase: PhaseSpec) -> float | None:
-        return _leaving_room(phase, phases, turn)
 
     def then(tg: TaskGroup) -> Next:
         def after(phase: PhaseSpec) -> PhaseSpec | None:
@@ -104,15 +103,16 @@ async def _run_in_task(first: PhaseSpec, turn: TurnState, limit: Limit, after: N
     """Run ``first`` and the phases ``after`` hands on, in this task, each within its limit.
 
     One cancel scope serves the phases in turn (its deadline moved as each
-    starts); only a phase that times out costs a new one. Cancellation from
-    outside is not this scope's and goes straight through.
+    starts, when it differs); only a phase that times out costs a new one.
+    Cancellation from outside is not this scope's and goes straight through.
     """
     phase: PhaseSpec | None = first
     while phase is not None:
         with anyio.CancelScope() as scope:
             while phase is not None and not scope.cancel_called:
-                seconds = limit(phase)
-                scope.deadline = math.inf if seconds is None else anyio.current_time() + seconds
+                deadline = limit(phase)
+                if deadline != scope.deadline:
+                    scope.deadline = deadline
                 await _run_recorded(phase, turn)
                 phase = after(phase)
         if scope.cancelled_caught and phase is not None:
@@ -120,10 +120,25 @@ async def _run_in_task(first: PhaseSpec, turn: TurnState, limit: Limit, after: N
             phase = after(phase)
 
 
-def _leaving_room(phase: PhaseSpec, phases: Sequence[PhaseSpec], turn: TurnState) -> float | None:
-    """Seconds ``phase`` may run and leave its dependents their budgets (``None``: no bound)."""
-    reserve_ms = max((turn.budgets_ms[p.name] for p in phases if phase.name in p.needs), default=0)
-    return max(turn.seconds_left() - reserve_ms / 1_000, 0.0) if reserve_ms else None
+def _leaving_room(phases: Sequence[PhaseSpec], turn: TurnState, end: float) -> Limit:
+    """Each of ``phases`` must end when it leaves those that wait for it their budgets.
+
+    That is the turn's ``end`` less the largest budget among the phases
+    that need it (no bound of its own when none does); computed once for
+    the turn, so phases that follow one another with the same bound share it.
+    """
+    ends: dict[str, float] = {}
+    for phase in phases:
+        reserve_ms = max(
+            (turn.budgets_ms[p.name] for p in phases if phase.name in p.needs), default=0
+        )
+        ends[phase.name] = end - reserve_ms / 1_000 if reserve_ms else math.inf
+    return lambda phase: ends[phase.name]
+
+
+def _own_bound(phase: PhaseSpec, turn: TurnState) -> float:
+    """An assembly phase must end within its own budget, times the slack, from now."""
+    return anyio.current_time() + turn.budgets_ms[phase.name] / 1_000 * ASSEMBLY_SLACK
 
 
 async def _run_recorded(phase: PhaseSpec, turn: TurnState) -> None:
@@ -167,7 +182,7 @@ def _record(
         warnings.append(f"dropped {count} item(s) a store returned that this tenant may not see")
     attempts = turn.attempts.get(phase.name, 1)
     errors = (error_record(error, attempts),) if error is not None else ()
-    turn.records[phase.name] = PhaseRecord(
+    record = turn.records[phase.name] = PhaseRecord(
         name=phase.name,
         index=turn.indices[phase.name],
         status=status,
@@ -178,12 +193,12 @@ def _record(
         tokens_loaded=outcome.tokens_loaded,
         items_dropped=outcome.items_dropped,
         tokens_dropped=outcome.tokens_dropped,
-        attempts=turn.attempts.get(phase.name, 1),
-        warnings=tuple(warnings),
+        attempts=attempts,
+        warnings=warnings,
         errors=errors,
-        detail=dict(outcome.detail),
+        detail=outcome.detail,
     )
-    turn.observer.phase_ended(turn.context, turn.records[phase.name])
+    turn.observer.phase_ended(turn.context, record)
 
 
 def _mark_unfinished(phases: Sequence[PhaseSpec], turn: TurnState) -> None:

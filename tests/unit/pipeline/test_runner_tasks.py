@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Awaitable, Callable
 
 import anyio
@@ -10,7 +11,7 @@ import anyio.lowlevel
 import pytest
 
 from prefrontal import PhaseStatus, Stores
-from prefrontal.orchestrator.runner import run_phases
+from prefrontal.orchestrator.runner import _leaving_room, run_phases
 from prefrontal.phases import PHASES
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
@@ -108,3 +109,18 @@ async def test_run_together_with_one_call_just_runs_it() -> None:
 
     with pytest.raises(ValueError, match="alone"):
         await run_together([fails])
+
+
+async def test_a_loading_phase_must_end_in_time_for_the_largest_budget_waiting_for_it(
+    demo_stores: Stores,
+) -> None:
+    """Bounds are the turn's end less the largest budget that needs the phase; leaves have none."""
+    turn = orchestrator(demo_stores)._new_turn(demo_request())
+    loading = {p.name: p for p in PHASES if p.loads}
+    bound = _leaving_room(list(loading.values()), turn, end=10.0)
+    needing_phase_1 = ("consciousness", "frontal_cortex", "conversation", "scratch_page")
+    first = max(turn.budgets_ms[name] for name in needing_phase_1)
+    assert bound(loading["turn_context"]) == 10.0 - first / 1_000
+    shared = [bound(loading[name]) for name in ("consciousness", "frontal_cortex", "conversation")]
+    assert shared == [10.0 - turn.budgets_ms["episodic"] / 1_000] * 3
+    assert [bound(loading[n]) for n in ("episodic", "semantic", "scratch_page")] == [math.inf] * 3
