@@ -34,7 +34,7 @@ from prefrontal.traces.models import (
     TurnTrace,
 )
 from prefrontal.traces.observe import NullObserver, Observer
-from prefrontal.traces.seal import degraded, seal
+from prefrontal.traces.seal import sealing
 from prefrontal.turn import (
     TurnContext,
     TurnRequest,
@@ -141,20 +141,29 @@ class TurnState:
 
         Not ready, with a warning that says why, when the identity or the
         rules are not in the context, or it is empty because stores failed
-        (:func:`~prefrontal.bundle.readiness.not_ready`).
+        (:func:`~prefrontal.bundle.readiness.not_ready`). Built once, with
+        every field final.
         """
-        ordered = tuple(records)
-        trace = seal(self.open_trace(), ordered)
-        unready = not_ready(
-            self.bundle, has_rules=self.has_rules(), stores_failed=degraded(ordered)
-        )
+        sealed = sealing(records)
+        stores_failed = sealed.status is TurnStatus.DEGRADED
+        unready = not_ready(self.bundle, has_rules=self.has_rules(), stores_failed=stores_failed)
         notes = tuple(f"finalize: not ready for the router: {reason}" for reason in unready)
-        return trace.model_copy(
-            update={"ready_for_router": not unready, "warnings": trace.warnings + notes}
+        return self._trace(
+            status=sealed.status,
+            ready_for_router=not unready,
+            phases=sealed.phases,
+            warnings=sealed.warnings + notes,
+            errors=sealed.errors,
         )
 
     def open_trace(self) -> TurnTrace:
         """The turn's trace before sealing: who, when, what it spent; no phases yet."""
+        return self._trace(
+            status=TurnStatus.OK, ready_for_router=self.bundle is not None, phases=()
+        )
+
+    def _trace(self, **sealed: Any) -> TurnTrace:
+        """The turn's trace with who, when and what it spent, and the ``sealed`` fields given."""
         c, bundle = self.context, self.bundle
         return TurnTrace(
             turn_id=c.turn_id,
@@ -165,14 +174,12 @@ class TurnState:
             started_at=c.started_at,
             duration_ms=round(self.elapsed_ms(), 3),
             deadline_ms=c.deadline_ms,
-            status=TurnStatus.OK,
             total_budget=self.policy.total,
             total_tokens=bundle.total_tokens if bundle else 0,
             checksum=bundle.checksum if bundle else "",
-            ready_for_router=bundle is not None,
-            phases=(),
             sections=tuple(self.sections),
             dropped=tuple(self.dropped),
             version=self.version,
             user_input=self.request.user_input,
+            **sealed,
         )

@@ -8,25 +8,49 @@ crashed before writing).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from prefrontal.traces.models import ErrorRecord, PhaseRecord, PhaseStatus, TurnStatus, TurnTrace
 
-__all__ = ["FAILED", "degraded", "error_record", "seal"]
+__all__ = ["FAILED", "Sealing", "degraded", "error_record", "seal", "sealing"]
 
 FAILED = (PhaseStatus.FAILED, PhaseStatus.TIMEOUT, PhaseStatus.CANCELLED)
 """A phase that ended so makes the turn degraded."""
 MAX_MESSAGE = 2_000
 
 
+@dataclass(frozen=True, slots=True)
+class Sealing:
+    """What a turn's phase records add up to: the fields of its trace that they decide."""
+
+    phases: tuple[PhaseRecord, ...]
+    """The records in phase order."""
+    status: TurnStatus
+    warnings: tuple[str, ...]
+    """Each record's warnings, prefixed with its phase's name, in phase order."""
+    errors: tuple[ErrorRecord, ...]
+
+
+def sealing(records: Iterable[PhaseRecord]) -> Sealing:
+    """The records in phase order, and the turn's status, warnings and errors they add up to."""
+    ordered = tuple(sorted(records, key=lambda r: r.index))
+    return Sealing(
+        phases=ordered,
+        status=TurnStatus.DEGRADED if degraded(ordered) else TurnStatus.OK,
+        warnings=tuple(f"{r.name}: {w}" for r in ordered for w in r.warnings),
+        errors=tuple(e for r in ordered for e in r.errors),
+    )
+
+
 def seal(unsealed: TurnTrace, records: Iterable[PhaseRecord]) -> TurnTrace:
     """``unsealed`` with ``records`` in phase order, and the turn's status, warnings and errors."""
-    ordered = tuple(sorted(records, key=lambda r: r.index))
+    sealed = sealing(records)
     return unsealed.model_copy(
         update={
-            "phases": ordered,
-            "status": TurnStatus.DEGRADED if degraded(ordered) else TurnStatus.OK,
-            "warnings": tuple(f"{r.name}: {w}" for r in ordered for w in r.warnings),
-            "errors": tuple(e for r in ordered for e in r.errors),
+            "phases": sealed.phases,
+            "status": sealed.status,
+            "warnings": sealed.warnings,
+            "errors": sealed.errors,
         }
     )
 

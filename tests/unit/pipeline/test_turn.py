@@ -8,8 +8,13 @@ from prefrontal import PhaseStatus, Section, Stores, TurnStatus
 from prefrontal.budgets.tokens import default_counter
 from prefrontal.bundle.models import SECTION_ORDER
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
-from prefrontal.phases import PHASE_NAMES
+from prefrontal.errors import StoreError
+from prefrontal.orchestrator.runner import run_phases
+from prefrontal.phases import PHASE_NAMES, PHASES
 from prefrontal.stores import Tenant
+from prefrontal.testing.doubles import FailingStore
+from prefrontal.traces.models import TurnTrace
+from prefrontal.traces.seal import seal
 from tests.conftest import demo_request, orchestrator
 
 pytestmark = pytest.mark.anyio
@@ -152,3 +157,27 @@ async def test_messages_put_the_conversation_in_roles(demo_stores: Stores) -> No
 
 def _tenant() -> Tenant:
     return Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
+
+
+async def test_the_sealed_trace_is_the_open_trace_sealed_with_the_readiness_added(
+    demo_stores: Stores,
+) -> None:
+    """Built at once, the sealed trace equals the open one sealed, field for field and in JSON."""
+    failing = FailingStore(demo_stores.consciousness, StoreError("down", store="consciousness"))
+    turns = orchestrator(demo_stores.replace(consciousness=failing))
+    turn = turns._new_turn(demo_request())
+    await run_phases(PHASES, turn, sequential=True)
+    built = turn.seal_trace(turn.records.values())
+    opened = seal(turn.open_trace(), turn.records.values())
+    notes = tuple(w for w in built.warnings if w.startswith("finalize: not ready"))
+    assert notes and not built.ready_for_router
+    expected = opened.model_copy(
+        update={"ready_for_router": False, "warnings": opened.warnings + notes}
+    )
+    timeless = {"duration_ms"}  # the turn's time so far, read anew by each
+    assert built.model_dump_json(exclude=timeless) == expected.model_dump_json(exclude=timeless)
+    assert (
+        built.model_fields_set
+        == expected.model_fields_set
+        == set(TurnTrace.model_fields) - {"ending"}
+    )
