@@ -43,9 +43,18 @@ def sealed(turn: TurnState, own: PhaseRecord) -> TurnTrace:
     return turn.seal_trace([*others, own])
 
 
-def _recalled(turn: TurnState, section: Section) -> list[str]:
-    bundle = turn.bundle
-    return [i for f in bundle.section(section) for i in f.provenance.item_ids] if bundle else []
+RECALLED = (Section.EPISODIC, Section.SEMANTIC)
+"""The sections whose items' recall counts a turn records, in the order it writes them."""
+
+
+def _recalled(turn: TurnState) -> dict[Section, list[str]]:
+    """The ids of the items of each recalled section that made it into the context (one pass)."""
+    ids: dict[Section, list[str]] = {section: [] for section in RECALLED}
+    for fragment in turn.bundle.fragments if turn.bundle else ():
+        found = ids.get(fragment.section)
+        if found is not None:
+            found.extend(fragment.provenance.item_ids)
+    return ids
 
 
 def _own_record(turn: TurnState) -> PhaseRecord:
@@ -73,12 +82,10 @@ def turn_writes(turn: TurnState, trace: TurnTrace) -> list[TurnWrite]:
             return session.merges - before
 
         writes.append(TurnWrite("buffer", save))
-    for section, store in (
-        (Section.EPISODIC, turn.stores.episodic),
-        (Section.SEMANTIC, turn.stores.semantic),
-    ):
-        ids = _recalled(turn, section)
+    stores = {Section.EPISODIC: turn.stores.episodic, Section.SEMANTIC: turn.stores.semantic}
+    for section, ids in _recalled(turn).items():
         if ids:
+            store = stores[section]
             writes.append(TurnWrite(f"recall:{section.value}", _record_recall(turn, store, ids)))
     return writes
 

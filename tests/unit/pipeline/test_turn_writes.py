@@ -1,4 +1,7 @@
-"""How a turn's writes run: in one task where none can wait, at once where one can, in one limit."""
+"""How a turn's writes run (in one task where none can wait, at once where one can, in one limit).
+
+And what its recall counts record.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +10,16 @@ from collections.abc import Awaitable, Callable
 import anyio
 import pytest
 
-from prefrontal import Stores
+from prefrontal import Section, Stores
 from prefrontal.config import WritesConfig
+from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
+from prefrontal.demo.seed import memories
 from prefrontal.orchestrator.writes import TurnWrites, in_process
 from prefrontal.phases.finalize import TurnWrite
 from prefrontal.stores.memory import InMemoryTraceStore
+from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey
+from tests.conftest import FIXED_NOW, demo_request, orchestrator
 
 pytestmark = pytest.mark.anyio
 SESSION = SessionKey(agent_id="a", user_id="u", session_id="s")
@@ -115,3 +122,28 @@ async def test_a_cancelled_caller_counts_the_unfinished_writes_failed_and_is_can
     assert [r.split("@")[0] for r in ran] == ["buffer"]
     assert (writes.stats.written, writes.stats.failed, writes.stats.pending) == (1, 1, 0)
     assert not writes.pending("t1")
+
+
+async def test_a_turn_counts_a_recall_of_each_memory_in_its_context_and_of_no_other() -> None:
+    """After a turn, the items of its episodic and semantic fragments were recalled once each."""
+    stores = Stores.in_memory()
+    await seed(stores)
+    result = await orchestrator(stores).start_turn(demo_request())
+    shown = {
+        section: {i for f in result.bundle.section(section) for i in f.provenance.item_ids}
+        for section in (Section.EPISODIC, Section.SEMANTIC)
+    }
+    assert shown[Section.EPISODIC] and shown[Section.SEMANTIC]
+    tenant = Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
+    episodic, semantic = memories(DEMO_AGENT, DEMO_USER)
+    seeded = {Section.EPISODIC: episodic, Section.SEMANTIC: semantic}
+    for section, store in (
+        (Section.EPISODIC, stores.episodic),
+        (Section.SEMANTIC, stores.semantic),
+    ):
+        items = await store.get(tenant, [item.item_id for item in seeded[section]])
+        assert len(items) == len(seeded[section])
+        recalled = {item.item_id for item in items if item.recall_count}
+        assert recalled == shown[section]
+        assert {item.recall_count for item in items if item.recall_count} == {1}
+        assert {item.last_recalled_at for item in items if item.recall_count} == {FIXED_NOW}
