@@ -131,13 +131,12 @@ def offer(fragment: Fragment) -> NewItem:
     """The buffer item offered for one fragment of a turn's context (see :func:`_offer`).
 
     Remembered by what it is made of only (a fragment's rank or times do not
-    change its offer). A fragment with a score (a memory's rerank score,
-    which moves with every recall counted) is offered anew each time:
-    remembering those would mostly keep old offers alive for the garbage
-    collector to walk.
+    change its offer). A memory's fragment is offered anew each time: its
+    rerank score moves with every recall counted, so remembering those would
+    mostly keep old offers alive for the garbage collector to walk.
     """
     p = fragment.provenance
-    make = _offer if p.score is None else _offer.__wrapped__
+    make = _offer.__wrapped__ if fragment.section in MEMORY_SECTIONS else _offer
     return make(
         fragment.section,
         fragment.text,

@@ -19,7 +19,7 @@ from prefrontal.phases import (
     frontal_cortex,
     scratch_page,
 )
-from prefrontal.phases.session import fragment_item_id, offer
+from prefrontal.phases.session import MEMORY_SECTIONS, fragment_item_id, offer
 from prefrontal.phases.state import TurnState
 from prefrontal.stores import (
     ConversationTurn,
@@ -243,7 +243,7 @@ def test_a_fragment_offered_to_the_buffer_is_the_item_validation_makes(
     assert NewItem.model_validate(offered.model_dump()) == offered
     again = offer(fragment.model_copy(update={"rank": 3}))
     assert again == offered
-    assert (again is offered) is (score is None)  # remembered unless it carries a score
+    assert (again is offered) is (section not in MEMORY_SECTIONS)  # memories: made anew
     if section in (Section.EPISODIC, Section.SEMANTIC) and score is not None:
         assert offered.relevance == offered.priority == min(max(score, 0.0), 1.0)
 
