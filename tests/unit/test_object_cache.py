@@ -21,9 +21,14 @@ def test_the_same_objects_and_key_are_computed_once() -> None:
     """A second call for the very same objects and key is answered without computing."""
     cache: ObjectCache[int] = ObjectCache(8)
     box, calls = Box(), []
-    assert cache((box,), "k", lambda: calls.append(1) or 7) == 7
-    assert cache((box,), "k", lambda: calls.append(2) or 8) == 7
-    assert calls == [1]
+
+    def compute(value: int) -> int:
+        calls.append(value)
+        return value
+
+    assert cache((box,), "k", lambda: compute(7)) == 7
+    assert cache((box,), "k", lambda: compute(8)) == 7
+    assert calls == [7]
 
 
 def test_an_equal_object_is_not_the_same_object() -> None:
@@ -64,7 +69,7 @@ def test_an_entry_keeps_its_objects_alive() -> None:
     for n in range(4):
         box = Box()
         ids.add(id(box))
-        cache((box,), None, lambda n=n: n)
+        cache((box,), None, lambda: n)  # noqa: B023 - called at once, within this iteration
         del box
     assert len(ids) == 4
 

@@ -11,6 +11,7 @@ import anyio.lowlevel
 import pytest
 
 from prefrontal import PhaseStatus, Stores
+from prefrontal.config import PhaseName
 from prefrontal.orchestrator.runner import _leaving_room, run_phases
 from prefrontal.phases import PHASES
 from prefrontal.phases.spec import PhaseSpec
@@ -118,7 +119,12 @@ async def test_a_loading_phase_must_end_in_time_for_the_largest_budget_waiting_f
     turn = orchestrator(demo_stores)._new_turn(demo_request())
     loading = {p.name: p for p in PHASES if p.loads}
     bound = _leaving_room(list(loading.values()), turn, end=10.0)
-    needing_phase_1 = ("consciousness", "frontal_cortex", "conversation", "scratch_page")
+    needing_phase_1: tuple[PhaseName, ...] = (
+        "consciousness",
+        "frontal_cortex",
+        "conversation",
+        "scratch_page",
+    )
     first = max(turn.budgets_ms[name] for name in needing_phase_1)
     assert bound(loading["turn_context"]) == 10.0 - first / 1_000
     shared = [bound(loading[name]) for name in ("consciousness", "frontal_cortex", "conversation")]
