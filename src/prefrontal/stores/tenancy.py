@@ -155,13 +155,19 @@ def _scoped(value: object, tenant: Tenant) -> bool:
     return _owned_by(value, tenant, getattr(value, "scope", Scope.PRIVATE))
 
 
-def _owned_by(value: object, tenant: Tenant, scope: object) -> bool:
-    agent = getattr(value, "agent_id", None)
+def _owned_by(
+    value: object,
+    tenant: Tenant,
+    scope: object,
+    read: Callable[[object, str, object], object] = getattr,
+) -> bool:
+    """Whether ``tenant`` may see ``value`` of ``scope``, its owners read with ``read``."""
+    agent = read(value, "agent_id", None)
     if agent is None:
         return True
     if agent != tenant.agent_id:
         return False
-    user = getattr(value, "user_id", None)
+    user = read(value, "user_id", None)
     return user is None or scope is Scope.SHARED or user == tenant.user_id
 
 
@@ -169,15 +175,8 @@ def _judged(value: object, tenant: Tenant) -> bool:
     """:func:`may_see` for a value whose type does not tell which owner fields it holds."""
     inner = _attribute(value, "item", None)
     target = inner if hasattr(inner, "agent_id") else value
-    agent = _attribute(target, "agent_id", None)
-    if agent is None:
-        return True
-    if agent != tenant.agent_id:
-        return False
-    user = _attribute(target, "user_id", None)
-    if user is None:
-        return True
-    return _attribute(target, "scope", Scope.PRIVATE) is Scope.SHARED or user == tenant.user_id
+    scope = _attribute(target, "scope", Scope.PRIVATE)
+    return _owned_by(target, tenant, scope, _attribute)
 
 
 def _attribute(value: object, name: str, default: object) -> object:
