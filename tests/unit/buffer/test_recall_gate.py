@@ -137,5 +137,5 @@ async def test_counters_survive_the_save() -> None:
     memory, session = await _world()
     await session.recall_gate(memory, "episodic", "Lisbon vacation hotel", now=at(5))
     await session.save(now=at(6))
-    again = await SessionBuffer.load(session.store, KEY, count_tokens=words)
+    again = await SessionBuffer.load(session.store, KEY, count_tokens=words, clock=Clock())
     assert again.buffer.recall_counters.saved == 1

@@ -13,7 +13,7 @@ from prefrontal.buffer.state_document import STATE_FIELD, Recent, decode, encode
 from prefrontal.stores.memory import InMemoryWorkingMemoryStore
 from prefrontal.stores.working_memory import SessionKey
 
-from .conftest import at, item, make_buffer, words
+from .conftest import Clock, at, item, make_buffer, words
 
 pytestmark = pytest.mark.anyio
 
@@ -87,7 +87,7 @@ async def test_a_session_keeps_only_its_latest_document_remembered() -> None:
     while the new one is remembered: a session's turns do not pile up decoded snapshots."""
     store = InMemoryWorkingMemoryStore()
     key = SessionKey(agent_id="agent", user_id="alice", session_id="s1")
-    session = await SessionBuffer.load(store, key, count_tokens=words)
+    session = await SessionBuffer.load(store, key, count_tokens=words, clock=Clock())
     await session.add(item("Entry 1: the launch review."), now=at(0))
     first = await session.save(now=at(0))
     first_snapshot = decode(first.state)

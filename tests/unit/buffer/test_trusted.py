@@ -18,7 +18,7 @@ from prefrontal.buffer.models import ItemProvenance, SalienceFactors
 from prefrontal.buffer.salience import measure, salience_factors
 from prefrontal.buffer.trusted import assemble, evolve
 
-from .conftest import T0, at, words
+from .conftest import T0, Clock, at, words
 
 TEXTS = ("trip to lisbon", "quarterly budget report", "urgent deadline friday", "the hotel")
 LABELS = ("Lisbon", "budget", "urgent", "family")
@@ -90,7 +90,7 @@ def test_assembled_factors_and_items_validate_again_to_themselves(
     for offer in offered:
         factors = salience_factors(offer, against, at(seconds), config)
         assert SalienceFactors.model_validate(factors.model_dump()) == factors
-    buffer = WorkingMemoryBuffer(config, count_tokens=words)
+    buffer = WorkingMemoryBuffer(config, count_tokens=words, clock=Clock(at(seconds)))
 
     async def offer_all() -> None:
         for n, offer in enumerate(offered):
