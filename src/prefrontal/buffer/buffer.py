@@ -277,7 +277,7 @@ class WorkingMemoryBuffer:
             detail = f"idle {self.config.fade_seconds:g} s"
             return self._take_out_all(faded, EvictionReason.FADED, detail, at)
         self._swap_in(folded)
-        self._held.count(summarized=1)
+        self._held.count("summarized")
         self._held.publish(folded.evictions, at)
         self._held.emit(EventKind.UPDATED, at, folded.summary.item_id, "summary")
         return tuple(folded.evictions)
@@ -344,7 +344,7 @@ class WorkingMemoryBuffer:
         at = self.moment(now)
         self._held.started_at = self._held.started_at or at
         self._held.last_activity = at
-        self._held.count(turns=1)
+        self._held.count("turns")
 
     def _take_out_all(
         self, items: Sequence[BufferItem], reason: EvictionReason, detail: str, at: datetime
@@ -437,7 +437,7 @@ class WorkingMemoryBuffer:
         """Put ``held``, offered again as ``new`` no larger than it, in its place, refreshed."""
         updated = building.refreshed(held, new, tokens, at, turn_id)
         self._held.replace(updated)
-        self._held.count_one("refreshed")
+        self._held.count("refreshed")
         self._held.emit(EventKind.UPDATED, at, held.item_id, "refreshed")
         return AddResult(
             item_id=held.item_id,
@@ -517,11 +517,11 @@ class WorkingMemoryBuffer:
     ) -> AddResult:
         """Count and announce an insertion that happened, and report it."""
         outcome = Outcome.ADMITTED if previous is None else Outcome.REFRESHED
-        self._held.count_one("admitted" if previous is None else "refreshed")
+        self._held.count("admitted" if previous is None else "refreshed")
         if evictions:
             self._held.publish(evictions, at)
         if folded is not None:
-            self._held.count_one("summarized")
+            self._held.count("summarized")
             grown = EventKind.UPDATED if folded.replaced else EventKind.ADDED
             self._held.emit(grown, at, folded.summary.item_id, "summary")
         kind = EventKind.ADDED if previous is None else EventKind.UPDATED
@@ -625,7 +625,7 @@ class WorkingMemoryBuffer:
     def _refuse(
         self, item_id: str, tokens: int, reason: str, decision: AdmissionDecision | None
     ) -> AddResult:
-        self._held.count_one("refused")
+        self._held.count("refused")
         return AddResult(
             item_id=item_id,
             outcome=Outcome.REFUSED,

@@ -80,7 +80,7 @@ class Holding:
         self.changes += 1
         self.tokens -= item.tokens
         if count:
-            self.count(evicted=1)
+            self.count("evicted")
         return Eviction(item=item, reason=reason, detail=detail)
 
     @property
@@ -88,13 +88,8 @@ class Holding:
         """What the buffer has done over its life."""
         return BufferCounters(**self._counts)
 
-    def count(self, **increments: int) -> None:
-        """Add ``increments`` to the named counters."""
-        for name, increment in increments.items():
-            self._counts[name] += increment
-
-    def count_one(self, name: str) -> None:
-        """Add one to the counter ``name`` (what happens once per offer)."""
+    def count(self, name: str) -> None:
+        """Add one to the counter ``name`` (``admitted``, ``evicted``, ``turns``...)."""
         self._counts[name] += 1
 
     def emit(
