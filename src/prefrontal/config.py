@@ -174,6 +174,12 @@ class OrchestratorConfig(_Settings):
     """``None``: the default policy scaled to the turn's total."""
     deadline_ms: float = Field(default=1_000, gt=0, le=600_000)
     concurrency: Literal["graph", "sequential"] = "graph"
+    """How the loading phases run. ``graph``: each as soon as the phases it waits for have
+    ended, concurrently; over stores none of whose calls can wait
+    (:meth:`~prefrontal.stores.set.Stores.never_wait`: the reference in-memory set without
+    an embedder) nothing could overlap, so they run as in ``sequential`` mode, without the
+    tasks. ``sequential``: one after another in order (the same bundle; for comparison and
+    debugging). Phase 1's trace detail says which ran (``concurrency``)."""
     phase_budgets_ms: Mapping[PhaseName, PhaseBudgetMs] = Field(default_factory=dict)
     """Time budgets that differ from the specification's (each phase declares its own)."""
     store_attempts: int = Field(default=3, ge=1, le=10)

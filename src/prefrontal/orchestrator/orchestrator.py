@@ -71,6 +71,11 @@ def _new_ulid() -> str:
     return str(ULID())
 
 
+def _sequential(concurrency: str, stores: Stores) -> bool:
+    """Whether the loading phases run one after another: asked for, or nothing could overlap."""
+    return concurrency == "sequential" or stores.never_wait()
+
+
 class Orchestrator:
     """Runs turns over a set of stores.
 
@@ -121,6 +126,7 @@ class Orchestrator:
             in_process=in_process(written),
         )
         self._admission = Admission(self.config.admission)
+        self._sequential = _sequential(self.config.concurrency, stores)
         self._ender = TurnEnder(
             stores,
             self.config,
@@ -190,11 +196,10 @@ class Orchestrator:
         return result
 
     async def _run(self, turn: TurnState) -> TurnResult:
-        sequential = self.config.concurrency == "sequential"
         self.observer.turn_started(turn.context, turn.request.user_input)
         try:
             await self._earlier_writes(turn)
-            await run_phases(PHASES, turn, sequential=sequential)
+            await run_phases(PHASES, turn, sequential=self._sequential)
             return self._result(turn)
         except BaseException:
             self.observer.turn_cancelled(turn.context)

@@ -61,11 +61,7 @@ from prefrontal.errors import TransientStoreError
 from prefrontal.exchange.background import BackgroundRunner
 from prefrontal.phases.finalize import TurnWrite
 from prefrontal.stores.durable import Batch, Committed
-from prefrontal.stores.memory import (
-    InMemoryMemoryStore,
-    InMemoryTraceStore,
-    InMemoryWorkingMemoryStore,
-)
+from prefrontal.stores.memory.waiting import reference
 from prefrontal.stores.working_memory import SessionKey
 
 _log = structlog.get_logger("prefrontal.writes")
@@ -126,8 +122,6 @@ class _OwnTransactions:
 
 
 _OWN_TRANSACTIONS = _OwnTransactions()
-IN_PROCESS = (InMemoryTraceStore, InMemoryWorkingMemoryStore, InMemoryMemoryStore)
-"""The reference backends written behind a turn: their calls never wait, they run to the end."""
 
 
 def in_process(backends: Iterable[object]) -> bool:
@@ -135,9 +129,9 @@ def in_process(backends: Iterable[object]) -> bool:
 
     Writes to such stores never wait for anything, so running them at once
     would gain nothing and cost a task each. A subclass or a wrapper may
-    wait, so it does not count.
+    wait, so it does not count (:mod:`prefrontal.stores.memory.waiting`).
     """
-    return all(type(backend) in IN_PROCESS for backend in backends)
+    return all(reference(backend) for backend in backends)
 
 
 class TurnWrites:

@@ -70,6 +70,7 @@ async def run(turn: TurnState) -> PhaseOutcome:
         detail={
             "turn_id": turn.context.turn_id,
             "new_session": turn.buffer.is_new,
+            "concurrency": "sequential" if turn.spawn is None else "graph",
             "buffer_version": turn.buffer.version,
             "notes": len(notes),
             "faded": len(faded),

@@ -80,6 +80,17 @@ class Stores:
         """``(kind, backend)`` pairs in a fixed order."""
         return [(kind, getattr(self, kind)) for kind in STORE_KINDS]
 
+    def never_wait(self) -> bool:
+        """Whether no read or write of a turn can suspend (:mod:`prefrontal.stores.memory.waiting`).
+
+        True for the reference set :meth:`in_memory` builds without an
+        embedder; a turn over it has nothing to overlap, so the orchestrator
+        runs its phases one after another even in ``graph`` mode.
+        """
+        from prefrontal.stores.memory.waiting import never_wait
+
+        return never_wait(backend for _, backend in self.items())
+
     async def aclose(self) -> None:
         """Close every backend that holds resources (each one once)."""
         seen: set[int] = set()

@@ -10,7 +10,7 @@ import pytest
 from prefrontal import Stores
 from prefrontal.errors import StoreError
 from prefrontal.phases.ahead import Ahead, start_ahead
-from prefrontal.testing import FailingStore
+from prefrontal.testing import DelayedStore, FailingStore
 from prefrontal.traces.models import PhaseStatus
 from tests.conftest import demo_request, orchestrator
 
@@ -69,10 +69,15 @@ async def test_recent_sessions_are_read_while_the_memories_load(demo_stores: Sto
 async def test_links_are_the_same_read_ahead_or_in_phase_10(
     demo_stores: Stores, concurrency: str
 ) -> None:
-    """Graph mode (read ahead) and sequential mode (read in phase 10) link a new session alike."""
-    turns = orchestrator(demo_stores, concurrency=concurrency)
+    """Graph mode (read ahead) and sequential mode (read in phase 10) link a new session alike.
+
+    A store that may wait (a wrapper) keeps graph mode from running in order.
+    """
+    stores = demo_stores.replace(conversation=DelayedStore(demo_stores.conversation, 0))
+    turns = orchestrator(stores, concurrency=concurrency)
     await turns.start_turn(demo_request(session_id="morning"))
     result = await turns.start_turn(demo_request(session_id="afternoon"))
+    assert result.trace.phase("turn_context").detail["concurrency"] == concurrency
     links = result.working_memory.links
     assert [(k.session_id, k.relationship.value) for k in links] == [("morning", "continuation")]
     assert result.trace.phase("working_memory_init").detail["links"][0]["session_id"] == "morning"
