@@ -71,11 +71,6 @@ def _new_ulid() -> str:
     return str(ULID())
 
 
-def _sequential(concurrency: str, stores: Stores) -> bool:
-    """Whether the loading phases run one after another: asked for, or nothing could overlap."""
-    return concurrency == "sequential" or stores.never_wait()
-
-
 class Orchestrator:
     """Runs turns over a set of stores.
 
@@ -126,7 +121,8 @@ class Orchestrator:
             in_process=in_process(written),
         )
         self._admission = Admission(self.config.admission)
-        self._sequential = _sequential(self.config.concurrency, stores)
+        self._overlap = not stores.never_wait()
+        self._sequential = self.config.concurrency == "sequential" or not self._overlap
         self._ender = TurnEnder(
             stores,
             self.config,
@@ -295,6 +291,7 @@ class Orchestrator:
             budgets_ms=self._budgets_ms,
             indices=PHASE_INDEX,
             observer=self.observer,
+            overlap=self._overlap,
         )
 
     def _result(self, turn: TurnState) -> TurnResult:

@@ -140,7 +140,8 @@ async def _load(turn: TurnState) -> Loaded:
         if parent is not None:
             trace = await call_store(turn, NAME, lambda: turn.stores.traces.get(tenant, parent))
 
-    await run_together([load_recent, load_summary, *([load_parent] if parent else [])])
+    calls = [load_recent, load_summary, *([load_parent] if parent else [])]
+    await run_together(calls, at_once=turn.overlap)
     return recent, summary, trace
 
 

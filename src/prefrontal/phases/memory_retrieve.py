@@ -154,7 +154,7 @@ async def _search_all(
 
         return call
 
-    await run_together([one(name, text) for name, text in queries.items()])
+    await run_together([one(name, text) for name, text in queries.items()], at_once=turn.overlap)
     return {name: found[name] for name in queries}
 
 

@@ -183,13 +183,14 @@ async def _gate_and_fetch(
 
     The probe and the fetch of what a reuse returns run at once: a turn that
     reuses pays one store round trip, not two; a turn that searches has
-    fetched a few items by id for nothing.
+    fetched a few items by id for nothing. Where calls cannot overlap
+    (``turn.overlap``), nothing is fetched ahead: a reuse fetches its items.
     """
     session = turn.buffer
     if session is None or not turn.config.recall.gate:
         return None, None
     held = sorted(session.buffer.held_memory_ids(phase))
-    if not held:
+    if not held or not turn.overlap:
         return await _gate(turn, store, phase, held), None
     prefetch = _Prefetch()
     async with anyio.create_task_group() as group:

@@ -105,6 +105,10 @@ class TurnState:
     """Per phase: what its stores returned that the turn's tenant may not see (dropped)."""
     spawn: Spawn | None = None
     """Starts a read beside the loading phases while they run in graph mode (see :mod:`.ahead`)."""
+    overlap: bool = True
+    """Whether store calls made at once can overlap. ``False`` when no call of the turn can wait
+    (:meth:`~prefrontal.stores.set.Stores.never_wait`): a phase then makes the calls it would
+    make at once one after another, without tasks."""
 
     @cached_property
     def tenant(self) -> Tenant:

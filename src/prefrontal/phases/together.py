@@ -2,8 +2,9 @@
 
 :func:`run_together` runs its calls concurrently: every call but the last in
 a task of its own, the last in the caller's task, so ``n`` calls cost
-``n - 1`` tasks and one call costs none. Errors and cancellation behave as in
-a task group: one call failing cancels the others and the group raises.
+``n - 1`` tasks and one call costs none; calls that cannot wait cost none.
+Errors and cancellation behave as in a task group: one call failing
+cancels the others and the group raises.
 """
 
 from __future__ import annotations
@@ -16,9 +17,13 @@ import anyio
 Call = Callable[[], Coroutine[Any, Any, None]]
 
 
-async def run_together(calls: Sequence[Call]) -> None:
-    """Run ``calls`` concurrently and return when all have ended."""
-    if len(calls) <= 1:
+async def run_together(calls: Sequence[Call], *, at_once: bool = True) -> None:
+    """Run ``calls`` concurrently and return when all have ended.
+
+    ``at_once=False``: one after another, in order (for calls that cannot
+    wait, where tasks would overlap nothing; see ``TurnState.overlap``).
+    """
+    if len(calls) <= 1 or not at_once:
         for call in calls:
             await call()
         return

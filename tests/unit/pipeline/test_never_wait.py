@@ -47,3 +47,26 @@ async def test_graph_mode_runs_in_order_only_where_nothing_could_overlap(
     alone = await orchestrator(fresh, concurrency="sequential").start_turn(demo_request())
     assert alone.trace.phase("turn_context").detail["concurrency"] == "sequential"
     assert result.bundle.checksum == alone.bundle.checksum
+
+
+async def test_a_reused_recall_is_the_same_whether_its_items_are_fetched_ahead_or_not() -> None:
+    """Over stores that may wait the held items are fetched while the gate probes; over stores
+    that never wait they are fetched only on reuse. Each turn of a session gives the same bundle
+    and the same recall decisions either way."""
+    runs: list[list[tuple[str, object, object]]] = []
+    for waits in (False, True):
+        stores = Stores.in_memory()
+        await seed(stores)
+        if waits:
+            stores = stores.replace(episodic=DelayedStore(stores.episodic, 0))
+        turns = orchestrator(stores)
+        seen = []
+        for _ in range(3):
+            result = await turns.start_turn(demo_request())
+            await turns.wait_background()
+            recall = result.trace.phase("episodic").detail
+            seen.append((result.bundle.checksum, recall["recall"], recall["recall_reason"]))
+        runs.append(seen)
+    never_waits, may_wait = runs
+    assert never_waits == may_wait
+    assert [mode for _, mode, _ in never_waits][1:] == ["reuse", "reuse"]

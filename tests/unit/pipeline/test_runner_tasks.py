@@ -16,7 +16,7 @@ from prefrontal.orchestrator.runner import _leaving_room, run_phases
 from prefrontal.phases import PHASES
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
-from prefrontal.phases.together import run_together
+from prefrontal.phases.together import Call, run_together
 from tests.conftest import demo_request, orchestrator
 
 pytestmark = pytest.mark.anyio
@@ -100,6 +100,23 @@ async def test_run_together_raises_what_a_call_raised_and_cancels_the_rest() -> 
     with pytest.raises(ExceptionGroup) as caught:
         await run_together([waits, fails])
     assert caught.group_contains(ValueError) and cancelled == [True]
+
+
+async def test_run_together_not_at_once_runs_its_calls_in_order_in_this_task() -> None:
+    """``at_once=False``: each call runs to its end before the next starts, in the caller's task."""
+    ran: list[tuple[str, int]] = []
+
+    def call(name: str) -> Call:
+        async def run() -> None:
+            ran.append((name, anyio.get_current_task().id))
+            await anyio.lowlevel.checkpoint()
+            ran.append((name, anyio.get_current_task().id))
+
+        return run
+
+    await run_together([call("a"), call("b"), call("c")], at_once=False)
+    here = anyio.get_current_task().id
+    assert ran == [(name, here) for name in "aabbcc"]
 
 
 async def test_run_together_with_one_call_just_runs_it() -> None:
