@@ -18,6 +18,7 @@ from pydantic import Field
 
 from prefrontal.buffer.models import BufferItem, BufferModel
 from prefrontal.buffer.text import jaccard
+from prefrontal.buffer.trusted import assemble
 from prefrontal.retrieval.analysis import STOP_WORDS
 from prefrontal.text_cache import strings_weight, text_cache
 
@@ -201,13 +202,18 @@ def link_session(
     close = gap <= settings.continuation_gap.total_seconds()
     alike = max(entity_sim, theme_sim) >= settings.continuation_overlap
     relationship = Relationship.CONTINUATION if close and alike else Relationship.RELATED
-    return SessionLink(
-        session_id=other.session_id,
-        relationship=relationship,
-        similarity=similarity,
-        shared_entities=tuple(sorted(shared_e)),
-        shared_themes=tuple(sorted(shared_t)),
-        gap_seconds=gap,
+    # Every value is one the fields accept (a similarity of shares and a proximity in [0, 1],
+    # clamped against rounding; a gap of at least 0), so the link is assembled unchecked.
+    return assemble(
+        SessionLink,
+        {
+            "session_id": other.session_id,
+            "relationship": relationship,
+            "similarity": min(similarity, 1.0),
+            "shared_entities": tuple(sorted(shared_e)),
+            "shared_themes": tuple(sorted(shared_t)),
+            "gap_seconds": gap,
+        },
     )
 
 

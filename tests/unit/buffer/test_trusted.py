@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from prefrontal.buffer import BufferConfig, BufferItem, Focus, NewItem, WorkingMemoryBuffer
 from prefrontal.buffer.models import ItemProvenance, SalienceFactors
 from prefrontal.buffer.salience import measure, salience_factors
+from prefrontal.buffer.themes import SessionLink, SessionProfile, link_sessions
 from prefrontal.buffer.trusted import assemble, evolve
 
 from .conftest import T0, Clock, at, words
@@ -102,3 +103,22 @@ def test_assembled_factors_and_items_validate_again_to_themselves(
         assert BufferItem.model_validate(item.model_dump()) == item
     snapshot = buffer.snapshot()
     assert type(snapshot).model_validate_json(snapshot.model_dump_json()) == snapshot
+
+
+profiles = st.builds(
+    SessionProfile,
+    session_id=st.sampled_from(("a", "b", "c")),
+    themes=st.lists(st.sampled_from(LABELS), max_size=3, unique=True).map(tuple),
+    entities=st.lists(st.sampled_from(LABELS), max_size=3, unique=True).map(tuple),
+    updated_at=st.integers(-(10**5), 10**5).map(at),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(profiles, st.lists(profiles, max_size=6), st.integers(0, 10**5))
+def test_assembled_session_links_validate_again_to_themselves(
+    current: SessionProfile, others: list[SessionProfile], seconds: int
+) -> None:
+    """A link's similarity in ``[0, 1]`` and its gap of at least 0, as validation makes them."""
+    for link in link_sessions(current, others, at(seconds)):
+        assert SessionLink.model_validate(link.model_dump()) == link
