@@ -121,8 +121,6 @@ class Orchestrator:
             in_process=in_process(written),
         )
         self._admission = Admission(self.config.admission)
-        self._overlap = not stores.never_wait()
-        self._sequential = self.config.concurrency == "sequential" or not self._overlap
         self._ender = TurnEnder(
             stores,
             self.config,
@@ -195,7 +193,8 @@ class Orchestrator:
         self.observer.turn_started(turn.context, turn.request.user_input)
         try:
             await self._earlier_writes(turn)
-            await run_phases(PHASES, turn, sequential=self._sequential)
+            sequential = self.config.concurrency == "sequential" or not turn.overlap
+            await run_phases(PHASES, turn, sequential=sequential)
             return self._result(turn)
         except BaseException:
             self.observer.turn_cancelled(turn.context)
@@ -291,7 +290,7 @@ class Orchestrator:
             budgets_ms=self._budgets_ms,
             indices=PHASE_INDEX,
             observer=self.observer,
-            overlap=self._overlap,
+            overlap=not self.stores.never_wait(),
         )
 
     def _result(self, turn: TurnState) -> TurnResult:
