@@ -160,12 +160,6 @@ class TurnState:
             errors=sealed.errors,
         )
 
-    def open_trace(self) -> TurnTrace:
-        """The turn's trace before sealing: who, when, what it spent; no phases yet."""
-        return self._trace(
-            status=TurnStatus.OK, ready_for_router=self.bundle is not None, phases=()
-        )
-
     def _trace(self, **sealed: Any) -> TurnTrace:
         """The turn's trace with who, when and what it spent, and the ``sealed`` fields given."""
         c, bundle = self.context, self.bundle

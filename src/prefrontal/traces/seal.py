@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from prefrontal.traces.models import ErrorRecord, PhaseRecord, PhaseStatus, TurnStatus, TurnTrace
+from prefrontal.traces.models import ErrorRecord, PhaseRecord, PhaseStatus, TurnStatus
 
-__all__ = ["FAILED", "Sealing", "degraded", "error_record", "seal", "sealing"]
+__all__ = ["FAILED", "Sealing", "degraded", "error_record", "sealing"]
 
 FAILED = (PhaseStatus.FAILED, PhaseStatus.TIMEOUT, PhaseStatus.CANCELLED)
 """A phase that ended so makes the turn degraded."""
@@ -39,19 +39,6 @@ def sealing(records: Iterable[PhaseRecord]) -> Sealing:
         status=TurnStatus.DEGRADED if degraded(ordered) else TurnStatus.OK,
         warnings=tuple(f"{r.name}: {w}" for r in ordered for w in r.warnings),
         errors=tuple(e for r in ordered for e in r.errors),
-    )
-
-
-def seal(unsealed: TurnTrace, records: Iterable[PhaseRecord]) -> TurnTrace:
-    """``unsealed`` with ``records`` in phase order, and the turn's status, warnings and errors."""
-    sealed = sealing(records)
-    return unsealed.model_copy(
-        update={
-            "phases": sealed.phases,
-            "status": sealed.status,
-            "warnings": sealed.warnings,
-            "errors": sealed.errors,
-        }
     )
 
 

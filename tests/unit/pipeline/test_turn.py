@@ -11,10 +11,11 @@ from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
 from prefrontal.errors import StoreError
 from prefrontal.orchestrator.runner import run_phases
 from prefrontal.phases import PHASE_NAMES, PHASES
+from prefrontal.phases.state import TurnState
 from prefrontal.stores import Tenant
 from prefrontal.testing.doubles import FailingStore
 from prefrontal.traces.models import TurnTrace
-from prefrontal.traces.seal import seal
+from prefrontal.traces.seal import sealing
 from tests.conftest import demo_request, orchestrator
 
 pytestmark = pytest.mark.anyio
@@ -159,6 +160,20 @@ def _tenant() -> Tenant:
     return Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
 
 
+def _sealed_in_two_steps(turn: TurnState) -> TurnTrace:
+    """The trace as it was first built, then copied with what the phase records add up to."""
+    opened = turn._trace(status=TurnStatus.OK, ready_for_router=turn.bundle is not None, phases=())
+    sealed = sealing(turn.records.values())
+    return opened.model_copy(
+        update={
+            "phases": sealed.phases,
+            "status": sealed.status,
+            "warnings": sealed.warnings,
+            "errors": sealed.errors,
+        }
+    )
+
+
 async def test_the_sealed_trace_is_the_open_trace_sealed_with_the_readiness_added(
     demo_stores: Stores,
 ) -> None:
@@ -168,7 +183,7 @@ async def test_the_sealed_trace_is_the_open_trace_sealed_with_the_readiness_adde
     turn = turns._new_turn(demo_request())
     await run_phases(PHASES, turn, sequential=True)
     built = turn.seal_trace(turn.records.values())
-    opened = seal(turn.open_trace(), turn.records.values())
+    opened = _sealed_in_two_steps(turn)
     notes = tuple(w for w in built.warnings if w.startswith("finalize: not ready"))
     assert notes and not built.ready_for_router
     expected = opened.model_copy(
