@@ -121,6 +121,8 @@ class Orchestrator:
             in_process=in_process(written),
         )
         self._admission = Admission(self.config.admission)
+        self._overlap = not stores.never_wait()
+        """Whether the turns' store calls can overlap: known once, as the writes' ``in_process``."""
         self._ender = TurnEnder(
             stores,
             self.config,
@@ -290,7 +292,7 @@ class Orchestrator:
             budgets_ms=self._budgets_ms,
             indices=PHASE_INDEX,
             observer=self.observer,
-            overlap=not self.stores.never_wait(),
+            overlap=self._overlap,
         )
 
     def _result(self, turn: TurnState) -> TurnResult:
