@@ -70,33 +70,47 @@ async def _run_graph(phases: Sequence[PhaseSpec], turn: TurnState, limit: Limit)
     ``turn.spawn`` starts reads ahead in the same task group
     (:mod:`prefrontal.phases.ahead`), so they have ended before assembly.
     """
-    waiting = {p.name: set(p.needs) for p in phases}
-    dependents = {p.name: [d for d in phases if p.name in d.needs] for p in phases}
-
-    def then(tg: TaskGroup) -> Next:
-        def after(phase: PhaseSpec) -> PhaseSpec | None:
-            ready = []
-            for dependent in dependents[phase.name]:
-                waiting[dependent.name].discard(phase.name)
-                if not waiting[dependent.name]:
-                    ready.append(dependent)
-            for other in ready[1:]:
-                tg.start_soon(_run_in_task, other, turn, limit, after)
-            return ready[0] if ready else None
-
-        return after
-
     roots = [p for p in phases if not p.needs]
     try:
         async with anyio.create_task_group() as tg:
-            after = then(tg)
+            graph = _Graph(phases, turn, limit, tg)
             turn.spawn = tg.start_soon
             for other in roots[1:]:
-                tg.start_soon(_run_in_task, other, turn, limit, after)
+                tg.start_soon(_run_in_task, other, turn, limit, graph.after)
             if roots:
-                await _run_in_task(roots[0], turn, limit, after)
+                await _run_in_task(roots[0], turn, limit, graph.after)
     finally:
         turn.spawn = None
+
+
+class _Graph:
+    """Which phases an ended phase makes ready, for one turn's task group.
+
+    A class rather than a closure that names itself: a turn's objects then
+    form no reference cycle, so they are freed by reference counting when
+    the turn ends instead of waiting for the garbage collector.
+    """
+
+    __slots__ = ("_dependents", "_limit", "_tg", "_turn", "_waiting")
+
+    def __init__(
+        self, phases: Sequence[PhaseSpec], turn: TurnState, limit: Limit, tg: TaskGroup
+    ) -> None:
+        self._waiting = {p.name: set(p.needs) for p in phases}
+        self._dependents = {p.name: [d for d in phases if p.name in d.needs] for p in phases}
+        self._turn, self._limit, self._tg = turn, limit, tg
+
+    def after(self, phase: PhaseSpec) -> PhaseSpec | None:
+        """Start all but the first of the phases ``phase`` made ready; hand on the first."""
+        ready = []
+        for dependent in self._dependents[phase.name]:
+            waiting = self._waiting[dependent.name]
+            waiting.discard(phase.name)
+            if not waiting:
+                ready.append(dependent)
+        for other in ready[1:]:
+            self._tg.start_soon(_run_in_task, other, self._turn, self._limit, self.after)
+        return ready[0] if ready else None
 
 
 async def _run_in_task(first: PhaseSpec, turn: TurnState, limit: Limit, after: Next) -> None:

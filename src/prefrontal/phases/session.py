@@ -82,7 +82,7 @@ async def load_session(turn: TurnState, phase: str) -> SessionBuffer:
             store,
             key,
             config=turn.config.buffer,
-            count_tokens=turn.count,
+            count_tokens=turn.counter.count,
             clock=turn.clock,
             max_attempts=turn.config.writes.save_attempts,
         ),

@@ -414,28 +414,44 @@ def _smallest_sets(
     holder of ``term`` holding none of them (and no excluded set) cannot
     reach ``theta``. ``None`` when there would be too many to be worth it.
     """
-    found: list[list[BoundedTerm]] = []
-    rest = [sum(t.bound for t in terms[i:]) for i in range(len(terms) + 1)]
-    steps = 0
+    search = _SetSearch(terms, theta, excluded)
+    return search.found if search.extend([], term.bound, 0) else None
 
-    def extend(chosen: list[BoundedTerm], total: float, start: int) -> bool:
-        nonlocal steps
+
+class _SetSearch:
+    """The depth-first search of :func:`_smallest_sets`.
+
+    A class rather than a closure that calls itself, so a search leaves no
+    reference cycle behind for the garbage collector.
+    """
+
+    __slots__ = ("excluded", "found", "rest", "steps", "terms", "theta")
+
+    def __init__(
+        self, terms: list[BoundedTerm], theta: float, excluded: Sequence[frozenset[str]]
+    ) -> None:
+        self.terms, self.theta, self.excluded = terms, theta, excluded
+        self.found: list[list[BoundedTerm]] = []
+        self.rest = [sum(t.bound for t in terms[i:]) for i in range(len(terms) + 1)]
+        self.steps = 0
+
+    def extend(self, chosen: list[BoundedTerm], total: float, start: int) -> bool:
+        """Grow ``chosen`` with terms from ``start`` on; ``False`` once the search gives up."""
+        terms, found = self.terms, self.found
         for i in range(start, len(terms)):
-            steps += 1
-            if (total + rest[i]) * _MARGIN < theta:
+            self.steps += 1
+            if (total + self.rest[i]) * _MARGIN < self.theta:
                 return True
             grown, held = total + terms[i].bound, [*chosen, terms[i]]
-            if any(out <= {t.text for t in held} for out in excluded):
+            if any(out <= {t.text for t in held} for out in self.excluded):
                 pass
-            elif grown * _MARGIN >= theta:
+            elif grown * _MARGIN >= self.theta:
                 found.append(held)
-            elif not extend(held, grown, i + 1):
+            elif not self.extend(held, grown, i + 1):
                 return False
-            if len(found) > _MAX_SETS or steps > _MAX_STEPS:
+            if len(found) > _MAX_SETS or self.steps > _MAX_STEPS:
                 return False
         return True
-
-    return found if extend([], term.bound, 0) else None
 
 
 _LONGEST = 1 << 20
