@@ -29,6 +29,7 @@ import anyio
 
 from prefrontal import Orchestrator, Stores
 from prefrontal.demo import DEMO_SESSION, seed
+from tests.benchmarks.collections_timed import collections_timed
 from tests.benchmarks.turn_speed import request
 from tests.conftest import fixed_clock
 
@@ -42,28 +43,16 @@ async def measure(kind: str, turns: int, warmup: int) -> dict[str, Any]:
     def session() -> str:
         return f"gc-{next(counter)}" if kind == "new" else DEMO_SESSION
 
-    began: list[float] = []
-    spent: dict[int, list[float]] = {0: [], 1: [], 2: []}
-
-    def timed(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            began.append(time.perf_counter())
-        else:
-            spent[info["generation"]].append(time.perf_counter() - began.pop())
-
     async with Orchestrator(stores, clock=fixed_clock) as orchestrator:
         for _ in range(warmup):
             await orchestrator.start_turn(request(session()))
             await orchestrator.wait_background()
-        gc.callbacks.append(timed)
-        try:
+        with collections_timed() as spent:
             started = time.perf_counter()
             for _ in range(turns):
                 await orchestrator.start_turn(request(session()))
                 await orchestrator.wait_background()
             elapsed = time.perf_counter() - started
-        finally:
-            gc.callbacks.remove(timed)
     return {
         "kind": kind,
         "turns": turns,

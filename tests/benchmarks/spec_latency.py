@@ -20,7 +20,8 @@ traces 20. In-memory stores with the demo data, the orchestrator entered
   control, with its default limits: turns/s (of turns completed), p50 and
   p99, refused, degraded turns, those degraded by the phases that wrote
   before the turn ended in older code (phase 10 or 11 not ``ok``), and the
-  phases most often not ``ok``.
+  phases most often not ``ok``, and the collections of each generation
+  during the burst with the seconds they took.
 
 The script runs on whichever prefrontal is importable, so the same script
 compares two trees in one run::
@@ -50,6 +51,7 @@ from prefrontal import Orchestrator, OrchestratorConfig, Stores, TurnRequest, Tu
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, SAMPLE_INPUT, seed
 from prefrontal.testing import DelayedStore
 from prefrontal.traces.models import PhaseStatus, TurnStatus
+from tests.benchmarks.collections_timed import collections_timed
 from tests.conftest import fixed_clock
 
 SPEC_LATENCIES = {
@@ -190,7 +192,8 @@ async def many(concurrent: int) -> dict[str, Any]:
             async with Orchestrator(
                 stores, config(admit_all=admit_all), clock=fixed_clock
             ) as orchestrator:
-                latencies, results, elapsed, refused = await burst(orchestrator, concurrent)
+                with collections_timed() as collections:
+                    latencies, results, elapsed, refused = await burst(orchestrator, concurrent)
                 drained = time.perf_counter()
                 await orchestrator.wait_background()
                 drain_s = time.perf_counter() - drained
@@ -205,6 +208,10 @@ async def many(concurrent: int) -> dict[str, Any]:
             "degraded": sum(r.trace.status is TurnStatus.DEGRADED for r in results),
             "degraded_by_writes": sum(by_writes(r) for r in results),
             "phases_not_ok": dict(phases.most_common(8)),
+            "collector": {
+                str(generation): {"collections": len(times), "seconds": round(sum(times), 3)}
+                for generation, times in collections.items()
+            },
         }
     return report
 
