@@ -3,6 +3,7 @@
     python -m tests.benchmarks.spec_latency                   # both parts
     python -m tests.benchmarks.spec_latency --part wall --turns 20
     python -m tests.benchmarks.spec_latency --part many --concurrent 1000
+    python -m tests.benchmarks.spec_latency --part many --only gc_raised   # one burst alone
 
 Every method of every store (reads and writes) answers after the
 specification's latency: consciousness, frontal cortex and conversation
@@ -180,11 +181,14 @@ RUNS = (
 )
 
 
-async def many(concurrent: int) -> dict[str, Any]:
-    """``concurrent`` turns at once: default and raised GC thresholds; default admission."""
+async def many(concurrent: int, only: str | None = None) -> dict[str, Any]:
+    """``concurrent`` turns at once: default and raised GC thresholds; default admission.
+
+    ``only`` names the one of :data:`RUNS` to make, in a process of its own.
+    """
     report: dict[str, Any] = {}
     for name, value, admit_all in RUNS:
-        if not admit_all and not HAS_ADMISSION:
+        if (not admit_all and not HAS_ADMISSION) or only not in (None, name):
             continue
         stores = await slowed()
         gc.collect()
@@ -216,12 +220,14 @@ async def many(concurrent: int) -> dict[str, Any]:
     return report
 
 
-async def main_async(part: str, turns: int, concurrent: int) -> dict[str, Any]:
+async def main_async(
+    part: str, turns: int, concurrent: int, only: str | None = None
+) -> dict[str, Any]:
     report: dict[str, Any] = {"prefrontal": prefrontal.__file__}
     if part in ("wall", "both"):
         report["wall"] = await wall(turns)
     if part in ("many", "both"):
-        report["many"] = await many(concurrent)
+        report["many"] = await many(concurrent, only)
     return report
 
 
@@ -230,8 +236,10 @@ def main() -> None:
     parser.add_argument("--part", choices=("wall", "many", "both"), default="both")
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--concurrent", type=int, default=1_000)
+    parser.add_argument("--only", choices=[name for name, _, _ in RUNS], help="one burst alone")
     options = parser.parse_args()
-    print(json.dumps(anyio.run(main_async, options.part, options.turns, options.concurrent)))
+    report = anyio.run(main_async, options.part, options.turns, options.concurrent, options.only)
+    print(json.dumps(report))
 
 
 if __name__ == "__main__":
