@@ -40,9 +40,13 @@ def ours(thing: object) -> bool:
 
 
 class CycleCheck:
-    """The collector off, then what it finds: the garbage held only by reference cycles."""
+    """The collector off, then what it finds: the garbage held only by reference cycles.
+
+    The collector's earlier state (on or off) is restored on the way out.
+    """
 
     def __enter__(self) -> CycleCheck:
+        self._was_enabled = gc.isenabled()
         gc.collect()
         gc.disable()
         gc.set_debug(gc.DEBUG_SAVEALL)
@@ -56,7 +60,8 @@ class CycleCheck:
         finally:
             gc.set_debug(0)
             gc.garbage.clear()
-            gc.enable()
+            if self._was_enabled:
+                gc.enable()
 
 
 async def run_turns(turns: Orchestrator, sessions: list[str]) -> None:
