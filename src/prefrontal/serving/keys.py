@@ -16,8 +16,11 @@ never from the command line, where they would show in process listings::
     ]}
 
 ``users`` lists the user ids the key may act for; ``"*"`` means every user
-of its agent. A key never reaches another agent's data. ``prefrontal serve
-new-key`` makes a key and prints its entry.
+of its agent. A key never reaches another agent's data. ``rights`` lists what
+the key may do there (:class:`Right`); a key without the field may read,
+write its users' private memory and erase them, and nothing more: writing
+agent-wide (shared) memory and administering the agent are granted by name.
+``prefrontal serve new-key`` makes a key and prints its entry.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import json
 import os
 import secrets
 from collections.abc import Mapping, Sequence
+from enum import StrEnum
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -50,8 +54,27 @@ def new_key() -> str:
     return KEY_PREFIX + secrets.token_urlsafe(32)
 
 
+class Right(StrEnum):
+    """One thing a key may do for its agent and users."""
+
+    READ = "read"
+    """Run turns, recall and read memories, traces and the agent's state."""
+    WRITE = "write"
+    """Write, change and forget its users' private memories; end turns."""
+    WRITE_SHARED = "write_shared"
+    """Write, change and forget agent-wide (shared) memories, whoever wrote them."""
+    ERASE = "erase"
+    """Erase everything of one of its users."""
+    ADMINISTER = "administer"
+    """Set the agent's profile, goals and scratch page; see every turn of the agent."""
+
+
+DEFAULT_RIGHTS: tuple[Right, ...] = (Right.READ, Right.WRITE, Right.ERASE)
+"""What a key whose entry names no rights may do."""
+
+
 class KeyGrant(BaseModel):
-    """What one key may do: act for ``agent_id`` and the listed ``users``."""
+    """What one key may do: act for ``agent_id`` and the listed ``users``, with ``rights``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -60,6 +83,7 @@ class KeyGrant(BaseModel):
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     agent_id: str = Field(min_length=1, max_length=256)
     users: tuple[str, ...] = Field(min_length=1)
+    rights: tuple[Right, ...] = Field(default=DEFAULT_RIGHTS, min_length=1)
 
     @field_validator("users")
     @classmethod
@@ -73,6 +97,10 @@ class KeyGrant(BaseModel):
         if agent_id != self.agent_id:
             return False
         return ANY_USER in self.users or user_id in self.users
+
+    def allows(self, right: Right) -> bool:
+        """True when this key was granted ``right``."""
+        return right in self.rights
 
 
 class _KeysDocument(BaseModel):
@@ -141,7 +169,20 @@ class KeyRing:
         return cls(())
 
 
-def key_entry(key: str, *, name: str, agent_id: str, users: Sequence[str]) -> str:
+def key_entry(
+    key: str,
+    *,
+    name: str,
+    agent_id: str,
+    users: Sequence[str],
+    rights: Sequence[Right] = DEFAULT_RIGHTS,
+) -> str:
     """The keys-file entry (JSON) for ``key``: its hash, never the key."""
-    grant = KeyGrant(name=name, sha256=hash_key(key), agent_id=agent_id, users=tuple(users))
+    grant = KeyGrant(
+        name=name,
+        sha256=hash_key(key),
+        agent_id=agent_id,
+        users=tuple(users),
+        rights=tuple(rights),
+    )
     return json.dumps(grant.model_dump(mode="json"))
