@@ -79,7 +79,7 @@ def checked_id(name: str, value: Any) -> str:
 
 
 def is_blank(text: object) -> bool:
-    """Whether ``text`` is not a string or holds nothing but whitespace (the rule of :func:`non_blank`)."""
+    """Whether ``text`` is not a string or only whitespace (the rule of :func:`non_blank`)."""
     return not isinstance(text, str) or not text.strip()
 
 
@@ -90,4 +90,8 @@ def _number_only(value: Any) -> Any:
 
 
 NUMBER_ONLY = BeforeValidator(_number_only)
-"""Refuses strings and booleans where a number is asked for: ``Annotated[int, Field(ge=1), NUMBER_ONLY]`` (the constraints first, so that the schema shows them)."""
+"""Refuses strings and booleans where a number is asked for.
+
+Use it after the constraints, so that the schema shows them:
+``Annotated[int, Field(ge=1), NUMBER_ONLY]``.
+"""

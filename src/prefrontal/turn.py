@@ -8,7 +8,6 @@ re-exported here for the code that imported it from this module).
 from __future__ import annotations
 
 from datetime import datetime
-
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field

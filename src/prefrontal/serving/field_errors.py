@@ -8,7 +8,7 @@ field is explained alike over both. Help links are never included.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prefrontal.ids import ID_PATTERN, MAX_ID_CHARS, NON_BLANK_PATTERN
@@ -34,7 +34,7 @@ def location(entry: Mapping[str, Any]) -> str:
     return ".".join(str(part) for part in entry.get("loc", ())) or "input"
 
 
-def summary(errors: list[Mapping[str, Any]], limit: int = 5) -> str:
+def summary(errors: Sequence[Mapping[str, Any]], limit: int = 5) -> str:
     """The errors as one line: ``field: what is wrong; ...`` (at most ``limit`` of them)."""
     parts = [f"{location(e)}: {explained(e)}" for e in errors[:limit]]
     more = len(errors) - limit

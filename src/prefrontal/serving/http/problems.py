@@ -150,4 +150,3 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(ItemRejectedError, on_rejected)
     app.add_exception_handler(StoreError, on_store)
     app.add_exception_handler(OverloadedError, on_overloaded)
-

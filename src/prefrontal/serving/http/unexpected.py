@@ -11,15 +11,10 @@ a problem body when no response has started. Cancellation is never caught.
 
 from __future__ import annotations
 
-import traceback
-
-import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from prefrontal.serving.failures import log_unexpected
 from prefrontal.serving.http.problems import problem
-
-_log = structlog.get_logger("prefrontal.serving")
-MAX_MESSAGE_CHARS = 300
 
 
 class CatchUnexpected:
@@ -43,27 +38,9 @@ class CatchUnexpected:
         try:
             await self.app(scope, receive, tracking)
         except Exception as error:
-            log_unexpected(error, scope.get("method", ""), scope.get("path", ""))
+            log_unexpected(error, method=scope.get("method", ""), path=scope.get("path", ""))
             if not started:
                 response = problem(
                     500, "The server failed to handle the request; it has been logged."
                 )
                 await response(scope, receive, send)
-
-
-def log_unexpected(error: BaseException, method: str, path: str) -> None:
-    """Log ``error`` once: a line at ``error``, its traceback at ``debug``."""
-    frames = traceback.extract_tb(error.__traceback__)
-    where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "unknown"
-    message = " ".join(str(error).split())[:MAX_MESSAGE_CHARS]
-    _log.error(
-        "unexpected_error",
-        method=method,
-        path=path,
-        error=f"{type(error).__name__}: {message}",
-        raised_at=where,
-    )
-    _log.debug(
-        "unexpected_error_traceback",
-        traceback="".join(traceback.format_exception(error)),
-    )
