@@ -72,8 +72,8 @@ def checked_id(name: str, value: Any) -> str:
     """``value`` when it is a valid id; otherwise ``ValueError`` naming ``name`` and why."""
     if not is_valid_id(value):
         raise ValueError(
-            f"{name} must be 1 to {MAX_ID_CHARS} characters, not only whitespace, "
-            "without control characters"
+            f"{name} must be non-empty text: 1 to {MAX_ID_CHARS} characters, not only "
+            "whitespace, without control characters"
         )
     return str(value)
 

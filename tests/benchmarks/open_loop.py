@@ -64,6 +64,7 @@ class Step:
     started: int = 0
     ended: int = 0
     errors: int = 0
+    error_kinds: dict[str, int] = field(default_factory=dict)
     degraded: int = 0
     cpu_s: float = 0.0
     wall_s: float = 0.0
@@ -77,6 +78,11 @@ class Step:
             and self.started == self.ended == due
             and self.p(0.99) <= deadline_ms
         )
+
+    def failed(self, kind: str) -> None:
+        """Count one error of ``kind`` (a status, or a transport error's type)."""
+        self.errors += 1
+        self.error_kinds[kind] = self.error_kinds.get(kind, 0) + 1
 
     def p(self, q: float) -> float:
         """The ``q`` quantile of the start latencies (ms)."""
@@ -93,6 +99,7 @@ class Step:
             "started": self.started,
             "ended": self.ended,
             "errors": self.errors,
+            "error_kinds": self.error_kinds,
             "degraded": self.degraded,
             "p50_ms": round(self.p(0.5), 1),
             "p99_ms": round(self.p(0.99), 1),
@@ -118,7 +125,7 @@ async def _one(client: httpx.AsyncClient, step: Step, index: int, due: float) ->
         started = await client.post("/v1/turns", json=body)
         step.latencies_ms.append((time.perf_counter() - due) * 1_000)
         if started.status_code != 200:
-            step.errors += 1
+            step.failed(f"start {started.status_code}")
             return
         step.started += 1
         turn = started.json()
@@ -131,9 +138,9 @@ async def _one(client: httpx.AsyncClient, step: Step, index: int, due: float) ->
         if ended.status_code == 200:
             step.ended += 1
         else:
-            step.errors += 1
-    except httpx.HTTPError:
-        step.errors += 1
+            step.failed(f"end {ended.status_code}")
+    except httpx.HTTPError as error:
+        step.failed(type(error).__name__)
 
 
 async def run_rate(base: str, rate: float, seconds: float) -> Step:
