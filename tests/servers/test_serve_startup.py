@@ -18,7 +18,7 @@ from prefrontal.serving.keys import KeyRing
 from tests.servers.harness import AGENT_KEY, keys_document, server_env
 from tests.servers.test_serve_command import prefrontal
 
-KEYS = {"PREFRONTAL_API_KEYS": keys_document()}
+KEYS = keys_document()
 
 
 def _started(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
@@ -42,7 +42,7 @@ def _stopped(process: subprocess.Popen[str]) -> None:
 
 
 def test_port_zero_prints_the_bound_port_once_it_answers(tmp_path: Path) -> None:
-    env = server_env(test_clock=False, **KEYS)
+    env = server_env(test_clock=False, PREFRONTAL_API_KEYS=KEYS)
     args = ["serve", "http", "--port", "0", "--db", str(tmp_path / "x.db")]
     process, line = _started(args, env)
     try:
@@ -58,7 +58,7 @@ def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = str(taken.getsockname()[1])
-        env = server_env(test_clock=False, **KEYS)
+        env = server_env(test_clock=False, PREFRONTAL_API_KEYS=KEYS)
         db = str(tmp_path / "x.db")
         http = prefrontal("serve", "http", "--port", port, "--db", db, env=env)
         mcp = prefrontal("serve", "mcp", "--transport", "http", "--port", port, "--db", db)
@@ -73,20 +73,20 @@ def test_a_file_that_is_not_a_database_is_one_line(tmp_path: Path) -> None:
     text = tmp_path / "notes.txt"
     text.write_text("root:x:0:0:root:/root:/bin/bash\n", encoding="utf-8")
     mcp = prefrontal("serve", "mcp", "--db", str(text))
-    http = prefrontal("serve", "http", "--db", str(text), env=server_env(**KEYS))
+    http = prefrontal("serve", "http", "--db", str(text), env=server_env(PREFRONTAL_API_KEYS=KEYS))
     for done in (mcp, http):
         assert done.returncode == 2
         assert done.stderr.strip() == f"error: --db {text}: not a SQLite database"
 
 
 def test_a_bad_option_is_named(tmp_path: Path) -> None:
-    done = prefrontal("serve", "http", "--budget", "-5", env=server_env(COLUMNS="200", **KEYS))
+    done = prefrontal("serve", "http", "--budget", "-5", env=server_env(COLUMNS="200", PREFRONTAL_API_KEYS=KEYS))
     assert done.returncode == 2
     assert "--budget" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_the_password_of_a_database_url_is_masked(tmp_path: Path) -> None:
-    env = server_env(test_clock=False, **KEYS)
+    env = server_env(test_clock=False, PREFRONTAL_API_KEYS=KEYS)
     url = "postgresql://prefrontal:hunter2@127.0.0.1:1/prefrontal"
     process, line = _started(["serve", "http", "--port", "0", "--db", url], env)
     _stopped(process)
@@ -108,7 +108,7 @@ def test_new_key_appends_a_valid_entry_to_a_keys_file(tmp_path: Path) -> None:
 
 
 def test_two_workers_serve_one_port_and_stop_together(tmp_path: Path) -> None:
-    env = server_env(test_clock=False, **KEYS)
+    env = server_env(test_clock=False, PREFRONTAL_API_KEYS=KEYS)
     db = str(tmp_path / "x.db")
     args = ["serve", "http", "--port", "0", "--db", db, "--workers", "2"]
     process, line = _started(args, env)
