@@ -80,7 +80,9 @@ def test_a_file_that_is_not_a_database_is_one_line(tmp_path: Path) -> None:
 
 
 def test_a_bad_option_is_named(tmp_path: Path) -> None:
-    done = prefrontal("serve", "http", "--budget", "-5", env=server_env(COLUMNS="200", PREFRONTAL_API_KEYS=KEYS))
+    done = prefrontal(
+        "serve", "http", "--budget", "-5", env=server_env(COLUMNS="200", PREFRONTAL_API_KEYS=KEYS)
+    )
     assert done.returncode == 2
     assert "--budget" in done.stderr and "Traceback" not in done.stderr
 
