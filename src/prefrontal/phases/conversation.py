@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from prefrontal.buffer.summarizer import fit_tokens
+from prefrontal.bundle.fence import as_data, speaker_label
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
 from prefrontal.phases.ahead import taken
@@ -27,36 +28,36 @@ Loaded = tuple[list[ConversationTurn], "ConversationSummary | None", "TurnTrace 
 
 
 def turn_line(turn: ConversationTurn) -> str:
-    """``Speaker: text`` (the role when the turn names no speaker)."""
-    return f"{turn.speaker or turn.role.value}: {turn.content}"
+    """``Speaker: text`` (the role when the turn names no speaker), both as data."""
+    speaker = speaker_label(turn.speaker) if turn.speaker else turn.role.value
+    return f"{speaker}: {as_data(turn.content)}"
 
 
 def summary_text(summary: ConversationSummary) -> str:
-    """The rolling summary with its topics and decisions."""
-    parts = [f"Summary so far: {summary.text}"]
+    """The rolling summary with its topics and decisions, each written as data."""
+    parts = [f"Summary so far: {as_data(summary.text)}"]
     if summary.topics:
-        parts.append("Topics: " + ", ".join(summary.topics))
+        parts.append("Topics: " + ", ".join(map(as_data, summary.topics)))
     if summary.decisions:
-        parts.append("Decisions: " + "; ".join(summary.decisions))
+        parts.append("Decisions: " + "; ".join(map(as_data, summary.decisions)))
     return "\n".join(parts)
 
 
 def parent_text(trace: TurnTrace) -> str:
-    """What the parent turn left unfinished: its status (or outcome), tools, errors, warnings.
+    """What the parent turn left unfinished: its status (or outcome) and the tools it used.
 
-    Empty when the parent ended with nothing to say beyond its exchange.
+    Empty when the parent ended with nothing to say beyond its exchange. The
+    parent's errors and warnings are diagnostics: they stay in its trace and
+    are never rendered into the model's context.
     """
     ending = trace.ending
-    parts: list[str] = []
     if ending is None:
-        parts.append(f"The previous turn ended {trace.status.value}.")
-    else:
-        if ending.outcome:
-            parts.append(f"Outcome of the previous turn: {ending.outcome}.")
-        if ending.tool_calls:
-            parts.append("Tools used: " + ", ".join(ending.tool_calls) + ".")
-    parts.extend(f"Error in {e.store or 'turn'}: {e.message}" for e in trace.errors[:3])
-    parts.extend(f"Warning: {w}" for w in trace.warnings[:3])
+        return f"The previous turn ended {trace.status.value}."
+    parts: list[str] = []
+    if ending.outcome:
+        parts.append(f"Outcome of the previous turn: {as_data(ending.outcome)}.")
+    if ending.tool_calls:
+        parts.append("Tools used: " + ", ".join(map(as_data, ending.tool_calls)) + ".")
     return " ".join(parts)
 
 
@@ -93,7 +94,7 @@ def previous_exchange(
         fragments.append(
             _fragment(
                 turn,
-                f"{speaker}: {text}",
+                f"{speaker_label(speaker)}: {as_data(text)}",
                 (item_id,),
                 rank=1,
                 position=position,

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Set
 from dataclasses import dataclass
 from datetime import datetime
 
+from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
 from prefrontal.object_cache import ObjectCache
@@ -72,16 +73,16 @@ def describe(item: FrontalItem) -> str:
     if item.status is FrontalStatus.BLOCKED:
         flags.append("blocked")
     if item.kind is FrontalKind.ACTION:
-        flags.append(f"owner {item.owner}")
+        flags.append(f"owner {as_data(item.owner)}")
     if item.due_at:
         flags.append(f"due {item.due_at:%Y-%m-%d}")
-    detail = f" — {item.detail}" if item.detail else ""
-    return f"{item.kind.value.capitalize()} ({', '.join(flags)}): {item.title}{detail}"
+    detail = f" — {as_data(item.detail)}" if item.detail else ""
+    return f"{item.kind.value.capitalize()} ({', '.join(flags)}): {as_data(item.title)}{detail}"
 
 
 def progress_line(item: FrontalItem) -> str:
     """A progress delta: what changed since the last turn."""
-    return f"Progress: {item.kind.value} {item.title!r} is now {item.status.value}"
+    return f"Progress: {item.kind.value} '{as_data(item.title)}' is now {item.status.value}"
 
 
 def select(turn: TurnState, items: list[FrontalItem]) -> list[FrontalItem]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Set
 
+from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
 from prefrontal.object_cache import ObjectCache
@@ -75,7 +76,7 @@ def entry_fragment(turn: TurnState, entry: Observation, rank: int) -> Fragment:
         lambda: fragment(
             turn,
             Section.SCRATCH_PAGE,
-            f"{LABELS[entry.kind]} ({entry.owner.value}): {entry.content}",
+            f"{LABELS[entry.kind]} ({entry.owner.value}): {as_data(entry.content)}",
             store="scratch_page",
             item_ids=(entry.item_id,),
             phase=NAME,

@@ -23,6 +23,7 @@ from prefrontal.buffer import (
 )
 from prefrontal.buffer.models import MAX_ITEM_ID, ItemProvenance
 from prefrontal.buffer.trusted import assemble
+from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.phases.fragments import fragment
 from prefrontal.phases.state import TurnState
@@ -89,6 +90,10 @@ async def load_session(turn: TurnState, phase: str) -> SessionBuffer:
     )
 
 
+NOTE_LABELS = {ItemSource.EXTERNAL: "(tool) ", ItemSource.USER_INPUT: "(user) "}
+"""The label a working note's line starts with, by its source (the agent's own have none)."""
+
+
 def note_fragments(turn: TurnState) -> list[Fragment]:
     """The agent's own items in the buffer as the working-notes section, most important first.
 
@@ -103,7 +108,7 @@ def note_fragments(turn: TurnState) -> list[Fragment]:
         fragment(
             turn,
             Section.WORKING_MEMORY,
-            note.content,
+            NOTE_LABELS.get(note.source, "") + as_data(note.content),
             store="working_memory",
             item_ids=(note.item_id,),
             phase="turn_context",
