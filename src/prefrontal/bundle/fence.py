@@ -17,8 +17,9 @@ turns any untrusted text into something that cannot take part in it:
 - **no structure at a line's start**: each of the original lines whose
   start reads, after compatibility normalisation (NFKC, which folds
   full-width and other look-alike forms of ``#``, ``<``, ``[`` and so on),
-  as a heading, group header, tag, fence, quote, rule, table or a
-  ``Label:`` (``system:``, ``assistant:``, in any script) is escaped with a
+  as a heading, group header, tag, fence, quote, rule, table or a role's
+  label (``system:``, ``Assistant:``, in any case, width or Cyrillic and
+  Greek look-alike letters; :data:`ROLE_NAMES`) is escaped with a
   backslash (every ``#`` of a heading is), so it reads as text even where
   a renderer treats the break mark as a new line;
 - **no chat-template tokens**: ``<|`` and ``|>`` are split by a backslash,
@@ -81,11 +82,18 @@ _TABLE[ord("\t")] = " "
 _STRUCTURE = re.compile(
     r"""[#\[\]<>`|{}]            # heading, group header, tag, fence, quote, table, template
       | ~~~ | --- | === | \*\*\* | ___ | \+\+\+    # fences and rules
-      | [^\W\d_][^\W_]*(?:[ '.-][^\W_]+){0,3}[ ]*:  # a label: system:, assistant:, Note:
     """,
     re.VERBOSE,
 )
 """What a line may not start with: it would read as prefrontal's (or a prompt's) structure."""
+
+ROLE_NAMES = frozenset(
+    {"system", "developer", "user", "assistant", "tool", "function", "ipython", "human", "ai"}
+    | {"model", "bot"}
+)
+"""Chat roles: a line of data may not start with one of them as a label."""
+RESERVED_SPEAKERS = frozenset({"system", "developer", "tool", "function", "ipython"})
+"""Roles no stored speaker may take: a speaker of that name is rendered as ``speaker NAME``."""
 
 _HEAD_CHARS = 48
 """How much of a line's start is normalised to look for structure."""
@@ -111,11 +119,18 @@ def _structured_ascii(text: str) -> bool:
     return "<|" in text or "|>" in text or _starts_structure(text)
 
 
+_LABEL = re.compile(r"([^\W\d_]+)[ ]*:")
+"""A word and a colon: a role label when the word is a role's name (:data:`ROLE_NAMES`)."""
+
+
 def _starts_structure(line: str) -> bool:
     head = line.lstrip(" ")[:_HEAD_CHARS]
     if not head.isascii():
         head = unicodedata.normalize("NFKC", head).lstrip()
-    return _STRUCTURE.match(head) is not None
+    if _STRUCTURE.match(head) is not None:
+        return True
+    label = _LABEL.match(head)
+    return label is not None and _skeleton(label.group(1)) in ROLE_NAMES
 
 
 def _escaped_line(line: str) -> str:
@@ -133,9 +148,6 @@ def is_data_line(text: str) -> bool:
     return as_data(text) == text
 
 
-RESERVED_SPEAKERS = frozenset({"system", "developer", "tool", "function", "ipython"})
-"""Roles no stored speaker may take: a speaker of that name is rendered as ``speaker NAME``."""
-
 _SKELETON = str.maketrans(
     "аеорсухѕіјԁһӏոѵԝɡαεορτυνχιΑΕΟΡΤΥΝΧΙΜΗΚВЅІЈΒSԌ",
     "aeopcyxsijdhlnvwgaeoptuvxiaeoptynximhkbsijbsg",
@@ -147,6 +159,9 @@ def speaker_label(name: str) -> str:
     """A speaker's name as data; one that reads as a reserved role (``system``, in any case,
     width or look-alike letters) is prefixed with ``speaker `` so it cannot pass for one."""
     label = as_data(name)
-    skeleton = unicodedata.normalize("NFKC", label).translate(_SKELETON).casefold().strip()
-    skeleton = skeleton.lstrip("\\")
-    return f"speaker {label}" if skeleton in RESERVED_SPEAKERS else label
+    return f"speaker {label}" if _skeleton(label.lstrip("\\")) in RESERVED_SPEAKERS else label
+
+
+def _skeleton(word: str) -> str:
+    """``word`` folded for comparison with a role's name: NFKC, look-alikes to Latin, casefold."""
+    return unicodedata.normalize("NFKC", word).translate(_SKELETON).casefold().strip()
