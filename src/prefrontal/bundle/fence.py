@@ -99,24 +99,31 @@ _HEAD_CHARS = 48
 """How much of a line's start is normalised to look for structure."""
 
 
-def as_data(text: str) -> str:
-    """``text`` as one line of data that cannot read as structure (see the module)."""
-    if text.isascii() and text.isprintable() and not _structured_ascii(text):
+def as_data(text: str, *, opens_line: bool = True) -> str:
+    """``text`` as one line of data that cannot read as structure (see the module).
+
+    ``opens_line=False`` is for text rendered after a label prefrontal wrote
+    on the same line (``Maya: ``, ``Summary so far: ``): its first line
+    cannot start a line of the context, so only the lines after it are
+    checked for structure at their start.
+    """
+    if text.isascii() and text.isprintable() and not _structured_ascii(text, opens_line):
         return text
-    return _fenced(text)
+    return _fenced(text, opens_line)
 
 
 @lru_cache(maxsize=8_192)
-def _fenced(text: str) -> str:
+def _fenced(text: str, opens_line: bool) -> str:
     lines = text.replace("\r\n", "\n").translate(_TABLE).split("\n")
-    fenced = BREAK_MARK.join(_escaped_line(line) for line in lines if line.strip())
+    escaped = [_escaped_line(line) if k or opens_line else line for k, line in enumerate(lines)]
+    fenced = BREAK_MARK.join(line for line in escaped if line.strip())
     fenced = fenced.replace("<|", "<\\|").replace("|>", "|\\>")
     return fenced if fenced.strip() or not text else INVISIBLE_TEXT
 
 
-def _structured_ascii(text: str) -> bool:
+def _structured_ascii(text: str, opens_line: bool) -> bool:
     """True when printable ASCII ``text`` needs fencing: a structured start or a template token."""
-    return "<|" in text or "|>" in text or _starts_structure(text)
+    return "<|" in text or "|>" in text or (opens_line and _starts_structure(text))
 
 
 _LABEL = re.compile(r"([^\W\d_]+)[ ]*:")

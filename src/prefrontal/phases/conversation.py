@@ -23,6 +23,8 @@ from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.traces.models import TurnTrace
 
 NAME: PhaseName = "conversation"
+SUMMARY_SEPARATOR = " · "
+"""Between the summary, its topics and its decisions: a data fragment is one line."""
 Loaded = tuple[list[ConversationTurn], "ConversationSummary | None", "TurnTrace | None"]
 """What the phase reads: the recent messages, the rolling summary, the parent turn's trace."""
 
@@ -30,17 +32,22 @@ Loaded = tuple[list[ConversationTurn], "ConversationSummary | None", "TurnTrace 
 def turn_line(turn: ConversationTurn) -> str:
     """``Speaker: text`` (the role when the turn names no speaker), both as data."""
     speaker = speaker_label(turn.speaker) if turn.speaker else turn.role.value
-    return f"{speaker}: {as_data(turn.content)}"
+    return f"{speaker}: {inline(turn.content)}"
+
+
+def inline(text: str) -> str:
+    """Untrusted ``text`` as data after a label on the same line."""
+    return as_data(text, opens_line=False)
 
 
 def summary_text(summary: ConversationSummary) -> str:
-    """The rolling summary with its topics and decisions, each written as data."""
-    parts = [f"Summary so far: {as_data(summary.text)}"]
+    """The rolling summary with its topics and decisions, each written as data, on one line."""
+    parts = [f"Summary so far: {inline(summary.text)}"]
     if summary.topics:
-        parts.append("Topics: " + ", ".join(map(as_data, summary.topics)))
+        parts.append("Topics: " + ", ".join(map(inline, summary.topics)))
     if summary.decisions:
-        parts.append("Decisions: " + "; ".join(map(as_data, summary.decisions)))
-    return "\n".join(parts)
+        parts.append("Decisions: " + "; ".join(map(inline, summary.decisions)))
+    return SUMMARY_SEPARATOR.join(parts)
 
 
 def parent_text(trace: TurnTrace) -> str:
@@ -55,9 +62,9 @@ def parent_text(trace: TurnTrace) -> str:
         return f"The previous turn ended {trace.status.value}."
     parts: list[str] = []
     if ending.outcome:
-        parts.append(f"Outcome of the previous turn: {as_data(ending.outcome)}.")
+        parts.append(f"Outcome of the previous turn: {inline(ending.outcome)}.")
     if ending.tool_calls:
-        parts.append("Tools used: " + ", ".join(map(as_data, ending.tool_calls)) + ".")
+        parts.append("Tools used: " + ", ".join(map(inline, ending.tool_calls)) + ".")
     return " ".join(parts)
 
 
@@ -94,7 +101,7 @@ def previous_exchange(
         fragments.append(
             _fragment(
                 turn,
-                f"{speaker_label(speaker)}: {as_data(text)}",
+                f"{speaker_label(speaker)}: {inline(text)}",
                 (item_id,),
                 rank=1,
                 position=position,

@@ -73,16 +73,18 @@ def describe(item: FrontalItem) -> str:
     if item.status is FrontalStatus.BLOCKED:
         flags.append("blocked")
     if item.kind is FrontalKind.ACTION:
-        flags.append(f"owner {as_data(item.owner)}")
+        flags.append(f"owner {item.owner}")
     if item.due_at:
         flags.append(f"due {item.due_at:%Y-%m-%d}")
-    detail = f" — {as_data(item.detail)}" if item.detail else ""
-    return f"{item.kind.value.capitalize()} ({', '.join(flags)}): {as_data(item.title)}{detail}"
+    detail = f" — {as_data(item.detail, opens_line=False)}" if item.detail else ""
+    title = as_data(item.title, opens_line=False)
+    return f"{item.kind.value.capitalize()} ({', '.join(flags)}): {title}{detail}"
 
 
 def progress_line(item: FrontalItem) -> str:
     """A progress delta: what changed since the last turn."""
-    return f"Progress: {item.kind.value} '{as_data(item.title)}' is now {item.status.value}"
+    title = as_data(item.title, opens_line=False)
+    return f"Progress: {item.kind.value} '{title}' is now {item.status.value}"
 
 
 def select(turn: TurnState, items: list[FrontalItem]) -> list[FrontalItem]:

@@ -37,6 +37,7 @@ def origin_label(item: MemoryItem) -> str:
 def memory_line(item: MemoryItem) -> str:
     """The item's text as data, after its origin and its speaker when it has them."""
     speaker = item.metadata.get("speaker")
-    body = as_data(item.content)
-    line = f"{speaker_label(str(speaker))}: {body}" if speaker else body
-    return origin_label(item) + line
+    label = origin_label(item)
+    if speaker:
+        return f"{label}{speaker_label(str(speaker))}: {as_data(item.content, opens_line=False)}"
+    return label + as_data(item.content, opens_line=not label)
