@@ -28,7 +28,7 @@ from prefrontal.stores.frontal_cortex import FrontalItem, FrontalKind, FrontalSt
 from prefrontal.stores.long_term import MemoryItem
 from prefrontal.stores.scratch_page import Observation
 from prefrontal.stores.tenancy import Scope, Tenant
-from prefrontal.turn import TurnRequest
+from prefrontal.turn import OrchestratorConfig, TurnRequest
 from tests.endturn_support import build
 from tests.security.contract import check_messages, check_structure, delivered
 from tests.security.hostile import HOSTILE
@@ -40,7 +40,7 @@ MAYA = Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
 SAM = Tenant(agent_id=DEMO_AGENT, user_id="sam")
 BATCH = 24
 EXCHANGE_BATCH = 8
-ROOMY = {
+ROOMY: dict[str, object] = {
     "total_token_budget": 100_000,
     "frontal_cortex": {"active_goals": 100},
     "conversation": {"recent_turns": 200},
@@ -55,7 +55,11 @@ async def echo_reply(exchange: ExchangeView) -> Sequence[Extracted]:
 
 
 def orchestrator(stores: Stores) -> Orchestrator:
-    return build(stores, clock=lambda: NOW, extractor=echo_reply, **ROOMY)
+    return Orchestrator(
+        stores,
+        OrchestratorConfig.model_validate({"deadline_ms": 30_000, **ROOMY}),
+        clock=lambda: NOW,
+    )
 
 
 def ask(text: str, session: str = "inject", parent: str | None = None) -> TurnRequest:
