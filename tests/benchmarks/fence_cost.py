@@ -109,7 +109,7 @@ async def stored_texts() -> list[str]:
     tenant = Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
     texts: list[str] = []
     for store in (stores.episodic, stores.semantic):
-        texts.extend(i.content for i in await store.search(tenant, _everything()))
+        texts.extend(hit.item.content for hit in await store.search(tenant, _everything()))
     texts.extend(t.content for t in await stores.conversation.recent(tenant, limit=200))
     texts.extend(e.content for e in await stores.scratch_page.active(tenant, now=NOW, limit=100))
     return texts
