@@ -8,6 +8,7 @@
 - ``plain``: the same over the demo's stored texts (memories, goals,
   scratch entries, messages): how many ``as_data`` changed, and the tokens
   it added;
+- ``locomo`` (with ``--locomo PATH``): the same over the turns of a LoCoMo file;
 - ``labels``: the tokens of each origin label a memory line can start with;
 - ``demo_turn``: the demo turn's context with the fence and labels and
   without them (``as_data`` and the labels replaced by the identity in the
@@ -22,6 +23,7 @@ asserted.
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 from collections.abc import Callable, Iterator
@@ -34,9 +36,9 @@ import anyio
 from prefrontal import Orchestrator, OrchestratorConfig, Stores, TurnRequest
 from prefrontal.budgets.tokens import default_counter
 from prefrontal.bundle import fence, messages
-from prefrontal.demo import DEMO_AGENT, DEMO_USER, SAMPLE_INPUT, seed
+from prefrontal.demo import DEMO_AGENT, DEMO_USER, SAMPLE_INPUT, content, seed
+from prefrontal.evaluation.locomo import load
 from prefrontal.phases import conversation, frontal_cortex, origins, scratch_page, session
-from prefrontal.stores.tenancy import Tenant
 from tests.security.hostile import HOSTILE
 
 NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
@@ -102,33 +104,35 @@ async def demo_turn() -> dict[str, int]:
     }
 
 
-async def stored_texts() -> list[str]:
-    """Every text the demo stores hold that a user, a tool or another user wrote."""
-    stores = Stores.in_memory()
-    await seed(stores)
-    tenant = Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
-    texts: list[str] = []
-    for store in (stores.episodic, stores.semantic):
-        texts.extend(hit.item.content for hit in await store.search(tenant, _everything()))
-    texts.extend(t.content for t in await stores.conversation.recent(tenant, limit=200))
-    texts.extend(e.content for e in await stores.scratch_page.active(tenant, now=NOW, limit=100))
-    return texts
+def stored_texts() -> list[str]:
+    """Every text of the demo that a user, the assistant or a tool wrote: goals, messages,
+    the summary and decisions, episodes, facts and scratch entries."""
+    return [
+        *(text for _, title, detail, *_ in content.FRONTAL for text in (title, detail) if text),
+        *(text for _, text in content.CONVERSATION),
+        content.SUMMARY,
+        *content.DECISIONS,
+        *(text for *_, text in content.EPISODES),
+        *(text for *_, text in content.FACTS),
+        *(text for *_, text in content.OBSERVATIONS),
+    ]
 
 
-def _everything() -> Any:
-    from prefrontal.stores.long_term import MemoryQuery
+def locomo_texts(path: str) -> list[str]:
+    """The text of every turn of a LoCoMo file."""
+    dataset = load(path)
+    return [turn.text for conversation in dataset.conversations for turn in conversation.turns]
 
-    return MemoryQuery(text="", limit=1_000, now=NOW)
 
-
-async def measure() -> dict[str, Any]:
+async def measure(locomo: str | None) -> dict[str, Any]:
     fenced = await demo_turn()
     with unfenced():
         bare = await demo_turn()
     labels = ["(shared by maya) ", "(extracted) ", "(from calendar) ", "(tool) ", "(user) "]
     return {
         "hostile": added(list(HOSTILE)),
-        "plain": added(await stored_texts()),
+        "plain": added(stored_texts()),
+        **({"locomo": added(locomo_texts(locomo))} if locomo else {}),
         "labels": {label.strip(): COUNT.count(label) for label in labels},
         "framing": COUNT.count(messages.DATA_FRAMING),
         "demo_turn": {"fenced": fenced, "bare": bare},
@@ -136,7 +140,9 @@ async def measure() -> dict[str, Any]:
 
 
 def main(run: Callable[..., Any] = anyio.run) -> None:
-    print(json.dumps(run(measure), indent=2))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--locomo", help="a LoCoMo file whose turns to measure too")
+    print(json.dumps(run(measure, parser.parse_args().locomo), indent=2))
 
 
 if __name__ == "__main__":
