@@ -17,6 +17,7 @@ a model uses them:
 ``trace``
     One turn's phases, statuses and timings (for debugging slow or thin context).
 
+Each tool checks the caller's rights (:mod:`prefrontal.serving.mcp_rights`).
 Anticipated failures (an unknown turn or memory id) come back as tool errors
 with a sentence the model can act on; anything unexpected comes back as a
 bare "Error executing tool" and is logged by the server.
@@ -24,14 +25,17 @@ bare "Error executing tool" and is logged by the server.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from prefrontal.errors import NotFoundError
+from prefrontal.serving.echo import MAX_ID_CHARS
+from prefrontal.serving.keys import Right
+from prefrontal.serving.mcp_rights import grant_in, require
 from prefrontal.serving.models import (
     MAX_MEMORY_CHARS,
     MAX_QUERY_CHARS,
@@ -48,7 +52,7 @@ from prefrontal.serving.models import (
 from prefrontal.serving.service import Service
 from prefrontal.serving.version import package_version
 from prefrontal.stores.long_term import MemoryKind
-from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.tenancy import Scope, Tenant
 from prefrontal.turn import MAX_INPUT_CHARS, TurnRequest
 
 INSTRUCTIONS = """\
@@ -93,6 +97,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         annotations=ToolAnnotations(readOnlyHint=False, idempotentHint=False, openWorldHint=False),
     )
     async def start_turn(
+        ctx: Context[Any, Any],
         message: Annotated[
             str,
             Field(
@@ -104,7 +109,10 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         session_id: SessionId = "default",
         parent_turn_id: Annotated[
             str | None,
-            Field(description="The previous turn's id in this conversation, if any."),
+            Field(
+                max_length=MAX_ID_CHARS,
+                description="The previous turn's id in this conversation, if any.",
+            ),
         ] = None,
         token_budget: Annotated[
             int | None,
@@ -117,6 +125,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         conversation and the long-term memories relevant to the message, within a token
         budget. Read it before answering, and keep `turn_id` for `end_turn`.
         """
+        require(ctx, Right.READ)
         turn = await service.start_turn(
             TurnRequest(
                 agent_id=tenant.agent_id,
@@ -142,7 +151,13 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         annotations=ToolAnnotations(readOnlyHint=False, idempotentHint=True, openWorldHint=False),
     )
     async def end_turn(
-        turn_id: Annotated[str, Field(min_length=1, description="The id `start_turn` returned.")],
+        ctx: Context[Any, Any],
+        turn_id: Annotated[
+            str,
+            Field(
+                min_length=1, max_length=MAX_ID_CHARS, description="The id `start_turn` returned."
+            ),
+        ],
         reply: Annotated[
             str,
             Field(min_length=1, max_length=MAX_REPLY_CHARS, description="Your reply, verbatim."),
@@ -160,6 +175,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
 
         Calling it twice for one turn is harmless (the second call writes nothing).
         """
+        require(ctx, Right.WRITE)
         try:
             return await service.end_turn(
                 tenant, turn_id, reply, tool_calls=tool_calls, outcome=outcome
@@ -172,6 +188,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         annotations=ToolAnnotations(readOnlyHint=False, idempotentHint=True, openWorldHint=False),
     )
     async def recall(
+        ctx: Context[Any, Any],
         query: Annotated[
             str,
             Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for."),
@@ -186,6 +203,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         `reuse`). On a new topic a full search runs (`mode` is `search`). Use it mid-answer
         for something `start_turn`'s context did not cover.
         """
+        require(ctx, Right.READ)
         return await service.recall(tenant, query, top_k=top_k, session_id=session_id)
 
     @server.tool(
@@ -193,6 +211,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         annotations=ToolAnnotations(readOnlyHint=False, idempotentHint=False, openWorldHint=False),
     )
     async def remember(
+        ctx: Context[Any, Any],
         content: Annotated[
             str,
             Field(
@@ -220,6 +239,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
 
         Returns the stored memory with its `item_id` (what `forget` takes).
         """
+        require(ctx, Right.WRITE)
         body = RememberBody(
             user_id=tenant.user_id,
             content=content,
@@ -228,7 +248,8 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
             store=store,
             tags=tuple(tags),
         )
-        return await service.remember(tenant, body)
+        grant = grant_in(ctx)
+        return await service.remember(tenant, body, author=None if grant is None else grant.name)
 
     @server.tool(
         title="Forget a memory",
@@ -237,24 +258,40 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         ),
     )
     async def forget(
+        ctx: Context[Any, Any],
         memory_id: Annotated[
-            str, Field(min_length=1, description="The `item_id` of the memory to drop.")
+            str,
+            Field(
+                min_length=1,
+                max_length=MAX_ID_CHARS,
+                description="The `item_id` of the memory to drop.",
+            ),
         ],
     ) -> ForgetOut:
         """Drop a memory that is wrong, outdated or unwanted (`forgotten`: false if none had it)."""
-        return await service.forget(tenant, memory_id)
+        scope = await service.scope_of(tenant, memory_id)
+        shared = scope is Scope.SHARED
+        require(ctx, Right.WRITE_SHARED if shared else Right.WRITE)
+        return await service.forget(tenant, memory_id, shared=shared)
 
     @server.tool(
         title="Trace a turn",
         annotations=ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False),
     )
     async def trace(
-        turn_id: Annotated[str, Field(min_length=1, description="The id `start_turn` returned.")],
+        ctx: Context[Any, Any],
+        turn_id: Annotated[
+            str,
+            Field(
+                min_length=1, max_length=MAX_ID_CHARS, description="The id `start_turn` returned."
+            ),
+        ],
     ) -> TraceOut:
         """How one turn's working memory was assembled: each phase's status and timing.
 
         Use it to explain a slow turn or a context that missed something.
         """
+        require(ctx, Right.READ)
         try:
             return await service.trace(tenant, turn_id)
         except NotFoundError as error:
