@@ -27,7 +27,14 @@ from prefrontal.cli.stores import DbOption, build, shown
 from prefrontal.config import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, AdmissionConfig
 from prefrontal.demo.seed import DEMO_AGENT, DEMO_USER
 from prefrontal.errors import ConfigurationError
-from prefrontal.serving.keys import KeyRing, append_entry, key_entry, new_key
+from prefrontal.serving.keys import (
+    DEFAULT_RIGHTS,
+    KeyRing,
+    Right,
+    append_entry,
+    key_entry,
+    new_key,
+)
 from prefrontal.serving.service import Service
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.traces.observe import Observer
@@ -74,6 +81,12 @@ NewKeyFileOption = typer.Option(
 )
 UsersOption = typer.Option(
     ..., "--user", help="A user the key may act for (repeat; '*' for every user)."
+)
+RightsOption = typer.Option(
+    [],
+    "--right",
+    help="A right of the key (repeat): read, write, write_shared, erase, administer "
+    "(default: read, write, erase).",
 )
 
 
@@ -277,12 +290,14 @@ def serve_new_key(
     agent: str = typer.Option(..., "--agent", help="The agent the key acts for."),
     users: list[str] = UsersOption,
     name: str = typer.Option("key", "--name", help="A label for the key in logs."),
+    rights: list[Right] = RightsOption,
     keys_file: Path | None = NewKeyFileOption,
 ) -> None:
     """Make an API key: prints the key (give it to the client) and its keys-file entry."""
     err = Console(stderr=True)
     key = new_key()
-    entry = key_entry(key, name=name, agent_id=agent, users=users)
+    granted = tuple(rights) or DEFAULT_RIGHTS
+    entry = key_entry(key, name=name, agent_id=agent, users=users, rights=granted)
     typer.echo(f"key:   {key}")
     if keys_file is None:
         typer.echo(f"entry: {entry}")

@@ -17,6 +17,7 @@ a model uses them:
 ``trace``
     One turn's phases, statuses and timings (for debugging slow or thin context).
 
+Each tool checks the caller's rights (:mod:`prefrontal.serving.mcp_rights`).
 Every failure comes back as a tool error with a sentence the model can act
 on: the arguments that are wrong and why, an unknown turn or memory, or an
 overloaded server with the seconds to wait before retrying; an argument a
@@ -26,15 +27,18 @@ Anything unexpected is logged once by the server, in one line.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from prefrontal.errors import NotFoundError
 from prefrontal.ids import NUMBER_ONLY, Id
+from prefrontal.serving.keys import Right
 from prefrontal.serving.mcp_errors import PrefrontalMCP
+from prefrontal.serving.mcp_rights import grant_in, require
 from prefrontal.serving.models import (
     EndTurnOut,
     ForgetOut,
@@ -53,7 +57,7 @@ from prefrontal.serving.service import Service
 from prefrontal.serving.version import package_version
 from prefrontal.stores.long_term import MemoryKind
 from prefrontal.stores.records import Labels
-from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.tenancy import Scope, Tenant
 from prefrontal.turn import TokenBudget, TurnRequest, UserInput
 
 INSTRUCTIONS = """\
@@ -96,6 +100,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         annotations=ToolAnnotations(readOnlyHint=False, idempotentHint=False, openWorldHint=False),
     )
     async def start_turn(
+        ctx: Context[Any, Any],
         message: Annotated[UserInput, Field(description="The user's message, verbatim.")],
         session_id: SessionId = "default",
         parent_turn_id: Annotated[
@@ -112,6 +117,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         conversation and the long-term memories relevant to the message, within a token
         budget. Read it before answering, and keep `turn_id` for `end_turn`.
         """
+        require(ctx, Right.READ)
         turn = await service.start_turn(
             TurnRequest(
                 agent_id=tenant.agent_id,
@@ -137,6 +143,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         annotations=ToolAnnotations(readOnlyHint=False, idempotentHint=True, openWorldHint=False),
     )
     async def end_turn(
+        ctx: Context[Any, Any],
         turn_id: Annotated[Id, Field(description="The id `start_turn` returned.")],
         reply: Annotated[Reply, Field(description="Your reply, verbatim.")],
         outcome: Annotated[
@@ -152,6 +159,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
 
         Calling it twice for one turn is harmless (the second call writes nothing).
         """
+        require(ctx, Right.WRITE)
         try:
             return await service.end_turn(
                 tenant, turn_id, reply, tool_calls=tool_calls, outcome=outcome
@@ -164,6 +172,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         annotations=ToolAnnotations(readOnlyHint=False, idempotentHint=True, openWorldHint=False),
     )
     async def recall(
+        ctx: Context[Any, Any],
         query: Annotated[Query, Field(description="What to look for.")],
         session_id: SessionId = "default",
         top_k: Annotated[
@@ -177,6 +186,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         `reuse`). On a new topic a full search runs (`mode` is `search`). Use it mid-answer
         for something `start_turn`'s context did not cover.
         """
+        require(ctx, Right.READ)
         return await service.recall(tenant, query, top_k=top_k, session_id=session_id)
 
     @server.tool(
@@ -184,6 +194,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         annotations=ToolAnnotations(readOnlyHint=False, idempotentHint=False, openWorldHint=False),
     )
     async def remember(
+        ctx: Context[Any, Any],
         content: Annotated[
             MemoryText,
             Field(
@@ -209,6 +220,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
 
         Returns the stored memory with its `item_id` (what `forget` takes).
         """
+        require(ctx, Right.WRITE)
         body = RememberBody(
             user_id=tenant.user_id,
             content=content,
@@ -217,7 +229,8 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
             store=store,
             tags=tuple(tags),
         )
-        return await service.remember(tenant, body)
+        grant = grant_in(ctx)
+        return await service.remember(tenant, body, author=None if grant is None else grant.name)
 
     @server.tool(
         title="Forget a memory",
@@ -226,22 +239,28 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         ),
     )
     async def forget(
+        ctx: Context[Any, Any],
         memory_id: Annotated[Id, Field(description="The `item_id` of the memory to drop.")],
     ) -> ForgetOut:
         """Drop a memory that is wrong, outdated or unwanted (`forgotten`: false if none had it)."""
-        return await service.forget(tenant, memory_id)
+        scope = await service.scope_of(tenant, memory_id)
+        shared = scope is Scope.SHARED
+        require(ctx, Right.WRITE_SHARED if shared else Right.WRITE)
+        return await service.forget(tenant, memory_id, shared=shared)
 
     @server.tool(
         title="Trace a turn",
         annotations=ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False),
     )
     async def trace(
+        ctx: Context[Any, Any],
         turn_id: Annotated[Id, Field(description="The id `start_turn` returned.")],
     ) -> TraceOut:
         """How one turn's working memory was assembled: each phase's status and timing.
 
         Use it to explain a slow turn or a context that missed something.
         """
+        require(ctx, Right.READ)
         try:
             return await service.trace(tenant, turn_id)
         except NotFoundError as error:

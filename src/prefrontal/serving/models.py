@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from prefrontal.exchange import ToolCall
 from prefrontal.ids import NUMBER_ONLY, Id, non_blank
-from prefrontal.stores.long_term import MemoryItem, MemoryKind
+from prefrontal.stores.long_term import AUTHOR_KEY, MemoryItem, MemoryKind
 from prefrontal.stores.records import Label, Labels
 from prefrontal.stores.tenancy import Scope
 from prefrontal.traces.models import PhaseRecord, TurnTrace
@@ -308,6 +308,10 @@ class MemoryOut(Out):
     scope: str
     created_at: datetime
     tags: tuple[str, ...]
+    author: str | None = Field(
+        default=None,
+        description="Who wrote it (the API key's name or the user); every shared memory has one.",
+    )
     score: float | None = Field(default=None, description="Relevance, for a search hit.")
 
     @classmethod
@@ -321,8 +325,14 @@ class MemoryOut(Out):
             scope=item.scope.value,
             created_at=item.created_at,
             tags=item.tags,
+            author=_author(item),
             score=score,
         )
+
+
+def _author(item: MemoryItem) -> str | None:
+    author = item.metadata.get(AUTHOR_KEY)
+    return None if author is None else str(author)
 
 
 class RecallOut(Out):

@@ -32,7 +32,8 @@ from starlette.responses import JSONResponse, Response
 
 from prefrontal.errors import NotFoundError
 from prefrontal.ids import Id
-from prefrontal.serving.http.auth import grant_of, tenant_for
+from prefrontal.serving.echo import quoted
+from prefrontal.serving.http.auth import grant_of, require, tenant_for
 from prefrontal.serving.http.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit
 from prefrontal.serving.http.metrics import Metrics
 from prefrontal.serving.http.openapi import truthful_openapi
@@ -43,8 +44,9 @@ from prefrontal.serving.http.responses import (
     WITH_BODY,
     WITH_QUERY,
 )
+from prefrontal.serving.http.rights import may_change, right_to_write
 from prefrontal.serving.http.unexpected import CatchUnexpected
-from prefrontal.serving.keys import KeyGrant, KeyRing
+from prefrontal.serving.keys import KeyGrant, KeyRing, Right
 from prefrontal.serving.models import (
     EndTurnBody,
     EndTurnOut,
@@ -135,6 +137,7 @@ def create_app(  # noqa: C901
     async def start_turn(body: StartTurnBody, grant: Caller) -> TurnOut:
         """Start a turn: assemble the working memory for the user's message within the budget."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
+        require(grant, Right.READ)
         request = TurnRequest(
             agent_id=tenant.agent_id,
             **body.model_dump(exclude={"agent_id"}),
@@ -145,6 +148,7 @@ def create_app(  # noqa: C901
     async def end_turn(turn_id: TurnPath, body: EndTurnBody, grant: Caller) -> EndTurnOut:
         """End a turn: record the assistant's reply as the session's history (idempotent)."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
+        require(grant, Right.WRITE)
         return await service.end_turn(
             tenant, turn_id, body.reply, tool_calls=body.tool_calls, outcome=body.outcome
         )
@@ -154,43 +158,57 @@ def create_app(  # noqa: C901
         turn_id: TurnPath, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
     ) -> TraceOut:
         """A turn's trace: each phase's status, timing and what it loaded."""
-        return await service.trace(tenant_for(grant, user_id, agent_id), turn_id)
+        tenant = tenant_for(grant, user_id, agent_id)
+        require(grant, Right.READ)
+        return await service.trace(tenant, turn_id)
 
     @app.post("/v1/memories", status_code=201, tags=["memories"], responses=WITH_BODY)
     async def remember(body: RememberBody, grant: Caller) -> MemoryOut:
-        """Remember something: a fact or preference (semantic) or an event (episodic)."""
-        return await service.remember(tenant_for(grant, body.user_id, body.agent_id), body)
+        """Remember something: a fact or preference (semantic) or an event (episodic).
+
+        A shared memory needs the key's ``write_shared`` right, a private one ``write``;
+        the memory records the key's name as its author."""
+        tenant = tenant_for(grant, body.user_id, body.agent_id)
+        require(grant, right_to_write(body.scope))
+        return await service.remember(tenant, body, author=grant.name)
 
     @app.post("/v1/memories/search", tags=["memories"], responses=WITH_BODY)
     async def search(body: SearchBody, grant: Caller) -> RecallOut:
         """Recall memories; with a session, only when its working memory lacks the topic."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
+        require(grant, Right.READ)
         return await service.recall(
             tenant, body.query, top_k=body.top_k, session_id=body.session_id
         )
 
     @app.patch("/v1/memories/{item_id}", tags=["memories"], responses=WITH_BODY | NOT_FOUND)
     async def update(item_id: ItemPath, body: UpdateBody, grant: Caller) -> MemoryOut:
-        """Change a memory's content or importance."""
+        """Change a memory's content or importance (a shared one, whoever wrote it, with the
+        ``write_shared`` right)."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
+        shared = await may_change(service, grant, tenant, item_id)
         return await service.update(
-            tenant, item_id, content=body.content, importance=body.importance
+            tenant, item_id, content=body.content, importance=body.importance, shared=shared
         )
 
     @app.delete("/v1/memories/{item_id}", tags=["memories"], responses=WITH_QUERY | NOT_FOUND)
     async def forget(
         item_id: ItemPath, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
     ) -> ForgetOut:
-        """Forget a memory."""
-        forgotten = await service.forget(tenant_for(grant, user_id, agent_id), item_id)
+        """Forget a memory (a shared one, whoever wrote it, with the ``write_shared`` right)."""
+        tenant = tenant_for(grant, user_id, agent_id)
+        shared = await may_change(service, grant, tenant, item_id)
+        forgotten = await service.forget(tenant, item_id, shared=shared)
         if not forgotten.forgotten:
-            raise NotFoundError(f"no memory {item_id!r} for this user")
+            raise NotFoundError(f"no memory {quoted(item_id)} for this user")
         return forgotten
 
     @app.delete("/v1/users/{user_id}", tags=["users"], responses=WITH_QUERY)
     async def erase(user_id: UserPath, grant: Caller, agent_id: AgentQuery = None) -> ErasureOut:
         """Erase everything the agent holds of one user, in every store."""
-        return await service.erase(tenant_for(grant, user_id, agent_id))
+        tenant = tenant_for(grant, user_id, agent_id)
+        require(grant, Right.ERASE)
+        return await service.erase(tenant)
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> Health:

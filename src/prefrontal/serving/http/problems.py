@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Match
 
 from prefrontal.errors import ItemRejectedError, NotFoundError, OverloadedError, StoreError
+from prefrontal.serving.echo import bounded
 from prefrontal.serving.field_errors import explained
 
 PROBLEM_JSON = "application/problem+json"
@@ -55,7 +56,7 @@ def problem(
         "type": "about:blank",
         "title": TITLES.get(status, "Error"),
         "status": status,
-        "detail": detail,
+        "detail": bounded(detail),
     }
     if errors:
         body["errors"] = list(errors)
