@@ -16,7 +16,7 @@ from prefrontal.integrations.extras import require
 
 require("langgraph", "langgraph")
 
-# from prefrontal.integrations.langgraph.nodes import PrefrontalTurn  # noqa: E402
+from prefrontal.integrations.langgraph.nodes import PrefrontalState, PrefrontalTurn  # noqa: E402
 from prefrontal.integrations.langgraph.store import PrefrontalStore  # noqa: E402
 
-__all__ = ["PrefrontalStore", "PrefrontalTurn"]
+__all__ = ["PrefrontalState", "PrefrontalStore", "PrefrontalTurn"]

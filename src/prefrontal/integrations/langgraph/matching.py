@@ -70,14 +70,14 @@ def _compare(found: Any, want: Any) -> bool:
             and len(found) == len(want)
             and all(_compare(a, b) for a, b in zip(found, want, strict=True))
         )
-    return found is not _MISSING and found == want
+    return found is not _MISSING and bool(found == want)
 
 
 def _operator(found: Any, op: str, operand: Any) -> bool:
     if op == "$eq":
-        return found is not _MISSING and found == operand
+        return found is not _MISSING and bool(found == operand)
     if op == "$ne":
-        return found != operand
+        return bool(found != operand)
     number = _number(found)
     bound = _number(operand)
     if number is None or bound is None:

@@ -65,7 +65,7 @@ def check_namespace(namespace: tuple[str, ...]) -> None:
             raise ValueError(f"a namespace label has at most {MAX_LABEL_CHARS} characters")
 
 
-def to_memory(  # noqa: PLR0913
+def to_memory(
     tenant: Tenant,
     namespace: tuple[str, ...],
     key: str,

@@ -67,7 +67,7 @@ class PrefrontalStore(BaseStore):
 
     supports_ttl = True
 
-    def __init__(  # noqa: PLR0913
+    def __init__(
         self,
         stores: Stores,
         *,
@@ -219,6 +219,7 @@ class PrefrontalStore(BaseStore):
         prefix = tuple(op.namespace_prefix)
         tenant = self._tenant(prefix)
         now = self._clock()
+        scored: list[tuple[MemoryItem, float | None]]
         if op.query and op.query.strip():
             query = MemoryQuery(text=op.query, limit=MAX_CANDIDATES, now=now)
             ranked = rerank(await self._memory.search(tenant, query), now, self._weights)
