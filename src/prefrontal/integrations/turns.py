@@ -70,7 +70,8 @@ class FrameworkTurns:
 
     ``token_budget`` is passed to every turn (``None``: the orchestrator's
     default). ``last`` keeps each session's latest started turn (its bundle
-    and fragments, with provenance) after it ended, for inspection.
+    and fragments, with provenance) after it ended, and ``ended`` what its
+    ``end_turn`` returned, for inspection.
     """
 
     def __init__(
@@ -81,6 +82,7 @@ class FrameworkTurns:
         self.token_budget = token_budget
         self._pending: dict[tuple[str, str], _Pending] = {}
         self.last: dict[tuple[str, str], TurnResult] = {}
+        self.ended: dict[tuple[str, str], EndTurnResult] = {}
 
     async def start(self, user_id: str, session_id: str, user_input: str) -> TurnResult:
         """The session's turn for ``user_input``: started now, or the pending one for that input."""
@@ -113,4 +115,6 @@ class FrameworkTurns:
         found = self._pending.pop((user_id, session_id), None)
         if found is None:
             return None
-        return await self.orchestrator.end_turn(found.result, reply, tool_calls=tool_calls)
+        ended = await self.orchestrator.end_turn(found.result, reply, tool_calls=tool_calls)
+        self.ended[(user_id, session_id)] = ended
+        return ended
