@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Iterator
-from pathlib import Path
+from collections.abc import Iterable
 from typing import cast
 
 import pytest
@@ -44,20 +43,6 @@ from langgraph.store.base import (
 )
 
 from prefrontal.integrations.langgraph import PrefrontalStore
-from prefrontal.stores import Stores, sqlite
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[PrefrontalStore]:
-    """A PrefrontalStore over in-memory stores, or over a SQLite file."""
-    if request.param == "memory":
-        stores = Stores.in_memory()
-    else:
-        stores = sqlite.open_stores(tmp_path / "langgraph.db")
-    with PrefrontalStore(stores, agent_id="agent", user_id="user") as opened:
-        yield opened
-        opened.batch([])  # the event loop thread exists before the stores close on it
-        opened._blocking().call(stores.aclose)
 
 
 def test_batch_order(store: PrefrontalStore) -> None:

@@ -22,10 +22,10 @@ loop at the same time).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio.from_thread
 from langgraph.store.base import (
@@ -51,6 +51,7 @@ from prefrontal.stores.records import utc_now
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Tenant
 
+T = TypeVar("T")
 EPISODIC_KINDS = frozenset({MemoryKind.EVENT, MemoryKind.OBSERVATION, MemoryKind.TOOL_RESULT})
 MAX_CANDIDATES = 1_000
 
@@ -108,6 +109,14 @@ class PrefrontalStore(BaseStore):
         """:meth:`abatch` from synchronous code, on the store's event loop thread."""
         listed = list(ops)
         return self._blocking().call(self.abatch, listed)
+
+    def run(self, call: Callable[[], Awaitable[T]]) -> T:
+        """Await ``call()`` on the event loop thread the sync methods use, from sync code.
+
+        For what must happen on that loop, such as closing stores only the
+        sync methods used: ``store.run(stores.aclose)``.
+        """
+        return self._blocking().call(call)
 
     def close(self) -> None:
         """Stop the event loop thread the sync methods use (started on first use)."""
