@@ -37,6 +37,8 @@ INPUTS = (
     "Where and when is my sister's wedding again?",
     "Thanks, that's all for now.",
 )
+FACT_WORDS = "in Porto on June 14"
+"""The fact as a turn's context words it (the words, whatever quoting the rendering adds)."""
 FACT_TURN = 2
 ASK_TURN = 9
 TOOL_TURN = 4

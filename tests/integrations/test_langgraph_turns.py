@@ -104,7 +104,7 @@ async def test_react_agent_sees_what_the_orchestrator_gives(backend: str, tmp_pa
     assert len(seen) == len(conv.INPUTS)
     assert [conv.pairs(s) for s in seen] == [conv.pairs(s) for s in direct.inputs]
     at_ask = seen[conv.ASK_TURN - 1]
-    assert any(conv.FACT in m["content"] for m in at_ask)
+    assert any(conv.FACT_WORDS in m["content"] for m in at_ask)
     assert at_ask[-1] == Message(role="user", content=conv.INPUTS[conv.ASK_TURN - 1])
     provenance = conv.fact_provenance(asked)
     assert provenance
@@ -144,7 +144,7 @@ async def test_hand_built_graph_starts_and_ends_turns(tmp_path: Path) -> None:
 
     seen = [as_messages(s) for s in model.seen]
     assert [conv.pairs(s) for s in seen] == [conv.pairs(s) for s in direct.inputs]
-    assert any(conv.FACT in m["content"] for m in seen[conv.ASK_TURN - 1])
+    assert any(conv.FACT_WORDS in m["content"] for m in seen[conv.ASK_TURN - 1])
     assert len(ended) == 2 * len(conv.INPUTS)
     assert [t.content for t in ended][-2:] == [conv.INPUTS[-1], conv.reply_for(10)]
 
