@@ -138,3 +138,25 @@ async def test_pop_and_clear_act_on_the_run_in_progress(tmp_path: Path) -> None:
         assert await session.get_items(limit=5) == []
         with pytest.raises(ValueError, match="no user input"):
             await session.session_input([], [])
+
+
+async def test_a_streamed_run_is_recorded_too(tmp_path: Path) -> None:
+    async with conv.orchestrator_on("memory", tmp_path) as orchestrator:
+        session = PrefrontalSession(orchestrator, agent_id="a", user_id="u", session_id="s")
+        model = ScriptedModel([said("Streamed reply.")])
+        agent = Agent(name="a", instructions=session.instructions, model=model)
+        streamed = Runner.run_streamed(
+            agent,
+            "Hello there",
+            session=session,
+            run_config=session.run_config(tracing_disabled=True),
+        )
+        async for _ in streamed.stream_events():
+            pass
+        assert streamed.final_output == "Streamed reply."
+        assert session.ended is not None and session.ended.written
+        items = await session.get_items()
+        assert [(i["role"], i["content"]) for i in items] == [  # type: ignore[typeddict-item]
+            ("user", "Hello there"),
+            ("assistant", "Streamed reply."),
+        ]

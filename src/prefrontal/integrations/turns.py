@@ -36,9 +36,17 @@ class Placed:
 
 
 def split(messages: Sequence[Message]) -> Placed:
-    """``messages`` (from ``bundle.to_messages()``) as a system part and the rest."""
+    """``messages`` (from ``bundle.to_messages()``) as a system part and the rest.
+
+    The rest keep their roles, ``assistant`` or ``user``; any other role is
+    placed as ``user`` (never raised to the system seat).
+    """
     system = [m["content"] for m in messages if m["role"] == "system"]
-    rest = [m for m in messages if m["role"] != "system"]
+    rest = [
+        m if m["role"] in ("user", "assistant") else Message(role="user", content=m["content"])
+        for m in messages
+        if m["role"] != "system"
+    ]
     return Placed(instructions="\n\n".join(system), messages=rest)
 
 
