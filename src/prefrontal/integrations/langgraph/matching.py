@@ -73,24 +73,25 @@ def _compare(found: Any, want: Any) -> bool:
     return found is not _MISSING and bool(found == want)
 
 
+_ORDERED = {
+    "$gt": lambda a, b: a > b,
+    "$gte": lambda a, b: a >= b,
+    "$lt": lambda a, b: a < b,
+    "$lte": lambda a, b: a <= b,
+}
+
+
 def _operator(found: Any, op: str, operand: Any) -> bool:
     if op == "$eq":
         return found is not _MISSING and bool(found == operand)
     if op == "$ne":
         return bool(found != operand)
+    compare = _ORDERED.get(op)
+    if compare is None:
+        raise ValueError(f"unsupported filter operator: {op!r}")
     number = _number(found)
     bound = _number(operand)
-    if number is None or bound is None:
-        return False
-    if op == "$gt":
-        return number > bound
-    if op == "$gte":
-        return number >= bound
-    if op == "$lt":
-        return number < bound
-    if op == "$lte":
-        return number <= bound
-    raise ValueError(f"unsupported filter operator: {op!r}")
+    return number is not None and bound is not None and compare(number, bound)
 
 
 def _number(value: Any) -> float | None:
