@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from prefrontal import Stores
@@ -14,13 +16,14 @@ pytestmark = pytest.mark.anyio
 
 MAYA = Tenant(agent_id="atlas", user_id="maya")
 SAM = Tenant(agent_id="atlas", user_id="sam")
+NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 
 
 async def test_a_shared_memory_keeps_its_author_and_only_the_right_changes_it(
     stores: Stores,
 ) -> None:
     """Stored, read back by another user, corrected and forgotten only with ``shared=True``."""
-    memory = MemoryAPI(stores)
+    memory = MemoryAPI(stores, clock=lambda: NOW)
     note = await memory.remember(SAM, "The launch is cancelled", scope=Scope.SHARED, author="ops")
     private = await memory.remember(SAM, "Sam likes tea")
     seen = await memory.get(MAYA, note.item_id)
@@ -38,5 +41,7 @@ async def test_a_shared_memory_keeps_its_author_and_only_the_right_changes_it(
 
 async def test_a_shared_memory_without_an_author_names_its_user(stores: Stores) -> None:
     """In process, a shared memory written without ``author`` names the writing user."""
-    note = await MemoryAPI(stores).remember(SAM, "Standup moves to 10:00", scope=Scope.SHARED)
+    note = await MemoryAPI(stores, clock=lambda: NOW).remember(
+        SAM, "Standup moves to 10:00", scope=Scope.SHARED
+    )
     assert note.metadata[AUTHOR_KEY] == "sam"

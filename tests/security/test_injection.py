@@ -39,7 +39,7 @@ NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 MAYA = Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
 SAM = Tenant(agent_id=DEMO_AGENT, user_id="sam")
 BATCH = 24
-EXCHANGE_BATCH = 8
+EXCHANGE_BATCH = 16
 ROOMY: dict[str, object] = {
     "total_token_budget": 100_000,
     "frontal_cortex": {"active_goals": 100},

@@ -109,11 +109,22 @@ def as_data(text: str, *, opens_line: bool = True) -> str:
     """
     if text.isascii() and text.isprintable() and not _structured_ascii(text, opens_line):
         return text
+    if len(text) > CACHED_CHARS:
+        return _fence(text, opens_line)
     return _fenced(text, opens_line)
+
+
+CACHED_CHARS = 4_096
+"""Texts up to this long are fenced once and remembered (so the cache holds at most
+``8,192 x 4,096`` characters); longer ones, rare, are fenced every time."""
 
 
 @lru_cache(maxsize=8_192)
 def _fenced(text: str, opens_line: bool) -> str:
+    return _fence(text, opens_line)
+
+
+def _fence(text: str, opens_line: bool) -> str:
     lines = text.replace("\r\n", "\n").translate(_TABLE).split("\n")
     escaped = [_escaped_line(line) if k or opens_line else line for k, line in enumerate(lines)]
     fenced = BREAK_MARK.join(line for line in escaped if line.strip())
