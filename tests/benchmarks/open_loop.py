@@ -11,7 +11,9 @@ was due, so a server that falls behind is charged for the wait (no
 coordinated omission). For each backend and worker count it starts
 ``prefrontal serve http --workers N`` on 127.0.0.1 (SQLite: a fresh file
 with the demo data; PostgreSQL: a fresh database of the throwaway server
-the tests use, with the demo data), then raises the rate from ``--start``
+the tests use, with the demo data), then, after ``--warmup`` seconds at ``--start`` that are not counted (every
+worker process opens its connections and fills its caches), raises the rate
+from ``--start``
 turns per second by ``--step`` while a rate is *held*: ``--hold`` seconds
 with no error, no degraded turn, every turn started and ended, and the p99
 of starting a turn within the deadline (``--deadline-ms``). The capacity is
@@ -166,6 +168,8 @@ async def run_rate(base: str, rate: float, seconds: float) -> Step:
 def capacity(base: str, args: argparse.Namespace, label: dict[str, Any]) -> dict[str, Any]:
     """The highest rate held, then the run at ``--load`` of it."""
     rate, best = args.start, 0.0
+    if args.warmup:
+        anyio.run(run_rate, base, args.start, args.warmup)
     while rate <= args.max_rate:
         step = anyio.run(run_rate, base, rate, args.hold)
         print(json.dumps(label | {"phase": "search"} | step.report(args.deadline_ms)), flush=True)
@@ -206,6 +210,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--start", type=float, default=4.0, help="First rate (turns/s).")
     parser.add_argument("--step", type=float, default=1.25, help="Rate multiplier per step.")
     parser.add_argument("--max-rate", type=float, default=500.0)
+    parser.add_argument(
+        "--warmup", type=float, default=10.0, help="Seconds at --start first, not counted."
+    )
     parser.add_argument("--load", type=float, default=0.8, help="Share of capacity to run at.")
     parser.add_argument("--deadline-ms", type=float, default=1_000.0)
     args = parser.parse_args(argv)
