@@ -67,7 +67,13 @@ class BufferConfig(BufferModel):
     """Priority shrinks by this fraction per minute since last access."""
     priority_floor: float = Field(default=0.01, ge=0.0, le=1.0)
     fade_seconds: float = Field(default=300.0, gt=0.0)
-    """An unpinned item not touched for this long fades out of the buffer."""
+    """An unpinned item not touched for this long fades out of the buffer (but see
+    ``keep_until_promoted``)."""
+    keep_until_promoted: bool = True
+    """An item only this buffer holds (a note, a tool result not written to long-term
+    memory: see :func:`prefrontal.buffer.decay.is_promotable`) never fades out: it
+    leaves by consolidation into episodic memory (or to make room, or on request).
+    ``False``: it fades like any other item, and is lost unless consolidated first."""
 
     attention_boost: float = Field(default=0.3, ge=0.0)
     """PRIORITY: added to the priority of items tagged with the focus (x focus intensity)."""

@@ -145,7 +145,7 @@ async def test_report_carries_themes_coherence_and_totals() -> None:
 
 async def test_items_idle_since_the_last_turn_fade_at_refresh() -> None:
     """An agent item untouched for the fade-out time leaves at the next refresh."""
-    buffer = make_buffer(fade_seconds=300)
+    buffer = make_buffer(fade_seconds=300, keep_until_promoted=False)
     await buffer.add(item("old tool output", item_id="t"), now=at(0))
     report = await buffer.refresh_turn([], focus=FOCUS, now=at(301))
     assert [(e.item_id, e.reason) for e in report.evicted] == [("t", EvictionReason.FADED)]
