@@ -60,6 +60,10 @@ class BufferConfig(BufferModel):
     base_threshold: float = Field(default=0.2, ge=0.0)
     pressure: float = Field(default=0.5, ge=0.0)
     """Threshold = base_threshold x (1 + pressure x utilisation)."""
+    keep_priority: float = Field(default=0.8, ge=0.0, le=1.0)
+    """An item of the agent's own (session lifetime, not a turn's fragment) offered at
+    this priority or above is admitted whatever its score (reason ``high_priority``):
+    a note without a focus has a score of about ``base_threshold``."""
     recency_half_life_hours: float = Field(default=24.0, gt=0.0)
     """An item that happened this long ago gets recency 0.5 (1.0 when its time is unknown)."""
 
