@@ -173,6 +173,19 @@ class WorkingMemoryBuffer:
             for item_id in item.provenance.item_ids
         )
 
+    def exchange_ids(self) -> frozenset[str]:
+        """Ids of the session's own messages the held items stand for (conversation store).
+
+        ``end_turn`` writes each of a turn's messages to episodic memory under
+        the same id, so a search may find them: the recall gate counts them as held.
+        """
+        return frozenset(
+            item_id
+            for item in self._held.items.values()
+            if item.provenance.store == "conversation"
+            for item_id in item.provenance.item_ids
+        )
+
     def kept_sources(self) -> frozenset[str]:
         """Source ids behind the items the agent keeps (session lifetime), of every kind."""
         return frozenset(
