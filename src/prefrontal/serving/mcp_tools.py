@@ -31,7 +31,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from prefrontal.errors import NotFoundError
+from prefrontal.errors import NotFoundError, TurnConflictError
 from prefrontal.serving.models import (
     MAX_MEMORY_CHARS,
     MAX_QUERY_CHARS,
@@ -158,7 +158,8 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
     ) -> EndTurnOut:
         """Call after answering. Records your reply as the conversation's history.
 
-        Calling it twice for one turn is harmless (the second call writes nothing).
+        Calling it twice for one turn with the same reply is harmless (the second call writes
+        nothing); another reply for a turn already ended is an error.
         """
         try:
             return await service.end_turn(
@@ -166,6 +167,8 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
             )
         except NotFoundError as error:
             raise ToolError(f"{error}: pass the turn_id that start_turn returned") from None
+        except TurnConflictError as error:
+            raise ToolError(str(error)) from None
 
     @server.tool(
         title="Recall memories",
