@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from prefrontal.buffer.models import BufferModel
 
@@ -46,7 +46,13 @@ class SalienceWeights(BufferModel):
 
 
 class BufferConfig(BufferModel):
-    """The settings of one working-memory buffer (the defaults follow the specification)."""
+    """The settings of one working-memory buffer (the defaults follow the specification).
+
+    Every number is finite: NaN and the infinities are refused like any other
+    value out of range.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     max_items: int = Field(default=64, ge=1, le=10_000)
     max_tokens: int = Field(default=4_000, ge=1)

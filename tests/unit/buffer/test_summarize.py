@@ -241,3 +241,13 @@ async def test_growing_summary_keeps_the_newest_lines_when_full() -> None:
         "- one one one\n- two two two\n- three three three."
     )
     assert await summarizer([old, new], 9, words) == "- two two two\n- three three three."
+
+
+async def test_expire_folds_under_summarize_as_a_turns_fade_does() -> None:
+    """The buffer's own expire() folds faded items into the summary, as a turn's fade does."""
+    buffer = _long_run_buffer(max_items=6, max_tokens=100, keep_until_promoted=False)
+    await buffer.add(item("The hotel is booked. Room 12.", item_id="hotel"), now=at(0))
+    gone = await buffer.expire(now=at(400))
+    assert [(e.item_id, e.reason) for e in gone] == [("hotel", EvictionReason.SUMMARIZED)]
+    [summary] = _summaries(buffer)
+    assert "The hotel is booked." in summary.content

@@ -50,7 +50,7 @@ async def test_pinned_items_do_not_decay_or_fade() -> None:
     held = buffer.get("r")
     assert held is not None
     assert effective_priority(held, at(3_600), buffer.config) == 0.7
-    assert buffer.expire(now=at(3_600)) == ()
+    assert await buffer.expire(now=at(3_600)) == ()
 
 
 async def test_untouched_items_fade_after_the_configured_time() -> None:
@@ -64,7 +64,7 @@ async def test_untouched_items_fade_after_the_configured_time() -> None:
     clock.advance(200)
     buffer.access("b")
     clock.advance(100)
-    gone = buffer.expire()
+    gone = await buffer.expire()
     assert [(e.item_id, e.reason) for e in gone] == [("s", EvictionReason.FADED)]
     assert "b" in buffer
 
@@ -108,4 +108,4 @@ async def test_naive_times_are_read_as_utc() -> None:
     buffer = make_buffer(fade_seconds=60, keep_until_promoted=False)
     await buffer.add(item("x", item_id="x"), now=at(0))
     assert buffer.access("x", now=at(30).replace(tzinfo=None)) is not None
-    assert buffer.expire(now=at(100).replace(tzinfo=None))[0].item_id == "x"
+    assert (await buffer.expire(now=at(100).replace(tzinfo=None)))[0].item_id == "x"
