@@ -106,3 +106,22 @@ async def test_every_note_is_kept_on_a_sqlite_file(tmp_path: Path) -> None:
         assert found >= 1  # the pauses are long enough for some notes to be promoted
     finally:
         await stores.aclose()
+
+
+async def test_working_notes_render_by_priority_then_recency() -> None:
+    """Notes added at priorities 0.3, 0.9, 0.6 (and a second 0.6, later) render high, the two
+    mid ones newest first, then low."""
+    stores = Stores.in_memory()
+    clock = Settable(FIXED_NOW)
+    orchestrator = build(stores, clock=clock)
+    await orchestrator.end_turn(await orchestrator.start_turn(ask("Hello.")), "Hi.")
+    buffer = await SessionBuffer.load(stores.working_memory, KEY, clock=clock)
+    for n, priority in enumerate((0.3, 0.9, 0.6, 0.6)):
+        clock.now += timedelta(seconds=1)
+        new = NewItem(content=f"Working note {n}.", priority=priority, pinned=True)
+        assert (await buffer.add(new)).outcome.value == "admitted"
+    await buffer.save()
+    turn = await orchestrator.start_turn(ask("What now?"))
+    text = turn.bundle.text
+    order = sorted(range(4), key=lambda n: text.index(f"Working note {n}."))
+    assert order == [1, 3, 2, 0]

@@ -92,6 +92,8 @@ async def load_session(turn: TurnState, phase: str) -> SessionBuffer:
 def note_fragments(turn: TurnState) -> list[Fragment]:
     """The agent's own items in the buffer as the working-notes section, most important first.
 
+    Rendered in that order: by priority, highest first, then the most recently added first.
+
     These are the session items (tool results, reflections, notes, summaries
     of what was evicted); this turn's context fragments are not repeated.
     """
@@ -108,7 +110,7 @@ def note_fragments(turn: TurnState) -> list[Fragment]:
             item_ids=(note.item_id,),
             phase="turn_context",
             rank=rank,
-            position=float(note.seq),
+            position=float(rank),
             score=note.priority,
             created_at=note.added_at,
         )
