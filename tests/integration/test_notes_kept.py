@@ -78,7 +78,8 @@ async def where_kept(stores: Stores, notes: list[int]) -> tuple[int, int]:
             in_buffer += 1
             continue
         text = key_sentence(n)
-        hits = await stores.episodic.search(TENANT, MemoryQuery(text=text, limit=5))
+        query = MemoryQuery(text=text, limit=5, now=FIXED_NOW + timedelta(days=1))
+        hits = await stores.episodic.search(TENANT, query)
         assert any(text in hit.item.content for hit in hits), f"lost: {text!r}"
         found += 1
     return in_buffer, found
