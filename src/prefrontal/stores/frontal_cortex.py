@@ -54,6 +54,8 @@ class FrontalItem(OwnedRecord):
     due_at: Timestamp | None = None
     tags: Labels = ()
     updated_at: Timestamp = Field(default_factory=utc_now)
+    version: int = Field(default=1, ge=1)
+    """Bumped by every versioned save (:mod:`prefrontal.stores.versioned`)."""
 
 
 class FrontalQuery(Record):

@@ -35,6 +35,8 @@ class Observation(OwnedRecord):
     tags: Labels = ()
     resolved: bool = False
     expires_at: Timestamp | None = None
+    version: int = Field(default=1, ge=1)
+    """Bumped by every versioned save (:mod:`prefrontal.stores.versioned`)."""
 
 
 @runtime_checkable
