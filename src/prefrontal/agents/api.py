@@ -143,9 +143,13 @@ class AgentStateAPI:
         await _frontal(self.stores).save(item, expected_version=None)
         return item
 
+    async def find_item(self, tenant: Tenant, item_id: str) -> FrontalItem | None:
+        """The tenant's own goal, action or question ``item_id``, or ``None``."""
+        return await _frontal(self.stores).get(tenant, item_id)
+
     async def get_item(self, tenant: Tenant, item_id: str) -> FrontalItem:
         """The tenant's own goal, action or question ``item_id``; ``NotFoundError`` if none."""
-        found = await _frontal(self.stores).get(tenant, item_id)
+        found = await self.find_item(tenant, item_id)
         if found is None:
             raise NotFoundError(f"no goal, action or question {item_id!r} of this user")
         return found
