@@ -7,15 +7,18 @@ An invalid file fails with one line naming the file, the line and the field.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
 import typer
 
 from prefrontal.agents import AgentStateAPI
-from prefrontal.agents.file import FILE_USER, ApplyReport, apply, load
+from prefrontal.agents.file import FILE_USER, AgentFile, ApplyReport, apply, load
 from prefrontal.cli.stores import DbOption, opened
 from prefrontal.phases.frontal_cortex import describe
+from prefrontal.serving.service import Service
 from prefrontal.stores.frontal_cortex import FrontalQuery
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant
@@ -77,3 +80,23 @@ def show(
     """Print the agent's profile, goals, actions, questions and scratch page."""
     for line in anyio.run(_show, db, Tenant(agent_id=agent, user_id=user)):
         typer.echo(line)
+
+
+AgentFileOption = typer.Option(
+    None, "--agent-file", help="Apply this agent file (TOML) at start, before serving."
+)
+
+
+def checked_file(path: Path | None) -> AgentFile | None:
+    """The agent file at ``path`` read and checked before a server starts (``None``: none)."""
+    return None if path is None else load(path)
+
+
+async def applied_then(
+    service: Service, agent_file: AgentFile | None, main: Callable[[], Awaitable[None]]
+) -> None:
+    """Apply ``agent_file`` over the service's stores, then run ``main`` (the server)."""
+    if agent_file is not None:
+        report = await apply(service.orchestrator.agents, agent_file)
+        print(report.summary(), file=sys.stderr)
+    await main()
