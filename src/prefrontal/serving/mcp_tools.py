@@ -32,6 +32,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from prefrontal.errors import NotFoundError
+from prefrontal.serving.mcp_agent_tools import register_agent_tools
 from prefrontal.serving.models import (
     MAX_MEMORY_CHARS,
     MAX_QUERY_CHARS,
@@ -260,4 +261,5 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         except NotFoundError as error:
             raise ToolError(f"{error}: pass a turn_id that start_turn returned") from None
 
+    register_agent_tools(server, service, tenant)
     return server
