@@ -28,7 +28,13 @@ from typing import Any
 from prefrontal.errors import ConfigurationError, ConflictError, NotFoundError
 from prefrontal.memory.api import new_ulid
 from prefrontal.stores.consciousness import AgentProfile
-from prefrontal.stores.frontal_cortex import FrontalItem, FrontalKind, FrontalStatus, Owner
+from prefrontal.stores.frontal_cortex import (
+    FrontalItem,
+    FrontalKind,
+    FrontalQuery,
+    FrontalStatus,
+    Owner,
+)
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.scratch_page import Observation, ScratchKind
 from prefrontal.stores.set import Stores
@@ -143,6 +149,13 @@ class AgentStateAPI:
         await _frontal(self.stores).save(item, expected_version=None)
         return item
 
+    async def list_items(self, tenant: Tenant, *, limit: int = 200) -> list[FrontalItem]:
+        """The goals, actions and questions ``tenant`` sees (its own and shared), newest first."""
+        query = FrontalQuery(kinds=(FrontalKind.GOAL, FrontalKind.ACTION, FrontalKind.QUESTION))
+        return await self.stores.frontal_cortex.query(
+            tenant, query.model_copy(update={"limit": limit})
+        )
+
     async def find_item(self, tenant: Tenant, item_id: str) -> FrontalItem | None:
         """The tenant's own goal, action or question ``item_id``, or ``None``."""
         return await _frontal(self.stores).get(tenant, item_id)
@@ -239,6 +252,10 @@ class AgentStateAPI:
         """Record a pending confirmation the user owes (resolve it with :meth:`confirm`)."""
         fields.setdefault("owner", Owner.USER)
         return await self.note(tenant, content, kind=ScratchKind.PENDING_CONFIRMATION, **fields)
+
+    async def active_entries(self, tenant: Tenant, *, limit: int = 200) -> list[Observation]:
+        """The scratch entries ``tenant`` sees that are unresolved and unexpired now."""
+        return await self.stores.scratch_page.active(tenant, now=self._clock(), limit=limit)
 
     async def get_entry(self, tenant: Tenant, item_id: str) -> Observation:
         """The tenant's own scratch entry ``item_id``; ``NotFoundError`` if none."""
