@@ -100,7 +100,9 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
             Literal["active", "blocked"] | None,
             Field(description="`blocked` when you cannot go on without something; else `active`."),
         ] = None,
-        priority: Annotated[float | None, Field(ge=0.0, le=1.0)] = None,
+        priority: Annotated[
+            float | None, Field(ge=0.0, le=1.0, description="The new priority, 0 to 1.")
+        ] = None,
         detail: Annotated[
             str | None, Field(max_length=MAX_DETAIL, description="What stands now, briefly.")
         ] = None,
