@@ -10,9 +10,9 @@ saying what to do; the change shows in the next turn's context and trace.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
@@ -28,6 +28,8 @@ from prefrontal.serving.agent_models import (
     ScratchBody,
     ScratchOut,
 )
+from prefrontal.serving.keys import Right
+from prefrontal.serving.mcp_rights import require
 from prefrontal.serving.service import Service
 from prefrontal.stores.frontal_cortex import FrontalKind, FrontalStatus
 from prefrontal.stores.scratch_page import ScratchKind
@@ -67,6 +69,7 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
 
     @server.tool(title="Set a goal", annotations=WRITE)
     async def set_goal(
+        ctx: Context[Any, Any],
         title: Annotated[str, Field(min_length=1, max_length=MAX_TITLE, description="The goal.")],
         detail: Annotated[str, Field(max_length=MAX_DETAIL, description="Optional.")] = "",
         priority: Priority = 0.5,
@@ -81,6 +84,7 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
         It appears in your context on every later turn until you complete it. Returns its
         `item_id` and `version`.
         """
+        require(ctx, Right.WRITE)
         body = GoalBody(
             user_id=tenant.user_id, title=title, detail=detail, priority=priority, kind=kind
         )
@@ -92,6 +96,7 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
 
     @server.tool(title="Update a goal", annotations=WRITE)
     async def update_goal(
+        ctx: Context[Any, Any],
         goal_id: GoalId,
         progress: Annotated[
             float | None, Field(ge=0.0, le=1.0, description="How far along: 0 to 1.")
@@ -111,6 +116,7 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
         """Call when you made progress on a goal, it became blocked or unblocked, or its
         priority changed. The next turn's context shows the goal as you leave it.
         """
+        require(ctx, Right.WRITE)
         body = GoalUpdateBody(
             user_id=tenant.user_id,
             progress=progress,
@@ -130,11 +136,14 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
         return GoalOut.of(item)
 
     @server.tool(title="Complete a goal", annotations=WRITE)
-    async def complete_goal(goal_id: GoalId, expected_version: ExpectedVersion = None) -> GoalOut:
+    async def complete_goal(
+        ctx: Context[Any, Any], goal_id: GoalId, expected_version: ExpectedVersion = None
+    ) -> GoalOut:
         """Call when a goal is achieved (or an action done, a question answered).
 
         It leaves your context; the next turn notes it as done once.
         """
+        require(ctx, Right.WRITE)
         item = await _tool_call(
             lambda: agents.complete(tenant, goal_id, expected_version=expected_version)
         )
@@ -142,6 +151,7 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
 
     @server.tool(title="Note an observation", annotations=WRITE)
     async def note_observation(
+        ctx: Context[Any, Any],
         content: Annotated[
             str, Field(min_length=1, max_length=MAX_DETAIL, description="What you noticed.")
         ],
@@ -150,6 +160,7 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
         """Call when you notice something the next turns should keep in mind but that is not
         a durable fact about the user (use `remember` for those): e.g. 'the user seems rushed'.
         """
+        require(ctx, Right.WRITE)
         body = ScratchBody(user_id=tenant.user_id, content=content, priority=priority)
         entry = await _tool_call(
             lambda: agents.note_observation(tenant, body.content, priority=body.priority)
@@ -158,6 +169,7 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
 
     @server.tool(title="Note a risk", annotations=WRITE)
     async def note_risk(
+        ctx: Context[Any, Any],
         content: Annotated[
             str, Field(min_length=1, max_length=MAX_DETAIL, description="The risk, in a sentence.")
         ],
@@ -166,6 +178,7 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
         """Call when you see a risk to the user's goals (a deadline at stake, a conflict, a
         missing approval). It is shown first in your context until resolved.
         """
+        require(ctx, Right.WRITE)
         body = ScratchBody(
             user_id=tenant.user_id, content=content, priority=priority, kind=ScratchKind.RISK_ALERT
         )
@@ -176,6 +189,7 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
 
     @server.tool(title="Ask for a confirmation", annotations=WRITE)
     async def ask_confirmation(
+        ctx: Context[Any, Any],
         question: Annotated[
             str,
             Field(min_length=1, max_length=MAX_DETAIL, description="What the user must confirm."),
@@ -184,6 +198,7 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
         """Call before an action that needs the user's yes (a booking, a send, a purchase):
         it stays in your context as awaiting confirmation until you resolve it.
         """
+        require(ctx, Right.WRITE)
         body = ScratchBody(
             user_id=tenant.user_id, content=question, kind=ScratchKind.PENDING_CONFIRMATION
         )
@@ -192,6 +207,7 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
 
     @server.tool(title="Resolve a confirmation", annotations=WRITE)
     async def resolve_confirmation(
+        ctx: Context[Any, Any],
         entry_id: Annotated[
             str, Field(min_length=1, max_length=256, description="The `item_id` it returned.")
         ],
@@ -199,6 +215,7 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
         expected_version: ExpectedVersion = None,
     ) -> ScratchOut:
         """Call once the user answered a pending confirmation (yes or no)."""
+        require(ctx, Right.WRITE)
         body = ResolveBody(
             user_id=tenant.user_id,
             outcome="confirmed" if confirmed else "declined",

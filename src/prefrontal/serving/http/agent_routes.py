@@ -39,7 +39,7 @@ from prefrontal.serving.agent_models import (
     ScratchOut,
     VersionBody,
 )
-from prefrontal.serving.http.auth import grant_of, tenant_for
+from prefrontal.serving.http.auth import grant_of, require, tenant_for
 from prefrontal.serving.http.problems import PROBLEM_JSON
 from prefrontal.serving.keys import KeyGrant, KeyRing, Right
 from prefrontal.serving.service import Service
@@ -64,16 +64,11 @@ def _caller(request: Request) -> KeyGrant:
 Caller = Annotated[KeyGrant, Depends(_caller)]
 
 
-def _needs(grant: KeyGrant, right: Right) -> None:
-    if not grant.allows(right):
-        raise HTTPException(403, f"This API key does not have the {right.value!r} right.")
-
-
 def _agent_tenant(grant: KeyGrant, agent_id: str) -> Tenant:
     """The profile's tenant: the key's own agent, with the administer right."""
     if agent_id != grant.agent_id:
         raise HTTPException(403, f"This API key may not act for agent {agent_id!r}.")
-    _needs(grant, Right.ADMINISTER)
+    require(grant, Right.ADMINISTER)
     return Tenant(agent_id=agent_id, user_id=grant.name)
 
 
@@ -112,14 +107,14 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     @router.get("/goals", tags=["goals"])
     async def list_goals(user_id: UserQuery, grant: Caller) -> list[GoalOut]:
         """The user's goals, pending actions and open questions, newest change first."""
-        _needs(grant, Right.READ)
+        require(grant, Right.READ)
         tenant = tenant_for(grant, user_id)
         return [GoalOut.of(i) for i in await agents.list_items(tenant, limit=LIST_LIMIT)]
 
     @router.post("/goals", status_code=201, tags=["goals"])
     async def add_goal(body: GoalBody, grant: Caller) -> GoalOut:
         """Add a goal, a pending action or an open question."""
-        _needs(grant, Right.WRITE_SHARED if body.scope is Scope.SHARED else Right.WRITE)
+        require(grant, Right.WRITE_SHARED if body.scope is Scope.SHARED else Right.WRITE)
         tenant = tenant_for(grant, body.user_id)
         fields = body.model_dump(exclude={"user_id", "kind", "title", "item_id", "scope"})
         item = await _versioned(
@@ -137,7 +132,7 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     @router.patch("/goals/{item_id}", tags=["goals"])
     async def update_goal(item_id: str, body: GoalUpdateBody, grant: Caller) -> GoalOut:
         """Change a goal's progress, status, priority or wording."""
-        _needs(grant, Right.WRITE)
+        require(grant, Right.WRITE)
         tenant = tenant_for(grant, body.user_id)
         changes = body.changes()
         if not changes:
@@ -152,7 +147,7 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     @router.post("/goals/{item_id}/complete", tags=["goals"])
     async def complete_goal(item_id: str, body: VersionBody, grant: Caller) -> GoalOut:
         """Mark a goal (action, question) done."""
-        _needs(grant, Right.WRITE)
+        require(grant, Right.WRITE)
         tenant = tenant_for(grant, body.user_id)
         item = await _versioned(
             lambda: agents.complete(tenant, item_id, expected_version=body.expected_version)
@@ -162,7 +157,7 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     @router.post("/goals/{item_id}/abandon", tags=["goals"])
     async def abandon_goal(item_id: str, body: VersionBody, grant: Caller) -> GoalOut:
         """Mark a goal (action, question) cancelled."""
-        _needs(grant, Right.WRITE)
+        require(grant, Right.WRITE)
         tenant = tenant_for(grant, body.user_id)
         item = await _versioned(
             lambda: agents.abandon(tenant, item_id, expected_version=body.expected_version)
@@ -172,7 +167,7 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     @router.get("/scratch", tags=["scratch"])
     async def list_scratch(user_id: UserQuery, grant: Caller) -> list[ScratchOut]:
         """The user's active scratch page, most important first."""
-        _needs(grant, Right.READ)
+        require(grant, Right.READ)
         tenant = tenant_for(grant, user_id)
         entries = await agents.active_entries(tenant, limit=LIST_LIMIT)
         return [ScratchOut.of(e) for e in entries]
@@ -180,7 +175,7 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     @router.post("/scratch", status_code=201, tags=["scratch"])
     async def add_scratch(body: ScratchBody, grant: Caller) -> ScratchOut:
         """Note an observation, a risk alert or a pending confirmation."""
-        _needs(grant, Right.WRITE)
+        require(grant, Right.WRITE)
         tenant = tenant_for(grant, body.user_id)
         fields = body.model_dump(exclude={"user_id", "content", "kind", "item_id"})
         entry = await _versioned(
@@ -193,7 +188,7 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     @router.post("/scratch/{item_id}/resolve", tags=["scratch"])
     async def resolve_scratch(item_id: str, body: ResolveBody, grant: Caller) -> ScratchOut:
         """Resolve an entry: ``confirmed``, ``declined`` or ``resolved``."""
-        _needs(grant, Right.WRITE)
+        require(grant, Right.WRITE)
         tenant = tenant_for(grant, body.user_id)
         entry = await _versioned(
             lambda: agents.resolve(

@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 
 from prefrontal.errors import ItemRejectedError, NotFoundError, OverloadedError, StoreError
+from prefrontal.serving.echo import bounded
 
 PROBLEM_JSON = "application/problem+json"
 _log = structlog.get_logger("prefrontal.serving")
@@ -53,7 +54,7 @@ def problem(
         "type": "about:blank",
         "title": TITLES.get(status, "Error"),
         "status": status,
-        "detail": detail,
+        "detail": bounded(detail),
     }
     if errors:
         body["errors"] = list(errors)
