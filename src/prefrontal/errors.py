@@ -4,6 +4,7 @@ The tree::
 
     PrefrontalError
     ├── ConfigurationError        misuse caught at construction time
+    │   └── AgentFileError        an agent file that is not valid (names file, line, field)
     ├── BudgetError               a budget policy that cannot be satisfied
     ├── StoreError                a store call failed; carries ``store``
     │   ├── TransientStoreError   worth retrying (busy, timeout, lost connection)
@@ -29,6 +30,10 @@ class PrefrontalError(Exception):
 
 class ConfigurationError(PrefrontalError):
     """A component was built with settings that cannot work."""
+
+
+class AgentFileError(ConfigurationError):
+    """An agent file cannot be read or is invalid: one line naming the file, line and field."""
 
 
 class BudgetError(PrefrontalError):

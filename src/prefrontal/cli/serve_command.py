@@ -18,6 +18,7 @@ import anyio
 import typer
 from rich.console import Console
 
+from prefrontal.cli.agent_command import AgentFileOption, applied_then, checked_file
 from prefrontal.cli.stores import DbOption, build
 from prefrontal.demo.seed import DEMO_AGENT, DEMO_USER
 from prefrontal.errors import ConfigurationError
@@ -99,11 +100,13 @@ def serve_http(
     budget: int = BudgetOption,
     deadline_ms: float = DeadlineOption,
     gc_threshold: int = GcOption,
+    agent_file: Path | None = AgentFileOption,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json); every /v1/ call needs an API key."""
     err = Console(stderr=True)
     _collect_less_often(gc_threshold)
     _need("fastapi", "server", err)
+    agent = checked_file(agent_file)
     from prefrontal.serving.http import create_app, installed_metrics
     from prefrontal.serving.runner import serve
 
@@ -119,7 +122,7 @@ def serve_http(
     service = _service(db, budget, deadline_ms, err, observers)
     app = create_app(service, keys, max_body_bytes=max_body_bytes, metrics=metrics)
     err.print(f"prefrontal HTTP API on http://{host}:{port} ({len(keys)} key(s), db {db})")
-    anyio.run(lambda: serve(app, host=host, port=port))
+    anyio.run(applied_then, service, agent, lambda: serve(app, host=host, port=port))
 
 
 @serve_app.command("mcp")
@@ -135,6 +138,7 @@ def serve_mcp(
     keys_file: Path | None = KeysFileOption,
     budget: int = BudgetOption,
     deadline_ms: float = DeadlineOption,
+    agent_file: Path | None = AgentFileOption,
 ) -> None:
     """Serve the MCP tools (start_turn, end_turn, recall, remember, forget, trace)."""
     err = Console(stderr=True)
@@ -145,14 +149,20 @@ def serve_mcp(
         err.print(f"error: --transport must be 'stdio' or 'http', not {transport!r}")
         raise typer.Exit(2)
     tenant = Tenant(agent_id=agent, user_id=user)
+    declared = checked_file(agent_file)
     service = _service(db, budget, deadline_ms, err)
     if transport == "stdio":
-        anyio.run(run_stdio, service, tenant)
+        anyio.run(applied_then, service, declared, lambda: run_stdio(service, tenant))
         return
     keys = _keys(keys_file, err)
     err.print(f"prefrontal MCP on http://{host}:{port}/mcp for {agent}/{user}")
     try:
-        anyio.run(lambda: run_http(service, tenant, host=host, port=port, keys=keys))
+        anyio.run(
+            applied_then,
+            service,
+            declared,
+            lambda: run_http(service, tenant, host=host, port=port, keys=keys),
+        )
     except ConfigurationError as error:
         err.print(f"error: {error}", markup=False, highlight=False)
         raise typer.Exit(2) from None

@@ -35,6 +35,7 @@ from pydantic import Field
 from prefrontal.errors import NotFoundError, TurnConflictError
 from prefrontal.serving.echo import MAX_ID_CHARS
 from prefrontal.serving.keys import Right
+from prefrontal.serving.mcp_agent_tools import register_agent_tools
 from prefrontal.serving.mcp_rights import grant_in, require
 from prefrontal.serving.models import (
     MAX_MEMORY_CHARS,
@@ -304,4 +305,5 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         except NotFoundError as error:
             raise ToolError(f"{error}: pass a turn_id that start_turn returned") from None
 
+    register_agent_tools(server, service, tenant)
     return server

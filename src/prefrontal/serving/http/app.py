@@ -31,6 +31,7 @@ from starlette.responses import JSONResponse, Response
 
 from prefrontal.errors import NotFoundError
 from prefrontal.serving.echo import MAX_ID_CHARS, quoted
+from prefrontal.serving.http.agent_routes import agent_router
 from prefrontal.serving.http.auth import grant_of, require, tenant_for
 from prefrontal.serving.http.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit
 from prefrontal.serving.http.metrics import Metrics
@@ -125,6 +126,7 @@ def create_app(  # noqa: C901
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
 
     app.state.keys = keys
+    app.include_router(agent_router(service))
 
     @app.post("/v1/turns", tags=["turns"])
     async def start_turn(body: StartTurnBody, grant: Caller) -> TurnOut:
