@@ -24,6 +24,7 @@ import anyio
 import typer
 from rich.console import Console
 
+from prefrontal.cli.agent_command import AgentFileOption, applied_then, checked_file
 from prefrontal.cli.stores import DbOption, build, shown
 from prefrontal.config import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, AdmissionConfig
 from prefrontal.demo.seed import DEMO_AGENT, DEMO_USER
@@ -208,11 +209,13 @@ def serve_http(
         help="Server processes on the one port (over PostgreSQL, or SQLite on one machine).",
     ),
     reuse_port: bool = typer.Option(False, "--reuse-port", hidden=True),
+    agent_file: Path | None = AgentFileOption,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json); every /v1/ call needs an API key."""
     err = Console(stderr=True)
     _collect_less_often(gc_threshold)
     _need("fastapi", "server", err)
+    agent = checked_file(agent_file)
     from prefrontal.serving.http import create_app, installed_metrics
     from prefrontal.serving.runner import bind, serve
 
@@ -243,7 +246,12 @@ def serve_http(
             )
 
     with _workers(workers, sock.getsockname()[1]):
-        anyio.run(lambda: serve(app, host=host, port=port, sock=sock, on_ready=ready))
+        anyio.run(
+            applied_then,
+            service,
+            agent,
+            lambda: serve(app, host=host, port=port, sock=sock, on_ready=ready),
+        )
 
 
 @serve_app.command("mcp")
@@ -259,6 +267,7 @@ def serve_mcp(
     keys_file: Path | None = KeysFileOption,
     budget: int = BudgetOption,
     deadline_ms: float = DeadlineOption,
+    agent_file: Path | None = AgentFileOption,
 ) -> None:
     """Serve the MCP tools (start_turn, end_turn, recall, remember, forget, trace)."""
     err = Console(stderr=True)
@@ -273,9 +282,10 @@ def serve_mcp(
     except ValueError:
         err.print("error: --agent and --user must be ids: not blank, no control characters")
         raise typer.Exit(2) from None
+    declared = checked_file(agent_file)
     service = _service(db, budget, deadline_ms, err)
     if transport == "stdio":
-        anyio.run(run_stdio, service, tenant)
+        anyio.run(applied_then, service, declared, lambda: run_stdio(service, tenant))
         return
     keys = _keys(keys_file, err)
 
@@ -285,7 +295,10 @@ def serve_mcp(
 
     try:
         anyio.run(
-            lambda: run_http(service, tenant, host=host, port=port, keys=keys, on_ready=ready)
+            applied_then,
+            service,
+            declared,
+            lambda: run_http(service, tenant, host=host, port=port, keys=keys, on_ready=ready),
         )
     except ConfigurationError as error:
         raise _fail(error, err) from None

@@ -133,10 +133,10 @@ class MemoryAPI:
         (``recall_count``, ``last_recalled_at``).
         """
         _check_text("query", query)
-        if not 1 <= top_k <= MAX_TOP_K:
-            raise ValueError(f"top_k must be 1 to {MAX_TOP_K}, got {top_k}")
-        if max_tokens is not None and max_tokens < 1:
-            raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
+        if not _is_count(top_k) or not 1 <= top_k <= MAX_TOP_K:
+            raise ValueError(f"top_k must be 1 to {MAX_TOP_K}, an integer, got {top_k!r}")
+        if max_tokens is not None and (not _is_count(max_tokens) or max_tokens < 1):
+            raise ValueError(f"max_tokens must be at least 1, an integer, got {max_tokens!r}")
         now = self._clock()
         hits = await search_both(
             self.stores, tenant, query, limit=top_k, kinds=kinds, now=now, config=self.config
@@ -260,6 +260,14 @@ class MemoryAPI:
 def _check_text(name: str, text: str) -> None:
     if is_blank(text):
         raise ValueError(f"{name} must be non-empty text")
+
+
+def _is_count(value: object) -> bool:
+    """True for an ``int`` (not a bool): a float, NaN and the infinities included, is no count.
+
+    NaN compares false with every bound, so a check by comparison alone lets it through.
+    """
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _check_importance(importance: float) -> None:

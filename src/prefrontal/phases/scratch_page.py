@@ -62,8 +62,15 @@ async def run(turn: TurnState) -> PhaseOutcome:
     fragments = [entry_fragment(turn, entry, rank) for rank, entry in enumerate(chosen)]
     turn.loads[Section.SCRATCH_PAGE] = fragments
     count, tokens = loaded(fragments)
+    since = turn.session.updated_at if turn.session is not None else None
     return PhaseOutcome(
-        items_loaded=count, tokens_loaded=tokens, items_dropped=len(entries) - len(chosen)
+        items_loaded=count,
+        tokens_loaded=tokens,
+        items_dropped=len(entries) - len(chosen),
+        detail={
+            "shown": [f"{e.kind.value}:{e.item_id}@v{e.version}" for e in chosen],
+            "new": [e.item_id for e in entries if since is not None and e.created_at > since],
+        },
     )
 
 
@@ -98,5 +105,6 @@ SPEC = PhaseSpec(
     run=run,
     budget_ms=50,
     needs=("turn_context",),
+    reads=frozenset({"session"}),
     writes=frozenset({"loads"}),
 )

@@ -103,6 +103,8 @@ def note_text(note: BufferItem) -> str:
 def note_fragments(turn: TurnState) -> list[Fragment]:
     """The agent's own items in the buffer as the working-notes section, most important first.
 
+    Rendered in that order: by priority, highest first, then the most recently added first.
+
     These are the session items (tool results, reflections, notes, summaries
     of what was evicted); this turn's context fragments are not repeated.
     """
@@ -119,7 +121,7 @@ def note_fragments(turn: TurnState) -> list[Fragment]:
             item_ids=(note.item_id,),
             phase="turn_context",
             rank=rank,
-            position=float(note.seq),
+            position=float(rank),
             score=note.priority,
             created_at=note.added_at,
         )

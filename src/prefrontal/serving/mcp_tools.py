@@ -10,8 +10,8 @@ a model uses them:
 ``end_turn``
     After answering: the reply is recorded as the session's history.
 ``recall``
-    Seed 004's ``session_recall``: memories about a query, but only searched
-    when the session's working memory does not already hold the topic.
+    Seed 004's ``session_recall``: memories about a query, always searched
+    (what was stored a moment ago is found); the hits join the session's working memory.
 ``remember`` / ``forget``
     Keep a fact, preference or event for later sessions; drop one.
 ``trace``
@@ -34,9 +34,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from prefrontal.errors import NotFoundError
+from prefrontal.errors import NotFoundError, TurnConflictError
 from prefrontal.ids import NUMBER_ONLY, Id
 from prefrontal.serving.keys import Right
+from prefrontal.serving.mcp_agent_tools import register_agent_tools
 from prefrontal.serving.mcp_errors import PrefrontalMCP
 from prefrontal.serving.mcp_rights import grant_in, require
 from prefrontal.serving.models import (
@@ -162,7 +163,8 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
     ) -> EndTurnOut:
         """Call after answering. Records your reply as the conversation's history.
 
-        Calling it twice for one turn is harmless (the second call writes nothing).
+        Calling it twice for one turn with the same reply is harmless (the second call writes
+        nothing); another reply for a turn already ended is an error.
         """
         require(ctx, Right.WRITE)
         try:
@@ -171,6 +173,8 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
             )
         except NotFoundError as error:
             raise ToolError(f"{error}: pass the turn_id that start_turn returned") from None
+        except TurnConflictError as error:
+            raise ToolError(str(error)) from None
 
     @server.tool(
         title="Recall memories",
@@ -186,10 +190,9 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
     ) -> RecallOut:
         """Look up long-term memories about `query` (session-aware).
 
-        While the conversation stays on one topic the session's working memory already holds
-        the relevant memories: then they are returned without a new search (`mode` is
-        `reuse`). On a new topic a full search runs (`mode` is `search`). Use it mid-answer
-        for something `start_turn`'s context did not cover.
+        Always a full search (`mode` is `search`): a memory stored a moment ago is found. The
+        hits join the session's working memory, so the next turn can reuse them. Use it
+        mid-answer for something `start_turn`'s context did not cover.
         """
         require(ctx, Right.READ)
         return await service.recall(tenant, query, top_k=top_k, session_id=session_id)
@@ -271,4 +274,5 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         except NotFoundError as error:
             raise ToolError(f"{error}: pass a turn_id that start_turn returned") from None
 
+    register_agent_tools(server, service, tenant)
     return server

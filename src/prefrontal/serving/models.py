@@ -339,10 +339,10 @@ class RecallOut(Out):
     """What a recall found, and whether it searched or reused the session's working memory."""
 
     mode: Literal["search", "reuse"] = Field(
-        description="`reuse`: the topic continues and these are the memories the session's "
-        "working memory already holds; `search`: a full search ran."
+        description="`search`: a full search ran (an explicit search always searches; "
+        "`reuse` is kept for clients that know it and is never sent)."
     )
-    reason: str = Field(description="Why the recall gate decided so.")
+    reason: str = Field(description="`explicit` with a session, `no_session` without.")
     memories: tuple[MemoryOut, ...]
 
 

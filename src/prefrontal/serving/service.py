@@ -162,7 +162,7 @@ class Service:
     async def recall(
         self, tenant: Tenant, query: str, *, top_k: int = 10, session_id: str | None = None
     ) -> RecallOut:
-        """Memories for ``query``; with a session, its recall gate decides whether to search."""
+        """Memories for ``query``, always searched; with a session, the hits join its buffer."""
         self._begin()
         if session_id is not None:
             return await session_recall(

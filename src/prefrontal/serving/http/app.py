@@ -33,6 +33,7 @@ from starlette.responses import JSONResponse, Response
 from prefrontal.errors import NotFoundError
 from prefrontal.ids import Id
 from prefrontal.serving.echo import quoted
+from prefrontal.serving.http.agent_routes import agent_router
 from prefrontal.serving.http.auth import grant_of, require, tenant_for
 from prefrontal.serving.http.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit
 from prefrontal.serving.http.metrics import Metrics
@@ -132,6 +133,7 @@ def create_app(  # noqa: C901
     truthful_openapi(app)
 
     app.state.keys = keys
+    app.include_router(agent_router(service))
 
     @app.post("/v1/turns", tags=["turns"], responses=WITH_BODY)
     async def start_turn(body: StartTurnBody, grant: Caller) -> TurnOut:
