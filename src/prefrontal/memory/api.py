@@ -22,6 +22,7 @@ from ulid import ULID
 from prefrontal.budgets.tokens import TokenCounter, default_counter
 from prefrontal.config import RecallConfig
 from prefrontal.errors import NotFoundError
+from prefrontal.ids import checked_id, is_blank
 from prefrontal.memory.erasure import ErasureReport, erase
 from prefrontal.memory.recall import STORE_NAMES, MemoryStoreName, fused, search_both
 from prefrontal.stores.long_term import (
@@ -257,7 +258,7 @@ class MemoryAPI:
 
 
 def _check_text(name: str, text: str) -> None:
-    if not isinstance(text, str) or not text.strip():
+    if is_blank(text):
         raise ValueError(f"{name} must be non-empty text")
 
 
@@ -277,9 +278,7 @@ def _check_importance(importance: float) -> None:
 
 
 def _checked_id(item_id: str) -> str:
-    if not isinstance(item_id, str) or not item_id.strip():
-        raise ValueError("item_id must be non-empty text")
-    return item_id
+    return checked_id("item_id", item_id)
 
 
 def _written_by(

@@ -10,10 +10,11 @@ tool error), never applied silently.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, ConfigDict, Field
 
+from prefrontal.ids import NUMBER_ONLY
 from prefrontal.serving.models import Body, Id, Out
 from prefrontal.stores.consciousness import AgentProfile, Capability, Governance, Mode
 from prefrontal.stores.frontal_cortex import FrontalItem, FrontalKind, FrontalStatus, Owner
@@ -21,9 +22,22 @@ from prefrontal.stores.records import Label
 from prefrontal.stores.scratch_page import Observation, ScratchKind
 from prefrontal.stores.tenancy import Scope
 
+
+def _text_only(value: Any) -> Any:
+    if not isinstance(value, str | datetime):
+        raise ValueError("must be a date and time in ISO 8601, not a number")
+    return value
+
+
+Share = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False), NUMBER_ONLY]
+"""0 to 1: a number, never a string or a boolean."""
+Instant = Annotated[datetime, BeforeValidator(_text_only)]
+"""A date and time in ISO 8601 (a number is refused, as the schema says)."""
+
+VersionNumber = Annotated[int, Field(ge=1), NUMBER_ONLY]
+"""A record's version: an integer from 1 (never a string or a boolean)."""
 Version = Field(
     default=None,
-    ge=1,
     description="The version you read; the change is refused (409) if the record has moved on. "
     "Omit it to change whatever version is stored now.",
 )
@@ -45,7 +59,7 @@ class ProfileBody(Body):
     modes: tuple[Mode, ...] = Field(default=(), max_length=64)
     current_mode: Label | None = None
     capabilities: tuple[Capability, ...] = Field(default=(), max_length=64)
-    expected_version: int | None = Version
+    expected_version: VersionNumber | None = Version
 
 
 class ProfileOut(Out):
@@ -76,26 +90,35 @@ class GoalBody(Body):
     title: str = Field(min_length=1, max_length=MAX_TITLE, description="What, in a line.")
     kind: Literal["goal", "action", "question"] = "goal"
     detail: str = Field(default="", max_length=MAX_DETAIL)
-    priority: float = Field(default=0.5, ge=0.0, le=1.0, description="0 (low) to 1 (urgent).")
+    priority: Share = Field(default=0.5, description="0 (low) to 1 (urgent).")
     owner: Owner = Field(default=Owner.AGENT, description="Who acts on it: `agent` or `user`.")
-    due_at: datetime | None = None
+    due_at: Instant | None = None
     tags: tuple[str, ...] = Field(default=(), max_length=50)
     scope: Scope = Field(default=Scope.PRIVATE, description="`private`, or `shared` with all.")
     item_id: Id | None = Field(default=None, min_length=1, max_length=256)
 
 
+def _one_change(schema: dict[str, Any]) -> None:
+    types = {"title": "string", "detail": "string", "priority": "number", "progress": "number"}
+    schema["anyOf"] = [
+        {"required": [name], "properties": {name: {"type": kind}}} for name, kind in types.items()
+    ] + [{"required": ["status"], "properties": {"status": {"type": "string"}}}]
+
+
 class GoalUpdateBody(Body):
-    """Change a goal's progress, status, priority or wording."""
+    """Change a goal's progress, status, priority or wording (one of them at least)."""
+
+    model_config = ConfigDict(json_schema_extra=_one_change)
 
     user_id: Id = Field(min_length=1, max_length=256)
     title: str | None = Field(default=None, min_length=1, max_length=MAX_TITLE)
     detail: str | None = Field(default=None, max_length=MAX_DETAIL)
-    priority: float | None = Field(default=None, ge=0.0, le=1.0)
-    progress: float | None = Field(default=None, ge=0.0, le=1.0, description="0 to 1 (done).")
+    priority: Share | None = None
+    progress: Share | None = Field(default=None, description="0 to 1 (done).")
     status: FrontalStatus | None = Field(
         default=None, description="`active`, `blocked`, `done` or `cancelled`."
     )
-    expected_version: int | None = Version
+    expected_version: VersionNumber | None = Version
 
     def changes(self) -> dict[str, object]:
         """The fields given, as :meth:`AgentStateAPI.update_item` changes."""
@@ -107,7 +130,7 @@ class VersionBody(Body):
     """Complete, abandon, confirm or resolve: the user and optionally the version read."""
 
     user_id: Id = Field(min_length=1, max_length=256)
-    expected_version: int | None = Version
+    expected_version: VersionNumber | None = Version
 
 
 class GoalOut(Out):
@@ -140,9 +163,9 @@ class ScratchBody(Body):
         default=ScratchKind.OBSERVATION,
         description="`observation`, `risk_alert`, `pending_confirmation` or `insight`.",
     )
-    priority: float = Field(default=0.5, ge=0.0, le=1.0)
+    priority: Share = 0.5
     tags: tuple[str, ...] = Field(default=(), max_length=50)
-    expires_at: datetime | None = None
+    expires_at: Instant | None = None
     item_id: Id | None = Field(default=None, min_length=1, max_length=256)
 
 

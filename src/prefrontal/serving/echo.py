@@ -8,10 +8,10 @@ the edge too (256 characters, :data:`MAX_ID_CHARS`), before any work.
 
 from __future__ import annotations
 
+from prefrontal.ids import MAX_ID_CHARS
+
 __all__ = ["MAX_DETAIL_CHARS", "MAX_ID_CHARS", "MAX_QUOTED_CHARS", "bounded", "quoted"]
 
-MAX_ID_CHARS = 256
-"""The longest agent, user, session, turn or memory id a server accepts."""
 MAX_QUOTED_CHARS = 40
 """The most of one input an error message quotes."""
 MAX_DETAIL_CHARS = 400

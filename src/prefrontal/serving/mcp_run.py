@@ -11,6 +11,7 @@ its stores closed when it stops.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -18,7 +19,7 @@ from prefrontal.errors import ConfigurationError
 from prefrontal.serving.keys import KeyRing
 from prefrontal.serving.mcp_rights import GRANT
 from prefrontal.serving.mcp_tools import build_mcp
-from prefrontal.serving.runner import serve
+from prefrontal.serving.runner import bind, serve
 from prefrontal.serving.service import Service
 from prefrontal.stores.tenancy import Tenant
 
@@ -58,9 +59,20 @@ async def run_stdio(service: Service, tenant: Tenant) -> None:
 
 
 async def run_http(
-    service: Service, tenant: Tenant, *, host: str, port: int, keys: KeyRing
+    service: Service,
+    tenant: Tenant,
+    *,
+    host: str,
+    port: int,
+    keys: KeyRing,
+    on_ready: Callable[[str], object] | None = None,
 ) -> None:
-    """Serve the tools over streamable HTTP at ``http://host:port/mcp``."""
+    """Serve the tools over streamable HTTP at ``http://host:port/mcp``.
+
+    The port is bound before the stores are opened (ConfigurationError when
+    it cannot be); ``on_ready`` is called with the bound URL once the server
+    accepts connections.
+    """
     if not len(keys) and host not in LOOPBACK:
         raise ConfigurationError(
             f"refusing to serve MCP on {host} without API keys: configure keys "
@@ -71,8 +83,10 @@ async def run_http(
     )
     if len(keys):
         app = KeyGate(app, keys, tenant)
+    sock = bind(host, port)
     async with service.orchestrator:
-        await serve(app, host=host, port=port)
+        await service.check_ready()
+        await serve(app, host=host, port=port, sock=sock, on_ready=on_ready)
 
 
 def _bearer(scope: Scope) -> str | None:

@@ -18,43 +18,48 @@ a model uses them:
     One turn's phases, statuses and timings (for debugging slow or thin context).
 
 Each tool checks the caller's rights (:mod:`prefrontal.serving.mcp_rights`).
-Anticipated failures (an unknown turn or memory id) come back as tool errors
-with a sentence the model can act on; anything unexpected comes back as a
-bare "Error executing tool" and is logged by the server.
+Every failure comes back as a tool error with a sentence the model can act
+on: the arguments that are wrong and why, an unknown turn or memory, or an
+overloaded server with the seconds to wait before retrying; an argument a
+tool does not take is refused (:mod:`prefrontal.serving.mcp_errors`).
+Anything unexpected is logged once by the server, in one line.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from prefrontal.errors import NotFoundError, TurnConflictError
-from prefrontal.serving.echo import MAX_ID_CHARS
+from prefrontal.ids import NUMBER_ONLY, Id
 from prefrontal.serving.keys import Right
 from prefrontal.serving.mcp_agent_tools import register_agent_tools
+from prefrontal.serving.mcp_errors import PrefrontalMCP
 from prefrontal.serving.mcp_rights import grant_in, require
 from prefrontal.serving.models import (
-    MAX_MEMORY_CHARS,
-    MAX_QUERY_CHARS,
-    MAX_REPLY_CHARS,
     EndTurnOut,
     ForgetOut,
+    Importance,
     MemoryOut,
+    MemoryText,
     Out,
+    Query,
     RecallOut,
     RememberBody,
+    Reply,
     ToolCallBody,
     TraceOut,
 )
 from prefrontal.serving.service import Service
 from prefrontal.serving.version import package_version
 from prefrontal.stores.long_term import MemoryKind
+from prefrontal.stores.records import Labels
 from prefrontal.stores.tenancy import Scope, Tenant
-from prefrontal.turn import MAX_INPUT_CHARS, TurnRequest
+from prefrontal.turn import TokenBudget, TurnRequest, UserInput
 
 INSTRUCTIONS = """\
 prefrontal is your working memory across conversations. At the start of every user message \
@@ -68,10 +73,8 @@ remembers it. Use `recall` to look something up mid-answer, \
 wrong or unwanted."""
 
 SessionId = Annotated[
-    str,
+    Id,
     Field(
-        min_length=1,
-        max_length=256,
         description="The conversation this belongs to. Use one id per conversation and the same "
         "id for every call of that conversation; 'default' if there is only one.",
     ),
@@ -94,9 +97,9 @@ class StartedTurn(Out):
 
 
 # Every tool is declared here, one nested function each: long, but flat.
-def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> MCPServer:
+def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> PrefrontalMCP:
     """An MCP server whose tools act for ``tenant`` through ``service``."""
-    server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, version=package_version())
+    server = PrefrontalMCP(name, instructions=INSTRUCTIONS, version=package_version())
 
     @server.tool(
         title="Start a turn (load working memory)",
@@ -104,25 +107,14 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
     )
     async def start_turn(
         ctx: Context[Any, Any],
-        message: Annotated[
-            str,
-            Field(
-                min_length=1,
-                max_length=MAX_INPUT_CHARS,
-                description="The user's message, verbatim.",
-            ),
-        ],
+        message: Annotated[UserInput, Field(description="The user's message, verbatim.")],
         session_id: SessionId = "default",
         parent_turn_id: Annotated[
-            str | None,
-            Field(
-                max_length=MAX_ID_CHARS,
-                description="The previous turn's id in this conversation, if any.",
-            ),
+            Id | None,
+            Field(description="The previous turn's id in this conversation, if any."),
         ] = None,
         token_budget: Annotated[
-            int | None,
-            Field(ge=64, le=1_000_000, description="Tokens the context may use (default 4,000)."),
+            TokenBudget | None, Field(description="Tokens the context may use (default 4,000).")
         ] = None,
     ) -> StartedTurn:
         """Call at the start of every user message. Returns your working memory for it.
@@ -158,16 +150,8 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
     )
     async def end_turn(
         ctx: Context[Any, Any],
-        turn_id: Annotated[
-            str,
-            Field(
-                min_length=1, max_length=MAX_ID_CHARS, description="The id `start_turn` returned."
-            ),
-        ],
-        reply: Annotated[
-            str,
-            Field(min_length=1, max_length=MAX_REPLY_CHARS, description="Your reply, verbatim."),
-        ],
+        turn_id: Annotated[Id, Field(description="The id `start_turn` returned.")],
+        reply: Annotated[Reply, Field(description="Your reply, verbatim.")],
         outcome: Annotated[
             str | None,
             Field(max_length=2_000, description="How the turn ended, in a few words (optional)."),
@@ -198,12 +182,11 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
     )
     async def recall(
         ctx: Context[Any, Any],
-        query: Annotated[
-            str,
-            Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for."),
-        ],
+        query: Annotated[Query, Field(description="What to look for.")],
         session_id: SessionId = "default",
-        top_k: Annotated[int, Field(ge=1, le=50, description="At most this many memories.")] = 5,
+        top_k: Annotated[
+            int, Field(ge=1, le=50, description="At most this many memories."), NUMBER_ONLY
+        ] = 5,
     ) -> RecallOut:
         """Look up long-term memories about `query` (session-aware).
 
@@ -221,15 +204,13 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
     async def remember(
         ctx: Context[Any, Any],
         content: Annotated[
-            str,
+            MemoryText,
             Field(
-                min_length=1,
-                max_length=MAX_MEMORY_CHARS,
                 description="One self-contained sentence, e.g. 'Maya prefers morning meetings'.",
             ),
         ],
         importance: Annotated[
-            float, Field(ge=0.0, le=1.0, description="0 (trivia) to 1 (must never be missed).")
+            Importance, Field(description="0 (trivia) to 1 (must never be missed).")
         ] = 0.5,
         kind: Annotated[
             MemoryKind, Field(description="fact, skill, pattern, event, observation, ...")
@@ -241,7 +222,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
                 "happened."
             ),
         ] = "semantic",
-        tags: Annotated[list[str], Field(max_length=20, description="Optional labels.")] = [],  # noqa: B006
+        tags: Annotated[Labels, Field(description="Optional labels.")] = (),
     ) -> MemoryOut:
         """Keep a durable memory about the user or the work, for this and later conversations.
 
@@ -267,14 +248,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
     )
     async def forget(
         ctx: Context[Any, Any],
-        memory_id: Annotated[
-            str,
-            Field(
-                min_length=1,
-                max_length=MAX_ID_CHARS,
-                description="The `item_id` of the memory to drop.",
-            ),
-        ],
+        memory_id: Annotated[Id, Field(description="The `item_id` of the memory to drop.")],
     ) -> ForgetOut:
         """Drop a memory that is wrong, outdated or unwanted (`forgotten`: false if none had it)."""
         scope = await service.scope_of(tenant, memory_id)
@@ -288,12 +262,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
     )
     async def trace(
         ctx: Context[Any, Any],
-        turn_id: Annotated[
-            str,
-            Field(
-                min_length=1, max_length=MAX_ID_CHARS, description="The id `start_turn` returned."
-            ),
-        ],
+        turn_id: Annotated[Id, Field(description="The id `start_turn` returned.")],
     ) -> TraceOut:
         """How one turn's working memory was assembled: each phase's status and timing.
 

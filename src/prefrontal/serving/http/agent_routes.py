@@ -25,9 +25,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 
 from prefrontal.errors import ConflictError, NotFoundError
+from prefrontal.ids import Id
 from prefrontal.serving.agent_models import (
     GoalBody,
     GoalOut,
@@ -41,6 +42,7 @@ from prefrontal.serving.agent_models import (
 )
 from prefrontal.serving.http.auth import grant_of, require, tenant_for
 from prefrontal.serving.http.problems import PROBLEM_JSON
+from prefrontal.serving.http.responses import NOT_FOUND, WITH_BODY
 from prefrontal.serving.keys import KeyGrant, KeyRing, Right
 from prefrontal.serving.service import Service
 from prefrontal.stores.frontal_cortex import FrontalKind
@@ -48,11 +50,13 @@ from prefrontal.stores.tenancy import Scope, Tenant
 
 T = TypeVar("T")
 
-CONFLICT = {
-    409: {"description": "Changed since the version read", "content": {PROBLEM_JSON: {}}},
-    404: {"description": "Nothing of this user by that id", "content": {PROBLEM_JSON: {}}},
-}
-UserQuery = Annotated[str, Query(min_length=1, max_length=256, description="The user acted for.")]
+CONFLICT = (
+    WITH_BODY
+    | NOT_FOUND
+    | {409: {"description": "Changed since the version read", "content": {PROBLEM_JSON: {}}}}
+)
+UserQuery = Annotated[Id, Query(description="The user acted for.")]
+PathId = Annotated[Id, Path(description="An agent or item id.")]
 LIST_LIMIT = 200
 
 
@@ -83,11 +87,11 @@ async def _versioned(call: Callable[[], Awaitable[T]]) -> T:
 # Every route is declared here, one nested function each, like app.py.
 def agent_router(service: Service) -> APIRouter:  # noqa: C901
     """The routes of the agent's state over ``service``."""
-    router = APIRouter(prefix="/v1", responses=CONFLICT)  # type: ignore[arg-type]
+    router = APIRouter(prefix="/v1", responses=CONFLICT)
     agents = service.orchestrator.agents
 
     @router.get("/agents/{agent_id}/profile", tags=["agents"])
-    async def get_profile(agent_id: str, grant: Caller) -> ProfileOut:
+    async def get_profile(agent_id: PathId, grant: Caller) -> ProfileOut:
         """The agent's profile: identity, values, rules, modes and capabilities."""
         profile = await agents.get_profile(_agent_tenant(grant, agent_id))
         if profile is None:
@@ -95,7 +99,7 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
         return ProfileOut.of(profile)
 
     @router.put("/agents/{agent_id}/profile", tags=["agents"])
-    async def put_profile(agent_id: str, body: ProfileBody, grant: Caller) -> ProfileOut:
+    async def put_profile(agent_id: PathId, body: ProfileBody, grant: Caller) -> ProfileOut:
         """Set the agent's profile; the next turn of every user shows it."""
         tenant = _agent_tenant(grant, agent_id)
         fields: dict[str, Any] = body.model_dump(exclude={"expected_version"})
@@ -130,7 +134,7 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
         return GoalOut.of(item)
 
     @router.patch("/goals/{item_id}", tags=["goals"])
-    async def update_goal(item_id: str, body: GoalUpdateBody, grant: Caller) -> GoalOut:
+    async def update_goal(item_id: PathId, body: GoalUpdateBody, grant: Caller) -> GoalOut:
         """Change a goal's progress, status, priority or wording."""
         require(grant, Right.WRITE)
         tenant = tenant_for(grant, body.user_id)
@@ -145,7 +149,7 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
         return GoalOut.of(item)
 
     @router.post("/goals/{item_id}/complete", tags=["goals"])
-    async def complete_goal(item_id: str, body: VersionBody, grant: Caller) -> GoalOut:
+    async def complete_goal(item_id: PathId, body: VersionBody, grant: Caller) -> GoalOut:
         """Mark a goal (action, question) done."""
         require(grant, Right.WRITE)
         tenant = tenant_for(grant, body.user_id)
@@ -155,7 +159,7 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
         return GoalOut.of(item)
 
     @router.post("/goals/{item_id}/abandon", tags=["goals"])
-    async def abandon_goal(item_id: str, body: VersionBody, grant: Caller) -> GoalOut:
+    async def abandon_goal(item_id: PathId, body: VersionBody, grant: Caller) -> GoalOut:
         """Mark a goal (action, question) cancelled."""
         require(grant, Right.WRITE)
         tenant = tenant_for(grant, body.user_id)
@@ -186,7 +190,7 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
         return ScratchOut.of(entry)
 
     @router.post("/scratch/{item_id}/resolve", tags=["scratch"])
-    async def resolve_scratch(item_id: str, body: ResolveBody, grant: Caller) -> ScratchOut:
+    async def resolve_scratch(item_id: PathId, body: ResolveBody, grant: Caller) -> ScratchOut:
         """Resolve an entry: ``confirmed``, ``declined`` or ``resolved``."""
         require(grant, Right.WRITE)
         tenant = tenant_for(grant, body.user_id)

@@ -25,18 +25,28 @@ from contextlib import asynccontextmanager
 from typing import Annotated
 
 import structlog
-from fastapi import Depends, FastAPI, Path, Query, Request
+from fastapi import Depends, FastAPI, Path, Query, Request, Security
+from fastapi.security import APIKeyHeader, HTTPBearer
 from pydantic import BaseModel
 from starlette.responses import JSONResponse, Response
 
 from prefrontal.errors import NotFoundError
-from prefrontal.serving.echo import MAX_ID_CHARS, quoted
+from prefrontal.ids import Id
+from prefrontal.serving.echo import quoted
 from prefrontal.serving.http.agent_routes import agent_router
 from prefrontal.serving.http.auth import grant_of, require, tenant_for
 from prefrontal.serving.http.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit
 from prefrontal.serving.http.metrics import Metrics
-from prefrontal.serving.http.problems import PROBLEM_JSON, install, problem
+from prefrontal.serving.http.openapi import truthful_openapi
+from prefrontal.serving.http.problems import install, problem
+from prefrontal.serving.http.responses import (
+    NOT_FOUND,
+    NOT_READY,
+    WITH_BODY,
+    WITH_QUERY,
+)
 from prefrontal.serving.http.rights import may_change, right_to_write
+from prefrontal.serving.http.unexpected import CatchUnexpected
 from prefrontal.serving.keys import KeyGrant, KeyRing, Right
 from prefrontal.serving.models import (
     EndTurnBody,
@@ -58,30 +68,26 @@ from prefrontal.turn import TurnRequest
 
 _log = structlog.get_logger("prefrontal.serving")
 
-ERRORS = {
-    status: {"description": description, "content": {PROBLEM_JSON: {}}}
-    for status, description in (
-        (400, "Malformed JSON"),
-        (401, "No API key, or an unknown one"),
-        (403, "The key may not act for this agent or user"),
-        (413, "Body over the size limit"),
-        (422, "Invalid fields"),
-    )
-}
-NOT_FOUND = {404: {"description": "Nothing of this user by that id", "content": {PROBLEM_JSON: {}}}}
+UserQuery = Annotated[Id, Query(description="The user acted for.")]
+AgentQuery = Annotated[Id | None, Query(description="Optional: the API key's agent.")]
+TurnPath = Annotated[Id, Path(description="The id `POST /v1/turns` returned.")]
+ItemPath = Annotated[Id, Path(description="The memory's `item_id`.")]
+UserPath = Annotated[Id, Path(description="The user whose memory is erased.")]
 
-UserQuery = Annotated[
-    str, Query(min_length=1, max_length=MAX_ID_CHARS, description="The user acted for.")
-]
-AgentQuery = Annotated[
-    str | None, Query(max_length=MAX_ID_CHARS, description="Optional: the API key's agent.")
-]
-PathId = Annotated[str, Path(min_length=1, max_length=MAX_ID_CHARS)]
-"""A turn, memory or user id in a path: bounded before any work."""
+BEARER = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer <key>`.")
+API_KEY = APIKeyHeader(name="X-API-Key", auto_error=False, description="An API key.")
 
 
-def caller(request: Request) -> KeyGrant:
-    """The grant of the request's API key (401 without a valid one)."""
+def caller(
+    request: Request,
+    _bearer: Annotated[object, Security(BEARER)] = None,
+    _api_key: Annotated[object, Security(API_KEY)] = None,
+) -> KeyGrant:
+    """The grant of the request's API key (401 without a valid one).
+
+    The two security parameters put the schemes in the OpenAPI document; the
+    key itself is read by :func:`~prefrontal.serving.http.auth.grant_of`.
+    """
     keys: KeyRing = request.app.state.keys
     return grant_of(request, keys)
 
@@ -120,15 +126,16 @@ def create_app(  # noqa: C901
         summary="An LLM agent's working memory, assembled at the start of every turn.",
         version=package_version(),
         lifespan=lifespan,
-        responses=ERRORS,  # type: ignore[arg-type]
     )
     install(app)
+    app.add_middleware(CatchUnexpected)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    truthful_openapi(app)
 
     app.state.keys = keys
     app.include_router(agent_router(service))
 
-    @app.post("/v1/turns", tags=["turns"])
+    @app.post("/v1/turns", tags=["turns"], responses=WITH_BODY)
     async def start_turn(body: StartTurnBody, grant: Caller) -> TurnOut:
         """Start a turn: assemble the working memory for the user's message within the budget."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
@@ -139,8 +146,8 @@ def create_app(  # noqa: C901
         )
         return await service.start_turn(request)
 
-    @app.post("/v1/turns/{turn_id}/end", tags=["turns"], responses=NOT_FOUND)  # type: ignore[arg-type]
-    async def end_turn(turn_id: PathId, body: EndTurnBody, grant: Caller) -> EndTurnOut:
+    @app.post("/v1/turns/{turn_id}/end", tags=["turns"], responses=WITH_BODY | NOT_FOUND)
+    async def end_turn(turn_id: TurnPath, body: EndTurnBody, grant: Caller) -> EndTurnOut:
         """End a turn: record the assistant's reply as the session's history (idempotent)."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
         require(grant, Right.WRITE)
@@ -148,16 +155,16 @@ def create_app(  # noqa: C901
             tenant, turn_id, body.reply, tool_calls=body.tool_calls, outcome=body.outcome
         )
 
-    @app.get("/v1/turns/{turn_id}/trace", tags=["turns"], responses=NOT_FOUND)  # type: ignore[arg-type]
+    @app.get("/v1/turns/{turn_id}/trace", tags=["turns"], responses=WITH_QUERY | NOT_FOUND)
     async def trace(
-        turn_id: PathId, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
+        turn_id: TurnPath, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
     ) -> TraceOut:
         """A turn's trace: each phase's status, timing and what it loaded."""
         tenant = tenant_for(grant, user_id, agent_id)
         require(grant, Right.READ)
         return await service.trace(tenant, turn_id)
 
-    @app.post("/v1/memories", status_code=201, tags=["memories"])
+    @app.post("/v1/memories", status_code=201, tags=["memories"], responses=WITH_BODY)
     async def remember(body: RememberBody, grant: Caller) -> MemoryOut:
         """Remember something: a fact or preference (semantic) or an event (episodic).
 
@@ -167,7 +174,7 @@ def create_app(  # noqa: C901
         require(grant, right_to_write(body.scope))
         return await service.remember(tenant, body, author=grant.name)
 
-    @app.post("/v1/memories/search", tags=["memories"])
+    @app.post("/v1/memories/search", tags=["memories"], responses=WITH_BODY)
     async def search(body: SearchBody, grant: Caller) -> RecallOut:
         """Recall memories; with a session, only when its working memory lacks the topic."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
@@ -176,8 +183,8 @@ def create_app(  # noqa: C901
             tenant, body.query, top_k=body.top_k, session_id=body.session_id
         )
 
-    @app.patch("/v1/memories/{item_id}", tags=["memories"], responses=NOT_FOUND)  # type: ignore[arg-type]
-    async def update(item_id: PathId, body: UpdateBody, grant: Caller) -> MemoryOut:
+    @app.patch("/v1/memories/{item_id}", tags=["memories"], responses=WITH_BODY | NOT_FOUND)
+    async def update(item_id: ItemPath, body: UpdateBody, grant: Caller) -> MemoryOut:
         """Change a memory's content or importance (a shared one, whoever wrote it, with the
         ``write_shared`` right)."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
@@ -186,9 +193,9 @@ def create_app(  # noqa: C901
             tenant, item_id, content=body.content, importance=body.importance, shared=shared
         )
 
-    @app.delete("/v1/memories/{item_id}", tags=["memories"], responses=NOT_FOUND)  # type: ignore[arg-type]
+    @app.delete("/v1/memories/{item_id}", tags=["memories"], responses=WITH_QUERY | NOT_FOUND)
     async def forget(
-        item_id: PathId, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
+        item_id: ItemPath, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
     ) -> ForgetOut:
         """Forget a memory (a shared one, whoever wrote it, with the ``write_shared`` right)."""
         tenant = tenant_for(grant, user_id, agent_id)
@@ -198,8 +205,8 @@ def create_app(  # noqa: C901
             raise NotFoundError(f"no memory {quoted(item_id)} for this user")
         return forgotten
 
-    @app.delete("/v1/users/{user_id}", tags=["users"])
-    async def erase(user_id: PathId, grant: Caller, agent_id: AgentQuery = None) -> ErasureOut:
+    @app.delete("/v1/users/{user_id}", tags=["users"], responses=WITH_QUERY)
+    async def erase(user_id: UserPath, grant: Caller, agent_id: AgentQuery = None) -> ErasureOut:
         """Erase everything the agent holds of one user, in every store."""
         tenant = tenant_for(grant, user_id, agent_id)
         require(grant, Right.ERASE)
@@ -210,7 +217,17 @@ def create_app(  # noqa: C901
         """The process answers."""
         return Health(status="ok")
 
-    @app.get("/readyz", tags=["health"], responses={503: {"description": "Stores unreachable"}})
+    @app.head(
+        "/healthz",
+        tags=["health"],
+        response_class=Response,
+        responses={200: {"description": "The process answers"}},
+    )
+    async def healthz_head() -> Response:
+        """The process answers (no body)."""
+        return Response(status_code=200)
+
+    @app.get("/readyz", tags=["health"], responses=NOT_READY)
     async def readyz() -> Response:
         """The stores answer (503 while they do not)."""
         try:
