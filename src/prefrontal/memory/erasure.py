@@ -34,6 +34,10 @@ class ErasureReport(BaseModel):
     user_id: str
     removed: dict[str, int] = Field(default_factory=dict)
     """Records removed per store kind (a conversation's summary counts as one record)."""
+    cancelled: dict[str, int] = Field(default_factory=dict)
+    """The user's work in flight that the erase cancelled or dropped before it began, by kind
+    (``turn_writes``, ``extraction``); work it waited for instead (``end_turn``, memory
+    writes) ended before anything was removed, so what it wrote is counted in ``removed``."""
 
     @property
     def total(self) -> int:
