@@ -76,7 +76,9 @@ async def test_an_extraction_in_flight_never_lands_after_erase(stores: Stores) -
             report = await orchestrator.memory.erase(AGENT, f"u{n}")
             cancelled += report.cancelled.get("extraction", 0)
         await orchestrator.wait_background()
-        back = {n: await held(stores, Tenant(agent_id=AGENT, user_id=f"u{n}")) for n in range(USERS)}
+        back = {
+            n: await held(stores, Tenant(agent_id=AGENT, user_id=f"u{n}")) for n in range(USERS)
+        }
         assert {n: left for n, left in back.items() if left} == {}
         assert cancelled == USERS
         zoe = await held(stores, Tenant(agent_id=AGENT, user_id="zoe"))
@@ -96,7 +98,9 @@ async def test_writes_behind_a_turn_on_slow_stores_never_land_after_erase(stores
             await orchestrator.start_turn(ask(f"u{n}"))
             reports.append(await orchestrator.memory.erase(AGENT, f"u{n}"))
         await orchestrator.wait_background()
-        back = {n: await held(stores, Tenant(agent_id=AGENT, user_id=f"u{n}")) for n in range(USERS)}
+        back = {
+            n: await held(stores, Tenant(agent_id=AGENT, user_id=f"u{n}")) for n in range(USERS)
+        }
     assert {n: left for n, left in back.items() if left} == {}
     assert [r.cancelled for r in reports] == [{"turn_writes": 1}] * USERS
 
@@ -137,11 +141,10 @@ async def test_work_begun_during_an_erase_waits_for_it_and_then_runs() -> None:
     async def write() -> None:
         order.append("write")
 
-    async with anyio.create_task_group() as group:
-        async with fence.erasing(tenant):
-            ticket = fence.ticket(tenant, "remember")
-            group.start_soon(ticket.run, write)
-            await anyio.sleep(0.01)
-            order.append("erased")
+    async with anyio.create_task_group() as group, fence.erasing(tenant):
+        ticket = fence.ticket(tenant, "remember")
+        group.start_soon(ticket.run, write)
+        await anyio.sleep(0.01)
+        order.append("erased")
     assert order == ["erased", "write"]
     assert fence.epoch(tenant) == 1

@@ -22,7 +22,7 @@ from ulid import ULID
 from prefrontal.budgets.tokens import TokenCounter, default_counter
 from prefrontal.config import RecallConfig
 from prefrontal.errors import NotFoundError
-from prefrontal.memory.erasure import ErasureReport, erase
+from prefrontal.memory.erasure import ErasureReport, erase, scrub
 from prefrontal.memory.fence import TenantFence
 from prefrontal.memory.recall import STORE_NAMES, MemoryStoreName, fused, search_both
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryStore, ScoredMemory
@@ -208,11 +208,15 @@ class MemoryAPI:
         """Remove ``tenant``'s own memory ``item_id``; ``True`` if there was one.
 
         Another user's shared item of that id is not removed. An older
-        version the forgotten item had superseded stays superseded.
+        version the forgotten item had superseded stays superseded. Where the
+        backend can (SQLite), no copy of it stays on disk: its full-text
+        segments are rewritten and the log truncated.
         """
         wanted = [_checked_id(item_id)]
         async with self.fence.holding(tenant, "forget"):
             removed = [await self._store(name).delete(tenant, wanted) for name in STORE_NAMES]
+            if sum(removed):
+                await scrub(self.stores, (*STORE_NAMES, "traces"))
         return sum(removed) > 0
 
     async def erase(self, agent_id: str, user_id: str) -> ErasureReport:

@@ -45,8 +45,24 @@ class ErasureReport(BaseModel):
         return sum(self.removed.values())
 
 
+async def scrub(stores: Stores, kinds: tuple[str, ...]) -> None:
+    """Ask the backends of ``kinds`` that can to leave no copy of what was removed on disk.
+
+    A backend with a ``scrub()`` method (SQLite's memory stores rewrite their
+    full-text indexes; its trace store, erased last, truncates the log) is
+    called once, in the order of ``kinds``.
+    """
+    seen: set[int] = set()
+    for kind in kinds:
+        backend = getattr(stores, kind)
+        method = getattr(backend, "scrub", None)
+        if method is not None and id(backend) not in seen:
+            seen.add(id(backend))
+            await method()
+
+
 async def erase(stores: Stores, tenant: Tenant) -> ErasureReport:
-    """Remove every record ``tenant`` owns from every store kind that holds any.
+    """Remove every record ``tenant`` owns from every store kind that holds any, then scrub.
 
     Idempotent: after a failure part-way (a store down), calling it again
     removes what is left, and a second call on an erased user removes 0.
@@ -57,4 +73,5 @@ async def erase(stores: Stores, tenant: Tenant) -> ErasureReport:
     for kind in ERASED_KINDS:
         store = getattr(stores, kind)
         removed[kind] = await store.erase(tenant)
+    await scrub(stores, ERASED_KINDS)
     return ErasureReport(agent_id=tenant.agent_id, user_id=tenant.user_id, removed=removed)

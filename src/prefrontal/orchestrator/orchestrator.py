@@ -256,8 +256,10 @@ class Orchestrator:
         await self.wait_written(turn_id)
         if isinstance(turn, TurnResult):
             agent_id, user_id = turn.context.agent_id, turn.context.user_id
-        tenant = None if agent_id is None or user_id is None else Tenant(
-            agent_id=agent_id, user_id=user_id
+        tenant = (
+            None
+            if agent_id is None or user_id is None
+            else Tenant(agent_id=agent_id, user_id=user_id)
         )
         if tenant is None:
             raise ValueError("end_turn with a bare turn id needs agent_id and user_id")
