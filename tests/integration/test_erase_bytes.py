@@ -19,6 +19,7 @@ import sqlite3
 import stat
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,8 +72,8 @@ async def test_erased_and_forgotten_text_leaves_the_files(
     if secure_delete == "forced_off":
         real_connect = sqlite3.connect
 
-        def connect(*args: object, **kwargs: object) -> sqlite3.Connection:
-            connection = real_connect(*args, **kwargs)  # type: ignore[arg-type]
+        def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+            connection: sqlite3.Connection = real_connect(*args, **kwargs)
             connection.execute("PRAGMA secure_delete = OFF")
             return connection
 
