@@ -1,4 +1,5 @@
-"""The ``prefrontal`` command line: ``turn``, ``trace``, ``demo``, ``bench``, ``eval``, ``serve``.
+"""The ``prefrontal`` command line: ``turn``, ``trace``, ``demo``, ``bench``, ``eval``, ``serve``,
+``erase``.
 
 A command that fails says why in one line on standard error and exits with
 status 1 (2 for a usage error); ``--debug`` (or ``PREFRONTAL_DEBUG=1``)
@@ -16,6 +17,7 @@ import typer
 import prefrontal.logging
 from prefrontal.cli.bench_command import bench
 from prefrontal.cli.demo_command import demo
+from prefrontal.cli.erase_command import erase
 from prefrontal.cli.errors import one_line
 from prefrontal.cli.eval_command import eval_app
 from prefrontal.cli.serve_command import serve_app
@@ -72,6 +74,7 @@ app.add_typer(eval_app, name="eval")
 app.add_typer(serve_app, name="serve")
 app.command()(demo)
 app.command()(bench)
+app.command()(erase)
 
 
 def _debugging() -> bool:

@@ -197,6 +197,18 @@ class Database:
 
         await self._waiting_for_locks(checkpoint, self._writers)
 
+    async def vacuum(self, *, store: str) -> None:
+        """``VACUUM`` the database (rewritten without free pages), then truncate the log."""
+        await self._ensure_open(store)
+
+        def vacuum() -> None:
+            writer = self._writer
+            if writer is not None:
+                _guarded(partial(writer.execute, "VACUUM"), store)
+
+        await self._waiting_for_locks(vacuum, self._writers)
+        await self.scrub(store=store)
+
     @asynccontextmanager
     async def batch(self) -> AsyncIterator[WriteBatch]:
         """One write transaction for the writes made inside the block (see the module's text).
