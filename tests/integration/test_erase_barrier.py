@@ -148,3 +148,27 @@ async def test_work_begun_during_an_erase_waits_for_it_and_then_runs() -> None:
         order.append("erased")
     assert order == ["erased", "write"]
     assert fence.epoch(tenant) == 1
+
+
+def cached_texts() -> str:
+    """Every text and object the registered in-process caches hold, as one string."""
+    from prefrontal.forgetting import _CACHES
+
+    held = []
+    for cache in list(_CACHES):
+        held.append(repr(list(getattr(cache, "_results", {}).keys())))
+        held.append(repr(list(getattr(cache, "_entries", {}).values())))
+    return "".join(held)
+
+
+async def test_erase_empties_the_in_process_caches() -> None:
+    """A turn caches the user's text (token counts, terms, fragments); after erase none holds it."""
+    stores = Stores.in_memory()
+    async with Orchestrator(stores, clock=lambda: T0) as orchestrator:
+        tenant = Tenant(agent_id=AGENT, user_id="u0")
+        await orchestrator.memory.remember(tenant, "qzcachedmark likes green tea")
+        result = await orchestrator.start_turn(ask("u0"))
+        assert "qzcachedmark" in result.bundle.text
+        assert "qzcachedmark" in cached_texts()
+        await orchestrator.memory.erase(AGENT, "u0")
+        assert "qzcachedmark" not in cached_texts()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from prefrontal.forgetting import forget_everything
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Tenant
 
@@ -74,4 +75,5 @@ async def erase(stores: Stores, tenant: Tenant) -> ErasureReport:
         store = getattr(stores, kind)
         removed[kind] = await store.erase(tenant)
     await scrub(stores, ERASED_KINDS)
+    forget_everything()
     return ErasureReport(agent_id=tenant.agent_id, user_id=tenant.user_id, removed=removed)
