@@ -49,7 +49,7 @@ _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embe
 """Fields kept only as columns (they change in place), not in ``body``."""
 
 
-ERASE_BATCH = 200
+ERASE_BATCH = 100
 """Items one transaction of ``erase`` removes at most (see :meth:`PostgresMemoryStore.erase`)."""
 
 
