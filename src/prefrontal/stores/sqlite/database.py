@@ -32,6 +32,7 @@ from SQLite a :class:`~prefrontal.errors.StoreError`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -288,7 +289,8 @@ class Database:
     def _open_writer(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if str(self.path) != ":memory:":
-            os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, PRIVATE_FILE_MODE))
+            with contextlib.suppress(OSError):  # SQLite says why it cannot open the file
+                os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, PRIVATE_FILE_MODE))
         connection = self._connect()
         mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
