@@ -1,5 +1,5 @@
 """The ``prefrontal`` command line: ``turn``, ``trace``, ``demo``, ``bench``, ``eval``, ``serve``,
-``erase``.
+``agent``, ``erase``.
 
 A command that fails says why in one line on standard error and exits with
 status 1 (2 for a usage error); ``--debug`` (or ``PREFRONTAL_DEBUG=1``)
@@ -15,6 +15,7 @@ from importlib.metadata import PackageNotFoundError, version
 import typer
 
 import prefrontal.logging
+from prefrontal.cli.agent_command import agent_app
 from prefrontal.cli.bench_command import bench
 from prefrontal.cli.demo_command import demo
 from prefrontal.cli.erase_command import erase
@@ -72,6 +73,7 @@ app.command()(turn)
 app.add_typer(trace_app, name="trace")
 app.add_typer(eval_app, name="eval")
 app.add_typer(serve_app, name="serve")
+app.add_typer(agent_app, name="agent")
 app.command()(demo)
 app.command()(bench)
 app.command()(erase)

@@ -18,10 +18,11 @@ import anyio
 import typer
 from rich.console import Console
 
+from prefrontal.cli.agent_command import AgentFileOption, applied_then, checked_file
 from prefrontal.cli.stores import DbOption, build
 from prefrontal.demo.seed import DEMO_AGENT, DEMO_USER
 from prefrontal.errors import ConfigurationError
-from prefrontal.serving.keys import KeyRing, key_entry, new_key
+from prefrontal.serving.keys import DEFAULT_RIGHTS, KeyRing, Right, key_entry, new_key
 from prefrontal.serving.service import Service
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.traces.observe import Observer
@@ -46,6 +47,12 @@ GcOption = typer.Option(
 )
 UsersOption = typer.Option(
     ..., "--user", help="A user the key may act for (repeat; '*' for every user)."
+)
+RightsOption = typer.Option(
+    [],
+    "--right",
+    help="A right of the key (repeat): read, write, write_shared, erase, administer "
+    "(default: read, write, erase).",
 )
 
 
@@ -93,11 +100,13 @@ def serve_http(
     budget: int = BudgetOption,
     deadline_ms: float = DeadlineOption,
     gc_threshold: int = GcOption,
+    agent_file: Path | None = AgentFileOption,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json); every /v1/ call needs an API key."""
     err = Console(stderr=True)
     _collect_less_often(gc_threshold)
     _need("fastapi", "server", err)
+    agent = checked_file(agent_file)
     from prefrontal.serving.http import create_app, installed_metrics
     from prefrontal.serving.runner import serve
 
@@ -113,7 +122,7 @@ def serve_http(
     service = _service(db, budget, deadline_ms, err, observers)
     app = create_app(service, keys, max_body_bytes=max_body_bytes, metrics=metrics)
     err.print(f"prefrontal HTTP API on http://{host}:{port} ({len(keys)} key(s), db {db})")
-    anyio.run(lambda: serve(app, host=host, port=port))
+    anyio.run(applied_then, service, agent, lambda: serve(app, host=host, port=port))
 
 
 @serve_app.command("mcp")
@@ -129,6 +138,7 @@ def serve_mcp(
     keys_file: Path | None = KeysFileOption,
     budget: int = BudgetOption,
     deadline_ms: float = DeadlineOption,
+    agent_file: Path | None = AgentFileOption,
 ) -> None:
     """Serve the MCP tools (start_turn, end_turn, recall, remember, forget, trace)."""
     err = Console(stderr=True)
@@ -139,14 +149,20 @@ def serve_mcp(
         err.print(f"error: --transport must be 'stdio' or 'http', not {transport!r}")
         raise typer.Exit(2)
     tenant = Tenant(agent_id=agent, user_id=user)
+    declared = checked_file(agent_file)
     service = _service(db, budget, deadline_ms, err)
     if transport == "stdio":
-        anyio.run(run_stdio, service, tenant)
+        anyio.run(applied_then, service, declared, lambda: run_stdio(service, tenant))
         return
     keys = _keys(keys_file, err)
     err.print(f"prefrontal MCP on http://{host}:{port}/mcp for {agent}/{user}")
     try:
-        anyio.run(lambda: run_http(service, tenant, host=host, port=port, keys=keys))
+        anyio.run(
+            applied_then,
+            service,
+            declared,
+            lambda: run_http(service, tenant, host=host, port=port, keys=keys),
+        )
     except ConfigurationError as error:
         err.print(f"error: {error}", markup=False, highlight=False)
         raise typer.Exit(2) from None
@@ -157,8 +173,10 @@ def serve_new_key(
     agent: str = typer.Option(..., "--agent", help="The agent the key acts for."),
     users: list[str] = UsersOption,
     name: str = typer.Option("key", "--name", help="A label for the key in logs."),
+    rights: list[Right] = RightsOption,
 ) -> None:
     """Make an API key: prints the key (give it to the client) and its keys-file entry."""
     key = new_key()
+    granted = tuple(rights) or DEFAULT_RIGHTS
     typer.echo(f"key:   {key}")
-    typer.echo(f"entry: {key_entry(key, name=name, agent_id=agent, users=users)}")
+    typer.echo(f"entry: {key_entry(key, name=name, agent_id=agent, users=users, rights=granted)}")

@@ -11,6 +11,7 @@ from types import TracebackType
 import anyio
 from ulid import ULID
 
+from prefrontal.agents import AgentStateAPI
 from prefrontal.budgets.policy import BudgetPolicy, default_policy
 from prefrontal.budgets.tokens import TokenCounter, default_counter
 from prefrontal.bundle.checksum import checksum
@@ -148,6 +149,7 @@ class Orchestrator:
             config=self.config.recall,
             fence=self.fence,
         )
+        self._agents = AgentStateAPI(stores, clock=self._clock)
 
     async def __aenter__(self) -> Orchestrator:
         """Start the background runners; leaving waits for their work, then closes the stores.
@@ -174,6 +176,14 @@ class Orchestrator:
         It shares the orchestrator's clock, ids, token counter and rerank weights.
         """
         return self._memory
+
+    @property
+    def agents(self) -> AgentStateAPI:
+        """The agent-state API (profile, goals, actions, questions, scratch page), versioned.
+
+        It shares the orchestrator's clock, so a change is dated on the turns' timeline.
+        """
+        return self._agents
 
     def policy(self, total: int) -> BudgetPolicy:
         """The budget policy for a turn with ``total`` tokens."""
