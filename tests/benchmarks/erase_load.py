@@ -49,7 +49,7 @@ async def _fill(dsn: str, schema: str, items: int) -> None:
 
 async def _run(dsn: str, schema: str, writers: int) -> dict[str, Any]:
     stores = postgres.open_stores(dsn, schema=schema, max_size=writers + 2)
-    api = MemoryAPI(stores)
+    api = MemoryAPI(stores, clock=lambda: START)
     latencies: list[float] = []
     erased = anyio.Event()
     outcome: dict[str, Any] = {}
