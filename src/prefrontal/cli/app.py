@@ -1,5 +1,5 @@
 """The ``prefrontal`` command line: ``turn``, ``trace``, ``demo``, ``bench``, ``eval``, ``serve``,
-``agent``.
+``agent``, ``erase``.
 
 A command that fails says why in one line on standard error and exits with
 status 1 (2 for a usage error); ``--debug`` (or ``PREFRONTAL_DEBUG=1``)
@@ -18,6 +18,7 @@ import prefrontal.logging
 from prefrontal.cli.agent_command import agent_app
 from prefrontal.cli.bench_command import bench
 from prefrontal.cli.demo_command import demo
+from prefrontal.cli.erase_command import erase
 from prefrontal.cli.errors import one_line
 from prefrontal.cli.eval_command import eval_app
 from prefrontal.cli.serve_command import serve_app
@@ -75,6 +76,7 @@ app.add_typer(serve_app, name="serve")
 app.add_typer(agent_app, name="agent")
 app.command()(demo)
 app.command()(bench)
+app.command()(erase)
 
 
 def _debugging() -> bool:

@@ -23,7 +23,8 @@ from prefrontal.budgets.tokens import TokenCounter, default_counter
 from prefrontal.config import RecallConfig
 from prefrontal.errors import NotFoundError
 from prefrontal.ids import checked_id, is_blank
-from prefrontal.memory.erasure import ErasureReport, erase
+from prefrontal.memory.erasure import ErasureReport, erase, scrub
+from prefrontal.memory.fence import TenantFence
 from prefrontal.memory.recall import STORE_NAMES, MemoryStoreName, fused, search_both
 from prefrontal.stores.long_term import (
     AUTHOR_KEY,
@@ -53,6 +54,9 @@ class MemoryAPI:
     ``ids`` makes the ids of remembered items (ULIDs by default); ``counter``
     counts the tokens ``recall(max_tokens=...)`` bounds; ``config`` holds the
     rerank weights of phases 5 and 6 (the orchestrator passes its own).
+    ``remember``, ``update`` and ``forget`` hold the tenant's ``fence``
+    (:mod:`prefrontal.memory.fence`): an ``erase`` waits for them, and they
+    wait for an ``erase`` in progress.
     """
 
     def __init__(
@@ -63,8 +67,11 @@ class MemoryAPI:
         ids: Callable[[], str] = new_ulid,
         counter: TokenCounter | None = None,
         config: RecallConfig | None = None,
+        fence: TenantFence | None = None,
     ) -> None:
         self.stores = stores
+        self.fence = fence or TenantFence()
+        """Erase's barrier: the orchestrator shares its own, so erase fences its turns too."""
         self._clock = clock
         self._ids = ids
         self._counter = counter
@@ -111,7 +118,8 @@ class MemoryAPI:
             metadata=_written_by(tenant, scope, source, author),
             created_at=self._clock(),
         )
-        await target.put(item)
+        async with self.fence.holding(tenant, "remember"):
+            await target.put(item)
         return item
 
     async def recall(
@@ -201,13 +209,14 @@ class MemoryAPI:
             _check_text("content", content)
         if importance is not None:
             _check_importance(importance)
-        found = await self._found(tenant, _checked_id(item_id))
-        owned = [(name, item) for name, item in found if _may_change(tenant, item, shared)]
-        if not owned:
-            raise NotFoundError(f"no memory {item_id!r} of user {tenant.user_id!r}")
-        revised = [(name, _revised(item, content, importance)) for name, item in owned]
-        for name, item in revised:
-            await self._store(name).put(item)
+        async with self.fence.holding(tenant, "update"):
+            found = await self._found(tenant, _checked_id(item_id))
+            owned = [(name, item) for name, item in found if _may_change(tenant, item, shared)]
+            if not owned:
+                raise NotFoundError(f"no memory {item_id!r} of user {tenant.user_id!r}")
+            revised = [(name, _revised(item, content, importance)) for name, item in owned]
+            for name, item in revised:
+                await self._store(name).put(item)
         return revised[0][1]
 
     async def forget(self, tenant: Tenant, item_id: str, *, shared: bool = False) -> bool:
@@ -217,15 +226,19 @@ class MemoryAPI:
         ``shared`` (the caller holds the right to write shared memory): then
         the shared items of that id the tenant sees go too, whoever wrote
         them. An older version the forgotten item had superseded stays
-        superseded.
+        superseded. Where the backend can (SQLite), no copy of it stays on
+        disk: its full-text segments are rewritten and the log truncated.
         """
         wanted = [_checked_id(item_id)]
-        removed = [await self._store(name).delete(tenant, wanted) for name in STORE_NAMES]
-        if shared:
-            for name, item in await self._found(tenant, wanted[0]):
-                if item.scope is Scope.SHARED and not owns(tenant, item):
-                    author = Tenant(agent_id=item.agent_id, user_id=item.user_id)
-                    removed.append(await self._store(name).delete(author, wanted))
+        async with self.fence.holding(tenant, "forget"):
+            removed = [await self._store(name).delete(tenant, wanted) for name in STORE_NAMES]
+            if shared:
+                for name, item in await self._found(tenant, wanted[0]):
+                    if item.scope is Scope.SHARED and not owns(tenant, item):
+                        author = Tenant(agent_id=item.agent_id, user_id=item.user_id)
+                        removed.append(await self._store(name).delete(author, wanted))
+            if sum(removed):
+                await scrub(self.stores, (*STORE_NAMES, "traces"))
         return sum(removed) > 0
 
     async def erase(self, agent_id: str, user_id: str) -> ErasureReport:
@@ -235,8 +248,17 @@ class MemoryAPI:
         scratch entries, working-memory sessions and traces that the user
         owns, private or shared by them. Other users' records are untouched.
         Safe to repeat.
+
+        A barrier (:mod:`prefrontal.memory.fence`): the user's work in flight
+        in this process is cancelled (writes behind turns, extractions) or
+        waited for (``end_turn``, memory writes) before anything is removed,
+        and no write of theirs begun before the erase lands after it. The
+        report says what was removed and what was cancelled.
         """
-        return await erase(self.stores, Tenant(agent_id=agent_id, user_id=user_id))
+        tenant = Tenant(agent_id=agent_id, user_id=user_id)
+        async with self.fence.erasing(tenant) as cancelled:
+            report = await erase(self.stores, tenant)
+        return report.model_copy(update={"cancelled": dict(cancelled.counts)})
 
     async def _found(
         self, tenant: Tenant, item_id: str
