@@ -16,7 +16,7 @@ SYMBOLS = {
     "ok": "✓",
     "degraded": "▲",
     "failed": "✕",
-    "timeout": "⏱",
+    "timeout": "✂",
     "cancelled": "⊘",
     "skipped": "–",
 }
@@ -58,7 +58,9 @@ def _permille(ms: float, scale: float) -> int:
 
 def _marks(record: PhaseRecord) -> tuple[str, ...]:
     marks: list[str] = []
-    reasons = [f"{e.type}: {e.message}" for e in record.errors] + list(record.warnings)
+    said = {e.message for e in record.errors}
+    reasons = [f"{e.type}: {e.message}" for e in record.errors]
+    reasons += [w for w in record.warnings if w not in said]
     reason = "; ".join(reasons)
     if record.status is PhaseStatus.TIMEOUT:
         marks.append(f"cut at its deadline{': ' + reason if reason else ''}")
