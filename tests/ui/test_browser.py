@@ -38,7 +38,13 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 if not Path(CHROMIUM).exists():  # pragma: no cover - .ci/run installs it
     pytest.skip("Debian's chromium is not installed", allow_module_level=True)
 
-from playwright.sync_api import BrowserContext, Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import (  # noqa: E402
+    BrowserContext,
+    Page,
+    ViewportSize,
+    expect,
+    sync_playwright,
+)
 
 pytestmark = pytest.mark.slow
 FLAGS = [
@@ -50,8 +56,8 @@ FLAGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-WIDE = {"width": 1280, "height": 900}
-NARROW = {"width": 390, "height": 844}
+WIDE: ViewportSize = {"width": 1280, "height": 900}
+NARROW: ViewportSize = {"width": 390, "height": 844}
 
 
 @pytest.fixture(scope="module")

@@ -46,13 +46,22 @@ def keys_document() -> str:
     """An administering key for each agent, and one of the demo agent without the right."""
     every = tuple(Right)
     grants = [
-        KeyGrant(name="atlas-admin", sha256=hash_key(ADMIN_KEY), agent_id=DEMO_AGENT,
-                 users=("*",), rights=every),
-        KeyGrant(name="atlas-plain", sha256=hash_key(PLAIN_KEY), agent_id=DEMO_AGENT,
-                 users=("*",)),
-        KeyGrant(name="orion-admin", sha256=hash_key(OTHER_ADMIN_KEY), agent_id=OTHER_AGENT,
-                 users=("*",), rights=every),
-    ]  # fmt: skip
+        KeyGrant(
+            name="atlas-admin",
+            sha256=hash_key(ADMIN_KEY),
+            agent_id=DEMO_AGENT,
+            users=("*",),
+            rights=every,
+        ),
+        KeyGrant(name="atlas-plain", sha256=hash_key(PLAIN_KEY), agent_id=DEMO_AGENT, users=("*",)),
+        KeyGrant(
+            name="orion-admin",
+            sha256=hash_key(OTHER_ADMIN_KEY),
+            agent_id=OTHER_AGENT,
+            users=("*",),
+            rights=every,
+        ),
+    ]
     return '{"keys": [' + ", ".join(g.model_dump_json() for g in grants) + "]}"
 
 
@@ -66,9 +75,11 @@ async def write_turns(path: Path) -> Turns:
     launch: list[str] = []
     async with Orchestrator(stores, config, clock=clock) as orchestrator:
         parent = None
-        for message in ("Can we still make the December 3 launch?",
-                        "What is blocking the <b>payments</b> migration?",
-                        "And the launch checklist?"):  # fmt: skip
+        for message in (
+            "Can we still make the December 3 launch?",
+            "What is blocking the <b>payments</b> migration?",
+            "And the launch checklist?",
+        ):
             clock.advance()
             turn = await orchestrator.start_turn(
                 TurnRequest(**ask, user_input=message, parent_turn_id=parent)
@@ -79,8 +90,12 @@ async def write_turns(path: Path) -> Turns:
             launch.append(parent)
         clock.advance()
         other = await orchestrator.start_turn(
-            TurnRequest(agent_id=OTHER_AGENT, user_id="zoe", session_id="orion-s",
-                        user_input="Orion's secret plans")  # fmt: skip
+            TurnRequest(
+                agent_id=OTHER_AGENT,
+                user_id="zoe",
+                session_id="orion-s",
+                user_input="Orion's secret plans",
+            )
         )
     # Leaving an orchestrator closes its stores: the stalled turn runs on the file reopened.
     reopened = sqlite.open_stores(path)
@@ -89,7 +104,11 @@ async def write_turns(path: Path) -> Turns:
     cut = OrchestratorConfig(deadline_ms=400)
     async with Orchestrator(stalled, cut, clock=clock) as orchestrator:
         degraded = await orchestrator.start_turn(
-            TurnRequest(agent_id=DEMO_AGENT, user_id=DEMO_USER, session_id=OFFSITE,
-                        user_input="Let's plan the Lisbon offsite agenda.")  # fmt: skip
+            TurnRequest(
+                agent_id=DEMO_AGENT,
+                user_id=DEMO_USER,
+                session_id=OFFSITE,
+                user_input="Let's plan the Lisbon offsite agenda.",
+            )
         )
     return Turns(tuple(launch), degraded.trace.turn_id, other.trace.turn_id)

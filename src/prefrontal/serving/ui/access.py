@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
-from prefrontal.serving.http.auth import presented_key
 from prefrontal.serving.keys import KeyGrant, KeyRing, Right
 
 COOKIE = "prefrontal_ui"
@@ -78,6 +77,9 @@ class Access:
         return Viewer(grant.agent_id, grant.name), f"{grant.sha256}.{self._mac(grant.sha256)}"
 
     def _by_header(self, request: Request) -> KeyGrant | None:
+        # Here, not at the top: the HTTP application includes this package's router.
+        from prefrontal.serving.http.auth import presented_key
+
         key = presented_key(request)
         return None if key is None or self.keys is None else self.keys.authenticate(key)
 

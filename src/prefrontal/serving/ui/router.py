@@ -132,9 +132,13 @@ def ui_router(traces: Callable[[], TraceStore], keys: KeyRing | None) -> APIRout
             return _page("signin.html", 401, viewer=None, open=False, error=error)
         answer = RedirectResponse("/ui", status_code=303, headers=HEADERS)
         answer.set_cookie(
-            COOKIE, signed[1], httponly=True, samesite="strict", path="/ui",
+            COOKIE,
+            signed[1],
+            httponly=True,
+            samesite="strict",
+            path="/ui",
             secure=request.url.scheme == "https",
-        )  # fmt: skip
+        )
         return answer
 
     @router.post("/signout")
@@ -165,9 +169,16 @@ def ui_router(traces: Callable[[], TraceStore], keys: KeyRing | None) -> APIRout
             )
         except ValueError as error:
             return _page(
-                "turns.html", 400, viewer=viewer, open=access.open, filters=filters,
-                rows=[], more=None, error=str(error), paged=False,
-            )  # fmt: skip
+                "turns.html",
+                400,
+                viewer=viewer,
+                open=access.open,
+                filters=filters,
+                rows=[],
+                more=None,
+                error=str(error),
+                paged=False,
+            )
         found = await traces().list(query)
         rows, more = found[:PAGE], None
         if len(found) > PAGE:
@@ -175,9 +186,15 @@ def ui_router(traces: Callable[[], TraceStore], keys: KeyRing | None) -> APIRout
             kept = {k: v for k, v in filters.items() if v}
             more = urlencode({**kept, "before": f"{last.started_at.isoformat()}~{last.turn_id}"})
         return _page(
-            "turns.html", viewer=viewer, open=access.open, filters=filters, rows=rows,
-            more=more, error=None, paged="before" in asked,
-        )  # fmt: skip
+            "turns.html",
+            viewer=viewer,
+            open=access.open,
+            filters=filters,
+            rows=rows,
+            more=more,
+            error=None,
+            paged="before" in asked,
+        )
 
     @router.get("/turns/{turn_id}")
     async def turn(request: Request, turn_id: str) -> Response:
