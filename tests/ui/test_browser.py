@@ -122,13 +122,18 @@ def sign_in(page: Page, base: str, key: str = ADMIN_KEY) -> None:
         page.keyboard.press("Enter")
 
 
-def shoot(page: Page, name: str) -> None:
-    """Save the page as it shows now at both widths, when asked to (see the module)."""
+def shoot(page: Page, name: str, narrow_at: str | None = None) -> None:
+    """Save the page as it shows now at both widths, when asked to (see the module).
+
+    At 390 pixels the element ``narrow_at`` is scrolled into view first.
+    """
     folder = os.environ.get("PREFRONTAL_UI_SCREENSHOTS")
     if not folder:
         return
     for label, size in (("1280", WIDE), ("390", NARROW)):
         page.set_viewport_size(size)
+        if narrow_at is not None and size is NARROW:
+            page.locator(narrow_at).scroll_into_view_if_needed()
         page.screenshot(path=str(Path(folder) / f"ui-{name}-{label}.png"))
     page.set_viewport_size(WIDE)
 
@@ -162,7 +167,7 @@ def test_a_degraded_turn_shows_the_phase_cut_and_why(page: Page, base: str, turn
     expect(episodic).to_contain_text("✂ timeout")
     expect(episodic).to_contain_text("cut at its deadline: DeadlineExceeded: cut at the 400 ms")
     expect(page.locator("#phase-semantic")).to_contain_text("ran alongside episodic")
-    shoot(page, "turn")
+    shoot(page, "turn", narrow_at="#phase-episodic")
 
 
 def test_a_fragments_provenance_opens_by_keyboard(page: Page, base: str, turns: Turns) -> None:

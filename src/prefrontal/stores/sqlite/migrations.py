@@ -426,6 +426,15 @@ _IDS_PER_USER = (
     ),
 )
 
+_TRACE_INDEXES = {
+    "start": "started_at,",
+    "agent": "agent_id, started_at,",
+    "owner": "agent_id, user_id, started_at,",
+    "session": "session_id, started_at,",
+    "status": "agent_id, status, started_at,",
+}
+"""The traces' indexes since schema 9 (the columns before the turn id each ends in)."""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "every store kind: tables, indexes, FTS5 and its triggers", _INITIAL),
     Migration(
@@ -465,6 +474,18 @@ MIGRATIONS: tuple[Migration, ...] = (
         "memory terms indexed by impact class (frequency and length bucket) as well, "
         "so that a top-k search reads only the holders that can reach the k-th score",
         tuple(statement for name in MEMORY_TABLES for statement in _impact_index(name)),
+    ),
+    Migration(
+        9,
+        "traces indexed for listing newest first by agent, user, session or status, "
+        "each index ending in the keyset (started_at, turn_id) a page continues from",
+        (
+            *(f"DROP INDEX IF EXISTS traces_by_{name}" for name in _TRACE_INDEXES),
+            *(
+                f"CREATE INDEX traces_by_{name} ON traces ({columns} turn_id)"
+                for name, columns in _TRACE_INDEXES.items()
+            ),
+        ),
     ),
 )
 LATEST = MIGRATIONS[-1].version
