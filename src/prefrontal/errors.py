@@ -11,6 +11,7 @@ The tree::
     │   └── ItemRejectedError     the store refused an item (too large, bad text)
     ├── WorkingMemoryError        the working-memory buffer refused an operation
     ├── NotFoundError             an id names nothing the caller may see (memory item, turn)
+    ├── TurnConflictError         a turn ended again with another reply than it was ended with
     ├── OverloadedError           too many turns in flight: refused, retry after a moment
     └── DatasetError              an evaluation data file is not in its format
 
@@ -64,6 +65,22 @@ class WorkingMemoryError(PrefrontalError):
 
 class NotFoundError(PrefrontalError):
     """An id names nothing the caller may see: an unknown memory item or turn."""
+
+
+class TurnConflictError(PrefrontalError):
+    """``end_turn`` was called again for a turn already ended, with another reply.
+
+    A retry with the same reply is answered with what the first call wrote;
+    a different reply is never dropped silently: this error names both
+    replies' hashes (``recorded`` and ``offered``, BLAKE2b, 16 hex digits).
+    """
+
+    def __init__(self, turn_id: str, recorded: str, offered: str) -> None:
+        self.turn_id, self.recorded, self.offered = turn_id, recorded, offered
+        super().__init__(
+            f"turn {turn_id!r} was ended with the reply {recorded}; "
+            f"this call gives the reply {offered}: a turn has one reply"
+        )
 
 
 class OverloadedError(PrefrontalError):

@@ -21,7 +21,7 @@ from rich.console import Console
 from prefrontal.cli.stores import DbOption, build
 from prefrontal.demo.seed import DEMO_AGENT, DEMO_USER
 from prefrontal.errors import ConfigurationError
-from prefrontal.serving.keys import KeyRing, key_entry, new_key
+from prefrontal.serving.keys import DEFAULT_RIGHTS, KeyRing, Right, key_entry, new_key
 from prefrontal.serving.service import Service
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.traces.observe import Observer
@@ -46,6 +46,12 @@ GcOption = typer.Option(
 )
 UsersOption = typer.Option(
     ..., "--user", help="A user the key may act for (repeat; '*' for every user)."
+)
+RightsOption = typer.Option(
+    [],
+    "--right",
+    help="A right of the key (repeat): read, write, write_shared, erase, administer "
+    "(default: read, write, erase).",
 )
 
 
@@ -157,8 +163,10 @@ def serve_new_key(
     agent: str = typer.Option(..., "--agent", help="The agent the key acts for."),
     users: list[str] = UsersOption,
     name: str = typer.Option("key", "--name", help="A label for the key in logs."),
+    rights: list[Right] = RightsOption,
 ) -> None:
     """Make an API key: prints the key (give it to the client) and its keys-file entry."""
     key = new_key()
+    granted = tuple(rights) or DEFAULT_RIGHTS
     typer.echo(f"key:   {key}")
-    typer.echo(f"entry: {key_entry(key, name=name, agent_id=agent, users=users)}")
+    typer.echo(f"entry: {key_entry(key, name=name, agent_id=agent, users=users, rights=granted)}")

@@ -6,7 +6,9 @@ One call, after the model answered:
    as conversation messages and episodic items of the session's thread,
    together with the turn's trace and its ending, all or nothing
    (:mod:`prefrontal.stores.exchange`). A turn whose trace already has an
-   ending is not written again: the call returns what the first one wrote.
+   ending is not written again: the call returns what the first one wrote,
+   when it gives the same reply; another reply raises
+   :class:`~prefrontal.errors.TurnConflictError` (:mod:`.retries`).
 2. ``summary``: what left the recent-conversation window is folded into the
    rolling summary (:mod:`prefrontal.exchange.summary`).
 3. ``buffer``: the exchange is offered to the session's working-memory
@@ -56,6 +58,7 @@ from prefrontal.exchange.summary import Summarizer, fold, folded
 from prefrontal.formation import consolidate
 from prefrontal.formation.planning import is_due
 from prefrontal.orchestrator.preloaded import Preloaded
+from prefrontal.orchestrator.retries import check_same_reply
 from prefrontal.stores.conversation import Role
 from prefrontal.stores.exchange import (
     Exchange,
@@ -238,6 +241,7 @@ class TurnEnder:
         trace = await self._trace(turn, agent_id, user_id)
         writer = exchange_writer(self.stores)
         if trace.ending is not None:
+            check_same_reply(trace, reply)
             await self._extract_missing(trace, tool_calls)
             return _result(trace, written=False)
         at = self.clock()
@@ -246,6 +250,7 @@ class TurnEnder:
         prior = await writer.prior(self._lookup(trace, records))
         if prior.ended:
             stored = prior.trace or await self._stored(trace)
+            check_same_reply(stored, reply)
             await self._extract_missing(stored, tool_calls)
             return _result(stored, written=False)
         plan = await self._plan(trace, prior, records, reply, calls, at, steps)
@@ -258,7 +263,9 @@ class TurnEnder:
 
         done = await writer.write(plan.records, stamp)
         if done is None:
-            return _result(await self._stored(trace), written=False)
+            stored = await self._stored(trace)
+            check_same_reply(stored, reply)
+            return _result(stored, written=False)
         assert done.trace is not None  # an exchange of a turn always carries its trace
         final = await self._after(done.trace, plan, done, steps, calls, at)
         await self._extract(final, calls, at)

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Set
 from dataclasses import dataclass
 from datetime import datetime
 
+from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
 from prefrontal.object_cache import ObjectCache
@@ -75,13 +76,15 @@ def describe(item: FrontalItem) -> str:
         flags.append(f"owner {item.owner}")
     if item.due_at:
         flags.append(f"due {item.due_at:%Y-%m-%d}")
-    detail = f" — {item.detail}" if item.detail else ""
-    return f"{item.kind.value.capitalize()} ({', '.join(flags)}): {item.title}{detail}"
+    detail = f" — {as_data(item.detail, opens_line=False)}" if item.detail else ""
+    title = as_data(item.title, opens_line=False)
+    return f"{item.kind.value.capitalize()} ({', '.join(flags)}): {title}{detail}"
 
 
 def progress_line(item: FrontalItem) -> str:
     """A progress delta: what changed since the last turn."""
-    return f"Progress: {item.kind.value} {item.title!r} is now {item.status.value}"
+    title = as_data(item.title, opens_line=False)
+    return f"Progress: {item.kind.value} '{title}' is now {item.status.value}"
 
 
 def select(turn: TurnState, items: list[FrontalItem]) -> list[FrontalItem]:

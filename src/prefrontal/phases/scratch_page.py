@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Set
 
+from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
 from prefrontal.object_cache import ObjectCache
@@ -66,6 +67,11 @@ async def run(turn: TurnState) -> PhaseOutcome:
     )
 
 
+def entry_text(entry: Observation) -> str:
+    """``Kind (owner): content``, the content as data."""
+    return f"{LABELS[entry.kind]} ({entry.owner.value}): {as_data(entry.content, opens_line=False)}"
+
+
 def entry_fragment(turn: TurnState, entry: Observation, rank: int) -> Fragment:
     """The fragment of ``entry`` at ``rank``, made once for the same entry and rank."""
     return made_once(
@@ -75,7 +81,7 @@ def entry_fragment(turn: TurnState, entry: Observation, rank: int) -> Fragment:
         lambda: fragment(
             turn,
             Section.SCRATCH_PAGE,
-            f"{LABELS[entry.kind]} ({entry.owner.value}): {entry.content}",
+            entry_text(entry),
             store="scratch_page",
             item_ids=(entry.item_id,),
             phase=NAME,

@@ -2,7 +2,8 @@
 
 Over HTTP, when keys are configured every request needs one whose grant
 covers the server's agent and user (401 without a valid key, 403 for a key
-of another agent or user); without keys the server only listens on the
+of another agent or user), and each tool checks the grant's rights
+(:mod:`prefrontal.serving.mcp_rights`); without keys the server only listens on the
 loopback address. The orchestrator is entered while the server runs, and
 its stores closed when it stops.
 """
@@ -15,6 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from prefrontal.errors import ConfigurationError
 from prefrontal.serving.keys import KeyRing
+from prefrontal.serving.mcp_rights import GRANT
 from prefrontal.serving.mcp_tools import build_mcp
 from prefrontal.serving.runner import serve
 from prefrontal.serving.service import Service
@@ -45,6 +47,7 @@ class KeyGate:
         if not grant.may_act_for(self.tenant.agent_id, self.tenant.user_id):
             await _problem(send, 403, "Forbidden", "This API key may not act for this server.")
             return
+        scope[GRANT] = grant
         await self.app(scope, receive, send)
 
 

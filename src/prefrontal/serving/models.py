@@ -11,17 +11,19 @@ caller needs.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prefrontal.stores.long_term import MemoryItem, MemoryKind
+from prefrontal.serving.echo import MAX_ID_CHARS
+from prefrontal.stores.long_term import AUTHOR_KEY, MemoryItem, MemoryKind
 from prefrontal.stores.records import MetadataValue
 from prefrontal.stores.tenancy import Scope
 from prefrontal.traces.models import PhaseRecord, TurnTrace
 from prefrontal.turn import MAX_INPUT_CHARS, TurnResult
 
-Id = str
+Id = Annotated[str, Field(max_length=MAX_ID_CHARS)]
+"""An id in a request body: at most 256 characters, refused before any work."""
 MAX_REPLY_CHARS = 100_000
 MAX_MEMORY_CHARS = 20_000
 MAX_QUERY_CHARS = 10_000
@@ -301,6 +303,10 @@ class MemoryOut(Out):
     scope: str
     created_at: datetime
     tags: tuple[str, ...]
+    author: str | None = Field(
+        default=None,
+        description="Who wrote it (the API key's name or the user); every shared memory has one.",
+    )
     score: float | None = Field(default=None, description="Relevance, for a search hit.")
 
     @classmethod
@@ -314,18 +320,24 @@ class MemoryOut(Out):
             scope=item.scope.value,
             created_at=item.created_at,
             tags=item.tags,
+            author=_author(item),
             score=score,
         )
+
+
+def _author(item: MemoryItem) -> str | None:
+    author = item.metadata.get(AUTHOR_KEY)
+    return None if author is None else str(author)
 
 
 class RecallOut(Out):
     """What a recall found, and whether it searched or reused the session's working memory."""
 
     mode: Literal["search", "reuse"] = Field(
-        description="`reuse`: the topic continues and these are the memories the session's "
-        "working memory already holds; `search`: a full search ran."
+        description="`search`: a full search ran (an explicit search always searches; "
+        "`reuse` is kept for clients that know it and is never sent)."
     )
-    reason: str = Field(description="Why the recall gate decided so.")
+    reason: str = Field(description="`explicit` with a session, `no_session` without.")
     memories: tuple[MemoryOut, ...]
 
 

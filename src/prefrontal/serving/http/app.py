@@ -27,16 +27,18 @@ from contextlib import asynccontextmanager
 from typing import Annotated
 
 import structlog
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Path, Query, Request
 from pydantic import BaseModel
 from starlette.responses import JSONResponse, Response
 
 from prefrontal.errors import NotFoundError
-from prefrontal.serving.http.auth import grant_of, tenant_for
+from prefrontal.serving.echo import MAX_ID_CHARS, quoted
+from prefrontal.serving.http.auth import grant_of, require, tenant_for
 from prefrontal.serving.http.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit
 from prefrontal.serving.http.metrics import Metrics
 from prefrontal.serving.http.problems import PROBLEM_JSON, install, problem
-from prefrontal.serving.keys import KeyGrant, KeyRing
+from prefrontal.serving.http.rights import may_change, right_to_write
+from prefrontal.serving.keys import KeyGrant, KeyRing, Right
 from prefrontal.serving.models import (
     EndTurnBody,
     EndTurnOut,
@@ -70,10 +72,14 @@ ERRORS = {
 }
 NOT_FOUND = {404: {"description": "Nothing of this user by that id", "content": {PROBLEM_JSON: {}}}}
 
-UserQuery = Annotated[str, Query(min_length=1, max_length=256, description="The user acted for.")]
-AgentQuery = Annotated[
-    str | None, Query(max_length=256, description="Optional: the API key's agent.")
+UserQuery = Annotated[
+    str, Query(min_length=1, max_length=MAX_ID_CHARS, description="The user acted for.")
 ]
+AgentQuery = Annotated[
+    str | None, Query(max_length=MAX_ID_CHARS, description="Optional: the API key's agent.")
+]
+PathId = Annotated[str, Path(min_length=1, max_length=MAX_ID_CHARS)]
+"""A turn, memory or user id in a path: bounded before any work."""
 
 
 def caller(request: Request) -> KeyGrant:
@@ -128,6 +134,7 @@ def create_app(  # noqa: C901
     async def start_turn(body: StartTurnBody, grant: Caller) -> TurnOut:
         """Start a turn: assemble the working memory for the user's message within the budget."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
+        require(grant, Right.READ)
         request = TurnRequest(
             agent_id=tenant.agent_id,
             **body.model_dump(exclude={"agent_id"}),
@@ -135,55 +142,70 @@ def create_app(  # noqa: C901
         return await service.start_turn(request)
 
     @app.post("/v1/turns/{turn_id}/end", tags=["turns"], responses=NOT_FOUND)  # type: ignore[arg-type]
-    async def end_turn(turn_id: str, body: EndTurnBody, grant: Caller) -> EndTurnOut:
+    async def end_turn(turn_id: PathId, body: EndTurnBody, grant: Caller) -> EndTurnOut:
         """End a turn: record the assistant's reply as the session's history (idempotent)."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
+        require(grant, Right.WRITE)
         return await service.end_turn(
             tenant, turn_id, body.reply, tool_calls=body.tool_calls, outcome=body.outcome
         )
 
     @app.get("/v1/turns/{turn_id}/trace", tags=["turns"], responses=NOT_FOUND)  # type: ignore[arg-type]
     async def trace(
-        turn_id: str, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
+        turn_id: PathId, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
     ) -> TraceOut:
         """A turn's trace: each phase's status, timing and what it loaded."""
-        return await service.trace(tenant_for(grant, user_id, agent_id), turn_id)
+        tenant = tenant_for(grant, user_id, agent_id)
+        require(grant, Right.READ)
+        return await service.trace(tenant, turn_id)
 
     @app.post("/v1/memories", status_code=201, tags=["memories"])
     async def remember(body: RememberBody, grant: Caller) -> MemoryOut:
-        """Remember something: a fact or preference (semantic) or an event (episodic)."""
-        return await service.remember(tenant_for(grant, body.user_id, body.agent_id), body)
+        """Remember something: a fact or preference (semantic) or an event (episodic).
+
+        A shared memory needs the key's ``write_shared`` right, a private one ``write``;
+        the memory records the key's name as its author."""
+        tenant = tenant_for(grant, body.user_id, body.agent_id)
+        require(grant, right_to_write(body.scope))
+        return await service.remember(tenant, body, author=grant.name)
 
     @app.post("/v1/memories/search", tags=["memories"])
     async def search(body: SearchBody, grant: Caller) -> RecallOut:
         """Recall memories; with a session, only when its working memory lacks the topic."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
+        require(grant, Right.READ)
         return await service.recall(
             tenant, body.query, top_k=body.top_k, session_id=body.session_id
         )
 
     @app.patch("/v1/memories/{item_id}", tags=["memories"], responses=NOT_FOUND)  # type: ignore[arg-type]
-    async def update(item_id: str, body: UpdateBody, grant: Caller) -> MemoryOut:
-        """Change a memory's content or importance."""
+    async def update(item_id: PathId, body: UpdateBody, grant: Caller) -> MemoryOut:
+        """Change a memory's content or importance (a shared one, whoever wrote it, with the
+        ``write_shared`` right)."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
+        shared = await may_change(service, grant, tenant, item_id)
         return await service.update(
-            tenant, item_id, content=body.content, importance=body.importance
+            tenant, item_id, content=body.content, importance=body.importance, shared=shared
         )
 
     @app.delete("/v1/memories/{item_id}", tags=["memories"], responses=NOT_FOUND)  # type: ignore[arg-type]
     async def forget(
-        item_id: str, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
+        item_id: PathId, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
     ) -> ForgetOut:
-        """Forget a memory."""
-        forgotten = await service.forget(tenant_for(grant, user_id, agent_id), item_id)
+        """Forget a memory (a shared one, whoever wrote it, with the ``write_shared`` right)."""
+        tenant = tenant_for(grant, user_id, agent_id)
+        shared = await may_change(service, grant, tenant, item_id)
+        forgotten = await service.forget(tenant, item_id, shared=shared)
         if not forgotten.forgotten:
-            raise NotFoundError(f"no memory {item_id!r} for this user")
+            raise NotFoundError(f"no memory {quoted(item_id)} for this user")
         return forgotten
 
     @app.delete("/v1/users/{user_id}", tags=["users"])
-    async def erase(user_id: str, grant: Caller, agent_id: AgentQuery = None) -> ErasureOut:
+    async def erase(user_id: PathId, grant: Caller, agent_id: AgentQuery = None) -> ErasureOut:
         """Erase everything the agent holds of one user, in every store."""
-        return await service.erase(tenant_for(grant, user_id, agent_id))
+        tenant = tenant_for(grant, user_id, agent_id)
+        require(grant, Right.ERASE)
+        return await service.erase(tenant)
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> Health:

@@ -19,7 +19,14 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 
-from prefrontal.errors import ItemRejectedError, NotFoundError, OverloadedError, StoreError
+from prefrontal.errors import (
+    ItemRejectedError,
+    NotFoundError,
+    OverloadedError,
+    StoreError,
+    TurnConflictError,
+)
+from prefrontal.serving.echo import bounded
 
 PROBLEM_JSON = "application/problem+json"
 _log = structlog.get_logger("prefrontal.serving")
@@ -30,6 +37,7 @@ TITLES = {
     403: "Forbidden",
     404: "Not found",
     405: "Method not allowed",
+    409: "Conflict",
     413: "Request body too large",
     415: "Unsupported media type",
     422: "Invalid request",
@@ -53,7 +61,7 @@ def problem(
         "type": "about:blank",
         "title": TITLES.get(status, "Error"),
         "status": status,
-        "detail": detail,
+        "detail": bounded(detail),
     }
     if errors:
         body["errors"] = list(errors)
@@ -104,6 +112,9 @@ def install(app: FastAPI) -> None:
     async def on_not_found(request: Request, error: Exception) -> JSONResponse:
         return problem(404, sentence(str(error)))
 
+    async def on_turn_conflict(request: Request, error: Exception) -> JSONResponse:
+        return problem(409, sentence(str(error)))
+
     async def on_rejected(request: Request, error: Exception) -> JSONResponse:
         return problem(422, sentence(str(error)))
 
@@ -127,6 +138,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(HTTPException, on_http)
     app.add_exception_handler(NotFoundError, on_not_found)
+    app.add_exception_handler(TurnConflictError, on_turn_conflict)
     app.add_exception_handler(ItemRejectedError, on_rejected)
     app.add_exception_handler(StoreError, on_store)
     app.add_exception_handler(OverloadedError, on_overloaded)
