@@ -141,7 +141,11 @@ def _browser(base: str, pages: dict[str, str], rounds: int) -> dict[str, dict[st
     with tempfile.TemporaryDirectory() as profile, sync_playwright() as playwright:
         browser = playwright.chromium.launch_persistent_context(
             # The pages forbid every script; the measuring one is let through.
-            profile, executable_path=CHROMIUM, headless=True, args=FLAGS, bypass_csp=True
+            profile,
+            executable_path=CHROMIUM,
+            headless=True,
+            args=FLAGS,
+            bypass_csp=True,
         )
         for name in ("list: newest", "list: one session", "turn"):
             paints = []
