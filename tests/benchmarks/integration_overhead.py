@@ -17,9 +17,10 @@ and each framework ``_bare``: the same agent and model without prefrontal.
 The models answer at once, so a mode's time is prefrontal's turn plus the
 framework's own machinery and the integration; a mode less its ``_bare``
 twin and ``direct`` is what the integration itself adds. It prints one JSON
-line per mode: ``per_turn_ms`` (the median round's time over its turns) and
-``ratio`` (that over ``direct``'s, in the same run). Figures are reported,
-never asserted.
+line per mode: ``per_turn_ms`` (the median round's wall time over its
+turns) and ``ratio`` (that over ``direct``'s, in the same run), and the same
+for the process's CPU time (``cpu_per_turn_ms``, ``cpu_ratio``: the steadier
+figures on a shared machine). Figures are reported, never asserted.
 """
 
 from __future__ import annotations
@@ -184,34 +185,41 @@ MODES: dict[str, Mode] = {
 }
 
 
-async def _timed(mode: Mode) -> float:
-    """Seconds for the ten turns of ``mode`` on fresh seeded stores (set-up untimed)."""
+async def _timed(mode: Mode) -> tuple[float, float]:
+    """Wall and CPU seconds for the ten turns of ``mode`` on fresh seeded stores (set-up untimed)."""
     stores = Stores.in_memory()
     await seed(stores)
     async with Orchestrator(stores, clock=fixed_clock, ids=counting_ids()) as orchestrator:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         await mode(orchestrator)
-        return time.perf_counter() - started
+        return time.perf_counter() - started, time.process_time() - cpu
 
 
 async def run(rounds: int) -> list[dict[str, Any]]:
     """Each mode's median per-turn time over ``rounds`` rounds, and its ratio to ``direct``."""
-    times: dict[str, list[float]] = {name: [] for name in MODES}
+    walls: dict[str, list[float]] = {name: [] for name in MODES}
+    cpus: dict[str, list[float]] = {name: [] for name in MODES}
     for mode in MODES.values():  # one untimed round each: imports, caches
         await _timed(mode)
     for _ in range(rounds):
         for name, mode in MODES.items():
-            times[name].append(await _timed(mode))
-    per_turn = {name: statistics.median(t) / len(conv.INPUTS) * 1_000 for name, t in times.items()}
+            wall, cpu = await _timed(mode)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    turns = len(conv.INPUTS)
+    wall_ms = {name: statistics.median(t) / turns * 1_000 for name, t in walls.items()}
+    cpu_ms = {name: statistics.median(t) / turns * 1_000 for name, t in cpus.items()}
     return [
         {
             "mode": name,
-            "per_turn_ms": round(ms, 3),
-            "ratio": round(ms / per_turn["direct"], 2),
+            "per_turn_ms": round(wall_ms[name], 3),
+            "ratio": round(wall_ms[name] / wall_ms["direct"], 2),
+            "cpu_per_turn_ms": round(cpu_ms[name], 3),
+            "cpu_ratio": round(cpu_ms[name] / cpu_ms["direct"], 2),
             "rounds": rounds,
-            "turns": len(conv.INPUTS),
+            "turns": turns,
         }
-        for name, ms in per_turn.items()
+        for name in MODES
     ]
 
 

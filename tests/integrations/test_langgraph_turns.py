@@ -105,6 +105,7 @@ async def test_react_agent_sees_what_the_orchestrator_gives(backend: str, tmp_pa
     assert [conv.pairs(s) for s in seen] == [conv.pairs(s) for s in direct.inputs]
     at_ask = seen[conv.ASK_TURN - 1]
     assert any(conv.FACT_WORDS in m["content"] for m in at_ask)
+    assert not any(conv.FACT_WORDS in m["content"] for m in at_ask if m["role"] == "system")
     assert at_ask[-1] == Message(role="user", content=conv.INPUTS[conv.ASK_TURN - 1])
     provenance = conv.fact_provenance(asked)
     assert provenance

@@ -94,6 +94,7 @@ async def test_runs_see_what_the_orchestrator_gives(backend: str, tmp_path: Path
     seen = [as_pairs(c.system_instructions, c.input) for c in calls]
     assert seen == [conv.pairs(m) for m in direct.inputs]
     assert any(conv.FACT_WORDS in content for _, content in seen[conv.ASK_TURN - 1])
+    assert conv.FACT_WORDS not in (calls[conv.ASK_TURN - 1].system_instructions or "")
     assert conv.fact_provenance(asked)
     assert conv.fact_provenance(asked) == conv.fact_provenance(direct.results[conv.ASK_TURN - 1])
     assert outputs == [conv.reply_for(t) for t in range(1, len(conv.INPUTS) + 1)]

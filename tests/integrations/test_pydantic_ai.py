@@ -93,6 +93,9 @@ async def test_runs_see_what_the_orchestrator_gives(backend: str, tmp_path: Path
     firsts = [c for i, c in enumerate(recorder.calls) if i != conv.TOOL_TURN]
     assert firsts == [conv.pairs(m) for m in direct.inputs]
     assert any(conv.FACT_WORDS in text for _, text in firsts[conv.ASK_TURN - 1])
+    assert not any(
+        conv.FACT_WORDS in text for role, text in firsts[conv.ASK_TURN - 1] if role == "system"
+    )
     assert conv.fact_provenance(asked)
     assert conv.fact_provenance(asked) == conv.fact_provenance(direct.results[conv.ASK_TURN - 1])
     assert outputs == [conv.reply_for(t) for t in range(1, len(conv.INPUTS) + 1)]
