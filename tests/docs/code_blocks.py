@@ -1,0 +1,107 @@
+"""The code blocks of the documentation site's tutorial and how-to guides, and how each runs.
+
+The pages are the ones the site's navigation (``mkdocs.yml``) lists under
+"Tutorial" and "How-to guides". In each page, in order:
+
+- a ```` ```python ```` block is Python, run in one namespace per page (so a
+  later block uses what an earlier one defined), with top-level ``await``
+  allowed, as a reader pastes it into ``python -m asyncio``;
+- a ```` ```bash ```` block is shell, run with ``bash -euo pipefail`` in the
+  page's working directory with the project's ``prefrontal`` on ``PATH``;
+- a block of any other language (``text``, ``toml``, ``json``, ``console``
+  output) is shown, not run.
+
+A block preceded by ``<!-- test: skip REASON -->`` is not run, and counted
+as skipped with its reason; one preceded by ``<!-- test: file NAME -->`` is
+written to ``NAME`` in the page's working directory instead of being run
+(a configuration file a later block reads).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+RUN_SECTIONS = ("Tutorial", "How-to guides")
+_FENCE = re.compile(
+    r"(?:<!-- test: (?P<directive>skip|file) (?P<argument>[^>]*?) -->\s*\n)?"
+    r"^(?P<indent>[ ]*)```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```[ ]*$",
+    re.MULTILINE | re.DOTALL,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CodeBlock:
+    """One fenced block of a page: its language, text, line and what the test does with it."""
+
+    page: str
+    line: int
+    language: str
+    source: str
+    directive: str | None = None
+    argument: str = ""
+
+    @property
+    def runs(self) -> bool:
+        """True when the test runs this block (Python or shell, not skipped)."""
+        return self.directive is None and self.language in ("python", "bash")
+
+    @property
+    def label(self) -> str:
+        """``page:line``, for test ids and failures."""
+        return f"{self.page}:{self.line}"
+
+
+def pages_to_run() -> list[str]:
+    """The pages (relative to ``docs/``) that the site lists under Tutorial and How-to guides."""
+    pages: list[str] = []
+    section: str | None = None
+    for line in (ROOT / "mkdocs.yml").read_text(encoding="utf-8").splitlines():
+        top = re.match(r"^  - ([^:]+):\s*$", line)
+        if top:
+            section = top.group(1)
+            continue
+        if re.match(r"^  - ", line):
+            section = None
+        entry = re.match(r"^\s+- [^:]+:\s*(\S+\.md)\s*$", line)
+        if entry and section in RUN_SECTIONS:
+            pages.append(entry.group(1))
+    return pages
+
+
+def blocks_of(page: str) -> list[CodeBlock]:
+    """Every fenced block of ``page``, in order."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    blocks = []
+    for match in _FENCE.finditer(text):
+        indent = len(match.group("indent"))
+        body = "\n".join(line[indent:] for line in match.group("body").splitlines())
+        blocks.append(
+            CodeBlock(
+                page=page,
+                line=text.count("\n", 0, match.start("lang")) + 1,
+                language=match.group("lang") or "text",
+                source=body + "\n",
+                directive=match.group("directive"),
+                argument=(match.group("argument") or "").strip(),
+            )
+        )
+    return blocks
+
+
+def summary() -> str:
+    """How many blocks the tested pages hold, run and skip (``python -m tests.docs.code_blocks``)."""
+    pages = pages_to_run()
+    blocks = [block for page in pages for block in blocks_of(page)]
+    run = sum(block.runs for block in blocks)
+    skipped = [block for block in blocks if block.directive == "skip"]
+    lines = [f"{len(pages)} pages, {len(blocks)} code blocks: {run} run as tests"]
+    lines += [f"  skipped {block.label}: {block.argument}" for block in skipped]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(summary())

@@ -1,0 +1,62 @@
+"""Every Python and shell block of the tutorial and how-to guides runs as printed."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import pytest
+
+from tests.docs.code_blocks import CodeBlock, blocks_of, pages_to_run
+
+SHELL_TIMEOUT_S = 120
+
+
+def test_the_site_lists_pages_to_run() -> None:
+    """The navigation names tutorial and how-to pages, so the page test below cannot be empty."""
+    pages = pages_to_run()
+    assert pages
+    assert all(blocks_of(page) is not None for page in pages)
+
+
+@pytest.mark.parametrize("page", pages_to_run())
+def test_page_code_blocks_run(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page's blocks run in order, each Python block in the page's one namespace."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    namespace: dict[str, Any] = {"__name__": "__docs__"}
+    for block in blocks_of(page):
+        if block.directive == "file":
+            (tmp_path / block.argument).write_text(block.source, encoding="utf-8")
+        elif block.runs and block.language == "python":
+            anyio.run(_run_python, block, namespace)
+        elif block.runs:
+            _run_shell(block, tmp_path)
+
+
+async def _run_python(block: CodeBlock, namespace: dict[str, Any]) -> None:
+    code = compile(block.source, block.label, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    if code.co_flags & inspect.CO_COROUTINE:
+        await eval(code, namespace)
+    else:
+        # In a worker thread, where a block may start its own event loop (anyio.run).
+        await anyio.to_thread.run_sync(exec, code, namespace)
+
+
+def _run_shell(block: CodeBlock, cwd: Path) -> None:
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block.source],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=SHELL_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, f"{block.label} exited {done.returncode}:\n{done.stderr[-2000:]}"
