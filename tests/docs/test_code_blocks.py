@@ -27,12 +27,21 @@ def test_the_site_lists_pages_to_run() -> None:
 
 
 @pytest.mark.parametrize("page", pages_to_run())
-def test_page_code_blocks_run(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The page's blocks run in order, each Python block in the page's one namespace."""
+def test_page_code_blocks_run(
+    page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """The page's blocks run in order, each Python block in the page's one namespace.
+
+    A page that reads ``PREFRONTAL_DB`` gets a database of the test PostgreSQL
+    server there (and is skipped where none can start).
+    """
     monkeypatch.chdir(tmp_path)
+    blocks = blocks_of(page)
+    if any("PREFRONTAL_DB" in block.source for block in blocks if block.runs):
+        monkeypatch.setenv("PREFRONTAL_DB", request.getfixturevalue("postgres_dsn"))
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     namespace: dict[str, Any] = {"__name__": "__docs__"}
-    for block in blocks_of(page):
+    for block in blocks:
         if block.directive == "file":
             (tmp_path / block.argument).write_text(block.source, encoding="utf-8")
         elif block.runs and block.language == "python":
