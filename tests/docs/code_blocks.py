@@ -1,15 +1,17 @@
-"""The code blocks of the documentation site's tutorial and how-to guides, and how each runs.
+"""The code blocks of the documentation site, and how each runs.
 
-The pages are the ones the site's navigation (``mkdocs.yml``) lists under
-"Tutorial" and "How-to guides". In each page, in order:
+The pages are the ones the site's navigation (``mkdocs.yml``) lists. In each
+page, in order:
 
 - a ```` ```python ```` block is Python, run in one namespace per page (so a
   later block uses what an earlier one defined), with top-level ``await``
   allowed, as a reader pastes it into ``python -m asyncio``;
-- a ```` ```bash ```` block is shell, run with ``bash -euo pipefail`` in the
-  page's working directory with the project's ``prefrontal`` on ``PATH``;
-- a block of any other language (``text``, ``toml``, ``json``, ``console``
-  output) is shown, not run.
+- a ```` ```bash ```` block of the tutorial or a how-to guide is shell, run
+  with ``bash -euo pipefail`` in the page's working directory with the
+  project's ``prefrontal`` on ``PATH`` (elsewhere, such as the benchmark
+  commands, it is shown, not run);
+- a block of any other language (``py`` for a fragment that is not whole,
+  ``text``, ``toml``, ``json``, ``console`` output) is shown, not run.
 
 A block preceded by ``<!-- test: skip REASON -->`` is not run, and counted
 as skipped with its reason; one preceded by ``<!-- test: file NAME -->`` is
@@ -43,11 +45,15 @@ class CodeBlock:
     source: str
     directive: str | None = None
     argument: str = ""
+    guide: bool = False
+    """The page is the tutorial or a how-to guide, whose shell blocks run too."""
 
     @property
     def runs(self) -> bool:
-        """True when the test runs this block (Python or shell, not skipped)."""
-        return self.directive is None and self.language in ("python", "bash")
+        """True when the test runs this block (Python, or a guide's shell; not skipped)."""
+        if self.directive is not None:
+            return False
+        return self.language == "python" or (self.guide and self.language == "bash")
 
     @property
     def label(self) -> str:
@@ -55,25 +61,31 @@ class CodeBlock:
         return f"{self.page}:{self.line}"
 
 
-def pages_to_run() -> list[str]:
-    """The pages (relative to ``docs/``) that the site lists under Tutorial and How-to guides."""
-    pages: list[str] = []
+def site_pages() -> dict[str, str | None]:
+    """Every page (relative to ``docs/``) the site's navigation lists, with its section."""
+    pages: dict[str, str | None] = {}
     section: str | None = None
     for line in (ROOT / "mkdocs.yml").read_text(encoding="utf-8").splitlines():
-        top = re.match(r"^  - ([^:]+):\s*$", line)
+        top = re.match(r"^  - ([^:]+):\s*(\S+\.md)?\s*$", line)
         if top:
-            section = top.group(1)
+            section = top.group(1) if top.group(2) is None else None
+            if top.group(2):
+                pages[top.group(2)] = None
             continue
-        if re.match(r"^  - ", line):
-            section = None
         entry = re.match(r"^\s+- [^:]+:\s*(\S+\.md)\s*$", line)
-        if entry and section in RUN_SECTIONS:
-            pages.append(entry.group(1))
+        if entry:
+            pages[entry.group(1)] = section
     return pages
+
+
+def pages_to_run() -> list[str]:
+    """The pages with a block to run, in the site's order."""
+    return [page for page in site_pages() if any(block.runs for block in blocks_of(page))]
 
 
 def blocks_of(page: str) -> list[CodeBlock]:
     """Every fenced block of ``page``, in order."""
+    guide = site_pages().get(page) in RUN_SECTIONS
     text = (DOCS / page).read_text(encoding="utf-8")
     blocks = []
     for match in _FENCE.finditer(text):
@@ -87,6 +99,7 @@ def blocks_of(page: str) -> list[CodeBlock]:
                 source=body + "\n",
                 directive=match.group("directive"),
                 argument=(match.group("argument") or "").strip(),
+                guide=guide,
             )
         )
     return blocks
@@ -94,11 +107,16 @@ def blocks_of(page: str) -> list[CodeBlock]:
 
 def summary() -> str:
     """How many blocks the tested pages hold, run and skip (``python -m tests.docs.code_blocks``)."""
-    pages = pages_to_run()
+    pages = list(site_pages())
     blocks = [block for page in pages for block in blocks_of(page)]
-    run = sum(block.runs for block in blocks)
+    run = [block for block in blocks if block.runs]
+    guides = [block for block in run if block.guide]
     skipped = [block for block in blocks if block.directive == "skip"]
-    lines = [f"{len(pages)} pages, {len(blocks)} code blocks: {run} run as tests"]
+    lines = [
+        f"{len(pages)} pages, {len(blocks)} code blocks: {len(run)} run as tests "
+        f"({len(guides)} of them in the tutorial and how-to guides, "
+        f"on {len({block.page for block in run})} pages)"
+    ]
     lines += [f"  skipped {block.label}: {block.argument}" for block in skipped]
     return "\n".join(lines)
 
