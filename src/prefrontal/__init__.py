@@ -5,6 +5,7 @@ cancellable phases over pluggable stores and returns a token-bounded,
 provenance-tagged :class:`ContextBundle` and a :class:`TurnTrace`.
 """
 
+from prefrontal.agents import AgentStateAPI
 from prefrontal.budgets.policy import BudgetPolicy, SectionRule, allocate, default_policy
 from prefrontal.budgets.tokens import TokenCounter
 from prefrontal.buffer.config import BufferConfig, OverflowPolicy
@@ -20,6 +21,7 @@ from prefrontal.config import (
     WritesConfig,
 )
 from prefrontal.errors import (
+    AgentFileError,
     BudgetError,
     ConfigurationError,
     ConflictError,
@@ -58,6 +60,8 @@ from prefrontal.turn import (
 
 __all__ = [
     "AdmissionConfig",
+    "AgentFileError",
+    "AgentStateAPI",
     "BudgetError",
     "BudgetPolicy",
     "BufferConfig",

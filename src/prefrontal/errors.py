@@ -4,6 +4,7 @@ The tree::
 
     PrefrontalError
     ├── ConfigurationError        misuse caught at construction time
+    │   └── AgentFileError        an agent file that is not valid (names file, line, field)
     ├── BudgetError               a budget policy that cannot be satisfied
     ├── StoreError                a store call failed; carries ``store``
     │   ├── TransientStoreError   worth retrying (busy, timeout, lost connection)
@@ -11,6 +12,7 @@ The tree::
     │   └── ItemRejectedError     the store refused an item (too large, bad text)
     ├── WorkingMemoryError        the working-memory buffer refused an operation
     ├── NotFoundError             an id names nothing the caller may see (memory item, turn)
+    ├── TurnConflictError         a turn ended again with another reply than it was ended with
     ├── OverloadedError           too many turns in flight: refused, retry after a moment
     └── DatasetError              an evaluation data file is not in its format
 
@@ -28,6 +30,10 @@ class PrefrontalError(Exception):
 
 class ConfigurationError(PrefrontalError):
     """A component was built with settings that cannot work."""
+
+
+class AgentFileError(ConfigurationError):
+    """An agent file cannot be read or is invalid: one line naming the file, line and field."""
 
 
 class BudgetError(PrefrontalError):
@@ -64,6 +70,22 @@ class WorkingMemoryError(PrefrontalError):
 
 class NotFoundError(PrefrontalError):
     """An id names nothing the caller may see: an unknown memory item or turn."""
+
+
+class TurnConflictError(PrefrontalError):
+    """``end_turn`` was called again for a turn already ended, with another reply.
+
+    A retry with the same reply is answered with what the first call wrote;
+    a different reply is never dropped silently: this error names both
+    replies' hashes (``recorded`` and ``offered``, BLAKE2b, 16 hex digits).
+    """
+
+    def __init__(self, turn_id: str, recorded: str, offered: str) -> None:
+        self.turn_id, self.recorded, self.offered = turn_id, recorded, offered
+        super().__init__(
+            f"turn {turn_id!r} was ended with the reply {recorded}; "
+            f"this call gives the reply {offered}: a turn has one reply"
+        )
 
 
 class OverloadedError(PrefrontalError):

@@ -22,6 +22,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
+from prefrontal.forgetting import register
+
 V = TypeVar("V")
 
 
@@ -40,6 +42,12 @@ class ObjectCache(Generic[V]):
         self._size = size
         self._entries: OrderedDict[Hashable, tuple[tuple[object, ...], V]] = OrderedDict()
         self._lock = threading.Lock()
+        register(self)
+
+    def clear(self) -> None:
+        """Drop every entry (an erased user's objects among them)."""
+        with self._lock:
+            self._entries.clear()
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -22,6 +22,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
+from prefrontal.forgetting import register
+
 DEFAULT_MAX_BYTES = 16_000_000
 """About 16 MB of entries."""
 
@@ -58,6 +60,13 @@ class TextCache(Generic[V]):
         self._results: OrderedDict[str, tuple[V, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        register(self)
+
+    def clear(self) -> None:
+        """Drop every entry (an erased user's text among them)."""
+        with self._lock:
+            self._results.clear()
+            self._bytes = 0
 
     @property
     def bytes(self) -> int:

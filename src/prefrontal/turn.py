@@ -8,21 +8,25 @@ re-exported here for the code that imported it from this module).
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from prefrontal.buffer.themes import SessionLink
 from prefrontal.bundle.models import ContextBundle
 from prefrontal.config import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, OrchestratorConfig
+from prefrontal.ids import NUMBER_ONLY, non_blank
 from prefrontal.stores.records import Label, Labels, NonEmptyId
 from prefrontal.traces.models import TurnTrace
 
 __all__ = [
     "MAX_INPUT_CHARS",
     "OrchestratorConfig",
+    "TokenBudget",
     "TurnContext",
     "TurnRequest",
     "TurnResult",
+    "UserInput",
     "WorkingMemoryItemView",
     "WorkingMemoryView",
 ]
@@ -35,10 +39,11 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-def _not_blank(value: str, field: str) -> str:
-    if not value.strip():
-        raise ValueError(f"{field} must not be empty or only whitespace")
-    return value
+UserInput = Annotated[str, non_blank(MAX_INPUT_CHARS)]
+"""The user's message: 1 to 100,000 characters, not only whitespace."""
+
+TokenBudget = Annotated[int, Field(ge=MIN_TOKEN_BUDGET, le=MAX_TOKEN_BUDGET), NUMBER_ONLY]
+"""A turn's token budget: an integer (never a string or a boolean) from 64 to 1,000,000."""
 
 
 class TurnRequest(_Frozen):
@@ -47,29 +52,14 @@ class TurnRequest(_Frozen):
     agent_id: NonEmptyId
     user_id: NonEmptyId
     session_id: NonEmptyId
-    user_input: str = Field(min_length=1, max_length=MAX_INPUT_CHARS)
+    user_input: UserInput
     parent_turn_id: NonEmptyId | None = None
-    token_budget: int | None = Field(default=None)
+    token_budget: TokenBudget | None = None
     """Overrides the configured total for this turn."""
     mode: Label | None = None
     """Overrides the agent's current mode for this turn."""
     focus: Labels = ()
     """Tags the caller says the turn is about (attention focus)."""
-
-    @field_validator("agent_id", "user_id", "session_id", "user_input")
-    @classmethod
-    def _no_blank(cls, value: str, info: object) -> str:
-        return _not_blank(value, getattr(info, "field_name", "value"))
-
-    @field_validator("token_budget")
-    @classmethod
-    def _sane_budget(cls, value: int | None) -> int | None:
-        if value is not None and not MIN_TOKEN_BUDGET <= value <= MAX_TOKEN_BUDGET:
-            raise ValueError(
-                f"token_budget must be between {MIN_TOKEN_BUDGET} and {MAX_TOKEN_BUDGET}, "
-                f"got {value}"
-            )
-        return value
 
 
 class TurnContext(_Frozen):

@@ -132,12 +132,21 @@ def promoted_on_disk(db: Path) -> list[MemoryItem]:
     return [item for item in items if originals(item)]
 
 
-async def rerun_and_read(db: Path) -> tuple[bool, dict[str, BufferItem], list[MemoryItem]]:
-    """Whether the killed run left marks, then the buffer and the promoted items after a re-run."""
+async def rerun_and_read(
+    db: Path, turn_first: bool = False
+) -> tuple[bool, dict[str, BufferItem], list[MemoryItem]]:
+    """Whether the killed run left marks, then the buffer and the promoted items after a re-run.
+
+    ``turn_first``: a turn's first phase lets time act on the buffer (and saves it) before the
+    re-run, at the re-run's time, when every unpinned item has been idle past its fade-out.
+    """
     stores = sqlite.open_stores(db)
     try:
         before = await SessionBuffer.load(stores.working_memory, KEY, clock=lambda: SECOND)
         marked = any(item.consolidating_into for item in before.items)
+        if turn_first:
+            await before.expire(SECOND + timedelta(seconds=300))
+            await before.save(SECOND + timedelta(seconds=300))
         await consolidate(stores, KEY, now=SECOND)
         session = await SessionBuffer.load(stores.working_memory, KEY, clock=lambda: SECOND)
         held = {item.item_id: item for item in session.items}
@@ -183,4 +192,32 @@ def test_killed_at_random_points_nothing_is_lost_or_duplicated(
         assert not any(is_due(item, config, SECOND) for item in held.values()), where
         assert set(held) == {"pin", "frag"}, where
     assert killed >= RUNS // 2
+    assert resumed >= 1
+
+
+def test_killed_then_a_turn_lets_time_act_nothing_is_lost_or_duplicated(
+    worker: subprocess.Popen[str], template: Path, tmp_path: Path
+) -> None:
+    """Killed at a random point, then a turn fades the buffer before the re-run: an item marked
+    for a promotion, or one only the buffer holds, never fades; each original is in one place."""
+    chosen = random.Random(SEED + 1)
+    killed = resumed = 0
+    for run in range(RUNS // 2):
+        call, mode = chosen.randint(1, 5), chosen.choice(("before", "during", "after"))
+        delay = chosen.uniform(0.0, 0.003)
+        where = f"seed {SEED + 1}, run {run}: call {call} {mode} {delay * 1e3:.2f} ms"
+        db = copy_of(template, tmp_path / f"run{run}")
+        answer = run_child(worker, db, call, mode, delay)
+        assert answer["status"] in (0, -signal.SIGKILL), where
+        killed += answer["status"] == -signal.SIGKILL
+        marked, held, found = anyio.run(rerun_and_read, db, True)
+        resumed += marked
+        promoted = promoted_on_disk(db)
+        named = Counter(o for item in promoted for o in originals(item))
+        assert {i.item_id for i in found} == {i.item_id for i in promoted}, where
+        assert all(count == 1 for count in named.values()), where
+        assert not set(named) & set(held), where
+        assert set(named) | set(held) == ORIGINALS - {"frag"}, where  # the fragment fades
+        assert set(held) == {"pin"}, where
+    assert killed >= RUNS // 4
     assert resumed >= 1

@@ -10,7 +10,9 @@ import anyio
 import pytest
 
 from prefrontal import NotFoundError, Section, Stores
+from prefrontal.errors import TurnConflictError
 from prefrontal.exchange import Extracted, ToolCall
+from prefrontal.orchestrator.retries import reply_hash
 from prefrontal.stores import ConversationTurn, MemoryItem, MemoryQuery
 from prefrontal.stores.conversation import Role
 from tests.conftest import FIXED_NOW
@@ -80,16 +82,39 @@ async def test_the_previous_reply_is_cut_to_its_budget(stores: Stores) -> None:
 
 
 async def test_a_retried_end_turn_writes_nothing_twice(stores: Stores) -> None:
-    """The second call for a turn returns ``written=False`` and the first call's ids; one copy is stored."""
+    """A retry with the same reply returns ``written=False`` and the first call's ids; one copy
+    is stored."""
     orchestrator = build(stores)
     result = await orchestrator.start_turn(ask("Book the room for Tuesday."))
     first = await orchestrator.end_turn(result, "Booked.")
-    again = await orchestrator.end_turn(result, "Booked, again.")
+    again = await orchestrator.end_turn(result, "Booked.")
     by_id = await orchestrator.end_turn(
-        result.context.turn_id, "Booked, a third time.", agent_id=AGENT, user_id=USER
+        result.context.turn_id, "Booked.", agent_id=AGENT, user_id=USER
     )
     assert first.written and not again.written and not by_id.written
     assert again.message_ids == by_id.message_ids == first.message_ids
+    messages = await stores.conversation.recent(TENANT, limit=10)
+    assert [m.content for m in messages] == ["Book the room for Tuesday.", "Booked."]
+
+
+async def test_a_retry_with_another_reply_is_a_conflict(stores: Stores) -> None:
+    """Another reply for a turn already ended raises TurnConflictError naming both replies'
+    hashes; the first reply stays, alone."""
+    orchestrator = build(stores)
+    result = await orchestrator.start_turn(ask("Book the room for Tuesday."))
+    await orchestrator.end_turn(result, "Booked.")
+    with pytest.raises(TurnConflictError) as raised:
+        await orchestrator.end_turn(result, "Booked, again.")
+    assert (raised.value.recorded, raised.value.offered) == (
+        reply_hash("Booked."),
+        reply_hash("Booked, again."),
+    )
+    assert reply_hash("Booked.") in str(raised.value)
+    assert reply_hash("Booked, again.") in str(raised.value)
+    with pytest.raises(TurnConflictError):
+        await orchestrator.end_turn(
+            result.context.turn_id, "Booked, a third time.", agent_id=AGENT, user_id=USER
+        )
     messages = await stores.conversation.recent(TENANT, limit=10)
     assert [m.content for m in messages] == ["Book the room for Tuesday.", "Booked."]
 
@@ -292,7 +317,9 @@ async def test_what_leaves_the_window_is_folded_into_the_rolling_summary(stores:
         "user: Question 3.",
         "assistant: Answer 3.",
     ]
-    again = await orchestrator.end_turn(parent or "", "Again.", agent_id=AGENT, user_id=USER)
+    again = await orchestrator.end_turn(
+        parent or "", "Answer 5. Details.", agent_id=AGENT, user_id=USER
+    )
     assert not again.written
     assert await stores.conversation.get_summary(TENANT) == summary
     following = await orchestrator.start_turn(ask("And now?", parent))

@@ -85,6 +85,6 @@ async def test_a_body_in_another_field_order_is_parsed(stores: Stores) -> None:
     await rewrite(stores, stored, ending_first(stored))
     assert await ended_in(stores, second.context.turn_id)
     again = await orchestrator.end_turn(
-        second.context.turn_id, "Again.", agent_id="atlas", user_id="maya"
+        second.context.turn_id, "Ended.", agent_id="atlas", user_id="maya"
     )
     assert not again.written and again.trace.reply == "Ended."

@@ -27,7 +27,7 @@ import httpx
 
 from prefrontal.demo import DEMO_AGENT, DEMO_USER
 from prefrontal.serving.determinism import TEST_CLOCK_ENV
-from prefrontal.serving.keys import KeyGrant, hash_key
+from prefrontal.serving.keys import KeyGrant, Right, hash_key
 
 START = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 """Where the servers' test clock starts (each operation moves it 30 s on)."""
@@ -39,6 +39,10 @@ DEADLINE = ("--deadline-ms", str(DEADLINE_MS))
 AGENT_KEY = "pf_test_atlas_maya_and_sam"
 OTHER_AGENT_KEY = "pf_test_other_agent"
 MAYA_ONLY_KEY = "pf_test_atlas_maya_only"
+SAM_ONLY_KEY = "pf_test_atlas_sam_only"
+CURATOR_KEY = "pf_test_atlas_curator"
+"""Every user of the agent; may read, write and write shared memory (not erase)."""
+READ_ONLY_KEY = "pf_test_atlas_read_only"
 
 
 def keys_document() -> str:
@@ -50,6 +54,21 @@ def keys_document() -> str:
         KeyGrant(name="other", sha256=hash_key(OTHER_AGENT_KEY), agent_id="orion", users=("*",)),
         KeyGrant(
             name="maya", sha256=hash_key(MAYA_ONLY_KEY), agent_id=DEMO_AGENT, users=(DEMO_USER,)
+        ),
+        KeyGrant(name="sam", sha256=hash_key(SAM_ONLY_KEY), agent_id=DEMO_AGENT, users=("sam",)),
+        KeyGrant(
+            name="curator",
+            sha256=hash_key(CURATOR_KEY),
+            agent_id=DEMO_AGENT,
+            users=("*",),
+            rights=(Right.READ, Right.WRITE, Right.WRITE_SHARED),
+        ),
+        KeyGrant(
+            name="reader",
+            sha256=hash_key(READ_ONLY_KEY),
+            agent_id=DEMO_AGENT,
+            users=(DEMO_USER,),
+            rights=(Right.READ,),
         ),
     ]
     return '{"keys": [' + ", ".join(g.model_dump_json() for g in grants) + "]}"

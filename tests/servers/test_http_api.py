@@ -41,7 +41,7 @@ async def test_ten_turns_over_http_give_the_bundles_of_the_same_calls_in_process
     for n, (seen, expected) in enumerate(zip(remote, local, strict=True)):
         assert seen == expected, f"call {n} differs"
     modes = {entry["recall"]["mode"] for entry in remote if "recall" in entry}
-    assert modes == {"search", "reuse"}
+    assert modes == {"search"}  # an explicit search always searches
 
 
 async def test_a_turn_and_its_trace_over_http(demo_db: Path) -> None:

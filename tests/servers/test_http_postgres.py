@@ -46,11 +46,11 @@ def test_two_servers_over_one_database_share_turns_sessions_and_memories(postgre
         trace = b.get(f"/v1/turns/{turn['turn_id']}/trace", params={"user_id": DEMO_USER})
         assert trace.status_code == 200 and trace.json()["session_id"] == "s-pg"
 
-        # The turn on the first process filled the session's buffer; the second one reuses it.
+        # The turn on the first process filled the session's buffer; the second one searches.
         search = {"user_id": DEMO_USER, "query": "offsite budget", "session_id": "s-pg"}
-        reused = b.post("/v1/memories/search", json=search).json()
-        assert (reused["mode"], reused["reason"]) == ("reuse", "topic_continues")
-        assert memory["item_id"] in [m["item_id"] for m in reused["memories"]]
+        searched = b.post("/v1/memories/search", json=search).json()
+        assert (searched["mode"], searched["reason"]) == ("search", "explicit")
+        assert memory["item_id"] in [m["item_id"] for m in searched["memories"]]
 
         forgotten = b.delete(f"/v1/memories/{memory['item_id']}", params={"user_id": DEMO_USER})
         assert forgotten.json()["forgotten"] is True

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from prefrontal.demo import DEMO_USER, SAMPLE_INPUT
+from prefrontal.orchestrator.retries import reply_hash
 from tests.servers.conftest import seeded
 from tests.servers.harness import AGENT_KEY, http_server
 
@@ -44,6 +45,12 @@ def test_ending_a_turn_twice_writes_once(client: httpx.Client) -> None:
     assert unknown.headers["content-type"] == "application/problem+json"
     trace = client.get(f"/v1/turns/{turn['turn_id']}/trace", params={"user_id": DEMO_USER})
     assert trace.json()["ended"] is True and trace.json()["end_steps"]
+    other = client.post(f"/v1/turns/{turn['turn_id']}/end", json={**body, "reply": "No."})
+    assert other.status_code == 409
+    assert other.headers["content-type"] == "application/problem+json"
+    detail = other.json()["detail"]
+    assert reply_hash("Yes, if payments land by Friday.") in detail
+    assert reply_hash("No.") in detail
 
 
 def test_a_memory_is_remembered_changed_found_and_forgotten(client: httpx.Client) -> None:

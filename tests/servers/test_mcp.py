@@ -27,7 +27,15 @@ from tests.servers.harness import (
 from tests.servers.sessions import LocalSession, McpSession
 
 pytestmark = pytest.mark.anyio
-TOOLS = {"start_turn", "end_turn", "recall", "remember", "forget", "trace"}
+TOOLS = {"start_turn", "end_turn", "recall", "remember", "forget", "trace"} | {
+    "set_goal",
+    "update_goal",
+    "complete_goal",
+    "note_observation",
+    "note_risk",
+    "ask_confirmation",
+    "resolve_confirmation",
+}
 
 
 @asynccontextmanager

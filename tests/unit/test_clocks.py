@@ -37,6 +37,7 @@ MOMENT_KEYWORDS: dict[str, str] = {
     "around": "now",
     "Orchestrator": "clock",
     "MemoryAPI": "clock",
+    "AgentStateAPI": "clock",
 }
 """Calls whose moment defaults to the wall clock: a test passes it (``name`` -> keyword)."""
 

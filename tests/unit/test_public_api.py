@@ -110,3 +110,12 @@ def test_the_search_capabilities_are_exported() -> None:
         assert name in stores.__all__
     for name in ("Candidate", "Corpus", "LexicalMatches"):
         assert name in retrieval.__all__
+
+
+def test_the_agent_state_api_is_public_and_on_the_orchestrator() -> None:
+    """AgentStateAPI and AgentFileError are at the top level; the API is ``orchestrator.agents``."""
+    orchestrator = prefrontal.Orchestrator(
+        prefrontal.Stores.in_memory(), clock=lambda: datetime(2026, 1, 1, tzinfo=UTC)
+    )
+    assert isinstance(orchestrator.agents, prefrontal.AgentStateAPI)
+    assert issubclass(prefrontal.AgentFileError, prefrontal.ConfigurationError)

@@ -173,6 +173,19 @@ class WorkingMemoryBuffer:
             for item_id in item.provenance.item_ids
         )
 
+    def exchange_ids(self) -> frozenset[str]:
+        """Ids of the session's own messages the held items stand for (conversation store).
+
+        ``end_turn`` writes each of a turn's messages to episodic memory under
+        the same id, so a search may find them: the recall gate counts them as held.
+        """
+        return frozenset(
+            item_id
+            for item in self._held.items.values()
+            if item.provenance.store == "conversation"
+            for item_id in item.provenance.item_ids
+        )
+
     def kept_sources(self) -> frozenset[str]:
         """Source ids behind the items the agent keeps (session lifetime), of every kind."""
         return frozenset(
@@ -245,9 +258,12 @@ class WorkingMemoryBuffer:
         self._held.emit(EventKind.CLEARED, at, None, "cleared", {"items_cleared": len(gone)})
         return gone
 
-    def expire(self, now: datetime | None = None) -> tuple[Eviction, ...]:
-        """Drop every unpinned item not touched for ``fade_seconds`` (see :meth:`fade`)."""
-        at = self.moment(now)
+    async def expire(self, now: datetime | None = None) -> tuple[Eviction, ...]:
+        """The same as :meth:`fade`: one behaviour on every path (folded under SUMMARIZE)."""
+        return await self.fade(now)
+
+    def _drop_faded(self, at: datetime) -> tuple[Eviction, ...]:
+        """Drop every item that has faded at ``at`` (reason ``faded``)."""
         detail = f"idle {self.config.fade_seconds:g} s"
         faded = [i for i in self.items if has_faded(i, at, self.config)]
         return self._take_out_all(faded, EvictionReason.FADED, detail, at)
@@ -257,7 +273,8 @@ class WorkingMemoryBuffer:
 
         Under SUMMARIZE they are folded into the session's summary (which does
         not fade itself: every fold renews it); under the other policies, or
-        when the summary cannot take them, they are dropped as by :meth:`expire`.
+        when the summary cannot take them, they are dropped (reason ``faded``). What
+        may fade at all: :func:`~prefrontal.buffer.decay.has_faded`.
         """
         at = self.moment(now)
         if self._settled == (at, self._held.changes, self.config):
@@ -268,7 +285,7 @@ class WorkingMemoryBuffer:
 
     async def _fade(self, at: datetime) -> tuple[Eviction, ...]:
         if self.config.policy is not OverflowPolicy.SUMMARIZE:
-            return self.expire(at)
+            return self._drop_faded(at)
         faded = [i for i in self.items if not i.is_summary and has_faded(i, at, self.config)]
         folded = await fold_faded(
             self._held, faded, self._context(at, None), self.summarizer, self.count_tokens

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from prefrontal.buffer.models import BufferModel
 
@@ -46,7 +46,13 @@ class SalienceWeights(BufferModel):
 
 
 class BufferConfig(BufferModel):
-    """The settings of one working-memory buffer (the defaults follow the specification)."""
+    """The settings of one working-memory buffer (the defaults follow the specification).
+
+    Every number is finite: NaN and the infinities are refused like any other
+    value out of range.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     max_items: int = Field(default=64, ge=1, le=10_000)
     max_tokens: int = Field(default=4_000, ge=1)
@@ -60,6 +66,10 @@ class BufferConfig(BufferModel):
     base_threshold: float = Field(default=0.2, ge=0.0)
     pressure: float = Field(default=0.5, ge=0.0)
     """Threshold = base_threshold x (1 + pressure x utilisation)."""
+    keep_priority: float = Field(default=0.8, ge=0.0, le=1.0)
+    """An item of the agent's own (session lifetime, not a turn's fragment) offered at
+    this priority or above is admitted whatever its score (reason ``high_priority``):
+    a note without a focus has a score of about ``base_threshold``."""
     recency_half_life_hours: float = Field(default=24.0, gt=0.0)
     """An item that happened this long ago gets recency 0.5 (1.0 when its time is unknown)."""
 
@@ -67,7 +77,13 @@ class BufferConfig(BufferModel):
     """Priority shrinks by this fraction per minute since last access."""
     priority_floor: float = Field(default=0.01, ge=0.0, le=1.0)
     fade_seconds: float = Field(default=300.0, gt=0.0)
-    """An unpinned item not touched for this long fades out of the buffer."""
+    """An unpinned item not touched for this long fades out of the buffer (but see
+    ``keep_until_promoted``)."""
+    keep_until_promoted: bool = True
+    """An item only this buffer holds (a note, a tool result not written to long-term
+    memory: see :func:`prefrontal.buffer.decay.is_promotable`) never fades out: it
+    leaves by consolidation into episodic memory (or to make room, or on request).
+    ``False``: it fades like any other item, and is lost unless consolidated first."""
 
     attention_boost: float = Field(default=0.3, ge=0.0)
     """PRIORITY: added to the priority of items tagged with the focus (x focus intensity)."""

@@ -11,7 +11,10 @@ from datetime import datetime
 from functools import lru_cache
 
 from prefrontal.buffer.config import BufferConfig
-from prefrontal.buffer.models import BufferItem
+from prefrontal.buffer.models import BufferItem, ItemSource, Lifetime
+
+LONG_TERM_STORES = frozenset({"episodic", "semantic"})
+"""Items whose provenance names these stores are copies of long-term memory."""
 
 
 @lru_cache(maxsize=2_048)
@@ -38,9 +41,44 @@ def effective_priority(item: BufferItem, now: datetime, config: BufferConfig) ->
     return decayed(item.priority, idle_seconds(item, now) / 60.0, config)
 
 
+def is_long_term_copy(item: BufferItem) -> bool:
+    """True when ``item`` stands for items long-term memory already holds."""
+    if item.source is ItemSource.MEMORY_RETRIEVAL:
+        return True
+    return item.provenance.store in LONG_TERM_STORES and bool(item.provenance.item_ids)
+
+
+def is_promotable(item: BufferItem) -> bool:
+    """True when consolidation would promote ``item`` into episodic memory once it is due.
+
+    That is an unpinned session item (a note, a tool result, a reflection, the
+    rolling summary) that is not a copy of long-term memory: the only place
+    its content lives is this buffer.
+    """
+    return not item.pinned and item.lifetime is Lifetime.SESSION and not is_long_term_copy(item)
+
+
+def awaits_promotion(item: BufferItem, config: BufferConfig) -> bool:
+    """True when ``item`` may only leave by time through consolidation, never by fading.
+
+    An item marked for a promotion (``consolidating_into``) always; a
+    promotable item (:func:`is_promotable`) when ``config.keep_until_promoted``.
+    """
+    if item.consolidating_into is not None:
+        return True
+    return config.keep_until_promoted and is_promotable(item)
+
+
 def has_faded(item: BufferItem, now: datetime, config: BufferConfig) -> bool:
-    """True when an unpinned item has not been touched for ``fade_seconds`` or more."""
-    return not item.pinned and idle_seconds(item, now) >= config.fade_seconds
+    """True when an item has not been touched for ``fade_seconds`` or more and may fade.
+
+    Pinned items never fade, nor items that await their promotion into
+    episodic memory (:func:`awaits_promotion`): time takes from the buffer
+    only what long-term memory holds already or the next turn replaces.
+    """
+    if item.pinned or awaits_promotion(item, config):
+        return False
+    return idle_seconds(item, now) >= config.fade_seconds
 
 
 def happened_recency(age_seconds: float | None, config: BufferConfig) -> float:

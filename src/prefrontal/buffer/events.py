@@ -15,7 +15,8 @@ from typing import Any
 import structlog
 from pydantic import Field
 
-from prefrontal.buffer.models import BufferModel
+from prefrontal.buffer.config import OverflowPolicy
+from prefrontal.buffer.models import BufferItem, BufferModel
 from prefrontal.stores.records import Timestamp
 
 _log = structlog.get_logger("prefrontal.buffer")
@@ -33,7 +34,14 @@ class EventKind(StrEnum):
 
 
 class BufferEvent(BufferModel):
-    """One change to a buffer: which item, why, and the buffer's size after it."""
+    """One change to a buffer: which item, why, and the buffer's size after it.
+
+    An ``evicted`` event carries its victim: ``victim`` is the item as it was
+    when it left (its id, its tokens, its content, so a subscriber may keep
+    it), and ``policy`` the buffer's overflow policy, as a value.
+    ``total_tokens`` and ``total_items`` are the buffer's, after the whole
+    change (a newcomer that made room included), never the victim's.
+    """
 
     kind: EventKind
     at: Timestamp
@@ -42,6 +50,8 @@ class BufferEvent(BufferModel):
     total_tokens: int = Field(ge=0)
     total_items: int = Field(ge=0)
     details: dict[str, Any] = Field(default_factory=dict)
+    victim: BufferItem | None = None
+    policy: OverflowPolicy | None = None
 
 
 Subscriber = Callable[[BufferEvent], None]

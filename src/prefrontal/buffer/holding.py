@@ -99,6 +99,7 @@ class Holding:
         item_id: str | None,
         reason: str,
         details: dict[str, Any] | None = None,
+        victim: BufferItem | None = None,
     ) -> None:
         """Note activity at ``at`` and publish an event (built only when someone listens)."""
         self.last_activity = at
@@ -113,14 +114,23 @@ class Holding:
                 total_tokens=self.tokens,
                 total_items=len(self.items),
                 details=details or {},
+                victim=victim,
+                policy=None if victim is None else self.config.policy,
             )
         )
 
     def publish(self, evictions: Iterable[Eviction], at: datetime) -> None:
-        """One ``evicted`` event per eviction."""
+        """One ``evicted`` event per eviction, carrying its victim and the policy."""
         for eviction in evictions:
             details = {"detail": eviction.detail, "tokens": eviction.item.tokens}
-            self.emit(EventKind.EVICTED, at, eviction.item_id, eviction.reason.value, details)
+            self.emit(
+                EventKind.EVICTED,
+                at,
+                eviction.item_id,
+                eviction.reason.value,
+                details,
+                victim=eviction.item,
+            )
 
     def load(self, snapshot: BufferSnapshot) -> None:
         """Take the items, counters and times of ``snapshot`` (already checked)."""

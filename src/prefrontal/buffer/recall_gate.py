@@ -43,11 +43,15 @@ def decide_recall(
     held_ids: Collection[str],
     *,
     min_overlap: float = DEFAULT_MIN_OVERLAP,
+    own_ids: Collection[str] = (),
 ) -> RecallDecision:
     """Reuse when the share of probe hits the buffer holds reaches ``min_overlap``.
 
-    With nothing held, or a probe that found nothing, there is no evidence
-    that the topic continues: the phase searches.
+    ``own_ids`` are the session's own exchanges the buffer holds (messages
+    ``end_turn`` also wrote to episodic memory, under the same ids): a probe
+    hit among them is held too, though a reuse returns ``held_ids`` only. With
+    no memory held, or a probe that found nothing, there is no evidence that
+    the topic continues: the phase searches.
     """
     held = tuple(sorted(set(held_ids)))
     probe = tuple(dict.fromkeys(probe_ids))
@@ -59,7 +63,7 @@ def decide_recall(
         return RecallDecision(
             mode=RecallMode.SEARCH, reason="probe_found_nothing", overlap=0.0, held_ids=held
         )
-    held_set = set(held)
+    held_set = {*held, *own_ids}
     share = sum(1 for item_id in probe if item_id in held_set) / len(probe)
     continues = share >= min_overlap
     return RecallDecision(

@@ -10,7 +10,10 @@ This turn's fragments take the place of the last turn's:
 3. fragments already held are refreshed, not added twice; the new ones are
    offered pinned first, then by admission score, best first, so that when
    room runs out it is the weakest that are refused. A fragment admitted this
-   turn is never evicted to make room for another of the same turn;
+   turn is never evicted to make room for another of the same turn, nor is an
+   item awaiting its promotion into episodic memory (a note only the buffer
+   holds: :func:`~prefrontal.buffer.decay.awaits_promotion`): a fragment is a
+   copy, and refusing it loses nothing;
 4. the session's dominant themes are recomputed, and the turn counted.
 """
 
@@ -21,6 +24,7 @@ from datetime import datetime
 from typing import Protocol
 
 from prefrontal.buffer.config import BufferConfig
+from prefrontal.buffer.decay import awaits_promotion
 from prefrontal.buffer.models import BufferItem, Focus, Lifetime, NewItem, SalienceFactors
 from prefrontal.buffer.policies import Eviction
 from prefrontal.buffer.salience import admission_score, measure, salience_factors
@@ -82,7 +86,7 @@ async def refresh_turn(
     evicted: list[Eviction] = [*await buffer.fade(at)]
     evicted += buffer.retire_turn_items({f.resolved_id() for f in offered}, at)
     results: list[AddResult] = []
-    placed: set[str] = set()
+    placed = {i.item_id for i in buffer.items if awaits_promotion(i, buffer.config)}
     for fragment, factors in _offer_order(buffer, offered, focus, at):
         renewed = buffer.renew(fragment, now=at, turn_id=turn_id) if factors is None else None
         result = renewed or await buffer.add(

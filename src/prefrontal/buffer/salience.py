@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.decay import happened_recency
-from prefrontal.buffer.models import Focus, NewItem, SalienceFactors
+from prefrontal.buffer.models import Focus, Lifetime, NewItem, SalienceFactors
 from prefrontal.buffer.text import coverage, label_terms, overlap
 from prefrontal.buffer.trusted import assemble
 from prefrontal.retrieval.analysis import term_set, terms
@@ -52,11 +52,17 @@ class AdmissionDecision:
     factors: SalienceFactors
     pinned: bool = False
     """Whether the offered item was pinned (admitted whatever its score)."""
+    kept_for_priority: bool = False
+    """Whether the agent's own item was admitted for its priority alone (see
+    :attr:`~prefrontal.buffer.config.BufferConfig.keep_priority`)."""
 
     @property
     def reasons(self) -> tuple[str, ...]:
         """The factors at or above :data:`HIGH`, ``pinned`` first if it was, then the verdict."""
-        return _reasons(self.pinned, self.factors, self.score, self.threshold)
+        named = _reasons(self.pinned, self.factors, self.score, self.threshold)
+        if self.kept_for_priority:
+            return ("high_priority", *named[:-1], "below_threshold_admitted_priority")
+        return named
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,13 +168,21 @@ def decide(
     utilisation: float,
     config: BufferConfig,
 ) -> AdmissionDecision:
-    """Admit ``item`` when pinned or when its score reaches the threshold."""
+    """Admit ``item`` when pinned, when its score reaches the threshold, or when it is the
+    agent's own (session lifetime) and its priority is at least ``config.keep_priority``."""
     base = salience(factors, config)
     score = admission_score(factors, config, base)
     bar = threshold(utilisation, config)
+    for_priority = (
+        not item.pinned
+        and score < bar
+        and item.lifetime is Lifetime.SESSION
+        and item.priority >= config.keep_priority
+    )
     return AdmissionDecision(
         item_id=item_id,
-        admitted=item.pinned or score >= bar,
+        admitted=item.pinned or score >= bar or for_priority,
+        kept_for_priority=for_priority,
         score=score,
         threshold=bar,
         salience=base,

@@ -231,12 +231,15 @@ class SessionBuffer:
         The probe is a small read-only search (:func:`probe`); nothing is
         probed when the buffer holds nothing from that store. ``held``: what
         ``self.buffer.held_memory_ids(store_name)`` gives now, when the caller
-        has it already (read here otherwise).
+        has it already (read here otherwise). For the episodic store the
+        session's own messages the buffer holds count as held as well
+        (:meth:`WorkingMemoryBuffer.exchange_ids`).
         """
         if held is None:
             held = self.buffer.held_memory_ids(store_name)
         hits = await probe(memory, self.key.tenant, text, limit=limit, now=now) if held else ()
-        decision = decide_recall(hits, held, min_overlap=min_overlap)
+        own = self.buffer.exchange_ids() if store_name == "episodic" and hits else ()
+        decision = decide_recall(hits, held, min_overlap=min_overlap, own_ids=own)
         await self._apply(_sync(lambda b: b.record_recall(decision)))
         return decision
 

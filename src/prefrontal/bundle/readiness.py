@@ -22,18 +22,34 @@ def profile_parts(bundle: ContextBundle) -> set[str]:
     return {item.rsplit("#", 1)[-1] for f in fragments for item in f.provenance.item_ids}
 
 
-def not_ready(bundle: ContextBundle | None, *, has_rules: bool, stores_failed: bool) -> list[str]:
+NO_PROFILE = (
+    "the agent has no profile (apply an agent file with `prefrontal agent apply`,"
+    " or set one with orchestrator.agents.set_profile)"
+)
+"""Why the identity is missing when the consciousness store answered with no profile."""
+
+
+def not_ready(
+    bundle: ContextBundle | None,
+    *,
+    has_rules: bool,
+    stores_failed: bool,
+    identity_cause: str | None = None,
+) -> list[str]:
     """Why ``bundle`` is not ready for the router (empty: it is).
 
     ``has_rules``: the agent's profile holds rules, so the context must too;
-    ``stores_failed``: a loading phase failed or timed out.
+    ``stores_failed``: a loading phase failed or timed out;
+    ``identity_cause``: why the profile was not loaded, if it was not (no
+    profile, the store failed), appended to the identity's reason.
     """
     if bundle is None:
         return ["no context was assembled"]
     reasons = []
     parts = profile_parts(bundle)
     if IDENTITY not in parts:
-        reasons.append("the agent's identity is not in the context")
+        cause = f": {identity_cause}" if identity_cause else ""
+        reasons.append(f"the agent's identity is not in the context{cause}")
     if has_rules and RULES not in parts:
         reasons.append("the agent's rules are not in the context")
     if bundle.total_tokens == 0 and stores_failed:

@@ -1,4 +1,5 @@
-"""The ``prefrontal`` command line: ``turn``, ``trace``, ``demo``, ``bench``, ``eval``, ``serve``.
+"""The ``prefrontal`` command line: ``turn``, ``trace``, ``demo``, ``bench``, ``eval``, ``serve``,
+``agent``, ``erase``.
 
 A command that fails says why in one line on standard error and exits with
 status 1 (2 for a usage error); ``--debug`` (or ``PREFRONTAL_DEBUG=1``)
@@ -14,8 +15,10 @@ from importlib.metadata import PackageNotFoundError, version
 import typer
 
 import prefrontal.logging
+from prefrontal.cli.agent_command import agent_app
 from prefrontal.cli.bench_command import bench
 from prefrontal.cli.demo_command import demo
+from prefrontal.cli.erase_command import erase
 from prefrontal.cli.errors import one_line
 from prefrontal.cli.eval_command import eval_app
 from prefrontal.cli.serve_command import serve_app
@@ -70,8 +73,10 @@ app.command()(turn)
 app.add_typer(trace_app, name="trace")
 app.add_typer(eval_app, name="eval")
 app.add_typer(serve_app, name="serve")
+app.add_typer(agent_app, name="agent")
 app.command()(demo)
 app.command()(bench)
+app.command()(erase)
 
 
 def _debugging() -> bool:

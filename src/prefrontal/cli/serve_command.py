@@ -3,25 +3,40 @@
 API keys are read from a file (``--keys-file`` or ``PREFRONTAL_API_KEYS_FILE``)
 or from ``PREFRONTAL_API_KEYS``, never from the command line;
 ``serve new-key`` makes one and prints the entry to put in the keys file.
-The servers need their extras: ``prefrontal[server]`` and ``prefrontal[mcp]``.
+The servers need their extras (``pip install -e '.[server]'`` and ``'.[mcp]'``
+in a checkout).
 """
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import importlib.util
 import os
-from collections.abc import Sequence
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
 import typer
 from rich.console import Console
 
-from prefrontal.cli.stores import DbOption, build
+from prefrontal.cli.agent_command import AgentFileOption, applied_then, checked_file
+from prefrontal.cli.stores import DbOption, build, shown
+from prefrontal.config import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, AdmissionConfig
 from prefrontal.demo.seed import DEMO_AGENT, DEMO_USER
 from prefrontal.errors import ConfigurationError
-from prefrontal.serving.keys import KeyRing, key_entry, new_key
+from prefrontal.serving.keys import (
+    DEFAULT_RIGHTS,
+    KeyRing,
+    Right,
+    append_entry,
+    key_entry,
+    new_key,
+)
 from prefrontal.serving.service import Service
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.traces.observe import Observer
@@ -35,8 +50,25 @@ KeysFileOption = typer.Option(
     help="JSON file of API keys (their SHA-256 hashes); default: PREFRONTAL_API_KEYS_FILE, "
     "then PREFRONTAL_API_KEYS.",
 )
-BudgetOption = typer.Option(4_000, "--budget", help="Token budget of a turn.")
-DeadlineOption = typer.Option(1_000.0, "--deadline-ms", help="Deadline of a turn's phases.")
+BudgetOption = typer.Option(
+    4_000,
+    "--budget",
+    min=MIN_TOKEN_BUDGET,
+    max=MAX_TOKEN_BUDGET,
+    help="Token budget of a turn.",
+)
+DeadlineOption = typer.Option(
+    1_000.0, "--deadline-ms", min=1.0, max=600_000.0, help="Deadline of a turn's phases."
+)
+InFlightOption = typer.Option(
+    32,
+    "--max-turns-in-flight",
+    min=1,
+    max=100_000,
+    help="Turns one process runs at once; more wait briefly, then get 503 with Retry-After.",
+)
+PR_SET_PDEATHSIG = 1
+SQLITE_HEADER = b"SQLite format 3\x00"
 GcOption = typer.Option(
     50_000,
     "--gc-threshold",
@@ -44,14 +76,30 @@ GcOption = typer.Option(
     help="The collector's first-generation threshold (0: Python's default); see "
     "docs/production.md.",
 )
+NewKeyFileOption = typer.Option(
+    None,
+    "--keys-file",
+    help="Add the entry to this keys file (created if missing) instead of printing it.",
+)
 UsersOption = typer.Option(
     ..., "--user", help="A user the key may act for (repeat; '*' for every user)."
+)
+RightsOption = typer.Option(
+    [],
+    "--right",
+    help="A right of the key (repeat): read, write, write_shared, erase, administer "
+    "(default: read, write, erase).",
 )
 
 
 def _need(module: str, extra: str, err: Console) -> None:
     if importlib.util.find_spec(module) is None:
-        err.print(f"error: this needs the {extra!r} extra: pip install 'prefrontal[{extra}]'")
+        err.print(
+            f"error: this needs the {extra!r} extra: pip install -e '.[{extra}]' in a checkout",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(2)
 
 
@@ -69,16 +117,75 @@ def _keys(path: Path | None, err: Console) -> KeyRing:
         raise typer.Exit(2) from None
 
 
-def _service(
-    db: str, budget: int, deadline_ms: float, err: Console, observers: Sequence[Observer] = ()
-) -> Service:
-    config = OrchestratorConfig(total_token_budget=budget, deadline_ms=deadline_ms)
+def _fail(error: ConfigurationError, err: Console) -> typer.Exit:
+    err.print(f"error: {error}", markup=False, highlight=False, soft_wrap=True)
+    return typer.Exit(2)
+
+
+def _check_database_file(db: str) -> None:
+    """A file that exists must be a SQLite database (or empty), said before the server starts."""
+    path = Path(db)
+    if "://" in db or db == ":memory:" or not path.exists():
+        return
     try:
+        with path.open("rb") as file:
+            header = file.read(len(SQLITE_HEADER))
+    except OSError as error:
+        raise ConfigurationError(f"--db {db}: cannot read it: {error.strerror}") from None
+    if header and header != SQLITE_HEADER:
+        raise ConfigurationError(f"--db {db}: not a SQLite database")
+
+
+def _service(
+    db: str,
+    budget: int,
+    deadline_ms: float,
+    err: Console,
+    observers: Sequence[Observer] = (),
+    max_turns_in_flight: int = 32,
+) -> Service:
+    config = OrchestratorConfig(
+        total_token_budget=budget,
+        deadline_ms=deadline_ms,
+        admission=AdmissionConfig(max_turns_in_flight=max_turns_in_flight),
+    )
+    try:
+        _check_database_file(db)
         stores = build(db)
     except ConfigurationError as error:
-        err.print(f"error: {error}", markup=False, highlight=False)
-        raise typer.Exit(2) from None
+        raise _fail(error, err) from None
     return Service.build(stores, config, observers=observers, environ=os.environ)
+
+
+def _die_with_parent() -> None:
+    """In a worker: receive SIGTERM when the first process ends, however it ends (Linux)."""
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+@contextmanager
+def _workers(count: int, port: int) -> Iterator[None]:
+    """``count - 1`` more processes of this command on ``port``, stopped with this one.
+
+    uvicorn ends the first process by re-raising the signal that stopped it,
+    so the workers are also told to stop when it dies (``PR_SET_PDEATHSIG``).
+    """
+    args = [*sys.argv[1:], "--port", str(port), "--workers", "1", "--reuse-port"]
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-m", "prefrontal", *args],
+            preexec_fn=_die_with_parent,
+        )
+        for _ in range(count - 1)
+    ]
+    try:
+        yield
+    finally:
+        for child in children:
+            child.terminate()
+        for child in children:
+            child.wait()
 
 
 @serve_app.command("http")
@@ -93,13 +200,24 @@ def serve_http(
     budget: int = BudgetOption,
     deadline_ms: float = DeadlineOption,
     gc_threshold: int = GcOption,
+    max_turns_in_flight: int = InFlightOption,
+    workers: int = typer.Option(
+        1,
+        "--workers",
+        min=1,
+        max=64,
+        help="Server processes on the one port (over PostgreSQL, or SQLite on one machine).",
+    ),
+    reuse_port: bool = typer.Option(False, "--reuse-port", hidden=True),
+    agent_file: Path | None = AgentFileOption,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json); every /v1/ call needs an API key."""
     err = Console(stderr=True)
     _collect_less_often(gc_threshold)
     _need("fastapi", "server", err)
+    agent = checked_file(agent_file)
     from prefrontal.serving.http import create_app, installed_metrics
-    from prefrontal.serving.runner import serve
+    from prefrontal.serving.runner import bind, serve
 
     keys = _keys(keys_file, err)
     if not len(keys):
@@ -110,10 +228,30 @@ def serve_http(
         raise typer.Exit(2)
     metrics = installed_metrics()
     observers = [metrics.observer] if metrics is not None else []
-    service = _service(db, budget, deadline_ms, err, observers)
+    service = _service(db, budget, deadline_ms, err, observers, max_turns_in_flight)
     app = create_app(service, keys, max_body_bytes=max_body_bytes, metrics=metrics)
-    err.print(f"prefrontal HTTP API on http://{host}:{port} ({len(keys)} key(s), db {db})")
-    anyio.run(lambda: serve(app, host=host, port=port))
+    try:
+        sock = bind(host, port, reuse_port=reuse_port or workers > 1)
+    except ConfigurationError as error:
+        raise _fail(error, err) from None
+    every = f", {workers} worker processes" if workers > 1 else ""
+
+    def ready(url: str) -> None:
+        if not reuse_port:
+            err.print(
+                f"prefrontal HTTP API on {url} ({len(keys)} key(s), db {shown(db)}{every})",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+
+    with _workers(workers, sock.getsockname()[1]):
+        anyio.run(
+            applied_then,
+            service,
+            agent,
+            lambda: serve(app, host=host, port=port, sock=sock, on_ready=ready),
+        )
 
 
 @serve_app.command("mcp")
@@ -129,6 +267,7 @@ def serve_mcp(
     keys_file: Path | None = KeysFileOption,
     budget: int = BudgetOption,
     deadline_ms: float = DeadlineOption,
+    agent_file: Path | None = AgentFileOption,
 ) -> None:
     """Serve the MCP tools (start_turn, end_turn, recall, remember, forget, trace)."""
     err = Console(stderr=True)
@@ -138,18 +277,31 @@ def serve_mcp(
     if transport not in ("stdio", "http"):
         err.print(f"error: --transport must be 'stdio' or 'http', not {transport!r}")
         raise typer.Exit(2)
-    tenant = Tenant(agent_id=agent, user_id=user)
+    try:
+        tenant = Tenant(agent_id=agent, user_id=user)
+    except ValueError:
+        err.print("error: --agent and --user must be ids: not blank, no control characters")
+        raise typer.Exit(2) from None
+    declared = checked_file(agent_file)
     service = _service(db, budget, deadline_ms, err)
     if transport == "stdio":
-        anyio.run(run_stdio, service, tenant)
+        anyio.run(applied_then, service, declared, lambda: run_stdio(service, tenant))
         return
     keys = _keys(keys_file, err)
-    err.print(f"prefrontal MCP on http://{host}:{port}/mcp for {agent}/{user}")
+
+    def ready(url: str) -> None:
+        line = f"prefrontal MCP on {url}/mcp for {agent}/{user}"
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
+
     try:
-        anyio.run(lambda: run_http(service, tenant, host=host, port=port, keys=keys))
+        anyio.run(
+            applied_then,
+            service,
+            declared,
+            lambda: run_http(service, tenant, host=host, port=port, keys=keys, on_ready=ready),
+        )
     except ConfigurationError as error:
-        err.print(f"error: {error}", markup=False, highlight=False)
-        raise typer.Exit(2) from None
+        raise _fail(error, err) from None
 
 
 @serve_app.command("new-key")
@@ -157,8 +309,20 @@ def serve_new_key(
     agent: str = typer.Option(..., "--agent", help="The agent the key acts for."),
     users: list[str] = UsersOption,
     name: str = typer.Option("key", "--name", help="A label for the key in logs."),
+    rights: list[Right] = RightsOption,
+    keys_file: Path | None = NewKeyFileOption,
 ) -> None:
     """Make an API key: prints the key (give it to the client) and its keys-file entry."""
+    err = Console(stderr=True)
     key = new_key()
+    granted = tuple(rights) or DEFAULT_RIGHTS
+    entry = key_entry(key, name=name, agent_id=agent, users=users, rights=granted)
     typer.echo(f"key:   {key}")
-    typer.echo(f"entry: {key_entry(key, name=name, agent_id=agent, users=users)}")
+    if keys_file is None:
+        typer.echo(f"entry: {entry}")
+        return
+    try:
+        append_entry(keys_file, entry)
+    except ConfigurationError as error:
+        raise _fail(error, err) from None
+    typer.echo(f"entry added to {keys_file}")

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from prefrontal.cli.stores import DbOption, opened
 from prefrontal.cli.views import bundle_view, trace_view
+from prefrontal.config import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET
 from prefrontal.demo.seed import DEMO_AGENT, DEMO_SESSION, DEMO_USER, seed
 from prefrontal.exchange.models import EndTurnResult
 from prefrontal.orchestrator import Orchestrator
@@ -115,7 +116,12 @@ def turn(
     agent: str = typer.Option(DEMO_AGENT, help="Agent id."),
     user: str = typer.Option(DEMO_USER, help="User id."),
     session: str = typer.Option(DEMO_SESSION, help="Session id."),
-    budget: int | None = typer.Option(None, help="Total token budget for this turn."),
+    budget: int | None = typer.Option(
+        None,
+        min=MIN_TOKEN_BUDGET,
+        max=MAX_TOKEN_BUDGET,
+        help="Total token budget for this turn.",
+    ),
     parent: str | None = typer.Option(
         None, help="Parent turn id (default: the session's latest turn)."
     ),

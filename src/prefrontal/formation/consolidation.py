@@ -66,8 +66,8 @@ async def consolidate(
     :class:`~prefrontal.errors.ConflictError` when ``max_attempts`` saves in
     a row lose their race; whatever was done until then the next run finishes.
     """
-    if max_tokens < 1:
-        raise ValueError("max_tokens must be at least 1")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"max_tokens must be an integer of at least 1, got {max_tokens!r}")
     counter = count_tokens or default_tokens.count_tokens
     chosen = summarizer or ExtractiveSummarizer()
 

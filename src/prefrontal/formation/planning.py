@@ -39,8 +39,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from prefrontal.buffer import BufferConfig, BufferItem, ItemSource, Lifetime
-from prefrontal.buffer.decay import idle_seconds
+from prefrontal.buffer import BufferConfig, BufferItem, ItemSource
+from prefrontal.buffer.decay import LONG_TERM_STORES as LONG_TERM_STORES
+from prefrontal.buffer.decay import idle_seconds, is_promotable
+from prefrontal.buffer.decay import is_long_term_copy as is_long_term_copy
 from prefrontal.stores.long_term import MemoryItem, MemoryKind
 from prefrontal.stores.records import MAX_LABEL_CHARS, MAX_LINE_CHARS
 from prefrontal.stores.working_memory import SessionKey
@@ -51,8 +53,6 @@ ORIGIN = "working_memory"
 """``metadata["origin"]`` of a promoted item."""
 TAG = "consolidated"
 """The tag every promoted item carries."""
-LONG_TERM_STORES = frozenset({"episodic", "semantic"})
-"""Items whose provenance names these stores are copies of long-term memory."""
 MAX_LABELS = 20
 """A promoted item keeps at most this many of its originals' tags, and of their entities."""
 
@@ -78,18 +78,9 @@ def lifetime_of(
 
     ``lifetime`` overrides the buffer's fade-out time for every item that has one.
     """
-    if item.pinned or item.lifetime is Lifetime.TURN:
-        return None
-    if is_long_term_copy(item):
+    if not is_promotable(item):
         return None
     return lifetime if lifetime is not None else timedelta(seconds=config.fade_seconds)
-
-
-def is_long_term_copy(item: BufferItem) -> bool:
-    """True when ``item`` stands for items long-term memory already holds."""
-    if item.source is ItemSource.MEMORY_RETRIEVAL:
-        return True
-    return item.provenance.store in LONG_TERM_STORES and bool(item.provenance.item_ids)
 
 
 def is_due(

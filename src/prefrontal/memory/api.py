@@ -22,10 +22,19 @@ from ulid import ULID
 from prefrontal.budgets.tokens import TokenCounter, default_counter
 from prefrontal.config import RecallConfig
 from prefrontal.errors import NotFoundError
-from prefrontal.memory.erasure import ErasureReport, erase
+from prefrontal.ids import checked_id, is_blank
+from prefrontal.memory.erasure import ErasureReport, erase, scrub
+from prefrontal.memory.fence import TenantFence
 from prefrontal.memory.recall import STORE_NAMES, MemoryStoreName, fused, search_both
-from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryStore, ScoredMemory
-from prefrontal.stores.records import utc_now
+from prefrontal.stores.long_term import (
+    AUTHOR_KEY,
+    SOURCE_KEY,
+    MemoryItem,
+    MemoryKind,
+    MemoryStore,
+    ScoredMemory,
+)
+from prefrontal.stores.records import MetadataValue, utc_now
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Scope, Tenant, owns, precedence
 
@@ -45,6 +54,9 @@ class MemoryAPI:
     ``ids`` makes the ids of remembered items (ULIDs by default); ``counter``
     counts the tokens ``recall(max_tokens=...)`` bounds; ``config`` holds the
     rerank weights of phases 5 and 6 (the orchestrator passes its own).
+    ``remember``, ``update`` and ``forget`` hold the tenant's ``fence``
+    (:mod:`prefrontal.memory.fence`): an ``erase`` waits for them, and they
+    wait for an ``erase`` in progress.
     """
 
     def __init__(
@@ -55,8 +67,11 @@ class MemoryAPI:
         ids: Callable[[], str] = new_ulid,
         counter: TokenCounter | None = None,
         config: RecallConfig | None = None,
+        fence: TenantFence | None = None,
     ) -> None:
         self.stores = stores
+        self.fence = fence or TenantFence()
+        """Erase's barrier: the orchestrator shares its own, so erase fences its turns too."""
         self._clock = clock
         self._ids = ids
         self._counter = counter
@@ -75,12 +90,16 @@ class MemoryAPI:
         scope: Scope = Scope.PRIVATE,
         tags: Sequence[str] = (),
         item_id: str | None = None,
+        author: str | None = None,
     ) -> MemoryItem:
         """Store ``content`` as a new memory of ``tenant`` and return it.
 
         Semantic memory (facts, preferences) unless ``store="episodic"``.
         ``source`` (who or what it came from: ``"user"``, a tool's name) is
-        kept as the item's ``metadata["source"]``. The id is generated unless
+        kept as the item's ``metadata["source"]``; ``author`` (who wrote it:
+        an API key's name) as ``metadata["author"]``, and a shared memory
+        without one names the tenant's user as its author, so that every
+        user whose turns it reaches sees who wrote it. The id is generated unless
         ``item_id`` is given; an item of the tenant with that id in that
         store is replaced. It is searchable as soon as this returns.
         """
@@ -96,10 +115,11 @@ class MemoryAPI:
             content=content,
             importance=importance,
             tags=tuple(tags),
-            metadata={} if source is None else {"source": source},
+            metadata=_written_by(tenant, scope, source, author),
             created_at=self._clock(),
         )
-        await target.put(item)
+        async with self.fence.holding(tenant, "remember"):
+            await target.put(item)
         return item
 
     async def recall(
@@ -121,10 +141,10 @@ class MemoryAPI:
         (``recall_count``, ``last_recalled_at``).
         """
         _check_text("query", query)
-        if not 1 <= top_k <= MAX_TOP_K:
-            raise ValueError(f"top_k must be 1 to {MAX_TOP_K}, got {top_k}")
-        if max_tokens is not None and max_tokens < 1:
-            raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
+        if not _is_count(top_k) or not 1 <= top_k <= MAX_TOP_K:
+            raise ValueError(f"top_k must be 1 to {MAX_TOP_K}, an integer, got {top_k!r}")
+        if max_tokens is not None and (not _is_count(max_tokens) or max_tokens < 1):
+            raise ValueError(f"max_tokens must be at least 1, an integer, got {max_tokens!r}")
         now = self._clock()
         hits = await search_both(
             self.stores, tenant, query, limit=top_k, kinds=kinds, now=now, config=self.config
@@ -170,15 +190,18 @@ class MemoryAPI:
         *,
         content: str | None = None,
         importance: float | None = None,
+        shared: bool = False,
     ) -> MemoryItem:
         """Change the content or importance of ``tenant``'s own memory ``item_id``; return it.
 
         The item is re-indexed (new content is searched by its new words);
         with new content its embedding is recomputed where the store has an
-        embedder, and dropped where it has none. Its id, owner, times and
-        recall counts stay. Raises :class:`~prefrontal.errors.NotFoundError`
+        embedder, and dropped where it has none. Its id, owner, author, times
+        and recall counts stay. Raises :class:`~prefrontal.errors.NotFoundError`
         when the tenant owns no item of that id: another user's shared item
-        can be read, not changed.
+        can be read, not changed, unless ``shared`` (the caller holds the
+        right to write shared memory), when a shared item the tenant sees is
+        changed whoever wrote it.
         """
         if content is None and importance is None:
             raise ValueError("nothing to update: give content, importance or both")
@@ -186,23 +209,36 @@ class MemoryAPI:
             _check_text("content", content)
         if importance is not None:
             _check_importance(importance)
-        found = await self._found(tenant, _checked_id(item_id))
-        owned = [(name, item) for name, item in found if owns(tenant, item)]
-        if not owned:
-            raise NotFoundError(f"no memory {item_id!r} of user {tenant.user_id!r}")
-        revised = [(name, _revised(item, content, importance)) for name, item in owned]
-        for name, item in revised:
-            await self._store(name).put(item)
+        async with self.fence.holding(tenant, "update"):
+            found = await self._found(tenant, _checked_id(item_id))
+            owned = [(name, item) for name, item in found if _may_change(tenant, item, shared)]
+            if not owned:
+                raise NotFoundError(f"no memory {item_id!r} of user {tenant.user_id!r}")
+            revised = [(name, _revised(item, content, importance)) for name, item in owned]
+            for name, item in revised:
+                await self._store(name).put(item)
         return revised[0][1]
 
-    async def forget(self, tenant: Tenant, item_id: str) -> bool:
+    async def forget(self, tenant: Tenant, item_id: str, *, shared: bool = False) -> bool:
         """Remove ``tenant``'s own memory ``item_id``; ``True`` if there was one.
 
-        Another user's shared item of that id is not removed. An older
-        version the forgotten item had superseded stays superseded.
+        Another user's shared item of that id is not removed, unless
+        ``shared`` (the caller holds the right to write shared memory): then
+        the shared items of that id the tenant sees go too, whoever wrote
+        them. An older version the forgotten item had superseded stays
+        superseded. Where the backend can (SQLite), no copy of it stays on
+        disk: its full-text segments are rewritten and the log truncated.
         """
         wanted = [_checked_id(item_id)]
-        removed = [await self._store(name).delete(tenant, wanted) for name in STORE_NAMES]
+        async with self.fence.holding(tenant, "forget"):
+            removed = [await self._store(name).delete(tenant, wanted) for name in STORE_NAMES]
+            if shared:
+                for name, item in await self._found(tenant, wanted[0]):
+                    if item.scope is Scope.SHARED and not owns(tenant, item):
+                        author = Tenant(agent_id=item.agent_id, user_id=item.user_id)
+                        removed.append(await self._store(name).delete(author, wanted))
+            if sum(removed):
+                await scrub(self.stores, (*STORE_NAMES, "traces"))
         return sum(removed) > 0
 
     async def erase(self, agent_id: str, user_id: str) -> ErasureReport:
@@ -212,8 +248,17 @@ class MemoryAPI:
         scratch entries, working-memory sessions and traces that the user
         owns, private or shared by them. Other users' records are untouched.
         Safe to repeat.
+
+        A barrier (:mod:`prefrontal.memory.fence`): the user's work in flight
+        in this process is cancelled (writes behind turns, extractions) or
+        waited for (``end_turn``, memory writes) before anything is removed,
+        and no write of theirs begun before the erase lands after it. The
+        report says what was removed and what was cancelled.
         """
-        return await erase(self.stores, Tenant(agent_id=agent_id, user_id=user_id))
+        tenant = Tenant(agent_id=agent_id, user_id=user_id)
+        async with self.fence.erasing(tenant) as cancelled:
+            report = await erase(self.stores, tenant)
+        return report.model_copy(update={"cancelled": dict(cancelled.counts)})
 
     async def _found(
         self, tenant: Tenant, item_id: str
@@ -235,8 +280,16 @@ class MemoryAPI:
 
 
 def _check_text(name: str, text: str) -> None:
-    if not isinstance(text, str) or not text.strip():
+    if is_blank(text):
         raise ValueError(f"{name} must be non-empty text")
+
+
+def _is_count(value: object) -> bool:
+    """True for an ``int`` (not a bool): a float, NaN and the infinities included, is no count.
+
+    NaN compares false with every bound, so a check by comparison alone lets it through.
+    """
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _check_importance(importance: float) -> None:
@@ -247,9 +300,22 @@ def _check_importance(importance: float) -> None:
 
 
 def _checked_id(item_id: str) -> str:
-    if not isinstance(item_id, str) or not item_id.strip():
-        raise ValueError("item_id must be non-empty text")
-    return item_id
+    return checked_id("item_id", item_id)
+
+
+def _written_by(
+    tenant: Tenant, scope: Scope, source: str | None, author: str | None
+) -> dict[str, MetadataValue]:
+    """The metadata of a new memory: its source and its author (a shared one always has one)."""
+    metadata: dict[str, MetadataValue] = {} if source is None else {SOURCE_KEY: source}
+    if author is not None or scope is Scope.SHARED:
+        metadata[AUTHOR_KEY] = author or tenant.user_id
+    return metadata
+
+
+def _may_change(tenant: Tenant, item: MemoryItem, shared: bool) -> bool:
+    """``tenant`` owns ``item``, or it is shared and the caller may write shared memory."""
+    return owns(tenant, item) or (shared and item.scope is Scope.SHARED)
 
 
 def _revised(item: MemoryItem, content: str | None, importance: float | None) -> MemoryItem:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from prefrontal.forgetting import forget_everything
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Tenant
 
@@ -34,6 +35,10 @@ class ErasureReport(BaseModel):
     user_id: str
     removed: dict[str, int] = Field(default_factory=dict)
     """Records removed per store kind (a conversation's summary counts as one record)."""
+    cancelled: dict[str, int] = Field(default_factory=dict)
+    """The user's work in flight that the erase cancelled or dropped before it began, by kind
+    (``turn_writes``, ``extraction``); work it waited for instead (``end_turn``, memory
+    writes) ended before anything was removed, so what it wrote is counted in ``removed``."""
 
     @property
     def total(self) -> int:
@@ -41,8 +46,24 @@ class ErasureReport(BaseModel):
         return sum(self.removed.values())
 
 
+async def scrub(stores: Stores, kinds: tuple[str, ...]) -> None:
+    """Ask the backends of ``kinds`` that can to leave no copy of what was removed on disk.
+
+    A backend with a ``scrub()`` method (SQLite's memory stores rewrite their
+    full-text indexes; its trace store, erased last, truncates the log) is
+    called once, in the order of ``kinds``.
+    """
+    seen: set[int] = set()
+    for kind in kinds:
+        backend = getattr(stores, kind)
+        method = getattr(backend, "scrub", None)
+        if method is not None and id(backend) not in seen:
+            seen.add(id(backend))
+            await method()
+
+
 async def erase(stores: Stores, tenant: Tenant) -> ErasureReport:
-    """Remove every record ``tenant`` owns from every store kind that holds any.
+    """Remove every record ``tenant`` owns from every store kind that holds any, then scrub.
 
     Idempotent: after a failure part-way (a store down), calling it again
     removes what is left, and a second call on an erased user removes 0.
@@ -53,4 +74,6 @@ async def erase(stores: Stores, tenant: Tenant) -> ErasureReport:
     for kind in ERASED_KINDS:
         store = getattr(stores, kind)
         removed[kind] = await store.erase(tenant)
+    await scrub(stores, ERASED_KINDS)
+    forget_everything()
     return ErasureReport(agent_id=tenant.agent_id, user_id=tenant.user_id, removed=removed)

@@ -6,7 +6,9 @@ One call, after the model answered:
    as conversation messages and episodic items of the session's thread,
    together with the turn's trace and its ending, all or nothing
    (:mod:`prefrontal.stores.exchange`). A turn whose trace already has an
-   ending is not written again: the call returns what the first one wrote.
+   ending is not written again: the call returns what the first one wrote,
+   when it gives the same reply; another reply raises
+   :class:`~prefrontal.errors.TurnConflictError` (:mod:`.retries`).
 2. ``summary``: what left the recent-conversation window is folded into the
    rolling summary (:mod:`prefrontal.exchange.summary`).
 3. ``buffer``: the exchange is offered to the session's working-memory
@@ -55,7 +57,9 @@ from prefrontal.exchange.records import Utterance, exchange
 from prefrontal.exchange.summary import Summarizer, fold, folded
 from prefrontal.formation import consolidate
 from prefrontal.formation.planning import is_due
+from prefrontal.memory.fence import TenantFence
 from prefrontal.orchestrator.preloaded import Preloaded
+from prefrontal.orchestrator.retries import check_same_reply
 from prefrontal.stores.conversation import Role
 from prefrontal.stores.exchange import (
     Exchange,
@@ -216,10 +220,11 @@ class TurnEnder:
         summarizer: Summarizer,
         extractor: Extractor | None,
         runner: BackgroundRunner,
+        fence: TenantFence,
     ) -> None:
         self.stores, self.config, self.clock = stores, config, clock
         self.count_tokens, self.summarizer, self.extractor = count_tokens, summarizer, extractor
-        self.runner = runner
+        self.runner, self.fence = runner, fence
 
     async def end_turn(
         self,
@@ -230,15 +235,22 @@ class TurnEnder:
         user_id: str | None,
         tool_calls: Sequence[ToolCall],
         outcome: str | None,
+        epoch: int = 0,
     ) -> EndTurnResult:
-        """Record the exchange of ``turn`` (see the module)."""
+        """Record the exchange of ``turn`` (see the module).
+
+        ``epoch`` is the erasures the user had seen when the turn began
+        (:mod:`prefrontal.memory.fence`): its extraction is dropped if the
+        user is erased before it runs, and cancelled by an erase while it does.
+        """
         if not reply.strip():
             raise ValueError("reply must not be empty or only whitespace")
         steps = Steps()
         trace = await self._trace(turn, agent_id, user_id)
         writer = exchange_writer(self.stores)
         if trace.ending is not None:
-            await self._extract_missing(trace, tool_calls)
+            check_same_reply(trace, reply)
+            await self._extract_missing(trace, tool_calls, epoch)
             return _result(trace, written=False)
         at = self.clock()
         calls = tuple(tool_calls)
@@ -246,7 +258,8 @@ class TurnEnder:
         prior = await writer.prior(self._lookup(trace, records))
         if prior.ended:
             stored = prior.trace or await self._stored(trace)
-            await self._extract_missing(stored, tool_calls)
+            check_same_reply(stored, reply)
+            await self._extract_missing(stored, tool_calls, epoch)
             return _result(stored, written=False)
         plan = await self._plan(trace, prior, records, reply, calls, at, steps)
         started = steps.elapsed_ms()
@@ -258,10 +271,12 @@ class TurnEnder:
 
         done = await writer.write(plan.records, stamp)
         if done is None:
-            return _result(await self._stored(trace), written=False)
+            stored = await self._stored(trace)
+            check_same_reply(stored, reply)
+            return _result(stored, written=False)
         assert done.trace is not None  # an exchange of a turn always carries its trace
         final = await self._after(done.trace, plan, done, steps, calls, at)
-        await self._extract(final, calls, at)
+        await self._extract(final, calls, at, epoch)
         return _result(final, written=True)
 
     def _lookup(self, trace: TurnTrace, records: Exchange) -> Lookup:
@@ -452,7 +467,9 @@ class TurnEnder:
         report = await consolidate(self.stores, _key(trace), now=at, count_tokens=self.count_tokens)
         return None, {"promoted": list(report.promoted_ids), "released": len(report.released)}
 
-    async def _extract_missing(self, trace: TurnTrace, calls: Sequence[ToolCall]) -> None:
+    async def _extract_missing(
+        self, trace: TurnTrace, calls: Sequence[ToolCall], epoch: int
+    ) -> None:
         """On a retry: run the extraction a cancelled first call never scheduled.
 
         Its items have the same ids whenever it runs, so running it twice is harmless.
@@ -462,9 +479,11 @@ class TurnEnder:
             return
         if any(step.name == "extraction" for step in ending.steps):
             return
-        await self._extract(trace, calls, ending.ended_at)
+        await self._extract(trace, calls, ending.ended_at, epoch)
 
-    async def _extract(self, trace: TurnTrace, calls: Sequence[ToolCall], at: datetime) -> None:
+    async def _extract(
+        self, trace: TurnTrace, calls: Sequence[ToolCall], at: datetime, epoch: int
+    ) -> None:
         extractor = self.extractor
         if extractor is None:
             return
@@ -482,10 +501,19 @@ class TurnEnder:
             at=at,
         )
         job = Extraction(self.stores, view, extractor, self.config.end_turn.extract_timeout_s)
-        if self.runner.running:
-            await self.runner.submit(job)
-        else:
-            await job()
+        ticket = self.fence.ticket(_tenant(trace), "extraction", epoch=epoch)
+
+        async def fenced() -> None:
+            await ticket.run(job)
+
+        if not self.runner.running:
+            await fenced()
+            return
+        try:
+            await self.runner.submit(fenced)
+        except BaseException:  # cancelled waiting for a slot: it never runs
+            ticket.release()
+            raise
 
 
 class Extraction:

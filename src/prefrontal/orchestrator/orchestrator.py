@@ -11,16 +11,18 @@ from types import TracebackType
 import anyio
 from ulid import ULID
 
+from prefrontal.agents import AgentStateAPI
 from prefrontal.budgets.policy import BudgetPolicy, default_policy
 from prefrontal.budgets.tokens import TokenCounter, default_counter
 from prefrontal.bundle.checksum import checksum
 from prefrontal.bundle.models import ContextBundle
-from prefrontal.errors import ConfigurationError
+from prefrontal.errors import ConfigurationError, NotFoundError
 from prefrontal.exchange.background import BackgroundRunner
 from prefrontal.exchange.extract import Extractor
 from prefrontal.exchange.models import EndTurnResult, ToolCall
 from prefrontal.exchange.summary import ExtractiveSummarizer, Summarizer
 from prefrontal.memory import MemoryAPI
+from prefrontal.memory.fence import TenantFence
 from prefrontal.orchestrator.admission import Admission
 from prefrontal.orchestrator.end_turn import TurnEnder
 from prefrontal.orchestrator.runner import run_phases
@@ -30,6 +32,7 @@ from prefrontal.phases.finalize import turn_writes
 from prefrontal.phases.state import Clock, TurnState
 from prefrontal.stores.durable import shared_batch
 from prefrontal.stores.set import Stores
+from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey
 from prefrontal.traces.observe import Observer, combine
 from prefrontal.turn import (
@@ -88,7 +91,9 @@ class Orchestrator:
     orchestrator's task group while it is entered (see
     :mod:`prefrontal.orchestrator.writes` for what that guarantees); at most
     ``config.admission.max_turns_in_flight`` turns run at once (see
-    :mod:`prefrontal.orchestrator.admission`).
+    :mod:`prefrontal.orchestrator.admission`). ``memory.erase`` is a barrier
+    for a user's turns, their writes and extractions
+    (:mod:`prefrontal.memory.fence`).
     """
 
     def __init__(
@@ -121,6 +126,8 @@ class Orchestrator:
             in_process=in_process(written),
         )
         self._admission = Admission(self.config.admission)
+        self.fence = TenantFence()
+        """Erase's barrier, shared with :attr:`memory` (:mod:`prefrontal.memory.fence`)."""
         self._overlap = not stores.never_wait()
         """Whether the turns' store calls can overlap: known once, as the writes' ``in_process``."""
         self._ender = TurnEnder(
@@ -131,11 +138,18 @@ class Orchestrator:
             summarizer=summarizer or ExtractiveSummarizer(),
             extractor=extractor,
             runner=self._runner,
+            fence=self.fence,
         )
         self._exit = AsyncExitStack()
         self._memory = MemoryAPI(
-            stores, clock=self._clock, ids=ids, counter=self._counter, config=self.config.recall
+            stores,
+            clock=self._clock,
+            ids=ids,
+            counter=self._counter,
+            config=self.config.recall,
+            fence=self.fence,
         )
+        self._agents = AgentStateAPI(stores, clock=self._clock)
 
     async def __aenter__(self) -> Orchestrator:
         """Start the background runners; leaving waits for their work, then closes the stores.
@@ -163,6 +177,14 @@ class Orchestrator:
         """
         return self._memory
 
+    @property
+    def agents(self) -> AgentStateAPI:
+        """The agent-state API (profile, goals, actions, questions, scratch page), versioned.
+
+        It shares the orchestrator's clock, so a change is dated on the turns' timeline.
+        """
+        return self._agents
+
     def policy(self, total: int) -> BudgetPolicy:
         """The budget policy for a turn with ``total`` tokens."""
         configured = self.config.budget_policy
@@ -179,6 +201,8 @@ class Orchestrator:
         found no slot in time (:mod:`prefrontal.orchestrator.admission`).
         """
         turn = self._new_turn(request)
+        tenant = Tenant(agent_id=request.agent_id, user_id=request.user_id)
+        epoch = self.fence.began_turn(turn.context.turn_id, tenant)
         target_s = turn.context.deadline_ms / 1_000 * self.config.admission.target_share
         async with self._admission.admitted(turn.seconds_left(), target_s):
             result = await self._run(turn)
@@ -187,6 +211,7 @@ class Orchestrator:
             turn.session_key,
             turn_writes(turn, result.trace),
             inline_limit_s=max(turn.seconds_left(), INLINE_FLOOR_S),
+            ticket=self.fence.ticket(tenant, "turn_writes", epoch=epoch),
         )
         self.observer.turn_ended(result.trace, result.bundle)
         return result
@@ -234,11 +259,37 @@ class Orchestrator:
         while the orchestrator is entered. Idempotent: a second call for the
         same turn writes nothing and returns ``written=False``. A turn started
         after this returns sees all it wrote. See :mod:`prefrontal.orchestrator.end_turn`.
+        A turn whose user was erased after it began is a
+        :class:`~prefrontal.errors.NotFoundError`: nothing of it is written.
         """
-        await self.wait_written(turn if isinstance(turn, str) else turn.context.turn_id)
-        return await self._ender.end_turn(
-            turn, reply, agent_id=agent_id, user_id=user_id, tool_calls=tool_calls, outcome=outcome
+        turn_id = turn if isinstance(turn, str) else turn.context.turn_id
+        await self.wait_written(turn_id)
+        if isinstance(turn, TurnResult):
+            agent_id, user_id = turn.context.agent_id, turn.context.user_id
+        tenant = (
+            None
+            if agent_id is None or user_id is None
+            else Tenant(agent_id=agent_id, user_id=user_id)
         )
+        if tenant is None:
+            raise ValueError("end_turn with a bare turn id needs agent_id and user_id")
+        epoch = self.fence.turn_epoch(turn_id, tenant)
+        async with self.fence.holding(tenant, "end_turn", epoch=epoch) as live:
+            if not live:
+                raise NotFoundError(
+                    f"turn {turn_id!r} began before user {tenant.user_id!r} was erased"
+                )
+            ended = await self._ender.end_turn(
+                turn,
+                reply,
+                agent_id=agent_id,
+                user_id=user_id,
+                tool_calls=tool_calls,
+                outcome=outcome,
+                epoch=epoch,
+            )
+        self.fence.ended_turn(turn_id)
+        return ended
 
     async def wait_background(self) -> None:
         """Return once the writes behind earlier turns and the extractions of ``end_turn`` ended."""

@@ -59,6 +59,7 @@ import structlog
 from prefrontal.config import WritesConfig
 from prefrontal.errors import TransientStoreError
 from prefrontal.exchange.background import BackgroundRunner
+from prefrontal.memory.fence import Ticket
 from prefrontal.phases.finalize import TurnWrite
 from prefrontal.stores.durable import Batch, Committed
 from prefrontal.stores.memory.waiting import reference
@@ -161,11 +162,14 @@ class TurnWrites:
         writes: Sequence[TurnWrite],
         *,
         inline_limit_s: float,
+        ticket: Ticket | None = None,
     ) -> None:
         """Run ``writes`` of ``turn_id`` behind it; here and now when the runner is not entered.
 
         Run here, they are bounded by ``inline_limit_s`` (the turn's time left)
-        rather than ``config.timeout_s``.
+        rather than ``config.timeout_s``. With a ``ticket`` (the erase fence,
+        :mod:`prefrontal.memory.fence`), they run only if the user was not
+        erased since the turn began, and an erase cancels them.
         """
         keys = (turn_id, session)
         for key in keys:
@@ -177,7 +181,7 @@ class TurnWrites:
 
         async def job() -> None:
             try:
-                await self._run(turn_id, writes, limit_s, running)
+                await self._run(turn_id, writes, limit_s, running, ticket)
             finally:
                 self._ended(keys)
 
@@ -188,6 +192,8 @@ class TurnWrites:
             await self.runner.submit(job)
         except BaseException:  # cancelled while waiting for a slot: the job never started
             self._ended(keys)
+            if ticket is not None:
+                ticket.release()
             raise
 
     def _ended(self, keys: Sequence[Hashable]) -> None:
@@ -213,24 +219,39 @@ class TurnWrites:
         await self.runner.wait()
 
     async def _run(
-        self, turn_id: str, writes: Sequence[TurnWrite], limit_s: float, shield: bool
+        self,
+        turn_id: str,
+        writes: Sequence[TurnWrite],
+        limit_s: float,
+        shield: bool,
+        ticket: Ticket | None,
     ) -> None:
         """``writes`` within one limit of ``limit_s``; each counted written or failed once.
 
         In one transaction when there is a batch: then counted written only
         once it has committed. A cancellation from the caller is counted
-        against the writes it stopped, then goes on.
+        against the writes it stopped, then goes on; one by an erase (through
+        ``ticket``, inside the shield) is counted against them and ends here.
         """
         done: list[tuple[TurnWrite, int]] = []
         failed: list[TurnWrite] = []
         opened: Committed = _OWN_TRANSACTIONS
+
+        async def together() -> None:
+            nonlocal opened
+            if self.batch is None:
+                await self._together(turn_id, writes, done, failed)
+            else:
+                async with self.batch() as opened:
+                    await self._together(turn_id, writes, done, failed)
+
         try:
             with anyio.fail_after(limit_s, shield=shield):
-                if self.batch is None:
-                    await self._together(turn_id, writes, done, failed)
-                else:
-                    async with self.batch() as opened:
-                        await self._together(turn_id, writes, done, failed)
+                if ticket is None:
+                    await together()
+                elif not await ticket.run(together):
+                    self._settle(turn_id, writes, done, failed, opened, "the user was erased")
+                    return
         except anyio.get_cancelled_exc_class():
             self._settle(turn_id, writes, done, failed, opened, "cancelled by the caller")
             raise

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from prefrontal.buffer.summarizer import fit_tokens
+from prefrontal.bundle.fence import as_data, speaker_label
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
 from prefrontal.phases.ahead import taken
@@ -22,41 +23,48 @@ from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.traces.models import TurnTrace
 
 NAME: PhaseName = "conversation"
+SUMMARY_SEPARATOR = " · "
+"""Between the summary, its topics and its decisions: a data fragment is one line."""
 Loaded = tuple[list[ConversationTurn], "ConversationSummary | None", "TurnTrace | None"]
 """What the phase reads: the recent messages, the rolling summary, the parent turn's trace."""
 
 
 def turn_line(turn: ConversationTurn) -> str:
-    """``Speaker: text`` (the role when the turn names no speaker)."""
-    return f"{turn.speaker or turn.role.value}: {turn.content}"
+    """``Speaker: text`` (the role when the turn names no speaker), both as data."""
+    speaker = speaker_label(turn.speaker) if turn.speaker else turn.role.value
+    return f"{speaker}: {inline(turn.content)}"
+
+
+def inline(text: str) -> str:
+    """Untrusted ``text`` as data after a label on the same line."""
+    return as_data(text, opens_line=False)
 
 
 def summary_text(summary: ConversationSummary) -> str:
-    """The rolling summary with its topics and decisions."""
-    parts = [f"Summary so far: {summary.text}"]
+    """The rolling summary with its topics and decisions, each written as data, on one line."""
+    parts = [f"Summary so far: {inline(summary.text)}"]
     if summary.topics:
-        parts.append("Topics: " + ", ".join(summary.topics))
+        parts.append("Topics: " + ", ".join(map(inline, summary.topics)))
     if summary.decisions:
-        parts.append("Decisions: " + "; ".join(summary.decisions))
-    return "\n".join(parts)
+        parts.append("Decisions: " + "; ".join(map(inline, summary.decisions)))
+    return SUMMARY_SEPARATOR.join(parts)
 
 
 def parent_text(trace: TurnTrace) -> str:
-    """What the parent turn left unfinished: its status (or outcome), tools, errors, warnings.
+    """What the parent turn left unfinished: its status (or outcome) and the tools it used.
 
-    Empty when the parent ended with nothing to say beyond its exchange.
+    Empty when the parent ended with nothing to say beyond its exchange. The
+    parent's errors and warnings are diagnostics: they stay in its trace and
+    are never rendered into the model's context.
     """
     ending = trace.ending
-    parts: list[str] = []
     if ending is None:
-        parts.append(f"The previous turn ended {trace.status.value}.")
-    else:
-        if ending.outcome:
-            parts.append(f"Outcome of the previous turn: {ending.outcome}.")
-        if ending.tool_calls:
-            parts.append("Tools used: " + ", ".join(ending.tool_calls) + ".")
-    parts.extend(f"Error in {e.store or 'turn'}: {e.message}" for e in trace.errors[:3])
-    parts.extend(f"Warning: {w}" for w in trace.warnings[:3])
+        return f"The previous turn ended {trace.status.value}."
+    parts: list[str] = []
+    if ending.outcome:
+        parts.append(f"Outcome of the previous turn: {inline(ending.outcome)}.")
+    if ending.tool_calls:
+        parts.append("Tools used: " + ", ".join(map(inline, ending.tool_calls)) + ".")
     return " ".join(parts)
 
 
@@ -93,7 +101,7 @@ def previous_exchange(
         fragments.append(
             _fragment(
                 turn,
-                f"{speaker}: {text}",
+                f"{speaker_label(speaker)}: {inline(text)}",
                 (item_id,),
                 rank=1,
                 position=position,

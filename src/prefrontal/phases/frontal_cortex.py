@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Set
 from dataclasses import dataclass
 from datetime import datetime
 
+from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
 from prefrontal.object_cache import ObjectCache
@@ -67,6 +68,8 @@ def sort_key(item: FrontalItem, query_terms: Set[str]) -> tuple[float, float, bo
 def describe(item: FrontalItem) -> str:
     """One line: kind, status, priority, owner, due date, title and detail."""
     flags = [f"priority {item.priority:.1f}"]
+    if item.progress:
+        flags.append(f"{item.progress:.0%} done")
     if item.blocking:
         flags.append("blocking")
     if item.status is FrontalStatus.BLOCKED:
@@ -75,13 +78,15 @@ def describe(item: FrontalItem) -> str:
         flags.append(f"owner {item.owner}")
     if item.due_at:
         flags.append(f"due {item.due_at:%Y-%m-%d}")
-    detail = f" — {item.detail}" if item.detail else ""
-    return f"{item.kind.value.capitalize()} ({', '.join(flags)}): {item.title}{detail}"
+    detail = f" — {as_data(item.detail, opens_line=False)}" if item.detail else ""
+    title = as_data(item.title, opens_line=False)
+    return f"{item.kind.value.capitalize()} ({', '.join(flags)}): {title}{detail}"
 
 
 def progress_line(item: FrontalItem) -> str:
     """A progress delta: what changed since the last turn."""
-    return f"Progress: {item.kind.value} {item.title!r} is now {item.status.value}"
+    title = as_data(item.title, opens_line=False)
+    return f"Progress: {item.kind.value} '{title}' is now {item.status.value}"
 
 
 def select(turn: TurnState, items: list[FrontalItem]) -> list[FrontalItem]:
@@ -132,8 +137,37 @@ async def run(turn: TurnState) -> PhaseOutcome:
         items_loaded=count,
         tokens_loaded=tokens,
         items_dropped=open_count - len(chosen),
-        detail={"fetched": len(items)},
+        detail={
+            "fetched": len(items),
+            "shown": [stamp(i) for i in chosen],
+            "changed": [change(i) for i in changed(turn, items)],
+        },
     )
+
+
+def stamp(item: FrontalItem) -> str:
+    """``kind:id@vN``: which item, at which version, a turn showed."""
+    return f"{item.kind.value}:{item.item_id}@v{item.version}"
+
+
+def change(item: FrontalItem) -> dict[str, object]:
+    """What the trace records of an item changed since the last turn."""
+    return {
+        "id": item.item_id,
+        "kind": item.kind.value,
+        "status": item.status.value,
+        "progress": item.progress,
+        "priority": item.priority,
+        "version": item.version,
+    }
+
+
+def changed(turn: TurnState, items: list[FrontalItem]) -> list[FrontalItem]:
+    """Items added or changed since the session's last turn (none in a new session)."""
+    if turn.session is None:
+        return []
+    since = turn.session.updated_at
+    return [i for i in items if i.updated_at > since]
 
 
 def item_fragment(

@@ -30,6 +30,7 @@ from prefrontal.phases.memory_retrieve import (
     retrieve,
     search,
 )
+from prefrontal.phases.origins import memory_line
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
 from prefrontal.retrieval.settings import RecallSettings, RerankWeights
@@ -116,12 +117,6 @@ def already_held(turn: TurnState) -> set[str]:
     if turn.buffer is not None:
         held |= turn.buffer.buffer.kept_sources()
     return held
-
-
-def memory_line(item: MemoryItem) -> str:
-    """The item's text, prefixed by its speaker when it has one."""
-    speaker = item.metadata.get("speaker")
-    return f"{speaker}: {item.content}" if speaker else item.content
 
 
 def memory_heading(item: MemoryItem) -> str | None:

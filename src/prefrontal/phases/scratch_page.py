@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Set
 
+from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
 from prefrontal.object_cache import ObjectCache
@@ -61,9 +62,21 @@ async def run(turn: TurnState) -> PhaseOutcome:
     fragments = [entry_fragment(turn, entry, rank) for rank, entry in enumerate(chosen)]
     turn.loads[Section.SCRATCH_PAGE] = fragments
     count, tokens = loaded(fragments)
+    since = turn.session.updated_at if turn.session is not None else None
     return PhaseOutcome(
-        items_loaded=count, tokens_loaded=tokens, items_dropped=len(entries) - len(chosen)
+        items_loaded=count,
+        tokens_loaded=tokens,
+        items_dropped=len(entries) - len(chosen),
+        detail={
+            "shown": [f"{e.kind.value}:{e.item_id}@v{e.version}" for e in chosen],
+            "new": [e.item_id for e in entries if since is not None and e.created_at > since],
+        },
     )
+
+
+def entry_text(entry: Observation) -> str:
+    """``Kind (owner): content``, the content as data."""
+    return f"{LABELS[entry.kind]} ({entry.owner.value}): {as_data(entry.content, opens_line=False)}"
 
 
 def entry_fragment(turn: TurnState, entry: Observation, rank: int) -> Fragment:
@@ -75,7 +88,7 @@ def entry_fragment(turn: TurnState, entry: Observation, rank: int) -> Fragment:
         lambda: fragment(
             turn,
             Section.SCRATCH_PAGE,
-            f"{LABELS[entry.kind]} ({entry.owner.value}): {entry.content}",
+            entry_text(entry),
             store="scratch_page",
             item_ids=(entry.item_id,),
             phase=NAME,
@@ -92,5 +105,6 @@ SPEC = PhaseSpec(
     run=run,
     budget_ms=50,
     needs=("turn_context",),
+    reads=frozenset({"session"}),
     writes=frozenset({"loads"}),
 )

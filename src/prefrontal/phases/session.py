@@ -21,8 +21,9 @@ from prefrontal.buffer import (
     SessionBuffer,
     SessionLink,
 )
-from prefrontal.buffer.models import MAX_ITEM_ID, ItemProvenance
+from prefrontal.buffer.models import MAX_ITEM_ID, BufferItem, ItemProvenance
 from prefrontal.buffer.trusted import assemble
+from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.phases.fragments import fragment
 from prefrontal.phases.state import TurnState
@@ -89,8 +90,20 @@ async def load_session(turn: TurnState, phase: str) -> SessionBuffer:
     )
 
 
+NOTE_LABELS = {ItemSource.EXTERNAL: "(tool) ", ItemSource.USER_INPUT: "(user) "}
+"""The label a working note's line starts with, by its source (the agent's own have none)."""
+
+
+def note_text(note: BufferItem) -> str:
+    """A working note's line: its label, then its content as data."""
+    label = NOTE_LABELS.get(note.source, "")
+    return label + as_data(note.content, opens_line=not label)
+
+
 def note_fragments(turn: TurnState) -> list[Fragment]:
     """The agent's own items in the buffer as the working-notes section, most important first.
+
+    Rendered in that order: by priority, highest first, then the most recently added first.
 
     These are the session items (tool results, reflections, notes, summaries
     of what was evicted); this turn's context fragments are not repeated.
@@ -103,12 +116,12 @@ def note_fragments(turn: TurnState) -> list[Fragment]:
         fragment(
             turn,
             Section.WORKING_MEMORY,
-            note.content,
+            note_text(note),
             store="working_memory",
             item_ids=(note.item_id,),
             phase="turn_context",
             rank=rank,
-            position=float(note.seq),
+            position=float(rank),
             score=note.priority,
             created_at=note.added_at,
         )

@@ -17,7 +17,7 @@ from prefrontal.budgets.policy import Allocation, BudgetPolicy
 from prefrontal.budgets.tokens import TokenCounter
 from prefrontal.buffer import SessionBuffer
 from prefrontal.bundle.models import ContextBundle, Fragment, Section
-from prefrontal.bundle.readiness import not_ready
+from prefrontal.bundle.readiness import NO_PROFILE, not_ready
 from prefrontal.config import OrchestratorConfig, PhaseName
 from prefrontal.phases.ahead import Ahead, Spawn
 from prefrontal.stores.consciousness import AgentProfile
@@ -29,6 +29,7 @@ from prefrontal.stores.working_memory import SessionKey, SessionState
 from prefrontal.traces.models import (
     DroppedRecord,
     PhaseRecord,
+    PhaseStatus,
     SectionUsage,
     TurnStatus,
     TurnTrace,
@@ -148,9 +149,15 @@ class TurnState:
         (:func:`~prefrontal.bundle.readiness.not_ready`). Built once, with
         every field final.
         """
+        records = list(records)
         sealed = sealing(records)
         stores_failed = sealed.status is TurnStatus.DEGRADED
-        unready = not_ready(self.bundle, has_rules=self.has_rules(), stores_failed=stores_failed)
+        unready = not_ready(
+            self.bundle,
+            has_rules=self.has_rules(),
+            stores_failed=stores_failed,
+            identity_cause=self._identity_cause(records),
+        )
         notes = tuple(f"finalize: not ready for the router: {reason}" for reason in unready)
         return self._trace(
             status=sealed.status,
@@ -159,6 +166,19 @@ class TurnState:
             warnings=sealed.warnings + notes,
             errors=sealed.errors,
         )
+
+    def _identity_cause(self, records: list[PhaseRecord]) -> str | None:
+        """Why no profile was loaded (the store failed or was slow, or holds none), or ``None``."""
+        if self.profile is not None:
+            return None
+        phase = next((r for r in records if r.name == "consciousness"), None)
+        if phase is None:
+            return None
+        if phase.errors:
+            return f"the consciousness store failed ({phase.errors[0].message})"
+        if phase.status in (PhaseStatus.TIMEOUT, PhaseStatus.FAILED, PhaseStatus.CANCELLED):
+            return f"the consciousness store did not answer ({phase.status.value})"
+        return NO_PROFILE
 
     def _trace(self, **sealed: Any) -> TurnTrace:
         """The turn's trace with who, when and what it spent, and the ``sealed`` fields given."""

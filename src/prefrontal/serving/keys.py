@@ -33,6 +33,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -186,3 +187,20 @@ def key_entry(
         rights=tuple(rights),
     )
     return json.dumps(grant.model_dump(mode="json"))
+
+
+def append_entry(path: Path, entry: str) -> None:
+    """Add ``entry`` (from :func:`key_entry`) to the keys file ``path``, creating it if missing.
+
+    The file is read as a keys document first (ConfigurationError if it is
+    not one), and replaced whole, so that it is never left half written.
+    """
+    document: dict[str, Any] = {"keys": []}
+    if path.exists():
+        KeyRing.load(path, environ={})
+        document = json.loads(path.read_text(encoding="utf-8"))
+    document["keys"].append(json.loads(entry))
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    os.chmod(temporary, 0o600)
+    temporary.replace(path)

@@ -2,7 +2,8 @@
 
 Over HTTP, when keys are configured every request needs one whose grant
 covers the server's agent and user (401 without a valid key, 403 for a key
-of another agent or user); without keys the server only listens on the
+of another agent or user), and each tool checks the grant's rights
+(:mod:`prefrontal.serving.mcp_rights`); without keys the server only listens on the
 loopback address. The orchestrator is entered while the server runs, and
 its stores closed when it stops.
 """
@@ -10,13 +11,15 @@ its stores closed when it stops.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from prefrontal.errors import ConfigurationError
 from prefrontal.serving.keys import KeyRing
+from prefrontal.serving.mcp_rights import GRANT
 from prefrontal.serving.mcp_tools import build_mcp
-from prefrontal.serving.runner import serve
+from prefrontal.serving.runner import bind, serve
 from prefrontal.serving.service import Service
 from prefrontal.stores.tenancy import Tenant
 
@@ -45,6 +48,7 @@ class KeyGate:
         if not grant.may_act_for(self.tenant.agent_id, self.tenant.user_id):
             await _problem(send, 403, "Forbidden", "This API key may not act for this server.")
             return
+        scope[GRANT] = grant
         await self.app(scope, receive, send)
 
 
@@ -55,9 +59,20 @@ async def run_stdio(service: Service, tenant: Tenant) -> None:
 
 
 async def run_http(
-    service: Service, tenant: Tenant, *, host: str, port: int, keys: KeyRing
+    service: Service,
+    tenant: Tenant,
+    *,
+    host: str,
+    port: int,
+    keys: KeyRing,
+    on_ready: Callable[[str], object] | None = None,
 ) -> None:
-    """Serve the tools over streamable HTTP at ``http://host:port/mcp``."""
+    """Serve the tools over streamable HTTP at ``http://host:port/mcp``.
+
+    The port is bound before the stores are opened (ConfigurationError when
+    it cannot be); ``on_ready`` is called with the bound URL once the server
+    accepts connections.
+    """
     if not len(keys) and host not in LOOPBACK:
         raise ConfigurationError(
             f"refusing to serve MCP on {host} without API keys: configure keys "
@@ -68,8 +83,10 @@ async def run_http(
     )
     if len(keys):
         app = KeyGate(app, keys, tenant)
+    sock = bind(host, port)
     async with service.orchestrator:
-        await serve(app, host=host, port=port)
+        await service.check_ready()
+        await serve(app, host=host, port=port, sock=sock, on_ready=on_ready)
 
 
 def _bearer(scope: Scope) -> str | None:

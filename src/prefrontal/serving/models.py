@@ -11,20 +11,37 @@ caller needs.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from prefrontal.stores.long_term import MemoryItem, MemoryKind
-from prefrontal.stores.records import MetadataValue
+from prefrontal.exchange import ToolCall
+from prefrontal.ids import NUMBER_ONLY, Id, non_blank
+from prefrontal.stores.long_term import AUTHOR_KEY, MemoryItem, MemoryKind
+from prefrontal.stores.records import Label, Labels
 from prefrontal.stores.tenancy import Scope
 from prefrontal.traces.models import PhaseRecord, TurnTrace
-from prefrontal.turn import MAX_INPUT_CHARS, TurnResult
+from prefrontal.turn import MAX_INPUT_CHARS, TokenBudget, TurnResult, UserInput
 
-Id = str
 MAX_REPLY_CHARS = 100_000
 MAX_MEMORY_CHARS = 20_000
 MAX_QUERY_CHARS = 10_000
+MAX_TOP_K = 100
+
+Reply = Annotated[str, non_blank(MAX_REPLY_CHARS)]
+"""The assistant's reply: not only whitespace."""
+MemoryText = Annotated[str, non_blank(MAX_MEMORY_CHARS)]
+"""A memory's content: not only whitespace."""
+Query = Annotated[str, non_blank(MAX_QUERY_CHARS)]
+"""What to search for: not only whitespace."""
+Importance = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False), NUMBER_ONLY]
+"""0 (trivia) to 1 (vital): a number, never a string or a boolean."""
+TopK = Annotated[int, Field(ge=1, le=MAX_TOP_K), NUMBER_ONLY]
+"""How many memories at most: an integer, never a string or a boolean."""
+ToolCallBody = ToolCall
+"""A tool the assistant called during the turn: the library's own model."""
+
+__all__ = ["MAX_INPUT_CHARS", "Id", "ToolCallBody", "UserInput"]
 
 
 class Body(BaseModel):
@@ -45,16 +62,12 @@ class Out(BaseModel):
 class StartTurnBody(Body):
     """Start a turn: assemble the working memory for one user message."""
 
-    user_id: Id = Field(min_length=1, max_length=256, description="The user the turn is for.")
+    user_id: Id = Field(description="The user the turn is for.")
     session_id: Id = Field(
-        min_length=1,
-        max_length=256,
         description="The conversation the message belongs to; the working-memory buffer is kept "
         "per session.",
     )
-    user_input: str = Field(
-        min_length=1, max_length=MAX_INPUT_CHARS, description="The user's message, verbatim."
-    )
+    user_input: UserInput = Field(description="The user's message, verbatim.")
     agent_id: Id | None = Field(
         default=None,
         description="The agent; optional, it is the API key's agent (any other is refused).",
@@ -62,16 +75,12 @@ class StartTurnBody(Body):
     parent_turn_id: Id | None = Field(
         default=None, description="The previous turn of the session, whose outcome is shown."
     )
-    token_budget: int | None = Field(
+    token_budget: TokenBudget | None = Field(
         default=None,
-        ge=64,
-        le=1_000_000,
         description="Tokens the assembled context may use (default: the server's, 4,000).",
     )
-    mode: str | None = Field(default=None, description="Overrides the agent's current mode.")
-    focus: tuple[str, ...] = Field(
-        default=(), description="Tags the caller says the turn is about."
-    )
+    mode: Label | None = Field(default=None, description="Overrides the agent's current mode.")
+    focus: Labels = Field(default=(), description="Tags the caller says the turn is about.")
 
 
 class Fragment(Out):
@@ -131,26 +140,11 @@ class TurnOut(Out):
         )
 
 
-class ToolCallBody(Body):
-    """A tool the assistant called during the turn."""
-
-    name: str = Field(min_length=1, max_length=256, description="The tool's name.")
-    arguments: dict[str, MetadataValue] = Field(
-        default_factory=dict, description="What it was given (flat: strings, numbers, booleans)."
-    )
-    result: str | None = Field(
-        default=None, max_length=20_000, description="What it returned, as text."
-    )
-    error: str | None = Field(default=None, max_length=20_000, description="How it failed.")
-
-
 class EndTurnBody(Body):
     """End a turn: record the assistant's reply (and tool calls) as the session's history."""
 
-    user_id: Id = Field(min_length=1, max_length=256, description="The user the turn was for.")
-    reply: str = Field(
-        min_length=1, max_length=MAX_REPLY_CHARS, description="The assistant's reply, verbatim."
-    )
+    user_id: Id = Field(description="The user the turn was for.")
+    reply: Reply = Field(description="The assistant's reply, verbatim.")
     agent_id: Id | None = Field(default=None, description="Optional: the API key's agent.")
     tool_calls: tuple[ToolCallBody, ...] = Field(default=(), max_length=100)
     outcome: str | None = Field(
@@ -249,12 +243,10 @@ class TraceOut(Out):
 class RememberBody(Body):
     """Store something worth remembering about the user or the world."""
 
-    user_id: Id = Field(min_length=1, max_length=256, description="Whose memory it is.")
-    content: str = Field(
-        min_length=1, max_length=MAX_MEMORY_CHARS, description="The memory, as a sentence."
-    )
+    user_id: Id = Field(description="Whose memory it is.")
+    content: MemoryText = Field(description="The memory, as a sentence.")
     agent_id: Id | None = Field(default=None, description="Optional: the API key's agent.")
-    importance: float = Field(default=0.5, ge=0.0, le=1.0, description="0 (trivia) to 1 (vital).")
+    importance: Importance = Field(default=0.5, description="0 (trivia) to 1 (vital).")
     kind: MemoryKind = Field(default=MemoryKind.FACT, description="What the memory records.")
     store: Literal["episodic", "semantic"] = Field(
         default="semantic",
@@ -264,17 +256,17 @@ class RememberBody(Body):
         default=Scope.PRIVATE,
         description="`private` to the user, or `shared` with every user of the agent.",
     )
-    tags: tuple[str, ...] = Field(default=(), max_length=50)
+    tags: Labels = Field(default=())
     source: str | None = Field(default=None, max_length=200, description="Where it came from.")
 
 
 class SearchBody(Body):
     """Search the user's long-term memory."""
 
-    user_id: Id = Field(min_length=1, max_length=256)
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
+    user_id: Id
+    query: Query = Field(description="What to look for.")
     agent_id: Id | None = Field(default=None, description="Optional: the API key's agent.")
-    top_k: int = Field(default=10, ge=1, le=100, description="At most this many memories.")
+    top_k: TopK = Field(default=10, description="At most this many memories.")
     session_id: Id | None = Field(
         default=None,
         description="With a session, its recall gate decides first whether the session's "
@@ -282,13 +274,28 @@ class SearchBody(Body):
     )
 
 
-class UpdateBody(Body):
-    """Change a memory's content or importance."""
+def _content_or_importance(schema: dict[str, Any]) -> None:
+    schema["anyOf"] = [
+        {"required": ["content"], "properties": {"content": {"type": "string"}}},
+        {"required": ["importance"], "properties": {"importance": {"type": "number"}}},
+    ]
 
-    user_id: Id = Field(min_length=1, max_length=256)
+
+class UpdateBody(Body):
+    """Change a memory's content or importance (one of them at least)."""
+
+    model_config = ConfigDict(json_schema_extra=_content_or_importance)
+
+    user_id: Id
     agent_id: Id | None = Field(default=None, description="Optional: the API key's agent.")
-    content: str | None = Field(default=None, min_length=1, max_length=MAX_MEMORY_CHARS)
-    importance: float | None = Field(default=None, ge=0.0, le=1.0)
+    content: MemoryText | None = None
+    importance: Importance | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> UpdateBody:
+        if self.content is None and self.importance is None:
+            raise ValueError("give content, importance or both")
+        return self
 
 
 class MemoryOut(Out):
@@ -301,6 +308,10 @@ class MemoryOut(Out):
     scope: str
     created_at: datetime
     tags: tuple[str, ...]
+    author: str | None = Field(
+        default=None,
+        description="Who wrote it (the API key's name or the user); every shared memory has one.",
+    )
     score: float | None = Field(default=None, description="Relevance, for a search hit.")
 
     @classmethod
@@ -314,18 +325,24 @@ class MemoryOut(Out):
             scope=item.scope.value,
             created_at=item.created_at,
             tags=item.tags,
+            author=_author(item),
             score=score,
         )
+
+
+def _author(item: MemoryItem) -> str | None:
+    author = item.metadata.get(AUTHOR_KEY)
+    return None if author is None else str(author)
 
 
 class RecallOut(Out):
     """What a recall found, and whether it searched or reused the session's working memory."""
 
     mode: Literal["search", "reuse"] = Field(
-        description="`reuse`: the topic continues and these are the memories the session's "
-        "working memory already holds; `search`: a full search ran."
+        description="`search`: a full search ran (an explicit search always searches; "
+        "`reuse` is kept for clients that know it and is never sent)."
     )
-    reason: str = Field(description="Why the recall gate decided so.")
+    reason: str = Field(description="`explicit` with a session, `no_session` without.")
     memories: tuple[MemoryOut, ...]
 
 

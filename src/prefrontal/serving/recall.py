@@ -1,16 +1,13 @@
-"""Session recall: search long-term memory only when the session's working memory lacks the topic.
+"""Session recall: an explicit search for a session, whose hits join its working memory.
 
-A remote agent that calls a recall tool on every message pays a full search
-each time, although while the conversation stays on one topic the session's
-working-memory buffer already holds what the search would find. Before
-searching, :func:`session_recall` asks the session's recall gate
-(:meth:`~prefrontal.buffer.SessionBuffer.recall_gate`, the same gate phases 5
-and 6 use) for the episodic and the semantic store: when both say the topic
-continues, it returns the memories the buffer holds and searches nothing;
-otherwise it runs a full recall through the memory API and puts the hits in
-the buffer (activates them), so that the next recall on the same topic can
-reuse them. The gate's counters (searches run and saved) are saved with the
-session.
+An explicit search always searches: a memory stored a moment ago is found.
+The recall gate (:meth:`~prefrontal.buffer.SessionBuffer.recall_gate`)
+serves turns only: phases 5 and 6 may reuse what the session's buffer holds
+while a conversation stays on one topic, but a caller who asks for a search
+(``/v1/memories/search`` with a ``session_id``, the MCP ``recall`` tool) gets
+one. :func:`session_recall` runs a full recall through the memory API and
+puts the hits in the session's buffer (activates them) as fragments of the
+turn, so that the session's next turn can reuse them; the buffer is saved.
 """
 
 from __future__ import annotations
@@ -25,16 +22,13 @@ from prefrontal.buffer import (
     ItemSource,
     Lifetime,
     NewItem,
-    RecallDecision,
     SessionBuffer,
 )
 from prefrontal.orchestrator import Orchestrator
 from prefrontal.serving.models import MemoryOut, RecallOut
-from prefrontal.stores.long_term import MemoryItem, MemoryStore, ScoredMemory
+from prefrontal.stores.long_term import ScoredMemory
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey
-
-GATED_STORES = ("episodic", "semantic")
 
 
 async def session_recall(
@@ -47,9 +41,9 @@ async def session_recall(
     clock: Callable[[], datetime],
     counter: TokenCounter,
 ) -> RecallOut:
-    """Memories for ``query``: the buffer's when the topic continues, else a full recall.
+    """Memories for ``query``: always a full recall, its hits activated in the session's buffer.
 
-    ``clock`` is the orchestrator's clock (the moment of the decision and of
+    ``clock`` is the orchestrator's clock (the moment of the search and of
     the save); ``counter`` counts the activated items' tokens.
     """
     config = orchestrator.config
@@ -63,48 +57,14 @@ async def session_recall(
         clock=clock,
         max_attempts=config.writes.save_attempts,
     )
-    held = [name for name in GATED_STORES if session.buffer.held_memory_ids(name)]
-    consulted = held or list(GATED_STORES)
-    decisions = {
-        name: await session.recall_gate(
-            _store(orchestrator, name), name, query, now=now, min_overlap=config.recall.gate_overlap
-        )
-        for name in consulted
-    }
-    if all(decision.reuse for decision in decisions.values()):
-        memories = await _held(orchestrator, tenant, decisions, now, top_k)
-        await session.save(now)
-        return RecallOut(mode="reuse", reason="topic_continues", memories=memories)
     hits = await orchestrator.memory.recall(tenant, query, top_k=top_k)
     await _activate(orchestrator, session, tenant, query, hits, now)
     await session.save(now)
-    reason = next(d.reason for d in decisions.values() if not d.reuse)
     return RecallOut(
         mode="search",
-        reason=reason,
+        reason="explicit",
         memories=tuple(MemoryOut.of(hit.item, hit.score) for hit in hits),
     )
-
-
-def _store(orchestrator: Orchestrator, name: str) -> MemoryStore:
-    stores = orchestrator.stores
-    return stores.episodic if name == "episodic" else stores.semantic
-
-
-async def _held(
-    orchestrator: Orchestrator,
-    tenant: Tenant,
-    decisions: dict[str, RecallDecision],
-    now: datetime,
-    top_k: int,
-) -> tuple[MemoryOut, ...]:
-    """The live memory items the buffer holds, most important first."""
-    found: list[MemoryItem] = []
-    for name, decision in decisions.items():
-        items = await _store(orchestrator, name).get(tenant, list(decision.held_ids))
-        found.extend(item for item in items if item.is_live(now))
-    ranked = sorted(found, key=lambda item: (-item.importance, item.item_id))
-    return tuple(MemoryOut.of(item) for item in ranked[:top_k])
 
 
 async def _activate(

@@ -26,6 +26,7 @@ from prefrontal.serving.determinism import (
     SteppedClock,
     parse_instant,
 )
+from prefrontal.serving.echo import quoted
 from prefrontal.serving.models import (
     EndTurnOut,
     ErasureOut,
@@ -40,7 +41,7 @@ from prefrontal.serving.models import (
 )
 from prefrontal.serving.recall import session_recall
 from prefrontal.stores.set import Stores
-from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.tenancy import Scope, Tenant
 from prefrontal.traces.observe import Observer
 from prefrontal.turn import OrchestratorConfig, TurnRequest
 
@@ -153,7 +154,7 @@ class Service:
         await self.orchestrator.wait_written(turn_id)
         trace = await self.stores.traces.get(tenant, turn_id)
         if trace is None or (trace.agent_id, trace.user_id) != (tenant.agent_id, tenant.user_id):
-            raise NotFoundError(f"no turn {turn_id!r} for this user")
+            raise NotFoundError(f"no turn {quoted(turn_id)} for this user")
         return TraceOut.of(trace)
 
     # ---------------------------------------------------------- memories
@@ -161,7 +162,7 @@ class Service:
     async def recall(
         self, tenant: Tenant, query: str, *, top_k: int = 10, session_id: str | None = None
     ) -> RecallOut:
-        """Memories for ``query``; with a session, its recall gate decides whether to search."""
+        """Memories for ``query``, always searched; with a session, the hits join its buffer."""
         self._begin()
         if session_id is not None:
             return await session_recall(
@@ -180,8 +181,10 @@ class Service:
             memories=tuple(MemoryOut.of(hit.item, hit.score) for hit in hits),
         )
 
-    async def remember(self, tenant: Tenant, body: RememberBody) -> MemoryOut:
-        """Store a memory for ``tenant``."""
+    async def remember(
+        self, tenant: Tenant, body: RememberBody, *, author: str | None = None
+    ) -> MemoryOut:
+        """Store a memory for ``tenant``, written by ``author`` (the caller's key name)."""
         self._begin()
         item = await self.orchestrator.memory.remember(
             tenant,
@@ -192,8 +195,18 @@ class Service:
             store=body.store,
             scope=body.scope,
             tags=body.tags,
+            author=author,
         )
         return MemoryOut.of(item)
+
+    async def scope_of(self, tenant: Tenant, item_id: str) -> Scope | None:
+        """The scope of the memory ``item_id`` names for ``tenant`` (``None`` when none).
+
+        A look-up before another operation (deciding the right it needs), not
+        an operation of its own: the test clock does not step for it.
+        """
+        item = await self.orchestrator.memory.get(tenant, item_id)
+        return None if item is None else item.scope
 
     async def update(
         self,
@@ -202,18 +215,20 @@ class Service:
         *,
         content: str | None = None,
         importance: float | None = None,
+        shared: bool = False,
     ) -> MemoryOut:
-        """Change one of ``tenant``'s memories (NotFoundError when it has none by that id)."""
+        """Change one of ``tenant``'s memories (NotFoundError when it has none by that id);
+        with ``shared``, a shared memory it sees, whoever wrote it."""
         self._begin()
         item = await self.orchestrator.memory.update(
-            tenant, item_id, content=content, importance=importance
+            tenant, item_id, content=content, importance=importance, shared=shared
         )
         return MemoryOut.of(item)
 
-    async def forget(self, tenant: Tenant, item_id: str) -> ForgetOut:
-        """Remove one of ``tenant``'s memories."""
+    async def forget(self, tenant: Tenant, item_id: str, *, shared: bool = False) -> ForgetOut:
+        """Remove one of ``tenant``'s memories; with ``shared``, a shared one whoever wrote it."""
         self._begin()
-        removed = await self.orchestrator.memory.forget(tenant, item_id)
+        removed = await self.orchestrator.memory.forget(tenant, item_id, shared=shared)
         return ForgetOut(item_id=item_id, forgotten=removed)
 
     async def erase(self, tenant: Tenant) -> ErasureOut:

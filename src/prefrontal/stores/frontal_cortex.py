@@ -48,12 +48,16 @@ class FrontalItem(OwnedRecord):
     title: str = Field(min_length=1, max_length=2_000)
     detail: str = Field(default="", max_length=20_000)
     priority: float = Field(default=0.5, ge=0.0, le=1.0)
+    progress: float = Field(default=0.0, ge=0.0, le=1.0)
+    """How far along the item is (a goal's 0.4 is 40 % done)."""
     status: FrontalStatus = FrontalStatus.ACTIVE
     owner: Owner = Owner.AGENT
     blocking: bool = False
     due_at: Timestamp | None = None
     tags: Labels = ()
     updated_at: Timestamp = Field(default_factory=utc_now)
+    version: int = Field(default=1, ge=1)
+    """Bumped by every versioned save (:mod:`prefrontal.stores.versioned`)."""
 
 
 class FrontalQuery(Record):

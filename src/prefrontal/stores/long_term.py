@@ -34,6 +34,11 @@ from prefrontal.stores.tenancy import Tenant
 
 MAX_MEMORY_CHARS = 200_000
 """Longer content is refused: a memory item is a unit of recall, not a document."""
+AUTHOR_KEY = "author"
+"""The metadata key that names who wrote a memory (the key or user that stored it); set by
+:class:`~prefrontal.memory.api.MemoryAPI`, never taken from the caller's metadata."""
+SOURCE_KEY = "source"
+"""The metadata key that names what a memory came from (``user``, a tool, ``end_turn``)."""
 
 
 class MemoryKind(StrEnum):

@@ -12,7 +12,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import Field
 
 from prefrontal.stores.frontal_cortex import Owner
-from prefrontal.stores.records import Labels, OwnedRecord, Timestamp
+from prefrontal.stores.records import Label, Labels, OwnedRecord, Timestamp
 from prefrontal.stores.tenancy import Tenant
 
 
@@ -34,7 +34,11 @@ class Observation(OwnedRecord):
     owner: Owner = Owner.AGENT
     tags: Labels = ()
     resolved: bool = False
+    outcome: Label | None = None
+    """How a resolved entry ended: ``confirmed``, ``declined`` or ``resolved``."""
     expires_at: Timestamp | None = None
+    version: int = Field(default=1, ge=1)
+    """Bumped by every versioned save (:mod:`prefrontal.stores.versioned`)."""
 
 
 @runtime_checkable

@@ -17,17 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from enum import StrEnum
 from inspect import getattr_static
-from typing import Annotated, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
+
+from prefrontal.ids import ID_PATTERN, Id
+
+__all__ = ["ID_PATTERN", "Id", "Identifier", "Scope", "Tenant"]
 
 Identifier = str
-
-NO_CONTROL_CHARACTERS = r"^[^\x00-\x1f\x7f]*$"
-"""Ids never hold control characters: backends may join ids with one, so none may be inside."""
-
-Id = Annotated[str, Field(min_length=1, max_length=256, pattern=NO_CONTROL_CHARACTERS)]
-"""An agent, user, session, turn or item id: 1 to 256 characters, no control characters."""
 
 
 class Scope(StrEnum):

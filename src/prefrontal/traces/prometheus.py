@@ -42,6 +42,7 @@ one), so build one observer per registry and share it between orchestrators.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -68,7 +69,10 @@ RATIO = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
 def reason_label(reason: str) -> str:
-    """A drop reason as a bounded label: ``"duplicate of ep-3"`` becomes ``"duplicate"``."""
+    """A drop reason as a bounded label: ``"duplicate of ep-3"`` becomes ``"duplicate"``,
+    ``"trimmed to 45 tokens"`` becomes ``"trimmed"``."""
+    if re.fullmatch(r"trimmed to \d+ tokens", reason):
+        return "trimmed"
     return reason.split(" of ", 1)[0].strip() or "unknown"
 
 

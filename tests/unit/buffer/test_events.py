@@ -55,3 +55,18 @@ async def test_a_failing_subscriber_does_not_break_the_buffer() -> None:
     result = await buffer.add(item("one"), now=at(0))
     assert result.item is not None
     assert len(heard) == 1
+
+
+async def test_an_eviction_event_carries_its_victim_and_the_policy() -> None:
+    """The victim's id, tokens and content, and the policy as a value, not the newcomer's size."""
+    buffer = make_buffer(OverflowPolicy.FIFO, max_items=1)
+    events: list[BufferEvent] = []
+    buffer.events.subscribe(events.append)
+    await buffer.add(item("the first note has six words", item_id="a"), now=at(0))
+    await buffer.add(item("short", item_id="b"), now=at(1))
+    [evicted] = [e for e in events if e.kind is EventKind.EVICTED]
+    assert evicted.victim is not None
+    assert (evicted.victim.item_id, evicted.victim.tokens) == ("a", 6)
+    assert evicted.victim.content == "the first note has six words"
+    assert evicted.policy is OverflowPolicy.FIFO
+    assert evicted.details["tokens"] == 6

@@ -101,7 +101,7 @@ async def apply(run: Run, op: tuple[str, Any, Any], check: bool = True) -> None:
         lost = [e for e in report.evicted if e.item.pinned]
         assert all(e.reason.value == "replaced" and e.item.lifetime.value == "turn" for e in lost)
     elif kind == "expire":
-        assert not any(e.item.pinned for e in buffer.expire())
+        assert not any(e.item.pinned for e in await buffer.expire())
     elif kind == "fade":
         assert not any(e.item.pinned for e in await buffer.fade())
     elif target is not None and kind == "access":

@@ -139,3 +139,39 @@ async def test_counters_survive_the_save() -> None:
     await session.save(now=at(6))
     again = await SessionBuffer.load(session.store, KEY, count_tokens=words, clock=Clock())
     assert again.buffer.recall_counters.saved == 1
+
+
+async def test_the_sessions_own_exchanges_count_as_held() -> None:
+    """Probe hits that are the session's own messages (written to episodic memory by end_turn
+    under their message ids) count as held: the topic continues; a reuse returns memories only."""
+    memory, session = await _world()
+    said = {
+        "t1:user": "Which Lisbon vacation hotel did we book?",
+        "t1:reply": "The Lisbon vacation hotel near the river.",
+    }
+    for item_id, text in said.items():
+        await memory.put(
+            MemoryItem(
+                item_id=item_id, agent_id="agent", user_id="alice", content=text, created_at=at(1)
+            )
+        )
+    held = [i for i in session.items if i.source is ItemSource.MEMORY_RETRIEVAL]
+    again = [
+        item(i.content, item_id=i.item_id, source=i.source, provenance=i.provenance) for i in held
+    ]
+    exchanges = [
+        item(
+            text,
+            item_id=f"conversation:{item_id}",
+            source=ItemSource.USER_INPUT,
+            provenance=ItemProvenance(store="conversation", item_ids=(item_id,)),
+        )
+        for item_id, text in said.items()
+    ]
+    await session.refresh_turn(
+        [*again, *exchanges], focus=Focus(input_text="Lisbon vacation hotel"), now=at(2)
+    )
+    decision = await session.recall_gate(memory, "episodic", "Lisbon vacation hotel", now=at(5))
+    assert set(decision.probe_ids) & set(said)
+    assert decision.reuse and decision.reason == "topic_continues"
+    assert not set(decision.held_ids) & set(said)

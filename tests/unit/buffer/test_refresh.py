@@ -115,8 +115,8 @@ async def test_refresh_offers_the_most_salient_fragments_first() -> None:
 
 
 async def test_refresh_may_evict_agent_items_under_the_policy() -> None:
-    """The agent's items compete with the turn's fragments under the eviction rules."""
-    buffer = make_buffer(OverflowPolicy.PRIORITY, max_items=2)
+    """Without keep_until_promoted, the agent's items compete with the turn's fragments."""
+    buffer = make_buffer(OverflowPolicy.PRIORITY, max_items=2, keep_until_promoted=False)
     await buffer.add(item("minor note", item_id="note", priority=0.1), now=at(0))
     await buffer.add(item("key note", item_id="key", priority=0.9), now=at(0))
     report = await buffer.refresh_turn(
@@ -124,6 +124,19 @@ async def test_refresh_may_evict_agent_items_under_the_policy() -> None:
     )
     assert [e.item_id for e in report.evicted] == ["note"]
     assert {i.item_id for i in report.items} == {"key", "f"}
+
+
+async def test_a_fragment_never_evicts_a_note_only_the_buffer_holds() -> None:
+    """By default a note awaiting its promotion stays; the fragment (a copy) is refused."""
+    buffer = make_buffer(OverflowPolicy.PRIORITY, max_items=2)
+    await buffer.add(item("minor note", item_id="note", priority=0.1), now=at(0))
+    await buffer.add(item("key note", item_id="key", priority=0.9), now=at(0))
+    report = await buffer.refresh_turn(
+        [item("vacation fragment", item_id="f", priority=0.5)], focus=FOCUS, now=at(1)
+    )
+    assert not report.evicted
+    assert [r.reason.split(":")[0] for r in report.refused] == ["no_room"]
+    assert {i.item_id for i in report.items} == {"note", "key"}
 
 
 async def test_report_carries_themes_coherence_and_totals() -> None:
@@ -145,7 +158,7 @@ async def test_report_carries_themes_coherence_and_totals() -> None:
 
 async def test_items_idle_since_the_last_turn_fade_at_refresh() -> None:
     """An agent item untouched for the fade-out time leaves at the next refresh."""
-    buffer = make_buffer(fade_seconds=300)
+    buffer = make_buffer(fade_seconds=300, keep_until_promoted=False)
     await buffer.add(item("old tool output", item_id="t"), now=at(0))
     report = await buffer.refresh_turn([], focus=FOCUS, now=at(301))
     assert [(e.item_id, e.reason) for e in report.evicted] == [("t", EvictionReason.FADED)]

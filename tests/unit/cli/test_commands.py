@@ -82,7 +82,7 @@ def test_turn_rejects_a_bad_budget_with_a_message(shared: Stores) -> None:
     """A budget below the minimum fails validation with exit status 2 and a clear message."""
     result = RUNNER.invoke(app, ["turn", "hi", "--budget", "10"], env=WIDE)
     assert result.exit_code == 2
-    assert "token_budget must be between" in result.stderr
+    assert "Invalid value for '--budget'" in result.stderr
 
 
 def test_turn_on_memory_needs_no_database() -> None:

@@ -8,6 +8,7 @@ from itertools import pairwise
 import pytest
 
 from prefrontal import Stores
+from prefrontal.bundle.messages import DATA_FRAMING
 from prefrontal.demo import DEMO_AGENT, seed
 from tests.conftest import demo_request
 from tests.endturn_support import Ticking, build
@@ -69,3 +70,16 @@ async def test_no_internal_id_is_in_the_messages_of_a_turn_after_an_ended_one() 
     assert not [i for i in ids if ":" in i and i in text]
     assert "It is on track." in text
     assert f"{DEMO_AGENT}#" not in text
+
+
+async def test_the_system_message_holds_only_the_owners_profile_and_the_framing() -> None:
+    """Identity and rules, the framing line and the clock are the system message; every other
+    section opens the first user message, as data."""
+    result = await build(await demo()).start_turn(demo_request())
+    system, data, *_ = result.bundle.to_messages()
+    headings = [line for line in system["content"].split("\n") if line.startswith("## ")]
+    assert headings == ["## Identity and rules"]
+    assert DATA_FRAMING in system["content"]
+    assert data["role"] == "user"
+    assert data["content"].startswith("## Goals and pending work\n")
+    assert "## Relevant memories" in data["content"]

@@ -6,7 +6,7 @@ import pytest
 
 from prefrontal import Stores
 from prefrontal.bundle.models import ContextBundle, Fragment, Provenance, Section
-from prefrontal.bundle.readiness import not_ready
+from prefrontal.bundle.readiness import NO_PROFILE, not_ready
 from prefrontal.errors import StoreError
 from prefrontal.stores.consciousness import AgentProfile, Governance
 from prefrontal.stores.tenancy import Tenant
@@ -35,9 +35,12 @@ async def test_an_agent_without_a_profile_is_not_ready() -> None:
     """No profile, no identity: the turn returns, not ready, and the warning says why."""
     result = await orchestrator(Stores.in_memory()).start_turn(demo_request())
     assert not result.ready_for_router
-    assert "finalize: not ready for the router: the agent's identity is not in the context" in (
-        result.warnings
-    )
+    assert (
+        "finalize: not ready for the router: the agent's identity is not in the context: "
+        f"{NO_PROFILE}"
+    ) in result.warnings
+    assert result.trace.warnings == result.warnings
+    assert "prefrontal agent apply" not in result.bundle.text
 
 
 async def test_a_failing_consciousness_store_is_not_ready(demo_stores: Stores) -> None:
@@ -48,6 +51,9 @@ async def test_a_failing_consciousness_store_is_not_ready(demo_stores: Stores) -
     )
     assert result.bundle.total_tokens > 0
     assert not result.ready_for_router
+    (why,) = [w for w in result.trace.warnings if "not ready" in w]
+    assert "the consciousness store failed (gone)" in why
+    assert "consciousness store" not in result.bundle.text
 
 
 async def test_an_empty_context_because_stores_failed_is_not_ready(demo_stores: Stores) -> None:

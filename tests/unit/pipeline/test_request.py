@@ -22,9 +22,25 @@ def test_empty_ids_and_input_are_refused(field: str, value: str) -> None:
 
 @pytest.mark.parametrize("budget", [-1, 0, 63, 1_000_001])
 def test_negative_or_absurd_budgets_are_refused(budget: int) -> None:
-    """A budget below 64 or above a million tokens is an error that gives the range."""
-    with pytest.raises(ValidationError, match="between 64 and 1000000"):
+    """A budget below 64 or above a million tokens is an error that gives the bound."""
+    bound = "greater than or equal to 64|less than or equal to 1000000"
+    with pytest.raises(ValidationError, match=f"token_budget(.|\n)*({bound})"):
         TurnRequest.model_validate(GOOD | {"token_budget": budget})
+
+
+@pytest.mark.parametrize("budget", ["2000", True, 2000.5])
+def test_a_budget_that_is_not_a_number_is_refused(budget: object) -> None:
+    """A string or a boolean is not a budget, nor is a fraction; 2000.0 is the integer 2000."""
+    with pytest.raises(ValidationError, match="token_budget"):
+        TurnRequest.model_validate(GOOD | {"token_budget": budget})
+    assert TurnRequest.model_validate(GOOD | {"token_budget": 2000.0}).token_budget == 2000
+
+
+@pytest.mark.parametrize("value", ["a\x00b", "a\nb", "\u3000", "x" * 257, "a\x85"])
+def test_an_id_follows_the_one_rule(value: str) -> None:
+    """Control characters, only whitespace or over 256 characters: refused in every id."""
+    with pytest.raises(ValidationError, match="session_id"):
+        TurnRequest.model_validate(GOOD | {"session_id": value})
 
 
 def test_an_input_too_long_for_any_budget_is_refused() -> None:

@@ -86,6 +86,7 @@ def test_dropped_fragments_are_counted_with_bounded_reasons() -> None:
     assert {s.labels["reason"] for s in samples} <= {
         "duplicate",
         "over budget",
+        "trimmed",
         "trimmed to fit the rendered total",
     }
 

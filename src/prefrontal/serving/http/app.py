@@ -25,16 +25,29 @@ from contextlib import asynccontextmanager
 from typing import Annotated
 
 import structlog
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Path, Query, Request, Security
+from fastapi.security import APIKeyHeader, HTTPBearer
 from pydantic import BaseModel
 from starlette.responses import JSONResponse, Response
 
 from prefrontal.errors import NotFoundError
-from prefrontal.serving.http.auth import grant_of, tenant_for
+from prefrontal.ids import Id
+from prefrontal.serving.echo import quoted
+from prefrontal.serving.http.agent_routes import agent_router
+from prefrontal.serving.http.auth import grant_of, require, tenant_for
 from prefrontal.serving.http.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit
 from prefrontal.serving.http.metrics import Metrics
-from prefrontal.serving.http.problems import PROBLEM_JSON, install, problem
-from prefrontal.serving.keys import KeyGrant, KeyRing
+from prefrontal.serving.http.openapi import truthful_openapi
+from prefrontal.serving.http.problems import install, problem
+from prefrontal.serving.http.responses import (
+    NOT_FOUND,
+    NOT_READY,
+    WITH_BODY,
+    WITH_QUERY,
+)
+from prefrontal.serving.http.rights import may_change, right_to_write
+from prefrontal.serving.http.unexpected import CatchUnexpected
+from prefrontal.serving.keys import KeyGrant, KeyRing, Right
 from prefrontal.serving.models import (
     EndTurnBody,
     EndTurnOut,
@@ -55,26 +68,26 @@ from prefrontal.turn import TurnRequest
 
 _log = structlog.get_logger("prefrontal.serving")
 
-ERRORS = {
-    status: {"description": description, "content": {PROBLEM_JSON: {}}}
-    for status, description in (
-        (400, "Malformed JSON"),
-        (401, "No API key, or an unknown one"),
-        (403, "The key may not act for this agent or user"),
-        (413, "Body over the size limit"),
-        (422, "Invalid fields"),
-    )
-}
-NOT_FOUND = {404: {"description": "Nothing of this user by that id", "content": {PROBLEM_JSON: {}}}}
+UserQuery = Annotated[Id, Query(description="The user acted for.")]
+AgentQuery = Annotated[Id | None, Query(description="Optional: the API key's agent.")]
+TurnPath = Annotated[Id, Path(description="The id `POST /v1/turns` returned.")]
+ItemPath = Annotated[Id, Path(description="The memory's `item_id`.")]
+UserPath = Annotated[Id, Path(description="The user whose memory is erased.")]
 
-UserQuery = Annotated[str, Query(min_length=1, max_length=256, description="The user acted for.")]
-AgentQuery = Annotated[
-    str | None, Query(max_length=256, description="Optional: the API key's agent.")
-]
+BEARER = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer <key>`.")
+API_KEY = APIKeyHeader(name="X-API-Key", auto_error=False, description="An API key.")
 
 
-def caller(request: Request) -> KeyGrant:
-    """The grant of the request's API key (401 without a valid one)."""
+def caller(
+    request: Request,
+    _bearer: Annotated[object, Security(BEARER)] = None,
+    _api_key: Annotated[object, Security(API_KEY)] = None,
+) -> KeyGrant:
+    """The grant of the request's API key (401 without a valid one).
+
+    The two security parameters put the schemes in the OpenAPI document; the
+    key itself is read by :func:`~prefrontal.serving.http.auth.grant_of`.
+    """
     keys: KeyRing = request.app.state.keys
     return grant_of(request, keys)
 
@@ -113,80 +126,108 @@ def create_app(  # noqa: C901
         summary="An LLM agent's working memory, assembled at the start of every turn.",
         version=package_version(),
         lifespan=lifespan,
-        responses=ERRORS,  # type: ignore[arg-type]
     )
     install(app)
+    app.add_middleware(CatchUnexpected)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    truthful_openapi(app)
 
     app.state.keys = keys
+    app.include_router(agent_router(service))
 
-    @app.post("/v1/turns", tags=["turns"])
+    @app.post("/v1/turns", tags=["turns"], responses=WITH_BODY)
     async def start_turn(body: StartTurnBody, grant: Caller) -> TurnOut:
         """Start a turn: assemble the working memory for the user's message within the budget."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
+        require(grant, Right.READ)
         request = TurnRequest(
             agent_id=tenant.agent_id,
             **body.model_dump(exclude={"agent_id"}),
         )
         return await service.start_turn(request)
 
-    @app.post("/v1/turns/{turn_id}/end", tags=["turns"], responses=NOT_FOUND)  # type: ignore[arg-type]
-    async def end_turn(turn_id: str, body: EndTurnBody, grant: Caller) -> EndTurnOut:
+    @app.post("/v1/turns/{turn_id}/end", tags=["turns"], responses=WITH_BODY | NOT_FOUND)
+    async def end_turn(turn_id: TurnPath, body: EndTurnBody, grant: Caller) -> EndTurnOut:
         """End a turn: record the assistant's reply as the session's history (idempotent)."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
+        require(grant, Right.WRITE)
         return await service.end_turn(
             tenant, turn_id, body.reply, tool_calls=body.tool_calls, outcome=body.outcome
         )
 
-    @app.get("/v1/turns/{turn_id}/trace", tags=["turns"], responses=NOT_FOUND)  # type: ignore[arg-type]
+    @app.get("/v1/turns/{turn_id}/trace", tags=["turns"], responses=WITH_QUERY | NOT_FOUND)
     async def trace(
-        turn_id: str, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
+        turn_id: TurnPath, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
     ) -> TraceOut:
         """A turn's trace: each phase's status, timing and what it loaded."""
-        return await service.trace(tenant_for(grant, user_id, agent_id), turn_id)
+        tenant = tenant_for(grant, user_id, agent_id)
+        require(grant, Right.READ)
+        return await service.trace(tenant, turn_id)
 
-    @app.post("/v1/memories", status_code=201, tags=["memories"])
+    @app.post("/v1/memories", status_code=201, tags=["memories"], responses=WITH_BODY)
     async def remember(body: RememberBody, grant: Caller) -> MemoryOut:
-        """Remember something: a fact or preference (semantic) or an event (episodic)."""
-        return await service.remember(tenant_for(grant, body.user_id, body.agent_id), body)
+        """Remember something: a fact or preference (semantic) or an event (episodic).
 
-    @app.post("/v1/memories/search", tags=["memories"])
+        A shared memory needs the key's ``write_shared`` right, a private one ``write``;
+        the memory records the key's name as its author."""
+        tenant = tenant_for(grant, body.user_id, body.agent_id)
+        require(grant, right_to_write(body.scope))
+        return await service.remember(tenant, body, author=grant.name)
+
+    @app.post("/v1/memories/search", tags=["memories"], responses=WITH_BODY)
     async def search(body: SearchBody, grant: Caller) -> RecallOut:
         """Recall memories; with a session, only when its working memory lacks the topic."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
+        require(grant, Right.READ)
         return await service.recall(
             tenant, body.query, top_k=body.top_k, session_id=body.session_id
         )
 
-    @app.patch("/v1/memories/{item_id}", tags=["memories"], responses=NOT_FOUND)  # type: ignore[arg-type]
-    async def update(item_id: str, body: UpdateBody, grant: Caller) -> MemoryOut:
-        """Change a memory's content or importance."""
+    @app.patch("/v1/memories/{item_id}", tags=["memories"], responses=WITH_BODY | NOT_FOUND)
+    async def update(item_id: ItemPath, body: UpdateBody, grant: Caller) -> MemoryOut:
+        """Change a memory's content or importance (a shared one, whoever wrote it, with the
+        ``write_shared`` right)."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
+        shared = await may_change(service, grant, tenant, item_id)
         return await service.update(
-            tenant, item_id, content=body.content, importance=body.importance
+            tenant, item_id, content=body.content, importance=body.importance, shared=shared
         )
 
-    @app.delete("/v1/memories/{item_id}", tags=["memories"], responses=NOT_FOUND)  # type: ignore[arg-type]
+    @app.delete("/v1/memories/{item_id}", tags=["memories"], responses=WITH_QUERY | NOT_FOUND)
     async def forget(
-        item_id: str, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
+        item_id: ItemPath, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
     ) -> ForgetOut:
-        """Forget a memory."""
-        forgotten = await service.forget(tenant_for(grant, user_id, agent_id), item_id)
+        """Forget a memory (a shared one, whoever wrote it, with the ``write_shared`` right)."""
+        tenant = tenant_for(grant, user_id, agent_id)
+        shared = await may_change(service, grant, tenant, item_id)
+        forgotten = await service.forget(tenant, item_id, shared=shared)
         if not forgotten.forgotten:
-            raise NotFoundError(f"no memory {item_id!r} for this user")
+            raise NotFoundError(f"no memory {quoted(item_id)} for this user")
         return forgotten
 
-    @app.delete("/v1/users/{user_id}", tags=["users"])
-    async def erase(user_id: str, grant: Caller, agent_id: AgentQuery = None) -> ErasureOut:
+    @app.delete("/v1/users/{user_id}", tags=["users"], responses=WITH_QUERY)
+    async def erase(user_id: UserPath, grant: Caller, agent_id: AgentQuery = None) -> ErasureOut:
         """Erase everything the agent holds of one user, in every store."""
-        return await service.erase(tenant_for(grant, user_id, agent_id))
+        tenant = tenant_for(grant, user_id, agent_id)
+        require(grant, Right.ERASE)
+        return await service.erase(tenant)
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> Health:
         """The process answers."""
         return Health(status="ok")
 
-    @app.get("/readyz", tags=["health"], responses={503: {"description": "Stores unreachable"}})
+    @app.head(
+        "/healthz",
+        tags=["health"],
+        response_class=Response,
+        responses={200: {"description": "The process answers"}},
+    )
+    async def healthz_head() -> Response:
+        """The process answers (no body)."""
+        return Response(status_code=200)
+
+    @app.get("/readyz", tags=["health"], responses=NOT_READY)
     async def readyz() -> Response:
         """The stores answer (503 while they do not)."""
         try:

@@ -3,6 +3,7 @@
 :func:`grant_of` finds the key's grant or refuses with 401; :func:`tenant_for`
 turns a grant, the user a request names and the agent it may name into the
 tenant to act for, or refuses with 403 when the key may not act for them.
+:func:`require` refuses with 403 a key without the right an operation needs.
 The messages say what is wrong with the caller's own request and nothing of
 what else exists.
 """
@@ -11,7 +12,8 @@ from __future__ import annotations
 
 from fastapi import HTTPException, Request
 
-from prefrontal.serving.keys import KeyGrant, KeyRing
+from prefrontal.serving.echo import quoted
+from prefrontal.serving.keys import KeyGrant, KeyRing, Right
 from prefrontal.stores.tenancy import Tenant
 
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="prefrontal"'}
@@ -48,7 +50,25 @@ def tenant_for(grant: KeyGrant, user_id: str, agent_id: str | None = None) -> Te
     """The tenant the request acts for; 403 when the key may not act for it."""
     agent = agent_id if agent_id is not None else grant.agent_id
     if agent != grant.agent_id:
-        raise HTTPException(403, f"This API key may not act for agent {agent!r}.")
+        raise HTTPException(403, f"This API key may not act for agent {quoted(agent)}.")
     if not grant.may_act_for(agent, user_id):
-        raise HTTPException(403, f"This API key may not act for user {user_id!r}.")
+        raise HTTPException(403, f"This API key may not act for user {quoted(user_id)}.")
     return Tenant(agent_id=agent, user_id=user_id)
+
+
+DOING = {
+    Right.READ: "read this agent's memory",
+    Right.WRITE: "write its users' memory",
+    Right.WRITE_SHARED: "write shared memory",
+    Right.ERASE: "erase a user",
+    Right.ADMINISTER: "administer the agent",
+}
+"""What each right lets a key do, for the 403 that says it lacks it."""
+
+
+def require(grant: KeyGrant, right: Right) -> None:
+    """Return when ``grant`` holds ``right``; 403 naming the right otherwise."""
+    if not grant.allows(right):
+        raise HTTPException(
+            403, f"This API key may not {DOING[right]}: it lacks the {right.value!r} right."
+        )

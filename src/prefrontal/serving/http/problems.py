@@ -18,8 +18,17 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
+from starlette.routing import Match
 
-from prefrontal.errors import ItemRejectedError, NotFoundError, OverloadedError, StoreError
+from prefrontal.errors import (
+    ItemRejectedError,
+    NotFoundError,
+    OverloadedError,
+    StoreError,
+    TurnConflictError,
+)
+from prefrontal.serving.echo import bounded
+from prefrontal.serving.field_errors import explained
 
 PROBLEM_JSON = "application/problem+json"
 _log = structlog.get_logger("prefrontal.serving")
@@ -30,6 +39,7 @@ TITLES = {
     403: "Forbidden",
     404: "Not found",
     405: "Method not allowed",
+    409: "Conflict",
     413: "Request body too large",
     415: "Unsupported media type",
     422: "Invalid request",
@@ -53,7 +63,7 @@ def problem(
         "type": "about:blank",
         "title": TITLES.get(status, "Error"),
         "status": status,
-        "detail": detail,
+        "detail": bounded(detail),
     }
     if errors:
         body["errors"] = list(errors)
@@ -75,11 +85,30 @@ def field_errors(error: RequestValidationError) -> tuple[str, list[dict[str, str
         kind = str(entry.get("type", ""))
         malformed = malformed or kind in {"json_invalid", "model_attributes_type"}
         location = ".".join(str(part) for part in entry.get("loc", ()))
-        entries.append({"location": location, "message": str(entry.get("msg", "")), "type": kind})
+        entries.append({"location": location, "message": explained(entry), "type": kind})
     if malformed:
         return "The request body is not valid JSON of the expected shape.", entries
     where = ", ".join(e["location"] for e in entries[:5])
     return f"The request has invalid or missing fields: {where}.", entries
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the application serves at the request's path.
+
+    The router answers 405 for the first route whose path matches, and names
+    only that route's methods; a path served by several routes (``PATCH`` and
+    ``DELETE`` of one memory) allows all of theirs. A path a route names
+    literally (``/v1/memories/search``) is that route's alone: the routes it
+    also fits by a parameter are not counted.
+    """
+    scope = dict(request.scope) | {"type": "http"}
+    matching = [
+        route
+        for route in request.app.router.routes
+        if getattr(route, "methods", None) and route.matches(scope)[0] is not Match.NONE
+    ]
+    literal = [route for route in matching if "{" not in getattr(route, "path", "{")]
+    return sorted({method for route in literal or matching for method in route.methods})
 
 
 def install(app: FastAPI) -> None:
@@ -99,10 +128,16 @@ def install(app: FastAPI) -> None:
         }
         detail = generic.get(error.status_code, error.detail)
         text = detail if isinstance(detail, str) else TITLES.get(error.status_code, "Error")
-        return problem(error.status_code, sentence(text), headers=error.headers)
+        headers = error.headers
+        if error.status_code == 405:
+            headers = {"Allow": ", ".join(allowed_methods(request))}
+        return problem(error.status_code, sentence(text), headers=headers)
 
     async def on_not_found(request: Request, error: Exception) -> JSONResponse:
         return problem(404, sentence(str(error)))
+
+    async def on_turn_conflict(request: Request, error: Exception) -> JSONResponse:
+        return problem(409, sentence(str(error)))
 
     async def on_rejected(request: Request, error: Exception) -> JSONResponse:
         return problem(422, sentence(str(error)))
@@ -120,14 +155,10 @@ def install(app: FastAPI) -> None:
             headers={"Retry-After": retry_after},
         )
 
-    async def on_unexpected(request: Request, error: Exception) -> JSONResponse:
-        _log.exception("unexpected_error", path=request.url.path)
-        return problem(500, "The server failed to handle the request; it has been logged.")
-
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(HTTPException, on_http)
     app.add_exception_handler(NotFoundError, on_not_found)
+    app.add_exception_handler(TurnConflictError, on_turn_conflict)
     app.add_exception_handler(ItemRejectedError, on_rejected)
     app.add_exception_handler(StoreError, on_store)
     app.add_exception_handler(OverloadedError, on_overloaded)
-    app.add_exception_handler(Exception, on_unexpected)

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from prefrontal.stores.scratch_page import Observation
 from prefrontal.stores.tenancy import Tenant, owns, preferred, visible_to
+from prefrontal.stores.versioned import check_next, check_stored
 
 
 class InMemoryScratchPageStore:
@@ -15,6 +16,23 @@ class InMemoryScratchPageStore:
         self._entries: dict[tuple[str, str, str], Observation] = {}
 
     async def put(self, observation: Observation) -> None:
+        self._entries[_key(observation)] = observation
+
+    async def get(self, tenant: Tenant, item_id: str) -> Observation | None:
+        """The tenant's own entry of that id (see :mod:`prefrontal.stores.versioned`)."""
+        return self._entries.get((tenant.agent_id, tenant.user_id, item_id))
+
+    async def save(self, observation: Observation, *, expected_version: int | None) -> None:
+        """Compare-and-set (see :mod:`prefrontal.stores.versioned`)."""
+        check_next(observation.version, expected_version)
+        stored = self._entries.get(_key(observation))
+        what = f"{observation.kind.value} {observation.item_id!r}"
+        check_stored(
+            None if stored is None else stored.version,
+            expected_version,
+            what=what,
+            store="scratch_page",
+        )
         self._entries[_key(observation)] = observation
 
     async def active(self, tenant: Tenant, *, now: datetime, limit: int) -> list[Observation]:

@@ -5,9 +5,17 @@ from __future__ import annotations
 from prefrontal.stores.consciousness import AgentProfile
 from prefrontal.stores.durable import SharesDatabase, dump, read_one
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase
+from prefrontal.stores.postgres.versioned import compare_and_put
 from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.versioned import check_next
 
 _STORE = "consciousness"
+
+
+_PUT = (
+    "INSERT INTO profiles (agent_id, body) VALUES ($1, $2)"
+    " ON CONFLICT (agent_id) DO UPDATE SET body = excluded.body"
+)
 
 
 class PostgresConsciousnessStore(SharesDatabase[PostgresDatabase]):
@@ -29,10 +37,22 @@ class PostgresConsciousnessStore(SharesDatabase[PostgresDatabase]):
     async def put_profile(self, profile: AgentProfile) -> None:
         body = dump(profile, store=_STORE)
 
-        await self.database.execute(
-            "INSERT INTO profiles (agent_id, body) VALUES ($1, $2)"
-            " ON CONFLICT (agent_id) DO UPDATE SET body = excluded.body",
-            profile.agent_id,
-            body,
+        await self.database.execute(_PUT, profile.agent_id, body, store=_STORE)
+
+    async def save_profile(self, profile: AgentProfile, *, expected_version: int | None) -> None:
+        """Compare-and-set (see :mod:`prefrontal.stores.versioned`)."""
+        check_next(profile.version, expected_version)
+        body = dump(profile, store=_STORE)
+
+        async def put(connection: Connection) -> None:
+            await connection.execute(_PUT, profile.agent_id, body)
+
+        await compare_and_put(
+            self.database,
+            table="profiles",
+            key=(profile.agent_id,),
+            expected_version=expected_version,
+            put=put,
+            what=f"the profile of {profile.agent_id!r}",
             store=_STORE,
         )

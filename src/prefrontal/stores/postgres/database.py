@@ -147,6 +147,23 @@ class PostgresDatabase:
         if pool is not None:
             await pool.close()
 
+    async def vacuum(self, *, store: str) -> None:
+        """``VACUUM FULL`` of every table of the schema, then ``CHECKPOINT``: rows leave the files.
+
+        Each table is locked while it is rewritten (run it in a maintenance
+        window); the text stays in WAL segments until they are recycled, and
+        in archives and backups (see docs/privacy.md).
+        """
+        pool = await self._ensure_open(store)
+        with mapped_errors(store):
+            async with pool.acquire() as connection:
+                tables = await connection.fetch(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = $1", self.schema
+                )
+                for row in tables:
+                    await connection.execute(f'VACUUM FULL "{self.schema}"."{row[0]}"')
+                await connection.execute("CHECKPOINT")
+
     async def _run(
         self,
         fn: Callable[[Connection], Awaitable[T]],

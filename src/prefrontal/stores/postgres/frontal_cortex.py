@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from prefrontal.stores.durable import SharesDatabase, dump, readable
+from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
 from prefrontal.stores.frontal_cortex import FrontalItem, FrontalQuery
 from prefrontal.stores.postgres.database import (
     VISIBLE,
     Connection,
     PostgresDatabase,
     erase_statement,
+    storable,
 )
+from prefrontal.stores.postgres.versioned import compare_and_put
 from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.versioned import check_next
 
 _STORE = "frontal_cortex"
 
@@ -32,22 +35,60 @@ ORDER BY updated_at DESC, item_id COLLATE "C" DESC, user_id COLLATE "C" DESC LIM
 """
 
 
+_GET = "SELECT body FROM frontal_items WHERE agent_id = $1 AND item_id = $2 AND user_id = $3"
+
+
+def _row(item: FrontalItem) -> tuple[object, ...]:
+    return (
+        item.agent_id,
+        item.item_id,
+        item.user_id,
+        item.scope.value,
+        item.kind.value,
+        item.status.value,
+        item.updated_at,
+        dump(item, store=_STORE),
+    )
+
+
 class PostgresFrontalCortexStore(SharesDatabase[PostgresDatabase]):
     """Items in ``frontal_items``, keyed by ``(agent_id, item_id, user_id)``."""
 
     async def put(self, item: FrontalItem) -> None:
-        row = (
-            item.agent_id,
-            item.item_id,
-            item.user_id,
-            item.scope.value,
-            item.kind.value,
-            item.status.value,
-            item.updated_at,
-            dump(item, store=_STORE),
-        )
+        await self.database.execute(_PUT, *_row(item), store=_STORE)
 
-        await self.database.execute(_PUT, *row, store=_STORE)
+    async def get(self, tenant: Tenant, item_id: str) -> FrontalItem | None:
+        """The tenant's own item of that id (see :mod:`prefrontal.stores.versioned`)."""
+        if not storable(item_id):
+            return None
+
+        async def run(connection: Connection) -> FrontalItem | None:
+            body = await connection.fetchval(_GET, tenant.agent_id, item_id, tenant.user_id)
+            return (
+                None
+                if body is None
+                else read_one(body, FrontalItem.model_validate_json, store=_STORE)
+            )
+
+        return await self.database.read(run, store=_STORE)
+
+    async def save(self, item: FrontalItem, *, expected_version: int | None) -> None:
+        """Compare-and-set (see :mod:`prefrontal.stores.versioned`)."""
+        check_next(item.version, expected_version)
+        row = _row(item)
+
+        async def put(connection: Connection) -> None:
+            await connection.execute(_PUT, *row)
+
+        await compare_and_put(
+            self.database,
+            table="frontal_items",
+            key=(item.agent_id, item.item_id, item.user_id),
+            expected_version=expected_version,
+            put=put,
+            what=f"{item.kind.value} {item.item_id!r}",
+            store=_STORE,
+        )
 
     async def query(self, tenant: Tenant, query: FrontalQuery) -> list[FrontalItem]:
         params = (

@@ -49,6 +49,10 @@ _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embe
 """Fields kept only as columns (they change in place), not in ``body``."""
 
 
+ERASE_BATCH = 100
+"""Items one transaction of ``erase`` removes at most (see :meth:`PostgresMemoryStore.erase`)."""
+
+
 class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
     """Items in ``<name>_items``; ``name`` is ``"episodic"`` or ``"semantic"``.
 
@@ -181,7 +185,20 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         )
 
     async def erase(self, tenant: Tenant) -> int:
-        return await self.database.count(self._sql.erase, *_tenant(tenant), store=self.name)
+        """Remove the tenant's items in transactions of at most ``ERASE_BATCH`` rows each.
+
+        Each batch holds the agent's statistics row locked only while it
+        runs, so the other users' writes wait for one batch, never for the
+        whole erase. Repeated until a batch removes nothing.
+        """
+        removed = 0
+        while True:
+            done = await self.database.count(
+                self._sql.erase, *_tenant(tenant), ERASE_BATCH, store=self.name
+            )
+            removed += done
+            if done < ERASE_BATCH:
+                return removed
 
 
 class _Snapshot:

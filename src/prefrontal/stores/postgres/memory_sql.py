@@ -74,7 +74,9 @@ class Statements:
         self.delete = f"""
             DELETE FROM {items}
             WHERE agent_id = $1 AND user_id = $2 AND item_id = ANY($3::text[])"""
-        self.erase = f"DELETE FROM {items} WHERE agent_id = $1 AND user_id = $2"
+        self.erase = f"""
+            DELETE FROM {items} WHERE ctid = ANY (ARRAY(
+                SELECT ctid FROM {items} WHERE agent_id = $1 AND user_id = $2 LIMIT $3))"""
         self.statistics = f"""
             SELECT s.docs, s.tokens, ARRAY(
                 SELECT coalesce(

@@ -66,14 +66,21 @@ def _index_function(name: str) -> str:
         $body$"""
 
 
-def _per_agent_function(name: str, on_insert: str, on_update: str) -> str:
+def _per_agent_function(
+    name: str, on_insert: str, on_update: str, *, drop_empty: bool = False
+) -> str:
     """A trigger function keeping ``name``'s per-agent statistics; the vocabulary's upserts given.
 
     ``on_insert`` and ``on_update`` add the new row's terms to
     ``<name>_terms`` (schema 4: the counts; schema 5: with the bounds). The
-    agent's statistics row is locked first on every path.
+    agent's statistics row is locked first on every path. With ``drop_empty``
+    (schema 7), a term row whose count reaches 0 is deleted, so no word of a
+    removed item stays in the statistics.
     """
     agents, vocab = f"{name}_agent_stats", f"{name}_terms"
+    drop = f"""DELETE FROM {vocab}
+                    WHERE agent_id = OLD.agent_id AND df <= 0 AND term = ANY (OLD.terms);"""
+    drop = drop if drop_empty else ""
     return f"""CREATE OR REPLACE FUNCTION {name}_index() RETURNS trigger
         LANGUAGE plpgsql SET search_path FROM CURRENT AS $body$
         BEGIN
@@ -89,12 +96,14 @@ def _per_agent_function(name: str, on_insert: str, on_update: str) -> str:
                 UPDATE {vocab} SET df = df - 1
                     WHERE agent_id = NEW.agent_id
                       AND term = ANY (OLD.terms) AND NOT (term = ANY (NEW.terms));
+                {drop}
                 {on_update}
             ELSE
                 UPDATE {agents} SET docs = docs - 1, tokens = tokens - OLD.length
                     WHERE agent_id = OLD.agent_id;
                 UPDATE {vocab} SET df = df - 1
                     WHERE agent_id = OLD.agent_id AND term = ANY (OLD.terms);
+                {drop}
             END IF;
             RETURN NULL;
         END
@@ -146,7 +155,7 @@ def _agent_statistics(name: str) -> tuple[str, ...]:
     )
 
 
-def _bounds_index_function(name: str) -> str:
+def _bounds_index_function(name: str, *, drop_empty: bool = False) -> str:
     """Schema 5's trigger function: schema 4's, with each agent's per-term bounds kept too.
 
     ``<name>_terms`` also holds, per agent and term, the largest count of
@@ -168,7 +177,9 @@ def _bounds_index_function(name: str) -> str:
                         min_length_2 = LEAST(v.min_length_2, EXCLUDED.min_length_2),
                         min_length_3 = LEAST(v.min_length_3, EXCLUDED.min_length_3);"""
     kept = "CASE WHEN u.t = ANY (OLD.terms) THEN 0 ELSE 1 END"
-    return _per_agent_function(name, upsert.format(df="1"), upsert.format(df=kept))
+    return _per_agent_function(
+        name, upsert.format(df="1"), upsert.format(df=kept), drop_empty=drop_empty
+    )
 
 
 def _term_bounds(name: str) -> tuple[str, ...]:
@@ -367,6 +378,18 @@ MIGRATIONS: tuple[Migration, ...] = (
         "memory terms indexed by impact class (count, length bucket) as well, "
         "so that a top-k search reads only the holders that can reach the k-th score",
         tuple(statement for name in MEMORY_TABLES for statement in _impact_index(name)),
+    ),
+    Migration(
+        7,
+        "memory term statistics drop the rows of terms no item holds any more",
+        tuple(
+            statement
+            for name in MEMORY_TABLES
+            for statement in (
+                _bounds_index_function(name, drop_empty=True),
+                f"DELETE FROM {name}_terms WHERE df <= 0",
+            )
+        ),
     ),
 )
 LATEST = MIGRATIONS[-1].version

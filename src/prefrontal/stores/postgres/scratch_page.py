@@ -12,8 +12,10 @@ from prefrontal.stores.postgres.database import (
     erase_statement,
     storable,
 )
+from prefrontal.stores.postgres.versioned import compare_and_put
 from prefrontal.stores.scratch_page import Observation
 from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.versioned import check_next
 
 _STORE = "scratch_page"
 
@@ -40,23 +42,61 @@ ORDER BY user_id <> $2, user_id COLLATE "C" LIMIT 1 FOR UPDATE
 """The entry of that id the tenant is given: its own, else the first owner's shared one."""
 
 
+_GET = "SELECT body FROM scratch_entries WHERE agent_id = $1 AND item_id = $2 AND user_id = $3"
+
+
+def _row(observation: Observation) -> tuple[object, ...]:
+    return (
+        observation.agent_id,
+        observation.item_id,
+        observation.user_id,
+        observation.scope.value,
+        observation.resolved,
+        observation.priority,
+        observation.created_at,
+        observation.expires_at,
+        dump(observation, store=_STORE),
+    )
+
+
 class PostgresScratchPageStore(SharesDatabase[PostgresDatabase]):
     """Entries in ``scratch_entries``, keyed by ``(agent_id, item_id, user_id)``."""
 
     async def put(self, observation: Observation) -> None:
-        row = (
-            observation.agent_id,
-            observation.item_id,
-            observation.user_id,
-            observation.scope.value,
-            observation.resolved,
-            observation.priority,
-            observation.created_at,
-            observation.expires_at,
-            dump(observation, store=_STORE),
-        )
+        await self.database.execute(_PUT, *_row(observation), store=_STORE)
 
-        await self.database.execute(_PUT, *row, store=_STORE)
+    async def get(self, tenant: Tenant, item_id: str) -> Observation | None:
+        """The tenant's own entry of that id (see :mod:`prefrontal.stores.versioned`)."""
+        if not storable(item_id):
+            return None
+
+        async def run(connection: Connection) -> Observation | None:
+            body = await connection.fetchval(_GET, tenant.agent_id, item_id, tenant.user_id)
+            return (
+                None
+                if body is None
+                else read_one(body, Observation.model_validate_json, store=_STORE)
+            )
+
+        return await self.database.read(run, store=_STORE)
+
+    async def save(self, observation: Observation, *, expected_version: int | None) -> None:
+        """Compare-and-set (see :mod:`prefrontal.stores.versioned`)."""
+        check_next(observation.version, expected_version)
+        row = _row(observation)
+
+        async def put(connection: Connection) -> None:
+            await connection.execute(_PUT, *row)
+
+        await compare_and_put(
+            self.database,
+            table="scratch_entries",
+            key=(observation.agent_id, observation.item_id, observation.user_id),
+            expected_version=expected_version,
+            put=put,
+            what=f"{observation.kind.value} {observation.item_id!r}",
+            store=_STORE,
+        )
 
     async def active(self, tenant: Tenant, *, now: datetime, limit: int) -> list[Observation]:
         if limit <= 0:

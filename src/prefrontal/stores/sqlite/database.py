@@ -32,10 +32,12 @@ from SQLite a :class:`~prefrontal.errors.StoreError`.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -102,6 +104,8 @@ class WriteBatch:
 _BATCH: ContextVar[WriteBatch | None] = ContextVar("prefrontal_sqlite_batch", default=None)
 
 
+PRIVATE_FILE_MODE = 0o600
+"""The database file is created readable by its owner only (SQLite gives its logs the same)."""
 LOCK_SLICE_MS = 20
 """How long SQLite itself waits for a lock before the wait returns to the event loop."""
 LOCK_PAUSE_S = 0.002
@@ -166,6 +170,45 @@ class Database:
         await self._ensure_open(store)
         call = partial(self._run_write, fn, store)
         return await self._waiting_for_locks(call, self._writers)
+
+    async def scrub(self, fts_tables: Sequence[str] = (), *, store: str) -> None:
+        """Leave no copy of deleted rows on disk: rewrite ``fts_tables``, truncate the log.
+
+        Each FTS5 table is optimised (its segments merged into one, which
+        drops the doclists of deleted rows: a cost in proportion to the
+        whole index), then the write-ahead log is checkpointed into the
+        database and truncated to 0 bytes. Freed pages are zeroed as they
+        are freed (``secure_delete`` is on for every connection).
+        """
+        if fts_tables:
+
+            def optimise(connection: sqlite3.Connection) -> None:
+                for table in fts_tables:
+                    connection.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+
+            await self.write(optimise, store=store)
+        await self._ensure_open(store)
+
+        def checkpoint() -> None:
+            writer = self._writer
+            if writer is not None:
+                _guarded(
+                    partial(writer.execute, "PRAGMA wal_checkpoint(TRUNCATE)"), store
+                ).fetchall()
+
+        await self._waiting_for_locks(checkpoint, self._writers)
+
+    async def vacuum(self, *, store: str) -> None:
+        """``VACUUM`` the database (rewritten without free pages), then truncate the log."""
+        await self._ensure_open(store)
+
+        def vacuum() -> None:
+            writer = self._writer
+            if writer is not None:
+                _guarded(partial(writer.execute, "VACUUM"), store)
+
+        await self._waiting_for_locks(vacuum, self._writers)
+        await self.scrub(store=store)
 
     @asynccontextmanager
     async def batch(self) -> AsyncIterator[WriteBatch]:
@@ -245,6 +288,9 @@ class Database:
 
     def _open_writer(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if str(self.path) != ":memory:":
+            with contextlib.suppress(OSError):  # SQLite says why it cannot open the file
+                os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, PRIVATE_FILE_MODE))
         connection = self._connect()
         mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
@@ -263,6 +309,7 @@ class Database:
             "temp_store = MEMORY",
             "cache_size = -16000",
             "mmap_size = 268435456",
+            "secure_delete = ON",
         ):
             connection.execute(f"PRAGMA {pragma}")
         return connection

@@ -154,6 +154,10 @@ class SqliteMemoryStore(SharesDatabase[Database]):
     async def erase(self, tenant: Tenant) -> int:
         return await self._remove(self._sql.erase, _tenant(tenant))
 
+    async def scrub(self) -> None:
+        """Rewrite this store's full-text indexes and truncate the log (after a removal)."""
+        await self.database.scrub((f"{self.name}_fts", f"{self.name}_impacts"), store=self.name)
+
     async def _remove(self, statement: str, params: dict[str, Any]) -> int:
         def run(connection: sqlite3.Connection) -> int:
             return connection.execute(statement, params).rowcount

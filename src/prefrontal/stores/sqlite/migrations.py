@@ -188,33 +188,10 @@ def _agent_term_statistics(name: str) -> tuple[str, ...]:
     agent reads that agent's rows only, so another agent's items never
     move its scores. ``<name>_stats`` keeps only the change counter.
     """
-    items, fts, stats = f"{name}_items", f"{name}_fts", f"{name}_stats"
+    items, stats = f"{name}_items", f"{name}_stats"
     agents, vocab = f"{name}_agent_stats", f"{name}_terms"
-    index_new = f"""
-        INSERT INTO {fts} (rowid, terms) VALUES (new.rowid, new.terms);
-        INSERT INTO {agents} (agent_id, docs, tokens) VALUES (new.agent_id, 1, new.length)
-            ON CONFLICT (agent_id) DO UPDATE SET docs = docs + 1,
-                tokens = tokens + excluded.tokens;
-        INSERT INTO {vocab} (agent_id, term, df, max_tf, min_length_1, min_length_2,
-                min_length_3)
-            SELECT new.agent_id, value, 1, count(*),
-                CASE count(*) WHEN 1 THEN new.length END,
-                CASE count(*) WHEN 2 THEN new.length END,
-                CASE WHEN count(*) >= 3 THEN new.length END
-            FROM json_each({_term_list("new.terms")})
-            WHERE true GROUP BY value
-            ON CONFLICT (agent_id, term) DO UPDATE SET df = df + 1,
-                max_tf = max(max_tf, excluded.max_tf),
-                min_length_1 = {_least("min_length_1")},
-                min_length_2 = {_least("min_length_2")},
-                min_length_3 = {_least("min_length_3")};"""
-    unindex_old = f"""
-        INSERT INTO {fts} ({fts}, rowid, terms) VALUES ('delete', old.rowid, old.terms);
-        UPDATE {agents} SET docs = docs - 1, tokens = tokens - old.length
-            WHERE agent_id = old.agent_id;
-        UPDATE {vocab} SET df = df - 1
-            WHERE agent_id = old.agent_id
-              AND term IN (SELECT value FROM json_each({_term_list("old.terms")}));"""
+    index_new = _agent_index_new(name)
+    unindex_old = _agent_unindex(name)
     return (
         f"DROP TRIGGER IF EXISTS {name}_index_insert",
         f"DROP TRIGGER IF EXISTS {name}_index_delete",
@@ -269,6 +246,66 @@ def _impacts_of(terms: str, length: str) -> str:
     return f"""(SELECT coalesce(group_concat({sql_code("n", length)} || value, ' '), '')
         FROM (SELECT value, count(*) AS n FROM json_each({_term_list(terms)})
               WHERE true GROUP BY value))"""
+
+
+def _agent_index_new(name: str) -> str:
+    """The statements that put ``new`` into ``name``'s FTS5 index and per-agent statistics."""
+    fts, agents, vocab = f"{name}_fts", f"{name}_agent_stats", f"{name}_terms"
+    return f"""
+        INSERT INTO {fts} (rowid, terms) VALUES (new.rowid, new.terms);
+        INSERT INTO {agents} (agent_id, docs, tokens) VALUES (new.agent_id, 1, new.length)
+            ON CONFLICT (agent_id) DO UPDATE SET docs = docs + 1,
+                tokens = tokens + excluded.tokens;
+        INSERT INTO {vocab} (agent_id, term, df, max_tf, min_length_1, min_length_2,
+                min_length_3)
+            SELECT new.agent_id, value, 1, count(*),
+                CASE count(*) WHEN 1 THEN new.length END,
+                CASE count(*) WHEN 2 THEN new.length END,
+                CASE WHEN count(*) >= 3 THEN new.length END
+            FROM json_each({_term_list("new.terms")})
+            WHERE true GROUP BY value
+            ON CONFLICT (agent_id, term) DO UPDATE SET df = df + 1,
+                max_tf = max(max_tf, excluded.max_tf),
+                min_length_1 = {_least("min_length_1")},
+                min_length_2 = {_least("min_length_2")},
+                min_length_3 = {_least("min_length_3")};"""
+
+
+def _agent_unindex(name: str, *, drop_empty: bool = False) -> str:
+    """The statements that take ``old`` out of ``name``'s FTS5 index and per-agent statistics.
+
+    With ``drop_empty``, a term row whose count reaches 0 is deleted, so no
+    word of a removed item stays in the statistics.
+    """
+    fts, agents, vocab = f"{name}_fts", f"{name}_agent_stats", f"{name}_terms"
+    old_terms = f"(SELECT value FROM json_each({_term_list('old.terms')}))"
+    drop = f"""
+        DELETE FROM {vocab}
+            WHERE agent_id = old.agent_id AND df <= 0 AND term IN {old_terms};"""
+    return f"""
+        INSERT INTO {fts} ({fts}, rowid, terms) VALUES ('delete', old.rowid, old.terms);
+        UPDATE {agents} SET docs = docs - 1, tokens = tokens - old.length
+            WHERE agent_id = old.agent_id;
+        UPDATE {vocab} SET df = df - 1
+            WHERE agent_id = old.agent_id AND term IN {old_terms};{drop if drop_empty else ""}"""
+
+
+def _empty_terms_dropped(name: str) -> tuple[str, ...]:
+    """Schema 9: term rows at a count of 0 deleted, and deleted from now on as they reach it.
+
+    The delete trigger and the update trigger (which takes the old terms out
+    before it adds the new ones) drop the rows their decrement empties.
+    """
+    items, vocab = f"{name}_items", f"{name}_terms"
+    return (
+        f"DROP TRIGGER IF EXISTS {name}_index_delete",
+        f"DROP TRIGGER IF EXISTS {name}_index_update",
+        f"""CREATE TRIGGER {name}_index_delete AFTER DELETE ON {items}
+            BEGIN {_agent_unindex(name, drop_empty=True)} END""",
+        f"""CREATE TRIGGER {name}_index_update AFTER UPDATE OF agent_id, terms, length ON {items}
+            BEGIN {_agent_unindex(name, drop_empty=True)} {_agent_index_new(name)} END""",
+        f"DELETE FROM {vocab} WHERE df <= 0",
+    )
 
 
 def _impact_index(name: str) -> tuple[str, ...]:
@@ -465,6 +502,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         "memory terms indexed by impact class (frequency and length bucket) as well, "
         "so that a top-k search reads only the holders that can reach the k-th score",
         tuple(statement for name in MEMORY_TABLES for statement in _impact_index(name)),
+    ),
+    Migration(
+        9,
+        "memory term statistics drop the rows of terms no item holds any more",
+        tuple(statement for name in MEMORY_TABLES for statement in _empty_terms_dropped(name)),
     ),
 )
 LATEST = MIGRATIONS[-1].version

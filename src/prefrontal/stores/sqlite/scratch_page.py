@@ -8,7 +8,9 @@ from datetime import datetime
 from prefrontal.stores.durable import SharesDatabase, dump, encodable, read_one, readable
 from prefrontal.stores.scratch_page import Observation
 from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, to_us, to_us_or_none
+from prefrontal.stores.sqlite.versioned import check_version
 from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.versioned import check_next
 
 _STORE = "scratch_page"
 
@@ -25,17 +27,54 @@ ORDER BY priority DESC, created_at DESC, item_id, user_id LIMIT :limit
 """
 
 
+_PUT = (
+    "INSERT OR REPLACE INTO scratch_entries (agent_id, item_id, user_id, scope,"
+    " resolved, priority, created_at, expires_at, body)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_GET = "SELECT body FROM scratch_entries WHERE agent_id = ? AND item_id = ? AND user_id = ?"
+
+
 class SqliteScratchPageStore(SharesDatabase[Database]):
     """Entries in ``scratch_entries``, keyed by ``(agent_id, item_id, user_id)``."""
 
     async def put(self, observation: Observation) -> None:
         def run(connection: sqlite3.Connection) -> None:
-            connection.execute(
-                "INSERT OR REPLACE INTO scratch_entries (agent_id, item_id, user_id, scope,"
-                " resolved, priority, created_at, expires_at, body)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                _row(observation),
+            connection.execute(_PUT, _row(observation))
+
+        await self.database.write(run, store=_STORE)
+
+    async def get(self, tenant: Tenant, item_id: str) -> Observation | None:
+        """The tenant's own entry of that id (see :mod:`prefrontal.stores.versioned`)."""
+        if not encodable(item_id):
+            return None
+        key = (tenant.agent_id, item_id, tenant.user_id)
+
+        def run(connection: sqlite3.Connection) -> Observation | None:
+            row = connection.execute(_GET, key).fetchone()
+            return (
+                None
+                if row is None
+                else read_one(row[0], Observation.model_validate_json, store=_STORE)
             )
+
+        return await self.database.read(run, store=_STORE)
+
+    async def save(self, observation: Observation, *, expected_version: int | None) -> None:
+        """Compare-and-set (see :mod:`prefrontal.stores.versioned`)."""
+        check_next(observation.version, expected_version)
+        row = _row(observation)
+
+        def run(connection: sqlite3.Connection) -> None:
+            check_version(
+                connection,
+                table="scratch_entries",
+                key=(observation.agent_id, observation.item_id, observation.user_id),
+                expected_version=expected_version,
+                what=f"{observation.kind.value} {observation.item_id!r}",
+                store=_STORE,
+            )
+            connection.execute(_PUT, row)
 
         await self.database.write(run, store=_STORE)
 

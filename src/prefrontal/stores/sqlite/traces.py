@@ -71,6 +71,10 @@ class SqliteTraceStore(SharesDatabase[Database]):
 
         return await self.database.read(run, store=_STORE)
 
+    async def scrub(self) -> None:
+        """Truncate the log once the erased rows are in the database (zeroed there)."""
+        await self.database.scrub(store=_STORE)
+
     async def erase(self, tenant: Tenant) -> int:
         return await self.database.write(
             lambda connection: erase(connection, "traces", tenant), store=_STORE

@@ -28,6 +28,11 @@ from prefrontal.testing.conformance.records import (
     ScratchPageStoreSuite,
 )
 from prefrontal.testing.conformance.sessions import TraceStoreSuite, WorkingMemoryStoreSuite
+from prefrontal.testing.conformance.versioned import (
+    VersionedFrontalSuite,
+    VersionedProfileSuite,
+    VersionedScratchSuite,
+)
 
 __all__ = [
     "ConsciousnessStoreSuite",
@@ -36,5 +41,8 @@ __all__ = [
     "MemoryStoreSuite",
     "ScratchPageStoreSuite",
     "TraceStoreSuite",
+    "VersionedFrontalSuite",
+    "VersionedProfileSuite",
+    "VersionedScratchSuite",
     "WorkingMemoryStoreSuite",
 ]

@@ -1,0 +1,155 @@
+"""Graph nodes around the model: ``start_turn`` before it, ``end_turn`` after it.
+
+:class:`PrefrontalTurn` gives two async nodes:
+
+- :meth:`~PrefrontalTurn.before_model`: runs ``start_turn`` for the newest
+  user message of the graph's state and returns ``{"llm_input_messages":
+  ...}``: the bundle's messages (``bundle.to_messages(user_input=...)``:
+  prefrontal's system message, the recent conversation, the input), then
+  the messages of this run after the input (the model's tool calls and
+  their results), so the state's messages are left as they are. That is
+  ``create_react_agent``'s ``pre_model_hook`` contract; in a hand-built
+  ``StateGraph`` (state :class:`PrefrontalState`) the model node reads
+  ``state["llm_input_messages"]``;
+- :meth:`~PrefrontalTurn.after_model`: once the model answers without tool
+  calls, runs ``end_turn`` with the reply and the run's tool calls (each with
+  its tool's result). ``create_react_agent``'s ``post_model_hook``, or the
+  node after the model.
+
+The user and session come from the run's config: ``configurable.user_id``
+(else the ``user_id`` given here) and ``configurable.thread_id``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NotRequired, TypedDict
+
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import MessagesState
+
+from prefrontal.bundle.messages import Message
+from prefrontal.exchange.models import ToolCall
+from prefrontal.integrations.turns import FrameworkTurns, tool_call
+from prefrontal.orchestrator import Orchestrator
+
+
+class PrefrontalState(MessagesState):
+    """A graph state for a hand-built graph: the messages, and the model's input for this call."""
+
+    llm_input_messages: NotRequired[list[AnyMessage]]
+
+
+class Update(TypedDict, total=False):
+    """What the nodes return to the graph."""
+
+    llm_input_messages: list[BaseMessage]
+
+
+def to_langchain(messages: Sequence[Message]) -> list[BaseMessage]:
+    """Chat messages as LangChain messages: only ``system`` becomes a ``SystemMessage``."""
+    converted: list[BaseMessage] = []
+    for message in messages:
+        if message["role"] == "system":
+            converted.append(SystemMessage(content=message["content"]))
+        elif message["role"] == "assistant":
+            converted.append(AIMessage(content=message["content"]))
+        else:
+            converted.append(HumanMessage(content=message["content"]))
+    return converted
+
+
+def text_of(message: BaseMessage) -> str:
+    """A message's text (the text parts of a multi-part content)."""
+    if isinstance(message.content, str):
+        return message.content
+    parts = [
+        part if isinstance(part, str) else str(part.get("text", ""))
+        for part in message.content
+        if isinstance(part, str) or part.get("type") == "text"
+    ]
+    return "".join(parts)
+
+
+def _last_human(messages: Sequence[BaseMessage]) -> int:
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage):
+            return index
+    raise ValueError("the graph's state holds no user message to start a turn for")
+
+
+def tool_calls_of(messages: Sequence[BaseMessage]) -> list[ToolCall]:
+    """The tool calls the model made in ``messages``, each with its tool's result or error."""
+    results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    calls: list[ToolCall] = []
+    for message in messages:
+        if not isinstance(message, AIMessage):
+            continue
+        for call in message.tool_calls:
+            answer = results.get(call.get("id") or "")
+            text = None if answer is None else text_of(answer)
+            failed = answer is not None and answer.status == "error"
+            calls.append(
+                tool_call(
+                    call["name"],
+                    call["args"],
+                    result=None if failed else text,
+                    error=text if failed else None,
+                )
+            )
+    return calls
+
+
+class PrefrontalTurn:
+    """Starts a prefrontal turn before the model and ends it after, inside a graph."""
+
+    def __init__(
+        self,
+        orchestrator: Orchestrator,
+        *,
+        agent_id: str,
+        user_id: str | None = None,
+        token_budget: int | None = None,
+    ) -> None:
+        self.turns = FrameworkTurns(orchestrator, agent_id=agent_id, token_budget=token_budget)
+        self.user_id = user_id
+
+    def _ids(self, config: RunnableConfig) -> tuple[str, str]:
+        configurable = config.get("configurable") or {}
+        user_id = configurable.get("user_id", self.user_id)
+        session_id = configurable.get("thread_id")
+        if not user_id or not session_id:
+            raise ValueError("a prefrontal turn needs configurable user_id and thread_id")
+        return str(user_id), str(session_id)
+
+    async def before_model(self, state: Any, config: RunnableConfig) -> Update:
+        """Start (or reuse) the turn of the newest user message; the model's input messages.
+
+        ``state`` is any graph state with ``messages`` (LangChain messages).
+        """
+        messages: list[BaseMessage] = list(state["messages"])
+        index = _last_human(messages)
+        user_input = text_of(messages[index])
+        user_id, session_id = self._ids(config)
+        result = await self.turns.start(user_id, session_id, user_input)
+        framed = to_langchain(result.bundle.to_messages(user_input=user_input))
+        return {"llm_input_messages": [*framed, *messages[index + 1 :]]}
+
+    async def after_model(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
+        """End the turn once the model's newest message is a reply without tool calls."""
+        messages: list[BaseMessage] = list(state["messages"])
+        last = messages[-1] if messages else None
+        if not isinstance(last, AIMessage) or last.tool_calls:
+            return {}
+        user_id, session_id = self._ids(config)
+        run = messages[_last_human(messages) + 1 :]
+        await self.turns.end(user_id, session_id, text_of(last), tool_calls_of(run))
+        return {}

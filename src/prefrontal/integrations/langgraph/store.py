@@ -1,0 +1,280 @@
+"""``PrefrontalStore``: LangGraph's ``BaseStore`` over one of prefrontal's memory stores.
+
+What a graph puts is a memory item of one tenant (an agent and one of its
+users) in prefrontal's semantic store (episodic for the event kinds), so the
+turns of that user recall it; ``search(query=...)`` is prefrontal's search
+and rerank (BM25, fused with vectors where the store has an embedder, then
+relevance, recency, importance, novelty). How an item is kept is described
+in :mod:`prefrontal.integrations.langgraph.records`.
+
+The tenant is fixed (``user_id=``) or read from the namespace
+(``user_label=i``: label ``i`` of every namespace is the user id, as in
+LangGraph's usual ``("memories", user_id)``); an operation whose namespace
+or prefix names no user is refused, so no call reaches two users' memory.
+
+Limits: a search without a query, and ``list_namespaces``, see at most the
+1,000 items prefrontal's search returns for one namespace prefix (its
+largest page); a search with a query ranks at most 1,000 hits. The async
+methods run on the caller's event loop; the sync ones on a private event
+loop thread (so stores used from them should not also be used from another
+loop at the same time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import datetime
+from types import TracebackType
+from typing import Any, TypeVar
+
+import anyio.from_thread
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+    validate_op_namespace,
+)
+
+from prefrontal.config import RecallConfig
+from prefrontal.integrations.langgraph import records
+from prefrontal.integrations.langgraph.matching import matches, passes, under
+from prefrontal.phases.recall import rerank
+from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery, MemoryStore
+from prefrontal.stores.records import utc_now
+from prefrontal.stores.set import Stores
+from prefrontal.stores.tenancy import Tenant
+
+T = TypeVar("T")
+EPISODIC_KINDS = frozenset({MemoryKind.EVENT, MemoryKind.OBSERVATION, MemoryKind.TOOL_RESULT})
+MAX_CANDIDATES = 1_000
+
+
+class PrefrontalStore(BaseStore):
+    """A LangGraph store whose items are prefrontal memories of one tenant at a time.
+
+    ``kind`` is the memory kind items are stored as (``fact`` by default, in
+    semantic memory; event kinds go to episodic memory). ``clock`` stamps
+    items and decides their expiry (TTL in minutes, as LangGraph gives it,
+    becomes the item's ``valid_until``). ``ttl`` is LangGraph's
+    ``TTLConfig`` (``default_ttl``, ``refresh_on_read``).
+    """
+
+    supports_ttl = True
+
+    def __init__(
+        self,
+        stores: Stores,
+        *,
+        agent_id: str,
+        user_id: str | None = None,
+        user_label: int | None = None,
+        kind: MemoryKind = MemoryKind.FACT,
+        clock: Callable[[], datetime] = utc_now,
+        ttl: TTLConfig | None = None,
+        config: RecallConfig | None = None,
+    ) -> None:
+        if (user_id is None) == (user_label is None):
+            raise ValueError("give exactly one of user_id (a fixed user) or user_label")
+        episodic = kind in EPISODIC_KINDS
+        self._memory: MemoryStore = stores.episodic if episodic else stores.semantic
+        self._agent_id = agent_id
+        self._user_id = user_id
+        self._user_label = user_label
+        self._kind = kind
+        self._clock = clock
+        self.ttl_config = ttl
+        recall = config or RecallConfig()
+        self._weights = recall.episodic_weights if episodic else recall.semantic_weights
+        self._portal_context: Any = None
+        self._portal: anyio.from_thread.BlockingPortal | None = None
+
+    # -- LangGraph's two entry points ---------------------------------------
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run ``ops`` in order; one result each (``None`` for a put or delete)."""
+        results: list[Result] = []
+        for op in ops:
+            validate_op_namespace(op)
+            results.append(await self._run(op))
+        return results
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """:meth:`abatch` from synchronous code, on the store's event loop thread."""
+        listed = list(ops)
+        return self._blocking().call(self.abatch, listed)
+
+    def run(self, call: Callable[[], Awaitable[T]]) -> T:
+        """Await ``call()`` on the event loop thread the sync methods use, from sync code.
+
+        For what must happen on that loop, such as closing stores only the
+        sync methods used: ``store.run(stores.aclose)``.
+        """
+        return self._blocking().call(call)
+
+    def close(self) -> None:
+        """Stop the event loop thread the sync methods use (started on first use)."""
+        if self._portal_context is not None:
+            context, self._portal_context, self._portal = self._portal_context, None, None
+            context.__exit__(None, None, None)
+
+    def __enter__(self) -> PrefrontalStore:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _blocking(self) -> anyio.from_thread.BlockingPortal:
+        if self._portal is None:
+            self._portal_context = anyio.from_thread.start_blocking_portal()
+            self._portal = self._portal_context.__enter__()
+        return self._portal
+
+    # -- operations -----------------------------------------------------------
+
+    async def _run(self, op: Op) -> Result:
+        if isinstance(op, GetOp):
+            return await self._get(op)
+        if isinstance(op, PutOp):
+            await self._put(op)
+            return None
+        if isinstance(op, SearchOp):
+            return await self._search(op)
+        if isinstance(op, ListNamespacesOp):
+            return await self._list(op)
+        raise ValueError(f"unknown store operation: {type(op).__name__}")
+
+    def _tenant(self, namespace: tuple[str, ...]) -> Tenant:
+        if self._user_id is not None:
+            return Tenant(agent_id=self._agent_id, user_id=self._user_id)
+        label = self._user_label
+        assert label is not None
+        if len(namespace) <= label or namespace[label] == "*":
+            raise ValueError(f"namespace {namespace!r} names no user at label {label}")
+        return Tenant(agent_id=self._agent_id, user_id=namespace[label])
+
+    async def _stored(
+        self, tenant: Tenant, namespace: tuple[str, ...], key: str
+    ) -> MemoryItem | None:
+        """The tenant's own item at ``(namespace, key)``, live or not."""
+        found = await self._memory.get(tenant, [records.item_id(namespace, key)])
+        own = [m for m in found if m.user_id == tenant.user_id and records.is_langgraph_item(m)]
+        return own[0] if own else None
+
+    async def _get(self, op: GetOp) -> Item | None:
+        tenant = self._tenant(op.namespace)
+        now = self._clock()
+        memory = await self._stored(tenant, op.namespace, op.key)
+        if memory is None or not memory.is_live(now):
+            return None
+        if op.refresh_ttl:
+            await self._refresh(memory, now)
+        return records.to_item(memory)
+
+    async def _refresh(self, memory: MemoryItem, now: datetime) -> None:
+        """Push back the expiry of an item read, by its own TTL."""
+        ttl = records.ttl_of(memory)
+        if ttl is None:
+            return
+        refreshed = records.to_memory(
+            Tenant(agent_id=memory.agent_id, user_id=memory.user_id),
+            records.namespace_of(memory),
+            str(memory.metadata[records.ITEM_KEY]),
+            records.to_item(memory).value,
+            kind=memory.kind,
+            created_at=memory.created_at,
+            now=now,
+            ttl_minutes=ttl,
+        )
+        kept = refreshed.metadata | {records.UPDATED_KEY: memory.metadata[records.UPDATED_KEY]}
+        await self._memory.put(refreshed.model_copy(update={"metadata": kept}))
+
+    async def _put(self, op: PutOp) -> None:
+        tenant = self._tenant(op.namespace)
+        if op.value is None:
+            await self._memory.delete(tenant, [records.item_id(op.namespace, op.key)])
+            return
+        now = self._clock()
+        before = await self._stored(tenant, op.namespace, op.key)
+        memory = records.to_memory(
+            tenant,
+            op.namespace,
+            op.key,
+            op.value,
+            kind=self._kind,
+            created_at=now if before is None else before.created_at,
+            now=now,
+            ttl_minutes=op.ttl,
+        )
+        await self._memory.put(memory)
+
+    async def _candidates(self, tenant: Tenant, text: str, now: datetime) -> list[MemoryItem]:
+        query = MemoryQuery(text=text, limit=MAX_CANDIDATES, now=now)
+        hits = await self._memory.search(tenant, query)
+        return [hit.item for hit in hits if records.is_langgraph_item(hit.item)]
+
+    async def _search(self, op: SearchOp) -> list[SearchItem]:
+        prefix = tuple(op.namespace_prefix)
+        tenant = self._tenant(prefix)
+        now = self._clock()
+        scored: list[tuple[MemoryItem, float | None]]
+        if op.query and op.query.strip():
+            query = MemoryQuery(text=op.query, limit=MAX_CANDIDATES, now=now)
+            ranked = rerank(await self._memory.search(tenant, query), now, self._weights)
+            scored = [(hit.item, hit.score) for hit in ranked]
+        else:
+            found = await self._candidates(tenant, records.prefix_tag(prefix), now)
+            found.sort(key=lambda m: (records.updated_at(m), m.item_id), reverse=True)
+            scored = [(memory, None) for memory in found]
+        chosen = [
+            (memory, score)
+            for memory, score in scored
+            if records.is_langgraph_item(memory)
+            and under(records.namespace_of(memory), prefix)
+            and passes(records.to_item(memory).value, op.filter)
+        ]
+        page = chosen[op.offset : op.offset + op.limit]
+        if op.refresh_ttl:
+            for memory, _ in page:
+                await self._refresh(memory, now)
+        return [records.to_search_item(memory, score) for memory, score in page]
+
+    async def _list(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        conditions = tuple(op.match_conditions or ())
+        prefix = _fixed_prefix(conditions)
+        tenant = self._tenant(_user_prefix(conditions))
+        found = await self._candidates(tenant, records.prefix_tag(prefix), self._clock())
+        namespaces = {records.namespace_of(memory) for memory in found}
+        kept = {ns for ns in namespaces if all(matches(c, ns) for c in conditions)}
+        if op.max_depth is not None:
+            kept = {ns[: op.max_depth] for ns in kept}
+        return sorted(kept)[op.offset : op.offset + op.limit]
+
+
+def _user_prefix(conditions: tuple[Any, ...]) -> tuple[str, ...]:
+    """The path of the first prefix condition (where a namespace's user label is)."""
+    for condition in conditions:
+        if condition.match_type == "prefix":
+            return tuple(condition.path)
+    return ()
+
+
+def _fixed_prefix(conditions: tuple[Any, ...]) -> tuple[str, ...]:
+    """The leading labels before any wildcard of the first prefix condition."""
+    fixed: list[str] = []
+    for label in _user_prefix(conditions):
+        if label == "*":
+            break
+        fixed.append(label)
+    return tuple(fixed)

@@ -1,0 +1,177 @@
+"""pydantic-ai: instructions and a history processor fed by the turn's bundle; the run recorded.
+
+:class:`PrefrontalMemory` serves one agent's runs; the user and session of
+a run come from its ``deps`` (any object with ``user_id`` and
+``session_id``, such as :class:`PrefrontalDeps`)::
+
+    memory = PrefrontalMemory(orchestrator, agent_id="atlas")
+    agent = Agent(model, instructions=memory.instructions, capabilities=memory.capabilities())
+    result = await agent.run("Where is the wedding?", deps=PrefrontalDeps("maya", "s-42"))
+
+- :meth:`~PrefrontalMemory.instructions` (an instructions function) starts
+  the turn for the run's prompt, or reuses it, and returns only the system
+  part of ``bundle.to_messages()``: text users and tools wrote never takes
+  the system seat;
+- :meth:`~PrefrontalMemory.history` (a history processor, installed as the
+  ``ProcessHistory`` capability) replaces the history before the run's
+  prompt with the rest of ``to_messages(user_input=...)`` (the recent
+  conversation prefrontal chose, what it labels as data) and the prompt as
+  ``to_messages`` words it, keeping the run's own messages after it (tool
+  calls and their returns);
+- after the run (an ``after_run`` hook), ``end_turn`` records the output
+  and the run's tool calls with their returns.
+
+Needs the ``pydantic-ai`` extra (``pip install 'prefrontal[pydantic-ai]'``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prefrontal.integrations.extras import require
+
+require("pydantic_ai", "pydantic-ai")
+
+from pydantic_ai import RunContext  # noqa: E402
+from pydantic_ai.capabilities import Hooks, ProcessHistory  # noqa: E402
+from pydantic_ai.messages import (  # noqa: E402
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.run import AgentRunResult  # noqa: E402
+
+from prefrontal.bundle.messages import Message  # noqa: E402
+from prefrontal.exchange.models import ToolCall  # noqa: E402
+from prefrontal.integrations.turns import FrameworkTurns, Placed, split, tool_call  # noqa: E402
+from prefrontal.orchestrator import Orchestrator  # noqa: E402
+from prefrontal.turn import TurnResult  # noqa: E402
+
+
+@dataclass(frozen=True)
+class PrefrontalDeps:
+    """A run's dependencies naming its user and session."""
+
+    user_id: str
+    session_id: str
+
+
+def prompt_text(prompt: str | Sequence[Any] | None) -> str:
+    """A run's prompt as text (the text parts of a multi-part prompt)."""
+    if prompt is None:
+        return ""
+    if isinstance(prompt, str):
+        return prompt
+    return "\n".join(part for part in prompt if isinstance(part, str))
+
+
+def to_model_messages(messages: Sequence[Message]) -> list[ModelMessage]:
+    """Chat messages as pydantic-ai messages: assistant turns as responses, others as prompts."""
+    converted: list[ModelMessage] = []
+    for message in messages:
+        if message["role"] == "assistant":
+            converted.append(ModelResponse(parts=[TextPart(content=message["content"])]))
+        else:
+            converted.append(ModelRequest(parts=[UserPromptPart(content=message["content"])]))
+    return converted
+
+
+def _prompt_index(messages: Sequence[ModelMessage]) -> int | None:
+    """The index of the newest request holding a user prompt (the run's prompt)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, ModelRequest) and any(
+            isinstance(part, UserPromptPart) for part in message.parts
+        ):
+            return index
+    return None
+
+
+def tool_calls_of(messages: Sequence[ModelMessage]) -> list[ToolCall]:
+    """The tool calls of ``messages``, each with its tool's return."""
+    returns = {
+        part.tool_call_id: part
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart)
+    }
+    calls: list[ToolCall] = []
+    for message in messages:
+        if not isinstance(message, ModelResponse):
+            continue
+        for part in message.parts:
+            if isinstance(part, ToolCallPart):
+                answer = returns.get(part.tool_call_id)
+                result = None if answer is None else answer.model_response_str()
+                calls.append(tool_call(part.tool_name, part.args_as_dict(), result=result))
+    return calls
+
+
+class PrefrontalMemory:
+    """Prefrontal's turns in a pydantic-ai agent: instructions, history, recording."""
+
+    def __init__(
+        self, orchestrator: Orchestrator, *, agent_id: str, token_budget: int | None = None
+    ) -> None:
+        self.turns = FrameworkTurns(orchestrator, agent_id=agent_id, token_budget=token_budget)
+
+    def capabilities(self) -> list[Any]:
+        """The capabilities to give the agent: the history processor and the after-run recording."""
+        return [ProcessHistory(self.history), Hooks(after_run=self.after_run)]
+
+    @staticmethod
+    def _ids(ctx: RunContext[Any]) -> tuple[str, str]:
+        user_id = getattr(ctx.deps, "user_id", None)
+        session_id = getattr(ctx.deps, "session_id", None)
+        if not user_id or not session_id:
+            raise ValueError("a prefrontal turn needs deps with user_id and session_id")
+        return str(user_id), str(session_id)
+
+    async def _turn(self, ctx: RunContext[Any]) -> tuple[TurnResult, str]:
+        user_input = prompt_text(ctx.prompt).strip()
+        if not user_input:
+            raise ValueError("the run has no prompt to start a turn for")
+        user_id, session_id = self._ids(ctx)
+        return await self.turns.start(user_id, session_id, user_input), user_input
+
+    async def _placed(self, ctx: RunContext[Any]) -> Placed:
+        result, user_input = await self._turn(ctx)
+        return split(result.bundle.to_messages(user_input=user_input))
+
+    async def instructions(self, ctx: RunContext[Any]) -> str:
+        """The system part of the turn's messages."""
+        return (await self._placed(ctx)).instructions
+
+    async def history(
+        self, ctx: RunContext[Any], messages: list[ModelMessage]
+    ) -> list[ModelMessage]:
+        """The turn's messages in place of the history before the run's prompt, the run's after."""
+        placed = await self._placed(ctx)
+        index = _prompt_index(messages)
+        if index is None or not placed.messages:
+            return messages
+        request = messages[index]
+        assert isinstance(request, ModelRequest)
+        *context, last = placed.messages
+        others = [part for part in request.parts if not isinstance(part, UserPromptPart)]
+        prompt = dataclasses.replace(
+            request, parts=[*others, UserPromptPart(content=last["content"])]
+        )
+        return [*to_model_messages(context), prompt, *messages[index + 1 :]]
+
+    async def after_run(
+        self, ctx: RunContext[Any], *, result: AgentRunResult[Any]
+    ) -> AgentRunResult[Any]:
+        """End the turn with the run's output and its tool calls."""
+        user_id, session_id = self._ids(ctx)
+        new = result.new_messages()
+        await self.turns.end(user_id, session_id, str(result.output), tool_calls_of(new))
+        return result

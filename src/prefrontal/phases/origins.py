@@ -1,0 +1,43 @@
+"""Where a memory came from, as the short label its line in the context starts with.
+
+A memory line says who wrote it when that is not the user the turn is for:
+``(shared by sam)`` for a shared memory (its author), ``(extracted)`` for
+what was drawn from a finished turn, ``(from NAME)`` for another source (a
+tool, an import). A line without a label is the user's own memory. Every
+name in a label is rendered as data (:func:`~prefrontal.bundle.fence.as_data`).
+"""
+
+from __future__ import annotations
+
+from prefrontal.bundle.fence import as_data, speaker_label
+from prefrontal.stores.long_term import AUTHOR_KEY, SOURCE_KEY, MemoryItem
+from prefrontal.stores.tenancy import Scope
+
+__all__ = ["EXTRACTED", "OWN_SOURCES", "memory_line", "origin_label"]
+
+EXTRACTED = "end_turn"
+"""The source of memories drawn from a finished turn's exchange."""
+OWN_SOURCES = frozenset({"user", "conversation"})
+"""Sources that are the user's own words: they need no label."""
+
+
+def origin_label(item: MemoryItem) -> str:
+    """The label (with its trailing space) a memory's line starts with, or ``""``."""
+    if item.scope is Scope.SHARED:
+        author = item.metadata.get(AUTHOR_KEY) or item.user_id
+        return f"(shared by {as_data(str(author))}) "
+    source = item.metadata.get(SOURCE_KEY)
+    if source is None or source in OWN_SOURCES:
+        return ""
+    if source == EXTRACTED:
+        return "(extracted) "
+    return f"(from {as_data(str(source))}) "
+
+
+def memory_line(item: MemoryItem) -> str:
+    """The item's text as data, after its origin and its speaker when it has them."""
+    speaker = item.metadata.get("speaker")
+    label = origin_label(item)
+    if speaker:
+        return f"{label}{speaker_label(str(speaker))}: {as_data(item.content, opens_line=False)}"
+    return label + as_data(item.content, opens_line=not label)

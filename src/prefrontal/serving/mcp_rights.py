@@ -1,0 +1,43 @@
+"""The MCP server's tools follow the same grants as the HTTP API.
+
+Over streamable HTTP with keys, :class:`~prefrontal.serving.mcp_run.KeyGate`
+puts the caller's grant in the request's ASGI scope under :data:`GRANT`;
+each tool calls :func:`require` with the right it needs
+(:class:`~prefrontal.serving.keys.Right`): ``start_turn``, ``recall`` and
+``trace`` read, ``end_turn``, ``remember`` and ``forget`` write (forgetting a
+shared memory needs ``write_shared``). Over stdio, or over HTTP on loopback
+without keys, there is no grant: the server acts for the one person who
+started it, with every right.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+
+from prefrontal.serving.keys import KeyGrant, Right
+
+__all__ = ["GRANT", "grant_in", "require"]
+
+GRANT = "prefrontal.grant"
+"""The ASGI scope key that holds the grant of the request's API key."""
+
+
+def grant_in(ctx: Context[Any, Any]) -> KeyGrant | None:
+    """The grant of the key the tool call came with, or ``None`` without keys."""
+    try:
+        request = ctx.request_context.request
+    except ValueError:
+        return None
+    scope = getattr(request, "scope", None)
+    grant = scope.get(GRANT) if isinstance(scope, dict) else None
+    return grant if isinstance(grant, KeyGrant) else None
+
+
+def require(ctx: Context[Any, Any], right: Right) -> None:
+    """Return when the call may do what ``right`` allows; a tool error saying so otherwise."""
+    grant = grant_in(ctx)
+    if grant is not None and not grant.allows(right):
+        raise ToolError(f"This API key lacks the {right.value!r} right this tool needs.")
