@@ -7,8 +7,9 @@ page, in order:
   later block uses what an earlier one defined), with top-level ``await``
   allowed, as a reader pastes it into ``python -m asyncio``;
 - a ```` ```bash ```` block of the tutorial or a how-to guide is shell, run
-  with ``bash -euo pipefail`` in the page's working directory with the
-  project's ``prefrontal`` on ``PATH`` (elsewhere, such as the benchmark
+  with ``bash -euo pipefail`` in the page's working directory (holding a
+  copy of the checkout's ``examples/``, as a reader's checkout does) with
+  the project's ``prefrontal`` and ``python`` on ``PATH`` (elsewhere, such as the benchmark
   commands, it is shown, not run);
 - a block of any other language (``py`` for a fragment that is not whole,
   ``text``, ``toml``, ``json``, ``console`` output) is shown, not run.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import inspect
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,7 +17,14 @@ import anyio.to_thread
 import pytest
 import structlog
 
-from tests.docs.code_blocks import RUN_SECTIONS, CodeBlock, blocks_of, pages_to_run, site_pages
+from tests.docs.code_blocks import (
+    ROOT,
+    RUN_SECTIONS,
+    CodeBlock,
+    blocks_of,
+    pages_to_run,
+    site_pages,
+)
 
 SHELL_TIMEOUT_S = 120
 
@@ -45,6 +53,7 @@ def test_page_code_blocks_run(
     server there (and is skipped where none can start).
     """
     monkeypatch.chdir(tmp_path)
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
     blocks = blocks_of(page)
     if any("PREFRONTAL_DB" in block.source for block in blocks if block.runs):
         monkeypatch.setenv("PREFRONTAL_DB", request.getfixturevalue("postgres_dsn"))
