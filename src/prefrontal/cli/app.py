@@ -1,5 +1,5 @@
 """The ``prefrontal`` command line: ``turn``, ``trace``, ``demo``, ``bench``, ``eval``, ``serve``,
-``agent``, ``erase``.
+``agent``, ``erase``, ``ui``.
 
 A command that fails says why in one line on standard error and exits with
 status 1 (2 for a usage error); ``--debug`` (or ``PREFRONTAL_DEBUG=1``)
@@ -24,6 +24,7 @@ from prefrontal.cli.eval_command import eval_app
 from prefrontal.cli.serve_command import serve_app
 from prefrontal.cli.trace_command import trace_app
 from prefrontal.cli.turn_command import turn
+from prefrontal.cli.ui_command import ui
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
@@ -77,6 +78,7 @@ app.add_typer(agent_app, name="agent")
 app.command()(demo)
 app.command()(bench)
 app.command()(erase)
+app.command()(ui)
 
 
 def _debugging() -> bool:

@@ -50,6 +50,8 @@ class _Selection:
         self.seen: dict[str, Fragment] = {}
         self.dropped: list[DroppedRecord] = []
         self.warnings: list[str] = []
+        self.spare: set[int] = set()
+        """``id()`` of the fragments placed by the second pass (from budget left unused)."""
         self._headers: dict[Section, int] = {}
 
     def cost(self, fragment: Fragment) -> int:
@@ -111,6 +113,7 @@ def _spend_unused(
             continue
         cost = selection.cost(placed)
         selection.try_add(placed, selection.spent[placed.section] + cost, key)
+        selection.spare.add(id(placed))
         unused -= cost
 
 
@@ -155,6 +158,34 @@ def _fit(turn: TurnState, selection: _Selection) -> tuple[list[Fragment], str, i
     reason = "trimmed to fit the rendered total"
     selection.dropped.extend(_drop(f, reason) for f in fitted.dropped)
     return fitted.in_order, fitted.text, fitted.tokens
+
+
+FRAGMENT_LIMIT = 64
+"""At most this many fragments of the bundle are described in the trace detail."""
+
+
+def _provenance(selection: _Selection, fragments: list[Fragment]) -> list[dict[str, object]]:
+    """Each fragment of the bundle as the trace records it: where it came from and why it is in.
+
+    No text: the trace says which items made the context, the stores hold what they say.
+    """
+    return [
+        {
+            "section": f.section.value,
+            "store": f.provenance.store,
+            "item_ids": list(f.provenance.item_ids),
+            "phase": f.provenance.phase,
+            "score": None if f.provenance.score is None else round(f.provenance.score, 4),
+            "rank": f.rank,
+            "tokens": f.tokens,
+            "taken": (
+                "from budget other sections left unused"
+                if id(f) in selection.spare
+                else f"ranked {f.rank} in its section, within its allocation"
+            ),
+        }
+        for f in fragments[:FRAGMENT_LIMIT]
+    ]
 
 
 def _tokens_by_section(fragments: list[Fragment]) -> dict[str, int]:
@@ -203,6 +234,7 @@ async def run(turn: TurnState) -> PhaseOutcome:
         items_dropped=len(selection.dropped),
         tokens_dropped=sum(d.tokens for d in selection.dropped),
         warnings=tuple(selection.warnings),
+        detail={"fragments": _provenance(selection, ordered)},
     )
 
 

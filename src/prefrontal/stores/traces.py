@@ -37,6 +37,11 @@ class TraceQuery(Record):
 
     ``turn_id`` finds one turn without knowing its tenant (the operator's
     look-up); ``parent_turn_id`` lists the turns that followed a turn.
+    ``older_than`` pages by keyset: only the traces listed after the trace
+    at ``(started_at, turn_id)`` in this order (strictly older, or as old
+    with a smaller turn id), so the next page is found with an index seek,
+    never an offset; ``newer_than`` is its mirror, and ``oldest_first``
+    reverses the order (to find the turns that came next).
     """
 
     turn_id: str | None = None
@@ -47,6 +52,9 @@ class TraceQuery(Record):
     status: TurnStatus | None = None
     since: datetime | None = None
     until: datetime | None = None
+    older_than: tuple[datetime, str] | None = None
+    newer_than: tuple[datetime, str] | None = None
+    oldest_first: bool = False
     limit: int = Field(default=50, ge=1, le=10_000)
 
 
@@ -56,7 +64,8 @@ class TraceStore(Protocol):
 
     Contract: ``get`` returns the trace of ``turn_id`` only when it belongs to
     ``tenant`` (traces are private to their user); ``list`` is the operator's
-    view and filters by the fields of ``query``, newest ``started_at`` first.
+    view and filters by the fields of ``query``, newest ``started_at`` first
+    (then the greater ``turn_id``; the reverse with ``oldest_first``).
     Turn ids are generated (ULIDs), so a trace is replaced only by its own
     turn's. ``erase`` removes every trace of the tenant and returns how many.
     ``prune`` is retention: it removes every trace that started before

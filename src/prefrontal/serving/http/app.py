@@ -11,9 +11,11 @@ Resources (all under ``/v1/``, each needing an API key; see :mod:`.auth`)::
     DELETE /v1/memories/{item_id}         forget
     DELETE /v1/users/{user_id}            erase everything of one user
 
-and, without a key, ``/healthz`` (the process answers), ``/readyz`` (the
-stores answer; 503 while they do not), ``/metrics`` (Prometheus text, when
-the ``prometheus`` extra is installed) and ``/openapi.json``. Errors are
+the trace viewer's pages under ``/ui`` (:mod:`prefrontal.serving.ui`; a key
+with the administer right), and, without a key, ``/healthz`` (the process
+answers), ``/readyz`` (the stores answer; 503 while they do not),
+``/metrics`` (Prometheus text, when the ``prometheus`` extra is installed)
+and ``/openapi.json``. Errors are
 ``application/problem+json`` (:mod:`.problems`); bodies over the size limit
 are refused before they are read (:mod:`.limits`).
 """
@@ -63,6 +65,7 @@ from prefrontal.serving.models import (
     UpdateBody,
 )
 from prefrontal.serving.service import Service
+from prefrontal.serving.ui import ui_router
 from prefrontal.serving.version import package_version
 from prefrontal.turn import TurnRequest
 
@@ -134,6 +137,7 @@ def create_app(  # noqa: C901
 
     app.state.keys = keys
     app.include_router(agent_router(service))
+    app.include_router(ui_router(lambda: service.stores.traces, keys))
 
     @app.post("/v1/turns", tags=["turns"], responses=WITH_BODY)
     async def start_turn(body: StartTurnBody, grant: Caller) -> TurnOut:

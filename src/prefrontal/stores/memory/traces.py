@@ -66,6 +66,8 @@ class Heading(NamedTuple):
             query.status is None or query.status.value == self.status,
             query.since is None or self.started_at >= query.since,
             query.until is None or self.started_at < query.until,
+            query.older_than is None or self.age() < query.older_than,
+            query.newer_than is None or self.age() > query.newer_than,
         )
         return all(checks)
 
@@ -129,7 +131,7 @@ class InMemoryTraceStore:
 
     async def list(self, query: TraceQuery) -> list[TurnTrace]:
         hits = [kept for kept in self._traces.values() if kept.heading.matches(query)]
-        hits.sort(key=lambda kept: kept.heading.age(), reverse=True)
+        hits.sort(key=lambda kept: kept.heading.age(), reverse=not query.oldest_first)
         return [kept.trace() for kept in hits[: query.limit]]
 
     async def erase(self, tenant: Tenant) -> int:

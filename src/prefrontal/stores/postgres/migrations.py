@@ -349,6 +349,15 @@ _IDS_PER_USER = tuple(
     )
 )
 
+_TRACE_INDEXES = {
+    "start": "started_at,",
+    "agent": "agent_id, started_at,",
+    "owner": "agent_id, user_id, started_at,",
+    "session": "session_id, started_at,",
+    "status": "agent_id, status, started_at,",
+}
+"""The traces' indexes since schema 8 (the columns before the turn id each ends in)."""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "every store kind: tables, indexes, GIN term index, BM25 statistics", _INITIAL),
     Migration(
@@ -389,6 +398,18 @@ MIGRATIONS: tuple[Migration, ...] = (
                 _bounds_index_function(name, drop_empty=True),
                 f"DELETE FROM {name}_terms WHERE df <= 0",
             )
+        ),
+    ),
+    Migration(
+        8,
+        "traces indexed for listing newest first by agent, user, session or status, "
+        "each index ending in the keyset (started_at, turn_id) a page continues from",
+        (
+            *(f"DROP INDEX IF EXISTS traces_by_{name}" for name in _TRACE_INDEXES),
+            *(
+                f'CREATE INDEX traces_by_{name} ON traces ({columns} turn_id COLLATE "C")'
+                for name, columns in _TRACE_INDEXES.items()
+            ),
         ),
     ),
 )

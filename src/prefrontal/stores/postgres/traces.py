@@ -153,9 +153,28 @@ def _select(query: TraceQuery) -> tuple[str | None, list[Any]]:
             return None, []
         params.append(value)
         where.append(f"{clause} ${len(params)}")
+    if query.older_than is not None:
+        at, turn_id = query.older_than
+        if not storable(turn_id):
+            return None, []
+        params.extend((at, turn_id))
+        at_n, id_n = len(params) - 1, len(params)
+        where.append(
+            f'(started_at < ${at_n} OR (started_at = ${at_n} AND turn_id COLLATE "C" < ${id_n}))'
+        )
+    if query.newer_than is not None:
+        at, turn_id = query.newer_than
+        if not storable(turn_id):
+            return None, []
+        params.extend((at, turn_id))
+        at_n, id_n = len(params) - 1, len(params)
+        where.append(
+            f'(started_at > ${at_n} OR (started_at = ${at_n} AND turn_id COLLATE "C" > ${id_n}))'
+        )
+    order = "ASC" if query.oldest_first else "DESC"
     params.append(query.limit)
     sql = (
         f"SELECT body FROM traces WHERE {' AND '.join(where) or 'true'}"
-        f' ORDER BY started_at DESC, turn_id COLLATE "C" DESC LIMIT ${len(params)}'
+        f' ORDER BY started_at {order}, turn_id COLLATE "C" {order} LIMIT ${len(params)}'
     )
     return sql, params

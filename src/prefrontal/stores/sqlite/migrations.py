@@ -463,6 +463,15 @@ _IDS_PER_USER = (
     ),
 )
 
+_TRACE_INDEXES = {
+    "start": "started_at,",
+    "agent": "agent_id, started_at,",
+    "owner": "agent_id, user_id, started_at,",
+    "session": "session_id, started_at,",
+    "status": "agent_id, status, started_at,",
+}
+"""The traces' indexes since schema 10 (the columns before the turn id each ends in)."""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "every store kind: tables, indexes, FTS5 and its triggers", _INITIAL),
     Migration(
@@ -507,6 +516,18 @@ MIGRATIONS: tuple[Migration, ...] = (
         9,
         "memory term statistics drop the rows of terms no item holds any more",
         tuple(statement for name in MEMORY_TABLES for statement in _empty_terms_dropped(name)),
+    ),
+    Migration(
+        10,
+        "traces indexed for listing newest first by agent, user, session or status, "
+        "each index ending in the keyset (started_at, turn_id) a page continues from",
+        (
+            *(f"DROP INDEX IF EXISTS traces_by_{name}" for name in _TRACE_INDEXES),
+            *(
+                f"CREATE INDEX traces_by_{name} ON traces ({columns} turn_id)"
+                for name, columns in _TRACE_INDEXES.items()
+            ),
+        ),
     ),
 )
 LATEST = MIGRATIONS[-1].version

@@ -125,9 +125,18 @@ def _select(query: TraceQuery) -> tuple[str, dict[str, Any]]:
     params: dict[str, Any] = {
         clause.rsplit(":", 1)[1]: value for clause, value in filters.items() if value is not None
     }
+    if query.older_than is not None:
+        where.append("(started_at < :older_at OR (started_at = :older_at AND turn_id < :older_id))")
+        params["older_at"] = to_us(query.older_than[0])
+        params["older_id"] = query.older_than[1]
+    if query.newer_than is not None:
+        where.append("(started_at > :newer_at OR (started_at = :newer_at AND turn_id > :newer_id))")
+        params["newer_at"] = to_us(query.newer_than[0])
+        params["newer_id"] = query.newer_than[1]
+    order = "ASC" if query.oldest_first else "DESC"
     params["limit"] = query.limit
     sql = (
         f"SELECT body FROM traces WHERE {' AND '.join(where) or '1'}"
-        " ORDER BY started_at DESC, turn_id DESC LIMIT :limit"
+        f" ORDER BY started_at {order}, turn_id {order} LIMIT :limit"
     )
     return sql, params

@@ -263,6 +263,29 @@ class TraceStoreSuite(TraceOwnership, StoreSuite):
         assert await listed(store, parent_turn_id="root", user_id="alice") == ["child-1"]
         assert await listed(store, turn_id="missing") == []
 
+    async def test_list_pages_by_keyset(self, store: TraceStore) -> None:
+        """``older_than`` continues after a trace; ties in time are ordered by turn id."""
+        for name, minute in (("a", 0), ("b", 1), ("c", 1), ("d", 2), ("e", 3)):
+            await store.put(trace(name, started_at=at(minute)))
+        first = await store.list(TraceQuery(limit=2))
+        assert [t.turn_id for t in first] == ["e", "d"]
+        last = first[-1]
+        page = await listed(store, older_than=(last.started_at, last.turn_id), limit=2)
+        assert page == ["c", "b"]
+        assert await listed(store, older_than=(at(1), "c"), limit=5) == ["b", "a"]
+        assert await listed(store, older_than=(at(0), "a")) == []
+
+    async def test_list_oldest_first_after_a_trace(self, store: TraceStore) -> None:
+        """``newer_than`` with ``oldest_first`` finds the traces that came next, in order."""
+        for name, minute in (("a", 0), ("b", 1), ("c", 1), ("d", 2)):
+            await store.put(trace(name, started_at=at(minute)))
+        assert await listed(store, oldest_first=True) == ["a", "b", "c", "d"]
+        assert await listed(store, newer_than=(at(1), "b"), oldest_first=True) == ["c", "d"]
+        assert await listed(store, newer_than=(at(1), "b"), limit=1, oldest_first=True) == ["c"]
+        assert await listed(store, newer_than=(at(2), "d")) == []
+        between = await listed(store, newer_than=(at(0), "a"), older_than=(at(2), "d"))
+        assert between == ["c", "b"]
+
     async def test_prune_by_age_removes_what_started_before(self, store: TraceStore) -> None:
         """``prune(before=...)`` removes every tenant's earlier traces, and counts them."""
         await store.put(trace("old", started_at=at(0)))

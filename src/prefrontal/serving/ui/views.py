@@ -1,0 +1,244 @@
+"""What the pages show, computed from traces: pure functions, no HTML.
+
+Geometry is in per-mille of the drawn width (the templates draw it as SVG
+attributes, which a strict Content-Security-Policy allows where inline
+styles are not). Every status is given as text beside its colour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnTrace
+
+SYMBOLS = {
+    "ok": "✓",
+    "degraded": "▲",
+    "failed": "✕",
+    "timeout": "✂",
+    "cancelled": "⊘",
+    "skipped": "–",
+}
+"""A shape for each status, so colour is never the only signal."""
+
+
+def symbol(status: str) -> str:
+    """The shape drawn beside ``status``."""
+    return SYMBOLS.get(status, "?")
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One phase on the turn's time axis, with what marks it."""
+
+    record: PhaseRecord
+    x: int
+    width: int
+    budget_width: int
+    marks: tuple[str, ...]
+    """Why the phase is marked: cut, degraded, retried, failed, over budget (text)."""
+    alongside: tuple[str, ...]
+    """The phases that ran at the same time."""
+
+
+@dataclass(frozen=True)
+class Waterfall:
+    """The phases of a turn on one axis of ``scale_ms``, with the deadline at ``deadline_x``."""
+
+    bars: tuple[Bar, ...]
+    scale_ms: float
+    deadline_x: int
+    ticks: tuple[tuple[int, str], ...]
+
+
+def _permille(ms: float, scale: float) -> int:
+    return max(0, min(1000, round(1000 * ms / scale))) if scale > 0 else 0
+
+
+def _marks(record: PhaseRecord) -> tuple[str, ...]:
+    marks: list[str] = []
+    said = {e.message for e in record.errors}
+    reasons = [f"{e.type}: {e.message}" for e in record.errors]
+    reasons += [w for w in record.warnings if w not in said]
+    reason = "; ".join(reasons)
+    if record.status is PhaseStatus.TIMEOUT:
+        marks.append(f"cut at its deadline{': ' + reason if reason else ''}")
+    elif record.status is PhaseStatus.CANCELLED:
+        marks.append(f"cancelled{': ' + reason if reason else ''}")
+    elif record.status is PhaseStatus.FAILED:
+        marks.append(f"failed{': ' + reason if reason else ''}")
+    elif record.status is PhaseStatus.DEGRADED:
+        marks.append(f"degraded{': ' + reason if reason else ''}")
+    elif reason:
+        marks.append(reason)
+    if record.attempts > 1:
+        marks.append(f"retried: {record.attempts} attempts")
+    if record.over_budget:
+        over = record.duration_ms - record.budget_ms
+        marks.append(f"over its {record.budget_ms:g} ms budget by {over:.1f} ms")
+    return tuple(marks)
+
+
+def _overlaps(a: PhaseRecord, b: PhaseRecord) -> bool:
+    a_end, b_end = a.started_ms + a.duration_ms, b.started_ms + b.duration_ms
+    return a.started_ms < b_end and b.started_ms < a_end
+
+
+def waterfall(phases: tuple[PhaseRecord, ...], deadline_ms: float) -> Waterfall:
+    """The waterfall of ``phases``: bars, budgets and the deadline on one axis."""
+    ends = [p.started_ms + max(p.duration_ms, p.budget_ms) for p in phases]
+    scale = max([deadline_ms, *ends, 1.0])
+    bars = tuple(
+        Bar(
+            record=p,
+            x=_permille(p.started_ms, scale),
+            width=max(2, _permille(p.duration_ms, scale)),
+            budget_width=_permille(p.budget_ms, scale),
+            marks=_marks(p),
+            alongside=tuple(o.name for o in phases if o is not p and _overlaps(p, o)),
+        )
+        for p in phases
+    )
+    step = scale / 4
+    ticks = tuple((_permille(step * i, scale), f"{step * i:.0f}") for i in range(5))
+    return Waterfall(bars, scale, _permille(deadline_ms, scale), ticks)
+
+
+@dataclass(frozen=True)
+class SectionBar:
+    """A section's tokens: requested, allocated and used, against the largest of the turn."""
+
+    section: str
+    requested: int
+    allocated: int
+    used: int
+    requested_w: int
+    allocated_w: int
+    used_w: int
+
+
+def sections(trace: TurnTrace) -> list[SectionBar]:
+    """Each section's budget, scaled to the largest figure of the turn."""
+    top = max([1, *(max(s.requested, s.allocated, s.used) for s in trace.sections)])
+    return [
+        SectionBar(
+            s.section,
+            s.requested,
+            s.allocated,
+            s.used,
+            _permille(s.requested, top),
+            _permille(s.allocated, top),
+            _permille(s.used, top),
+        )
+        for s in trace.sections
+    ]
+
+
+def _detail(trace: TurnTrace, phase: str) -> dict[str, Any]:
+    try:
+        return trace.phase(phase).detail
+    except KeyError:
+        return {}
+
+
+def fragments(trace: TurnTrace) -> list[dict[str, Any]]:
+    """The bundle's fragments with their provenance, as ``context_assembly`` recorded them."""
+    found = _detail(trace, "context_assembly").get("fragments", [])
+    return [f for f in found if isinstance(f, dict)]
+
+
+@dataclass(frozen=True)
+class BufferView:
+    """The working-memory buffer before and after the turn, as ``working_memory_init`` says."""
+
+    recorded: bool
+    base_version: Any = None
+    items_after: Any = None
+    admitted: Any = 0
+    refreshed: Any = 0
+    refused: list[dict[str, Any]] = field(default_factory=list)
+    evicted: dict[str, Any] = field(default_factory=dict)
+    evictions: list[dict[str, Any]] = field(default_factory=list)
+    themes: list[Any] = field(default_factory=list)
+    coherence: Any = None
+
+
+def buffer(trace: TurnTrace) -> BufferView:
+    """What the buffer admitted, refused and evicted (faded, folded, ...) this turn, with why."""
+    d = _detail(trace, "working_memory_init")
+    if not d:
+        return BufferView(recorded=False)
+    return BufferView(
+        recorded=True,
+        base_version=d.get("base_version"),
+        items_after=d.get("items"),
+        admitted=d.get("admitted", 0),
+        refreshed=d.get("refreshed", 0),
+        refused=[r for r in d.get("refused", []) if isinstance(r, dict)],
+        evicted=dict(d.get("evicted", {})),
+        evictions=[e for e in d.get("evictions", []) if isinstance(e, dict)],
+        themes=list(d.get("themes", [])),
+        coherence=d.get("coherence"),
+    )
+
+
+def shown(value: Any, limit: int = 300) -> str:
+    """A detail value as one line of text, cut to ``limit`` characters."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class PhaseDiff:
+    """One phase in two turns."""
+
+    name: str
+    a: PhaseRecord | None
+    b: PhaseRecord | None
+
+    @property
+    def delta_ms(self) -> float | None:
+        """B's duration minus A's (``None`` when one turn lacks the phase)."""
+        if self.a is None or self.b is None:
+            return None
+        return self.b.duration_ms - self.a.duration_ms
+
+
+def _names(a: TurnTrace, b: TurnTrace) -> list[str]:
+    names = [p.name for p in a.phases]
+    return names + [p.name for p in b.phases if p.name not in names]
+
+
+def _find(trace: TurnTrace, name: str) -> PhaseRecord | None:
+    try:
+        return trace.phase(name)
+    except KeyError:
+        return None
+
+
+def phase_diffs(a: TurnTrace, b: TurnTrace) -> list[PhaseDiff]:
+    """Every phase of either turn, A's and B's side by side."""
+    return [PhaseDiff(n, _find(a, n), _find(b, n)) for n in _names(a, b)]
+
+
+def section_diffs(a: TurnTrace, b: TurnTrace) -> list[tuple[str, int | None, int | None]]:
+    """Each section's used tokens in A and in B."""
+    used_a = {s.section: s.used for s in a.sections}
+    used_b = {s.section: s.used for s in b.sections}
+    names = list(used_a) + [n for n in used_b if n not in used_a]
+    return [(n, used_a.get(n), used_b.get(n)) for n in names]
+
+
+def item_diffs(a: TurnTrace, b: TurnTrace) -> tuple[list[str], list[str], list[str]]:
+    """The bundle items in A only, in both, and in B only."""
+
+    def items(trace: TurnTrace) -> list[str]:
+        return [i for f in fragments(trace) for i in f.get("item_ids", [])]
+
+    in_a, in_b = items(a), items(b)
+    return (
+        [i for i in in_a if i not in in_b],
+        [i for i in in_a if i in in_b],
+        [i for i in in_b if i not in in_a],
+    )
