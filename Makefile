@@ -13,7 +13,7 @@ SCALE_ITEMS ?= 100000
 # Large SQLite stores for the scale benchmark: built once (minutes), reused by every `make bench`.
 # A million items: `make bench-scale SCALE_STORE=.benchmarks/scale-1m SCALE_ITEMS=1000000`.
 
-.PHONY: demo test lint typecheck unit bench bench-scale bench-postgres eval clean
+.PHONY: demo test lint typecheck unit docs docs-check bench bench-scale bench-postgres eval clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,14 +24,22 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/prefrontal demo
 
-test: lint typecheck unit
+test: lint typecheck docs-check unit
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests docs/hooks
+	$(BIN)/ruff format --check src tests docs/hooks
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict
+	$(BIN)/mypy --strict docs/hooks/reference.py
+
+# The documentation site: `make docs` serves it on 127.0.0.1:8000; `make test` builds it strictly.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+docs-check: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 unit: $(STAMP)
 	$(BIN)/pytest -q --cov --cov-report=term:skip-covered --cov-fail-under=$(COVERAGE_FLOOR)
