@@ -2,6 +2,7 @@
 
     python -m tests.benchmarks.memory_search --items 100000
     python -m tests.benchmarks.memory_search --items 100000 --against /tmp/base --rounds 2
+    python -m tests.benchmarks.memory_search --items 50000 --hybrid --against /tmp/base
 
 Each measurement runs in a subprocess of its own (``DIR/src`` first on the
 path for ``--against DIR``): ``--items`` synthetic episodic items of one
@@ -9,7 +10,8 @@ user (``prefrontal.testing.synthetic``) put in an in-memory store, then the
 200 synthetic questions searched once untimed and once timed, top 10, in
 the event loop. With ``--against`` the two checkouts alternate ``--rounds``
 times, which one goes first alternating too, and the ratios of the medians
-are printed. Prints JSON; it measures and never fails on a figure.
+are printed. ``--hybrid`` gives the store the 384-dimension hashing
+embedder, so each search is hybrid (BM25 and cosine). Prints JSON; it measures and never fails on a figure.
 """
 
 from __future__ import annotations
@@ -27,21 +29,22 @@ import anyio
 HERE = Path(__file__).resolve().parents[2]
 
 
-async def measure(items: int) -> dict[str, float]:
+async def measure(items: int, hybrid: bool = False) -> dict[str, float]:
     """p50 and p95 of a top-10 search, in milliseconds, over ``items`` items."""
-    from prefrontal import Stores
+    from prefrontal.retrieval.embedder import HashingEmbedder
+    from prefrontal.stores.memory.memory import InMemoryMemoryStore
     from prefrontal.testing.synthetic import memories
-    from tests.benchmarks.scale import START, TENANT, _cuts, _searches
+    from tests.benchmarks.scale import DIMENSIONS, START, TENANT, _cuts, _searches
 
-    store = Stores.in_memory().episodic
+    store = InMemoryMemoryStore(embedder=HashingEmbedder(DIMENSIONS) if hybrid else None)
     await store.put_many(list(memories(items, tenant=TENANT, start=START)))
     return _cuts("search", await _searches(store, rounds=200, warm_up=200))
 
 
-def _child(source: Path, items: int) -> dict[str, float]:
+def _child(source: Path, items: int, hybrid: bool) -> dict[str, float]:
     environment = os.environ | {"PYTHONPATH": f"{source}{os.pathsep}{HERE}"}
     command = [sys.executable, "-m", "tests.benchmarks.memory_search", "--child"]
-    command += ["--items", str(items)]
+    command += ["--items", str(items), *(["--hybrid"] if hybrid else [])]
     done = subprocess.run(
         command, env=environment, cwd=HERE, capture_output=True, text=True, check=True
     )
@@ -54,10 +57,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--against", type=Path, help="another checkout, measured in the same run")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--hybrid", action="store_true", help="search with the hashing embedder")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(anyio.run(measure, args.items)))
+        print(json.dumps(anyio.run(measure, args.items, args.hybrid)))
         return
     sources = {"this": HERE / "src"}
     if args.against is not None:
@@ -66,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     for round_ in range(args.rounds):
         order = list(sources) if round_ % 2 == 0 else list(reversed(sources))
         for name in order:
-            runs[name].append(_child(sources[name], args.items))
+            runs[name].append(_child(sources[name], args.items, args.hybrid))
     out: dict[str, object] = {"items": args.items}
     medians = {
         name: {key: statistics.median(r[key] for r in measured) for key in measured[0]}

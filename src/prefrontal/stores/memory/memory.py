@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-import numpy as np
-
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.postings import Postings
 from prefrontal.retrieval.ranking import LexicalMatches
 from prefrontal.stores.capabilities import ranked_search
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
+from prefrontal.stores.memory.vectors import AgentVectors
 from prefrontal.stores.memory_search import query_embedding, searchable_text, with_embeddings
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant, owns, preferred, visible_to
@@ -45,8 +44,8 @@ class InMemoryMemoryStore:
         """Each agent's postings: its statistics are its own (``retrieval.ranking``)."""
         self._keys: dict[str, Key] = {}
         """Each item's index id (:func:`_doc_id`) and its key."""
-        self._units: dict[str, np.ndarray] = {}
-        """Each embedded item's vector scaled to unit length, for cosine by dot product."""
+        self._vectors = AgentVectors()
+        """Each embedded item's unit vector in its agent's matrix, by index id."""
         self._threads: dict[tuple[str, str], dict[int, set[Key]]] = {}
         """The items of each ``(agent_id, thread_id)``, by position: ``around`` without a scan."""
 
@@ -71,9 +70,7 @@ class InMemoryMemoryStore:
         self._owners.setdefault((item.agent_id, item.item_id), set()).add(item.user_id)
         self._indexes.setdefault(item.agent_id, Postings()).add(_doc_id(key), searchable_text(item))
         self._keys[_doc_id(key)] = key
-        self._units.pop(_doc_id(key), None)
-        if item.embedding:
-            self._units[_doc_id(key)] = _unit(item.embedding)
+        self._vectors.put(_doc_id(key), item)
         if item.supersedes:
             self._mark_superseded(item)
 
@@ -81,7 +78,8 @@ class InMemoryMemoryStore:
         old_key = (item.agent_id, item.user_id, item.supersedes or "")
         old = self._items.get(old_key)
         if old is not None and old.item_id != item.item_id:
-            self._items[old_key] = old.model_copy(update={"superseded_by": item.item_id})
+            self._items[old_key] = marked = old.model_copy(update={"superseded_by": item.item_id})
+            self._vectors.mark(_doc_id(old_key), marked)
 
     def _unthread(self, key: Key, item: MemoryItem) -> None:
         """Forget ``item`` (stored under ``key``) in the thread index."""
@@ -136,7 +134,7 @@ class InMemoryMemoryStore:
         if not index:
             del self._indexes[key[0]]
         del self._keys[_doc_id(key)]
-        self._units.pop(_doc_id(key), None)
+        self._vectors.drop(_doc_id(key))
         return 1
 
     def _live(self, tenant: Tenant, query: MemoryQuery) -> dict[str, MemoryItem]:
@@ -165,13 +163,12 @@ class InMemoryMemoryStore:
     async def vector_matches(
         self, tenant: Tenant, query: MemoryQuery, embedding: Sequence[float]
     ) -> dict[str, float]:
-        """Cosine of ``embedding`` with each live visible embedded item of its size."""
-        live = self._live(tenant, query)
-        docs = [d for d in live if d in self._units and len(self._units[d]) == len(embedding)]
-        if not docs or not any(embedding):
-            return {}
-        values = np.stack([self._units[d] for d in docs]) @ _unit(tuple(embedding))
-        return dict(zip(docs, values.tolist(), strict=True))
+        """Cosine of ``embedding`` with each live visible embedded item of its size.
+
+        One mask and one matrix-vector product over the agent's matrix
+        (:mod:`prefrontal.stores.memory.vectors`), no pass over the items.
+        """
+        return self._vectors.cosines(tenant, query.now, query.kinds, tuple(embedding))
 
     async def items_by_key(self, tenant: Tenant, keys: Sequence[str]) -> Mapping[str, MemoryItem]:
         """The items of index ids ``keys`` (agent, item id, owner), by key."""
@@ -241,12 +238,6 @@ class _Allowed:
         key = self._keys.get(doc_id) if isinstance(doc_id, str) else None
         item = None if key is None else self._items.get(key)
         return item is not None and _wanted(item, self._tenant, self._query)
-
-
-def _unit(vector: tuple[float, ...]) -> np.ndarray:
-    array = np.asarray(vector, dtype=np.float64)
-    norm = float(np.linalg.norm(array))
-    return array / norm if norm else array
 
 
 def _key(item: MemoryItem) -> Key:
