@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import structlog
 
 from prefrontal import Orchestrator, OrchestratorConfig, Stores, TurnRequest
 from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT, seed
@@ -15,6 +16,13 @@ from prefrontal.stores import postgres, sqlite
 from tests.postgres_server import Server, missing_reason, running_server
 
 FIXED_NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def _structlog_as_configured_by_nobody() -> Iterator[None]:
+    """A test that configures logging (the CLI in process does) leaves no level behind."""
+    yield
+    structlog.reset_defaults()
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ of both pages at 1280 and 390 pixels wide that ``docs/traces.md`` shows.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -166,7 +167,9 @@ def test_a_degraded_turn_shows_the_phase_cut_and_why(page: Page, base: str, turn
     episodic = page.locator("#phase-episodic")
     expect(episodic).to_contain_text("✂ timeout")
     expect(episodic).to_contain_text("cut at its deadline: DeadlineExceeded: cut at the 400 ms")
-    expect(page.locator("#phase-semantic")).to_contain_text("ran alongside episodic")
+    # Which phases overlap the semantic search depends on timing; the episodic one, cut at the
+    # deadline while semantic ran, always does.
+    expect(page.locator("#phase-semantic")).to_contain_text(re.compile(r"ran alongside .*episodic"))
     shoot(page, "turn", narrow_at="#phase-episodic")
 
 
