@@ -67,6 +67,13 @@ exactly; past that (many rows within ``tie`` of it), the median is placed to ``t
 """Fused scores within this of the k-th are taken as possible contenders."""
 
 
+def grown_to(array: np.ndarray, capacity: int) -> np.ndarray:
+    """A copy of ``array`` with ``capacity`` rows: its rows first, zeros after."""
+    out = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
+    out[: len(array)] = array
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class StoredVector:
     """One stored vector with what search filters on.
@@ -174,9 +181,7 @@ class VectorRows:
 
     def _grow(self, capacity: int) -> None:
         def grown(array: np.ndarray) -> np.ndarray:
-            out = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
-            out[: len(array)] = array
-            return out
+            return grown_to(array, capacity)
 
         self.matrix, self.norms = grown(self.matrix), grown(self.norms)
         if self.half is not None:

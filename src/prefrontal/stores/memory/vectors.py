@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
+from prefrontal.retrieval.vector_index import grown_to
 from prefrontal.stores.long_term import MemoryItem
 from prefrontal.stores.tenancy import Scope, Tenant
 
@@ -126,9 +127,7 @@ class UnitRows:
 
     def _grow(self, capacity: int) -> None:
         def grown(array: np.ndarray) -> np.ndarray:
-            out = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
-            out[: len(array)] = array
-            return out
+            return grown_to(array, capacity)
 
         self.matrix, self.present = grown(self.matrix), grown(self.present)
         self.shared, self.dead = grown(self.shared), grown(self.dead)
