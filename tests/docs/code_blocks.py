@@ -22,6 +22,7 @@ written to ``NAME`` in the page's working directory instead of being run
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,7 @@ class CodeBlock:
         return f"{self.page}:{self.line}"
 
 
+@functools.cache
 def site_pages() -> dict[str, str | None]:
     """Every page (relative to ``docs/``) the site's navigation lists, with its section."""
     pages: dict[str, str | None] = {}

@@ -8,14 +8,12 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.to_thread
 import pytest
-import structlog
 
 from tests.docs.code_blocks import (
     ROOT,
@@ -27,12 +25,6 @@ from tests.docs.code_blocks import (
 )
 
 SHELL_TIMEOUT_S = 120
-
-
-@pytest.fixture(autouse=True)
-def _reset_structlog() -> Iterator[None]:
-    yield
-    structlog.reset_defaults()
 
 
 def test_the_guides_have_code_to_run() -> None:

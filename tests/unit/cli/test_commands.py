@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-import structlog
 import typer
 from typer.testing import CliRunner
 
@@ -19,13 +17,6 @@ from prefrontal.cli.trace_command import when
 
 RUNNER = CliRunner()
 WIDE = {"COLUMNS": "120", "NO_COLOR": "1", "TERM": "dumb"}
-
-
-@pytest.fixture(autouse=True)
-def _reset_logging() -> Iterator[None]:
-    """The command configures structlog globally; put it back after each test."""
-    yield
-    structlog.reset_defaults()
 
 
 @pytest.fixture

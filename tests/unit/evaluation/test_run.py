@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import structlog
 from typer.testing import CliRunner
 
 from prefrontal.cli.app import app
@@ -16,13 +14,6 @@ from prefrontal.evaluation.report import report
 from prefrontal.evaluation.run import evaluate
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True)
-def _reset_structlog() -> Iterator[None]:
-    """The command configures structlog globally; put it back after each test."""
-    yield
-    structlog.reset_defaults()
 
 
 async def test_the_pipeline_finds_what_the_questions_need(sample_file: Path) -> None:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator, MutableMapping
+from collections.abc import MutableMapping
 from typing import Any
 
 import pytest
-import structlog
 from structlog.testing import capture_logs
 
 import prefrontal.logging
@@ -19,12 +18,6 @@ from prefrontal.traces.log import LogObserver
 from tests.unit.traces.helpers import demo_turn, run
 
 IDS = ("turn_id", "agent_id", "user_id", "session_id")
-
-
-@pytest.fixture(autouse=True)
-def _reset_structlog() -> Iterator[None]:
-    yield
-    structlog.reset_defaults()
 
 
 def logged(observer: LogObserver) -> list[MutableMapping[str, Any]]:
