@@ -58,7 +58,7 @@ class MessagesForgotten:
     removed; ``rebuilt`` or ``dropped``: it had (see the module)."""
 
 
-async def forget_messages(  # noqa: PLR0913
+async def forget_messages(
     store: ConversationStore,
     tenant: Tenant,
     item_ids: Sequence[str],
@@ -69,9 +69,7 @@ async def forget_messages(  # noqa: PLR0913
 ) -> MessagesForgotten:
     """Remove ``tenant``'s own messages of ``item_ids``; rebuild or drop a summary that held one."""
     summary = await store.get_summary(tenant)
-    before = (
-        await store.recent(tenant, limit=rebuild.window + rebuild.batch) if summary else []
-    )
+    before = await store.recent(tenant, limit=rebuild.window + rebuild.batch) if summary else []
     removed = tuple(await store.delete(tenant, item_ids))
     if not removed or summary is None:
         return MessagesForgotten(messages=removed, summary="none")

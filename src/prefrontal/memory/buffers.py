@@ -24,6 +24,7 @@ does not make it look recently used.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
+from functools import partial
 
 from pydantic_core import to_json
 
@@ -88,12 +89,12 @@ async def drop_dangling_copies(stores: Stores, erased: Tenant) -> int:
             continue
         session = await SessionBuffer.load(stores.working_memory, key)
         gone = await _gone(stores, key.tenant, session.items)
-        removed += await _remove(session, lambda item: copies(item, gone))
+        removed += await _remove(session, partial(_copy_of, gone))
     return removed
 
 
 async def _gone(stores: Stores, tenant: Tenant, items: Iterable[BufferItem]) -> frozenset[str]:
-    """Ids of the long-term memories ``items`` are retrieved copies of that ``tenant`` cannot read."""
+    """Ids of the memories ``items`` hold retrieved copies of that ``tenant`` cannot read."""
     gone: set[str] = set()
     for name in LONG_TERM:
         wanted = {
@@ -107,6 +108,10 @@ async def _gone(stores: Stores, tenant: Tenant, items: Iterable[BufferItem]) -> 
             found = {item.item_id for item in await store.get(tenant, sorted(wanted))}
             gone |= wanted - found
     return frozenset(gone)
+
+
+def _copy_of(item_ids: frozenset[str], item: BufferItem) -> bool:
+    return copies(item, item_ids)
 
 
 async def _drop(

@@ -18,8 +18,8 @@ from prefrontal.bundle.checksum import checksum
 from prefrontal.bundle.models import ContextBundle
 from prefrontal.errors import ConfigurationError, NotFoundError
 from prefrontal.exchange.background import BackgroundRunner
-from prefrontal.exchange.forgetting import SummaryRebuild
 from prefrontal.exchange.extract import Extractor
+from prefrontal.exchange.forgetting import SummaryRebuild
 from prefrontal.exchange.models import EndTurnResult, ToolCall
 from prefrontal.exchange.summary import ExtractiveSummarizer, Summarizer
 from prefrontal.memory import MemoryAPI

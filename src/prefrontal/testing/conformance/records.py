@@ -237,7 +237,6 @@ class ConversationStoreSuite(ConversationOwnership, StoreSuite):
         assert await store.get_summary(BOB) is None
         assert await store.get_summary(STRANGER) is None
 
-
     async def test_delete_removes_only_the_tenants_own_messages(
         self, store: ConversationStore
     ) -> None:
@@ -258,9 +257,7 @@ class ConversationStoreSuite(ConversationOwnership, StoreSuite):
         """``drop_summary`` removes the tenant's summary only, and says whether there was one."""
         for tenant in (ALICE, BOB):
             await store.put_summary(
-                ConversationSummary(
-                    agent_id=tenant.agent_id, user_id=tenant.user_id, text="so far"
-                )
+                ConversationSummary(agent_id=tenant.agent_id, user_id=tenant.user_id, text="so far")
             )
         assert await store.drop_summary(ALICE)
         assert not await store.drop_summary(ALICE)
