@@ -54,6 +54,7 @@ async def test_forgetting_a_turns_messages_removes_the_exchange_from_the_next_tu
     assert "Q7-LOCKER-4411" in await held_texts(stores)
     assert await orchestrator.memory.forget(TENANT, user_id)
     assert await orchestrator.memory.forget(TENANT, reply_id)
+    assert "Q7-LOCKER-4411" not in await held_texts(stores)
     later = await orchestrator.start_turn(ask("What is my locker code?"))
     assert "Q7-LOCKER-4411" not in later.bundle.text
     messages = await stores.conversation.recent(TENANT, limit=10, session_id=SESSION)
@@ -104,3 +105,19 @@ async def test_a_folded_message_leaves_the_rolling_summary(stores: Stores) -> No
     assert rebuilt.through not in (user_id, reply_id)
     later = await orchestrator.start_turn(ask("What is my locker code?"))
     assert "Q7-LOCKER-4411" not in later.bundle.text
+
+
+async def test_the_turns_trace_loses_the_forgotten_text(stores: Stores) -> None:
+    """The trace keeps its timings and ids, not the text; a retried end is still answered."""
+    orchestrator = build(stores)
+    turn = await orchestrator.start_turn(ask(SECRET))
+    ended = await orchestrator.end_turn(turn, ANSWER)
+    for message_id in ended.message_ids:
+        assert await orchestrator.memory.forget(TENANT, message_id)
+    trace = await stores.traces.get(TENANT, turn.context.turn_id)
+    assert trace is not None and trace.ending is not None
+    assert (trace.user_input, trace.ending.reply) == (None, "")
+    assert trace.forgotten == ended.message_ids
+    assert "Q7-LOCKER-4411" not in trace.model_dump_json()
+    again = await orchestrator.end_turn(turn, ANSWER)
+    assert not again.written

@@ -27,6 +27,7 @@ from prefrontal.ids import checked_id, is_blank
 from prefrontal.memory.buffers import drop_dangling_copies, forget_in_buffers
 from prefrontal.memory.erasure import ErasureReport, erase, scrub
 from prefrontal.memory.fence import TenantFence
+from prefrontal.memory.turn_traces import redact
 from prefrontal.memory.recall import STORE_NAMES, MemoryStoreName, fused, search_both
 from prefrontal.stores.long_term import (
     AUTHOR_KEY,
@@ -234,8 +235,9 @@ class MemoryAPI:
         exchange). What goes: the episodic and semantic items of that id,
         the conversation message of that id (the rolling summary is rebuilt
         or dropped when it had folded it: :mod:`prefrontal.exchange.forgetting`),
-        and every copy in the tenant's working-memory sessions (the turn's
-        exchange item, a summary that folded it: :mod:`prefrontal.memory.buffers`).
+        its text in its turn's trace (:mod:`prefrontal.memory.turn_traces`), and
+        every copy in the tenant's working-memory sessions (the turn's exchange
+        item, a summary that folded it: :mod:`prefrontal.memory.buffers`).
 
         Another user's shared item of that id is not removed, unless
         ``shared`` (the caller holds the right to write shared memory): then
@@ -265,6 +267,7 @@ class MemoryAPI:
                 now=self._clock(),
             )
             removed.append(len(spoken.messages))
+            await redact(self.stores.traces, tenant, spoken.messages)
             everyone = any(item.scope is Scope.SHARED for item in gone)
             removed.append(
                 await forget_in_buffers(

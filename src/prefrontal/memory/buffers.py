@@ -35,13 +35,15 @@ from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, WorkingMemoryStore
 
 LONG_TERM = ("episodic", "semantic")
-RETRIEVED = f'"{ItemSource.MEMORY_RETRIEVAL.value}"'
-"""How a retrieved copy shows in a saved state's JSON (a session without it holds none)."""
+RETRIEVED = ItemSource.MEMORY_RETRIEVAL.value
+"""What a retrieved copy's saved JSON holds (a session without it holds none)."""
 
 
 def marks(item_ids: Iterable[str]) -> list[str]:
-    """The ids as they show in a saved state's JSON (quoted and escaped)."""
-    return [to_json(item_id).decode() for item_id in item_ids]
+    """The ids as they show in a saved state's JSON: quoted, and quoted again where the
+    buffer's document is kept as a JSON string inside the state (the current format)."""
+    quoted = [to_json(item_id).decode() for item_id in item_ids]
+    return [*quoted, *(to_json(text).decode()[1:-1] for text in quoted)]
 
 
 def names(item: BufferItem, item_ids: Collection[str]) -> bool:
@@ -83,7 +85,7 @@ async def drop_dangling_copies(stores: Stores, erased: Tenant) -> int:
     """After ``erased`` was erased: remove from the agent's other sessions the retrieved
     copies of memories their users can no longer read; how many were removed."""
     removed = 0
-    keys = await stores.working_memory.sessions(erased.agent_id, containing=[RETRIEVED])
+    keys = await stores.working_memory.sessions(erased.agent_id, containing=marks([RETRIEVED]))
     for key in keys:
         if key.user_id == erased.user_id:
             continue

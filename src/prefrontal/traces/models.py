@@ -153,6 +153,9 @@ class TurnTrace(TraceModel):
     """The user's message, so that ``end_turn`` can record it from a bare turn id."""
     ending: TurnEnding | None = None
     """What ``end_turn`` recorded; ``None`` until the turn has ended."""
+    forgotten: tuple[str, ...] = ()
+    """Ids of this turn's messages forgotten since: their text is gone from the trace
+    (``user_input`` is ``None`` for the user's, the ending's ``reply`` empty for the reply)."""
 
     def phase(self, name: str) -> PhaseRecord:
         """The record of the named phase (``KeyError`` if there is none)."""
