@@ -27,8 +27,8 @@ from prefrontal.ids import checked_id, is_blank
 from prefrontal.memory.buffers import drop_dangling_copies, forget_in_buffers
 from prefrontal.memory.erasure import ErasureReport, erase, scrub
 from prefrontal.memory.fence import TenantFence
-from prefrontal.memory.turn_traces import redact
 from prefrontal.memory.recall import STORE_NAMES, MemoryStoreName, fused, search_both
+from prefrontal.memory.turn_traces import redact
 from prefrontal.stores.long_term import (
     AUTHOR_KEY,
     SOURCE_KEY,
