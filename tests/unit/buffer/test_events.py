@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from prefrontal.buffer import BufferEvent, EventKind, OverflowPolicy
+from prefrontal.buffer import BufferEvent, EventKind, OverflowPolicy, WorkingMemoryBuffer
 
 from .conftest import Clock, at, item
 from .conftest import make_buffer as competing
