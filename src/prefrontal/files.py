@@ -11,6 +11,7 @@ its mode: the operator may have chosen it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from pathlib import Path
 
@@ -19,12 +20,17 @@ PRIVATE_DIR_MODE = 0o700
 
 
 def private_directory(path: Path) -> None:
-    """Create ``path`` and its missing parents, each ``0700`` (existing ones untouched)."""
+    """Create ``path`` and its missing parents, each ``0700`` (existing ones untouched).
+
+    Raises ``FileExistsError`` when a file is in the way, as ``mkdir`` does.
+    """
     missing = [p for p in (path, *path.parents) if not p.exists()]
     for directory in reversed(missing):
         with contextlib.suppress(FileExistsError):
             directory.mkdir(mode=PRIVATE_DIR_MODE)
             os.chmod(directory, PRIVATE_DIR_MODE)  # the umask may have narrowed more or less
+    if not path.is_dir():
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(path))
 
 
 def create_private(path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,8 @@ def test_files_are_created_0600_and_directories_0700(tmp_path: Path, umask: int)
     assert (mode(directory / "empty"), mode(directory / "text")) == (0o600, 0o600)
     assert (directory / "text").read_text(encoding="utf-8") == "replaced\n"
     assert sorted(p.name for p in directory.iterdir()) == ["empty", "text"]
+    with pytest.raises(FileExistsError):
+        private_directory(directory / "text")
 
 
 def test_an_existing_file_keeps_its_mode(tmp_path: Path, umask: int) -> None:
@@ -62,7 +65,8 @@ async def test_the_database_and_its_logs_are_0600_under_any_umask(
     tmp_path: Path, umask: int
 ) -> None:
     path = tmp_path / "new" / "stores.db"
-    async with Orchestrator(sqlite.open_stores(path)) as orchestrator:
+    clock = lambda: datetime(2026, 3, 2, tzinfo=UTC)  # noqa: E731
+    async with Orchestrator(sqlite.open_stores(path), clock=clock) as orchestrator:
         await orchestrator.memory.remember(Tenant(agent_id="a", user_id="u"), "a private note")
         logs = [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
         modes = [mode(p) for p in (path, *logs)]
