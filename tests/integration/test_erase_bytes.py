@@ -1,10 +1,10 @@
 """Erase and forget leave no byte of what they removed in SQLite's files.
 
 Two users write memories and turns holding a marker of their own; one is
-erased and one memory of the other forgotten; the stores are closed. The
-database, its ``-wal`` and ``-shm`` files then hold no copy of the erased
-user's marker nor of the forgotten memory's, and every word of the other
-user's is still there. It holds with ``secure_delete`` forced off at open
+erased, and one memory and one turn's two messages of the other forgotten;
+the stores are closed. The database, its ``-wal`` and ``-shm`` files then
+hold no copy of the erased user's marker, of the forgotten memory's nor of
+the forgotten messages', and every word of the other user's is still there. It holds with ``secure_delete`` forced off at open
 (prefrontal sets it itself), and on a database made before term rows at 0
 were deleted.
 
@@ -33,6 +33,7 @@ BOB = Tenant(agent_id="atlas", user_id="bob")
 ERASED = b"alicemarkq"
 FORGOTTEN = b"forgotmarkq"
 KEPT = b"bobmarkq"
+SAID = b"saidmarkq"
 
 
 def occurrences(path: Path, needle: bytes) -> int:
@@ -41,8 +42,9 @@ def occurrences(path: Path, needle: bytes) -> int:
     return sum(f.read_bytes().count(needle) for f in files if f.exists())
 
 
-async def write_both(orchestrator: Orchestrator) -> str:
-    """Memories and turns of both users; returns the id of Bob's memory to forget."""
+async def write_both(orchestrator: Orchestrator) -> tuple[str, tuple[str, ...]]:
+    """Memories and turns of both users; the id of Bob's memory and the message ids of
+    Bob's turn to forget."""
     memory = orchestrator.memory
     for n in range(20):
         await memory.remember(ALICE, f"xqj{ERASED.decode()} note {n} about the garden")
@@ -60,7 +62,20 @@ async def write_both(orchestrator: Orchestrator) -> str:
                 )
             )
             await orchestrator.end_turn(result, f"Noted xqj{marker.decode()} {n}.")
-    return forgotten.item_id
+    told = await orchestrator.start_turn(
+        TurnRequest(
+            agent_id="atlas",
+            user_id="bob",
+            session_id="s1",
+            user_input=f"My pin is wpy{SAID.decode()}",
+        )
+    )
+    ended = await orchestrator.end_turn(told, f"Pin wpy{SAID.decode()} noted.")
+    after = await orchestrator.start_turn(
+        TurnRequest(agent_id="atlas", user_id="bob", session_id="s1", user_input="Thanks.")
+    )
+    await orchestrator.end_turn(after, "You are welcome.")
+    return forgotten.item_id, ended.message_ids
 
 
 @pytest.mark.parametrize("secure_delete", ["default", "forced_off"])
@@ -79,17 +94,21 @@ async def test_erased_and_forgotten_text_leaves_the_files(
 
         monkeypatch.setattr(sqlite3, "connect", connect)
     async with Orchestrator(sqlite.open_stores(path), clock=lambda: T0) as orchestrator:
-        forgotten = await write_both(orchestrator)
+        forgotten, messages = await write_both(orchestrator)
         await orchestrator.wait_background()
         assert occurrences(path, ERASED) > 0
         assert occurrences(path, FORGOTTEN) > 0
+        assert occurrences(path, SAID) > 0
         report = await orchestrator.memory.erase("atlas", "alice")
         assert report.removed["semantic"] == 20
         assert await orchestrator.memory.forget(BOB, forgotten)
+        for message_id in messages:
+            assert await orchestrator.memory.forget(BOB, message_id)
         kept = await orchestrator.memory.recall(BOB, f"zvk{KEPT.decode()}", top_k=100)
         assert len(kept) >= 20
     assert occurrences(path, ERASED) == 0
     assert occurrences(path, FORGOTTEN) == 0
+    assert occurrences(path, SAID) == 0
     assert occurrences(path, KEPT) > 0
     with sqlite3.connect(path) as connection:
         empty = "SELECT count(*) FROM semantic_terms WHERE df <= 0"

@@ -81,6 +81,28 @@ def test_a_memory_is_remembered_changed_found_and_forgotten(client: httpx.Client
     assert missing.status_code == 404
 
 
+def test_a_turns_messages_are_forgotten_by_their_ids(client: httpx.Client) -> None:
+    """DELETE of each message id an ended turn returned: the next turn shows neither message."""
+    said = "My spare key is under the blue pot Z-KEY-5120."
+    turn = client.post(
+        "/v1/turns", json={"user_id": DEMO_USER, "session_id": "w-forget", "user_input": said}
+    ).json()
+    ended = client.post(
+        f"/v1/turns/{turn['turn_id']}/end",
+        json={"user_id": DEMO_USER, "reply": "Noted, Z-KEY-5120 under the blue pot."},
+    ).json()
+    for message_id in ended["message_ids"]:
+        gone = client.delete(f"/v1/memories/{message_id}", params={"user_id": DEMO_USER})
+        assert gone.status_code == 200 and gone.json()["forgotten"] is True
+        again = client.delete(f"/v1/memories/{message_id}", params={"user_id": DEMO_USER})
+        assert again.status_code == 404
+    later = client.post(
+        "/v1/turns",
+        json={"user_id": DEMO_USER, "session_id": "w-forget", "user_input": "Where is my key?"},
+    ).json()
+    assert "Z-KEY-5120" not in later["text"]
+
+
 def test_another_users_memory_cannot_be_changed_or_forgotten(client: httpx.Client) -> None:
     """A memory of maya's is not found when sam's requests name it."""
     item_id = client.post(

@@ -139,3 +139,19 @@ async def test_mcp_over_http_needs_a_key_for_its_agent_and_user(demo_db: Path) -
     assert (none.status_code, wrong.status_code, other.status_code) == (401, 401, 403)
     assert none.json()["detail"] == "An API key is required."
     assert other.json()["detail"] == "This API key may not act for this server."
+
+
+async def test_forget_over_stdio_removes_a_turns_message(demo_db: Path) -> None:
+    """``forget`` of the reply's id: the next turn shows the user's words but not the reply."""
+    async with stdio_client(demo_db) as client:
+        session = McpSession(client)
+        turn = await session.start("Please note the gate code W-GATE-8080.", "mcp-forget")
+        ended = await session.end(turn["turn_id"], "Gate code Y-GATE-9191 noted.")
+        user_id, reply_id = ended["message_ids"]
+        forgotten = await session.forget(reply_id)
+        again = await session.forget(reply_id)
+        later = await session.start("What was the gate code?", "mcp-forget")
+    assert (forgotten["forgotten"], again["forgotten"]) == (True, False)
+    assert user_id.endswith(":user")
+    assert "W-GATE-8080" in later["text"]
+    assert "Y-GATE-9191" not in later["text"]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from prefrontal.buffer import building
 from prefrontal.buffer import tokens as default_tokens
 from prefrontal.buffer.config import BufferConfig, OverflowPolicy
-from prefrontal.buffer.decay import has_faded
+from prefrontal.buffer.decay import awaits_promotion, has_faded
 from prefrontal.buffer.events import EventKind
 from prefrontal.buffer.folding import Folded, dropped, fold, fold_faded
 from prefrontal.buffer.holding import Holding
@@ -91,6 +91,7 @@ class WorkingMemoryBuffer:
             tuple[datetime, Focus | None, tuple[str, ...], BufferConfig, EvictionContext] | None
         ) = None
         self._last_kept: tuple[tuple[int, frozenset[str]], _Kept] | None = None
+        self._last_awaiting: tuple[int, BufferConfig, frozenset[str]] | None = None
         self._settled: tuple[datetime, int, BufferConfig] | None = None
         """When :meth:`fade` last ran: the instant, the held items' change count, the settings.
         Fading again with all three the same finds nothing (a turn fades at its start,
@@ -386,8 +387,12 @@ class WorkingMemoryBuffer:
 
         An item already held (same id) is refreshed: touched and updated in
         place, never added twice. A new item must pass admission; room is then
-        made under the overflow policy, never at the cost of a pinned item or
-        one in ``protected``. Refusals are results, not exceptions.
+        made under the overflow policy, never at the cost of a pinned item, one
+        in ``protected`` or one that awaits its promotion into episodic memory
+        (:func:`~prefrontal.buffer.decay.awaits_promotion`: only the buffer
+        holds it, so it leaves by consolidation, or by ``remove``/``clear``);
+        an item that would need one of those to leave is refused (``no_room``).
+        Refusals are results, not exceptions.
         ``factors`` are its salience factors when the caller has computed them
         already (for this focus, these themes and this time). ``turn_id``,
         when given, is the turn offering it: the provenance of the item
@@ -395,6 +400,7 @@ class WorkingMemoryBuffer:
         """
         at = self.moment(now)
         item_id = new.resolved_id()
+        protected = self._keeping(protected)
         tokens = new.tokens if new.tokens is not None else self.count_tokens(new.content)
         if tokens > self.config.max_tokens:
             reason = f"too_large: {tokens} tokens > max_tokens {self.config.max_tokens}"
@@ -608,6 +614,23 @@ class WorkingMemoryBuffer:
         )
         self._last_context = (at, focus, self._themes, self.config, context)
         return context
+
+    def _keeping(self, protected: Collection[str]) -> Collection[str]:
+        """``protected`` and the held items that await their promotion: what no newcomer evicts.
+
+        The latter are worked out again only when the held items or the settings changed.
+        """
+        held, last = self._held, self._last_awaiting
+        if last is not None and last[0] == held.changes and last[1] is self.config:
+            awaiting = last[2]
+        else:
+            awaiting = frozenset(
+                i.item_id for i in held.items.values() if awaits_promotion(i, self.config)
+            )
+            self._last_awaiting = (held.changes, self.config, awaiting)
+        if not awaiting:
+            return protected
+        return awaiting.union(protected) if protected else awaiting
 
     def _kept(self, protected: Collection[str]) -> _Kept:
         """The held items that may not leave (pinned or ``protected``): how many, their tokens.

@@ -18,6 +18,7 @@ import typer
 
 from prefrontal.cli.errors import innermost, one_line
 from prefrontal.errors import ConfigurationError, StoreError
+from prefrontal.files import private_directory
 from prefrontal.stores import sqlite
 from prefrontal.stores.set import Stores
 
@@ -67,7 +68,7 @@ def build(db: str, *, create: bool = True) -> Stores:
 def _make_parent(path: Path) -> None:
     """Create the directory that will hold ``path``, or say in one line why it cannot be."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_directory(path.parent)
     except OSError as error:
         reason = "a file is in the way" if isinstance(error, FileExistsError) else error.strerror
         raise ConfigurationError(f"--db: cannot create {path.parent}: {reason}") from error

@@ -21,6 +21,7 @@ from prefrontal.evaluation.baselines import Bm25Baseline, recency
 from prefrontal.evaluation.ingest import Coverage, ingest_notes, ingest_turns, turn_time
 from prefrontal.evaluation.locomo import Conversation, Dataset, Question
 from prefrontal.evaluation.scoring import Scored, bundle_items, covered, recall
+from prefrontal.files import private_directory
 from prefrontal.orchestrator.orchestrator import Orchestrator
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.stores import sqlite
@@ -68,7 +69,7 @@ def in_memory(embedder: Embedder | None) -> StoreFactory:
 
 def sqlite_files(directory: Path, embedder: Embedder | None) -> StoreFactory:
     """One SQLite file per conversation in ``directory``, replaced if it exists."""
-    directory.mkdir(parents=True, exist_ok=True)
+    private_directory(directory)
 
     def open_fresh(name: str) -> Stores:
         path = directory / f"{name}.sqlite"

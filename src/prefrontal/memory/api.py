@@ -22,10 +22,13 @@ from ulid import ULID
 from prefrontal.budgets.tokens import TokenCounter, default_counter
 from prefrontal.config import RecallConfig
 from prefrontal.errors import NotFoundError
+from prefrontal.exchange.forgetting import SummaryRebuild, forget_messages
 from prefrontal.ids import checked_id, is_blank
+from prefrontal.memory.buffers import drop_dangling_copies, forget_in_buffers
 from prefrontal.memory.erasure import ErasureReport, erase, scrub
 from prefrontal.memory.fence import TenantFence
 from prefrontal.memory.recall import STORE_NAMES, MemoryStoreName, fused, search_both
+from prefrontal.memory.turn_traces import redact
 from prefrontal.stores.long_term import (
     AUTHOR_KEY,
     SOURCE_KEY,
@@ -56,7 +59,9 @@ class MemoryAPI:
     rerank weights of phases 5 and 6 (the orchestrator passes its own).
     ``remember``, ``update`` and ``forget`` hold the tenant's ``fence``
     (:mod:`prefrontal.memory.fence`): an ``erase`` waits for them, and they
-    wait for an ``erase`` in progress.
+    wait for an ``erase`` in progress. ``summary`` is how ``forget`` rebuilds
+    a rolling summary that folded a forgotten message (the orchestrator
+    passes its summarizer and settings).
     """
 
     def __init__(
@@ -68,8 +73,10 @@ class MemoryAPI:
         counter: TokenCounter | None = None,
         config: RecallConfig | None = None,
         fence: TenantFence | None = None,
+        summary: SummaryRebuild | None = None,
     ) -> None:
         self.stores = stores
+        self.summary = summary or SummaryRebuild()
         self.fence = fence or TenantFence()
         """Erase's barrier: the orchestrator shares its own, so erase fences its turns too."""
         self._clock = clock
@@ -220,34 +227,70 @@ class MemoryAPI:
         return revised[0][1]
 
     async def forget(self, tenant: Tenant, item_id: str, *, shared: bool = False) -> bool:
-        """Remove ``tenant``'s own memory ``item_id``; ``True`` if there was one.
+        """Remove ``tenant``'s own memory or message ``item_id`` everywhere it shows;
+        ``True`` if anything was removed.
+
+        One id, one record: a memory, or one message of a turn
+        (``<turn>:user`` or ``<turn>:reply``; forget both to forget the
+        exchange). What goes: the episodic and semantic items of that id,
+        the conversation message of that id (the rolling summary is rebuilt
+        or dropped when it had folded it: :mod:`prefrontal.exchange.forgetting`),
+        its text in its turn's trace (:mod:`prefrontal.memory.turn_traces`), and
+        every copy in the tenant's working-memory sessions (the turn's exchange
+        item, a summary that folded it: :mod:`prefrontal.memory.buffers`).
 
         Another user's shared item of that id is not removed, unless
         ``shared`` (the caller holds the right to write shared memory): then
         the shared items of that id the tenant sees go too, whoever wrote
-        them. An older version the forgotten item had superseded stays
+        them. A shared memory that goes also leaves the other users'
+        sessions. An older version the forgotten item had superseded stays
         superseded. Where the backend can (SQLite), no copy of it stays on
         disk: its full-text segments are rewritten and the log truncated.
         """
         wanted = [_checked_id(item_id)]
         async with self.fence.holding(tenant, "forget"):
+            found = await self._found(tenant, wanted[0])
             removed = [await self._store(name).delete(tenant, wanted) for name in STORE_NAMES]
+            gone = [item for _, item in found if owns(tenant, item)]
             if shared:
-                for name, item in await self._found(tenant, wanted[0]):
+                for name, item in found:
                     if item.scope is Scope.SHARED and not owns(tenant, item):
                         author = Tenant(agent_id=item.agent_id, user_id=item.user_id)
                         removed.append(await self._store(name).delete(author, wanted))
+                        gone.append(item)
+            spoken = await forget_messages(
+                self.stores.conversation,
+                tenant,
+                wanted,
+                rebuild=self.summary,
+                count_tokens=self._count,
+                now=self._clock(),
+            )
+            removed.append(len(spoken.messages))
+            await redact(self.stores.traces, tenant, spoken.messages)
+            everyone = any(item.scope is Scope.SHARED for item in gone)
+            removed.append(
+                await forget_in_buffers(
+                    self.stores.working_memory, tenant, wanted, everyone=everyone
+                )
+            )
             if sum(removed):
-                await scrub(self.stores, (*STORE_NAMES, "traces"))
+                await scrub(self.stores, (*STORE_NAMES, "conversation", "traces"))
         return sum(removed) > 0
+
+    def _count(self, text: str) -> int:
+        if self._counter is None:
+            self._counter = default_counter()
+        return self._counter.count(text)
 
     async def erase(self, agent_id: str, user_id: str) -> ErasureReport:
         """Remove everything of one user of one agent from every store; the counts per store.
 
         Goals, conversation turns and summary, episodic and semantic memory,
         scratch entries, working-memory sessions and traces that the user
-        owns, private or shared by them. Other users' records are untouched.
-        Safe to repeat.
+        owns, private or shared by them. Other users' records are untouched;
+        the copies of the user's shared memories in their working-memory
+        sessions go (``copies_dropped``). Safe to repeat.
 
         A barrier (:mod:`prefrontal.memory.fence`): the user's work in flight
         in this process is cancelled (writes behind turns, extractions) or
@@ -258,7 +301,9 @@ class MemoryAPI:
         tenant = Tenant(agent_id=agent_id, user_id=user_id)
         async with self.fence.erasing(tenant) as cancelled:
             report = await erase(self.stores, tenant)
-        return report.model_copy(update={"cancelled": dict(cancelled.counts)})
+            copies = await drop_dangling_copies(self.stores, tenant)
+        update = {"cancelled": dict(cancelled.counts), "copies_dropped": copies}
+        return report.model_copy(update=update)
 
     async def _found(
         self, tenant: Tenant, item_id: str

@@ -39,6 +39,9 @@ class ErasureReport(BaseModel):
     """The user's work in flight that the erase cancelled or dropped before it began, by kind
     (``turn_writes``, ``extraction``); work it waited for instead (``end_turn``, memory
     writes) ended before anything was removed, so what it wrote is counted in ``removed``."""
+    copies_dropped: int = 0
+    """Retrieved copies of the user's shared memories taken out of the other users'
+    working-memory sessions (:func:`prefrontal.memory.buffers.drop_dangling_copies`)."""
 
     @property
     def total(self) -> int:

@@ -473,9 +473,10 @@ class TurnEnder:
         """On a retry: run the extraction a cancelled first call never scheduled.
 
         Its items have the same ids whenever it runs, so running it twice is harmless.
+        A turn with a message forgotten since is not extracted again.
         """
         ending = trace.ending
-        if self.extractor is None or ending is None:
+        if self.extractor is None or ending is None or trace.forgotten:
             return
         if any(step.name == "extraction" for step in ending.steps):
             return

@@ -19,6 +19,7 @@ from prefrontal.bundle.models import ContextBundle
 from prefrontal.errors import ConfigurationError, NotFoundError
 from prefrontal.exchange.background import BackgroundRunner
 from prefrontal.exchange.extract import Extractor
+from prefrontal.exchange.forgetting import SummaryRebuild
 from prefrontal.exchange.models import EndTurnResult, ToolCall
 from prefrontal.exchange.summary import ExtractiveSummarizer, Summarizer
 from prefrontal.memory import MemoryAPI
@@ -128,6 +129,7 @@ class Orchestrator:
         self._admission = Admission(self.config.admission)
         self.fence = TenantFence()
         """Erase's barrier, shared with :attr:`memory` (:mod:`prefrontal.memory.fence`)."""
+        summarizer = summarizer or ExtractiveSummarizer()
         self._overlap = not stores.never_wait()
         """Whether the turns' store calls can overlap: known once, as the writes' ``in_process``."""
         self._ender = TurnEnder(
@@ -135,7 +137,7 @@ class Orchestrator:
             self.config,
             clock=self._clock,
             count_tokens=self._counter.count,
-            summarizer=summarizer or ExtractiveSummarizer(),
+            summarizer=summarizer,
             extractor=extractor,
             runner=self._runner,
             fence=self.fence,
@@ -148,6 +150,12 @@ class Orchestrator:
             counter=self._counter,
             config=self.config.recall,
             fence=self.fence,
+            summary=SummaryRebuild(
+                summarizer=summarizer,
+                window=self.config.conversation.recent_turns,
+                batch=self.config.end_turn.fold_batch,
+                max_tokens=self.config.end_turn.summary_tokens,
+            ),
         )
         self._agents = AgentStateAPI(stores, clock=self._clock)
 

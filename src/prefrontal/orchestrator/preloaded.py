@@ -11,6 +11,7 @@ nothing; the transaction's version check decides whether it is written.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from prefrontal.stores.tenancy import Tenant
@@ -41,6 +42,11 @@ class Preloaded:
         self, tenant: Tenant, *, since: datetime, limit: int
     ) -> list[SessionState]:
         return await self.store.recent_sessions(tenant, since=since, limit=limit)
+
+    async def sessions(
+        self, agent_id: str, *, user_id: str | None = None, containing: Sequence[str] = ()
+    ) -> list[SessionKey]:
+        return await self.store.sessions(agent_id, user_id=user_id, containing=containing)
 
     async def erase(self, tenant: Tenant) -> int:
         return await self.store.erase(tenant)

@@ -24,9 +24,15 @@ def reply_hash(reply: str) -> str:
 def check_same_reply(trace: TurnTrace, reply: str) -> None:
     """Raise :class:`TurnConflictError` when ``trace`` was ended with a reply other than ``reply``.
 
-    A trace not ended yet, or ended with this very reply, passes.
+    A trace not ended yet, or ended with this very reply, passes; so does one
+    whose reply was forgotten since (there is nothing left to compare).
     """
     ending = trace.ending
-    if ending is None or ending.reply == reply:
+    if ending is None or ending.reply == reply or reply_forgotten(trace):
         return
     raise TurnConflictError(trace.turn_id, reply_hash(ending.reply), reply_hash(reply))
+
+
+def reply_forgotten(trace: TurnTrace) -> bool:
+    """The turn's reply message was forgotten: its trace no longer holds the text."""
+    return any(item_id.endswith(":reply") for item_id in trace.forgotten)

@@ -38,6 +38,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from prefrontal.errors import ConfigurationError
+from prefrontal.files import write_private
 
 ANY_USER = "*"
 KEYS_ENV = "PREFRONTAL_API_KEYS"
@@ -200,7 +201,4 @@ def append_entry(path: Path, entry: str) -> None:
         KeyRing.load(path, environ={})
         document = json.loads(path.read_text(encoding="utf-8"))
     document["keys"].append(json.loads(entry))
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    os.chmod(temporary, 0o600)
-    temporary.replace(path)
+    write_private(path, json.dumps(document, indent=2) + "\n")

@@ -248,9 +248,19 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
     )
     async def forget(
         ctx: Context[Any, Any],
-        memory_id: Annotated[Id, Field(description="The `item_id` of the memory to drop.")],
+        memory_id: Annotated[
+            Id,
+            Field(
+                description="The `item_id` of the memory to drop, or one of the `message_ids` "
+                "`end_turn` returned (`<turn_id>:user`, `<turn_id>:reply`)."
+            ),
+        ],
     ) -> ForgetOut:
-        """Drop a memory that is wrong, outdated or unwanted (`forgotten`: false if none had it)."""
+        """Drop a memory, or one message of the conversation, that is wrong, outdated or unwanted.
+
+        A message goes from the conversation, its summary and working memory too; `forgotten`
+        is false when nothing had that id.
+        """
         scope = await service.scope_of(tenant, memory_id)
         shared = scope is Scope.SHARED
         require(ctx, Right.WRITE_SHARED if shared else Right.WRITE)

@@ -5,6 +5,7 @@ Phase 4 reads the most recent turns and the summary.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
@@ -68,6 +69,9 @@ class ConversationStore(Protocol):
     ``append`` of an existing ``item_id`` of the same agent and user replaces
     that turn (ids are unique per agent and user). ``erase`` removes the
     tenant's turns and its summary and returns how many records it removed.
+    ``delete`` removes the tenant's own messages of the ids given (never
+    another user's, shared or not) and returns them; ``drop_summary``
+    removes the tenant's rolling summary and says whether there was one.
     """
 
     async def append(self, turn: ConversationTurn) -> None:
@@ -86,6 +90,14 @@ class ConversationStore(Protocol):
 
     async def put_summary(self, summary: ConversationSummary) -> None:
         """Create or replace the rolling summary."""
+        ...
+
+    async def delete(self, tenant: Tenant, item_ids: Sequence[str]) -> list[ConversationTurn]:
+        """Remove the tenant's own messages of ``item_ids``; the messages removed."""
+        ...
+
+    async def drop_summary(self, tenant: Tenant) -> bool:
+        """Remove the tenant's rolling summary; ``True`` if there was one."""
         ...
 
     async def erase(self, tenant: Tenant) -> int:

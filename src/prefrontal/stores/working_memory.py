@@ -7,6 +7,7 @@ session's themes and entities, so that related sessions can be found.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -59,6 +60,10 @@ class WorkingMemoryStore(Protocol):
       included), which ``recent_sessions`` is asked about with the same clock;
     - ``recent_sessions`` returns the tenant's sessions updated at or after
       ``since``, newest first, never another user's or agent's;
+    - ``sessions`` returns the keys of the agent's sessions (of one user when
+      ``user_id`` is given) whose saved JSON contains one of the texts
+      ``containing`` (every session when it is empty): a superset that the
+      caller narrows by loading each;
     - ``erase`` removes every session of the tenant and returns how many.
     """
 
@@ -74,6 +79,12 @@ class WorkingMemoryStore(Protocol):
         self, tenant: Tenant, *, since: datetime, limit: int
     ) -> list[SessionState]:
         """The tenant's sessions updated since ``since``, newest first."""
+        ...
+
+    async def sessions(
+        self, agent_id: str, *, user_id: str | None = None, containing: Sequence[str] = ()
+    ) -> list[SessionKey]:
+        """The agent's (or one user's) sessions whose saved JSON holds one of ``containing``."""
         ...
 
     async def erase(self, tenant: Tenant) -> int:

@@ -151,6 +151,11 @@ class TurnTrace(TraceModel):
     version: str = ""
     user_input: str | None = None
     """The user's message, so that ``end_turn`` can record it from a bare turn id."""
+    forgotten: tuple[str, ...] = ()
+    """Ids of this turn's messages forgotten since: their text is gone from the trace
+    (``user_input`` is ``None`` for the user's, the ending's ``reply`` empty for the reply).
+    The field stands before ``ending``, which a trace's JSON ends with (an open
+    trace's with :data:`~prefrontal.stores.traces.OPEN_SUFFIX`)."""
     ending: TurnEnding | None = None
     """What ``end_turn`` recorded; ``None`` until the turn has ended."""
 

@@ -90,3 +90,32 @@ def test_buffer_settings_are_finite(value: float) -> None:
 async def test_consolidation_refuses_a_max_tokens_that_is_no_count(value: float) -> None:
     with pytest.raises(ValueError, match="max_tokens"):
         await consolidate(Stores.in_memory(), KEY, now=at(0), max_tokens=value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("policy", list(OverflowPolicy))
+async def test_a_note_added_to_a_full_buffer_never_evicts_another_note(
+    policy: OverflowPolicy,
+) -> None:
+    """Three notes fill the buffer: a copy of long-term memory may make room for a fourth
+    note, a note may not: the newcomer is refused (``no_room``) and every note stays."""
+    buffer = WorkingMemoryBuffer(
+        BufferConfig(policy=policy, max_items=3, base_threshold=0.0, summary_min_tokens=2),
+        count_tokens=words,
+    )
+    for n in range(2):
+        await buffer.add(NewItem(content=f"Note {n} to keep.", item_id=f"n{n}"), now=at(n))
+    copy = NewItem(
+        content="Ada likes tea.",
+        item_id="copy",
+        source=ItemSource.MEMORY_RETRIEVAL,
+        provenance=ItemProvenance(store="semantic", item_ids=("m1",)),
+    )
+    await buffer.add(copy, now=at(2))
+    admitted = await buffer.add(NewItem(content="Note 2 to keep.", item_id="n2"), now=at(3))
+    assert admitted.outcome.value == "admitted"
+    assert {e.item.item_id for e in admitted.evicted} <= {"copy"}
+    refused = await buffer.add(NewItem(content="Note 3 to keep.", item_id="n3"), now=at(4))
+    assert refused.outcome.value == "refused"
+    assert refused.reason.startswith("no_room")
+    assert [i.item_id for i in buffer.items if not i.is_summary] == ["n0", "n1", "n2"]
+    assert all(i.content.startswith("Note") for i in buffer.items if not i.is_summary)

@@ -18,9 +18,19 @@ from prefrontal.buffer import (
 )
 from prefrontal.buffer.summarizer import first_sentence, fit_tokens
 
-from .conftest import at, item, make_buffer, words
+from .conftest import Clock, at, item, words
+from .conftest import make_buffer as competing
 
 pytestmark = pytest.mark.anyio
+
+
+def make_buffer(
+    policy: OverflowPolicy = OverflowPolicy.COMPOSITE, clock: Clock | None = None, **config: Any
+) -> WorkingMemoryBuffer:
+    """A buffer whose items all compete under the policy: without ``keep_until_promoted``
+    (with it, the agent's items no newcomer evicts: ``test_kept_notes``)."""
+    config.setdefault("keep_until_promoted", False)
+    return competing(policy, clock, **config)
 
 
 async def _filled(**config: Any) -> WorkingMemoryBuffer:
@@ -74,6 +84,7 @@ async def test_an_oversized_summary_is_trimmed_to_the_room() -> None:
             max_tokens=30,
             base_threshold=0.0,
             summary_min_tokens=2,
+            keep_until_promoted=False,
         ),
         count_tokens=words,
         summarizer=Verbose(),
@@ -114,7 +125,7 @@ async def test_folding_the_same_item_twice_makes_two_distinct_summaries() -> Non
 
 
 def _long_run_buffer(
-    max_items: int = 4, max_tokens: int = 60, *, keep_until_promoted: bool = True
+    max_items: int = 4, max_tokens: int = 60, *, keep_until_promoted: bool = False
 ) -> WorkingMemoryBuffer:
     return make_buffer(
         OverflowPolicy.SUMMARIZE,

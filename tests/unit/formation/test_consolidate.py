@@ -204,6 +204,7 @@ async def test_a_buffer_summary_is_promoted_with_what_it_folded(stores: Stores) 
         base_threshold=0.0,
         policy=OverflowPolicy.SUMMARIZE,
         summary_min_tokens=3,
+        keep_until_promoted=False,
     )
     session = await SessionBuffer.load(
         stores.working_memory, KEY, config=config, count_tokens=words, clock=lambda: T0

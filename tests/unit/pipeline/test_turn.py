@@ -194,5 +194,5 @@ async def test_the_sealed_trace_is_the_open_trace_sealed_with_the_readiness_adde
     assert (
         built.model_fields_set
         == expected.model_fields_set
-        == set(TurnTrace.model_fields) - {"ending"}
+        == set(TurnTrace.model_fields) - {"ending", "forgotten"}
     )

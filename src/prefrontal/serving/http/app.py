@@ -201,7 +201,9 @@ def create_app(  # noqa: C901
     async def forget(
         item_id: ItemPath, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
     ) -> ForgetOut:
-        """Forget a memory (a shared one, whoever wrote it, with the ``write_shared`` right)."""
+        """Forget a memory (a shared one, whoever wrote it, with the ``write_shared`` right),
+        or one message of a turn by the id ``end_turn`` returned (``<turn>:user``,
+        ``<turn>:reply``): it leaves the conversation, its summary and working memory too."""
         tenant = tenant_for(grant, user_id, agent_id)
         shared = await may_change(service, grant, tenant, item_id)
         forgotten = await service.forget(tenant, item_id, shared=shared)

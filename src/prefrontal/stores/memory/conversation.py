@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
@@ -69,6 +70,19 @@ class InMemoryConversationStore:
 
     async def put_summary(self, summary: ConversationSummary) -> None:
         self._summaries[(summary.agent_id, summary.user_id)] = summary
+
+    async def delete(self, tenant: Tenant, item_ids: Sequence[str]) -> list[ConversationTurn]:
+        removed = [
+            said[1]
+            for item_id in dict.fromkeys(item_ids)
+            if (said := self._turns.pop((tenant.agent_id, tenant.user_id, item_id), None))
+        ]
+        if removed:
+            self._timelines.pop(tenant.agent_id, None)
+        return removed
+
+    async def drop_summary(self, tenant: Tenant) -> bool:
+        return self._summaries.pop((tenant.agent_id, tenant.user_id), None) is not None
 
     async def erase(self, tenant: Tenant) -> int:
         mine = [key for key, (_, turn) in self._turns.items() if owns(tenant, turn)]

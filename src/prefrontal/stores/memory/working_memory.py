@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from datetime import datetime
 
 from prefrontal.errors import ConflictError
@@ -67,6 +68,17 @@ class InMemoryWorkingMemoryStore:
         del entries[bisect.bisect_left(entries, _order(_entry(state)), key=_order)]
         if not entries:
             del self._by_owner[owner]
+
+    async def sessions(
+        self, agent_id: str, *, user_id: str | None = None, containing: Sequence[str] = ()
+    ) -> list[SessionKey]:
+        return [
+            key
+            for key, state in self._states.items()
+            if key.agent_id == agent_id
+            and user_id in (None, key.user_id)
+            and (not containing or any(text in state.model_dump_json() for text in containing))
+        ]
 
     async def recent_sessions(
         self, tenant: Tenant, *, since: datetime, limit: int

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
@@ -12,6 +13,7 @@ from prefrontal.stores.postgres.database import (
     Connection,
     PostgresDatabase,
     erase_statement,
+    storable_ids,
 )
 from prefrontal.stores.postgres.exchange import PostgresExchangeWriter
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
@@ -37,6 +39,11 @@ ORDER BY created_at DESC, seq DESC LIMIT $4
 
 
 _SUMMARY = "SELECT body FROM conversation_summaries WHERE agent_id = $1 AND user_id = $2"
+_DELETE = (
+    "DELETE FROM conversation_turns WHERE agent_id = $1 AND user_id = $2"
+    " AND item_id = ANY($3::text[]) RETURNING body"
+)
+_DROP_SUMMARY = "DELETE FROM conversation_summaries WHERE agent_id = $1 AND user_id = $2"
 _PUT_SUMMARY = (
     "INSERT INTO conversation_summaries (agent_id, user_id, body) VALUES ($1, $2, $3)"
     " ON CONFLICT (agent_id, user_id) DO UPDATE SET body = excluded.body"
@@ -153,6 +160,23 @@ class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
         await self.database.execute(
             _PUT_SUMMARY, summary.agent_id, summary.user_id, body, store=_STORE
         )
+
+    async def delete(self, tenant: Tenant, item_ids: Sequence[str]) -> list[ConversationTurn]:
+        ids = storable_ids(list(item_ids))
+
+        async def run(connection: Connection) -> list[str]:
+            rows = await connection.fetch(_DELETE, tenant.agent_id, tenant.user_id, ids)
+            return [row[0] for row in rows]
+
+        bodies = await self.database.write(run, store=_STORE)
+        return readable(bodies, ConversationTurn.model_validate_json, store=_STORE)
+
+    async def drop_summary(self, tenant: Tenant) -> bool:
+        async def run(connection: Connection) -> bool:
+            status = await connection.execute(_DROP_SUMMARY, tenant.agent_id, tenant.user_id)
+            return int(status.rsplit(" ", 1)[-1]) > 0
+
+        return await self.database.write(run, store=_STORE)
 
     async def erase(self, tenant: Tenant) -> int:
         async def run(connection: Connection) -> int:

@@ -10,6 +10,7 @@ the others get a :class:`~prefrontal.errors.ConflictError`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from prefrontal.errors import ConflictError
@@ -95,6 +96,24 @@ class PostgresWorkingMemoryStore(SharesDatabase[PostgresDatabase]):
                 limit,
             )
             return readable((r[0] for r in rows), SessionState.model_validate_json, store=_STORE)
+
+        return await self.database.read(run, store=_STORE)
+
+    async def sessions(
+        self, agent_id: str, *, user_id: str | None = None, containing: Sequence[str] = ()
+    ) -> list[SessionKey]:
+        async def run(connection: Connection) -> list[SessionKey]:
+            rows = await connection.fetch(
+                "SELECT agent_id, user_id, session_id FROM wm_sessions"
+                " WHERE agent_id = $1 AND ($2::text IS NULL OR user_id = $2)"
+                " AND (cardinality($3::text[]) = 0"
+                " OR EXISTS (SELECT 1 FROM unnest($3::text[]) AS t(mark)"
+                " WHERE strpos(body, t.mark) > 0))",
+                agent_id,
+                user_id,
+                list(containing),
+            )
+            return [SessionKey(agent_id=r[0], user_id=r[1], session_id=r[2]) for r in rows]
 
         return await self.database.read(run, store=_STORE)
 

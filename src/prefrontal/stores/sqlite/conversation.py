@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
 from prefrontal.stores.exchange import Lookup, SummaryChange, stored_leaving
-from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, from_us, to_us
+from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, from_us, id_list, to_us
 from prefrontal.stores.sqlite.exchange import SqliteExchangeWriter
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.stores.sqlite.traces import SqliteTraceStore
@@ -32,6 +33,11 @@ _RECENT = (
     " ORDER BY created_at DESC, seq DESC LIMIT :limit"
 )
 _SUMMARY = "SELECT body FROM conversation_summaries WHERE agent_id = ? AND user_id = ?"
+_DELETE = (
+    "DELETE FROM conversation_turns WHERE agent_id = ? AND user_id = ?"
+    " AND item_id IN (SELECT value FROM json_each(?)) RETURNING body"
+)
+_DROP_SUMMARY = "DELETE FROM conversation_summaries WHERE agent_id = ? AND user_id = ?"
 _PUT_SUMMARY = (
     "INSERT OR REPLACE INTO conversation_summaries (agent_id, user_id, body) VALUES (?, ?, ?)"
 )
@@ -140,6 +146,23 @@ class SqliteConversationStore(SharesDatabase[Database]):
 
     async def put_summary(self, summary: ConversationSummary) -> None:
         await self.database.write(lambda c: put_summary_in(c, summary), store=_STORE)
+
+    async def delete(self, tenant: Tenant, item_ids: Sequence[str]) -> list[ConversationTurn]:
+        params = (tenant.agent_id, tenant.user_id, id_list(list(item_ids)))
+
+        def run(connection: sqlite3.Connection) -> list[str]:
+            return [body for (body,) in connection.execute(_DELETE, params).fetchall()]
+
+        bodies = await self.database.write(run, store=_STORE)
+        return readable(bodies, ConversationTurn.model_validate_json, store=_STORE)
+
+    async def drop_summary(self, tenant: Tenant) -> bool:
+        params = (tenant.agent_id, tenant.user_id)
+        return bool(
+            await self.database.write(
+                lambda c: c.execute(_DROP_SUMMARY, params).rowcount, store=_STORE
+            )
+        )
 
     async def erase(self, tenant: Tenant) -> int:
         def run(connection: sqlite3.Connection) -> int:

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -55,6 +54,7 @@ from prefrontal.errors import (
     StoreError,
     TransientStoreError,
 )
+from prefrontal.files import create_private, private_directory
 from prefrontal.stores.durable import encodable
 from prefrontal.stores.sqlite.migrations import migrate
 from prefrontal.stores.tenancy import Tenant
@@ -104,8 +104,6 @@ class WriteBatch:
 _BATCH: ContextVar[WriteBatch | None] = ContextVar("prefrontal_sqlite_batch", default=None)
 
 
-PRIVATE_FILE_MODE = 0o600
-"""The database file is created readable by its owner only (SQLite gives its logs the same)."""
 LOCK_SLICE_MS = 20
 """How long SQLite itself waits for a lock before the wait returns to the event loop."""
 LOCK_PAUSE_S = 0.002
@@ -287,10 +285,12 @@ class Database:
                 self._writer = await anyio.to_thread.run_sync(opener)
 
     def _open_writer(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         if str(self.path) != ":memory:":
-            with contextlib.suppress(OSError):  # SQLite says why it cannot open the file
-                os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, PRIVATE_FILE_MODE))
+            private_directory(self.path.parent)
+            # created 0600 (SQLite gives its -wal and -shm the same mode); SQLite says why
+            # it cannot open a file this could not create
+            with contextlib.suppress(OSError):
+                create_private(self.path)
         connection = self._connect()
         mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Sequence
 from datetime import datetime
 
 from prefrontal.errors import ConflictError
@@ -70,6 +72,23 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
                 params,
             ).fetchall()
             return readable((b for (b,) in rows), SessionState.model_validate_json, store=_STORE)
+
+        return await self.database.read(run, store=_STORE)
+
+    async def sessions(
+        self, agent_id: str, *, user_id: str | None = None, containing: Sequence[str] = ()
+    ) -> list[SessionKey]:
+        params = (agent_id, user_id, json.dumps(list(containing)))
+
+        def run(connection: sqlite3.Connection) -> list[SessionKey]:
+            rows = connection.execute(
+                "SELECT agent_id, user_id, session_id FROM wm_sessions"
+                " WHERE agent_id = ?1 AND (?2 IS NULL OR user_id = ?2)"
+                " AND (json_array_length(?3) = 0"
+                " OR EXISTS (SELECT 1 FROM json_each(?3) WHERE instr(body, value) > 0))",
+                params,
+            ).fetchall()
+            return [SessionKey(agent_id=a, user_id=u, session_id=s) for a, u, s in rows]
 
         return await self.database.read(run, store=_STORE)
 

@@ -237,6 +237,33 @@ class ConversationStoreSuite(ConversationOwnership, StoreSuite):
         assert await store.get_summary(BOB) is None
         assert await store.get_summary(STRANGER) is None
 
+    async def test_delete_removes_only_the_tenants_own_messages(
+        self, store: ConversationStore
+    ) -> None:
+        """``delete`` returns the messages it removed; another user's, shared or not, stay."""
+        await store.append(turn("a"))
+        await store.append(turn("b", created_at=at(1)))
+        await store.append(turn("c", created_at=at(2)))
+        bobs = turn("a", tenant=BOB, scope=Scope.SHARED, created_at=at(3))
+        await store.append(bobs)
+        removed = await store.delete(ALICE, ["a", "c", "missing"])
+        assert sorted(m.item_id for m in removed) == ["a", "c"]
+        assert await recent_ids(store, ALICE) == ["b", "a"]
+        assert await store.recent(BOB, limit=5) == [bobs]
+        assert await store.delete(ALICE, ["a", "c"]) == []
+        assert await store.delete(STRANGER, ["b"]) == []
+
+    async def test_drop_summary(self, store: ConversationStore) -> None:
+        """``drop_summary`` removes the tenant's summary only, and says whether there was one."""
+        for tenant in (ALICE, BOB):
+            await store.put_summary(
+                ConversationSummary(agent_id=tenant.agent_id, user_id=tenant.user_id, text="so far")
+            )
+        assert await store.drop_summary(ALICE)
+        assert not await store.drop_summary(ALICE)
+        assert await store.get_summary(ALICE) is None
+        assert await store.get_summary(BOB) is not None
+
 
 def note(item_id: str, tenant: Tenant = ALICE, **fields: Any) -> Observation:
     """A scratch observation at ``T0`` unless said otherwise."""

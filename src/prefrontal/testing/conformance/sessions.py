@@ -91,6 +91,24 @@ class WorkingMemoryStoreSuite(WorkingMemoryOwnership, StoreSuite):
         assert await store.load(key("s1", BOB)) is None
         assert await store.load(key("s1", STRANGER)) is None
 
+    async def test_sessions_by_agent_user_and_text(self, store: WorkingMemoryStore) -> None:
+        """``sessions`` lists the agent's sessions (one user's when asked) holding a text."""
+        await store.save(fresh(key("a"), items=["id-1"]))
+        await store.save(fresh(key("b"), items=["id-2"]))
+        await store.save(fresh(key("c", BOB), items=["id-1"]))
+        await store.save(fresh(key("d", STRANGER), items=["id-1"]))
+
+        def ids(keys: list[SessionKey]) -> list[tuple[str, str]]:
+            return sorted((k.user_id, k.session_id) for k in keys)
+
+        everyone = await store.sessions("agent-1")
+        assert ids(everyone) == [("alice", "a"), ("alice", "b"), ("bob", "c")]
+        holding = await store.sessions("agent-1", containing=['"id-1"'])
+        assert ids(holding) == [("alice", "a"), ("bob", "c")]
+        mine = await store.sessions("agent-1", user_id="alice", containing=['"id-1"', '"id-2"'])
+        assert ids(mine) == [("alice", "a"), ("alice", "b")]
+        assert await store.sessions("agent-1", containing=['"id-3"']) == []
+
     async def test_recent_sessions_newest_first_within_tenant(
         self, store: WorkingMemoryStore
     ) -> None:
