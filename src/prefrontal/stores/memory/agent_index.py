@@ -13,27 +13,26 @@ the agent, live or not, of every user, as
 what they would be in one index of the whole agent.
 
 **One search, in arrays.** :meth:`AgentIndex.search` scores the BM25 of
-every allowed item holding a query term, the cosine of every allowed
-embedded item, normalises and fuses them and picks the top k, all over
-numpy arrays (:mod:`prefrontal.retrieval.scored_arrays`): the hits, scores
-and signals :func:`~prefrontal.stores.capabilities.ranked_search` gives
-for the same candidates, without a dictionary per candidate.
+every allowed item holding a query term and fuses it with the cosine of
+the allowed embedded items over numpy arrays
+(:mod:`prefrontal.stores.memory.hybrid`): the hits, scores and signals
+:func:`~prefrontal.stores.capabilities.ranked_search` gives for the same
+candidates, without a dictionary per candidate.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from prefrontal.retrieval.analysis import terms as analysed
-from prefrontal.retrieval.fusion import SIGNAL_WEIGHTS
 from prefrontal.retrieval.ranking import Candidate, Corpus, LexicalMatches, idf
-from prefrontal.retrieval.scored_arrays import above_typical, best_positions, max_normalised
 from prefrontal.stores.long_term import MemoryItem
+from prefrontal.stores.memory.hybrid import Hit, Signal, hybrid_top, lexical_top
 from prefrontal.stores.memory.segment import Segment
+from prefrontal.stores.memory.view import View
 from prefrontal.stores.tenancy import Scope, Tenant
 
 SHARED: tuple[bool, str] = (True, "")
@@ -43,26 +42,6 @@ SHARED: tuple[bool, str] = (True, "")
 def segment_of(item: MemoryItem) -> tuple[bool, str]:
     """The segment ``item`` belongs in: the shared one, or its owner's private one."""
     return SHARED if item.scope is Scope.SHARED else (False, item.user_id)
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """A search's hit: its document (index id), fused score and own signals."""
-
-    doc: str
-    score: float
-    signals: dict[str, float]
-
-
-@dataclass
-class _Signal:
-    """One signal over the segments searched: per segment, the slots it scored and their values."""
-
-    slots: list[np.ndarray] = field(default_factory=list)
-    values: list[np.ndarray] = field(default_factory=list)
-
-    def joined(self) -> np.ndarray:
-        return np.concatenate(self.values) if self.values else np.zeros(0)
 
 
 class AgentIndex:
@@ -153,14 +132,10 @@ class AgentIndex:
         self, tenant: Tenant, now: int, kinds: Collection[str] | None, query: np.ndarray
     ) -> dict[str, float]:
         """The cosine of unit ``query`` with each allowed item of its size, by document."""
-        segments = self._visible(tenant)
-        allowed = [segment.allowed(now, kinds) for segment in segments]
-        signal = _vector(segments, allowed, query)
-        out: dict[str, float] = {}
-        for segment, slots, values in zip(segments, signal.slots, signal.values, strict=True):
-            docs = segment.docs
-            out |= zip([docs[s] for s in slots.tolist()], values.tolist(), strict=True)
-        return out
+        view = View(self._visible(tenant), now, kinds)
+        embedded = view.embedded(len(query))
+        values = view.exact(embedded, query).tolist()
+        return {view.doc(p): v for p, v in zip(embedded.tolist(), values, strict=True)}
 
     def search(
         self,
@@ -173,129 +148,20 @@ class AgentIndex:
     ) -> list[Hit]:
         """The best ``limit`` hits for ``terms`` (sorted) and unit ``query`` (``None``: lexical).
 
-        As :func:`~prefrontal.stores.capabilities.ranked_search` ranks: BM25
-        alone without ``query``, else BM25 normalised by its best and the
-        clamped cosine by its median and best, weighted and summed; keys
-        scoring 0 left out; ties broken by document.
+        As :func:`~prefrontal.stores.capabilities.ranked_search` ranks
+        (:mod:`prefrontal.stores.memory.hybrid`), over the tenant's segment
+        and the shared one only.
         """
         segments = self._visible(tenant)
         if not segments:
             return []
-        allowed = [segment.allowed(now, kinds) for segment in segments]
-        lexical = self._lexical(segments, allowed, terms)
-        if query is None:
-            return self._best(segments, lexical, None, lexical.joined(), limit)
-        vector = _vector(segments, allowed, query)
-        vector.values = [np.maximum(values, 0.0) for values in vector.values]
-        bm25 = max_normalised(lexical.joined())
-        near = above_typical(vector.joined())
-        fused = self._fused(segments, lexical, bm25, vector, near)
-        return self._best(segments, lexical, vector, fused, limit)
-
-    def _lexical(
-        self, segments: list[Segment], allowed: list[np.ndarray], terms: Sequence[str]
-    ) -> _Signal:
-        """Each segment's allowed slots holding a query term and their BM25 scores."""
-        signal = _Signal()
+        view = View(segments, now, kinds)
         corpus = self.corpus()
-        if not terms or not corpus.docs:
-            for _ in segments:
-                signal.slots.append(np.zeros(0, dtype=np.int64))
-                signal.values.append(np.zeros(0))
-            return signal
-        weights = [idf(corpus.docs, self.df.get(term, 0)) for term in terms]
-        for segment, mask in zip(segments, allowed, strict=True):
-            scores = segment.bm25(terms, weights, corpus.average)
-            slots = np.flatnonzero(mask & (scores > 0))
-            signal.slots.append(slots)
-            signal.values.append(scores[slots])
-        return signal
-
-    @staticmethod
-    def _fused(
-        segments: list[Segment],
-        lexical: _Signal,
-        bm25: np.ndarray,
-        vector: _Signal,
-        near: np.ndarray,
-    ) -> np.ndarray:
-        """The fused score of every slot of every segment searched, segment after segment.
-
-        As :func:`~prefrontal.retrieval.fusion.fuse` adds: 0.0, plus the
-        weighted BM25 part, plus the weighted vector part (0.0 where
-        neither signal scored the slot).
-        """
-        lexical_weight = SIGNAL_WEIGHTS.get("bm25", 1.0)
-        vector_weight = SIGNAL_WEIGHTS.get("vector", 1.0)
-        parts: list[np.ndarray] = []
-        lexical_at = vector_at = 0
-        for index, segment in enumerate(segments):
-            dense = np.zeros(segment.size)
-            slots = lexical.slots[index]
-            dense[slots] += lexical_weight * bm25[lexical_at : lexical_at + len(slots)]
-            lexical_at += len(slots)
-            slots = vector.slots[index]
-            dense[slots] += vector_weight * near[vector_at : vector_at + len(slots)]
-            vector_at += len(slots)
-            parts.append(dense)
-        return np.concatenate(parts)
-
-    def _best(
-        self,
-        segments: list[Segment],
-        lexical: _Signal,
-        vector: _Signal | None,
-        scores: np.ndarray,
-        limit: int,
-    ) -> list[Hit]:
-        """The hits of the ``limit`` best positive ``scores``, ordered by score then document.
-
-        ``scores`` are the lexical candidates' (segment after segment)
-        without ``vector``, else every slot's of every segment.
-        """
-        if vector is None:
-            sizes = [len(slots) for slots in lexical.slots]
+        if terms and corpus.docs:
+            weights = [idf(corpus.docs, self.df.get(term, 0)) for term in terms]
+            lexical = Signal(*view.bm25(terms, weights, corpus.average))
         else:
-            sizes = [segment.size for segment in segments]
-        starts = np.cumsum([0, *sizes])
-        picked = best_positions(scores, limit)
-        owners = np.searchsorted(starts, picked, side="right") - 1
-        ranked: list[tuple[float, str, int, int]] = []
-        for position, index in zip(picked.tolist(), owners.tolist(), strict=True):
-            offset = position - int(starts[index])
-            slot = int(lexical.slots[index][offset]) if vector is None else offset
-            ranked.append((-float(scores[position]), segments[index].docs[slot], index, slot))
-        ranked.sort()
-        return [
-            Hit(doc, -negative, _own(lexical, vector, index, slot))
-            for negative, doc, index, slot in ranked[:limit]
-        ]
-
-
-def _vector(segments: list[Segment], allowed: list[np.ndarray], query: np.ndarray) -> _Signal:
-    """Each segment's allowed slots with a vector of unit ``query``'s size, and their cosines."""
-    signal = _Signal()
-    for segment, mask in zip(segments, allowed, strict=True):
-        found = segment.cosines(query)
-        if found is None:
-            signal.slots.append(np.zeros(0, dtype=np.int64))
-            signal.values.append(np.zeros(0))
-            continue
-        has, cosines = found
-        slots = np.flatnonzero(has & mask)
-        signal.slots.append(slots)
-        signal.values.append(cosines[slots])
-    return signal
-
-
-def _own(lexical: _Signal, vector: _Signal | None, index: int, slot: int) -> dict[str, float]:
-    """The signals that scored ``slot`` of segment ``index``, with their values."""
-    own: dict[str, float] = {}
-    for name, signal in (("bm25", lexical), ("vector", vector)):
-        if signal is None:
-            continue
-        slots = signal.slots[index]
-        found = int(np.searchsorted(slots, slot))
-        if found < len(slots) and int(slots[found]) == slot:
-            own[name] = float(signal.values[index][found])
-    return own
+            lexical = Signal(np.zeros(0, dtype=np.int64), np.zeros(0))
+        if query is None:
+            return lexical_top(view, lexical, limit)
+        return hybrid_top(view, lexical, query, limit)

@@ -68,16 +68,39 @@ class TermPostings:
 
 
 class VectorColumn:
-    """The unit vectors of one size held in a segment: row ``slot`` of ``matrix`` when ``has``."""
+    """The unit vectors of one size held in a segment: row ``slot`` when ``has[slot]``.
 
-    __slots__ = ("has", "matrix")
+    ``matrix`` holds them in float64 (the cosines search returns);
+    ``single`` the same in float32, half the bytes to read, for screening
+    (:mod:`prefrontal.stores.memory.view`), and ``columns`` the same again
+    one row per component, so that a sparse query reads only its nonzero
+    components of every slot; ``support`` which components of each are not
+    zero, a bit each (``numpy.packbits``), one row of bytes per eight
+    components.
+    """
+
+    __slots__ = ("columns", "has", "matrix", "single", "support")
 
     def __init__(self, dimensions: int, capacity: int) -> None:
         self.matrix = np.zeros((capacity, dimensions), dtype=np.float64)
+        self.single = np.zeros((capacity, dimensions), dtype=np.float32)
+        self.columns = np.zeros((dimensions, capacity), dtype=np.float32)
+        self.support = np.zeros(((dimensions + 7) // 8, capacity), dtype=np.uint8)
         self.has = np.zeros(capacity, dtype=bool)
+
+    def put(self, slot: int, row: np.ndarray) -> None:
+        """Hold unit ``row`` at ``slot``."""
+        self.matrix[slot] = row
+        self.single[slot] = row
+        self.columns[:, slot] = row
+        self.support[:, slot] = np.packbits(row != 0)
+        self.has[slot] = True
 
     def grow(self, capacity: int) -> None:
         self.matrix, self.has = grown_to(self.matrix, capacity), grown_to(self.has, capacity)
+        self.single = grown_to(self.single, capacity)
+        self.columns = grown_to(self.columns.T, capacity).T.copy()
+        self.support = grown_to(self.support.T, capacity).T.copy()
 
 
 class Segment:
@@ -133,8 +156,7 @@ class Segment:
                 column = self.vectors[len(item.embedding)] = VectorColumn(
                     len(item.embedding), len(self.present)
                 )
-            column.matrix[slot] = unit(item.embedding)
-            column.has[slot] = True
+            column.put(slot, unit(item.embedding))
 
     def mark(self, doc: str, item: MemoryItem) -> None:
         """Follow a change of ``item``'s supersession under ``doc``."""
@@ -194,14 +216,6 @@ class Segment:
             if posting is not None:
                 out[row, posting.slots[: posting.n]] = posting.counts[: posting.n]
         return out
-
-    def cosines(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        """Whether each slot has a vector of unit ``query``'s size, and its cosine with it."""
-        column = self.vectors.get(len(query))
-        if column is None:
-            return None
-        n = self.size
-        return column.has[:n], column.matrix[:n] @ query
 
     def _compact(self) -> None:
         present = self.present
