@@ -90,7 +90,8 @@ def reference(
     words = query_terms(query.text)
     signals["bm25"] = scores(index.matches(words, allowed=set(live))) if words else {}
     if query.embedding is not None:
-        signals["vector"] = {}
+        vector: dict[str, float] = {}
+        signals["vector"] = vector
         q = np.asarray(query.embedding, dtype=np.float64)
         if q.any():
             q = q / np.linalg.norm(q)
@@ -99,7 +100,7 @@ def reference(
                     v = np.asarray(item.embedding, dtype=np.float64)
                     norm = float(np.linalg.norm(v))
                     v = v / norm if norm else v
-                    signals["vector"][doc] = max(float(v @ q), 0.0)
+                    vector[doc] = max(float(v @ q), 0.0)
     return best_hits(signals, query.limit)
 
 
