@@ -27,7 +27,7 @@ from prefrontal.retrieval.postings import Postings
 from prefrontal.retrieval.ranking import query_terms, scores
 from prefrontal.stores import MemoryItem, MemoryQuery, ScoredMemory, Tenant
 from prefrontal.stores.long_term import MemoryKind
-from prefrontal.stores.memory import hybrid, segment
+from prefrontal.stores.memory import hybrid, segment, view
 from prefrontal.stores.memory.memory import InMemoryMemoryStore, _doc_id, _key
 from prefrontal.stores.memory_search import best_hits, searchable_text
 from prefrontal.stores.tenancy import Scope
@@ -170,6 +170,7 @@ async def test_search_gives_what_the_reference_gives(
     monkeypatch.setattr(segment, "COMPACT_AT", 8)  # compaction runs often
     if path != "exact":
         monkeypatch.setattr(hybrid, "SCREEN_FROM", 1)
+        monkeypatch.setattr(view, "ALIKE_FROM", 1)  # rows alike computed once
     if path == "fallback":
         monkeypatch.setattr(hybrid, "CAP", 3)
     rng = random.Random(seed)

@@ -29,7 +29,7 @@ import numpy as np
 
 from prefrontal.retrieval.fusion import SIGNAL_WEIGHTS
 from prefrontal.retrieval.scored_arrays import above_typical, best_positions, max_normalised
-from prefrontal.stores.memory.view import View, tolerance
+from prefrontal.stores.memory.view import View, sparse, tolerance
 
 SCREEN_FROM = 4_096
 """Below this many embedded rows every exact cosine is computed: screening would not pay."""
@@ -161,7 +161,8 @@ def _median(
     below or above are counted, the others' exact cosines found (0 without
     computing it for a row surely negative, or sharing no nonzero component
     with a sparse query) and the median taken among them. ``None`` when
-    more than :data:`CAP` would need computing.
+    more than :data:`CAP` would need computing (a quarter of the rows for
+    a sparse query: rows alike on its components are computed once).
     """
     middle = len(approx) // 2
     if int(np.count_nonzero(approx == 0.0)) > middle:  # as often with sparse vectors
@@ -174,7 +175,7 @@ def _median(
     if not query.all():
         zeros = band[raw[band] == 0.0]
         exact[zeros[view.disjoint(embedded[zeros], query)]] = 0.0
-    if int(np.count_nonzero(np.isnan(exact[band]))) > CAP:
+    if int(np.count_nonzero(np.isnan(exact[band]))) > (len(approx) // 4 if sparse(query) else CAP):
         return None
     at = middle - int(np.count_nonzero(below))
     return float(np.partition(settle(band), at)[at])

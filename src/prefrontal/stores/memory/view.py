@@ -41,6 +41,15 @@ def tolerance(dimensions: int) -> float:
     return 1.01 * n * UNIT_ROUNDING / (1 - n * UNIT_ROUNDING)
 
 
+ALIKE_FROM = 256
+"""From this many rows, :meth:`View.exact` computes rows alike for a sparse query once."""
+
+
+def sparse(query: np.ndarray) -> bool:
+    """Whether ``query`` is nonzero in at most a quarter of its components."""
+    return 4 * int(np.count_nonzero(query)) <= len(query)
+
+
 class View:
     """The positions of ``segments``, one after the other, and which are allowed."""
 
@@ -81,16 +90,28 @@ class View:
         return np.flatnonzero(has & self.allowed)
 
     def exact(self, positions: np.ndarray, query: np.ndarray) -> np.ndarray:
-        """The float64 cosine of unit ``query`` with the row at each of ``positions`` (sorted)."""
+        """The float64 cosine of unit ``query`` with the row at each of ``positions`` (sorted).
+
+        For a sparse query (:func:`sparse`) and many rows, rows alike where
+        the query is not zero are computed once: the others' components
+        add exact zeros, so such rows have the same cosine, to the bit.
+        """
         out = np.zeros(len(positions))
         bounds = np.searchsorted(positions, self.starts)
+        nonzero = np.flatnonzero(query) if sparse(query) else None
         for index, segment in enumerate(self.segments):
             low, high = int(bounds[index]), int(bounds[index + 1])
             if low == high:
                 continue
             matrix = segment.vectors[len(query)].matrix
             slots = positions[low:high] - int(self.starts[index])
-            if 4 * len(slots) > segment.size:
+            if nonzero is not None and len(slots) > ALIKE_FROM:
+                seen = np.ascontiguousarray(matrix[slots[:, None], nonzero[None, :]])
+                keys = seen.view(np.dtype((np.void, seen.dtype.itemsize * len(nonzero))))
+                _, first, inverse = np.unique(keys.ravel(), return_index=True, return_inverse=True)
+                once = np.einsum("ij,j->i", matrix[slots[first]], query)
+                out[low:high] = once[inverse.ravel()]
+            elif 4 * len(slots) > segment.size:
                 out[low:high] = np.einsum("ij,j->i", matrix[: segment.size], query)[slots]
             else:
                 out[low:high] = np.einsum("ij,j->i", matrix[slots], query)
@@ -118,21 +139,19 @@ class View:
         """The float32 cosine of unit ``query`` with the row at each of ``positions`` (sorted),
         within :func:`tolerance` of :meth:`exact`, as float64.
 
-        A sparse query (nonzero in at most a quarter of its components)
-        reads only those components of each row, the rest would add exact
-        zeros.
+        A sparse query (:func:`sparse`) reads only its nonzero components
+        of each row, the rest would add exact zeros.
         """
         out = np.zeros(len(positions))
         single = query.astype(np.float32)
-        nonzero = np.flatnonzero(single)
-        sparse = 4 * len(nonzero) <= len(query)
+        nonzero = np.flatnonzero(query)
         bounds = np.searchsorted(positions, self.starts)
         for index, segment in enumerate(self.segments):
             low, high = int(bounds[index]), int(bounds[index + 1])
             if low == high:
                 continue
             column = segment.vectors[len(query)]
-            if sparse:
+            if sparse(query):
                 rows = column.columns[nonzero, : segment.size]
                 found = np.einsum("j,ji->i", single[nonzero], rows)
             else:
