@@ -135,7 +135,7 @@ class AgentIndex:
         view = View(self._visible(tenant), now, kinds)
         embedded = view.embedded(len(query))
         values = view.exact(embedded, query).tolist()
-        return {view.doc(p): v for p, v in zip(embedded.tolist(), values, strict=True)}
+        return dict(zip(view.docs(embedded), values, strict=True))
 
     def search(
         self,

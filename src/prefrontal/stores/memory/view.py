@@ -68,6 +68,16 @@ class View:
         index = int(np.searchsorted(self.starts, position, side="right")) - 1
         return self.segments[index].docs[position - int(self.starts[index])]
 
+    def docs(self, positions: np.ndarray) -> list[str]:
+        """The documents at ``positions`` (sorted), in order."""
+        out: list[str] = []
+        bounds = np.searchsorted(positions, self.starts)
+        for index, segment in enumerate(self.segments):
+            slots = positions[int(bounds[index]) : int(bounds[index + 1])] - int(self.starts[index])
+            docs = segment.docs
+            out += [docs[slot] for slot in slots.tolist()]
+        return out
+
     def bm25(
         self, terms: Sequence[str], weights: Sequence[float], average: float
     ) -> tuple[np.ndarray, np.ndarray]:
