@@ -10,7 +10,8 @@ own, then the bystander's ``start_turn`` timed in a new session each time
 (p50 of 100, after 10 untimed); then another user of the same agent writes
 ``--items`` tiny memories, each holding words of the bystander's question,
 and the bystander's turns are timed again. The ratio after / before is the
-cost the other user's data adds to the bystander's turn. ``--hybrid`` gives
+cost the other user's data adds to the bystander's turn; the same for the
+thread's CPU time per turn (``cpu_ratio``), steadier on a shared machine. ``--hybrid`` gives
 the stores the 384-dimension hashing embedder. Prints JSON; it measures and
 never fails on a figure.
 """
@@ -24,6 +25,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -62,11 +64,18 @@ async def measure(items: int, hybrid: bool) -> dict[str, float]:
         )
         await orchestrator.start_turn(request)
 
-    async def p50() -> float:
+    async def p50() -> tuple[float, float]:
+        """The p50 of the wall time and of this thread's CPU time of a turn, in ms."""
         await _timed([turn for _ in range(10)])
-        return statistics.median(await _timed([turn for _ in range(100)])) * 1e3
+        walls, cpus = [], []
+        for _ in range(100):
+            wall, cpu = time.perf_counter(), time.thread_time()
+            await turn()
+            cpus.append(time.thread_time() - cpu)
+            walls.append(time.perf_counter() - wall)
+        return statistics.median(walls) * 1e3, statistics.median(cpus) * 1e3
 
-    before = await p50()
+    before, before_cpu = await p50()
     crowd = [
         MemoryItem(
             item_id=f"crowd-{n}",
@@ -79,8 +88,15 @@ async def measure(items: int, hybrid: bool) -> dict[str, float]:
     ]
     for start in range(0, items, 5_000):
         await stores.episodic.put_many(crowd[start : start + 5_000])
-    after = await p50()
-    return {"before_p50": before, "after_p50": after, "ratio": after / before}
+    after, after_cpu = await p50()
+    return {
+        "before_p50": before,
+        "after_p50": after,
+        "ratio": after / before,
+        "before_cpu_p50": before_cpu,
+        "after_cpu_p50": after_cpu,
+        "cpu_ratio": after_cpu / before_cpu,
+    }
 
 
 def _child(source: Path, items: int, hybrid: bool) -> dict[str, float]:
