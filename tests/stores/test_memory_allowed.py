@@ -1,4 +1,4 @@
-"""The in-memory store checks a search's candidates one by one: the same answer as the full pass."""
+"""The in-memory index allows a search exactly the items the full pass over the store holds."""
 
 from __future__ import annotations
 
@@ -44,19 +44,18 @@ async def mixed_store() -> InMemoryMemoryStore:
 
 @pytest.mark.parametrize("kinds", [None, (MemoryKind.FACT,)])
 @pytest.mark.parametrize(("agent", "user"), list(itertools.product(AGENTS, USERS)))
-async def test_every_id_is_allowed_exactly_when_the_full_pass_holds_it(
+async def test_the_candidates_are_exactly_what_the_full_pass_holds(
     agent: str, user: str, kinds: tuple[MemoryKind, ...] | None
 ) -> None:
     store = await mixed_store()
     tenant = Tenant(agent_id=agent, user_id=user)
     query = MemoryQuery(text="payment", kinds=kinds, now=FIXED_NOW)
     live = store._live(tenant, query)
-    allowed = store._allowed(tenant, query)
-    ids = [*store._keys, "unknown\x1fid\x1fnobody"]
     assert live  # the tenant sees something, and not everything
     assert len(live) < len(store._keys)
-    assert {d for d in ids if d in allowed} == set(live)
-    assert {d for d in ids if d in allowed} == set(live)  # asked again: the same answers
+    found = await store.lexical_matches(tenant, query, ["payment"])
+    assert {c.key for c in found.candidates} == set(live)
+    assert found.corpus.docs == len(store._keys) // 2  # the agent's items, every one
     hits = await store.search(tenant, query.model_copy(update={"limit": 100}))
     assert {(h.item.agent_id, h.item.user_id, h.item.item_id) for h in hits} == {
         (i.agent_id, i.user_id, i.item_id) for i in live.values()

@@ -1,9 +1,12 @@
-"""In-memory episodic or semantic store: postings and vectors in dictionaries, ranked by the core.
+"""In-memory episodic or semantic store: items in a dictionary, searched in numpy arrays.
 
-It offers both search capabilities (:mod:`prefrontal.stores.capabilities`):
-lexical candidates from each agent's own
-:class:`~prefrontal.retrieval.postings.Postings` and the cosine of the
-query's embedding with each live item's.
+Each agent's items are indexed by an
+:class:`~prefrontal.stores.memory.agent_index.AgentIndex`: term postings and
+unit vectors in segments by who may see them, BM25 statistics per agent.
+:meth:`InMemoryMemoryStore.search` scores, fuses and ranks there in arrays,
+as :func:`~prefrontal.stores.capabilities.ranked_search` ranks the
+candidates of the two search capabilities
+(:mod:`prefrontal.stores.capabilities`), which the store offers too.
 """
 
 from __future__ import annotations
@@ -11,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
+import numpy as np
+
 from prefrontal.retrieval.embedder import Embedder
-from prefrontal.retrieval.postings import Postings
-from prefrontal.retrieval.ranking import LexicalMatches
-from prefrontal.stores.capabilities import ranked_search
+from prefrontal.retrieval.ranking import Corpus, LexicalMatches, query_terms
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
-from prefrontal.stores.memory.vectors import AgentVectors
+from prefrontal.stores.memory.agent_index import AgentIndex
+from prefrontal.stores.memory.vectors import microseconds, unit
 from prefrontal.stores.memory_search import query_embedding, searchable_text, with_embeddings
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant, owns, preferred, visible_to
@@ -40,12 +44,10 @@ class InMemoryMemoryStore:
         self._items: dict[Key, MemoryItem] = {}
         self._owners: dict[tuple[str, str], set[str]] = {}
         """The users holding an item of each ``(agent_id, item_id)``."""
-        self._indexes: dict[str, Postings] = {}
-        """Each agent's postings: its statistics are its own (``retrieval.ranking``)."""
+        self._indexes: dict[str, AgentIndex] = {}
+        """Each agent's postings and vectors: its statistics are its own (``retrieval.ranking``)."""
         self._keys: dict[str, Key] = {}
         """Each item's index id (:func:`_doc_id`) and its key."""
-        self._vectors = AgentVectors()
-        """Each embedded item's unit vector in its agent's matrix, by index id."""
         self._threads: dict[tuple[str, str], dict[int, set[Key]]] = {}
         """The items of each ``(agent_id, thread_id)``, by position: ``around`` without a scan."""
 
@@ -68,9 +70,11 @@ class InMemoryMemoryStore:
             thread = self._threads.setdefault((item.agent_id, item.thread_id), {})
             thread.setdefault(item.position, set()).add(key)
         self._owners.setdefault((item.agent_id, item.item_id), set()).add(item.user_id)
-        self._indexes.setdefault(item.agent_id, Postings()).add(_doc_id(key), searchable_text(item))
+        index = self._indexes.get(item.agent_id)
+        if index is None:
+            index = self._indexes[item.agent_id] = AgentIndex()
+        index.put(_doc_id(key), item, searchable_text(item))
         self._keys[_doc_id(key)] = key
-        self._vectors.put(_doc_id(key), item)
         if item.supersedes:
             self._mark_superseded(item)
 
@@ -79,7 +83,7 @@ class InMemoryMemoryStore:
         old = self._items.get(old_key)
         if old is not None and old.item_id != item.item_id:
             self._items[old_key] = marked = old.model_copy(update={"superseded_by": item.item_id})
-            self._vectors.mark(_doc_id(old_key), marked)
+            self._indexes[item.agent_id].mark(_doc_id(old_key), marked)
 
     def _unthread(self, key: Key, item: MemoryItem) -> None:
         """Forget ``item`` (stored under ``key``) in the thread index."""
@@ -134,7 +138,6 @@ class InMemoryMemoryStore:
         if not index:
             del self._indexes[key[0]]
         del self._keys[_doc_id(key)]
-        self._vectors.drop(_doc_id(key))
         return 1
 
     def _live(self, tenant: Tenant, query: MemoryQuery) -> dict[str, MemoryItem]:
@@ -143,32 +146,44 @@ class InMemoryMemoryStore:
             _doc_id(key): item for key, item in self._items.items() if _wanted(item, tenant, query)
         }
 
-    def _allowed(self, tenant: Tenant, query: MemoryQuery) -> _Allowed:
-        """The index ids :meth:`_live` would hold, asked one by one (no pass over the store)."""
-        return _Allowed(self._items, self._keys, tenant, query)
-
     async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
+        """The best ``query.limit`` hits, as :func:`~prefrontal.stores.capabilities.ranked_search`
+        ranks this store's lexical and vector candidates, scored in arrays."""
         embedding = await query_embedding(query, self.embedder)
-        return await ranked_search(self, tenant, query, embedding)
+        index = self._indexes.get(tenant.agent_id)
+        if index is None:
+            return []
+        vector = None if embedding is None else _unit_query(embedding)
+        now = microseconds(query.now)
+        hits = index.search(tenant, now, query.kinds, query_terms(query.text), vector, query.limit)
+        items = self._items
+        return [
+            ScoredMemory(item=items[self._keys[hit.doc]], score=hit.score, signals=hit.signals)
+            for hit in hits
+        ]
 
     async def lexical_matches(
         self, tenant: Tenant, query: MemoryQuery, terms: Sequence[str]
     ) -> LexicalMatches:
-        """The candidates in the agent's postings among the live items ``tenant`` may see."""
+        """The candidates in the agent's index among the live items ``tenant`` may see."""
         index = self._indexes.get(tenant.agent_id)
         if index is None:
-            return Postings().matches(terms)
-        return index.matches(terms, allowed=self._allowed(tenant, query))
+            return LexicalMatches(Corpus(0, 0), [0] * len(terms), [])
+        return index.lexical_matches(tenant, microseconds(query.now), query.kinds, terms)
 
     async def vector_matches(
         self, tenant: Tenant, query: MemoryQuery, embedding: Sequence[float]
     ) -> dict[str, float]:
         """Cosine of ``embedding`` with each live visible embedded item of its size.
 
-        One mask and one matrix-vector product over the agent's matrix
-        (:mod:`prefrontal.stores.memory.vectors`), no pass over the items.
+        One mask and one matrix-vector product over each segment the tenant
+        may see (:mod:`prefrontal.stores.memory.segment`), no pass over the items.
         """
-        return self._vectors.cosines(tenant, query.now, query.kinds, tuple(embedding))
+        index = self._indexes.get(tenant.agent_id)
+        if index is None:
+            return {}
+        query_vector = _unit_query(embedding)
+        return index.cosines(tenant, microseconds(query.now), query.kinds, query_vector)
 
     async def items_by_key(self, tenant: Tenant, keys: Sequence[str]) -> Mapping[str, MemoryItem]:
         """The items of index ids ``keys`` (agent, item id, owner), by key."""
@@ -215,29 +230,11 @@ def _wanted(item: MemoryItem, tenant: Tenant, query: MemoryQuery) -> bool:
     )
 
 
-class _Allowed:
-    """The index ids of the items a search may return, checked one candidate at a time.
-
-    A search's postings name a few candidates; checking those costs what
-    they are, where building the whole set costs a pass over every item of
-    every agent in the store. The postings ask once per candidate.
-    """
-
-    __slots__ = ("_items", "_keys", "_query", "_tenant")
-
-    def __init__(
-        self,
-        items: Mapping[Key, MemoryItem],
-        keys: Mapping[str, Key],
-        tenant: Tenant,
-        query: MemoryQuery,
-    ) -> None:
-        self._items, self._keys, self._tenant, self._query = items, keys, tenant, query
-
-    def __contains__(self, doc_id: object) -> bool:
-        key = self._keys.get(doc_id) if isinstance(doc_id, str) else None
-        item = None if key is None else self._items.get(key)
-        return item is not None and _wanted(item, self._tenant, self._query)
+def _unit_query(embedding: Sequence[float]) -> np.ndarray:
+    """The query's unit vector; empty (nothing is scored) when it is all zeros."""
+    if not any(embedding):
+        return np.zeros(0)
+    return unit(tuple(embedding))
 
 
 def _key(item: MemoryItem) -> Key:

@@ -1,0 +1,247 @@
+"""One segment of an agent's in-memory index: the items one tenant class sees together.
+
+An agent's items fall in segments by who may see them: each user's private
+items are a segment, the agent's shared items another
+(:mod:`prefrontal.stores.memory.agent_index`). A tenant's search reads its
+own segment and the shared one and nothing else, so what it costs follows
+what it may see, not what other users of the agent hold.
+
+A segment numbers its items by slot and keeps, as arrays indexed by slot,
+what search filters and scores on: whether the slot holds an item, whether
+the item was superseded, when it expires (µs), its kind and its length in
+terms; per term, the slots holding it and how often (:class:`TermPostings`,
+numpy arrays that grow by doubling); per vector size, each embedded item's
+unit vector as a row of one float64 matrix (:class:`VectorColumn`).
+
+**Deletions.** A removed item's slot is cleared at once (searches never
+see it again) but the postings naming it are left in place, stale, and the
+slot is not reused while they are: :meth:`Segment.remove` compacts every
+posting list when stale entries outnumber live ones, then frees the slots.
+Each removal costs the same amortised, and postings stay in step.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Sequence
+
+import numpy as np
+
+from prefrontal.retrieval.scored_arrays import term_scores
+from prefrontal.retrieval.vector_index import grown_to
+from prefrontal.stores.long_term import MemoryItem
+from prefrontal.stores.memory.vectors import FOREVER, microseconds, unit
+
+COMPACT_AT = 1_024
+"""Stale postings entries are dropped once more than this many, and more than live ones."""
+
+
+class TermPostings:
+    """The slots holding one term in a segment and the term's count in each, in arrays.
+
+    ``slots[:n]`` and ``counts[:n]`` are the entries; a slot appears at most
+    once (it is not reused while an entry names it).
+    """
+
+    __slots__ = ("counts", "n", "slots")
+
+    def __init__(self) -> None:
+        self.slots = np.zeros(4, dtype=np.int64)
+        self.counts = np.zeros(4, dtype=np.int32)
+        self.n = 0
+
+    def append(self, slot: int, count: int) -> None:
+        """Add ``slot`` holding the term ``count`` times."""
+        if self.n == len(self.slots):
+            self.slots = grown_to(self.slots, 2 * self.n)
+            self.counts = grown_to(self.counts, 2 * self.n)
+        self.slots[self.n] = slot
+        self.counts[self.n] = count
+        self.n += 1
+
+    def keep(self, present: np.ndarray) -> None:
+        """Drop the entries whose slot ``present`` says is empty."""
+        slots, counts = self.slots[: self.n], self.counts[: self.n]
+        kept = present[slots]
+        self.slots, self.counts = slots[kept].copy(), counts[kept].copy()
+        self.n = len(self.slots)
+
+
+class VectorColumn:
+    """The unit vectors of one size held in a segment: row ``slot`` when ``has[slot]``.
+
+    ``matrix`` holds them in float64 (the cosines search returns);
+    ``single`` the same in float32, half the bytes to read, for screening
+    (:mod:`prefrontal.stores.memory.view`), and ``columns`` the same again
+    one row per component, so that a sparse query reads only its nonzero
+    components of every slot; ``support`` which components of each are not
+    zero, a bit each (``numpy.packbits``), one row of bytes per eight
+    components.
+    """
+
+    __slots__ = ("columns", "has", "matrix", "single", "support")
+
+    def __init__(self, dimensions: int, capacity: int) -> None:
+        self.matrix = np.zeros((capacity, dimensions), dtype=np.float64)
+        self.single = np.zeros((capacity, dimensions), dtype=np.float32)
+        self.columns = np.zeros((dimensions, capacity), dtype=np.float32)
+        self.support = np.zeros(((dimensions + 7) // 8, capacity), dtype=np.uint8)
+        self.has = np.zeros(capacity, dtype=bool)
+
+    def put(self, slot: int, row: np.ndarray) -> None:
+        """Hold unit ``row`` at ``slot``."""
+        self.matrix[slot] = row
+        self.single[slot] = row
+        self.columns[:, slot] = row
+        self.support[:, slot] = np.packbits(row != 0)
+        self.has[slot] = True
+
+    def grow(self, capacity: int) -> None:
+        self.matrix, self.has = grown_to(self.matrix, capacity), grown_to(self.has, capacity)
+        self.single = grown_to(self.single, capacity)
+        self.columns = grown_to(self.columns.T, capacity).T.copy()
+        self.support = grown_to(self.support.T, capacity).T.copy()
+
+
+class Segment:
+    """Items by slot, their term postings and their vectors: see the module."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        """Slots in use or freed: every array is read up to here."""
+        self.slots: dict[str, int] = {}
+        """Each held document (the store's index id) and its slot."""
+        self.docs: list[str] = []
+        self.terms: list[tuple[str, ...]] = []
+        """Each slot's distinct terms (to forget them when it is removed)."""
+        self.present = np.zeros(0, dtype=bool)
+        self.dead = np.zeros(0, dtype=bool)
+        self.until = np.zeros(0, dtype=np.int64)
+        self.kind = np.zeros(0, dtype=np.int32)
+        self.length = np.zeros(0, dtype=np.int64)
+        self.postings: dict[str, TermPostings] = {}
+        self.vectors: dict[int, VectorColumn] = {}
+        self.free: list[int] = []
+        """Slots no posting names: reused first."""
+        self.freed: list[int] = []
+        """Slots of removed items that stale postings still name."""
+        self.entries = 0
+        """Postings entries, stale ones included."""
+        self.stale = 0
+        self._kinds: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.slots)
+
+    def put(self, doc: str, item: MemoryItem, counts: Counter[str]) -> None:
+        """Hold ``item`` under ``doc`` with its term ``counts`` (:meth:`remove` ``doc`` first)."""
+        slot = self._slot()
+        self.slots[doc] = slot
+        self.docs[slot] = doc
+        self.terms[slot] = tuple(counts)
+        self.present[slot] = True
+        self.dead[slot] = item.superseded_by is not None
+        self.until[slot] = FOREVER if item.valid_until is None else microseconds(item.valid_until)
+        self.kind[slot] = self._kinds.setdefault(item.kind, len(self._kinds))
+        self.length[slot] = sum(counts.values())
+        for term, count in counts.items():
+            posting = self.postings.get(term)
+            if posting is None:
+                posting = self.postings[term] = TermPostings()
+            posting.append(slot, count)
+        self.entries += len(counts)
+        if item.embedding:
+            column = self.vectors.get(len(item.embedding))
+            if column is None:
+                column = self.vectors[len(item.embedding)] = VectorColumn(
+                    len(item.embedding), len(self.present)
+                )
+            column.put(slot, unit(item.embedding))
+
+    def mark(self, doc: str, item: MemoryItem) -> None:
+        """Follow a change of ``item``'s supersession under ``doc``."""
+        slot = self.slots.get(doc)
+        if slot is not None:
+            self.dead[slot] = item.superseded_by is not None
+
+    def remove(self, doc: str) -> tuple[tuple[str, ...], int] | None:
+        """Forget ``doc``: its distinct terms and length, or ``None`` when it was not held."""
+        slot = self.slots.pop(doc, None)
+        if slot is None:
+            return None
+        held = self.terms[slot], int(self.length[slot])
+        self.present[slot] = False
+        self.docs[slot], self.terms[slot] = "", ()
+        for column in self.vectors.values():
+            column.has[slot] = False
+        self.freed.append(slot)
+        self.stale += len(held[0])
+        if self.stale > COMPACT_AT and 2 * self.stale > self.entries:
+            self._compact()
+        return held
+
+    def allowed(self, now: int, kinds: Collection[str] | None) -> np.ndarray:
+        """Whether each slot holds an item live at ``now`` (µs) of ``kinds`` (any when ``None``)."""
+        n = self.size
+        mask: np.ndarray = self.present[:n] & ~self.dead[:n] & (self.until[:n] > now)
+        if kinds is not None:
+            codes = [self._kinds[kind] for kind in kinds if kind in self._kinds]
+            mask &= np.isin(self.kind[:n], codes)
+        return mask
+
+    def bm25(self, terms: Sequence[str], weights: Sequence[float], average: float) -> np.ndarray:
+        """Each slot's BM25 score for ``terms`` of IDF ``weights``: 0.0 where it holds none.
+
+        Term scores are added in the order of ``terms`` (sorted), from 0.0,
+        as :class:`~prefrontal.retrieval.ranking.Scorer` adds them. Removed
+        slots may score: :meth:`allowed` leaves them out.
+        """
+        scores = np.zeros(self.size)
+        length = self.length
+        for term, weight in zip(terms, weights, strict=True):
+            posting = self.postings.get(term)
+            if posting is None:
+                continue
+            slots = posting.slots[: posting.n]
+            scores[slots] += term_scores(
+                weight, posting.counts[: posting.n], length[slots], average
+            )
+        return scores
+
+    def counts(self, terms: Sequence[str]) -> np.ndarray:
+        """How often each slot holds each of ``terms``: one row per term."""
+        out = np.zeros((len(terms), self.size), dtype=np.int64)
+        for row, term in enumerate(terms):
+            posting = self.postings.get(term)
+            if posting is not None:
+                out[row, posting.slots[: posting.n]] = posting.counts[: posting.n]
+        return out
+
+    def _compact(self) -> None:
+        present = self.present
+        for term in list(self.postings):
+            posting = self.postings[term]
+            posting.keep(present)
+            if not posting.n:
+                del self.postings[term]
+        self.entries -= self.stale
+        self.stale = 0
+        self.free.extend(self.freed)
+        self.freed.clear()
+
+    def _slot(self) -> int:
+        if self.free:
+            return self.free.pop()
+        if self.size == len(self.present):
+            self._grow(max(64, 2 * self.size))
+        self.docs.append("")
+        self.terms.append(())
+        self.size += 1
+        return self.size - 1
+
+    def _grow(self, capacity: int) -> None:
+        self.present, self.dead = grown_to(self.present, capacity), grown_to(self.dead, capacity)
+        self.until, self.kind = grown_to(self.until, capacity), grown_to(self.kind, capacity)
+        self.length = grown_to(self.length, capacity)
+        for column in self.vectors.values():
+            column.grow(capacity)

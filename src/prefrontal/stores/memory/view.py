@@ -1,0 +1,170 @@
+"""The segments one tenant may see, read as one run of positions.
+
+A search reads a tenant's own segment and the agent's shared one
+(:mod:`prefrontal.stores.memory.agent_index`); a :class:`View` numbers
+their slots one segment after the other, so that each signal is an array
+of positions and values, and fusion adds arrays. Which items are allowed
+(live at the query's time, of its kinds) is one mask over those positions.
+
+Cosines come two ways. :meth:`View.exact` is the float64 cosine of unit
+vectors, computed one row at a time by ``einsum`` (each row's value does
+not depend on which other rows are computed with it, so every path of a
+search gives a row the same bits). :meth:`View.screened` is the float32
+cosine of every embedded row, from one matrix-vector product over half the
+bytes, within :func:`tolerance` of the exact one. Both run numpy's own
+loop rather than BLAS: on a loaded machine a threaded matrix-vector product
+waits for a core (p50 6.1 ms against 2.9 for the same 50,000 rows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+import numpy as np
+
+from prefrontal.stores.memory.segment import Segment
+
+UNIT_ROUNDING = 2.0**-24
+"""The unit roundoff of float32."""
+
+
+def tolerance(dimensions: int) -> float:
+    """How far a float32 cosine of unit vectors of ``dimensions`` may be from the float64 one.
+
+    Rounding each factor to float32 moves the dot product by at most
+    ``2u`` (``u`` the unit roundoff; the sum of the absolute products of
+    two unit vectors is at most 1), and summing ``n`` products in float32,
+    in any order, by at most ``n u / (1 - n u)``; clamping at 0 moves
+    nothing further. A margin of 1 % on top.
+    """
+    n = dimensions + 3
+    return 1.01 * n * UNIT_ROUNDING / (1 - n * UNIT_ROUNDING)
+
+
+ALIKE_FROM = 256
+"""From this many rows, :meth:`View.exact` computes rows alike for a sparse query once."""
+
+
+def sparse(query: np.ndarray) -> bool:
+    """Whether ``query`` is nonzero in at most a quarter of its components."""
+    return 4 * int(np.count_nonzero(query)) <= len(query)
+
+
+class View:
+    """The positions of ``segments``, one after the other, and which are allowed."""
+
+    def __init__(
+        self, segments: Sequence[Segment], now: int, kinds: Collection[str] | None
+    ) -> None:
+        self.segments = list(segments)
+        sizes = [segment.size for segment in self.segments]
+        self.starts = np.cumsum([0, *sizes])
+        self.total = int(self.starts[-1])
+        masks = [segment.allowed(now, kinds) for segment in self.segments]
+        self.allowed: np.ndarray = np.concatenate(masks) if masks else np.zeros(0, dtype=bool)
+
+    def doc(self, position: int) -> str:
+        """The document (index id) at ``position``."""
+        index = int(np.searchsorted(self.starts, position, side="right")) - 1
+        return self.segments[index].docs[position - int(self.starts[index])]
+
+    def docs(self, positions: np.ndarray) -> list[str]:
+        """The documents at ``positions`` (sorted), in order."""
+        out: list[str] = []
+        bounds = np.searchsorted(positions, self.starts)
+        for index, segment in enumerate(self.segments):
+            slots = positions[int(bounds[index]) : int(bounds[index + 1])] - int(self.starts[index])
+            docs = segment.docs
+            out += [docs[slot] for slot in slots.tolist()]
+        return out
+
+    def bm25(
+        self, terms: Sequence[str], weights: Sequence[float], average: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The allowed positions holding one of ``terms`` and their BM25 scores."""
+        parts = [segment.bm25(terms, weights, average) for segment in self.segments]
+        scores = np.concatenate(parts) if parts else np.zeros(0)
+        positions = np.flatnonzero(self.allowed & (scores > 0))
+        return positions, scores[positions]
+
+    def embedded(self, dimensions: int) -> np.ndarray:
+        """The allowed positions with a vector of ``dimensions``."""
+        parts = []
+        for segment in self.segments:
+            column = segment.vectors.get(dimensions)
+            if column is None:
+                parts.append(np.zeros(segment.size, dtype=bool))
+            else:
+                parts.append(column.has[: segment.size])
+        has = np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+        return np.flatnonzero(has & self.allowed)
+
+    def exact(self, positions: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """The float64 cosine of unit ``query`` with the row at each of ``positions`` (sorted).
+
+        For a sparse query (:func:`sparse`) and many rows, rows alike where
+        the query is not zero are computed once: the others' components
+        add exact zeros, so such rows have the same cosine, to the bit.
+        """
+        out = np.zeros(len(positions))
+        bounds = np.searchsorted(positions, self.starts)
+        nonzero = np.flatnonzero(query) if sparse(query) else None
+        for index, segment in enumerate(self.segments):
+            low, high = int(bounds[index]), int(bounds[index + 1])
+            if low == high:
+                continue
+            matrix = segment.vectors[len(query)].matrix
+            slots = positions[low:high] - int(self.starts[index])
+            if nonzero is not None and len(slots) > ALIKE_FROM:
+                seen = np.ascontiguousarray(matrix[slots[:, None], nonzero[None, :]])
+                keys = seen.view(np.dtype((np.void, seen.dtype.itemsize * len(nonzero))))
+                _, first, inverse = np.unique(keys.ravel(), return_index=True, return_inverse=True)
+                once = np.einsum("ij,j->i", matrix[slots[first]], query)
+                out[low:high] = once[inverse.ravel()]
+            elif 4 * len(slots) > segment.size:
+                out[low:high] = np.einsum("ij,j->i", matrix[: segment.size], query)[slots]
+            else:
+                out[low:high] = np.einsum("ij,j->i", matrix[slots], query)
+        return out
+
+    def disjoint(self, positions: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Whether the row at each of ``positions`` (sorted) has no nonzero component where
+        ``query`` has one: its cosine with ``query`` is then exactly 0."""
+        out = np.zeros(len(positions), dtype=bool)
+        bits = np.packbits(query != 0)
+        touched = np.flatnonzero(bits)
+        bounds = np.searchsorted(positions, self.starts)
+        for index, segment in enumerate(self.segments):
+            low, high = int(bounds[index]), int(bounds[index + 1])
+            if low == high:
+                continue
+            support = segment.vectors[len(query)].support
+            shared = np.zeros(segment.size, dtype=bool)
+            for byte in touched.tolist():
+                shared |= (support[byte, : segment.size] & bits[byte]) != 0
+            out[low:high] = ~shared[positions[low:high] - int(self.starts[index])]
+        return out
+
+    def screened(self, positions: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """The float32 cosine of unit ``query`` with the row at each of ``positions`` (sorted),
+        within :func:`tolerance` of :meth:`exact`, as float64.
+
+        A sparse query (:func:`sparse`) reads only its nonzero components
+        of each row, the rest would add exact zeros.
+        """
+        out = np.zeros(len(positions))
+        single = query.astype(np.float32)
+        nonzero = np.flatnonzero(query)
+        bounds = np.searchsorted(positions, self.starts)
+        for index, segment in enumerate(self.segments):
+            low, high = int(bounds[index]), int(bounds[index + 1])
+            if low == high:
+                continue
+            column = segment.vectors[len(query)]
+            if sparse(query):
+                rows = column.columns[nonzero, : segment.size]
+                found = np.einsum("j,ji->i", single[nonzero], rows)
+            else:
+                found = np.einsum("ij,j->i", column.single[: segment.size], single)
+            out[low:high] = found[positions[low:high] - int(self.starts[index])]
+        return out
