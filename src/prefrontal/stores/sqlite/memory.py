@@ -58,6 +58,8 @@ _CONTENDERS = 2048
 for a longer top."""
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
 """Fields kept only as columns (they change in place), not in ``body``."""
+_EXCLUDED = set(_DERIVED)
+""":data:`_DERIVED` as pydantic's ``exclude`` takes it (never changed)."""
 
 
 class SqliteMemoryStore(SharesDatabase[Database]):
@@ -327,7 +329,7 @@ def _row(item: MemoryItem, store: str) -> dict[str, Any]:
         "last_recalled_at": to_us_or_none(item.last_recalled_at),
         "thread_id": item.thread_id,
         "position": item.position,
-        "body": dump(item, store=store, exclude=set(_DERIVED)),
+        "body": dump(item, store=store, exclude=_EXCLUDED),
         "terms": " ".join(analysed),
         "length": len(analysed),
         "embedding": None if item.embedding is None else to_blob(item.embedding),
