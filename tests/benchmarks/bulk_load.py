@@ -127,7 +127,7 @@ def _server(wanted: bool) -> Iterator[str | None]:
     from tests.postgres_server import running_server
 
     with running_server() as server:
-        yield server.dsn(server.create_database("bulk"))
+        yield server.create_database("bulk")
 
 
 def compare(args: argparse.Namespace) -> dict[str, Any]:
