@@ -134,6 +134,15 @@ def stem(word: str) -> str:
     return str(_STEMMER.stemWord(word))
 
 
+@lru_cache(maxsize=65_536)
+def _indexed(word: str) -> str:
+    """The stem of a lower-case word, or ``""`` for a stop word: one cached look-up per word."""
+    return "" if word in STOP_WORDS else stem(word)
+
+
+_words = WORD.findall
+
+
 def terms(text: str) -> list[str]:
     """The index terms of ``text`` in order, as the module describes; never an empty term.
 
@@ -141,8 +150,7 @@ def terms(text: str) -> list[str]:
     such empty stems are dropped.
     """
     if text.isascii():
-        stems = (stem(w) for w in WORD.findall(text.lower()) if w not in STOP_WORDS)
-        return [s for s in stems if s]
+        return [s for s in map(_indexed, _words(text.lower())) if s]
     out: list[str] = []
     for token in _TOKEN.findall(folded(text)):
         out.extend(_token_terms(token))

@@ -42,6 +42,7 @@ from prefrontal.stores.memory_search import (
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.sqlite import memory_sql as sql
 from prefrontal.stores.sqlite import topk
+from prefrontal.stores.sqlite.bulk import BulkWriter
 from prefrontal.stores.sqlite.database import (
     Database,
     from_us_or_none,
@@ -57,6 +58,8 @@ _CONTENDERS = 2048
 for a longer top."""
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
 """Fields kept only as columns (they change in place), not in ``body``."""
+_EXCLUDED = set(_DERIVED)
+""":data:`_DERIVED` as pydantic's ``exclude`` takes it (never changed)."""
 
 
 class SqliteMemoryStore(SharesDatabase[Database]):
@@ -73,6 +76,7 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         super().__init__(database)
         self.embedder = embedder
         self._sql = sql.Statements(name)
+        self._bulk = BulkWriter(name)
         self.vectors: SqliteVectors | None = SqliteVectors(name, sql.KEY)
         """The stored vectors held in memory for search; ``None``: every search reads and
         decodes every visible vector instead (the way to compare with scoring every row)."""
@@ -87,12 +91,17 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         await self.database.write(lambda c: self.put_in(c, ready), store=self.name)
 
     def put_in(self, connection: sqlite3.Connection, items: Sequence[MemoryItem]) -> None:
-        """Create or replace ``items`` (embedded already) inside the caller's transaction."""
-        for item in items:
-            row = _row(item, self.name)
-            connection.execute(self._sql.upsert, row)
-            if item.supersedes is not None:
-                connection.execute(self._sql.supersede, row)
+        """Create or replace ``items`` (embedded already) inside the caller's transaction.
+
+        In order, as one ``put`` after another would; runs of new items are
+        written set-wise (:mod:`prefrontal.stores.sqlite.bulk`).
+        """
+        self._bulk.put(connection, [_row(item, self.name) for item in items], self._put_row)
+
+    def _put_row(self, connection: sqlite3.Connection, row: dict[str, Any]) -> None:
+        connection.execute(self._sql.upsert, row)
+        if row["supersedes"] is not None:
+            connection.execute(self._sql.supersede, row)
 
     def last_position_in(self, connection: sqlite3.Connection, tenant: Tenant, thread: str) -> int:
         """The highest position held in the tenant's ``thread`` (-1 when it is empty)."""
@@ -320,7 +329,7 @@ def _row(item: MemoryItem, store: str) -> dict[str, Any]:
         "last_recalled_at": to_us_or_none(item.last_recalled_at),
         "thread_id": item.thread_id,
         "position": item.position,
-        "body": dump(item, store=store, exclude=set(_DERIVED)),
+        "body": dump(item, store=store, exclude=_EXCLUDED),
         "terms": " ".join(analysed),
         "length": len(analysed),
         "embedding": None if item.embedding is None else to_blob(item.embedding),

@@ -28,7 +28,7 @@ from prefrontal.errors import StoreError
 from prefrontal.retrieval.impacts import sql_code
 from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.memory_search import stored_terms
-from prefrontal.stores.sqlite.vectors import change_log, pruned_change_log
+from prefrontal.stores.sqlite.vectors import change_insert_trigger, change_log, pruned_change_log
 
 
 def _term_list(terms: str) -> str:
@@ -212,7 +212,7 @@ def _agent_term_statistics(name: str) -> tuple[str, ...]:
             min_length_3 INTEGER,
             PRIMARY KEY (agent_id, term)
         ) WITHOUT ROWID""",
-        f"CREATE TRIGGER {name}_index_insert AFTER INSERT ON {items} BEGIN {index_new} END",
+        _index_insert_trigger(name),
         f"CREATE TRIGGER {name}_index_delete AFTER DELETE ON {items} BEGIN {unindex_old} END",
         f"""CREATE TRIGGER {name}_index_update AFTER UPDATE OF agent_id, terms, length ON {items}
             BEGIN {unindex_old} {index_new} END""",
@@ -246,6 +246,35 @@ def _impacts_of(terms: str, length: str) -> str:
     return f"""(SELECT coalesce(group_concat({sql_code("n", length)} || value, ' '), '')
         FROM (SELECT value, count(*) AS n FROM json_each({_term_list(terms)})
               WHERE true GROUP BY value))"""
+
+
+def _index_insert_trigger(name: str) -> str:
+    """Since schema 6: the trigger putting a new item of ``name`` in FTS5 and the statistics."""
+    return (
+        f"CREATE TRIGGER {name}_index_insert AFTER INSERT ON {name}_items"
+        f" BEGIN {_agent_index_new(name)} END"
+    )
+
+
+def _impacts_insert_trigger(name: str) -> str:
+    """Since schema 8: the trigger putting a new item of ``name`` in its impact index."""
+    add = f"""INSERT INTO {name}_impacts (rowid, impacts)
+        VALUES (new.rowid, {_impacts_of("new.terms", "new.length")});"""
+    return f"CREATE TRIGGER {name}_impacts_insert AFTER INSERT ON {name}_items BEGIN {add} END"
+
+
+def insert_triggers(name: str) -> dict[str, str]:
+    """The triggers the latest schema runs on an insert into ``<name>_items``, by name.
+
+    Each as the ``CREATE TRIGGER`` statement ``sqlite_master`` holds for it.
+    A migration that adds or changes one of them changes this too (and
+    :mod:`prefrontal.stores.sqlite.bulk`, which does their work set-wise).
+    """
+    return {
+        f"{name}_change_insert": change_insert_trigger(name),
+        f"{name}_index_insert": _index_insert_trigger(name),
+        f"{name}_impacts_insert": _impacts_insert_trigger(name),
+    }
 
 
 def _agent_index_new(name: str) -> str:
@@ -324,7 +353,7 @@ def _impact_index(name: str) -> tuple[str, ...]:
         f"""CREATE VIRTUAL TABLE {impacts} USING fts5(
             impacts, content='', columnsize=0, tokenize='unicode61 remove_diacritics 0'
         )""",
-        f"CREATE TRIGGER {name}_impacts_insert AFTER INSERT ON {items} BEGIN {add} END",
+        _impacts_insert_trigger(name),
         f"CREATE TRIGGER {name}_impacts_delete AFTER DELETE ON {items} BEGIN {remove} END",
         f"""CREATE TRIGGER {name}_impacts_update AFTER UPDATE OF terms, length ON {items}
             BEGIN {remove} {add} END""",

@@ -122,7 +122,7 @@ def change_log(name: str) -> tuple[str, ...]:
         f"ALTER TABLE {items} ADD COLUMN changed INTEGER NOT NULL DEFAULT 0",
         f"CREATE INDEX {name}_by_change ON {items} (changed)",
         f"CREATE TABLE {name}_gone (changed INTEGER PRIMARY KEY, row INTEGER NOT NULL)",
-        f"CREATE TRIGGER {name}_change_insert AFTER INSERT ON {items} BEGIN {stamp} END",
+        change_insert_trigger(name),
         f"""CREATE TRIGGER {name}_change_update AFTER UPDATE OF agent_id, user_id, scope, kind,
             valid_until, superseded_by, embedding ON {items} BEGIN {stamp} END""",
         f"""CREATE TRIGGER {name}_change_delete AFTER DELETE ON {items} BEGIN
@@ -131,3 +131,11 @@ def change_log(name: str) -> tuple[str, ...]:
                 VALUES ((SELECT changes FROM {stats}), old.rowid);
         END""",
     )
+
+
+def change_insert_trigger(name: str) -> str:
+    """Since schema 5: the trigger stamping a new item of ``name`` with the next change count."""
+    items, stats = f"{name}_items", f"{name}_stats"
+    stamp = f"""UPDATE {stats} SET changes = changes + 1;
+        UPDATE {items} SET changed = (SELECT changes FROM {stats}) WHERE rowid = new.rowid;"""
+    return f"CREATE TRIGGER {name}_change_insert AFTER INSERT ON {items} BEGIN {stamp} END"

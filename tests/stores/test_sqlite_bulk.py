@@ -1,0 +1,238 @@
+"""SQLite's set-wise ``put_many``: the same database as one ``put`` after another.
+
+A batch mixing new items of two agents and three users, items that replace
+stored ones or ones earlier in the batch, items that supersede others,
+vectors and terms held once, twice and three times or more, is written by
+``put_many`` into one file and item by item into another: every row of the
+items, their change stamps, the per-agent and per-term statistics, both
+FTS5 indexes (each entry with its position) and search results are the
+same. Erasing a user after a bulk load leaves none of their rows nor words;
+a batch that fails leaves nothing written and the insert triggers in place.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery
+from prefrontal.stores.sqlite import open_stores
+from prefrontal.stores.sqlite.bulk import AT_LEAST, BulkWriter
+from prefrontal.stores.sqlite.memory import SqliteMemoryStore
+from prefrontal.stores.sqlite.migrations import insert_triggers, migrate
+from prefrontal.stores.tenancy import Scope, Tenant
+
+pytestmark = pytest.mark.anyio
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+NOW = T0 + timedelta(days=30)
+TENANTS = (
+    Tenant(agent_id="atlas", user_id="alice"),
+    Tenant(agent_id="atlas", user_id="bob"),
+    Tenant(agent_id="orion", user_id="alice"),
+    Tenant(agent_id="orion", user_id="carol"),
+)
+WORDS = [
+    "invoice",
+    "payment",
+    "launch",
+    "review",
+    "vendor",
+    "contract",
+    "budget",
+    "hiring",
+    "plan",
+    "porto",
+    "lisbon",
+    "deadline",
+    "release",
+    "notes",
+    "urgent",
+    "late",
+    "praised",
+    "mentioned",
+    "quarterly",
+    "forecast",
+    "audit",
+]
+
+
+def _item(rng: random.Random, n: int, tenant: Tenant, **fields: Any) -> MemoryItem:
+    words = [rng.choice(WORDS) for _ in range(rng.randint(1, 12))]
+    if rng.random() < 0.3:
+        words += [words[0]] * rng.randint(1, 3)  # a term held twice, three or four times
+    return MemoryItem(
+        item_id=f"m{n}",
+        agent_id=tenant.agent_id,
+        user_id=tenant.user_id,
+        scope=Scope.SHARED if rng.random() < 0.2 else Scope.PRIVATE,
+        kind=MemoryKind.EVENT if rng.random() < 0.7 else MemoryKind.FACT,
+        content=" ".join(words) + f" {tenant.user_id}onlyword",
+        importance=round(rng.random(), 2),
+        created_at=T0 + timedelta(minutes=n),
+        valid_until=T0 + timedelta(days=1) if rng.random() < 0.1 else None,
+        thread_id=f"t{n // 10}",
+        position=n % 10,
+        tags=("billing",) if rng.random() < 0.2 else (),
+        embedding=(rng.random(), rng.random(), 1.0) if rng.random() < 0.5 else None,
+        **fields,
+    )
+
+
+def _owner(item: MemoryItem) -> Tenant:
+    return Tenant(agent_id=item.agent_id, user_id=item.user_id)
+
+
+def stored(rng: random.Random) -> list[MemoryItem]:
+    """Items written before the batch (the batch replaces some of them)."""
+    return [_item(rng, n, TENANTS[n % 2]) for n in range(10)]
+
+
+def batch(rng: random.Random) -> list[MemoryItem]:
+    """New items in runs, with replacements, duplicates and supersessions between them."""
+    items = [_item(rng, n, rng.choice(TENANTS)) for n in range(100, 100 + 2 * AT_LEAST)]
+    items.append(_item(rng, 3, TENANTS[1]))  # replaces a stored item
+    items.append(_item(rng, 105, _owner(items[5])))  # replaces one earlier in the batch
+    items.append(_item(rng, 400, _owner(items[1]), supersedes="m101"))
+    items += [_item(rng, n, rng.choice(TENANTS)) for n in range(500, 500 + AT_LEAST)]
+    items.append(_item(rng, 900, TENANTS[2], supersedes="m960"))  # a later item: no effect
+    items += [_item(rng, n, TENANTS[2]) for n in range(950, 950 + AT_LEAST)]
+    items += [_item(rng, n, TENANTS[3]) for n in range(2000, 2005)]  # a short run
+    return items
+
+
+def dump(path: Path, name: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row that describes ``name``'s items, indexes and statistics, in a fixed order."""
+    with sqlite3.connect(path) as connection:
+        for index in ("fts", "impacts"):
+            connection.execute(
+                f"CREATE VIRTUAL TABLE temp.{index} USING fts5vocab(main, {name}_{index}, instance)"
+            )
+        queries = {
+            "items": f"SELECT * FROM {name}_items ORDER BY rowid",
+            "terms": f"SELECT * FROM {name}_terms ORDER BY agent_id, term",
+            "agents": f"SELECT * FROM {name}_agent_stats ORDER BY agent_id",
+            "stats": f"SELECT * FROM {name}_stats",
+            "gone": f"SELECT * FROM {name}_gone ORDER BY changed",
+            "fts": "SELECT * FROM temp.fts ORDER BY term, doc, col, offset",
+            "impacts": "SELECT * FROM temp.impacts ORDER BY term, doc, col, offset",
+        }
+        return {key: connection.execute(sql).fetchall() for key, sql in queries.items()}
+
+
+async def search_all(path: Path, name: str) -> list[list[tuple[str, str, float]]]:
+    stores = open_stores(path)
+    store = stores.episodic if name == "episodic" else stores.semantic
+    found = []
+    for tenant in TENANTS:
+        for text in ("invoice payment", "launch review urgent", "alice onlyword", "plan"):
+            for embedding in (None, (0.2, 0.9, 1.0)):
+                query = MemoryQuery(text=text, limit=10, embedding=embedding, now=NOW)
+                hits = await store.search(tenant, query)
+                found.append([(h.item.item_id, h.item.user_id, round(h.score, 9)) for h in hits])
+    await stores.aclose()
+    return found
+
+
+@pytest.mark.parametrize("name", ["episodic", "semantic"])
+async def test_put_many_leaves_what_puts_one_by_one_leave(tmp_path: Path, name: str) -> None:
+    """Rows, stamps, statistics, FTS5 entries and search results are the same."""
+    rng = random.Random(40)
+    before, items = stored(rng), batch(rng)
+    for path, bulk in ((tmp_path / "bulk.db", True), (tmp_path / "single.db", False)):
+        stores = open_stores(path)
+        store = stores.episodic if name == "episodic" else stores.semantic
+        await store.put_many(before)
+        if bulk:
+            await store.put_many(items)
+        else:
+            for item in items:
+                await store.put(item)
+        await stores.aclose()
+    bulk_rows, single_rows = dump(tmp_path / "bulk.db", name), dump(tmp_path / "single.db", name)
+    assert len(bulk_rows["items"]) == len({(i.agent_id, i.item_id, i.user_id) for i in items}) + 9
+    assert any(row[3] == 3 for row in bulk_rows["terms"])  # a term held three times
+    for key, rows in single_rows.items():
+        assert bulk_rows[key] == rows, key
+    assert await search_all(tmp_path / "bulk.db", name) == await search_all(
+        tmp_path / "single.db", name
+    )
+
+
+def test_the_writer_knows_every_insert_trigger(tmp_path: Path) -> None:
+    """On a new file the bulk path runs: the insert triggers are the ones it does the work of."""
+    with sqlite3.connect(tmp_path / "new.db") as connection:
+        migrate(connection)
+        for name in ("episodic", "semantic"):
+            found = BulkWriter(name).ready(connection)
+            assert found is not None and dict(found) == insert_triggers(name)
+
+
+async def test_new_items_are_written_set_wise(tmp_path: Path) -> None:
+    """A run of new items is one insert statement, with the triggers dropped around it."""
+    path = tmp_path / "traced.db"
+    stores = open_stores(path)
+    await stores.episodic.put_many(stored(random.Random(1)))
+    await stores.aclose()
+    traced: list[str] = []
+    with sqlite3.connect(path, isolation_level=None) as connection:
+        connection.set_trace_callback(traced.append)
+        store = open_stores(path).episodic
+        assert isinstance(store, SqliteMemoryStore)
+        connection.execute("BEGIN IMMEDIATE")
+        store.put_in(connection, batch(random.Random(2))[: 2 * AT_LEAST])
+        connection.execute("COMMIT")
+    inserts = [s for s in traced if s.lstrip().startswith("INSERT INTO episodic_items")]
+    assert len(inserts) == 2 * AT_LEAST  # executemany traces each row of one statement
+    assert all("ON CONFLICT" not in s for s in inserts)
+    assert sum(s.startswith("DROP TRIGGER") for s in traced) == 3
+    with sqlite3.connect(path) as connection:
+        assert BulkWriter("episodic").ready(connection) is not None
+
+
+async def test_erase_after_a_bulk_load_leaves_nothing_of_the_user(tmp_path: Path) -> None:
+    """No row and no word of the erased user: the delete triggers undo what the bulk path did."""
+    path = tmp_path / "erase.db"
+    stores = open_stores(path)
+    rng = random.Random(3)
+    alice, bob = TENANTS[0], TENANTS[1]
+    items = [_item(rng, n, alice if n % 2 else bob) for n in range(4 * AT_LEAST)]
+    await stores.episodic.put_many(items)
+    assert await stores.episodic.erase(alice) == 2 * AT_LEAST
+    await stores.aclose()
+    rows = dump(path, "episodic")
+    assert {row[3] for row in rows["items"]} == {"bob"}
+    assert "aliceonlyword" not in {row[1] for row in rows["terms"]}
+    assert not [row for row in rows["fts"] if row[0] == "aliceonlyword"]
+    assert not [row for row in rows["impacts"] if row[0].endswith("aliceonlyword")]
+    assert {row[1] for row in rows["fts"]} == {row[0] for row in rows["items"]}
+    assert {row[1] for row in rows["impacts"]} == {row[0] for row in rows["items"]}
+    bob_only = [i for i in items if i.user_id == "bob"]
+    assert rows["agents"] == [("atlas", len(bob_only), sum(r[16] for r in rows["items"]))]
+
+
+async def test_a_failed_run_keeps_the_triggers_and_rolls_back(tmp_path: Path) -> None:
+    """A statement of the set-wise run fails: the triggers are back, and the rollback undoes all."""
+    path = tmp_path / "failed.db"
+    with sqlite3.connect(path) as connection:
+        migrate(connection)
+    store = open_stores(path).episodic
+    assert isinstance(store, SqliteMemoryStore)
+    store._bulk._fts = "SELECT no_such_function(?)"
+    items = [_item(random.Random(4), n, TENANTS[0]) for n in range(2 * AT_LEAST)]
+    with sqlite3.connect(path, isolation_level=None) as connection:
+        connection.execute("BEGIN IMMEDIATE")
+        with pytest.raises(sqlite3.OperationalError, match="no_such_function"):
+            store.put_in(connection, items)
+        assert BulkWriter("episodic").ready(connection) is not None
+        connection.execute("ROLLBACK")
+        assert connection.execute("SELECT count(*) FROM episodic_items").fetchone() == (0,)
+    stores = open_stores(path)
+    await stores.episodic.put_many(items)
+    await stores.aclose()
+    rows = dump(path, "episodic")
+    assert len(rows["items"]) == len({row[1] for row in rows["fts"]}) == 2 * AT_LEAST
