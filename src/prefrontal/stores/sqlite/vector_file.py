@@ -55,6 +55,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import mmap
 import os
 import sqlite3
 import threading
@@ -107,6 +108,24 @@ def _boot() -> int:
 
 BOOT = _boot()
 """This boot of the machine, as the state records it."""
+
+
+def _mapped_file(
+    path: Path, dtype: np.dtype[Any], shape: tuple[int, ...], *, populate: bool
+) -> np.ndarray:
+    """``path`` mapped shared as an array; ``populate``: its pages entered at once
+    (``MAP_POPULATE``), so that those in the page cache cost no fault at the first scan;
+    else read a row at a time (``MADV_RANDOM``: no pages around the row are mapped)."""
+    length = int(np.prod(shape)) * dtype.itemsize
+    fd = os.open(path, os.O_RDWR)
+    try:
+        flags = mmap.MAP_SHARED | (getattr(mmap, "MAP_POPULATE", 0) if populate else 0)
+        mapped = mmap.mmap(fd, length, flags=flags)
+    finally:
+        os.close(fd)
+    if not populate and hasattr(mmap, "MADV_RANDOM"):
+        mapped.madvise(mmap.MADV_RANDOM)
+    return np.frombuffer(mapped, dtype=dtype).reshape(shape)
 
 
 class MappedRows:
@@ -348,7 +367,8 @@ class VectorFile:
                 path = self.directory / name
                 if not path.exists() or path.stat().st_size < int(np.prod(shape)) * dtype.itemsize:
                     self._grow(state, capacity)
-                self._arrays[name] = np.memmap(path, dtype=dtype, mode="r+", shape=shape)
+                scanned = name != ("matrix" if self.half else "half")
+                self._arrays[name] = _mapped_file(path, dtype, shape, populate=scanned)
         self._mapped_capacity = capacity
 
     def _mapped(self, state: np.ndarray) -> MappedRows | None:

@@ -1,0 +1,154 @@
+"""The first turn of a fresh process against its warm turns, on a large SQLite file.
+
+``python -m tests.benchmarks.first_turn --store /tmp/scale100k`` copies
+``hybrid.db`` (built by :mod:`tests.benchmarks.scale`) to a temporary
+directory, runs one process that opens it and searches once (it builds the
+vector files beside the copy: ``prepare_s``), then starts ``--workers``
+fresh processes at once. Each opens the stores with the 384-dimension
+hashing embedder, times its first ``start_turn`` (default deadline), then
+``--turns`` more in new sessions, and prints one JSON line:
+
+- ``first_ms``: the first turn, with its status and the phases not ``ok``
+  (``cut``): a phase cut at the deadline shows there;
+- ``warm_p50_ms``: the median of the turns after it; ``ratio``: first / warm;
+- ``rss_mb``/``pss_mb``: the process's resident and proportional set size
+  after its turns, and ``vectors_rss_mb``/``vectors_pss_mb`` the part of
+  them that maps the vector files (shared pages count once across the
+  processes in PSS).
+
+``--src DIR`` runs the workers with another checkout's ``src`` (e.g. an
+older main) for a comparison on the same machine. Figures are reported,
+never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+WORKER = """
+import json, statistics, sys, time, anyio
+from datetime import timedelta
+from pathlib import Path
+
+from prefrontal import Orchestrator, OrchestratorConfig, TurnRequest
+from prefrontal.retrieval.embedder import HashingEmbedder
+from prefrontal.testing.synthetic import questions
+from tests.benchmarks.first_turn import memory
+from tests.benchmarks.scale import DEMO_AGENT, DEMO_USER, DIMENSIONS, NOW, Ticking, _open
+
+async def main() -> None:
+    stores = _open(Path(sys.argv[1]), HashingEmbedder(DIMENSIONS))
+    clock = Ticking(NOW + timedelta(days=1))
+    asked = questions(int(sys.argv[2]) + 1)
+    times, results = [], []
+    async with Orchestrator(stores, OrchestratorConfig(), clock=clock) as orchestrator:
+        for number, text in enumerate(asked):
+            request = TurnRequest(agent_id=DEMO_AGENT, user_id=DEMO_USER,
+                                  session_id=f"s{number}", user_input=text)
+            started = time.perf_counter()
+            result = await orchestrator.start_turn(request)
+            times.append((time.perf_counter() - started) * 1e3)
+            results.append(result)
+        figures = memory(str(Path(sys.argv[1]).name) + ".vectors")
+    first = results[0].trace
+    cut = [p.name for p in first.phases if p.status != "ok"]
+    print(json.dumps({"first_ms": times[0], "first_status": str(first.status), "cut": cut,
+                      "warm_p50_ms": statistics.median(times[1:]), **figures}))
+
+anyio.run(main)
+"""
+
+PREPARE = """
+import sys, time, anyio
+from pathlib import Path
+from prefrontal.retrieval.embedder import HashingEmbedder
+from prefrontal.stores import MemoryQuery
+from tests.benchmarks.scale import DIMENSIONS, NOW, QUESTION, TENANT, _open
+
+async def main() -> None:
+    stores = _open(Path(sys.argv[1]), HashingEmbedder(DIMENSIONS))
+    started = time.perf_counter()
+    await stores.episodic.search(TENANT, MemoryQuery(text=QUESTION, limit=10, now=NOW))
+    print(time.perf_counter() - started)
+    await stores.aclose()
+
+anyio.run(main)
+"""
+
+
+def memory(marker: str) -> dict[str, float]:
+    """This process's RSS and PSS (MB), and the part mapping files whose path holds ``marker``."""
+    figures = {"rss_mb": 0.0, "pss_mb": 0.0, "vectors_rss_mb": 0.0, "vectors_pss_mb": 0.0}
+    inside = False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if fields and not fields[0].endswith(":"):
+            inside = marker in line
+            continue
+        if len(fields) >= 2 and fields[0] in ("Rss:", "Pss:"):
+            mb = int(fields[1]) / 1024
+            name = fields[0][:-1].lower()
+            figures[f"{name}_mb"] += mb
+            if inside:
+                figures[f"vectors_{name}_mb"] += mb
+    return {key: round(value, 1) for key, value in figures.items()}
+
+
+def _environment(src: Path | None) -> dict[str, str]:
+    root = str(Path(__file__).resolve().parents[2])
+    path = [str(src), root] if src is not None else [root]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+
+
+def run(store: Path, *, workers: int, turns: int, src: Path | None) -> dict[str, Any]:
+    """Prepare a copy of ``store``'s ``hybrid.db``, then time ``workers`` fresh processes."""
+    environment = _environment(src)
+    with tempfile.TemporaryDirectory(prefix="prefrontal-first-") as scratch:
+        database = Path(scratch) / "hybrid.db"
+        shutil.copyfile(store / "hybrid.db", database)
+        prepared = subprocess.run(
+            [sys.executable, "-c", PREPARE, str(database)],
+            env=environment,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        time.sleep(1.0)
+        started = [
+            subprocess.Popen(
+                [sys.executable, "-c", WORKER, str(database), str(turns)],
+                env=environment,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(workers)
+        ]
+        outputs = [process.communicate()[0] for process in started]
+    found = [json.loads(output.strip().splitlines()[-1]) for output in outputs]
+    for figures in found:
+        figures["ratio"] = round(figures["first_ms"] / figures["warm_p50_ms"], 2)
+    return {"prepare_s": round(float(prepared.stdout.strip()), 2), "workers": found}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.first_turn")
+    parser.add_argument("--store", type=Path, required=True)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--src", type=Path, default=None)
+    options = parser.parse_args(argv)
+    figures = run(options.store, workers=options.workers, turns=options.turns, src=options.src)
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
