@@ -16,6 +16,10 @@ hashing embedder, times its first ``start_turn`` (default deadline), then
   them that maps the vector files (shared pages count once across the
   processes in PSS).
 
+``--postgres N`` fills a throwaway PostgreSQL server (``tests/postgres_server.py``)
+with ``N`` items with vectors instead (``fill_s``) and times one fresh process
+against it the same way.
+
 ``--src DIR`` runs the workers with another checkout's ``src`` (e.g. an
 older main) for a comparison on the same machine. Figures are reported,
 never asserted.
@@ -34,6 +38,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 WORKER = """
 import json, statistics, sys, time, anyio
 from datetime import timedelta
@@ -42,11 +48,11 @@ from pathlib import Path
 from prefrontal import Orchestrator, OrchestratorConfig, TurnRequest
 from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.testing.synthetic import questions
-from tests.benchmarks.first_turn import memory
-from tests.benchmarks.scale import DEMO_AGENT, DEMO_USER, DIMENSIONS, NOW, Ticking, _open
+from tests.benchmarks.first_turn import memory, opened
+from tests.benchmarks.scale import DEMO_AGENT, DEMO_USER, DIMENSIONS, NOW, Ticking
 
 async def main() -> None:
-    stores = _open(Path(sys.argv[1]), HashingEmbedder(DIMENSIONS))
+    stores = opened(sys.argv[1], HashingEmbedder(DIMENSIONS))
     clock = Ticking(NOW + timedelta(days=1))
     asked = questions(int(sys.argv[2]) + 1)
     times, results = [], []
@@ -58,7 +64,7 @@ async def main() -> None:
             result = await orchestrator.start_turn(request)
             times.append((time.perf_counter() - started) * 1e3)
             results.append(result)
-        figures = memory(str(Path(sys.argv[1]).name) + ".vectors")
+        figures = memory(Path(sys.argv[1]).name + ".vectors")
     first = results[0].trace
     cut = [p.name for p in first.phases if p.status != "ok"]
     print(json.dumps({"first_ms": times[0], "first_status": str(first.status), "cut": cut,
@@ -83,6 +89,77 @@ async def main() -> None:
 
 anyio.run(main)
 """
+
+
+def opened(target: str, embedder: Any) -> Any:
+    """The stores at ``target``: a SQLite file, or ``postgres:SCHEMA:DSN``."""
+    if target.startswith("postgres:"):
+        from prefrontal.stores import postgres
+
+        _, schema, dsn = target.split(":", 2)
+        return postgres.open_stores(dsn, embedder=embedder, schema=schema, max_size=8)
+    from tests.benchmarks.scale import _open
+
+    return _open(Path(target), embedder)
+
+
+FILL = """
+import itertools, sys, time, anyio
+from prefrontal.demo import seed
+from prefrontal.retrieval.embedder import HashingEmbedder
+from prefrontal.testing.synthetic import memories
+from tests.benchmarks.first_turn import opened
+from tests.benchmarks.scale import BATCH, DIMENSIONS, START, TENANT
+
+async def main() -> None:
+    started = time.perf_counter()
+    stores = opened(sys.argv[1], HashingEmbedder(DIMENSIONS))
+    generated = memories(int(sys.argv[2]), tenant=TENANT, start=START)
+    while batch := list(itertools.islice(generated, BATCH)):
+        await stores.episodic.put_many(batch)
+    await seed(stores)
+    await stores.aclose()
+    print(time.perf_counter() - started)
+
+anyio.run(main)
+"""
+
+
+def postgres(items: int, turns: int) -> dict[str, Any]:
+    """Fill a throwaway server's schema with ``items`` items with vectors, then time one
+    fresh process's turns against it."""
+    import asyncpg
+
+    from tests.postgres_server import running_server
+
+    environment = _environment(None)
+    with running_server() as server:
+        dsn = server.create_database("first")
+        target = f"postgres:first:{dsn}"
+        filled = subprocess.run(
+            [sys.executable, "-c", FILL, target, str(items)],
+            env=environment,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+
+        async def analyse() -> None:
+            connection = await asyncpg.connect(dsn, server_settings={"search_path": "first"})
+            await connection.execute("VACUUM ANALYZE")
+            await connection.close()
+
+        anyio.run(analyse)
+        done = subprocess.run(
+            [sys.executable, "-c", WORKER, target, str(turns)],
+            env=environment,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    figures["ratio"] = round(figures["first_ms"] / figures["warm_p50_ms"], 2)
+    return {"fill_s": round(float(filled.stdout.strip()), 1), "workers": [figures]}
 
 
 def memory(marker: str) -> dict[str, float]:
@@ -141,11 +218,15 @@ def run(store: Path, *, workers: int, turns: int, src: Path | None) -> dict[str,
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.first_turn")
-    parser.add_argument("--store", type=Path, required=True)
+    parser.add_argument("--store", type=Path, help="a directory holding hybrid.db")
+    parser.add_argument("--postgres", type=int, default=0, help="items, on PostgreSQL instead")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--src", type=Path, default=None)
     options = parser.parse_args(argv)
+    if options.postgres:
+        print(json.dumps(postgres(options.postgres, options.turns)))
+        return
     figures = run(options.store, workers=options.workers, turns=options.turns, src=options.src)
     print(json.dumps(figures))
 

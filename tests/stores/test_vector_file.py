@@ -115,8 +115,7 @@ async def test_erase_and_forget_overwrite_the_vectors_in_the_files(tmp_path: Pat
     both = _items(80, ALICE, "")
     alice = [i.model_copy(update={"item_id": f"a{n}"}) for n, i in enumerate(both[:40])]
     bob = [
-        i.model_copy(update={"item_id": f"b{n}", "user_id": "bob"})
-        for n, i in enumerate(both[40:])
+        i.model_copy(update={"item_id": f"b{n}", "user_id": "bob"}) for n, i in enumerate(both[40:])
     ]
     await store.put_many([*alice, *bob])
     await _hits(store, ALICE, "anything at all")
@@ -147,7 +146,6 @@ CRASHING_WRITER = textwrap.dedent(
     """
     import sys, time
     import anyio
-    from pathlib import Path
     from prefrontal.retrieval.embedder import HashingEmbedder
     from prefrontal.stores import sqlite
     from prefrontal.stores.sqlite.vector_file import VectorFile
@@ -159,7 +157,7 @@ CRASHING_WRITER = textwrap.dedent(
 
     def half_then_stall(self, held):
         original(self, held[: len(held) // 2])
-        Path(sys.argv[2]).write_text("half written")
+        print("half written", flush=True)
         time.sleep(600)
 
     VectorFile._write = half_then_stall
@@ -186,13 +184,13 @@ async def test_a_process_killed_while_changing_the_files_leaves_them_rebuilt(
     await store.put_many(_items(150, ALICE, "a"))
     before = await _hits(store, ALICE, "launch review")
     assert before
-    ready = tmp_path / "ready"
-    command = [sys.executable, "-c", CRASHING_WRITER, str(path), str(ready), str(DIMENSIONS)]
+    command = [sys.executable, "-c", CRASHING_WRITER, str(path), "-", str(DIMENSIONS)]
     process = await anyio.open_process(command)
     try:
         with anyio.fail_after(60):
-            while not ready.exists():
-                await anyio.sleep(0.05)
+            assert process.stdout is not None
+            said = await process.stdout.receive()
+        assert said.startswith(b"half written")
         os.kill(process.pid, signal.SIGKILL)
         with anyio.fail_after(30):
             await process.wait()
