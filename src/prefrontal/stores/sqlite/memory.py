@@ -77,6 +77,12 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         """The stored vectors in memory-mapped files for search; ``None``: every search reads
         and decodes every visible vector instead (the way to compare with scoring every row)."""
 
+    async def aclose(self) -> None:
+        """Unmap the vector files, then close the shared database."""
+        if self.vectors is not None:
+            self.vectors.close()
+        await super().aclose()
+
     async def put(self, item: MemoryItem) -> None:
         await self.put_many([item])
 
