@@ -4,13 +4,14 @@
 ``hybrid.db`` (built by :mod:`tests.benchmarks.scale`) to a temporary
 directory, runs one process that opens it and searches once (it builds the
 vector files beside the copy: ``prepare_s``), then starts ``--workers``
-fresh processes at once. Each opens the stores with the 384-dimension
+fresh processes at once, ``--repeats`` times (3). Each opens the stores with the 384-dimension
 hashing embedder, times its first ``start_turn`` (default deadline), then
 ``--turns`` more in new sessions, and prints one JSON line:
 
 - ``first_ms``: the first turn, with its status and the phases not ``ok``
   (``cut``): a phase cut at the deadline shows there;
-- ``warm_p50_ms``: the median of the turns after it; ``ratio``: first / warm;
+- ``warm_p50_ms``: the median of the turns after it; ``ratio``: first / warm
+  (``median_ratio`` over every worker of every round);
 - ``rss_mb``/``pss_mb``: the process's resident and proportional set size
   after its turns, and ``vectors_rss_mb``/``vectors_pss_mb`` the part of
   them that maps the vector files (shared pages count once across the
@@ -19,6 +20,11 @@ hashing embedder, times its first ``start_turn`` (default deadline), then
 ``--postgres N`` fills a throwaway PostgreSQL server (``tests/postgres_server.py``)
 with ``N`` items with vectors instead (``fill_s``) and times one fresh process
 against it the same way.
+
+``--warm-process`` has each worker take two untimed turns on a store of a
+few items first, so that what the process pays once whatever the data
+(imports, the tokenizer, the first SQLite connections) is outside the
+figure and the first turn shows what the 100,000 items cost cold.
 
 ``--src DIR`` runs the workers with another checkout's ``src`` (e.g. an
 older main) for a comparison on the same machine. Figures are reported,
@@ -31,40 +37,51 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import anyio
 
 WORKER = """
-import json, statistics, sys, time, anyio
+import json, statistics, sys, tempfile, time, anyio
 from datetime import timedelta
 from pathlib import Path
 
 from prefrontal import Orchestrator, OrchestratorConfig, TurnRequest
+from prefrontal.demo import seed
 from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.testing.synthetic import questions
 from tests.benchmarks.first_turn import memory, opened
 from tests.benchmarks.scale import DEMO_AGENT, DEMO_USER, DIMENSIONS, NOW, Ticking
 
-async def main() -> None:
-    stores = opened(sys.argv[1], HashingEmbedder(DIMENSIONS))
+async def turns(target: str, asked: list[str]) -> tuple[list[float], list]:
+    stores = opened(target, HashingEmbedder(DIMENSIONS))
     clock = Ticking(NOW + timedelta(days=1))
-    asked = questions(int(sys.argv[2]) + 1)
     times, results = [], []
     async with Orchestrator(stores, OrchestratorConfig(), clock=clock) as orchestrator:
         for number, text in enumerate(asked):
             request = TurnRequest(agent_id=DEMO_AGENT, user_id=DEMO_USER,
                                   session_id=f"s{number}", user_input=text)
             started = time.perf_counter()
-            result = await orchestrator.start_turn(request)
+            results.append(await orchestrator.start_turn(request))
             times.append((time.perf_counter() - started) * 1e3)
-            results.append(result)
-        figures = memory(Path(sys.argv[1]).name + ".vectors")
+    return times, results
+
+async def main() -> None:
+    asked = questions(int(sys.argv[2]) + 1)
+    if sys.argv[3] == "warm":  # the process's own first use, on a store of a few items
+        with tempfile.TemporaryDirectory() as scratch:
+            small = str(Path(scratch) / "small.db")
+            stores = opened(small, HashingEmbedder(DIMENSIONS))
+            await seed(stores)
+            await stores.aclose()
+            await turns(small, asked[-2:])
+    times, results = await turns(sys.argv[1], asked)
+    figures = memory(Path(sys.argv[1]).name + ".vectors")
     first = results[0].trace
     cut = [p.name for p in first.phases if p.status != "ok"]
     print(json.dumps({"first_ms": times[0], "first_status": str(first.status), "cut": cut,
@@ -151,7 +168,7 @@ def postgres(items: int, turns: int) -> dict[str, Any]:
 
         anyio.run(analyse)
         done = subprocess.run(
-            [sys.executable, "-c", WORKER, target, str(turns)],
+            [sys.executable, "-c", WORKER, target, str(turns), "bare"],
             env=environment,
             check=True,
             capture_output=True,
@@ -186,9 +203,13 @@ def _environment(src: Path | None) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
 
 
-def run(store: Path, *, workers: int, turns: int, src: Path | None) -> dict[str, Any]:
-    """Prepare a copy of ``store``'s ``hybrid.db``, then time ``workers`` fresh processes."""
+def run(
+    store: Path, *, workers: int, turns: int, src: Path | None, process: str, repeats: int
+) -> dict[str, Any]:
+    """Prepare a copy of ``store``'s ``hybrid.db``, then time ``workers`` fresh processes
+    ``repeats`` times; the median ratio of each worker's first turn to its warm ones."""
     environment = _environment(src)
+    rounds: list[list[dict[str, Any]]] = []
     with tempfile.TemporaryDirectory(prefix="prefrontal-first-") as scratch:
         database = Path(scratch) / "hybrid.db"
         shutil.copyfile(store / "hybrid.db", database)
@@ -199,21 +220,36 @@ def run(store: Path, *, workers: int, turns: int, src: Path | None) -> dict[str,
             capture_output=True,
             text=True,
         )
-        time.sleep(1.0)
-        started = [
-            subprocess.Popen(
-                [sys.executable, "-c", WORKER, str(database), str(turns)],
-                env=environment,
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-            for _ in range(workers)
-        ]
-        outputs = [process.communicate()[0] for process in started]
+        for _ in range(repeats):
+            rounds.append(_workers(database, workers, turns, process, environment))
+    ratios = [figures["ratio"] for found in rounds for figures in found]
+    return {
+        "prepare_s": round(float(prepared.stdout.strip()), 2),
+        "median_ratio": statistics.median(ratios),
+        "rounds": rounds,
+    }
+
+
+def _workers(
+    database: Path, workers: int, turns: int, process: str, environment: dict[str, str]
+) -> list[dict[str, Any]]:
+    """``workers`` fresh processes started at once over ``database``: their figures."""
+    started = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(database), str(turns), process],
+            env=environment,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(workers)
+    ]
+    outputs = [worker.communicate()[0] for worker in started]
     found = [json.loads(output.strip().splitlines()[-1]) for output in outputs]
     for figures in found:
+        figures["first_ms"] = round(figures["first_ms"], 1)
+        figures["warm_p50_ms"] = round(figures["warm_p50_ms"], 1)
         figures["ratio"] = round(figures["first_ms"] / figures["warm_p50_ms"], 2)
-    return {"prepare_s": round(float(prepared.stdout.strip()), 2), "workers": found}
+    return found
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -222,12 +258,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--postgres", type=int, default=0, help="items, on PostgreSQL instead")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--src", type=Path, default=None)
+    parser.add_argument(
+        "--warm-process", action="store_true", help="first turns on a tiny store, untimed"
+    )
     options = parser.parse_args(argv)
     if options.postgres:
         print(json.dumps(postgres(options.postgres, options.turns)))
         return
-    figures = run(options.store, workers=options.workers, turns=options.turns, src=options.src)
+    process = "warm" if options.warm_process else "bare"
+    figures = run(
+        options.store,
+        workers=options.workers,
+        turns=options.turns,
+        src=options.src,
+        process=process,
+        repeats=options.repeats,
+    )
     print(json.dumps(figures))
 
 
