@@ -58,7 +58,7 @@ from prefrontal.testing.synthetic import questions
 from tests.benchmarks.first_turn import memory, opened
 from tests.benchmarks.scale import DEMO_AGENT, DEMO_USER, DIMENSIONS, NOW, Ticking
 
-async def turns(target: str, asked: list[str]) -> tuple[list[float], list]:
+async def turns(target: str, asked: list[str]) -> tuple[list[float], list, dict]:
     stores = opened(target, HashingEmbedder(DIMENSIONS))
     clock = Ticking(NOW + timedelta(days=1))
     times, results = [], []
@@ -69,7 +69,8 @@ async def turns(target: str, asked: list[str]) -> tuple[list[float], list]:
             started = time.perf_counter()
             results.append(await orchestrator.start_turn(request))
             times.append((time.perf_counter() - started) * 1e3)
-    return times, results
+        figures = memory(Path(target).name + ".vectors")
+    return times, results, figures
 
 async def main() -> None:
     asked = questions(int(sys.argv[2]) + 1)
@@ -80,8 +81,7 @@ async def main() -> None:
             await seed(stores)
             await stores.aclose()
             await turns(small, asked[-2:])
-    times, results = await turns(sys.argv[1], asked)
-    figures = memory(Path(sys.argv[1]).name + ".vectors")
+    times, results, figures = await turns(sys.argv[1], asked)
     first = results[0].trace
     cut = [p.name for p in first.phases if p.status != "ok"]
     print(json.dumps({"first_ms": times[0], "first_status": str(first.status), "cut": cut,
