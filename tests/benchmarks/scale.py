@@ -16,8 +16,9 @@ one JSON line of figures measured inside the event loop, in milliseconds:
 - ``continuing_turn_p50``/``continuing_turn_p95``: ``start_turn`` in a
   session whose earlier turns were ended (each turn the child of the last);
 - ``hybrid_p50``/``hybrid_p95``: top-10 search with the hashing embedder;
-- ``hybrid_first``: the first hybrid search after opening the file, which
-  loads every stored vector into memory (SQLite keeps them there).
+- ``hybrid_first``: the first hybrid search after opening the copy, which
+  builds its vector files from every stored vector (the copy has none; a
+  fresh process over files already built: :mod:`tests.benchmarks.first_turn`).
 
 ``--hybrid-only`` (``run`` and ``compare``) measures the hybrid searches alone.
 
@@ -195,8 +196,8 @@ async def run(lexical: Path | None, hybrid: Path | None, *, rounds: int) -> dict
 async def _hybrid(path: Path, rounds: int) -> dict[str, float]:
     """Hybrid top-10 searches; ``hybrid_first``: the first search after opening the file.
 
-    The first search migrates nothing (opening did) but may load every
-    stored vector into memory: that is its figure.
+    The first search migrates nothing (opening did) but builds the vector
+    files beside the copy from every stored vector: that is its figure.
     """
     stores = _open(path, HashingEmbedder(DIMENSIONS))
     first = MemoryQuery(text=QUESTION, limit=10, now=NOW)

@@ -108,9 +108,13 @@ async def test_hybrid_hits_equal_those_of_scoring_every_vector(
             for tenant, limit in ((ALICE, 10), (BOB, 5)):
                 indexed, scanned = await _both_ways(store, tenant, text, limit)
                 assert indexed == scanned
-        assert store.vectors.by_agent
-        held = next(iter(store.vectors.by_agent.values()))
-        assert (held.half is not None) is half
+        with (
+            sqlite3.connect(tmp_path / "m.db") as connection,
+            store.vectors.rows(connection) as held,
+        ):
+            assert held is not None
+            assert (held.half is not None) is half
+            assert held.size == count + 1
     finally:
         await stores.aclose()
 

@@ -1,17 +1,13 @@
-"""Stored vectors kept in memory for search: one float32 matrix per agent and size.
+"""Search over a matrix of stored vectors, with the same answer as scoring every row.
 
 A backend that keeps its vectors in rows (SQLite, PostgreSQL) would
-otherwise read and decode every visible vector on every query. A
-:class:`VectorRows` holds the vectors of one agent of one size as a float32
-matrix, with what search filters on beside it as arrays: the owner, whether
-the item is shared, whether it was superseded, when it expires and its kind.
-The backend keeps it in step with its writes (SQLite through a change
-counter, :mod:`prefrontal.stores.sqlite.vectors`).
-
-**Tenancy inside the search.** :meth:`VectorRows.allowed` is the rows the
-tenant may see, live at the query's time, of the kinds asked for: other
-users' private items, dead items and other kinds are never scored, ranked
-or returned, whatever their similarity.
+otherwise read and decode every visible vector on every query. SQLite keeps
+them in memory-mapped files beside the database, laid out by row id with
+what search filters on beside them
+(:mod:`prefrontal.stores.sqlite.vector_file`); the search takes the slots
+the tenant may see, live and of the kinds asked for, before it scores any:
+other users' private items, dead items and other kinds are never scored,
+ranked or returned, whatever their similarity.
 
 **The same answer as scoring every row.** Fusion normalises the vector
 signal between its median and its best
@@ -30,10 +26,9 @@ row's BM25 score; only those need their BM25 score and exact cosine.
 from __future__ import annotations
 
 import importlib
-import threading
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -61,10 +56,10 @@ MARGIN = 16
 TIE = 1e-5
 """Rows within this of a float32 cosine that decides something are taken too."""
 SLACK = 1e-6
+"""Fused scores within this of the k-th are taken as possible contenders."""
 BAND = 1_024
 """At most this many rows near the median have their exact cosine computed to place it
 exactly; past that (many rows within ``tie`` of it), the median is placed to ``tie``."""
-"""Fused scores within this of the k-th are taken as possible contenders."""
 
 
 def grown_to(array: np.ndarray, capacity: int) -> np.ndarray:
@@ -74,170 +69,29 @@ def grown_to(array: np.ndarray, capacity: int) -> np.ndarray:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class StoredVector:
-    """One stored vector with what search filters on.
+class Scanned(Protocol):
+    """Rows of vectors of one size as :class:`Similarities` scans them.
 
-    ``row`` names it in the backend (a row id); ``key`` is its
-    :func:`~prefrontal.stores.memory_search.hit_key`; ``until`` its
-    ``valid_until`` in µs (:data:`FOREVER` when it never expires).
+    Slots ``0 .. size - 1`` index ``matrix`` (float32), ``norms`` (each
+    row's length) and ``half`` (each row scaled to unit length in float16,
+    scanned instead of ``matrix`` when set).
     """
 
-    row: int
-    key: str
-    user: str
-    shared: bool
-    superseded: bool
-    until: int
-    kind: str
-    vector: bytes
-
-
-class VectorRows:
-    """The vectors of one agent of one size, as one float32 matrix and filter columns.
-
-    Not thread-safe: the backend's :class:`Guarded` serialises access.
-    """
-
-    def __init__(self, dimensions: int, *, half: bool = False) -> None:
-        self.dimensions = dimensions
-        self.half: np.ndarray | None = np.zeros((0, dimensions), np.float16) if half else None
-        """Each row scaled to unit length in float16, scanned instead of ``matrix`` when set."""
-        self.slots: dict[int, int] = {}
-        """Row to its slot in the arrays."""
-        self.free: list[int] = []
-        self.size = 0
-        self.matrix = np.zeros((0, dimensions), dtype=FLOAT32)
-        self.norms = np.zeros(0, dtype=FLOAT32)
-        self.present = np.zeros(0, dtype=bool)
-        self.shared = np.zeros(0, dtype=bool)
-        self.dead = np.zeros(0, dtype=bool)
-        self.until = np.zeros(0, dtype=np.int64)
-        self.user = np.zeros(0, dtype=np.int32)
-        self.kind = np.zeros(0, dtype=np.int32)
-        self.keys: list[str] = []
-        self.rows: list[int] = []
-        self._codes: dict[str, int] = {}
-
-    def __len__(self) -> int:
-        return len(self.slots)
-
-    def code(self, text: str) -> int:
-        """The number standing for a user id or kind in the filter columns."""
-        return self._codes.setdefault(text, len(self._codes))
-
-    def put(self, vectors: Sequence[StoredVector]) -> None:
-        """Store ``vectors`` (all of this size), replacing rows held already."""
-        for vector in vectors:
-            self.drop(vector.row)
-        slots = [self._slot() for _ in vectors]
-        at = np.asarray(slots, dtype=np.int64)
-        joined = b"".join(v.vector for v in vectors)
-        matrix = np.frombuffer(joined, dtype=FLOAT32).reshape(-1, self.dimensions)
-        self.matrix[at] = matrix
-        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
-        self.norms[at] = norms
-        if self.half is not None:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                units = np.nan_to_num(matrix / norms[:, None], nan=0.0, posinf=0.0, neginf=0.0)
-            self.half[at] = units.astype(np.float16)
-        self.present[at] = True
-        self.shared[at] = [v.shared for v in vectors]
-        self.dead[at] = [v.superseded for v in vectors]
-        self.until[at] = [v.until for v in vectors]
-        self.user[at] = [self.code(v.user) for v in vectors]
-        self.kind[at] = [self.code(v.kind) for v in vectors]
-        for vector, slot in zip(vectors, slots, strict=True):
-            self.slots[vector.row] = slot
-            self.keys[slot], self.rows[slot] = vector.key, vector.row
-
-    def drop(self, row: int) -> None:
-        """Forget ``row`` (nothing when it is not held)."""
-        slot = self.slots.pop(row, None)
-        if slot is not None:
-            self.present[slot] = False
-            self.keys[slot], self.rows[slot] = "", -1
-            self.free.append(slot)
-
-    def allowed(self, user: str, now: int, kinds: Collection[str] | None) -> np.ndarray:
-        """The slots ``user`` may see (shared or their own), live at ``now`` (µs), of ``kinds``."""
-        n = self.size
-        mask: np.ndarray = self.present[:n] & ~self.dead[:n] & (self.until[:n] > now)
-        mask &= self.shared[:n] | (self.user[:n] == self._codes.get(user, -1))
-        if kinds is not None:
-            codes = [self._codes[kind] for kind in kinds if kind in self._codes]
-            mask &= np.isin(self.kind[:n], codes)
-        return np.flatnonzero(mask)
-
-    def _slot(self) -> int:
-        if self.free:
-            return self.free.pop()
-        if self.size == len(self.present):
-            self._grow(max(1_024, 2 * self.size))
-        self.keys.append("")
-        self.rows.append(-1)
-        self.size += 1
-        return self.size - 1
-
-    def _grow(self, capacity: int) -> None:
-        def grown(array: np.ndarray) -> np.ndarray:
-            return grown_to(array, capacity)
-
-        self.matrix, self.norms = grown(self.matrix), grown(self.norms)
-        if self.half is not None:
-            self.half = grown(self.half)
-        self.present, self.shared = grown(self.present), grown(self.shared)
-        self.dead, self.until = grown(self.dead), grown(self.until)
-        self.user, self.kind = grown(self.user), grown(self.kind)
-
-
-class Guarded:
-    """The :class:`VectorRows` of one store by agent and size, behind one lock."""
-
-    def __init__(self, *, half: bool | None = None) -> None:
-        self.half = SIMSIMD is not None if half is None else half
-        """Whether rows are scanned as float16 unit vectors (with ``simsimd``)."""
-        self.lock = threading.Lock()
-        self.by_agent: dict[tuple[str, int], VectorRows] = {}
-        self.where: dict[int, tuple[str, int]] = {}
-
-    def clear(self) -> None:
-        """Forget every row."""
-        self.by_agent.clear()
-        self.where.clear()
-
-    def drop(self, row: int) -> None:
-        """Forget ``row`` wherever it is held."""
-        where = self.where.pop(row, None)
-        if where is not None:
-            self.by_agent[where].drop(row)
-
-    def put(self, agent: str, vectors: Iterable[StoredVector]) -> None:
-        """Hold ``vectors`` of ``agent`` (each replacing its row), grouped by size."""
-        groups: dict[int, list[StoredVector]] = {}
-        for vector in vectors:
-            self.drop(vector.row)
-            size = len(vector.vector) // FLOAT32.itemsize
-            if size and len(vector.vector) % FLOAT32.itemsize == 0:
-                groups.setdefault(size, []).append(vector)
-        for size, group in groups.items():
-            rows = self.by_agent.get((agent, size))
-            if rows is None:
-                rows = self.by_agent[(agent, size)] = VectorRows(size, half=self.half)
-            rows.put(group)
-            for vector in group:
-                self.where[vector.row] = (agent, size)
+    size: int
+    matrix: np.ndarray
+    norms: np.ndarray
+    half: np.ndarray | None
 
 
 class Similarities:
-    """The cosine of one query embedding with the allowed rows of one :class:`VectorRows`.
+    """The cosine of one query embedding with the allowed slots of one :class:`Scanned`.
 
     ``approx`` is the float32 cosine of each allowed row, clamped at 0 (as
     the vector signal counts negative similarities); positions index
     ``allowed``.
     """
 
-    def __init__(self, rows: VectorRows, allowed: np.ndarray, embedding: Sequence[float]) -> None:
+    def __init__(self, rows: Scanned, allowed: np.ndarray, embedding: Sequence[float]) -> None:
         self.rows, self.allowed = rows, allowed
         self.query = np.asarray(embedding, dtype=np.float64)
         if rows.half is not None and SIMSIMD is not None:
@@ -330,8 +184,8 @@ class Similarities:
         clamped: np.ndarray = np.maximum(values, 0.0)
         return clamped
 
-    def signal(self, wanted: np.ndarray, limit: int) -> dict[str, float] | None:
-        """The vector signal for a fused top ``limit``, by key; ``None`` when it cannot be sure.
+    def signal(self, wanted: np.ndarray, limit: int) -> dict[int, float] | None:
+        """The vector signal for a fused top ``limit``, by slot; ``None`` when it cannot be sure.
 
         The exact cosine of the rows at positions ``wanted``, of the best
         ``limit`` (and :data:`MARGIN`) by float32 cosine, and of rows
@@ -352,9 +206,8 @@ class Similarities:
                 return None
         positions = np.flatnonzero(picked)
         values = self.exact(positions).tolist()
-        keys = self.rows.keys
         slots = self.allowed[positions].tolist()
-        return {keys[slot]: value for slot, value in zip(slots, values, strict=True)}
+        return dict(zip(slots, values, strict=True))
 
     def _balance(self, picked: np.ndarray, typical: float) -> bool:
         """Add rows from below or above ``typical`` until it is the median of the picked.

@@ -50,7 +50,7 @@ from prefrontal.stores.sqlite.database import (
     to_us,
     to_us_or_none,
 )
-from prefrontal.stores.sqlite.vectors import SqliteVectors
+from prefrontal.stores.sqlite.vector_file import MappedRows, VectorFile
 from prefrontal.stores.tenancy import Tenant
 
 _CONTENDERS = 2048
@@ -77,9 +77,15 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         self.embedder = embedder
         self._sql = sql.Statements(name)
         self._bulk = BulkWriter(name)
-        self.vectors: SqliteVectors | None = SqliteVectors(name, sql.KEY)
-        """The stored vectors held in memory for search; ``None``: every search reads and
-        decodes every visible vector instead (the way to compare with scoring every row)."""
+        self.vectors: VectorFile | None = VectorFile(database.path, name)
+        """The stored vectors in memory-mapped files for search; ``None``: every search reads
+        and decodes every visible vector instead (the way to compare with scoring every row)."""
+
+    async def aclose(self) -> None:
+        """Unmap the vector files, then close the shared database."""
+        if self.vectors is not None:
+            self.vectors.close()
+        await super().aclose()
 
     async def put(self, item: MemoryItem) -> None:
         await self.put_many([item])
@@ -89,6 +95,17 @@ class SqliteMemoryStore(SharesDatabase[Database]):
             return
         ready = await with_embeddings(items, self.embedder)
         await self.database.write(lambda c: self.put_in(c, ready), store=self.name)
+        if any(item.embedding is not None for item in ready):
+            await self._follow()
+
+    async def _follow(self, *, created: bool = True) -> None:
+        """Bring the vector files to what is committed (set-wise), zeroing removed rows.
+
+        ``created``: also when the files were never made (else only when they exist).
+        """
+        vectors = self.vectors
+        if vectors is not None and (created or vectors.directory.exists()):
+            await self.database.read(vectors.follow, store=self.name)
 
     def put_in(self, connection: sqlite3.Connection, items: Sequence[MemoryItem]) -> None:
         """Create or replace ``items`` (embedded already) inside the caller's transaction.
@@ -171,7 +188,10 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         def run(connection: sqlite3.Connection) -> int:
             return connection.execute(statement, params).rowcount
 
-        return await self.database.write(run, store=self.name)
+        removed = await self.database.write(run, store=self.name)
+        if removed:
+            await self._follow(created=False)
+        return removed
 
 
 class _Search:
@@ -195,9 +215,9 @@ class _Search:
     ) -> None:
         self.statements, self.params, self.text = statements, params, text
         self.embedding, self.limit = embedding, limit
-        self.vectors: SqliteVectors | None = None
-        """The store's vectors in memory; without them (or when the snapshot is older than
-        they are) every visible vector is read and decoded."""
+        self.vectors: VectorFile | None = None
+        """The store's vector files; without them (or when they reflect a later snapshot than
+        the search's) every visible vector is read and decoded."""
         self.kinds = None if params["kinds"] is None else json.loads(params["kinds"])
 
     def __call__(self, connection: sqlite3.Connection) -> list[ScoredMemory]:
@@ -206,8 +226,9 @@ class _Search:
             return []
         signals = None
         if self.embedding is not None and self.vectors is not None:
-            with self.vectors.lock:
-                signals = self._hybrid(connection, texts, self.embedding, self.vectors)
+            with self.vectors.lock, self.vectors.rows(connection) as mapped:
+                if mapped is not None:
+                    signals = self._hybrid(connection, texts, self.embedding, mapped)
         if signals is None:
             signals = {"bm25": self._bm25(connection, texts)}
             if self.embedding is not None:
@@ -225,21 +246,21 @@ class _Search:
         connection: sqlite3.Connection,
         texts: list[str],
         embedding: Sequence[float],
-        vectors: SqliteVectors,
+        rows: MappedRows,
     ) -> dict[str, dict[str, float]] | None:
-        """Both signals from the vectors in memory; ``None`` to score every row instead.
+        """Both signals from the vector files; ``None`` to score every row instead.
 
         The BM25 top k is asked for first, then longer tops while too many
         rows might still reach the fused top k (:func:`.vector_index.hybrid_rows`);
         those rows have their BM25 score computed, and the vector signal
         holds their exact cosine (:meth:`.vector_index.Similarities.signal`).
         """
-        if not vectors.follow(connection):
+        if rows.dimensions != len(embedding):
             return None
-        rows = vectors.by_agent.get((self.params["agent"], len(embedding)))
-        if rows is None or not any(embedding):
+        if not any(embedding):
             return {"bm25": self._bm25(connection, texts), "vector": {}}
-        allowed = rows.allowed(self.params["user"], self.params["now"], self.kinds)
+        params = self.params
+        allowed = rows.allowed(params["agent"], params["user"], params["now"], self.kinds)
         similar = Similarities(rows, allowed, embedding)
         small = len(similar) <= 2 * (self.limit + MARGIN)
         for depth in (None,) if small else (self.limit, 8 * self.limit, 64 * self.limit, None):
@@ -247,7 +268,9 @@ class _Search:
             if found is not None:
                 lexical, wanted = found
                 vector = similar.signal(wanted, self.limit)
-                return None if vector is None else {"bm25": lexical, "vector": vector}
+                if vector is None:
+                    return None
+                return {"bm25": lexical, "vector": topk.keyed(connection, self.statements, vector)}
         return None
 
     def _contenders(
@@ -266,14 +289,13 @@ class _Search:
             if texts
             else ({}, 0.0, None)
         )
-        allowed, slots = similar.allowed, similar.rows.slots
-        position = np.full(similar.rows.size, -1, dtype=np.int64)
+        allowed, size = similar.allowed, similar.rows.size
+        position = np.full(size, -1, dtype=np.int64)
         position[allowed] = np.arange(len(allowed))
         inside: dict[int, float] = {}
         others: list[float] = []
         for rowid, value in scored.items():
-            slot = slots.get(rowid)
-            at = -1 if slot is None else int(position[slot])
+            at = int(position[rowid]) if 0 <= rowid < size else -1
             if at < 0:
                 others.append(value)
             else:
@@ -283,8 +305,7 @@ class _Search:
         wanted = hybrid_rows(similar, lexical_top, self.limit, cap)
         if wanted is None:
             return None
-        rowids = similar.rows.rows
-        extra = [rowids[int(allowed[at])] for at in wanted.tolist() if at not in inside]
+        extra = [int(allowed[at]) for at in wanted.tolist() if at not in inside]
         if bound > 0 and scorer is not None:
             more = topk.rows_scores(connection, self.statements, scorer, extra)
             scored = scored | more

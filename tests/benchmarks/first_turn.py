@@ -1,0 +1,283 @@
+"""The first turn of a fresh process against its warm turns, on a large SQLite file.
+
+``python -m tests.benchmarks.first_turn --store /tmp/scale100k`` copies
+``hybrid.db`` (built by :mod:`tests.benchmarks.scale`) to a temporary
+directory, runs one process that opens it and searches once (it builds the
+vector files beside the copy: ``prepare_s``), then starts ``--workers``
+fresh processes at once, ``--repeats`` times (3). Each opens the stores with the 384-dimension
+hashing embedder, times its first ``start_turn`` (default deadline), then
+``--turns`` more in new sessions, and prints one JSON line:
+
+- ``first_ms``: the first turn, with its status and the phases not ``ok``
+  (``cut``): a phase cut at the deadline shows there;
+- ``warm_p50_ms``: the median of the turns after it; ``ratio``: first / warm
+  (``median_ratio`` over every worker of every round);
+- ``rss_mb``/``pss_mb``: the process's resident and proportional set size
+  after its turns, and ``vectors_rss_mb``/``vectors_pss_mb`` the part of
+  them that maps the vector files (shared pages count once across the
+  processes in PSS).
+
+``--postgres N`` fills a throwaway PostgreSQL server (``tests/postgres_server.py``)
+with ``N`` items with vectors instead (``fill_s``) and times one fresh process
+against it the same way.
+
+``--warm-process`` has each worker take two untimed turns on a store of a
+few items first, so that what the process pays once whatever the data
+(imports, the tokenizer, the first SQLite connections) is outside the
+figure and the first turn shows what the 100,000 items cost cold.
+
+``--src DIR`` runs the workers with another checkout's ``src`` (e.g. an
+older main) for a comparison on the same machine. Figures are reported,
+never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+WORKER = """
+import json, statistics, sys, tempfile, time, anyio
+from datetime import timedelta
+from pathlib import Path
+
+from prefrontal import Orchestrator, OrchestratorConfig, TurnRequest
+from prefrontal.demo import seed
+from prefrontal.retrieval.embedder import HashingEmbedder
+from prefrontal.testing.synthetic import questions
+from tests.benchmarks.first_turn import memory, opened
+from tests.benchmarks.scale import DEMO_AGENT, DEMO_USER, DIMENSIONS, NOW, Ticking
+
+async def turns(target: str, asked: list[str]) -> tuple[list[float], list, dict]:
+    stores = opened(target, HashingEmbedder(DIMENSIONS))
+    clock = Ticking(NOW + timedelta(days=1))
+    times, results = [], []
+    async with Orchestrator(stores, OrchestratorConfig(), clock=clock) as orchestrator:
+        for number, text in enumerate(asked):
+            request = TurnRequest(agent_id=DEMO_AGENT, user_id=DEMO_USER,
+                                  session_id=f"s{number}", user_input=text)
+            started = time.perf_counter()
+            results.append(await orchestrator.start_turn(request))
+            times.append((time.perf_counter() - started) * 1e3)
+        figures = memory(Path(target).name + ".vectors")
+    return times, results, figures
+
+async def main() -> None:
+    asked = questions(int(sys.argv[2]) + 1)
+    if sys.argv[3] == "warm":  # the process's own first use, on a store of a few items
+        with tempfile.TemporaryDirectory() as scratch:
+            small = str(Path(scratch) / "small.db")
+            stores = opened(small, HashingEmbedder(DIMENSIONS))
+            await seed(stores)
+            await stores.aclose()
+            await turns(small, asked[-2:])
+    times, results, figures = await turns(sys.argv[1], asked)
+    first = results[0].trace
+    cut = [p.name for p in first.phases if p.status != "ok"]
+    print(json.dumps({"first_ms": times[0], "first_status": str(first.status), "cut": cut,
+                      "warm_p50_ms": statistics.median(times[1:]), **figures}))
+
+anyio.run(main)
+"""
+
+PREPARE = """
+import sys, time, anyio
+from pathlib import Path
+from prefrontal.retrieval.embedder import HashingEmbedder
+from prefrontal.stores import MemoryQuery
+from tests.benchmarks.scale import DIMENSIONS, NOW, QUESTION, TENANT, _open
+
+async def main() -> None:
+    stores = _open(Path(sys.argv[1]), HashingEmbedder(DIMENSIONS))
+    started = time.perf_counter()
+    await stores.episodic.search(TENANT, MemoryQuery(text=QUESTION, limit=10, now=NOW))
+    print(time.perf_counter() - started)
+    await stores.aclose()
+
+anyio.run(main)
+"""
+
+
+def opened(target: str, embedder: Any) -> Any:
+    """The stores at ``target``: a SQLite file, or ``postgres:SCHEMA:DSN``."""
+    if target.startswith("postgres:"):
+        from prefrontal.stores import postgres
+
+        _, schema, dsn = target.split(":", 2)
+        return postgres.open_stores(dsn, embedder=embedder, schema=schema, max_size=8)
+    from tests.benchmarks.scale import _open
+
+    return _open(Path(target), embedder)
+
+
+FILL = """
+import itertools, sys, time, anyio
+from prefrontal.demo import seed
+from prefrontal.retrieval.embedder import HashingEmbedder
+from prefrontal.testing.synthetic import memories
+from tests.benchmarks.first_turn import opened
+from tests.benchmarks.scale import BATCH, DIMENSIONS, START, TENANT
+
+async def main() -> None:
+    started = time.perf_counter()
+    stores = opened(sys.argv[1], HashingEmbedder(DIMENSIONS))
+    generated = memories(int(sys.argv[2]), tenant=TENANT, start=START)
+    while batch := list(itertools.islice(generated, BATCH)):
+        await stores.episodic.put_many(batch)
+    await seed(stores)
+    await stores.aclose()
+    print(time.perf_counter() - started)
+
+anyio.run(main)
+"""
+
+
+def postgres(items: int, turns: int) -> dict[str, Any]:
+    """Fill a throwaway server's schema with ``items`` items with vectors, then time one
+    fresh process's turns against it."""
+    import asyncpg
+
+    from tests.postgres_server import running_server
+
+    environment = _environment(None)
+    with running_server() as server:
+        dsn = server.create_database("first")
+        target = f"postgres:first:{dsn}"
+        filled = subprocess.run(
+            [sys.executable, "-c", FILL, target, str(items)],
+            env=environment,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+
+        async def analyse() -> None:
+            connection = await asyncpg.connect(dsn, server_settings={"search_path": "first"})
+            await connection.execute("VACUUM ANALYZE")
+            await connection.close()
+
+        anyio.run(analyse)
+        done = subprocess.run(
+            [sys.executable, "-c", WORKER, target, str(turns), "bare"],
+            env=environment,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    figures["ratio"] = round(figures["first_ms"] / figures["warm_p50_ms"], 2)
+    return {"fill_s": round(float(filled.stdout.strip()), 1), "workers": [figures]}
+
+
+def memory(marker: str) -> dict[str, float]:
+    """This process's RSS and PSS (MB), and the part mapping files whose path holds ``marker``."""
+    figures = {"rss_mb": 0.0, "pss_mb": 0.0, "vectors_rss_mb": 0.0, "vectors_pss_mb": 0.0}
+    inside = False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if fields and not fields[0].endswith(":"):
+            inside = marker in line
+            continue
+        if len(fields) >= 2 and fields[0] in ("Rss:", "Pss:"):
+            mb = int(fields[1]) / 1024
+            name = fields[0][:-1].lower()
+            figures[f"{name}_mb"] += mb
+            if inside:
+                figures[f"vectors_{name}_mb"] += mb
+    return {key: round(value, 1) for key, value in figures.items()}
+
+
+def _environment(src: Path | None) -> dict[str, str]:
+    root = str(Path(__file__).resolve().parents[2])
+    path = [str(src), root] if src is not None else [root]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+
+
+def run(
+    store: Path, *, workers: int, turns: int, src: Path | None, process: str, repeats: int
+) -> dict[str, Any]:
+    """Prepare a copy of ``store``'s ``hybrid.db``, then time ``workers`` fresh processes
+    ``repeats`` times; the median ratio of each worker's first turn to its warm ones."""
+    environment = _environment(src)
+    rounds: list[list[dict[str, Any]]] = []
+    with tempfile.TemporaryDirectory(prefix="prefrontal-first-") as scratch:
+        database = Path(scratch) / "hybrid.db"
+        shutil.copyfile(store / "hybrid.db", database)
+        prepared = subprocess.run(
+            [sys.executable, "-c", PREPARE, str(database)],
+            env=environment,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        for _ in range(repeats):
+            rounds.append(_workers(database, workers, turns, process, environment))
+    ratios = [figures["ratio"] for found in rounds for figures in found]
+    return {
+        "prepare_s": round(float(prepared.stdout.strip()), 2),
+        "median_ratio": statistics.median(ratios),
+        "rounds": rounds,
+    }
+
+
+def _workers(
+    database: Path, workers: int, turns: int, process: str, environment: dict[str, str]
+) -> list[dict[str, Any]]:
+    """``workers`` fresh processes started at once over ``database``: their figures."""
+    started = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(database), str(turns), process],
+            env=environment,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(workers)
+    ]
+    outputs = [worker.communicate()[0] for worker in started]
+    found = [json.loads(output.strip().splitlines()[-1]) for output in outputs]
+    for figures in found:
+        figures["first_ms"] = round(figures["first_ms"], 1)
+        figures["warm_p50_ms"] = round(figures["warm_p50_ms"], 1)
+        figures["ratio"] = round(figures["first_ms"] / figures["warm_p50_ms"], 2)
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.first_turn")
+    parser.add_argument("--store", type=Path, help="a directory holding hybrid.db")
+    parser.add_argument("--postgres", type=int, default=0, help="items, on PostgreSQL instead")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--src", type=Path, default=None)
+    parser.add_argument(
+        "--warm-process", action="store_true", help="first turns on a tiny store, untimed"
+    )
+    options = parser.parse_args(argv)
+    if options.postgres:
+        print(json.dumps(postgres(options.postgres, options.turns)))
+        return
+    process = "warm" if options.warm_process else "bare"
+    figures = run(
+        options.store,
+        workers=options.workers,
+        turns=options.turns,
+        src=options.src,
+        process=process,
+        repeats=options.repeats,
+    )
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
