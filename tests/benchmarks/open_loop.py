@@ -57,6 +57,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx
@@ -232,7 +233,7 @@ def target(backend: str) -> Iterator[Target]:
     with running_server() as server:
         template_dsn = server.create_database("open_loop_template")
         anyio.run(seeded_postgres, template_dsn)
-        name = template_dsn.rsplit("/", 1)[1].split("?", 1)[0]
+        name = urlsplit(template_dsn).path.lstrip("/")
         copies = iter(range(1_000_000))
 
         def fresh_database() -> str:
@@ -348,11 +349,11 @@ def _cell(value: Any, unit: str = "") -> str:
     return "-" if value is None else f"{value}{unit}"
 
 
-def table(results: list[dict[str, Any]], cores: int) -> str:
+def table(results: list[dict[str, Any]], cores: int, hold_s: float) -> str:
     """The summaries as a Markdown table, with the ratio of two workers to one."""
     head = (
-        "| backend | workers | capacity (turns/s held 60 s) | lowest failed | "
-        "at 80%: rate | p50 | p99 | max | errors / degraded | "
+        f"| backend | workers | capacity (turns/s held {hold_s:g} s) | lowest failed | "
+        "at load: rate | p50 | p99 | max | errors / degraded | "
         "CPU ms a turn: server / postgres / generator | "
         f"{cores} cores / CPU a turn | generator, share of a core |"
     )
@@ -418,7 +419,7 @@ def main(argv: list[str] | None = None) -> None:
             for workers in args.workers:
                 results.append(capacity(place, workers, args))
     cores = os.cpu_count() or 1
-    print(f"\n{table(results, cores)}")
+    print(f"\n{table(results, cores, args.hold)}")
     print(f"\nwhole run: {(time.monotonic() - began) / 60:.1f} minutes", flush=True)
 
 
