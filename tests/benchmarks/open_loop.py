@@ -399,15 +399,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="sqlite")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--hold", type=float, default=60.0, help="Seconds a rate must hold.")
-    parser.add_argument("--probe", type=float, default=8.0, help="Seconds a bracketing step.")
+    parser.add_argument("--probe", type=float, default=6.0, help="Seconds a bracketing step.")
     parser.add_argument("--start", type=float, default=5.0, help="First rate (turns/s).")
     parser.add_argument("--step", type=float, default=1.4, help="Rate multiplier per step.")
     parser.add_argument("--max-rate", type=float, default=1_000.0)
     parser.add_argument("--confirmations", type=int, default=3, help="Runs of --hold, at most.")
     parser.add_argument(
-        "--precision", type=float, default=0.12, help="Stop when failed/held is within this."
+        "--precision", type=float, default=0.2, help="Stop when failed/held is within this."
     )
-    parser.add_argument("--warmup", type=float, default=3.0, help="Seconds first, not counted.")
+    parser.add_argument("--warmup", type=float, default=2.0, help="Seconds first, not counted.")
     parser.add_argument("--load", type=float, default=0.8, help="Share of capacity to run at.")
     parser.add_argument("--deadline-ms", type=float, default=1_000.0)
     args = parser.parse_args(argv)
