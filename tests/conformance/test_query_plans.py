@@ -8,6 +8,7 @@ statement the store runs.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -79,3 +80,41 @@ async def test_postgres_around_reads_only_the_neighbours(database: PostgresDatab
     plan = await database.write(explain, store="test")
     assert not any("Seq Scan" in line for line in plan), "\n".join(plan)
     assert any("episodic_thread" in line for line in plan), "\n".join(plan)
+
+
+def _rows_read(node: dict[str, Any], table: str) -> int:
+    """Rows the plan node and its children read from ``table`` (rows times loops)."""
+    own = 0
+    if node.get("Relation Name") == table:
+        own = int(node["Actual Rows"] * node["Actual Loops"])
+    return own + sum(_rows_read(child, table) for child in node.get("Plans", []))
+
+
+async def test_postgres_around_stays_with_the_anchors_on_stale_statistics(
+    database: PostgresDatabase,
+) -> None:
+    """Statistics gathered on a nearly empty table never turn ``around`` into a walk of every item.
+
+    A server's tables grow from nothing much faster than autovacuum
+    analyses them, and a prepared statement runs a generic plan: the
+    neighbours are still read per anchor, a handful of rows.
+    """
+    store = PostgresMemoryStore(database, "episodic")
+    await store.put_many(list(memories(20, tenant=TENANT, prefix="early")))
+
+    async def analyse(connection: Any) -> None:
+        await connection.execute("ANALYZE episodic_items")
+
+    await database.write(analyse, store="test")
+    await store.put_many(list(memories(ITEMS, tenant=TENANT)))
+
+    async def explain(connection: Any) -> dict[str, Any]:
+        await connection.execute("SET plan_cache_mode = force_generic_plan")
+        params = ("agent-1", "alice", FIXED_NOW, ANCHORS, 2)
+        sql = f"EXPLAIN (ANALYZE, FORMAT JSON) {PostgresStatements('episodic').around}"
+        document = await connection.fetchval(sql, *params)
+        plan: dict[str, Any] = json.loads(document)[0]["Plan"]
+        return plan
+
+    plan = await database.write(explain, store="test")
+    assert _rows_read(plan, "episodic_items") < 50, json.dumps(plan, indent=1)

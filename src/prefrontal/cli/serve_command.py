@@ -19,6 +19,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import anyio
 import typer
@@ -245,13 +246,24 @@ def serve_http(
                 soft_wrap=True,
             )
 
+    async def checked_then_served() -> None:
+        reason = await service.readiness.check()
+        if reason is not None and not reuse_port:
+            err.print(_unreachable(db, reason), markup=False, highlight=False, soft_wrap=True)
+        await serve(app, host=host, port=port, sock=sock, on_ready=ready)
+
     with _workers(workers, sock.getsockname()[1]):
-        anyio.run(
-            applied_then,
-            service,
-            agent,
-            lambda: serve(app, host=host, port=port, sock=sock, on_ready=ready),
-        )
+        anyio.run(applied_then, service, agent, checked_then_served)
+
+
+def _unreachable(db: str, reason: str) -> str:
+    """The one line saying the server starts on stores that do not answer (password masked)."""
+    password = urlsplit(db).password if "://" in db else None
+    said = reason.replace(password, "***") if password else reason
+    return (
+        f"warning: the stores at {shown(db)} do not answer ({said}); serving anyway, "
+        "not ready (/readyz and turns answer 503 with Retry-After) until they do"
+    )
 
 
 @serve_app.command("mcp")

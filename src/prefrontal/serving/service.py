@@ -39,6 +39,7 @@ from prefrontal.serving.models import (
     TraceOut,
     TurnOut,
 )
+from prefrontal.serving.readiness import Readiness, StoresUnavailableError
 from prefrontal.serving.recall import session_recall
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Scope, Tenant
@@ -73,6 +74,8 @@ class Service:
         self._clock = clock
         self._before_call = before_call
         self._counter = default_counter(orchestrator.config.tokenizer)
+        self.readiness = Readiness(self._answer_readiness)
+        """The last readiness check; turns are refused while it failed (:mod:`.readiness`)."""
 
     @classmethod
     def build(
@@ -114,6 +117,7 @@ class Service:
         server process over the same stores finds the turn; the turn's status
         never depends on them (:mod:`prefrontal.orchestrator.writes`).
         """
+        await self.readiness.gate()
         self._begin()
         if self._turn_delay_s:
             await anyio.sleep(self._turn_delay_s)
@@ -131,6 +135,7 @@ class Service:
         outcome: str | None = None,
     ) -> EndTurnOut:
         """Record the reply of ``tenant``'s turn ``turn_id`` (NotFoundError when it has none)."""
+        await self.readiness.gate()
         self._begin()
         ended = await self.orchestrator.end_turn(
             turn_id,
@@ -242,7 +247,16 @@ class Service:
     # ------------------------------------------------------------ health
 
     async def check_ready(self) -> None:
-        """Return when the stores answer a read within two seconds; raise otherwise."""
+        """Return when the stores answer a read within two seconds; raise otherwise.
+
+        The outcome is remembered (:attr:`readiness`): while the last check
+        failed, turns raise :class:`~prefrontal.serving.readiness.StoresUnavailableError`.
+        """
+        reason = await self.readiness.check()
+        if reason is not None:
+            raise StoresUnavailableError(f"the memory stores are not reachable: {reason}")
+
+    async def _answer_readiness(self) -> None:
         with anyio.fail_after(READINESS_TIMEOUT_S):
             await self.stores.consciousness.get_profile(READINESS_TENANT)
             await self.stores.traces.get(READINESS_TENANT, "readiness")

@@ -29,9 +29,12 @@ from prefrontal.errors import (
 )
 from prefrontal.serving.echo import bounded
 from prefrontal.serving.field_errors import explained
+from prefrontal.serving.readiness import StoresUnavailableError
 
 PROBLEM_JSON = "application/problem+json"
 _log = structlog.get_logger("prefrontal.serving")
+STORE_RETRY_AFTER_S = 1.0
+"""The ``Retry-After`` of a 503 for a failed store call."""
 
 TITLES = {
     400: "Bad request",
@@ -143,8 +146,16 @@ def install(app: FastAPI) -> None:
         return problem(422, sentence(str(error)))
 
     async def on_store(request: Request, error: Exception) -> JSONResponse:
-        _log.error("store_error", path=request.url.path, error=repr(error))
-        return problem(503, "The memory store is unavailable; try again shortly.")
+        wait = getattr(error, "retry_after_s", STORE_RETRY_AFTER_S)
+        if isinstance(error, StoresUnavailableError):
+            _log.warning("stores_unavailable", path=request.url.path, error=str(error))
+        else:
+            _log.error("store_error", path=request.url.path, error=repr(error))
+        return problem(
+            503,
+            "The memory store is unavailable; try again shortly.",
+            headers={"Retry-After": str(max(1, round(wait)))},
+        )
 
     async def on_overloaded(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, OverloadedError)

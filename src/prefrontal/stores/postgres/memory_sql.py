@@ -125,14 +125,20 @@ class Statements:
                   AND (a.scope = 'shared' OR a.user_id = $2)
                   AND a.thread_id IS NOT NULL AND a.position IS NOT NULL
             )
-            SELECT {ITEM} FROM {items} AS m
-            WHERE (m.agent_id, m.item_id, m.user_id) IN (
-                SELECT n.agent_id, n.item_id, n.user_id FROM anchors AS a JOIN {items} AS n
-                  ON n.agent_id = $1 AND n.thread_id = a.thread_id AND n.thread_id IS NOT NULL
-                 AND n.position BETWEEN a.position - $5 AND a.position + $5
-            )
-              AND {_VISIBLE} AND {_LIVE} AND NOT (m.item_id = ANY($4::text[]))
+            SELECT DISTINCT ON (m.thread_id COLLATE "C", m.position, m.item_id COLLATE "C") {ITEM}
+            FROM anchors AS a CROSS JOIN LATERAL (
+                SELECT * FROM {items} AS n
+                WHERE n.agent_id = $1 AND n.thread_id = a.thread_id AND n.thread_id IS NOT NULL
+                  AND n.position BETWEEN a.position - $5 AND a.position + $5
+                OFFSET 0
+            ) AS m
+            WHERE {_VISIBLE} AND {_LIVE} AND NOT (m.item_id = ANY($4::text[]))
             ORDER BY m.thread_id COLLATE "C", m.position, m.item_id COLLATE "C\""""
+        """The live visible items within ``$5`` places of the anchors ``$4`` in their threads.
+
+        Each anchor's neighbours are read by the thread index, the anchors driving
+        (``OFFSET 0`` keeps the subquery a per-anchor lookup): the cost follows the
+        anchors, never the table, whatever the planner's statistics say."""
         self.record_recall = f"""
             UPDATE {items} AS m
             SET recall_count = recall_count + 1, last_recalled_at = $3
