@@ -127,7 +127,6 @@ async def test_other_users_items_add_no_candidates(database: PostgresDatabase) -
     queries = random_queries(random.Random(5), WORDS, (1, 3, 10, 60), 40, FIXED_NOW)
     await assert_ranked_alike(reference, store, BYSTANDER, queries)
     # The bystander sees 42 items; each read touches some of them at most.
-    print(alone, crowded)
     assert crowded <= max(2 * alone, 42 * 6 * len(WORDS)), (alone, crowded)
     assert crowded < 3_000, (alone, crowded)
 
