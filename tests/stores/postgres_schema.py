@@ -60,11 +60,27 @@ async def to_schema_3(connection: Any) -> None:
         )
 
 
+async def to_schema_8(connection: Any) -> None:
+    """Undo schema 9: the terms and impact tokens GIN-indexed as they are, for everyone.
+
+    Delete the ledger's versions above 8 and opening the stores runs
+    migration 9 again.
+    """
+    for name in MEMORY_TABLES:
+        items = f"{name}_items"
+        await connection.execute(f"ALTER TABLE {items} DROP COLUMN visible")
+        await connection.execute(f"CREATE INDEX {name}_by_terms ON {items} USING gin (terms)")
+        await connection.execute(f"CREATE INDEX {name}_by_impacts ON {items} USING gin (impacts)")
+    await connection.execute("DROP FUNCTION memory_visible_keys")
+    await connection.execute("DROP FUNCTION memory_search_keys")
+
+
 async def to_schema_5(connection: Any) -> None:
-    """Undo schema 6: no impact column, nor its index.
+    """Undo schemas 9 to 6: no impact column, nor its index.
 
     Delete the ledger's versions above 5 and opening the stores runs
     migration 6 again.
     """
+    await to_schema_8(connection)
     for name in MEMORY_TABLES:
         await connection.execute(f"ALTER TABLE {name}_items DROP COLUMN impacts")

@@ -5,12 +5,40 @@ from __future__ import annotations
 import sqlite3
 
 from prefrontal.stores.durable import MEMORY_TABLES
-from prefrontal.stores.sqlite.migrations import _rebuilt_term_statistics
+from prefrontal.stores.sqlite.migrations import (
+    _agent_index_new,
+    _empty_terms_dropped,
+    _impact_index,
+    _memory_schema,
+    _rebuilt_term_statistics,
+)
 from prefrontal.stores.sqlite.vectors import change_log
 
 
+def to_schema_10(connection: sqlite3.Connection) -> None:
+    """Undo schema 11: full-text indexes without the ``tenant`` column, nor it on the items."""
+    for name in MEMORY_TABLES:
+        items, fts = f"{name}_items", f"{name}_fts"
+        for kind in ("index", "impacts"):
+            for trigger in ("insert", "delete", "update"):
+                connection.execute(f"DROP TRIGGER {name}_{kind}_{trigger}")
+        connection.execute(f"DROP TABLE {fts}")
+        connection.execute(f"DROP TABLE {name}_impacts")
+        connection.execute(f"ALTER TABLE {items} DROP COLUMN tenant")
+        (create,) = [s for s in _memory_schema(name) if f"CREATE VIRTUAL TABLE {fts}" in s]
+        connection.execute(create)
+        connection.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
+        connection.execute(
+            f"CREATE TRIGGER {name}_index_insert AFTER INSERT ON {items}"
+            f" BEGIN {_agent_index_new(name)} END"
+        )
+        for statement in (*_empty_terms_dropped(name), *_impact_index(name)):
+            connection.execute(statement)
+
+
 def to_schema_7(connection: sqlite3.Connection) -> None:
-    """Undo schema 8: no impact index, nor its triggers."""
+    """Undo schemas 11 to 8: no impact index, nor its triggers."""
+    to_schema_10(connection)
     for name in MEMORY_TABLES:
         for trigger in ("insert", "delete", "update"):
             connection.execute(f"DROP TRIGGER {name}_impacts_{trigger}")

@@ -3,18 +3,25 @@
 Parameters are positional. Every read that takes a tenant has the agent as
 ``$1`` and the user as ``$2``; searches have the query time as ``$3`` and
 the kinds (a text array, or NULL for every kind) as ``$4``. User text is only
-ever a parameter.
+ever a parameter. Reads by term or impact token ask the index for the keys
+the tenant may see (:func:`~prefrontal.stores.postgres.visibility.holding`),
+so other users' rows are never fetched.
 """
 
 from __future__ import annotations
 
 from prefrontal.retrieval.ranking import K1, B
+from prefrontal.stores.postgres.visibility import IMPACT, holding
 
 ITEM_COLUMNS = "m.body, m.superseded_by, m.recall_count, m.last_recalled_at, m.embedding"
 ITEM = f"m.item_id, {ITEM_COLUMNS}"
 """The columns :func:`prefrontal.stores.postgres.memory._item` reads, in its order."""
 
 _VISIBLE = "m.agent_id = $1 AND (m.scope = 'shared' OR m.user_id = $2)"
+_VISIBLE_CHECKED = "(m.agent_id || '') = $1 AND (m.scope = 'shared' OR m.user_id = $2)"
+""":data:`_VISIBLE` as a check of the rows found, never a read of the primary key: reads by
+term find rows through the index of visible keys (which holds the tenant), whatever the
+planner's statistics say of the agent's rows (an agent of a few rows a while ago, say)."""
 _LIVE = "m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > $3)"
 _KINDS = "($4::text[] IS NULL OR m.kind = ANY($4::text[]))"
 KEY = "m.item_id || chr(31) || m.user_id"
@@ -87,20 +94,26 @@ class Statements:
             FROM {name}_agent_stats AS s WHERE s.agent_id = $2"""
         """The searching agent's statistics: its items, their length, and the holders of
         each term of ``$1`` (no row when the agent holds no item)."""
+        visible = f"""(SELECT count(*) FROM (
+                SELECT 1 FROM {items} AS m
+                WHERE {holding("ARRAY[v.term]", user="$3")} LIMIT $4) AS c)"""
         self.bounds = f"""
             SELECT s.docs, s.tokens, v.term, v.df, v.max_tf,
-                v.min_length_1, v.min_length_2, v.min_length_3
+                v.min_length_1, v.min_length_2, v.min_length_3, {visible} AS visible
             FROM {name}_agent_stats AS s
             LEFT JOIN {name}_terms AS v ON v.agent_id = s.agent_id AND v.term = ANY($2::text[])
             WHERE s.agent_id = $1"""
         """The agent's statistics with each of its terms among ``$2`` (one row per term held,
-        or one with a NULL term; none when the agent holds no item)."""
-        term, classes = "m.terms @> ARRAY[$6::text]", "m.impacts && $6::text[]"
+        or one with a NULL term; none when the agent holds no item), and how many items user
+        ``$3`` may see hold it (``$4`` at most): the top-k plans its reads by what the user
+        sees, while it scores by the agent's statistics."""
+        term = holding("ARRAY[$6::text]")
+        classes = holding("$6::text[]", marker=IMPACT)
         self.holders = _holders(items, term, " AND NOT (m.impacts && $9::text[])", first=10)
         """The top-k's reads: the live visible items holding term ``$6`` and none of ``$7``,
         at most ``$8`` terms long (any length when NULL), under none of the impact tokens
         ``$9``, with their counts of ``$5``."""
-        self.holders_of_any = _holders(items, "m.terms && $6::text[]", first=9)
+        self.holders_of_any = _holders(items, holding("$6::text[]"), first=9)
         """The same as :attr:`holders`, for the items holding any of the terms ``$6``."""
         self.class_holders = _holders(items, classes, first=9)
         """The same as :attr:`holders`, for the items under one of the impact tokens ``$6``
@@ -114,7 +127,7 @@ class Statements:
         self.candidates = f"""
             SELECT {KEY}, m.length, {_COUNTS}
             FROM {items} AS m
-            WHERE m.terms && $5::text[] AND {_VISIBLE} AND {_LIVE} AND {_KINDS}"""
+            WHERE {holding("$5::text[]")} AND {_VISIBLE_CHECKED} AND {_LIVE} AND {_KINDS}"""
         self.vectors = f"""
             SELECT {KEY}, m.embedding FROM {items} AS m
             WHERE {_VISIBLE} AND {_LIVE} AND {_KINDS} AND m.embedding IS NOT NULL"""
@@ -162,7 +175,7 @@ def _holders(items: str, held: str, more: str = "", *, first: int) -> str:
         FROM {items} AS m
         WHERE {held} AND NOT (m.terms && $7::text[])
           AND ($8::integer IS NULL OR m.length <= $8::integer){more}
-          AND {_VISIBLE} AND {_LIVE} AND {_KINDS}
+          AND {_VISIBLE_CHECKED} AND {_LIVE} AND {_KINDS}
           AND {_reaching(first)}"""
 
 

@@ -32,6 +32,7 @@ from prefrontal.errors import StoreError
 from prefrontal.retrieval.impacts import sql_code
 from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.memory_search import stored_terms
+from prefrontal.stores.postgres import visibility
 from prefrontal.stores.postgres.term_keys import key
 
 
@@ -224,6 +225,25 @@ def _impact_index(name: str) -> tuple[str, ...]:
     )
 
 
+def _visibility_indexed(name: str) -> tuple[str, ...]:
+    """Schema 9 for memory table ``name``: its terms and impact tokens GIN-indexed per tenant.
+
+    ``visible`` (generated, stored) holds each of the row's term keys and
+    impact tokens behind its :mod:`~prefrontal.stores.postgres.visibility`
+    token; one GIN index over it takes the place of the indexes of
+    ``terms`` and ``impacts``. The table is analysed again for the planner.
+    """
+    items = f"{name}_items"
+    keys = "memory_visible_keys(agent_id, user_id, scope, terms, impacts)"
+    return (
+        f"ALTER TABLE {items} ADD COLUMN visible text[] GENERATED ALWAYS AS ({keys}) STORED",
+        f"CREATE INDEX {name}_by_visible ON {items} USING gin (visible) WITH (fastupdate = off)",
+        f"DROP INDEX IF EXISTS {name}_by_terms",
+        f"DROP INDEX IF EXISTS {name}_by_impacts",
+        f"ANALYZE {items}",
+    )
+
+
 def _memory_schema(name: str) -> tuple[str, ...]:
     items = f"{name}_items"
     return (
@@ -410,6 +430,15 @@ MIGRATIONS: tuple[Migration, ...] = (
                 f'CREATE INDEX traces_by_{name} ON traces ({columns} turn_id COLLATE "C")'
                 for name, columns in _TRACE_INDEXES.items()
             ),
+        ),
+    ),
+    Migration(
+        9,
+        "memory terms and impact tokens indexed by who may see each item, so that a "
+        "search's candidates are the tenant's own items and the agent's shared ones only",
+        (
+            *visibility.FUNCTIONS,
+            *(statement for name in MEMORY_TABLES for statement in _visibility_indexed(name)),
         ),
     ),
 )

@@ -177,8 +177,16 @@ class TopK:
         return _longest(term, self.best[0] / MARGIN - bounds * MARGIN)
 
     async def _statistics(self) -> tuple[Scorer, list[BoundedTerm], dict[str, int]] | None:
-        """The agent's scorer for the query, its held terms (highest bound first), their holders."""
-        rows = await self.connection.fetch(self.statements.bounds, self.params[0], self.keys)
+        """The agent's scorer for the query, its held terms (highest bound first), their holders.
+
+        The holders counted are those the tenant may see (up to one more than
+        :data:`CLASSES_PAST` and :data:`RARE_TOGETHER`, all the reads are
+        planned by): another user's items change the scores, through the
+        agent's statistics, but never how many reads a search takes.
+        """
+        agent, user = self.params[0], self.params[1]
+        cap = max(CLASSES_PAST, RARE_TOGETHER) + 1
+        rows = await self.connection.fetch(self.statements.bounds, agent, self.keys, user, cap)
         if not rows or not rows[0]["docs"]:
             return None
         corpus = Corpus(docs=int(rows[0]["docs"]), tokens=int(rows[0]["tokens"]))
@@ -189,7 +197,7 @@ class TopK:
         order = {key: n for n, key in enumerate(self.keys)}
         terms = [_bounded(corpus, key, row) for key, row in held.items()]
         terms.sort(key=lambda term: (-term.bound, order[term.text]))
-        return scorer, terms, {key: int(row["df"]) for key, row in held.items()}
+        return scorer, terms, {key: int(row["visible"]) for key, row in held.items()}
 
     async def _score(
         self,

@@ -12,7 +12,8 @@ have left them, one row after another, but with a statement per table:
   change count);
 - their FTS5 entries in one statement, and their impact tokens
   (:func:`~prefrontal.retrieval.impacts.token`, in the order the trigger's
-  SQL writes them: terms by code point) in one ``executemany``;
+  SQL writes them: terms by code point) in one ``executemany``, each entry
+  with its :mod:`~prefrontal.stores.sqlite.visibility` token;
 - the term statistics counted in Python from the stored terms, one upsert
   per distinct term of each agent, and one per agent for its counts.
 
@@ -101,9 +102,10 @@ class BulkWriter:
         self._changes = f"SELECT changes FROM {stats}"
         marks = ", ".join("?" * (len(_FIELDS) + 2))
         self._insert = f"INSERT INTO {items} (rowid, {_COLUMNS}, changed) VALUES ({marks})"
-        self._fts = f"""INSERT INTO {name}_fts (rowid, terms)
-            SELECT rowid, terms FROM {items} WHERE rowid > ?"""
-        self._impacts = f"INSERT INTO {name}_impacts (rowid, impacts) VALUES (?, ?)"
+        self._fts = f"""INSERT INTO {name}_fts (rowid, terms, tenant)
+            SELECT rowid, terms, tenant FROM {items} WHERE rowid > ?"""
+        self._impacts = f"""INSERT INTO {name}_impacts (rowid, impacts, tenant)
+            SELECT ?, ?, tenant FROM {items} WHERE rowid = ?"""
         self._agents = f"""
             INSERT INTO {name}_agent_stats (agent_id, docs, tokens) VALUES (?, ?, ?)
             ON CONFLICT (agent_id) DO UPDATE SET docs = docs + excluded.docs,
@@ -192,7 +194,7 @@ class BulkWriter:
         connection.execute(self._fts, (last,))
         statistics = _Statistics()
         impacts = [
-            (last + n, statistics.add(row["agent"], row["terms"], row["length"]))
+            (last + n, statistics.add(row["agent"], row["terms"], row["length"]), last + n)
             for n, row in enumerate(rows, start=1)
         ]
         connection.executemany(self._impacts, impacts)

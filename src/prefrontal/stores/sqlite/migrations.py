@@ -28,6 +28,7 @@ from prefrontal.errors import StoreError
 from prefrontal.retrieval.impacts import sql_code
 from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.memory_search import stored_terms
+from prefrontal.stores.sqlite import visibility
 from prefrontal.stores.sqlite.vectors import change_insert_trigger, change_log, pruned_change_log
 
 
@@ -248,18 +249,29 @@ def _impacts_of(terms: str, length: str) -> str:
               WHERE true GROUP BY value))"""
 
 
-def _index_insert_trigger(name: str) -> str:
-    """Since schema 6: the trigger putting a new item of ``name`` in FTS5 and the statistics."""
+def _index_insert_trigger(name: str, *, tenant: bool = False) -> str:
+    """Since schema 6: the trigger putting a new item of ``name`` in FTS5 and the statistics.
+
+    ``tenant``: as schema 11 has it, the FTS5 index with the ``tenant`` column.
+    """
     return (
         f"CREATE TRIGGER {name}_index_insert AFTER INSERT ON {name}_items"
-        f" BEGIN {_agent_index_new(name)} END"
+        f" BEGIN {_agent_index_new(name, tenant=tenant)} END"
     )
 
 
-def _impacts_insert_trigger(name: str) -> str:
-    """Since schema 8: the trigger putting a new item of ``name`` in its impact index."""
-    add = f"""INSERT INTO {name}_impacts (rowid, impacts)
+def _impacts_insert_trigger(name: str, *, tenant: bool = False) -> str:
+    """Since schema 8: the trigger putting a new item of ``name`` in its impact index.
+
+    ``tenant``: as schema 11 has it, the impact index with the ``tenant`` column.
+    """
+    add = (
+        f"""INSERT INTO {name}_impacts (rowid, impacts, tenant)
+        VALUES (new.rowid, {_impacts_of("new.terms", "new.length")}, new.tenant);"""
+        if tenant
+        else f"""INSERT INTO {name}_impacts (rowid, impacts)
         VALUES (new.rowid, {_impacts_of("new.terms", "new.length")});"""
+    )
     return f"CREATE TRIGGER {name}_impacts_insert AFTER INSERT ON {name}_items BEGIN {add} END"
 
 
@@ -272,16 +284,24 @@ def insert_triggers(name: str) -> dict[str, str]:
     """
     return {
         f"{name}_change_insert": change_insert_trigger(name),
-        f"{name}_index_insert": _index_insert_trigger(name),
-        f"{name}_impacts_insert": _impacts_insert_trigger(name),
+        f"{name}_index_insert": _index_insert_trigger(name, tenant=True),
+        f"{name}_impacts_insert": _impacts_insert_trigger(name, tenant=True),
     }
 
 
-def _agent_index_new(name: str) -> str:
-    """The statements that put ``new`` into ``name``'s FTS5 index and per-agent statistics."""
+def _agent_index_new(name: str, *, tenant: bool = False) -> str:
+    """The statements that put ``new`` into ``name``'s FTS5 index and per-agent statistics.
+
+    ``tenant``: the index has the ``tenant`` column (schema 11 on).
+    """
     fts, agents, vocab = f"{name}_fts", f"{name}_agent_stats", f"{name}_terms"
+    entry = (
+        f"INSERT INTO {fts} (rowid, terms, tenant) VALUES (new.rowid, new.terms, new.tenant);"
+        if tenant
+        else f"INSERT INTO {fts} (rowid, terms) VALUES (new.rowid, new.terms);"
+    )
     return f"""
-        INSERT INTO {fts} (rowid, terms) VALUES (new.rowid, new.terms);
+        {entry}
         INSERT INTO {agents} (agent_id, docs, tokens) VALUES (new.agent_id, 1, new.length)
             ON CONFLICT (agent_id) DO UPDATE SET docs = docs + 1,
                 tokens = tokens + excluded.tokens;
@@ -300,19 +320,26 @@ def _agent_index_new(name: str) -> str:
                 min_length_3 = {_least("min_length_3")};"""
 
 
-def _agent_unindex(name: str, *, drop_empty: bool = False) -> str:
+def _agent_unindex(name: str, *, drop_empty: bool = False, tenant: bool = False) -> str:
     """The statements that take ``old`` out of ``name``'s FTS5 index and per-agent statistics.
 
     With ``drop_empty``, a term row whose count reaches 0 is deleted, so no
-    word of a removed item stays in the statistics.
+    word of a removed item stays in the statistics. ``tenant``: the index
+    has the ``tenant`` column (schema 11 on).
     """
     fts, agents, vocab = f"{name}_fts", f"{name}_agent_stats", f"{name}_terms"
     old_terms = f"(SELECT value FROM json_each({_term_list('old.terms')}))"
     drop = f"""
         DELETE FROM {vocab}
             WHERE agent_id = old.agent_id AND df <= 0 AND term IN {old_terms};"""
+    entry = (
+        f"""INSERT INTO {fts} ({fts}, rowid, terms, tenant)
+            VALUES ('delete', old.rowid, old.terms, old.tenant);"""
+        if tenant
+        else f"INSERT INTO {fts} ({fts}, rowid, terms) VALUES ('delete', old.rowid, old.terms);"
+    )
     return f"""
-        INSERT INTO {fts} ({fts}, rowid, terms) VALUES ('delete', old.rowid, old.terms);
+        {entry}
         UPDATE {agents} SET docs = docs - 1, tokens = tokens - old.length
             WHERE agent_id = old.agent_id;
         UPDATE {vocab} SET df = df - 1
@@ -359,6 +386,54 @@ def _impact_index(name: str) -> tuple[str, ...]:
             BEGIN {remove} {add} END""",
         f"""INSERT INTO {impacts} (rowid, impacts)
             SELECT rowid, {_impacts_of("terms", "length")} FROM {items}""",
+    )
+
+
+def _visibility_indexed(name: str) -> tuple[str, ...]:
+    """Schema 11: both full-text indexes of ``name`` also index who may see each item.
+
+    ``<name>_items`` gains ``tenant``, a generated (virtual, never stored)
+    column: the item's :mod:`~prefrontal.stores.sqlite.visibility` token.
+    ``<name>_fts`` and ``<name>_impacts`` are made anew with a ``tenant``
+    column, filled from the items, and the triggers that keep them now also
+    move an item's entries when its scope (or owner) changes.
+    """
+    items, fts, impacts = f"{name}_items", f"{name}_fts", f"{name}_impacts"
+    token = visibility.token_sql("agent_id", "user_id", "scope")
+    moved = "agent_id, user_id, scope, terms, length"
+    add = f"""INSERT INTO {impacts} (rowid, impacts, tenant)
+        VALUES (new.rowid, {_impacts_of("new.terms", "new.length")}, new.tenant);"""
+    remove = f"""INSERT INTO {impacts} ({impacts}, rowid, impacts, tenant)
+        VALUES ('delete', old.rowid, {_impacts_of("old.terms", "old.length")}, old.tenant);"""
+    index_new = _agent_index_new(name, tenant=True)
+    unindex_old = _agent_unindex(name, drop_empty=True, tenant=True)
+    return (
+        *(
+            f"DROP TRIGGER IF EXISTS {name}_{kind}_{event}"
+            for kind in ("index", "impacts")
+            for event in ("insert", "delete", "update")
+        ),
+        f"DROP TABLE {fts}",
+        f"DROP TABLE {impacts}",
+        f"ALTER TABLE {items} ADD COLUMN tenant TEXT GENERATED ALWAYS AS ({token}) VIRTUAL",
+        f"""CREATE VIRTUAL TABLE {fts} USING fts5(
+            terms, tenant, content='{items}', content_rowid='rowid',
+            tokenize='unicode61 remove_diacritics 0'
+        )""",
+        f"""CREATE VIRTUAL TABLE {impacts} USING fts5(
+            impacts, tenant, content='', columnsize=0, tokenize='unicode61 remove_diacritics 0'
+        )""",
+        _index_insert_trigger(name, tenant=True),
+        f"CREATE TRIGGER {name}_index_delete AFTER DELETE ON {items} BEGIN {unindex_old} END",
+        f"""CREATE TRIGGER {name}_index_update AFTER UPDATE OF {moved} ON {items}
+            BEGIN {unindex_old} {index_new} END""",
+        _impacts_insert_trigger(name, tenant=True),
+        f"CREATE TRIGGER {name}_impacts_delete AFTER DELETE ON {items} BEGIN {remove} END",
+        f"""CREATE TRIGGER {name}_impacts_update AFTER UPDATE OF {moved} ON {items}
+            BEGIN {remove} {add} END""",
+        f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')",
+        f"""INSERT INTO {impacts} (rowid, impacts, tenant)
+            SELECT rowid, {_impacts_of("terms", "length")}, tenant FROM {items}""",
     )
 
 
@@ -557,6 +632,12 @@ MIGRATIONS: tuple[Migration, ...] = (
                 for name, columns in _TRACE_INDEXES.items()
             ),
         ),
+    ),
+    Migration(
+        11,
+        "memory full-text indexes hold who may see each item, so that a search's "
+        "candidates are the tenant's own items and the agent's shared ones only",
+        tuple(statement for name in MEMORY_TABLES for statement in _visibility_indexed(name)),
     ),
 )
 LATEST = MIGRATIONS[-1].version

@@ -53,6 +53,7 @@ from typing import Any, NamedTuple
 
 from prefrontal.retrieval.impacts import class_tokens, reaching
 from prefrontal.retrieval.ranking import BoundedTerm, Corpus, Scorer
+from prefrontal.stores.sqlite.visibility import restricted
 
 _CHUNK = 512
 """Postings are read in chunks of this many items; the filter is tightened between them."""
@@ -254,7 +255,8 @@ class _TopK:
             if not reach.codes:
                 break
             match = " OR ".join(map(quoted, class_tokens(term.text, reach.codes)))
-            if not self.visit(match, None, sql=self.statements.impact_postings):
+            impacts = self.statements.impact_postings
+            if not self.visit(match, None, sql=impacts, column="impacts"):
                 break
         return replace(term, bound=reach.rest)
 
@@ -265,6 +267,7 @@ class _TopK:
         longest: LengthLimit | None = None,
         *,
         sql: str | None = None,
+        column: str = "terms",
     ) -> bool:
         """Score the unseen items of one chunk of postings; False when there is no more.
 
@@ -272,13 +275,16 @@ class _TopK:
         False too when an item not seen yet, scoring at most ``ceiling``,
         cannot enter the top k any more. ``sql``: the statement reading the
         chunk (the FTS5 index of terms when ``None``; the impact index takes
-        a match of impact tokens).
+        a match of impact tokens, over its ``column``). FTS5 is asked only
+        for the postings of the items the tenant may see
+        (:func:`~prefrontal.stores.sqlite.visibility.restricted`).
         """
+        agent, user = self.params["agent"], self.params["user"]
         rows = _postings(
             self.connection,
             sql or self.statements.postings,
             self.params,
-            match,
+            restricted(match, column, agent, user),
             self.after,
             longest,
         )

@@ -1,0 +1,62 @@
+"""Who may see a memory item, in its index keys, so that candidates are only visible items.
+
+Since schema 9 each memory row has ``visible``: every term key of the row
+as ``<token>:<term>`` and every impact token as ``<token>#<impact>``, where
+the token says who may see the row: ``s`` and the MD5 of the agent id for a
+shared item (every user of the agent), ``p`` and the MD5 of the agent id,
+a unit separator and the user id for a private one (its owner only). Ids
+hold no control character, so the separator keeps the pair apart. One GIN
+index over ``visible`` gives every term its postings per tenant: a search
+asks for the keys of the two tokens its tenant may see
+(:func:`holding`), so the index hands over the tenant's own items and
+the agent's shared ones, and nobody else's row is ever fetched. The SQL
+keeps its own visibility filter as well: the keys narrow the candidates
+and never decide what a tenant sees.
+
+The term statistics stay per agent, whoever's items they count: scores,
+and so rankings, do not change.
+"""
+
+from __future__ import annotations
+
+TERM = ":"
+"""Between the token and a term key."""
+IMPACT = "#"
+"""Between the token and an impact token (which may read like a term: ``100`` + ``foo``)."""
+
+
+def _token(agent: str, owner: str, scope: str) -> str:
+    """SQL: the token of a row of ``agent``, ``owner`` and ``scope`` (built-ins only, so that
+    the functions below find everything they call whatever the ``search_path``)."""
+    return f"""(CASE {scope} WHEN 'shared' THEN 's' || md5({agent})
+        ELSE 'p' || md5({agent} || chr(31) || {owner}) END)"""
+
+
+_VISIBLE_KEYS = f"""CREATE OR REPLACE FUNCTION memory_visible_keys(
+        agent text, owner text, scope text, terms text[], impacts text[])
+    RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT ARRAY(
+            SELECT {_token("agent", "owner", "scope")} || '{TERM}' || k FROM unnest(terms) AS k
+            UNION ALL
+            SELECT {_token("agent", "owner", "scope")} || '{IMPACT}' || k FROM unnest(impacts) AS k)
+    $$"""
+_SEARCH_KEYS = f"""CREATE OR REPLACE FUNCTION memory_search_keys(
+        agent text, reader text, marker text, keys text[])
+    RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT ARRAY(
+            SELECT t.token || marker || k
+            FROM unnest(ARRAY[{_token("agent", "reader", "'shared'")},
+                              {_token("agent", "reader", "'private'")}]) AS t(token),
+                 unnest(keys) AS k)
+    $$"""
+FUNCTIONS = (_VISIBLE_KEYS, _SEARCH_KEYS)
+"""The functions schema 9 creates: a row's keys, and a search's."""
+
+
+def holding(keys: str, *, marker: str = TERM, user: str = "$2") -> str:
+    """SQL: ``m`` holds one of ``keys`` (term keys, or impact tokens with :data:`IMPACT`).
+
+    ``keys`` is a text array expression; the tenant is the statement's
+    ``$1`` (agent) and ``user``. The GIN index of ``visible`` answers it.
+    """
+    return f"m.visible && memory_search_keys($1, {user}, '{marker}', {keys})"
