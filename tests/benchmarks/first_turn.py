@@ -224,7 +224,7 @@ def run(
             rounds.append(_workers(database, workers, turns, process, environment))
     ratios = [figures["ratio"] for found in rounds for figures in found]
     return {
-        "prepare_s": round(float(prepared.stdout.strip()), 2),
+        "prepare_s": round(float(prepared.stdout.strip().splitlines()[-1]), 2),
         "median_ratio": statistics.median(ratios),
         "rounds": rounds,
     }
