@@ -79,6 +79,14 @@ _values = itemgetter(*_FIELDS)
 """A row's values in the order of :data:`_COLUMNS`."""
 
 
+def _tenant(row: Row) -> str:
+    """The row's visibility token as the items table's generated ``tenant`` column holds it."""
+    agent = row["agent"].encode().hex().upper()
+    if row["scope"] == "shared":
+        return f"s{agent}"
+    return f"p{agent}x{row['user'].encode().hex().upper()}"
+
+
 def _least(column: str) -> str:
     return f"coalesce(min({column}, excluded.{column}), {column}, excluded.{column})"
 
@@ -104,8 +112,7 @@ class BulkWriter:
         self._insert = f"INSERT INTO {items} (rowid, {_COLUMNS}, changed) VALUES ({marks})"
         self._fts = f"""INSERT INTO {name}_fts (rowid, terms, tenant)
             SELECT rowid, terms, tenant FROM {items} WHERE rowid > ?"""
-        self._impacts = f"""INSERT INTO {name}_impacts (rowid, impacts, tenant)
-            SELECT ?, ?, tenant FROM {items} WHERE rowid = ?"""
+        self._impacts = f"INSERT INTO {name}_impacts (rowid, impacts, tenant) VALUES (?, ?, ?)"
         self._agents = f"""
             INSERT INTO {name}_agent_stats (agent_id, docs, tokens) VALUES (?, ?, ?)
             ON CONFLICT (agent_id) DO UPDATE SET docs = docs + excluded.docs,
@@ -194,7 +201,7 @@ class BulkWriter:
         connection.execute(self._fts, (last,))
         statistics = _Statistics()
         impacts = [
-            (last + n, statistics.add(row["agent"], row["terms"], row["length"]), last + n)
+            (last + n, statistics.add(row["agent"], row["terms"], row["length"]), _tenant(row))
             for n, row in enumerate(rows, start=1)
         ]
         connection.executemany(self._impacts, impacts)
