@@ -12,10 +12,13 @@ have left them, one row after another, but with a statement per table:
   change count);
 - their FTS5 entries in one statement, and their impact tokens
   (:func:`~prefrontal.retrieval.impacts.token`, in the order the trigger's
-  SQL writes them: terms by code point) in one ``executemany``, each entry
-  with its :mod:`~prefrontal.stores.sqlite.visibility` token;
-- the term statistics counted in Python from the stored terms, one upsert
-  per distinct term of each agent, and one per agent for its counts.
+  SQL writes them: terms by code point) in one ``executemany`` of values,
+  each entry with its :mod:`~prefrontal.stores.sqlite.visibility` token
+  (computed here as the items' generated ``tenant`` column does: reading it
+  back row by row costs ten times the insert);
+- the term statistics counted in Python over the whole run from each
+  row's analysed terms (``words``), one upsert per distinct term of each
+  agent, and one per agent for its counts.
 
 The insert triggers are dropped for the run and created again from the text
 ``sqlite_master`` held, inside the caller's transaction: no other connection
@@ -43,7 +46,8 @@ from prefrontal.retrieval.impacts import length_bucket
 from prefrontal.stores.sqlite.migrations import insert_triggers
 
 Row = dict[str, Any]
-"""One item as :func:`prefrontal.stores.sqlite.memory._row` binds it."""
+"""One item as :func:`prefrontal.stores.sqlite.memory._row` binds it, with ``words``: its
+analysed terms, in order (``terms`` joined by spaces)."""
 
 AT_LEAST = 64
 """Runs of fewer new items are written row by row (dropping triggers costs a schema change)."""
