@@ -251,10 +251,12 @@ class _Statistics:
                 once.append((length, distinct))
                 add(codes[1] + codes[0].join(distinct) if distinct else "")
                 continue
-            held: Counter[str] = Counter(words)
-            once.append((length, [term for term in distinct if held[term] == 1]))
+            held = dict.fromkeys(distinct, 0)  # by code point, as the tokens are written
+            for word in words:
+                held[word] += 1
+            once.append((length, [term for term, tf in held.items() if tf == 1]))
             more.append((length, {term: tf for term, tf in held.items() if tf > 1}))
-            add(" ".join([codes[min(held[term], 3)] + term for term in distinct]))
+            add(" ".join([codes[tf if tf < 3 else 3] + term for term, tf in held.items()]))
         return tokens
 
     def _codes(self, length: int) -> tuple[str, str, str, str]:

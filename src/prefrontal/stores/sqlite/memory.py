@@ -344,8 +344,8 @@ def _row(item: MemoryItem, store: str, analysed: list[str] | None = None) -> dic
         "agent": item.agent_id,
         "item": item.item_id,
         "user": item.user_id,
-        "scope": item.scope.value,
-        "kind": item.kind.value,
+        "scope": str(item.scope),  # the value: these are string enums
+        "kind": str(item.kind),
         "importance": item.importance,
         "created_at": to_us(item.created_at),
         "valid_until": to_us_or_none(item.valid_until),
