@@ -31,10 +31,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from itertools import groupby
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # the migrations import this module, and the database module them
-    from prefrontal.stores.postgres.database import Connection
+from prefrontal.stores.postgres.database import Connection
+from prefrontal.stores.postgres.migrations import BULK_SETTING
 
 Row = tuple[Any, ...]
 """One item as :func:`prefrontal.stores.postgres.memory._row` binds it (``$1..$19``)."""
@@ -42,7 +42,7 @@ Row = tuple[Any, ...]
 AT_LEAST = 64
 """Runs of fewer new items are written row by row."""
 
-SETTING = "prefrontal.bulk_statistics"
+SETTING = BULK_SETTING
 """The transaction setting that, ``on``, has the row trigger skip inserted rows' statistics."""
 
 _AGENT, _ITEM, _USER, _TERMS, _COUNTS, _LENGTH, _IMPACTS = 0, 1, 2, 14, 15, 16, 18

@@ -33,8 +33,11 @@ from prefrontal.retrieval.impacts import sql_code
 from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.postgres import visibility
-from prefrontal.stores.postgres.bulk import SETTING as bulk_setting
 from prefrontal.stores.postgres.term_keys import key
+
+BULK_SETTING = "prefrontal.bulk_statistics"
+"""The transaction setting under which schema 10's trigger leaves inserts to the bulk writer
+(:mod:`prefrontal.stores.postgres.bulk`)."""
 
 
 def _index_function(name: str) -> str:
@@ -78,11 +81,11 @@ def _per_agent_function(
     agent's statistics row is locked first on every path. With ``drop_empty``
     (schema 7), a term row whose count reaches 0 is deleted, so no word of a
     removed item stays in the statistics. With ``bulk`` (schema 10), an insert
-    made while the transaction setting :data:`.bulk.SETTING` is ``on`` is left
+    made while the transaction setting :data:`BULK_SETTING` is ``on`` is left
     to the bulk writer, which counts its run set-wise.
     """
     agents, vocab = f"{name}_agent_stats", f"{name}_terms"
-    skip = f"""IF current_setting('{bulk_setting}', true) = 'on' THEN
+    skip = f"""IF current_setting('{BULK_SETTING}', true) = 'on' THEN
                     RETURN NULL;
                 END IF;"""
     skip = skip if bulk else ""
