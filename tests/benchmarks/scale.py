@@ -23,7 +23,9 @@ one JSON line of figures measured inside the event loop, in milliseconds:
 ``--hybrid-only`` (``run`` and ``compare``) measures the hybrid searches alone;
 ``--parts`` adds ``part_*``: the milliseconds per timed hybrid search spent
 inside each of its parts (:mod:`tests.benchmarks.search_parts`; the timers
-add a little to every figure, so compare runs that both have them).
+add a little to every figure, so compare runs that both have them), and
+``part_cpu``: the process's CPU time per search, every thread's (what a
+search costs a loaded machine, where its legs cannot run at once).
 
 ``python -m tests.benchmarks.scale compare --store DIR --base SRC`` runs
 ``run`` in subprocesses, alternating this checkout's ``src`` and ``SRC``
@@ -133,10 +135,12 @@ async def _searches(
         query = next(asked)
         if number == warm_up and parts is not None:
             parts.reset()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         await store.search(TENANT, query)
         if number >= warm_up:
             times.append(time.perf_counter() - started)
+            if parts is not None:
+                parts.add("cpu", time.process_time() - cpu)
     return times
 
 

@@ -54,6 +54,11 @@ class Parts:
             if seconds > 0 and name != "search"
         }
 
+    def add(self, name: str, seconds: float) -> None:
+        """Add ``seconds`` to part ``name`` (one measured outside the timed functions)."""
+        with self.lock:
+            self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+
     def reset(self) -> None:
         """Start counting again (after the warm-up searches)."""
         with self.lock:
