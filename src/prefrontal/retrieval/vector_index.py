@@ -26,7 +26,7 @@ row's BM25 score; only those need their BM25 score and exact cosine.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -88,16 +88,25 @@ class Similarities:
 
     ``approx`` is the float32 cosine of each allowed row, clamped at 0 (as
     the vector signal counts negative similarities); positions index
-    ``allowed``.
+    ``allowed``. ``allowed`` may be given as a function returning them: it
+    is called once every row has been scanned, so that another thread may
+    find them meanwhile.
     """
 
-    def __init__(self, rows: Scanned, allowed: np.ndarray, embedding: Sequence[float]) -> None:
-        self.rows, self.allowed = rows, allowed
+    def __init__(
+        self,
+        rows: Scanned,
+        allowed: np.ndarray | Callable[[], np.ndarray],
+        embedding: Sequence[float],
+    ) -> None:
+        self.rows = rows
         self.query = np.asarray(embedding, dtype=np.float64)
         if rows.half is not None and SIMSIMD is not None:
-            raw, self.tie = self._half(rows.half[: rows.size]), HALF_TIE
+            every, self.tie = self._half(rows.half[: rows.size]), HALF_TIE
         else:
-            raw, self.tie = self._single(), TIE
+            every, self.tie = self._single(), TIE
+        self.allowed: np.ndarray = allowed if isinstance(allowed, np.ndarray) else allowed()
+        raw = every if len(self.allowed) == len(every) else every[self.allowed]
         raw = np.nan_to_num(raw, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
         """No approximate cosine is further than this from the exact one."""
         self.zero = raw < -self.tie
@@ -121,24 +130,21 @@ class Similarities:
             self.normalised()
 
     def _single(self) -> np.ndarray:
-        """The float32 cosine of every allowed row, from one matrix-vector product."""
+        """The float32 cosine of every row, from one matrix-vector product."""
         rows, query = self.rows, np.asarray(self.query, dtype=FLOAT32)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             dots = rows.matrix[: rows.size] @ query
             norms = rows.norms[: rows.size] * np.linalg.norm(query)
-            if len(self.allowed) < rows.size:
-                dots, norms = dots[self.allowed], norms[self.allowed]
             raw: np.ndarray = dots / norms
         return raw
 
     def _half(self, half: np.ndarray) -> np.ndarray:
-        """The cosine of every allowed row from float16 unit vectors, with SIMD kernels."""
+        """The cosine of every row from float16 unit vectors, with SIMD kernels."""
         norm = float(np.linalg.norm(self.query))
         unit = (self.query / norm if norm else self.query).astype(np.float16)
         found = SIMSIMD.cdist(unit[None, :], half, metric="dot", out_dtype="float32")
-        dots = np.asarray(found).reshape(-1)
-        raw: np.ndarray = dots if len(self.allowed) == len(dots) else dots[self.allowed]
-        return raw
+        dots: np.ndarray = np.asarray(found).reshape(-1)
+        return dots
 
     def median(self) -> tuple[int, float]:
         """The position of a row whose exact cosine is the median of all, and that cosine.

@@ -3,12 +3,14 @@
 One search, inside its read transaction and holding the vector files
 (:meth:`~prefrontal.stores.sqlite.vector_file.VectorFile.rows`):
 
-1. **Both legs at once.** The vector leg (the rows the tenant may see,
-   the cosine of each, their median and best:
+1. **Both legs at once.** The vector leg (the cosine of every row, then
+   of the rows the tenant may see, their median and best:
    :class:`~prefrontal.retrieval.vector_index.Similarities`) runs in a scan
-   thread while the search's own thread ranks the BM25 top k
-   (:func:`.topk.by_rowid`). The kernels and NumPy let other threads run
-   while they work, and SQLite does while it steps, so the two overlap;
+   thread while the search's own thread finds the rows the tenant may see
+   (:meth:`~prefrontal.stores.sqlite.vector_file.MappedRows.allowed`, handed
+   to the scan) and ranks the BM25 top k (:func:`.topk.by_rowid`). The
+   kernels and NumPy let other threads run while they work, and SQLite
+   does while it steps, so the two overlap;
    the search waits for the scan before it goes on, and before it leaves
    whatever happened (:func:`beside`): no scan outlives its search or the
    files it reads.
@@ -104,7 +106,16 @@ class HybridSearch:
             return None
         if not any(self.embedding):
             return {"bm25": self._lexical(connection, texts, None)[0], "vector": {}}
-        with beside(lambda: self._scan(rows)) as scanning:
+        allowed: futures.Future[np.ndarray] = futures.Future()
+        with beside(lambda: self._scan(rows, allowed.result)) as scanning:
+            try:
+                params = self.params
+                allowed.set_result(
+                    rows.allowed(params["agent"], params["user"], params["now"], self.kinds)
+                )
+            except BaseException as error:
+                allowed.set_exception(error)
+                raise
             first = self._lexical(connection, texts, self.limit)
             similar = scanning.result()
         small = len(similar) <= 2 * (self.limit + MARGIN)
@@ -118,10 +129,11 @@ class HybridSearch:
                 return None if vector is None else {"bm25": scored, "vector": vector}
         return None
 
-    def _scan(self, rows: MappedRows) -> Similarities:
-        """The allowed rows' cosines, with what a fused top k asks of every row computed."""
-        params = self.params
-        allowed = rows.allowed(params["agent"], params["user"], params["now"], self.kinds)
+    def _scan(self, rows: MappedRows, allowed: Callable[[], np.ndarray]) -> Similarities:
+        """The allowed rows' cosines, with what a fused top k asks of every row computed.
+
+        ``allowed`` gives the rows the tenant may see once every row is scanned.
+        """
         similar = Similarities(rows, allowed, self.embedding)
         similar.prepare(self.limit)
         return similar
