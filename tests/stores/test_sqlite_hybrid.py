@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -68,3 +69,20 @@ def test_the_rows_reaching_the_last_place_include_every_tie_and_no_zero() -> Non
     assert sorted(reaching(scores, 5)) == [1, 2, 3, 4, 5]
     assert sorted(reaching(scores, 10)) == [1, 2, 3, 4, 5]
     assert reaching({1: 0.0}, 3) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_scans_with_threads_of_its_own() -> None:
+    """A process forked after a scan (a worker started from a warm parent) scans too."""
+    with beside(lambda: 1) as scanning:
+        assert scanning.result() == 1
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child's exit code is the assertion
+        code = 1
+        try:
+            with beside(lambda: 7) as scanning:
+                code = 0 if scanning.result(timeout=10) == 7 else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent import futures
@@ -56,8 +57,23 @@ for a longer top."""
 SCAN_THREADS = 4
 """Scans running at once in a process (one per store searching: each store's searches
 take turns on its vector files)."""
-_SCANS = futures.ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="prefrontal-vector-scan")
+
+
+def _scan_threads() -> futures.ThreadPoolExecutor:
+    return futures.ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="prefrontal-vector-scan")
+
+
+_SCANS = _scan_threads()
 """The scan threads, started at the first scan and joined when the interpreter exits."""
+
+
+def _after_fork() -> None:
+    """A forked child has none of its parent's threads: it starts scan threads of its own."""
+    global _SCANS
+    _SCANS = _scan_threads()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 @contextmanager
