@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import threading
+import time
 
 import pytest
 
@@ -84,5 +86,11 @@ def test_a_forked_child_scans_with_threads_of_its_own() -> None:
                 code = 0 if scanning.result(timeout=10) == 7 else 1
         finally:
             os._exit(code)
-    _, status = os.waitpid(child, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+    deadline = time.monotonic() + 20
+    while (done := os.waitpid(child, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if done[0] == 0:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+        pytest.fail("the child's scan never ran")
+    assert os.waitstatus_to_exitcode(done[1]) == 0
