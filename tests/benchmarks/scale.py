@@ -20,7 +20,12 @@ one JSON line of figures measured inside the event loop, in milliseconds:
   builds its vector files from every stored vector (the copy has none; a
   fresh process over files already built: :mod:`tests.benchmarks.first_turn`).
 
-``--hybrid-only`` (``run`` and ``compare``) measures the hybrid searches alone.
+``--hybrid-only`` (``run`` and ``compare``) measures the hybrid searches alone;
+``--parts`` adds ``part_*``: the milliseconds per timed hybrid search spent
+inside each of its parts (:mod:`tests.benchmarks.search_parts`; the timers
+add a little to every figure, so compare runs that both have them), and
+``part_cpu``: the process's CPU time per search, every thread's (what a
+search costs a loaded machine, where its legs cannot run at once).
 
 ``python -m tests.benchmarks.scale compare --store DIR --base SRC`` runs
 ``run`` in subprocesses, alternating this checkout's ``src`` and ``SRC``
@@ -53,6 +58,7 @@ from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
 from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.stores import MemoryQuery, MemoryStore, Stores, Tenant
 from prefrontal.testing.synthetic import memories, questions
+from tests.benchmarks.search_parts import Parts, timed_parts
 
 TENANT = Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
 START = datetime(2024, 1, 1, tzinfo=UTC)
@@ -118,16 +124,23 @@ async def _timed(calls: list[Callable[[], Awaitable[object]]]) -> list[float]:
     return times
 
 
-async def _searches(store: MemoryStore, rounds: int, warm_up: int = 50) -> list[float]:
-    """``rounds`` top-10 searches (200 questions, round robin) after ``warm_up`` untimed ones."""
+async def _searches(
+    store: MemoryStore, rounds: int, warm_up: int = 50, parts: Parts | None = None
+) -> list[float]:
+    """``rounds`` top-10 searches (200 questions, round robin) after ``warm_up`` untimed ones;
+    ``parts`` counted from the first timed one."""
     asked = itertools.cycle([MemoryQuery(text=q, limit=10, now=NOW) for q in questions(200)])
     times = []
     for number in range(rounds + warm_up):
         query = next(asked)
-        started = time.perf_counter()
+        if number == warm_up and parts is not None:
+            parts.reset()
+        started, cpu = time.perf_counter(), time.process_time()
         await store.search(TENANT, query)
         if number >= warm_up:
             times.append(time.perf_counter() - started)
+            if parts is not None:
+                parts.add("cpu", time.process_time() - cpu)
     return times
 
 
@@ -179,8 +192,11 @@ async def _continuing(stores: Stores, rounds: int) -> list[float]:
     return times
 
 
-async def run(lexical: Path | None, hybrid: Path | None, *, rounds: int) -> dict[str, float]:
-    """Every figure, on the files ``lexical`` and ``hybrid`` (each when given)."""
+async def run(
+    lexical: Path | None, hybrid: Path | None, *, rounds: int, parts: bool = False
+) -> dict[str, float]:
+    """Every figure, on the files ``lexical`` and ``hybrid`` (each when given); ``parts``:
+    with the hybrid search's parts (:mod:`tests.benchmarks.search_parts`)."""
     figures: dict[str, float] = {}
     if lexical is not None:
         stores = _open(lexical)
@@ -189,11 +205,11 @@ async def run(lexical: Path | None, hybrid: Path | None, *, rounds: int) -> dict
         figures |= _cuts("continuing_turn", await _continuing(stores, rounds))
         await stores.aclose()
     if hybrid is not None:
-        figures |= await _hybrid(hybrid, rounds)
+        figures |= await _hybrid(hybrid, rounds, timed_parts() if parts else None)
     return figures
 
 
-async def _hybrid(path: Path, rounds: int) -> dict[str, float]:
+async def _hybrid(path: Path, rounds: int, parts: Parts | None = None) -> dict[str, float]:
     """Hybrid top-10 searches; ``hybrid_first``: the first search after opening the file.
 
     The first search migrates nothing (opening did) but builds the vector
@@ -203,7 +219,10 @@ async def _hybrid(path: Path, rounds: int) -> dict[str, float]:
     first = MemoryQuery(text=QUESTION, limit=10, now=NOW)
     (took,) = await _timed([lambda: stores.episodic.search(TENANT, first)])
     figures = {"hybrid_first": took * 1e3}
-    figures |= _cuts("hybrid", await _searches(stores.episodic, rounds // 2, warm_up=5))
+    searched = await _searches(stores.episodic, rounds // 2, warm_up=5, parts=parts)
+    figures |= _cuts("hybrid", searched)
+    if parts is not None:
+        figures |= parts.per_search_ms()
     await stores.aclose()
     return figures
 
@@ -217,7 +236,7 @@ def _copy(database: Path, directory: Path) -> Path:
 
 
 def run_on_copies(
-    store: Path, *, rounds: int, hybrid: bool = True, lexical: bool = True
+    store: Path, *, rounds: int, hybrid: bool = True, lexical: bool = True, parts: bool = False
 ) -> dict[str, float]:
     """:func:`run` on copies of the files under ``store`` (each unless told not to)."""
     with tempfile.TemporaryDirectory(prefix="prefrontal-scale-") as scratch:
@@ -225,11 +244,18 @@ def run_on_copies(
         copied = None
         if hybrid and (store / "hybrid.db").exists():
             copied = _copy(store / "hybrid.db", Path(scratch))
-        return anyio.run(lambda: run(plain, copied, rounds=rounds))
+        return anyio.run(lambda: run(plain, copied, rounds=rounds, parts=parts))
 
 
 def compare(
-    store: Path, base: Path, *, rounds: int, repeats: int, hybrid: bool, lexical: bool = True
+    store: Path,
+    base: Path,
+    *,
+    rounds: int,
+    repeats: int,
+    hybrid: bool,
+    lexical: bool = True,
+    parts: bool = False,
 ) -> dict[str, list[float]]:
     """``run`` for this checkout and for ``base``, alternating; per figure, each run's values."""
     here = Path(__file__).resolve().parents[2]
@@ -241,17 +267,17 @@ def compare(
             command += ["--store", str(store), "--rounds", str(rounds)]
             command += [] if hybrid else ["--no-hybrid"]
             command += [] if lexical else ["--hybrid-only"]
+            command += ["--parts"] if parts else []
             done = subprocess.run(
                 command, env=environment, cwd=here, check=True, capture_output=True, text=True
             )
             got[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
     return {
         key: [
-            statistics.median(r[key] for r in got["this"]),
-            statistics.median(r[key] for r in got["base"]),
+            statistics.median(r.get(key, 0.0) for r in got["this"]),
+            statistics.median(r.get(key, 0.0) for r in got["base"]),
         ]
-        for key in got["this"][0]
-        if key in got["base"][0]
+        for key in {**got["this"][0], **got["base"][0]}
     }
 
 
@@ -267,6 +293,7 @@ def main(argv: list[str] | None = None) -> None:
     running.add_argument("--rounds", type=int, default=50)
     running.add_argument("--no-hybrid", action="store_true", help="skip hybrid.db")
     running.add_argument("--hybrid-only", action="store_true", help="only hybrid.db")
+    running.add_argument("--parts", action="store_true", help="time the hybrid search's parts")
     comparing = commands.add_parser("compare", help="this checkout against another's src")
     comparing.add_argument("--store", type=Path, required=True)
     comparing.add_argument("--base", type=Path, required=True)
@@ -274,6 +301,7 @@ def main(argv: list[str] | None = None) -> None:
     comparing.add_argument("--repeats", type=int, default=1)
     comparing.add_argument("--no-hybrid", action="store_true", help="skip hybrid.db")
     comparing.add_argument("--hybrid-only", action="store_true", help="only hybrid.db")
+    comparing.add_argument("--parts", action="store_true", help="time the hybrid search's parts")
     arguments = parser.parse_args(argv)
     if arguments.command == "build":
         arguments.out.mkdir(parents=True, exist_ok=True)
@@ -290,6 +318,7 @@ def main(argv: list[str] | None = None) -> None:
             rounds=arguments.rounds,
             hybrid=hybrid,
             lexical=not arguments.hybrid_only,
+            parts=arguments.parts,
         )
         print(f"prefrontal from {Path(prefrontal.__file__).parent}", file=sys.stderr)
         print(json.dumps(figures))
@@ -301,9 +330,11 @@ def main(argv: list[str] | None = None) -> None:
             repeats=arguments.repeats,
             hybrid=not arguments.no_hybrid,
             lexical=not arguments.hybrid_only,
+            parts=arguments.parts,
         )
         for key, (this, base) in table.items():
-            print(f"{key:>22}: {this:8.2f} ms, base {base:8.2f} ms, ratio {this / base:.2f}")
+            ratio = f"{this / base:.2f}" if base else "-"
+            print(f"{key:>22}: {this:8.2f} ms, base {base:8.2f} ms, ratio {ratio}")
 
 
 if __name__ == "__main__":

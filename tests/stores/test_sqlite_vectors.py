@@ -12,13 +12,15 @@ import sqlite3
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.retrieval.vector_index import SIMSIMD
-from prefrontal.stores import MemoryItem, MemoryQuery, Scope, Stores, Tenant, sqlite
+from prefrontal.stores import MemoryItem, MemoryKind, MemoryQuery, Scope, Stores, Tenant, sqlite
+from prefrontal.stores.sqlite import memory as sqlite_memory
 from prefrontal.stores.sqlite import migrations as sqlite_migrations
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.stores.sqlite.vectors import KEPT_DELETIONS
@@ -63,23 +65,48 @@ def _episodic(stores: Stores) -> SqliteMemoryStore:
 Hit = tuple[str, str, float, dict[str, float]]
 
 
-async def _hits(store: SqliteMemoryStore, tenant: Tenant, text: str, limit: int = 10) -> list[Hit]:
-    found = await store.search(tenant, MemoryQuery(text=text, limit=limit, now=FIXED_NOW))
+async def _hits(
+    store: SqliteMemoryStore,
+    tenant: Tenant,
+    text: str,
+    limit: int = 10,
+    kinds: tuple[MemoryKind, ...] | None = None,
+) -> list[Hit]:
+    query = MemoryQuery(text=text, limit=limit, now=FIXED_NOW, kinds=kinds)
+    found = await store.search(tenant, query)
     return [(h.item.item_id, h.item.user_id, h.score, h.signals) for h in found]
 
 
 async def _both_ways(
-    store: SqliteMemoryStore, tenant: Tenant, text: str, limit: int
+    store: SqliteMemoryStore,
+    tenant: Tenant,
+    text: str,
+    limit: int,
+    kinds: tuple[MemoryKind, ...] | None = None,
 ) -> tuple[list[Hit], list[Hit]]:
     """The hits from the vectors in memory, then from reading every visible vector."""
     held = store.vectors
-    indexed = await _hits(store, tenant, text, limit)
+    indexed = await _hits(store, tenant, text, limit, kinds)
     store.vectors = None
     try:
-        scanned = await _hits(store, tenant, text, limit)
+        scanned = await _hits(store, tenant, text, limit, kinds)
     finally:
         store.vectors = held
     return indexed, scanned
+
+
+@pytest.fixture
+def full_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per search that read every visible vector instead of the vector files."""
+    calls: list[int] = []
+    original = sqlite_memory._Search._vector
+
+    def counted(search: Any, connection: sqlite3.Connection, embedding: Any) -> Any:
+        calls.append(1)
+        return original(search, connection, embedding)
+
+    monkeypatch.setattr(sqlite_memory._Search, "_vector", counted)
+    return calls
 
 
 SCANS = [
@@ -93,11 +120,15 @@ SCANS = [
 
 
 @pytest.mark.parametrize("half", SCANS)
-@pytest.mark.parametrize("count", [30, 600])
+@pytest.mark.parametrize("count", [30, 600, 4000])
 async def test_hybrid_hits_equal_those_of_scoring_every_vector(
-    tmp_path: Path, count: int, half: bool
+    tmp_path: Path, count: int, half: bool, full_reads: list[int]
 ) -> None:
-    """Hits, scores and signals from the vectors in memory equal those of reading every vector."""
+    """Hits, scores and signals from the vectors in memory equal those of reading every vector.
+
+    Past a few rows, every search is answered from the vector files (only the
+    reference reads every vector).
+    """
     stores = sqlite.open_stores(tmp_path / "m.db", embedder=_embedder())
     store = _episodic(stores)
     assert store.vectors is not None
@@ -105,9 +136,15 @@ async def test_hybrid_hits_equal_those_of_scoring_every_vector(
     try:
         await store.put_many(_corpus(count))
         for text in questions(25):
-            for tenant, limit in ((ALICE, 10), (BOB, 5)):
-                indexed, scanned = await _both_ways(store, tenant, text, limit)
+            for tenant, limit, kinds in (
+                (ALICE, 10, None),
+                (BOB, 5, None),
+                (ALICE, 20, (MemoryKind.TOOL_RESULT,)),
+            ):
+                before = len(full_reads)
+                indexed, scanned = await _both_ways(store, tenant, text, limit, kinds)
                 assert indexed == scanned
+                assert count < 600 or len(full_reads) == before + 1
         with (
             sqlite3.connect(tmp_path / "m.db") as connection,
             store.vectors.rows(connection) as held,
@@ -115,6 +152,37 @@ async def test_hybrid_hits_equal_those_of_scoring_every_vector(
             assert held is not None
             assert (held.half is not None) is half
             assert held.size == count + 1
+    finally:
+        await stores.aclose()
+
+
+@pytest.mark.parametrize("half", SCANS)
+async def test_hits_tied_at_the_last_place_are_chosen_by_key_as_when_scoring_every_vector(
+    tmp_path: Path, half: bool, full_reads: list[int]
+) -> None:
+    """Items tied on both signals across the last place of the top k: the same ones, in the
+    same order, as reading and scoring every vector gives (ties broken by key)."""
+    stores = sqlite.open_stores(tmp_path / "m.db", embedder=_embedder())
+    store = _episodic(stores)
+    assert store.vectors is not None
+    store.vectors.half = half
+    twins = [
+        _secret(f"twin-{n:02d}", ALICE.agent_id, "bob" if n % 2 else "alice").model_copy(
+            update={"scope": Scope.SHARED}
+        )
+        for n in (7, 3, 11, 0, 9, 4, 1, 10, 5, 2, 8, 6)
+    ]
+    try:
+        await store.put_many(_corpus(600) + twins)
+        for limit in (5, 10, 20):
+            indexed, scanned = await _both_ways(store, ALICE, SECRET, limit)
+            assert indexed == scanned
+            assert len(full_reads) == 1
+            full_reads.clear()
+            tied = [hit for hit in indexed if hit[0].startswith("twin-")]
+            assert len(tied) == min(limit, len(twins))
+            assert len({hit[2] for hit in tied}) == 1
+            assert [hit[0] for hit in tied] == sorted(hit[0] for hit in tied)
     finally:
         await stores.aclose()
 

@@ -26,7 +26,7 @@ row's BM25 score; only those need their BM25 score and exact cosine.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -88,47 +88,63 @@ class Similarities:
 
     ``approx`` is the float32 cosine of each allowed row, clamped at 0 (as
     the vector signal counts negative similarities); positions index
-    ``allowed``.
+    ``allowed``. ``allowed`` may be given as a function returning them: it
+    is called once every row has been scanned, so that another thread may
+    find them meanwhile.
     """
 
-    def __init__(self, rows: Scanned, allowed: np.ndarray, embedding: Sequence[float]) -> None:
-        self.rows, self.allowed = rows, allowed
+    def __init__(
+        self,
+        rows: Scanned,
+        allowed: np.ndarray | Callable[[], np.ndarray],
+        embedding: Sequence[float],
+    ) -> None:
+        self.rows = rows
         self.query = np.asarray(embedding, dtype=np.float64)
         if rows.half is not None and SIMSIMD is not None:
-            raw, self.tie = self._half(rows.half[: rows.size]), HALF_TIE
+            every, self.tie = self._half(rows.half[: rows.size]), HALF_TIE
         else:
-            raw, self.tie = self._single(), TIE
+            every, self.tie = self._single(), TIE
+        self.allowed: np.ndarray = allowed if isinstance(allowed, np.ndarray) else allowed()
+        raw = every if len(self.allowed) == len(every) else every[self.allowed]
         raw = np.nan_to_num(raw, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
         """No approximate cosine is further than this from the exact one."""
         self.zero = raw < -self.tie
         """Rows whose exact cosine is surely 0 once clamped."""
         self.approx: np.ndarray = np.maximum(raw, np.float32(0.0))
         self._median: tuple[int, float] | None = None
+        self._normalised: tuple[np.ndarray | None] | None = None
+        self._best: dict[int, np.ndarray] = {}
         self.spread = 1.0
         """The best cosine less the median, once :meth:`normalised` has run."""
 
     def __len__(self) -> int:
         return len(self.allowed)
 
+    def prepare(self, limit: int) -> None:
+        """Compute now what a fused top ``limit`` asks of every row: the median, the placed
+        cosines and the best rows, so that a caller may have it done in another thread
+        (NumPy and the kernels let other threads run meanwhile) while it ranks by BM25."""
+        if len(self) > 2 * (limit + MARGIN):
+            self._find_median_and_best(limit + MARGIN)
+            self.normalised()
+
     def _single(self) -> np.ndarray:
-        """The float32 cosine of every allowed row, from one matrix-vector product."""
+        """The float32 cosine of every row, from one matrix-vector product."""
         rows, query = self.rows, np.asarray(self.query, dtype=FLOAT32)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             dots = rows.matrix[: rows.size] @ query
             norms = rows.norms[: rows.size] * np.linalg.norm(query)
-            if len(self.allowed) < rows.size:
-                dots, norms = dots[self.allowed], norms[self.allowed]
             raw: np.ndarray = dots / norms
         return raw
 
     def _half(self, half: np.ndarray) -> np.ndarray:
-        """The cosine of every allowed row from float16 unit vectors, with SIMD kernels."""
+        """The cosine of every row from float16 unit vectors, with SIMD kernels."""
         norm = float(np.linalg.norm(self.query))
         unit = (self.query / norm if norm else self.query).astype(np.float16)
         found = SIMSIMD.cdist(unit[None, :], half, metric="dot", out_dtype="float32")
-        dots = np.asarray(found).reshape(-1)
-        raw: np.ndarray = dots if len(self.allowed) == len(dots) else dots[self.allowed]
-        return raw
+        dots: np.ndarray = np.asarray(found).reshape(-1)
+        return dots
 
     def median(self) -> tuple[int, float]:
         """The position of a row whose exact cosine is the median of all, and that cosine.
@@ -140,12 +156,28 @@ class Similarities:
         row at the approximate median is taken, within ``tie`` of the exact).
         """
         if self._median is None:
-            self._median = self._find_median()
+            self._find_median_and_best(None)
+        assert self._median is not None
         return self._median
 
-    def _find_median(self) -> tuple[int, float]:
+    def _find_median_and_best(self, count: int | None) -> None:
+        """Place the median (and the ``count``-th best float32 cosine) with one partition."""
+        approx, middle = self.approx, len(self.approx) // 2
+        if self._median is not None and (count is None or count in self._best):
+            return
+        kth = [middle] if count is None or count >= len(approx) else [middle, len(approx) - count]
+        parted = np.partition(approx, kth)
+        if count is not None and count < len(approx):
+            self._best[count] = self._within_tie(float(parted[len(approx) - count]))
+        if self._median is None:
+            self._median = self._find_median(float(parted[middle]))
+
+    def _within_tie(self, least: float) -> np.ndarray:
+        """The positions of rows whose float32 cosine is at least ``least`` or within ``TIE``."""
+        return np.flatnonzero(self.approx >= least - 2 * self.tie)
+
+    def _find_median(self, typical: float) -> tuple[int, float]:
         middle, approx, tie = len(self.approx) // 2, self.approx, self.tie
-        typical = float(np.partition(approx, middle)[middle])
         below = self.zero | (approx < typical - 2 * tie)
         if int(np.count_nonzero(below)) > middle:
             return int(np.flatnonzero(self.zero)[0]), 0.0
@@ -161,19 +193,27 @@ class Similarities:
     def normalised(self) -> np.ndarray | None:
         """Each row's float32 cosine placed between the median (0) and the best (1), as fusion
         places the exact ones; ``None`` when the two are too close to place rows surely."""
+        if self._normalised is None:
+            self._normalised = (self._placed(),)
+        return self._normalised[0]
+
+    def _placed(self) -> np.ndarray | None:
         typical = self.median()[1]
         high = float(self.approx.max())
         if high - typical < max(1e-2, 20 * self.tie):
             return None
         self.spread = high - typical
-        return np.maximum(self.approx - typical, 0.0) / (high - typical)
+        placed: np.ndarray = np.maximum(self.approx - typical, 0.0) / (high - typical)
+        return placed
 
     def best(self, count: int) -> np.ndarray:
         """The positions of the ``count`` best rows by float32 cosine, and of any within ``TIE``."""
         if count >= len(self.approx):
             return np.arange(len(self.approx))
-        best = np.argpartition(-self.approx, count - 1)[:count]
-        return np.flatnonzero(self.approx >= float(self.approx[best].min()) - 2 * self.tie)
+        if count not in self._best:
+            least = float(np.partition(self.approx, len(self.approx) - count)[-count])
+            self._best[count] = self._within_tie(least)
+        return self._best[count]
 
     def exact(self, positions: np.ndarray) -> np.ndarray:
         """The clamped float64 cosines of the rows at ``positions``."""
@@ -195,26 +235,33 @@ class Similarities:
         """
         n = len(self.approx)
         if n <= 2 * (limit + MARGIN):
-            picked = np.ones(n, dtype=bool)
+            positions = np.arange(n)
+            values = self.exact(positions)
         else:
             picked = np.zeros(n, dtype=bool)
             picked[wanted] = True
             picked[self.best(limit + MARGIN)] = True
             at, typical = self.median()
             picked[at] = True
-            if not self._balance(picked, typical):
+            positions = np.flatnonzero(picked)
+            values = self.exact(positions)
+            added = self._balance(picked, values, typical)
+            if added is None:
                 return None
-        positions = np.flatnonzero(picked)
-        values = self.exact(positions).tolist()
+            if len(added):
+                positions = np.concatenate([positions, added])
+                values = np.concatenate([values, self.exact(added)])
+                order = np.argsort(positions, kind="stable")
+                positions, values = positions[order], values[order]
         slots = self.allowed[positions].tolist()
-        return dict(zip(slots, values, strict=True))
+        return dict(zip(slots, values.tolist(), strict=True))
 
-    def _balance(self, picked: np.ndarray, typical: float) -> bool:
-        """Add rows from below or above ``typical`` until it is the median of the picked.
+    def _balance(self, picked: np.ndarray, exact: np.ndarray, typical: float) -> np.ndarray | None:
+        """The rows from below or above ``typical`` that make it the median of the picked.
 
-        ``False`` when there are not enough rows surely below or above it.
+        ``exact``: the exact cosines of the picked rows. ``None`` when there
+        are not enough rows surely below or above it.
         """
-        exact = self.exact(np.flatnonzero(picked))
         under = int(np.count_nonzero(exact < typical))
         level = len(exact) - under - int(np.count_nonzero(exact > typical))
         total = len(exact)
@@ -225,7 +272,7 @@ class Similarities:
             wanted, above = total - 2 * (under + level) + 1, False
             sure = ~picked & (self.zero | (self.approx < typical - self.tie))
         else:
-            return True
+            return np.zeros(0, dtype=np.int64)
         found = np.flatnonzero(sure)
         if len(found) < wanted:
             near = ~picked & ~sure & (np.abs(self.approx - typical) <= self.tie)
@@ -234,9 +281,9 @@ class Similarities:
             fits = values >= typical if above else values <= typical
             found = np.concatenate([found, maybe[fits]])
         if len(found) < wanted:
-            return False
-        picked[found[:wanted]] = True
-        return True
+            return None
+        added: np.ndarray = found[:wanted]
+        return added
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,9 +307,13 @@ def hybrid_rows(
 
     A row outside the lexical top scores at least its vector part and at
     most that plus ``bound`` normalised: the rows whose most reaches the
-    ``limit``-th best least are the contenders. ``None`` when the median and
-    the best cosine are too close to tell, or when more than ``cap`` rows
-    contend (the caller then asks for a longer lexical top).
+    ``limit``-th best least are the contenders. That ``limit``-th best is
+    taken among the lexical top, the rows without a vector and the best
+    rows by float32 cosine (:meth:`Similarities.best`): no more than the
+    ``limit``-th best of every row, so no contender is missed. ``None``
+    when the median and the best cosine are too close to tell, or when
+    more than ``cap`` rows contend (the caller then asks for a longer
+    lexical top).
     """
     normalised = similarities.normalised()
     if normalised is None:
@@ -270,13 +321,17 @@ def hybrid_rows(
     weight = SIGNAL_WEIGHTS.get("vector", 1.0)
     lexical_weight = SIGNAL_WEIGHTS.get("bm25", 1.0)
     best = max([*lexical.scores.values(), *lexical.others], default=0.0)
-    least = weight * normalised
     scale = lexical_weight / best if best > 0 else 0.0
     inside = np.fromiter(lexical.scores, dtype=np.int64, count=len(lexical.scores))
-    if len(inside):
-        values = np.fromiter(lexical.scores.values(), dtype=np.float64, count=len(inside))
-        least[inside] += scale * values
-    pool = np.concatenate([least, scale * np.asarray(lexical.others, dtype=np.float64)])
+    values = np.fromiter(lexical.scores.values(), dtype=np.float64, count=len(inside))
+    nearest = np.setdiff1d(similarities.best(limit + MARGIN), inside, assume_unique=True)
+    pool = np.concatenate(
+        [
+            weight * normalised[inside] + scale * values,
+            weight * normalised[nearest],
+            scale * np.asarray(lexical.others, dtype=np.float64),
+        ]
+    )
     if len(pool) <= limit:
         threshold = 0.0
     else:

@@ -23,12 +23,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-
 from prefrontal.retrieval.analysis import terms, terms_of_each
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.ranking import query_terms
-from prefrontal.retrieval.vector_index import MARGIN, LexicalTop, Similarities, hybrid_rows
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
@@ -50,12 +47,10 @@ from prefrontal.stores.sqlite.database import (
     to_us,
     to_us_or_none,
 )
-from prefrontal.stores.sqlite.vector_file import MappedRows, VectorFile
+from prefrontal.stores.sqlite.hybrid import HybridSearch, best_rows
+from prefrontal.stores.sqlite.vector_file import VectorFile
 from prefrontal.stores.tenancy import Tenant
 
-_CONTENDERS = 2048
-"""Rows outside the BM25 top k whose BM25 a hybrid search scores at most, before asking
-for a longer top."""
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
 """Fields kept only as columns (they change in place), not in ``body``."""
 _EXCLUDED = set(_DERIVED)
@@ -202,8 +197,9 @@ class _Search:
     The query text is analysed here too, off the event loop: it may be long.
 
     Lexical only: exact BM25 top-k by :func:`.topk.scores`. With an
-    embedding: BM25 of every match and cosine of every live item with a
-    vector, each normalised per query and fused
+    embedding and the vector files: :mod:`.hybrid` (the same hits). Without
+    them: BM25 of every match and cosine of every live item with a vector,
+    each normalised per query and fused
     (:func:`~prefrontal.stores.memory_search.best_hits`).
     """
 
@@ -226,15 +222,24 @@ class _Search:
         texts = query_terms(self.text)
         if not texts and self.embedding is None:
             return []
-        signals = None
         if self.embedding is not None and self.vectors is not None:
+            search = HybridSearch(
+                self.statements, self.params, self.kinds, self.embedding, self.limit
+            )
             with self.vectors.lock, self.vectors.rows(connection) as mapped:
-                if mapped is not None:
-                    signals = self._hybrid(connection, texts, self.embedding, mapped)
-        if signals is None:
-            signals = {"bm25": self._bm25(connection, texts)}
-            if self.embedding is not None:
-                signals["vector"] = self._vector(connection, self.embedding)
+                found = None if mapped is None else search.signals(connection, texts, mapped)
+            if found is not None:
+                best = best_rows(connection, self.statements, self.params, found, self.limit)
+                return readable(best, lambda b: _scored(b[2], b[0], b[1]), store="memory")
+        signals = {"bm25": self._bm25(connection, texts)}
+        if self.embedding is not None:
+            signals["vector"] = self._vector(connection, self.embedding)
+        return self._best(connection, signals)
+
+    def _best(
+        self, connection: sqlite3.Connection, signals: dict[str, dict[str, float]]
+    ) -> list[ScoredMemory]:
+        """The best hits of ``signals`` (by key), read with the tenant's conditions."""
         best = best_hits(signals, self.limit)
         if not best:
             return []
@@ -242,77 +247,6 @@ class _Search:
         params = self.params | {"ids": json.dumps(key_item_ids(keys)), "keys": json.dumps(keys)}
         rows = {row[0]: row[1:] for row in connection.execute(self.statements.by_keys, params)}
         return readable(best, lambda b: _scored(rows[b[0]], b[1], b[2]), store="memory")
-
-    def _hybrid(
-        self,
-        connection: sqlite3.Connection,
-        texts: list[str],
-        embedding: Sequence[float],
-        rows: MappedRows,
-    ) -> dict[str, dict[str, float]] | None:
-        """Both signals from the vector files; ``None`` to score every row instead.
-
-        The BM25 top k is asked for first, then longer tops while too many
-        rows might still reach the fused top k (:func:`.vector_index.hybrid_rows`);
-        those rows have their BM25 score computed, and the vector signal
-        holds their exact cosine (:meth:`.vector_index.Similarities.signal`).
-        """
-        if rows.dimensions != len(embedding):
-            return None
-        if not any(embedding):
-            return {"bm25": self._bm25(connection, texts), "vector": {}}
-        params = self.params
-        allowed = rows.allowed(params["agent"], params["user"], params["now"], self.kinds)
-        similar = Similarities(rows, allowed, embedding)
-        small = len(similar) <= 2 * (self.limit + MARGIN)
-        for depth in (None,) if small else (self.limit, 8 * self.limit, 64 * self.limit, None):
-            found = self._contenders(connection, texts, similar, depth)
-            if found is not None:
-                lexical, wanted = found
-                vector = similar.signal(wanted, self.limit)
-                if vector is None:
-                    return None
-                return {"bm25": lexical, "vector": topk.keyed(connection, self.statements, vector)}
-        return None
-
-    def _contenders(
-        self,
-        connection: sqlite3.Connection,
-        texts: list[str],
-        similar: Similarities,
-        depth: int | None,
-    ) -> tuple[dict[str, float], np.ndarray] | None:
-        """The BM25 scores and the positions of the rows that may reach the fused top k.
-
-        ``None`` when too many rows might, with the BM25 top ``depth``.
-        """
-        scored, bound, scorer = (
-            topk.by_rowid(connection, self.statements, self.params, texts, depth)
-            if texts
-            else ({}, 0.0, None)
-        )
-        allowed, size = similar.allowed, similar.rows.size
-        position = np.full(size, -1, dtype=np.int64)
-        position[allowed] = np.arange(len(allowed))
-        inside: dict[int, float] = {}
-        others: list[float] = []
-        for rowid, value in scored.items():
-            at = int(position[rowid]) if 0 <= rowid < size else -1
-            if at < 0:
-                others.append(value)
-            else:
-                inside[at] = value
-        lexical_top = LexicalTop(inside, others, bound)
-        cap = _CONTENDERS if depth is not None else len(similar)
-        wanted = hybrid_rows(similar, lexical_top, self.limit, cap)
-        if wanted is None:
-            return None
-        extra = [int(allowed[at]) for at in wanted.tolist() if at not in inside]
-        if bound > 0 and scorer is not None:
-            more = topk.rows_scores(connection, self.statements, scorer, extra)
-            scored = scored | more
-        everything = np.concatenate([wanted, np.fromiter(inside, dtype=np.int64)])
-        return topk.keyed(connection, self.statements, scored), everything
 
     def _bm25(self, connection: sqlite3.Connection, texts: list[str]) -> dict[str, float]:
         limit = self.limit if self.embedding is None else None

@@ -59,6 +59,10 @@ class Statements:
         self.get = f"""
             SELECT m.item_id, {_ITEM} FROM {items} AS m
             WHERE {_VISIBLE} AND m.item_id IN {_IDS} AND {first_of_its_id(items)}"""
+        self.by_rowids = f"""
+            SELECT m.rowid, {KEY}, {_ITEM} FROM json_each(:rowids) AS r
+            CROSS JOIN {items} AS m ON m.rowid = r.value
+            WHERE {_VISIBLE}"""
         self.by_keys = f"""
             SELECT {KEY}, {_ITEM} FROM {items} AS m
             WHERE {_VISIBLE} AND m.item_id IN {_IDS}
