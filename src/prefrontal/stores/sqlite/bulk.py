@@ -38,7 +38,7 @@ import re
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Sequence
-from itertools import chain, groupby, repeat
+from itertools import chain, groupby
 from operator import itemgetter
 from typing import Any
 
@@ -223,8 +223,9 @@ class _Statistics:
     def __init__(self) -> None:
         self.agents: dict[str, list[int]] = {}
         """Per agent: items, total length."""
-        self.once: dict[str, list[tuple[int, list[str]]]] = {}
-        """Per agent, each item's length and the terms it holds once."""
+        self.once: dict[str, dict[int, list[str]]] = {}
+        """Per agent and item length, the terms held once by each item of that length, one
+        list per length (no container per item outlives its step: fewer for the collector)."""
         self.more: dict[str, list[tuple[int, dict[str, int]]]] = {}
         """Per agent, the length and the terms held more than once of each item that has some."""
         self.codes: dict[int, tuple[str, str, str, str]] = {}
@@ -235,26 +236,29 @@ class _Statistics:
         tokens: list[str] = []
         add = tokens.append
         last: str | None = None
-        counts, once, more = [0, 0], self.once.setdefault("", []), self.more.setdefault("", [])
+        counts, once, more = [0, 0], self.once.setdefault("", {}), self.more.setdefault("", [])
         for row in rows:
             agent, words, length = row["agent"], row["words"], row["length"]
             if agent != last:
                 last = agent
                 counts = self.agents.setdefault(agent, [0, 0])
-                once = self.once.setdefault(agent, [])
+                once = self.once.setdefault(agent, {})
                 more = self.more.setdefault(agent, [])
             counts[0] += 1
             counts[1] += length
             distinct = sorted(set(words))
             codes = self.codes.get(length) or self._codes(length)
+            held_once = once.get(length)
+            if held_once is None:
+                held_once = once[length] = []
             if len(distinct) == len(words):
-                once.append((length, distinct))
+                held_once.extend(distinct)
                 add(codes[1] + codes[0].join(distinct) if distinct else "")
                 continue
             held = dict.fromkeys(distinct, 0)  # by code point, as the tokens are written
             for word in words:
                 held[word] += 1
-            once.append((length, [term for term, tf in held.items() if tf == 1]))
+            held_once.extend([term for term, tf in held.items() if tf == 1])
             more.append((length, {term: tf for term, tf in held.items() if tf > 1}))
             add(" ".join([codes[tf if tf < 3 else 3] + term for term, tf in held.items()]))
         return tokens
@@ -274,15 +278,14 @@ class _Statistics:
         """``(agent, term, df, max_tf, min_length_1, min_length_2, min_length_3)`` per term."""
         rows: list[tuple[Any, ...]] = []
         for agent in self.agents:
-            # longest first: in each dictionary a later (shorter) length overwrites
-            once = sorted(self.once[agent], key=_length, reverse=True)
-            terms = [held for _, held in once]
-            df = Counter(chain.from_iterable(terms))
-            lengths = chain.from_iterable(map(repeat, map(_length, once), map(len, terms)))
-            first = dict(zip(chain.from_iterable(terms), lengths, strict=True))
+            once = self.once[agent]
+            df = Counter(chain.from_iterable(once.values()))
+            first: dict[str, int] = {}
+            for length in sorted(once, reverse=True):  # a later (shorter) length overwrites
+                first.update(dict.fromkeys(once[length], length))
             largest: dict[str, int] = {}
             shortest: tuple[dict[str, int], dict[str, int]] = ({}, {})
-            for length, more in sorted(self.more[agent], key=_length, reverse=True):
+            for length, more in sorted(self.more[agent], key=_length, reverse=True):  # likewise
                 df.update(more.keys())
                 for term, tf in more.items():
                     largest[term] = max(largest.get(term, 0), tf)
