@@ -26,6 +26,7 @@ from prefrontal.memory import MemoryAPI
 from prefrontal.memory.fence import TenantFence
 from prefrontal.orchestrator.admission import Admission
 from prefrontal.orchestrator.end_turn import TurnEnder
+from prefrontal.orchestrator.opening import open_ahead
 from prefrontal.orchestrator.runner import run_phases
 from prefrontal.orchestrator.writes import INLINE_FLOOR_S, TurnWrites, WriteStats, in_process
 from prefrontal.phases import PHASE_INDEX, PHASES
@@ -160,11 +161,15 @@ class Orchestrator:
         self._agents = AgentStateAPI(stores, clock=self._clock)
 
     async def __aenter__(self) -> Orchestrator:
-        """Start the background runners; leaving waits for their work, then closes the stores.
+        """Open the stores, start the background runners; leaving waits for their work, then
+        closes the stores.
 
-        Turns' writes are drained first, then extractions, then the stores close.
+        The stores open here, before the first turn (:mod:`.opening`; a store that cannot
+        open yet opens at its first call instead). Turns' writes are drained first, then
+        extractions, then the stores close.
         """
         self._exit.push_async_callback(self.stores.aclose)
+        await open_ahead(self.stores)
         await self._exit.enter_async_context(self._runner)
         await self._exit.enter_async_context(self._writes.runner)
         return self

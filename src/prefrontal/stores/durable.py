@@ -77,6 +77,13 @@ class SharesDatabase(Generic[DatabaseT]):
     def __init__(self, database: DatabaseT) -> None:
         self.database = database
 
+    async def open(self) -> None:
+        """Open the shared database ahead of the first call, when it can be (its ``open()``);
+        once is enough for every store of the set, and later calls cost little."""
+        opener = getattr(self.database, "open", None)
+        if opener is not None:
+            await opener()
+
     async def aclose(self) -> None:
         """Close the database this store shares with the others."""
         await self.database.aclose()

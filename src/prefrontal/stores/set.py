@@ -91,6 +91,18 @@ class Stores:
 
         return never_wait(backend for _, backend in self.items())
 
+    async def open(self) -> None:
+        """Open every backend that can be opened ahead of its first call (an ``open()``
+        method), each once: its connections, files and mapped vectors, so that the first
+        turn does not pay for them. Optional: a backend also opens at its first call.
+        ``async with Orchestrator(...)`` calls it (see :mod:`prefrontal.orchestrator.opening`)."""
+        seen: set[int] = set()
+        for _, backend in self.items():
+            opener = getattr(backend, "open", None)
+            if opener is not None and id(backend) not in seen:
+                seen.add(id(backend))
+                await opener()
+
     async def aclose(self) -> None:
         """Close every backend that holds resources (each one once)."""
         seen: set[int] = set()

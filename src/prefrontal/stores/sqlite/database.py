@@ -137,6 +137,7 @@ class Database:
         self.path = Path(path)
         self._busy_timeout_ms = busy_timeout_ms
         self._synchronous = synchronous
+        self._pool_size = pool_size
         self._readers = anyio.CapacityLimiter(pool_size)
         self._writers = anyio.CapacityLimiter(1)
         self._open_lock = anyio.Lock()
@@ -147,6 +148,26 @@ class Database:
 
     def __repr__(self) -> str:
         return f"Database({str(self.path)!r})"
+
+    async def open(self) -> None:
+        """Open the file now instead of at the first call: the writer (creating the file and
+        migrating its schema), then every read connection of the pool, each with the schema
+        read, so that no call pays for a connection it opens.
+
+        A process calls it at start-up (:meth:`~prefrontal.stores.Stores.open`, which
+        ``async with Orchestrator(...)`` and the servers use); calling it again opens only
+        the read connections missing. Raises :class:`StoreError` as a first call would.
+        """
+        await self._ensure_open("database")
+        with self._idle_lock:
+            missing = self._pool_size - len(self._idle)
+        if missing <= 0:
+            return
+        opened = await anyio.to_thread.run_sync(partial(self._readers_opened, missing))
+        with self._idle_lock:
+            room = 0 if self._closed else max(self._pool_size - len(self._idle), 0)
+            self._idle.extend(opened[:room])
+        _close_all(opened[room:])
 
     async def read(self, fn: Callable[[sqlite3.Connection], T], *, store: str) -> T:
         """Run ``fn(connection)`` in a read transaction in a worker thread."""
@@ -336,9 +357,28 @@ class Database:
                 raise StoreError(f"{self!r} is closed", store=store)
             if self._idle:
                 return self._idle.pop()
-        connection = _guarded(self._connect, store)
+        return _guarded(self._reader, store)
+
+    def _reader(self) -> sqlite3.Connection:
+        connection = self._connect()
         connection.execute("PRAGMA query_only = ON")
         return connection
+
+    def _readers_opened(self, count: int) -> list[sqlite3.Connection]:
+        """``count`` read connections, each having read the schema (its first statement's cost)."""
+        opened: list[sqlite3.Connection] = []
+        try:
+            for _ in range(count):
+                opened.append(_guarded(self._reader, "database"))
+                _guarded(partial(opened[-1].execute, _SCHEMA_READ), "database").fetchall()
+        except BaseException:
+            _close_all(opened)
+            raise
+        return opened
+
+
+_SCHEMA_READ = "SELECT count(*) FROM sqlite_master"
+"""A statement that makes a new connection read and parse the schema."""
 
 
 def _in_transaction(

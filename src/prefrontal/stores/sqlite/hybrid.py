@@ -134,6 +134,8 @@ class HybridSearch:
                 raise
             first = self._lexical(connection, texts, self.limit)
             similar = scanning.result()
+        if not len(similar):  # no vector the tenant may see: the rows without one, by BM25
+            return {"bm25": self._lexical(connection, texts, None)[0], "vector": {}}
         small = len(similar) <= 2 * (self.limit + MARGIN)
         limit = self.limit
         for depth in (None,) if small else (limit, 8 * limit, 64 * limit, None):
@@ -151,7 +153,8 @@ class HybridSearch:
         ``allowed`` gives the rows the tenant may see once every row is scanned.
         """
         similar = Similarities(rows, allowed, self.embedding)
-        similar.prepare(self.limit)
+        if len(similar):  # none the tenant may see: nothing to place rows against
+            similar.prepare(self.limit)
         return similar
 
     def _lexical(

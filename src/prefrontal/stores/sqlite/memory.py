@@ -57,6 +57,10 @@ _EXCLUDED = set(_DERIVED)
 """:data:`_DERIVED` as pydantic's ``exclude`` takes it (never changed)."""
 
 
+_WARM_UP_TEXT = "what was said about it"
+"""What :meth:`SqliteMemoryStore.open` embeds once, the vector discarded."""
+
+
 class SqliteMemoryStore(SharesDatabase[Database]):
     """Items in ``<name>_items`` with an FTS5 index in ``<name>_fts``.
 
@@ -75,6 +79,16 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         self.vectors: VectorFile | None = VectorFile(database.path, name)
         """The stored vectors in memory-mapped files for search; ``None``: every search reads
         and decodes every visible vector instead (the way to compare with scoring every row)."""
+
+    async def open(self) -> None:
+        """Open the database (:meth:`Database.open`) and, with an embedder, map the vector
+        files at what is committed (built from the rows when missing or stale) and make the
+        embedder's first call (a model's lazy set-up): the work a process's first search
+        would do, done at start-up instead."""
+        await super().open()
+        if self.embedder is not None:
+            await self._follow()
+            await self.embedder.embed([_WARM_UP_TEXT])
 
     async def aclose(self) -> None:
         """Unmap the vector files, then close the shared database."""
