@@ -165,7 +165,33 @@ def _median(
     if int(np.count_nonzero(np.isnan(exact[band]))) > (len(approx) // 4 if sparse(query) else CAP):
         return None
     at = middle - int(np.count_nonzero(below))
+    found = _median_near(approx, band, guess, tie, at, settle)
+    if found is not None:
+        return found
     return float(np.partition(settle(band), at)[at])
+
+
+def _median_near(
+    approx: np.ndarray,
+    band: np.ndarray,
+    guess: float,
+    tie: float,
+    at: int,
+    settle: Callable[[np.ndarray], np.ndarray],
+) -> float | None:
+    """The ``at``-th smallest exact value of the ``band`` rows from the exact values of the
+    rows within ``tie`` and a quarter of ``guess`` only, when it lies within a quarter tie of
+    ``guess`` (as it does unless rounding errors near the bound pile up): the band's other
+    rows are then surely below or above it. ``None`` when it does not."""
+    near = tie / 4
+    values = approx[band]
+    lower = int(np.count_nonzero(values < guess - tie - near))
+    inner = band[np.abs(values - guess) <= tie + near]
+    rank = at - lower
+    if not 0 <= rank < len(inner):
+        return None
+    found = float(np.partition(settle(inner), rank)[rank])
+    return found if guess - near <= found <= guess + near else None
 
 
 def _contenders(
