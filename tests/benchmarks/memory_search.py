@@ -140,6 +140,7 @@ async def measure(
     figures |= _cuts("search_cpu", await _cpu_times(store))
     figures["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     figures["rss_mb"] = _rss_mb()
+    figures["load_average"] = os.getloadavg()[0]
     if parts:
         figures |= await _parts(store)
     return figures

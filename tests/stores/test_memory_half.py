@@ -44,3 +44,12 @@ def test_cosines_stay_within_the_bound(dimensions: int) -> None:
 def test_a_scan_runs_on_one_thread_below_its_threshold() -> None:
     assert half.threads(half.PARALLEL_FROM - 1) == 1
     assert half.threads(10**9) in (1, 2)
+
+
+def test_two_threads_give_each_row_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(5)
+    rows = units(rng.normal(size=(3_000, 64))).astype(np.float16)
+    query = units(rng.normal(size=(1, 64)))[0].astype(np.float16)
+    one = half.dots(rows, query)
+    monkeypatch.setattr(half, "threads", lambda _: 2)
+    assert np.array_equal(half.dots(rows, query), one)
