@@ -9,15 +9,17 @@ clamped cosine placed between its median and its best, weighted and added
 **Screening.** The vector signal needs the exact median and best of every
 embedded row's cosine, and the exact fused score of the rows that may
 reach the top k; no other row's exact cosine matters. Over many rows,
-:func:`hybrid_top` reads the float32 matrix (half the bytes of the float64
-one), each cosine within a proven :func:`~prefrontal.stores.memory.view.tolerance`
-of the exact one, and computes exact cosines only for the rows that bound
-can not settle: those near the best, those near the median (but for rows
-sharing no nonzero component with a sparse query: exactly 0), and those
-whose fused score may reach the k-th. When more than :data:`CAP` rows are
-unsettled (many rows tied at the median, or a best hardly above it), it
-computes every row's exact cosine instead. Either way the hits and scores
-are those of the exact computation.
+:func:`hybrid_top` reads every row in fewer bytes than the float64 matrix
+(:meth:`~prefrontal.stores.memory.view.View.screened`: float16 with SIMD
+kernels for a dense query, else float32), each cosine within a proven
+bound of the exact one, and computes exact cosines only for the rows that
+bound can not settle: those near the best, those near the median (but for
+rows sharing no nonzero component with a sparse query: exactly 0), and
+those whose fused score may reach the k-th, found from the lexical hits
+and the rows of best screening cosine alone (:func:`_contenders`). When
+more than :data:`CAP` rows are unsettled (many rows tied at the median, or
+a best hardly above it), it computes every row's exact cosine instead.
+Either way the hits and scores are those of the exact computation.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def hybrid_top(view: View, lexical: Signal, query: np.ndarray, limit: int) -> li
 def _screened(
     view: View, lexical: Signal, embedded: np.ndarray, query: np.ndarray, limit: int
 ) -> list[Hit] | None:
-    """:func:`hybrid_top` from float32 cosines, exact where they can not settle; ``None``
+    """:func:`hybrid_top` from screening cosines, exact where they can not settle; ``None``
     when more than :data:`CAP` rows would need their exact cosine."""
     raw, tie = view.screened(embedded, query)
     approx = np.maximum(raw, 0.0)
@@ -214,8 +216,8 @@ def _contenders(
     ``slack`` of its exact fused score. The ``limit``-th best estimate is
     that of the lexical positions and of the embedded rows with the best
     ``approx`` (no other row's estimate beats theirs), so only those are
-    placed (each once); the contenders are the lexical positions and embedded rows
-    whose estimate reaches it less twice the slack.
+    placed (each once); the contenders are the lexical positions and
+    embedded rows whose estimate reaches it less twice the slack.
     """
     spread = high - typical
     slack = 2 * VECTOR_WEIGHT * tie / spread + 1e-12 if spread > 0 else 0.0
