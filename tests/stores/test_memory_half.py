@@ -41,9 +41,18 @@ def test_cosines_stay_within_the_bound(dimensions: int) -> None:
         assert bound < 0.01  # loose enough to hold, tight enough to screen
 
 
-def test_a_scan_runs_on_one_thread_below_its_threshold() -> None:
+def test_a_long_scan_takes_a_second_thread_only_while_a_core_is_idle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(half, "CORES", 2)
+    monkeypatch.setattr(half.os, "getloadavg", lambda: (1.0, 1.0, 1.0))
+    assert half.threads(half.PARALLEL_FROM) == 2
     assert half.threads(half.PARALLEL_FROM - 1) == 1
-    assert half.threads(10**9) in (1, 2)
+    monkeypatch.setattr(half.os, "getloadavg", lambda: (1.5, 1.0, 1.0))
+    assert half.threads(half.PARALLEL_FROM) == 1
+    monkeypatch.setattr(half, "CORES", 1)
+    monkeypatch.setattr(half.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert half.threads(half.PARALLEL_FROM) == 1
 
 
 def test_two_threads_give_each_row_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -70,7 +70,11 @@ def threads(rows: int) -> int:
     two cores), on an idle one it halves the scan (1.5 ms)."""
     if rows < PARALLEL_FROM or CORES < 2:
         return 1
-    return 2 if os.getloadavg()[0] < CORES - 0.5 else 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average here
+        return 1
+    return 2 if load < CORES - 0.75 else 1
 
 
 def rounding_error(row: np.ndarray, half: np.ndarray) -> float:
