@@ -47,10 +47,10 @@ def test_a_long_scan_takes_a_second_thread_only_while_a_core_is_idle(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(half, "CORES", 2)
-    monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.4, 1.0, 1.0))
     assert half.threads(half.PARALLEL_FROM) == 2
     assert half.threads(half.PARALLEL_FROM - 1) == 1
-    monkeypatch.setattr(os, "getloadavg", lambda: (1.5, 1.0, 1.0))
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.6, 1.0, 1.0))
     assert half.threads(half.PARALLEL_FROM) == 1
     monkeypatch.setattr(half, "CORES", 1)
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))

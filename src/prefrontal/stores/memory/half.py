@@ -74,7 +74,7 @@ def threads(rows: int) -> int:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # no load average here
         return 1
-    return 2 if load < CORES - 0.75 else 1
+    return 2 if load < CORES - 0.5 else 1
 
 
 def rounding_error(row: np.ndarray, half: np.ndarray) -> float:
