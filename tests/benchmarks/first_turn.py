@@ -35,16 +35,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import anyio
+
+from tests.benchmarks import child
 
 WORKER = """
 import json, statistics, sys, tempfile, time, anyio
@@ -149,17 +148,10 @@ def postgres(items: int, turns: int) -> dict[str, Any]:
 
     from tests.postgres_server import running_server
 
-    environment = _environment(None)
     with running_server() as server:
         dsn = server.create_database("first")
         target = f"postgres:first:{dsn}"
-        filled = subprocess.run(
-            [sys.executable, "-c", FILL, target, str(items)],
-            env=environment,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
+        fill_s = child.run(None, "-c", FILL, target, str(items))
 
         async def analyse() -> None:
             connection = await asyncpg.connect(dsn, server_settings={"search_path": "first"})
@@ -167,16 +159,9 @@ def postgres(items: int, turns: int) -> dict[str, Any]:
             await connection.close()
 
         anyio.run(analyse)
-        done = subprocess.run(
-            [sys.executable, "-c", WORKER, target, str(turns), "bare"],
-            env=environment,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        figures: dict[str, Any] = child.run(None, "-c", WORKER, target, str(turns), "bare")
     figures["ratio"] = round(figures["first_ms"] / figures["warm_p50_ms"], 2)
-    return {"fill_s": round(float(filled.stdout.strip()), 1), "workers": [figures]}
+    return {"fill_s": round(float(fill_s), 1), "workers": [figures]}
 
 
 def memory(marker: str) -> dict[str, float]:
@@ -197,54 +182,34 @@ def memory(marker: str) -> dict[str, float]:
     return {key: round(value, 1) for key, value in figures.items()}
 
 
-def _environment(src: Path | None) -> dict[str, str]:
-    root = str(Path(__file__).resolve().parents[2])
-    path = [str(src), root] if src is not None else [root]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
-
-
 def run(
     store: Path, *, workers: int, turns: int, src: Path | None, process: str, repeats: int
 ) -> dict[str, Any]:
     """Prepare a copy of ``store``'s ``hybrid.db``, then time ``workers`` fresh processes
     ``repeats`` times; the median ratio of each worker's first turn to its warm ones."""
-    environment = _environment(src)
     rounds: list[list[dict[str, Any]]] = []
     with tempfile.TemporaryDirectory(prefix="prefrontal-first-") as scratch:
         database = Path(scratch) / "hybrid.db"
         shutil.copyfile(store / "hybrid.db", database)
-        prepared = subprocess.run(
-            [sys.executable, "-c", PREPARE, str(database)],
-            env=environment,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
+        prepare_s = child.run(src, "-c", PREPARE, str(database))
         for _ in range(repeats):
-            rounds.append(_workers(database, workers, turns, process, environment))
+            rounds.append(_workers(database, workers, turns, process, src))
     ratios = [figures["ratio"] for found in rounds for figures in found]
     return {
-        "prepare_s": round(float(prepared.stdout.strip().splitlines()[-1]), 2),
+        "prepare_s": round(float(prepare_s), 2),
         "median_ratio": statistics.median(ratios),
         "rounds": rounds,
     }
 
 
 def _workers(
-    database: Path, workers: int, turns: int, process: str, environment: dict[str, str]
+    database: Path, workers: int, turns: int, process: str, src: Path | None
 ) -> list[dict[str, Any]]:
     """``workers`` fresh processes started at once over ``database``: their figures."""
     started = [
-        subprocess.Popen(
-            [sys.executable, "-c", WORKER, str(database), str(turns), process],
-            env=environment,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(workers)
+        child.start(src, "-c", WORKER, str(database), str(turns), process) for _ in range(workers)
     ]
-    outputs = [worker.communicate()[0] for worker in started]
-    found = [json.loads(output.strip().splitlines()[-1]) for output in outputs]
+    found: list[dict[str, Any]] = [child.finish(worker) for worker in started]
     for figures in found:
         figures["first_ms"] = round(figures["first_ms"], 1)
         figures["warm_p50_ms"] = round(figures["warm_p50_ms"], 1)
