@@ -4,6 +4,7 @@
     python -m tests.benchmarks.memory_search --items 100000 --against /tmp/base --rounds 2
     python -m tests.benchmarks.memory_search --items 50000 --hybrid --against /tmp/base
     python -m tests.benchmarks.memory_search --items 100000 --hybrid --dense --rounds 1
+    python -m tests.benchmarks.memory_search --items 100000 --hybrid --dense --parts --against /tmp/base
 
 Each measurement runs in a subprocess of its own (``DIR/src`` first on the
 path for ``--against DIR``): ``--items`` synthetic episodic items of one
@@ -14,7 +15,9 @@ times, which one goes first alternating too, and the ratios of the medians
 are printed. ``--hybrid`` gives the store the 384-dimension hashing
 embedder, so each search is hybrid (BM25 and cosine); with ``--dense`` its
 vectors are projected by a fixed random matrix (:class:`Projected`), dense
-like a sentence model's. Reports peak RSS too. Prints JSON; it measures and
+like a sentence model's. Reports peak RSS (the load's) and RSS once loaded
+(``rss_mb``) too; ``--parts`` times each part of a search
+(:data:`PARTS`). Prints JSON; it measures and
 never fails on a figure. Beside the wall clock's p50 and p95, ``search_cpu``:
 the thread's CPU time per search, steadier on a shared machine.
 """
@@ -23,11 +26,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import numpy as np
@@ -60,8 +64,70 @@ class Projected:
         return [tuple(row) for row in dense.tolist()]
 
 
-async def measure(items: int, hybrid: bool = False, dense: bool = False) -> dict[str, float]:
-    """p50 and p95 of a top-10 search, in milliseconds, over ``items`` items; peak RSS in MB."""
+PARTS = {
+    "view": ("prefrontal.stores.memory.view", "View", "__init__"),
+    "bm25": ("prefrontal.stores.memory.view", "View", "bm25"),
+    "screen": ("prefrontal.stores.memory.view", "View", "screened"),
+    "exact": ("prefrontal.stores.memory.view", "View", "exact"),
+    "median": ("prefrontal.stores.memory.hybrid", None, "_median"),
+    "cut": ("prefrontal.stores.memory.hybrid", None, "_contenders"),
+    "cut_dense": ("prefrontal.stores.memory.hybrid", None, "_kth_largest"),
+    "hybrid_top": ("prefrontal.stores.memory.hybrid", None, "hybrid_top"),
+}
+"""Parts of a search timed by ``--parts``, where the checkout has them: the index view, BM25,
+the screening scan, exact cosines (within the median too), the median, the fused cut (from the
+best rows, or over every position), and the whole of the fused top k."""
+
+
+def _timed_parts() -> dict[str, list[float]]:
+    """Wrap each of :data:`PARTS` the code has so that it adds its thread time to a list."""
+    import importlib
+
+    spent: dict[str, list[float]] = {}
+    for name, (module_name, owner_name, attribute) in PARTS.items():
+        module = importlib.import_module(module_name)
+        owner = module if owner_name is None else getattr(module, owner_name)
+        inner = getattr(owner, attribute, None)
+        if inner is None:
+            continue
+        log = spent[name] = []
+
+        def timed(*args: object, _inner: Any = inner, _log: list[float] = log) -> object:
+            started = time.thread_time()
+            try:
+                return _inner(*args)
+            finally:
+                _log.append(time.thread_time() - started)
+
+        setattr(owner, attribute, timed)
+        if owner_name is None and attribute == "hybrid_top":
+            agent_index = importlib.import_module("prefrontal.stores.memory.agent_index")
+            setattr(agent_index, "hybrid_top", timed)  # noqa: B010 (imported by name there)
+    return spent
+
+
+async def _parts(store: MemoryStore) -> dict[str, float]:
+    """The p50 over the 200 questions of each part's thread time in one search, in ms."""
+    from prefrontal.stores import MemoryQuery
+    from prefrontal.testing.synthetic import questions
+    from tests.benchmarks.scale import NOW, TENANT
+
+    spent = _timed_parts()
+    per_search: dict[str, list[float]] = {name: [] for name in spent}
+    for text in questions(200):
+        for log in spent.values():
+            log.clear()
+        await store.search(TENANT, MemoryQuery(text=text, limit=10, now=NOW))
+        for name, log in spent.items():
+            per_search[name].append(sum(log))
+    return {f"part_{name}_p50": 1000 * statistics.median(t) for name, t in per_search.items()}
+
+
+async def measure(
+    items: int, hybrid: bool = False, dense: bool = False, parts: bool = False
+) -> dict[str, float]:
+    """p50 and p95 of a top-10 search, in milliseconds, over ``items`` items; peak RSS in MB;
+    with ``parts``, each part's thread time in a search (:data:`PARTS`), after the timed runs."""
     from prefrontal.retrieval.embedder import HashingEmbedder
     from prefrontal.stores.memory.memory import InMemoryMemoryStore
     from prefrontal.testing.synthetic import memories
@@ -73,7 +139,20 @@ async def measure(items: int, hybrid: bool = False, dense: bool = False) -> dict
     figures = _cuts("search", await _searches(store, rounds=200, warm_up=200))
     figures |= _cuts("search_cpu", await _cpu_times(store))
     figures["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    figures["rss_mb"] = _rss_mb()
+    figures["load_average"] = os.getloadavg()[0]
+    if parts:
+        figures |= await _parts(store)
     return figures
+
+
+def _rss_mb() -> float:
+    """This process's resident set now, in MB (the store held, the load's garbage collected)."""
+    import gc
+
+    gc.collect()
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 async def _cpu_times(store: MemoryStore) -> list[float]:
@@ -92,9 +171,10 @@ async def _cpu_times(store: MemoryStore) -> list[float]:
     return times
 
 
-def _child(source: Path, items: int, hybrid: bool, dense: bool) -> dict[str, float]:
+def _child(source: Path, items: int, hybrid: bool, dense: bool, parts: bool) -> dict[str, float]:
     arguments = ["--items", str(items), *(["--hybrid"] if hybrid else [])]
     arguments += ["--dense"] if dense else []
+    arguments += ["--parts"] if parts else []
     figures: dict[str, float] = child.module("tests.benchmarks.memory_search", source, *arguments)
     return figures
 
@@ -106,10 +186,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--hybrid", action="store_true", help="search with the hashing embedder")
     parser.add_argument("--dense", action="store_true", help="project the vectors: dense ones")
+    parser.add_argument("--parts", action="store_true", help="time each part of a search too")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(anyio.run(measure, args.items, args.hybrid, args.dense)))
+        print(json.dumps(anyio.run(measure, args.items, args.hybrid, args.dense, args.parts)))
         return
     sources = {"this": HERE / "src"}
     if args.against is not None:
@@ -118,7 +199,8 @@ def main(argv: list[str] | None = None) -> None:
     for round_ in range(args.rounds):
         order = list(sources) if round_ % 2 == 0 else list(reversed(sources))
         for name in order:
-            runs[name].append(_child(sources[name], args.items, args.hybrid, args.dense))
+            figures = _child(sources[name], args.items, args.hybrid, args.dense, args.parts)
+            runs[name].append(figures)
     out: dict[str, object] = {"items": args.items}
     medians = {
         name: {key: statistics.median(r[key] for r in measured) for key in measured[0]}
@@ -127,7 +209,9 @@ def main(argv: list[str] | None = None) -> None:
     out |= medians
     if "against" in medians:
         out["ratio"] = {
-            key: round(medians["this"][key] / medians["against"][key], 3) for key in medians["this"]
+            key: round(medians["this"][key] / medians["against"][key], 3)
+            for key in medians["this"]
+            if medians["against"].get(key)
         }
     print(json.dumps(out, indent=2))
 

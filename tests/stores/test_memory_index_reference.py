@@ -11,7 +11,10 @@ Random stores are built and changed (puts, replacements, supersession,
 forget, erase) and every tenant's search must give the same hits in the
 same order with the same scores and signals (within 1e-9, hits tied within
 that in either order; lexical alone, to the bit), through every path of the
-hybrid search: exact, screened, and screened falling back.
+hybrid search: exact, screened (from float16 vectors where the SIMD kernels
+run, from float32 ones), the median placed from its whole band, and
+screened falling back; over random vectors and over dense ones close to
+each other.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from prefrontal.retrieval.postings import Postings
 from prefrontal.retrieval.ranking import query_terms, scores
 from prefrontal.stores import MemoryItem, MemoryQuery, ScoredMemory, Tenant
 from prefrontal.stores.long_term import MemoryKind
-from prefrontal.stores.memory import hybrid, segment, view
+from prefrontal.stores.memory import half, hybrid, segment, view
 from prefrontal.stores.memory.memory import InMemoryMemoryStore, _doc_id, _key
 from prefrontal.stores.memory_search import best_hits, searchable_text
 from prefrontal.stores.tenancy import Scope
@@ -162,17 +165,34 @@ def queries(rng: random.Random) -> list[MemoryQuery]:
     return out
 
 
-@pytest.mark.parametrize("path", ["exact", "screened", "fallback"])
-@pytest.mark.parametrize("seed", range(8))
+def screening(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Send every search down ``path``: ``exact`` (every cosine exact), ``screened`` (float16
+    where the kernels run), ``single`` (float32), ``band`` (the median from its whole band),
+    ``fallback`` (screening gives up)."""
+    if path != "exact":
+        monkeypatch.setattr(hybrid, "SCREEN_FROM", 1)
+        monkeypatch.setattr(view, "ALIKE_FROM", 1)  # rows alike computed once
+    if path == "single":
+        monkeypatch.setattr(half, "KERNELS", None)
+    if path == "band":
+        monkeypatch.setattr(hybrid, "_median_near", lambda *_: None)
+    if path == "fallback":
+        monkeypatch.setattr(hybrid, "CAP", 3)
+
+
+PATHS = ["exact", "screened", "single", "band", "fallback"]
+
+
+@pytest.mark.parametrize(
+    ("seed", "path"),
+    [(seed, path) for seed in range(8) for path in ("exact", "screened", "fallback")]
+    + [(seed, path) for seed in range(3) for path in ("single", "band")],
+)
 async def test_search_gives_what_the_reference_gives(
     seed: int, path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(segment, "COMPACT_AT", 8)  # compaction runs often
-    if path != "exact":
-        monkeypatch.setattr(hybrid, "SCREEN_FROM", 1)
-        monkeypatch.setattr(view, "ALIKE_FROM", 1)  # rows alike computed once
-    if path == "fallback":
-        monkeypatch.setattr(hybrid, "CAP", 3)
+    screening(path, monkeypatch)
     rng = random.Random(seed)
     store = InMemoryMemoryStore()
     for _ in range(4):
@@ -188,6 +208,43 @@ async def test_search_gives_what_the_reference_gives(
                 expected = reference(store, tenant, lexical)
                 got = found(await store.search(tenant, lexical))
                 assert_same(got, expected, expected, exact=True)
+
+
+def dense_item(rng: random.Random, number: int, near: list[np.ndarray]) -> MemoryItem:
+    """An item whose vector is one of ``near`` moved by a little, as a sentence model's are:
+    many cosines within float16 rounding of each other and of the median."""
+    base = near[rng.randrange(len(near))]
+    vector = base + rng.choice((0.0, 1e-4, 1e-2)) * np.asarray([rng.gauss(0, 1) for _ in base])
+    return MemoryItem(
+        item_id=f"d{number}",
+        agent_id="agent",
+        user_id=rng.choice(USERS),
+        scope=Scope.SHARED if rng.random() < 0.3 else Scope.PRIVATE,
+        kind=MemoryKind.EVENT,
+        content=" ".join(rng.choices(WORDS, k=rng.randint(1, 4))),
+        created_at=FIXED_NOW,
+        embedding=tuple(vector.tolist()),
+    )
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_dense_vectors_near_each_other_give_what_the_reference_gives(
+    path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    screening(path, monkeypatch)
+    rng = random.Random(7)
+    near = [np.asarray([rng.gauss(0, 1) for _ in range(48)]) for _ in range(6)]
+    store = InMemoryMemoryStore()
+    await store.put_many([dense_item(rng, number, near) for number in range(900)])
+    for user in USERS:
+        tenant = Tenant(agent_id="agent", user_id=user)
+        for round_ in range(6):
+            base = near[round_] if round_ < len(near) else near[0] + near[1]
+            text = " ".join(rng.choices(WORDS, k=round_ % 3))
+            query = MemoryQuery(text=text, embedding=tuple(base.tolist()), limit=10, now=FIXED_NOW)
+            expected = reference(store, tenant, query)
+            every = reference(store, tenant, query.model_copy(update={"limit": 1_000}))
+            assert_same(found(await store.search(tenant, query)), expected, every, exact=False)
 
 
 async def test_statistics_and_postings_follow_every_change(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,15 +9,17 @@ clamped cosine placed between its median and its best, weighted and added
 **Screening.** The vector signal needs the exact median and best of every
 embedded row's cosine, and the exact fused score of the rows that may
 reach the top k; no other row's exact cosine matters. Over many rows,
-:func:`hybrid_top` reads the float32 matrix (half the bytes of the float64
-one), each cosine within a proven :func:`~prefrontal.stores.memory.view.tolerance`
-of the exact one, and computes exact cosines only for the rows that bound
-can not settle: those near the best, those near the median (but for rows
-sharing no nonzero component with a sparse query: exactly 0), and those
-whose fused score may reach the k-th. When more than :data:`CAP` rows are
-unsettled (many rows tied at the median, or a best hardly above it), it
-computes every row's exact cosine instead. Either way the hits and scores
-are those of the exact computation.
+:func:`hybrid_top` reads every row in fewer bytes than the float64 matrix
+(:meth:`~prefrontal.stores.memory.view.View.screened`: float16 with SIMD
+kernels for a dense query, else float32), each cosine within a proven
+bound of the exact one, and computes exact cosines only for the rows that
+bound can not settle: those near the best, those near the median (but for
+rows sharing no nonzero component with a sparse query: exactly 0), and
+those whose fused score may reach the k-th, found from the lexical hits
+and the rows of best screening cosine alone (:func:`_contenders`). When
+more than :data:`CAP` rows are unsettled (many rows tied at the median, or
+a best hardly above it), it computes every row's exact cosine instead.
+Either way the hits and scores are those of the exact computation.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import numpy as np
 
 from prefrontal.retrieval.fusion import SIGNAL_WEIGHTS
 from prefrontal.retrieval.scored_arrays import above_typical, best_positions, max_normalised
-from prefrontal.stores.memory.view import View, sparse, tolerance
+from prefrontal.stores.memory.view import View, sparse
 
 SCREEN_FROM = 4_096
 """Below this many embedded rows every exact cosine is computed: screening would not pay."""
@@ -88,10 +90,9 @@ def hybrid_top(view: View, lexical: Signal, query: np.ndarray, limit: int) -> li
 def _screened(
     view: View, lexical: Signal, embedded: np.ndarray, query: np.ndarray, limit: int
 ) -> list[Hit] | None:
-    """:func:`hybrid_top` from float32 cosines, exact where they can not settle; ``None``
+    """:func:`hybrid_top` from screening cosines, exact where they can not settle; ``None``
     when more than :data:`CAP` rows would need their exact cosine."""
-    tie = tolerance(len(query))
-    raw = view.screened(embedded, query)
+    raw, tie = view.screened(embedded, query)
     approx = np.maximum(raw, 0.0)
     exact = np.full(len(embedded), np.nan)
 
@@ -109,21 +110,9 @@ def _screened(
     if typical is None:
         return None
     lexical_part = LEXICAL_WEIGHT * max_normalised(lexical.values)
-    estimate = np.zeros(view.total)
-    estimate[lexical.positions] += lexical_part
-    if high <= typical:
-        _add(estimate, embedded, VECTOR_WEIGHT * (1.0 if high > 0 else 0.0))
-        slack = 0.0
-    else:
-        _add(
-            estimate, embedded, VECTOR_WEIGHT * np.maximum(approx - typical, 0.0) / (high - typical)
-        )
-        slack = 2 * VECTOR_WEIGHT * tie / (high - typical) + 1e-12
-    members = np.zeros(view.total, dtype=bool)
-    members[lexical.positions] = True
-    members[embedded] = True
-    cut = _kth_largest(estimate, limit)
-    scored = np.flatnonzero(members & (estimate >= cut - slack))
+    scored = _contenders(
+        lexical.positions, lexical_part, embedded, approx, high, typical, tie, limit
+    )
     if len(scored) > CAP:
         return None
     rows = np.searchsorted(embedded, scored)
@@ -178,31 +167,117 @@ def _median(
     if int(np.count_nonzero(np.isnan(exact[band]))) > (len(approx) // 4 if sparse(query) else CAP):
         return None
     at = middle - int(np.count_nonzero(below))
+    found = _median_near(approx, band, guess, tie, at, settle)
+    if found is not None:
+        return found
     return float(np.partition(settle(band), at)[at])
 
 
-def _add(dense: np.ndarray, positions: np.ndarray, values: np.ndarray | float) -> None:
-    """Add ``values`` at ``positions`` (sorted, distinct) of ``dense``, all of it when all."""
-    if len(positions) == len(dense):
-        dense += values
+def _median_near(
+    approx: np.ndarray,
+    band: np.ndarray,
+    guess: float,
+    tie: float,
+    at: int,
+    settle: Callable[[np.ndarray], np.ndarray],
+) -> float | None:
+    """The ``at``-th smallest exact value of the ``band`` rows from the exact values of the
+    rows within ``tie`` and a quarter of ``guess`` only, when it lies within a quarter tie of
+    ``guess`` (as it does unless rounding errors near the bound pile up): the band's other
+    rows are then surely below or above it. ``None`` when it does not."""
+    near = tie / 4
+    values = approx[band]
+    lower = int(np.count_nonzero(values < guess - tie - near))
+    inner = band[np.abs(values - guess) <= tie + near]
+    rank = at - lower
+    if not 0 <= rank < len(inner):
+        return None
+    found = float(np.partition(settle(inner), rank)[rank])
+    return found if guess - near <= found <= guess + near else None
+
+
+def _contenders(
+    lexical: np.ndarray,
+    lexical_part: np.ndarray,
+    embedded: np.ndarray,
+    approx: np.ndarray,
+    high: float,
+    typical: float,
+    tie: float,
+    limit: int,
+) -> np.ndarray:
+    """The positions (sorted) whose exact fused score may reach the ``limit``-th best: a
+    superset of the top ``limit`` (every position when fewer than ``limit`` estimates
+    are positive).
+
+    A row's estimate is its exact lexical part (``lexical_part`` at the
+    ``lexical`` positions) and its vector part placed from ``approx`` (the
+    clamped screening cosine at each ``embedded`` position), within
+    ``slack`` of its exact fused score. The ``limit``-th best estimate is
+    that of the lexical positions and of the embedded rows with the best
+    ``approx`` (no other row's estimate beats theirs), so only those are
+    placed (each once); the contenders are the lexical positions and
+    embedded rows whose estimate reaches it less twice the slack.
+    """
+    spread = high - typical
+    slack = 2 * VECTOR_WEIGHT * tie / spread + 1e-12 if spread > 0 else 0.0
+
+    def vector_part(values: np.ndarray) -> np.ndarray:
+        if spread <= 0:
+            return np.full(len(values), VECTOR_WEIGHT * (1.0 if high > 0 else 0.0))
+        placed: np.ndarray = VECTOR_WEIGHT * (np.maximum(values - typical, 0.0) / spread)
+        return placed
+
+    best = _best_rows(approx, typical, limit)
+    lexical_estimate = lexical_part.copy()
+    count = len(embedded)
+    if count and int(embedded[-1]) == count - 1 and (not len(lexical) or lexical[-1] < count):
+        # positions 0 .. count - 1 are the embedded rows, in order
+        lexical_estimate += vector_part(approx[lexical])
     else:
-        dense[positions] += values
+        rows = np.searchsorted(embedded, lexical)
+        inside = rows < len(embedded)
+        inside[inside] = embedded[rows[inside]] == lexical[inside]
+        lexical_estimate[inside] += vector_part(approx[rows[inside]])
+    best = best[~_among(embedded[best], lexical)]
+    best_estimate = vector_part(approx[best])
+    pool = np.concatenate([lexical_estimate, best_estimate])
+    if len(pool) < limit or limit <= 0:
+        cut = 0.0
+    else:
+        cut = float(np.partition(pool, len(pool) - limit)[len(pool) - limit]) - slack
+    if cut <= 0:
+        every: np.ndarray = np.union1d(lexical, embedded)
+        return every
+    if spread > 0:
+        floor = typical + cut * spread / VECTOR_WEIGHT - 1e-9
+        vectors = embedded[approx >= floor]
+    else:
+        vectors = embedded if VECTOR_WEIGHT * (1.0 if high > 0 else 0.0) >= cut else embedded[:0]
+    found: np.ndarray = np.union1d(lexical[lexical_estimate >= cut], vectors)
+    return found
 
 
-def _kth_largest(values: np.ndarray, k: int) -> float:
-    """The ``k``-th largest of ``values`` (``-inf`` when there are fewer), partitioning only
-    the values above a threshold halved until ``k`` are."""
-    if len(values) < k or k <= 0:
-        return -np.inf
-    threshold = float(values.max())
-    while threshold > 0:
-        threshold /= 2
-        above = values[values >= threshold]
-        if len(above) >= k:
-            return float(np.partition(above, len(above) - k)[len(above) - k])
-        if threshold < 1e-300:
-            break
-    return float(np.partition(values, len(values) - k)[len(values) - k])
+def _among(values: np.ndarray, sorted_: np.ndarray) -> np.ndarray:
+    """Whether each of ``values`` is in ``sorted_`` (sorted): a binary search each."""
+    at = np.searchsorted(sorted_, values)
+    found = at < len(sorted_)
+    found[found] = sorted_[at[found]] == values[found]
+    return found
+
+
+def _best_rows(approx: np.ndarray, typical: float, limit: int) -> np.ndarray:
+    """Indices of rows of ``approx`` that no other row's value exceeds, at least ``limit`` of
+    them (all when fewer): those at or above a threshold halved from the best towards
+    ``typical`` until ``limit`` are, else the ``limit`` largest."""
+    top = float(approx.max())
+    for fraction in (0.5, 0.25, 0.125):
+        found = np.flatnonzero(approx >= typical + fraction * (top - typical))
+        if len(found) >= limit:
+            return found
+    if len(approx) <= limit:
+        return np.arange(len(approx))
+    return np.argpartition(approx, len(approx) - limit)[len(approx) - limit :]
 
 
 def _ranked(

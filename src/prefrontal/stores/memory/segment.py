@@ -11,7 +11,8 @@ what search filters and scores on: whether the slot holds an item, whether
 the item was superseded, when it expires (µs), its kind and its length in
 terms; per term, the slots holding it and how often (:class:`TermPostings`,
 numpy arrays that grow by doubling); per vector size, each embedded item's
-unit vector as a row of one float64 matrix (:class:`VectorColumn`).
+unit vector as a row of one float64 matrix, and again in fewer bytes
+for screening (:class:`VectorColumn`).
 
 **Deletions.** A removed item's slot is cleared at once (searches never
 see it again) but the postings naming it are left in place, stale, and the
@@ -30,6 +31,7 @@ import numpy as np
 from prefrontal.retrieval.scored_arrays import term_scores
 from prefrontal.retrieval.vector_index import grown_to
 from prefrontal.stores.long_term import MemoryItem
+from prefrontal.stores.memory import half
 from prefrontal.stores.memory.vectors import FOREVER, microseconds, unit
 
 COMPACT_AT = 1_024
@@ -70,20 +72,29 @@ class TermPostings:
 class VectorColumn:
     """The unit vectors of one size held in a segment: row ``slot`` when ``has[slot]``.
 
-    ``matrix`` holds them in float64 (the cosines search returns);
-    ``single`` the same in float32, half the bytes to read, for screening
-    (:mod:`prefrontal.stores.memory.view`), and ``columns`` the same again
-    one row per component, so that a sparse query reads only its nonzero
-    components of every slot; ``support`` which components of each are not
-    zero, a bit each (``numpy.packbits``), one row of bytes per eight
-    components.
+    ``matrix`` holds them in float64 (the cosines search returns). For
+    screening (:mod:`prefrontal.stores.memory.view`), fewer bytes to read:
+    ``half``, the same in float16, when the half-precision kernels run
+    (:data:`~prefrontal.stores.memory.half.KERNELS`), with ``half_error``
+    the longest difference of a row held from its float16 rounding; else
+    ``single``, the same in float32. ``columns`` holds them again in
+    float32, one row per component, so that a sparse query reads only its
+    nonzero components of every slot; ``support`` which components of each
+    are not zero, a bit each (``numpy.packbits``), one row of bytes per
+    eight components.
     """
 
-    __slots__ = ("columns", "has", "matrix", "single", "support")
+    __slots__ = ("columns", "half", "half_error", "has", "matrix", "single", "support")
 
     def __init__(self, dimensions: int, capacity: int) -> None:
         self.matrix = np.zeros((capacity, dimensions), dtype=np.float64)
-        self.single = np.zeros((capacity, dimensions), dtype=np.float32)
+        self.half: np.ndarray | None = None
+        self.single: np.ndarray | None = None
+        if half.KERNELS is not None:
+            self.half = np.zeros((capacity, dimensions), dtype=np.float16)
+        else:
+            self.single = np.zeros((capacity, dimensions), dtype=np.float32)
+        self.half_error = 0.0
         self.columns = np.zeros((dimensions, capacity), dtype=np.float32)
         self.support = np.zeros(((dimensions + 7) // 8, capacity), dtype=np.uint8)
         self.has = np.zeros(capacity, dtype=bool)
@@ -91,14 +102,22 @@ class VectorColumn:
     def put(self, slot: int, row: np.ndarray) -> None:
         """Hold unit ``row`` at ``slot``."""
         self.matrix[slot] = row
-        self.single[slot] = row
+        if self.half is not None:
+            self.half[slot] = row
+            error = half.rounding_error(row, self.half[slot])
+            self.half_error = max(self.half_error, error)
+        if self.single is not None:
+            self.single[slot] = row
         self.columns[:, slot] = row
         self.support[:, slot] = np.packbits(row != 0)
         self.has[slot] = True
 
     def grow(self, capacity: int) -> None:
         self.matrix, self.has = grown_to(self.matrix, capacity), grown_to(self.has, capacity)
-        self.single = grown_to(self.single, capacity)
+        if self.half is not None:
+            self.half = grown_to(self.half, capacity)
+        if self.single is not None:
+            self.single = grown_to(self.single, capacity)
         self.columns = grown_to(self.columns.T, capacity).T.copy()
         self.support = grown_to(self.support.T, capacity).T.copy()
 
