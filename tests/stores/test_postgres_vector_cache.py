@@ -11,7 +11,6 @@ erased or forgotten row's vector bytes in them.
 
 from __future__ import annotations
 
-import os
 import stat
 from collections.abc import AsyncIterator
 from pathlib import Path
