@@ -18,8 +18,12 @@ hashing embedder, times its first ``start_turn`` (default deadline), then
   processes in PSS).
 
 ``--postgres N`` fills a throwaway PostgreSQL server (``tests/postgres_server.py``)
-with ``N`` items with vectors instead (``fill_s``) and times one fresh process
-against it the same way.
+with ``N`` items with vectors instead (``fill_s``) and times fresh processes
+against it the same way, one after the other, each with another vector cache
+(``vector_cache`` of ``open_stores``): ``off`` (every search reads every
+visible vector from the server), ``process`` (a cache of the process's own),
+``files_built`` (files in a fresh cache directory: this process builds them)
+and ``files_mapped`` (the next process, mapping the files the last one left).
 
 ``--warm-process`` has each worker take two untimed turns on a store of a
 few items first, so that what the process pays once whatever the data
@@ -55,7 +59,7 @@ from prefrontal import Orchestrator, OrchestratorConfig, TurnRequest
 from prefrontal.demo import seed
 from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.testing.synthetic import questions
-from tests.benchmarks.first_turn import memory, opened
+from tests.benchmarks.first_turn import memory, opened, vectors_marker
 from tests.benchmarks.scale import DEMO_AGENT, DEMO_USER, DIMENSIONS, NOW, Ticking
 
 async def turns(target: str, asked: list[str]) -> tuple[list[float], list, dict]:
@@ -69,7 +73,7 @@ async def turns(target: str, asked: list[str]) -> tuple[list[float], list, dict]
             started = time.perf_counter()
             results.append(await orchestrator.start_turn(request))
             times.append((time.perf_counter() - started) * 1e3)
-        figures = memory(Path(target).name + ".vectors")
+        figures = memory(vectors_marker(target))
     return times, results, figures
 
 async def main() -> None:
@@ -108,13 +112,28 @@ anyio.run(main)
 """
 
 
+VECTOR_CACHE = "FIRST_TURN_VECTOR_CACHE"
+"""On PostgreSQL: ``off``, ``process`` (the default) or a directory for the cache's files."""
+
+
+def vectors_marker(target: str) -> str:
+    """What the paths of the vector files of ``target`` hold."""
+    if target.startswith("postgres:"):
+        return os.environ.get(VECTOR_CACHE, "process")
+    return Path(target).name + ".vectors"
+
+
 def opened(target: str, embedder: Any) -> Any:
     """The stores at ``target``: a SQLite file, or ``postgres:SCHEMA:DSN``."""
     if target.startswith("postgres:"):
         from prefrontal.stores import postgres
 
         _, schema, dsn = target.split(":", 2)
-        return postgres.open_stores(dsn, embedder=embedder, schema=schema, max_size=8)
+        choice = os.environ.get(VECTOR_CACHE, "process")
+        cache = {"off": False, "process": True}.get(choice, choice)
+        return postgres.open_stores(
+            dsn, embedder=embedder, schema=schema, max_size=8, vector_cache=cache
+        )
     from tests.benchmarks.scale import _open
 
     return _open(Path(target), embedder)
@@ -167,16 +186,31 @@ def postgres(items: int, turns: int) -> dict[str, Any]:
             await connection.close()
 
         anyio.run(analyse)
-        done = subprocess.run(
-            [sys.executable, "-c", WORKER, target, str(turns), "bare"],
-            env=environment,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    figures["ratio"] = round(figures["first_ms"] / figures["warm_p50_ms"], 2)
-    return {"fill_s": round(float(filled.stdout.strip()), 1), "workers": [figures]}
+        found: dict[str, Any] = {}
+        with tempfile.TemporaryDirectory(prefix="prefrontal-pgvectors-") as files:
+            runs = {"off": "off", "process": "process", "files_built": files}
+            runs["files_mapped"] = files
+            for name, cache in runs.items():
+                done = subprocess.run(
+                    [sys.executable, "-c", WORKER, target, str(turns), "bare"],
+                    env={**environment, VECTOR_CACHE: cache},
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
+                figures = json.loads(done.stdout.strip().splitlines()[-1])
+                for field in ("first_ms", "warm_p50_ms"):
+                    figures[field] = round(figures[field], 1)
+                figures["ratio"] = round(figures["first_ms"] / figures["warm_p50_ms"], 2)
+                found[name] = figures
+    off = found["off"]["warm_p50_ms"]
+    speedup = {name: round(off / figures["warm_p50_ms"], 1) for name, figures in found.items()}
+    return {
+        "fill_s": round(float(filled.stdout.strip()), 1),
+        "load": round(os.getloadavg()[0], 1),
+        "warm_p50_off_over": speedup,
+        "workers": found,
+    }
 
 
 def memory(marker: str) -> dict[str, float]:

@@ -24,6 +24,7 @@ from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.retrieval.vector_index import SIMSIMD
 from prefrontal.retrieval.vectors import to_blob
 from prefrontal.stores import MemoryItem, MemoryQuery, Scope, Stores, Tenant, postgres
+from prefrontal.stores.capabilities import ranked_search
 from prefrontal.stores.postgres import memory as postgres_memory
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.stores.postgres.vector_cache import VectorCache
@@ -86,11 +87,10 @@ async def opened(postgres_dsn: str, postgres_schema: str) -> AsyncIterator[Store
 def scanned_every_row(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the searches that read every visible vector (the path without the cache)."""
     calls: list[int] = []
-    original = postgres_memory.ranked_search
 
     async def counted(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
-        return await original(*args, **kwargs)
+        return await ranked_search(*args, **kwargs)
 
     monkeypatch.setattr(postgres_memory, "ranked_search", counted)
     return calls
