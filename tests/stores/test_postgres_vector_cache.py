@@ -32,6 +32,7 @@ from prefrontal.stores.postgres.vector_log import KEPT_DELETIONS, PRUNE_EVERY
 from prefrontal.testing.conformance.base import at
 from prefrontal.testing.synthetic import memories, questions
 from tests.conftest import FIXED_NOW
+from tests.stores.postgres_schema import schema_connection, to_schema_9
 
 pytestmark = pytest.mark.anyio
 ALICE = Tenant(agent_id="agent-1", user_id="alice")
@@ -367,3 +368,26 @@ async def test_the_deletion_log_is_pruned_past_its_length(
         await connection.close()
     assert kept == 4
     assert horizons == 1
+
+
+async def test_a_schema_at_version_9_gains_slots_and_stamps_and_searches_as_a_new_one(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    """Migration 10 numbers the existing rows; the cache then reads them all once."""
+    old = _open(postgres_dsn, postgres_schema, cache=False)
+    try:
+        await _episodic(old).put_many(_corpus(200))
+    finally:
+        await old.aclose()
+    async with schema_connection(postgres_dsn, postgres_schema) as connection:
+        await to_schema_9(connection)
+        await connection.execute("DELETE FROM schema_migrations WHERE version > 9")
+    stores = _open(postgres_dsn, postgres_schema)
+    try:
+        store = _episodic(stores)
+        for text in questions(5):
+            cached, scanned = await _both_ways(store, ALICE, text, 10)
+            assert cached == scanned
+        assert _cache(store).rebuilds == 1
+    finally:
+        await stores.aclose()
