@@ -39,6 +39,12 @@ share their pages through the operating system's cache. A search holds a
 shared ``flock`` on ``state``; a process applying changes holds it
 exclusively. Without a directory the arrays are the process's own.
 
+**Finished once begun.** Bringing the cache up to date is shielded from
+cancellation: a turn cut at its deadline while the cache is being built
+(the first search of a process without files reads every vector) waits
+for the build to finish and is then cancelled, so the next turn finds it
+built instead of starting it again.
+
 One process-wide lock per cache serialises this process's hybrid searches
 of the table: they are taken before the search's transaction begins, so a
 search never finds the cache moved past its own snapshot by another search
@@ -190,7 +196,8 @@ class VectorCache:
             if self._fd >= 0:
                 await _flock(self._fd, fcntl.LOCK_EX)
                 self._follow_others(state)
-            ready = await self._bring_to(connection, state, head)
+            with anyio.CancelScope(shield=True):  # finished even past a turn's deadline
+                ready = await self._bring_to(connection, state, head)
             if self._fd >= 0:
                 await _flock(self._fd, fcntl.LOCK_SH)
             if not ready:
