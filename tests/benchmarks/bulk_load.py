@@ -31,10 +31,7 @@ import argparse
 import contextlib
 import itertools
 import json
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -47,6 +44,7 @@ from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.stores import MemoryItem, Stores, Tenant
 from prefrontal.stores.memory_search import searchable_text
 from prefrontal.testing.synthetic import memories
+from tests.benchmarks import child
 
 HERE = Path(__file__).resolve().parents[2]
 TENANT = Tenant(agent_id="bulk-agent", user_id="bulk-user")
@@ -109,12 +107,7 @@ async def measure(
 
 
 def _run(source: Path, arguments: list[str]) -> dict[str, float]:
-    environment = os.environ | {"PYTHONPATH": f"{source}{os.pathsep}{HERE}"}
-    command = [sys.executable, "-m", "tests.benchmarks.bulk_load", "--child", *arguments]
-    done = subprocess.run(
-        command, env=environment, cwd=HERE, check=True, capture_output=True, text=True
-    )
-    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    figures: dict[str, float] = child.module("tests.benchmarks.bulk_load", source, *arguments)
     return figures
 
 

@@ -1,6 +1,8 @@
 """A bystander's turns, before and after another user of the agent writes 50,000 items.
 
     python -m tests.benchmarks.bystander --backend memory|sqlite|postgres|all
+    python -m tests.benchmarks.bystander --backend memory --hybrid
+    python -m tests.benchmarks.bystander --backend memory --against /tmp/base
 
 One agent; a bystander user with ``--memories`` synthetic memories
 (:func:`prefrontal.testing.synthetic.memories`). Two fresh stores hold
@@ -12,10 +14,17 @@ those words; in the ``all`` variant every item holds every one of them.
 The bystander then asks ``--rounds`` questions on both stores, turn about
 (which store goes first alternates), each a real ``start_turn`` in a new
 session after a few untimed ones; the p50 of each store's turns and their
-ratio (after / before; the goal: at most 1.3) are printed. Timing the two
-in alternation lets both meet the same load on a shared machine. Each
-variant has stores of its own (PostgreSQL: databases of their own on the
-throwaway server of ``tests/postgres_server.py``).
+ratio (after / before; the goal: at most 1.3) are printed, and the same for
+the thread's CPU time per turn (``cpu_ratio``), steadier on a shared
+machine. Timing the two in alternation lets both meet the same load on a
+shared machine. Each variant has stores of its own (PostgreSQL: databases
+of their own on the throwaway server of ``tests/postgres_server.py``).
+``--hybrid`` gives every store the 384-dimension hashing embedder, so
+each search is hybrid (BM25 and cosine).
+
+``--against DIR`` measures this checkout and then ``DIR``'s ``src`` (a
+process each, :mod:`tests.benchmarks.child`), each line naming its
+``source``.
 
 The bystander's results are checked too: the memories each question's
 context shows (episodic and semantic item ids), before and after. The
@@ -52,8 +61,10 @@ import anyio
 from prefrontal import Orchestrator, OrchestratorConfig, TurnRequest
 from prefrontal.bundle.fragments import Section
 from prefrontal.retrieval.analysis import term_set
+from prefrontal.retrieval.embedder import Embedder, HashingEmbedder
 from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant
 from prefrontal.testing.synthetic import memories, questions
+from tests.benchmarks import child
 
 AGENT = "atlas"
 BYSTANDER = Tenant(agent_id=AGENT, user_id="bystander")
@@ -66,6 +77,7 @@ QUESTIONS = 12
 """The bystander asks these many questions, round robin."""
 VARIANTS = ("some", "all")
 BACKENDS = ("memory", "sqlite", "postgres")
+DIMENSIONS = 384
 
 
 class Ticking:
@@ -124,6 +136,7 @@ class Bystander:
         )
         self.asked = asked
         self.times: list[float] = []
+        self.cpu_times: list[float] = []
         self.shown: dict[int, list[str]] = {}
 
     async def turn(self, number: int) -> None:
@@ -135,15 +148,20 @@ class Bystander:
             session_id=f"s{number}",
             user_input=self.asked[question],
         )
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), time.thread_time()
         result = await self.orchestrator.start_turn(request)
-        took = time.perf_counter() - began
+        took, cpu_took = time.perf_counter() - began, time.thread_time() - cpu
         if number >= WARM_UP:
             self.times.append(took * 1_000)
+            self.cpu_times.append(cpu_took * 1_000)
         self.shown.setdefault(question, _memories_shown(result.bundle.fragments))
 
     def p50(self) -> float:
         return statistics.median(self.times)
+
+    def cpu_p50(self) -> float:
+        """The median of this thread's CPU time a turn, in ms (time waiting for a core left out)."""
+        return statistics.median(self.cpu_times)
 
     def results(self) -> list[list[str]]:
         return [self.shown[i] for i in sorted(self.shown)]
@@ -165,6 +183,7 @@ async def measure(
     memories_count: int,
     items: int,
     rounds: int,
+    embedder: Embedder | None = None,
 ) -> dict[str, Any]:
     """One variant: the bystander's p50 without and with the other user's items, and results.
 
@@ -185,7 +204,7 @@ async def measure(
         for number in range(WARM_UP + rounds):
             for side in (before, after) if number % 2 else (after, before):
                 await side.turn(number)
-        matching = await _matching_reference(crowded, held, items, words, variant, asked)
+        matching = await _matching_reference(crowded, held, items, words, variant, asked, embedder)
     shown_before, shown_after = before.results(), after.results()
     return {
         "variant": variant,
@@ -196,6 +215,9 @@ async def measure(
         "before_p50_ms": round(before.p50(), 2),
         "after_p50_ms": round(after.p50(), 2),
         "ratio": round(after.p50() / before.p50(), 2),
+        "before_cpu_p50_ms": round(before.cpu_p50(), 2),
+        "after_cpu_p50_ms": round(after.cpu_p50(), 2),
+        "cpu_ratio": round(after.cpu_p50() / before.cpu_p50(), 2),
         "questions": len(shown_before),
         "same": sum(a == b for a, b in zip(shown_before, shown_after, strict=True)),
         "same_set": sum(set(a) == set(b) for a, b in zip(shown_before, shown_after, strict=True)),
@@ -211,13 +233,14 @@ async def _matching_reference(
     words: list[str],
     variant: str,
     asked: list[str],
+    embedder: Embedder | None,
 ) -> int:
     """How many of the bystander's top-10 searches on ``crowded`` rank as the reference does.
 
     The reference: the in-memory store holding the same items (the
     backends' rankings agree to the bit), each hit's id and score compared.
     """
-    reference = Stores.in_memory()
+    reference = Stores.in_memory(embedder=embedder)
     await put_all(reference, iter(held))
     await put_all(reference, crowd_items(items, words, variant))
     same = 0
@@ -236,7 +259,7 @@ async def _matching_reference(
 
 
 def _openers(
-    backend: str, scratch: Path, dsn_of: Callable[[str], str]
+    backend: str, scratch: Path, dsn_of: Callable[[str], str], embedder: Embedder | None
 ) -> Callable[[str], Callable[[str], contextlib.AbstractAsyncContextManager[Stores]]]:
     """For each variant, fresh stores of ``backend`` by name (``before``, ``after``)."""
 
@@ -244,15 +267,15 @@ def _openers(
         @contextlib.asynccontextmanager
         async def opened(side: str) -> AsyncIterator[Stores]:
             if backend == "memory":
-                stores = Stores.in_memory()
+                stores = Stores.in_memory(embedder=embedder)
             elif backend == "sqlite":
                 from prefrontal.stores.sqlite import open_stores
 
-                stores = open_stores(scratch / f"{variant}-{side}.db")
+                stores = open_stores(scratch / f"{variant}-{side}.db", embedder=embedder)
             else:
                 from prefrontal.stores.postgres import open_stores as open_postgres
 
-                stores = open_postgres(dsn_of(f"{variant}_{side}"), max_size=4)
+                stores = open_postgres(dsn_of(f"{variant}_{side}"), max_size=4, embedder=embedder)
             try:
                 yield stores
             finally:
@@ -266,6 +289,7 @@ def _openers(
 def run(backends: list[str], args: argparse.Namespace) -> list[dict[str, Any]]:
     """Every variant on every backend of ``backends``."""
     figures = []
+    embedder = HashingEmbedder(DIMENSIONS) if args.hybrid else None
     with contextlib.ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bystander-")))
         server = None
@@ -279,7 +303,7 @@ def run(backends: list[str], args: argparse.Namespace) -> list[dict[str, Any]]:
             return str(server.create_database(f"bystander_{variant}"))
 
         for backend in backends:
-            opener = _openers(backend, scratch, dsn_of)
+            opener = _openers(backend, scratch, dsn_of, embedder)
             for variant in args.variant:
                 outcome = anyio.run(
                     lambda: measure(
@@ -288,9 +312,10 @@ def run(backends: list[str], args: argparse.Namespace) -> list[dict[str, Any]]:
                         memories_count=args.memories,
                         items=args.items,
                         rounds=args.rounds,
+                        embedder=embedder,
                     )
                 )
-                figures.append({"backend": backend} | outcome)
+                figures.append({"backend": backend, "hybrid": args.hybrid} | outcome)
                 print(json.dumps(figures[-1]), flush=True)
     return figures
 
@@ -302,9 +327,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--memories", type=int, default=1_000)
     parser.add_argument("--items", type=int, default=50_000)
     parser.add_argument("--rounds", type=int, default=36)
+    parser.add_argument("--hybrid", action="store_true", help="stores with the hashing embedder")
+    parser.add_argument("--against", type=Path, help="another checkout, measured in the same run")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     backends = list(BACKENDS) if args.backend == "all" else [args.backend]
-    run(backends, args)
+    if args.against is None:
+        figures = run(backends, args)
+        if args.child:
+            print(json.dumps(figures))
+        return
+    arguments = ["--backend", args.backend, "--variant", *args.variant]
+    arguments += ["--memories", str(args.memories), "--items", str(args.items)]
+    arguments += ["--rounds", str(args.rounds), *(["--hybrid"] if args.hybrid else [])]
+    sources = {"this": child.ROOT / "src", "against": args.against / "src"}
+    for name, source in sources.items():
+        for figures in child.module("tests.benchmarks.bystander", source, *arguments):
+            print(json.dumps({"source": name} | figures), flush=True)
 
 
 if __name__ == "__main__":

@@ -42,13 +42,13 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import anyio
+
+from tests.benchmarks import child
 
 WORKER = """
 import json, statistics, sys, tempfile, time, anyio
@@ -112,24 +112,20 @@ anyio.run(main)
 """
 
 
-VECTOR_CACHE = "FIRST_TURN_VECTOR_CACHE"
-"""On PostgreSQL: ``off``, ``process`` (the default) or a directory for the cache's files."""
-
-
 def vectors_marker(target: str) -> str:
     """What the paths of the vector files of ``target`` hold."""
     if target.startswith("postgres:"):
-        return os.environ.get(VECTOR_CACHE, "process")
+        return target.split(":", 3)[2]
     return Path(target).name + ".vectors"
 
 
 def opened(target: str, embedder: Any) -> Any:
-    """The stores at ``target``: a SQLite file, or ``postgres:SCHEMA:DSN``."""
+    """The stores at ``target``: a SQLite file, or ``postgres:SCHEMA:CACHE:DSN`` (``CACHE``:
+    ``off``, ``process`` or a directory for the vector cache's files)."""
     if target.startswith("postgres:"):
         from prefrontal.stores import postgres
 
-        _, schema, dsn = target.split(":", 2)
-        choice = os.environ.get(VECTOR_CACHE, "process")
+        _, schema, choice, dsn = target.split(":", 3)
         cache = {"off": False, "process": True}.get(choice, choice)
         return postgres.open_stores(
             dsn, embedder=embedder, schema=schema, max_size=8, vector_cache=cache
@@ -162,23 +158,15 @@ anyio.run(main)
 
 
 def postgres(items: int, turns: int) -> dict[str, Any]:
-    """Fill a throwaway server's schema with ``items`` items with vectors, then time one
-    fresh process's turns against it."""
+    """Fill a throwaway server's schema with ``items`` items with vectors, then time a fresh
+    process's turns against it with each vector cache in turn (the module docstring)."""
     import asyncpg
 
     from tests.postgres_server import running_server
 
-    environment = _environment(None)
     with running_server() as server:
         dsn = server.create_database("first")
-        target = f"postgres:first:{dsn}"
-        filled = subprocess.run(
-            [sys.executable, "-c", FILL, target, str(items)],
-            env=environment,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
+        fill_s = child.run(None, "-c", FILL, f"postgres:first:off:{dsn}", str(items))
 
         async def analyse() -> None:
             connection = await asyncpg.connect(dsn, server_settings={"search_path": "first"})
@@ -191,14 +179,8 @@ def postgres(items: int, turns: int) -> dict[str, Any]:
             runs = {"off": "off", "process": "process", "files_built": files}
             runs["files_mapped"] = files
             for name, cache in runs.items():
-                done = subprocess.run(
-                    [sys.executable, "-c", WORKER, target, str(turns), "bare"],
-                    env={**environment, VECTOR_CACHE: cache},
-                    check=True,
-                    capture_output=True,
-                    text=True,
-                )
-                figures = json.loads(done.stdout.strip().splitlines()[-1])
+                target = f"postgres:first:{cache}:{dsn}"
+                figures = child.run(None, "-c", WORKER, target, str(turns), "bare")
                 for field in ("first_ms", "warm_p50_ms"):
                     figures[field] = round(figures[field], 1)
                 figures["ratio"] = round(figures["first_ms"] / figures["warm_p50_ms"], 2)
@@ -206,7 +188,7 @@ def postgres(items: int, turns: int) -> dict[str, Any]:
     off = found["off"]["warm_p50_ms"]
     speedup = {name: round(off / figures["warm_p50_ms"], 1) for name, figures in found.items()}
     return {
-        "fill_s": round(float(filled.stdout.strip()), 1),
+        "fill_s": round(float(fill_s), 1),
         "load": round(os.getloadavg()[0], 1),
         "warm_p50_off_over": speedup,
         "workers": found,
@@ -231,54 +213,34 @@ def memory(marker: str) -> dict[str, float]:
     return {key: round(value, 1) for key, value in figures.items()}
 
 
-def _environment(src: Path | None) -> dict[str, str]:
-    root = str(Path(__file__).resolve().parents[2])
-    path = [str(src), root] if src is not None else [root]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
-
-
 def run(
     store: Path, *, workers: int, turns: int, src: Path | None, process: str, repeats: int
 ) -> dict[str, Any]:
     """Prepare a copy of ``store``'s ``hybrid.db``, then time ``workers`` fresh processes
     ``repeats`` times; the median ratio of each worker's first turn to its warm ones."""
-    environment = _environment(src)
     rounds: list[list[dict[str, Any]]] = []
     with tempfile.TemporaryDirectory(prefix="prefrontal-first-") as scratch:
         database = Path(scratch) / "hybrid.db"
         shutil.copyfile(store / "hybrid.db", database)
-        prepared = subprocess.run(
-            [sys.executable, "-c", PREPARE, str(database)],
-            env=environment,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
+        prepare_s = child.run(src, "-c", PREPARE, str(database))
         for _ in range(repeats):
-            rounds.append(_workers(database, workers, turns, process, environment))
+            rounds.append(_workers(database, workers, turns, process, src))
     ratios = [figures["ratio"] for found in rounds for figures in found]
     return {
-        "prepare_s": round(float(prepared.stdout.strip().splitlines()[-1]), 2),
+        "prepare_s": round(float(prepare_s), 2),
         "median_ratio": statistics.median(ratios),
         "rounds": rounds,
     }
 
 
 def _workers(
-    database: Path, workers: int, turns: int, process: str, environment: dict[str, str]
+    database: Path, workers: int, turns: int, process: str, src: Path | None
 ) -> list[dict[str, Any]]:
     """``workers`` fresh processes started at once over ``database``: their figures."""
     started = [
-        subprocess.Popen(
-            [sys.executable, "-c", WORKER, str(database), str(turns), process],
-            env=environment,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(workers)
+        child.start(src, "-c", WORKER, str(database), str(turns), process) for _ in range(workers)
     ]
-    outputs = [worker.communicate()[0] for worker in started]
-    found = [json.loads(output.strip().splitlines()[-1]) for output in outputs]
+    found: list[dict[str, Any]] = [child.finish(worker) for worker in started]
     for figures in found:
         figures["first_ms"] = round(figures["first_ms"], 1)
         figures["warm_p50_ms"] = round(figures["warm_p50_ms"], 1)

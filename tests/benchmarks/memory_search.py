@@ -23,17 +23,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
 import numpy as np
+
+from tests.benchmarks import child
 
 if TYPE_CHECKING:
     from prefrontal.stores import MemoryStore
@@ -94,14 +93,9 @@ async def _cpu_times(store: MemoryStore) -> list[float]:
 
 
 def _child(source: Path, items: int, hybrid: bool, dense: bool) -> dict[str, float]:
-    environment = os.environ | {"PYTHONPATH": f"{source}{os.pathsep}{HERE}"}
-    command = [sys.executable, "-m", "tests.benchmarks.memory_search", "--child"]
-    command += ["--items", str(items), *(["--hybrid"] if hybrid else [])]
-    command += ["--dense"] if dense else []
-    done = subprocess.run(
-        command, env=environment, cwd=HERE, capture_output=True, text=True, check=True
-    )
-    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    arguments = ["--items", str(items), *(["--hybrid"] if hybrid else [])]
+    arguments += ["--dense"] if dense else []
+    figures: dict[str, float] = child.module("tests.benchmarks.memory_search", source, *arguments)
     return figures
 
 

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import anyio
+
+from tests.benchmarks import child
 
 HERE = Path(__file__).resolve().parents[2]
 CALLS = 5
@@ -64,17 +63,10 @@ def main(argv: list[str] | None = None) -> None:
         sources["against"] = args.against / "src"
     for _ in range(args.rounds):
         for name, source in sources.items():
-            environment = os.environ | {"PYTHONPATH": f"{source}{os.pathsep}{HERE}"}
-            command = [sys.executable, "-m", "tests.benchmarks.memory_vectors", "--child"]
-            done = subprocess.run(
-                [*command, "--items", str(args.items)],
-                env=environment,
-                cwd=HERE,
-                capture_output=True,
-                text=True,
-                check=True,
+            figures = child.module(
+                "tests.benchmarks.memory_vectors", source, "--items", str(args.items)
             )
-            print(json.dumps({"source": name, **json.loads(done.stdout.strip().splitlines()[-1])}))
+            print(json.dumps({"source": name, **figures}))
 
 
 if __name__ == "__main__":

@@ -28,10 +28,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -41,6 +38,7 @@ import anyio
 from prefrontal.demo import seed
 from prefrontal.stores import MemoryItem, Tenant, postgres
 from prefrontal.testing.synthetic import memories
+from tests.benchmarks import child
 from tests.benchmarks.scale import (
     BATCH,
     START,
@@ -111,12 +109,7 @@ def _child(args: argparse.Namespace) -> None:
 
 
 def _run(source: Path, *arguments: str) -> dict[str, Any]:
-    environment = os.environ | {"PYTHONPATH": f"{source}{os.pathsep}{HERE}"}
-    command = [sys.executable, "-m", "tests.benchmarks.postgres_scale", *arguments]
-    done = subprocess.run(command, env=environment, cwd=HERE, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(arguments[:2])} failed:\n{done.stderr}")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = child.module("tests.benchmarks.postgres_scale", source, *arguments)
     return result
 
 
@@ -125,9 +118,7 @@ def _compare(dsn: str, args: argparse.Namespace) -> dict[str, Any]:
     sources = {"this": HERE / "src"} | ({"base": Path(args.base)} if args.base else {})
     out: dict[str, Any] = {"items": args.items}
     for name, source in sources.items():
-        filled = _run(
-            source, "--child", "fill", "--dsn", dsn, "--schema", name, "--items", str(args.items)
-        )
+        filled = _run(source, "fill", "--dsn", dsn, "--schema", name, "--items", str(args.items))
         out[f"{name}_build_s"] = round(filled["build_s"], 1)
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in sources}
     for repeat in range(args.repeats):
@@ -135,7 +126,6 @@ def _compare(dsn: str, args: argparse.Namespace) -> dict[str, Any]:
         for name in order:
             measured = _run(
                 sources[name],
-                "--child",
                 "measure",
                 "--dsn",
                 dsn,
@@ -157,36 +147,17 @@ def _writers(dsn: str, args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for count in (1, args.writers):
         schema = f"writers{count}"
-        _run(HERE / "src", "--child", "fill", "--dsn", dsn, "--schema", schema, "--items", "0")
-        environment = os.environ | {"PYTHONPATH": f"{HERE / 'src'}{os.pathsep}{HERE}"}
-        children = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "tests.benchmarks.postgres_scale",
-                    "--child",
-                    "write",
-                    "--dsn",
-                    dsn,
-                    "--schema",
-                    schema,
-                    "--agent",
-                    f"agent-{n}",
-                    "--seconds",
-                    str(args.seconds),
-                ],
-                env=environment,
-                cwd=HERE,
-                stdout=subprocess.PIPE,
-                text=True,
+        _run(HERE / "src", "fill", "--dsn", dsn, "--schema", schema, "--items", "0")
+        writing = [
+            child.start(
+                HERE / "src",
+                *("-m", "tests.benchmarks.postgres_scale", "--child", "write"),
+                *("--dsn", dsn, "--schema", schema, "--agent", f"agent-{n}"),
+                *("--seconds", str(args.seconds)),
             )
             for n in range(count)
         ]
-        written = sum(
-            json.loads(child.communicate()[0].strip().splitlines()[-1])["written"]
-            for child in children
-        )
+        written = sum(child.finish(process)["written"] for process in writing)
         out[f"items_per_s_{count}"] = round(written / args.seconds, 1)
     out["ratio"] = round(out[f"items_per_s_{args.writers}"] / out["items_per_s_1"], 2)
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
@@ -25,42 +25,19 @@ from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.postgres.topk import TopK
 from prefrontal.stores.tenancy import Scope
 from prefrontal.testing.conformance.base import at
+from prefrontal.testing.synthetic import FEW_WORDS as WORDS
+from prefrontal.testing.synthetic import worded
 from tests.conftest import FIXED_NOW
 from tests.stores.ranked_alike import assert_ranked_alike, random_queries
 
 pytestmark = pytest.mark.anyio
 
-WORDS = ("harbour", "ferry", "ticket", "lisbon", "invoice", "dentist", "piano", "garden")
+CROWD_START, BACK = at(0) - timedelta(seconds=1), timedelta(seconds=-1)
+"""The crowd's items: a second apart, back from a second before the first item."""
 BYSTANDER = Tenant(agent_id="atlas", user_id="bystander")
 CROWD = Tenant(agent_id="atlas", user_id="crowd")
 STRANGER = Tenant(agent_id="other-agent", user_id="bystander")
 _SCANS = ("Seq Scan", "Index Scan", "Index Only Scan", "Bitmap Heap Scan")
-
-
-def items(tenant: Tenant, count: int, seed: int, *, prefix: str) -> Iterator[MemoryItem]:
-    """``count`` items of ``tenant`` made of :data:`WORDS`, one in five shared."""
-    rng = random.Random(seed)
-    for n in range(count):
-        yield MemoryItem(
-            item_id=f"{prefix}{n}",
-            agent_id=tenant.agent_id,
-            user_id=tenant.user_id,
-            scope=Scope.SHARED if n % 5 == 0 else Scope.PRIVATE,
-            content=" ".join(rng.choices(WORDS, k=rng.randint(1, 6))),
-            created_at=at(n),
-        )
-
-
-def crowding(tenant: Tenant, count: int, *, prefix: str) -> Iterator[MemoryItem]:
-    """``count`` tiny private items of ``tenant``, each holding every word."""
-    for n in range(count):
-        yield MemoryItem(
-            item_id=f"{prefix}{n}",
-            agent_id=tenant.agent_id,
-            user_id=tenant.user_id,
-            content=" ".join(WORDS),
-            created_at=at(0) - timedelta(seconds=n + 1),
-        )
 
 
 class Touching:
@@ -117,12 +94,12 @@ async def test_other_users_items_add_no_candidates(database: PostgresDatabase) -
         await store.put_many(batch)
         await reference.put_many(batch)
 
-    await both(list(items(BYSTANDER, 40, 1, prefix="b")))
-    await both(list(items(CROWD, 10, 2, prefix="s")))
+    await both(list(worded(40, tenant=BYSTANDER, seed=1, prefix="b", start=at(0))))
+    await both(list(worded(10, tenant=CROWD, seed=2, prefix="s", start=at(0))))
     texts = [" ".join(random.Random(n).sample(WORDS, 3)) for n in range(6)]
     alone = await rows_touched(database, texts)
-    await both(list(crowding(CROWD, 3_000, prefix="c")))
-    await both(list(crowding(STRANGER, 1_000, prefix="x")))
+    await both(list(worded(3_000, tenant=CROWD, prefix="c", start=CROWD_START, step=BACK)))
+    await both(list(worded(1_000, tenant=STRANGER, prefix="x", start=CROWD_START, step=BACK)))
     crowded = await rows_touched(database, texts)
     queries = random_queries(random.Random(5), WORDS, (1, 3, 10, 60), 40, FIXED_NOW)
     await assert_ranked_alike(reference, store, BYSTANDER, queries)
@@ -135,7 +112,7 @@ async def test_a_changed_scope_moves_the_item_in_the_index(database: PostgresDat
     """Shared, the item is found by another user of the agent; private again, it is not."""
     store = PostgresMemoryStore(database)
     other = Tenant(agent_id=CROWD.agent_id, user_id="someone")
-    item = next(crowding(CROWD, 1, prefix="c"))
+    item = next(worded(1, tenant=CROWD, prefix="c", start=CROWD_START, step=BACK))
     query = MemoryQuery(text="ferry ticket", now=FIXED_NOW)
     found = []
     for scope in (Scope.PRIVATE, Scope.SHARED, Scope.PRIVATE):

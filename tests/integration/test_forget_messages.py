@@ -9,15 +9,27 @@ any of it; forgetting one must remove that one and keep the other.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import anyio
 import pytest
 
 from prefrontal import Orchestrator, Stores
 from prefrontal.buffer import SessionBuffer
-from prefrontal.stores import SessionKey
-from tests.endturn_support import AGENT, BACKENDS, SESSION, TENANT, USER, ask, build, open_stores
+from prefrontal.exchange import ExchangeView, Extracted
+from prefrontal.stores import MemoryQuery, SessionKey
+from tests.endturn_support import (
+    AGENT,
+    BACKENDS,
+    SESSION,
+    TENANT,
+    USER,
+    Ticking,
+    ask,
+    build,
+    open_stores,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -121,3 +133,39 @@ async def test_the_turns_trace_loses_the_forgotten_text(stores: Stores) -> None:
     assert "Q7-LOCKER-4411" not in trace.model_dump_json()
     again = await orchestrator.end_turn(turn, ANSWER)
     assert not again.written
+
+
+class GatedExtractor:
+    """Finds one fact holding the user's input, once ``gate`` is set; ``entered`` says it began."""
+
+    def __init__(self) -> None:
+        self.entered, self.gate = anyio.Event(), anyio.Event()
+
+    async def __call__(self, exchange: ExchangeView) -> Sequence[Extracted]:
+        self.entered.set()
+        await self.gate.wait()
+        return [Extracted(content=f"The user said: {exchange.user_input}")]
+
+
+async def test_an_extraction_in_flight_lands_nothing_after_the_message_is_forgotten(
+    stores: Stores,
+) -> None:
+    """The turn's extraction is running when its user message is forgotten: the forget
+    stops it, so no fact drawn from the message is written, even once the extractor would
+    have answered; the trace keeps no text."""
+    extractor, clock = GatedExtractor(), Ticking()
+    async with build(stores, extractor=extractor, clock=clock) as orchestrator:
+        turn = await orchestrator.start_turn(ask(SECRET))
+        ended = await orchestrator.end_turn(turn, ANSWER)
+        with anyio.fail_after(10):
+            await extractor.entered.wait()
+        assert await orchestrator.memory.forget(TENANT, ended.message_ids[0])
+        extractor.gate.set()
+        await orchestrator.wait_background()
+        query = MemoryQuery(text="locker code", limit=10, now=clock())
+        facts = await stores.semantic.search(TENANT, query)
+        assert [f.item.content for f in facts if "Q7-LOCKER-4411" in f.item.content] == []
+        trace = await stores.traces.get(TENANT, turn.context.turn_id)
+        assert trace is not None and trace.user_input is None
+        assert trace.forgotten == (ended.message_ids[0],)
+        assert "Q7-LOCKER-4411" not in (trace.user_input or "")

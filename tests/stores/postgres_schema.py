@@ -60,11 +60,11 @@ async def to_schema_3(connection: Any) -> None:
         )
 
 
-async def to_schema_9(connection: Any) -> None:
-    """Undo schema 10: no slots, change stamps nor deletion log.
+async def to_schema_10(connection: Any) -> None:
+    """Undo schema 11: no slots, change stamps nor deletion log.
 
-    Delete the ledger's versions above 9 and opening the stores runs
-    migration 10 again.
+    Delete the ledger's versions above 10 and opening the stores runs
+    migration 11 again.
     """
     for name in MEMORY_TABLES:
         items = f"{name}_items"
@@ -76,12 +76,12 @@ async def to_schema_9(connection: Any) -> None:
 
 
 async def to_schema_8(connection: Any) -> None:
-    """Undo schemas 10 and 9: the terms and impact tokens GIN-indexed as they are, for everyone.
+    """Undo schemas 11 and 9: the terms and impact tokens GIN-indexed as they are, for everyone.
 
     Delete the ledger's versions above 8 and opening the stores runs
     migration 9 again.
     """
-    await to_schema_9(connection)
+    await to_schema_10(connection)
     for name in MEMORY_TABLES:
         items = f"{name}_items"
         await connection.execute(f"ALTER TABLE {items} DROP COLUMN visible")

@@ -32,7 +32,7 @@ from prefrontal.stores.postgres.vector_log import KEPT_DELETIONS, PRUNE_EVERY
 from prefrontal.testing.conformance.base import at
 from prefrontal.testing.synthetic import memories, questions
 from tests.conftest import FIXED_NOW
-from tests.stores.postgres_schema import schema_connection, to_schema_9
+from tests.stores.postgres_schema import schema_connection, to_schema_10
 
 pytestmark = pytest.mark.anyio
 ALICE = Tenant(agent_id="agent-1", user_id="alice")
@@ -370,18 +370,18 @@ async def test_the_deletion_log_is_pruned_past_its_length(
     assert horizons == 1
 
 
-async def test_a_schema_at_version_9_gains_slots_and_stamps_and_searches_as_a_new_one(
+async def test_a_schema_at_version_10_gains_slots_and_stamps_and_searches_as_a_new_one(
     postgres_dsn: str, postgres_schema: str
 ) -> None:
-    """Migration 10 numbers the existing rows; the cache then reads them all once."""
+    """Migration 11 numbers the existing rows; the cache then reads them all once."""
     old = _open(postgres_dsn, postgres_schema, cache=False)
     try:
         await _episodic(old).put_many(_corpus(200))
     finally:
         await old.aclose()
     async with schema_connection(postgres_dsn, postgres_schema) as connection:
-        await to_schema_9(connection)
-        await connection.execute("DELETE FROM schema_migrations WHERE version > 9")
+        await to_schema_10(connection)
+        await connection.execute("DELETE FROM schema_migrations WHERE version > 10")
     stores = _open(postgres_dsn, postgres_schema)
     try:
         store = _episodic(stores)

@@ -34,7 +34,7 @@ TENANTS = (
     Tenant(agent_id="atlas", user_id="alice"),
     Tenant(agent_id="atlas", user_id="bob"),
     Tenant(agent_id="orion", user_id="alice"),
-    Tenant(agent_id="orion", user_id="carol"),
+    Tenant(agent_id="orion", user_id="çarol"),  # an id whose hex is not its ASCII
 )
 WORDS = [
     "invoice",

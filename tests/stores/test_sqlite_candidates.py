@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -24,42 +23,20 @@ from prefrontal.stores.sqlite import topk as ranking
 from prefrontal.stores.sqlite.memory_sql import Statements
 from prefrontal.stores.sqlite.migrations import LATEST
 from prefrontal.stores.tenancy import Scope
+from prefrontal.testing.synthetic import FEW_WORDS as WORDS
+from prefrontal.testing.synthetic import worded
 from tests.stores.ranked_alike import assert_ranked_alike, random_queries
 from tests.stores.sqlite_schema import to_schema_10
 
 pytestmark = pytest.mark.anyio
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
-WORDS = ("harbour", "ferry", "ticket", "lisbon", "invoice", "dentist", "piano", "garden")
+START = NOW - timedelta(days=1)
+CROWD_START, BACK = NOW - timedelta(seconds=1), timedelta(seconds=-1)
+"""The crowd's items: a second apart, back from a second before :data:`NOW`."""
 BYSTANDER = Tenant(agent_id="atlas", user_id="bystander")
 CROWD = Tenant(agent_id="atlas", user_id="crowd")
 STRANGER = Tenant(agent_id="other-agent", user_id="bystander")
-
-
-def items(tenant: Tenant, count: int, seed: int, *, prefix: str) -> Iterator[MemoryItem]:
-    """``count`` items of ``tenant`` made of :data:`WORDS`, one in five shared."""
-    rng = random.Random(seed)
-    for n in range(count):
-        yield MemoryItem(
-            item_id=f"{prefix}{n}",
-            agent_id=tenant.agent_id,
-            user_id=tenant.user_id,
-            scope=Scope.SHARED if n % 5 == 0 else Scope.PRIVATE,
-            content=" ".join(rng.choices(WORDS, k=rng.randint(1, 6))),
-            created_at=NOW - timedelta(minutes=count - n),
-        )
-
-
-def crowding(tenant: Tenant, count: int, *, prefix: str) -> Iterator[MemoryItem]:
-    """``count`` tiny private items of ``tenant``, each holding every word."""
-    for n in range(count):
-        yield MemoryItem(
-            item_id=f"{prefix}{n}",
-            agent_id=tenant.agent_id,
-            user_id=tenant.user_id,
-            content=" ".join(WORDS),
-            created_at=NOW - timedelta(seconds=n + 1),
-        )
 
 
 def search_steps(path: Path, texts: list[str]) -> int:
@@ -90,12 +67,22 @@ async def test_other_users_items_add_no_candidates(tmp_path: Path) -> None:
     """3,000 items of another user and 1,000 of another agent, all of the words, cost ~nothing."""
     path = tmp_path / "m.db"
     stores, reference = open_stores(path), InMemoryMemoryStore()
-    await both(stores, reference, list(items(BYSTANDER, 40, 1, prefix="b")))
-    await both(stores, reference, list(items(CROWD, 10, 2, prefix="s")))
+    await both(
+        stores, reference, list(worded(40, tenant=BYSTANDER, seed=1, prefix="b", start=START))
+    )
+    await both(stores, reference, list(worded(10, tenant=CROWD, seed=2, prefix="s", start=START)))
     texts = [" ".join(random.Random(n).sample(WORDS, 3)) for n in range(6)]
     alone = search_steps(path, texts)
-    await both(stores, reference, list(crowding(CROWD, 3_000, prefix="c")))
-    await both(stores, reference, list(crowding(STRANGER, 1_000, prefix="x")))
+    await both(
+        stores,
+        reference,
+        list(worded(3_000, tenant=CROWD, prefix="c", start=CROWD_START, step=BACK)),
+    )
+    await both(
+        stores,
+        reference,
+        list(worded(1_000, tenant=STRANGER, prefix="x", start=CROWD_START, step=BACK)),
+    )
     crowded = search_steps(path, texts)
     queries = random_queries(random.Random(5), WORDS, (1, 3, 10, 60), 40, NOW)
     await assert_ranked_alike(reference, stores.episodic, BYSTANDER, queries)
@@ -108,7 +95,7 @@ async def test_a_changed_scope_moves_the_item_in_the_index(tmp_path: Path) -> No
     """Shared, the item is found by another user of the agent; private again, it is not."""
     stores = open_stores(tmp_path / "m.db")
     other = Tenant(agent_id=CROWD.agent_id, user_id="someone")
-    item = next(crowding(CROWD, 1, prefix="c"))
+    item = next(worded(1, tenant=CROWD, prefix="c", start=CROWD_START, step=BACK))
     query = MemoryQuery(text="ferry ticket", now=NOW)
     found = []
     for scope in (Scope.PRIVATE, Scope.SHARED, Scope.PRIVATE):
@@ -127,8 +114,10 @@ async def test_a_file_at_schema_10_gets_every_item_indexed_by_who_may_see_it(
     """Migrated, the file ranks as the in-memory store does, for its owner and for others."""
     path = tmp_path / "old.db"
     stores, reference = open_stores(path), InMemoryMemoryStore()
-    await both(stores, reference, list(items(BYSTANDER, 60, 3, prefix="b")))
-    await both(stores, reference, list(items(CROWD, 60, 4, prefix="c")))
+    await both(
+        stores, reference, list(worded(60, tenant=BYSTANDER, seed=3, prefix="b", start=START))
+    )
+    await both(stores, reference, list(worded(60, tenant=CROWD, seed=4, prefix="c", start=START)))
     await stores.aclose()
     connection = sqlite3.connect(path, isolation_level=None)
     to_schema_10(connection)

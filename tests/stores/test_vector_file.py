@@ -70,6 +70,19 @@ async def _both_ways(store: SqliteMemoryStore, text: str) -> tuple[list[Hit], li
     return mapped, scanned
 
 
+async def _opened_maps_as_scanned(path: Path, texts: list[str]) -> None:
+    """The file at ``path``, opened: each of ``texts`` finds Alice's hits from the vector
+    files, and they are those reading every visible vector finds."""
+    stores = sqlite.open_stores(path, embedder=_embedder())
+    try:
+        for text in texts:
+            mapped, scanned = await _both_ways(_episodic(stores), text)
+            assert mapped == scanned
+            assert mapped
+    finally:
+        await stores.aclose()
+
+
 def _files(path: Path) -> Path:
     return Path(f"{path}.vectors") / "episodic"
 
@@ -92,14 +105,7 @@ async def test_files_are_private_and_a_new_process_maps_them_without_rebuilding(
         raise AssertionError("the files were current: nothing to rebuild")
 
     monkeypatch.setattr(VectorFile, "_clear", no_rebuild)
-    reopened = sqlite.open_stores(path, embedder=_embedder())
-    try:
-        for text in questions(10):
-            mapped, scanned = await _both_ways(_episodic(reopened), text)
-            assert mapped == scanned
-            assert mapped
-    finally:
-        await reopened.aclose()
+    await _opened_maps_as_scanned(path, questions(10))
 
 
 def _occurrences(directory: Path, needles: list[bytes]) -> int:
@@ -227,11 +233,4 @@ async def test_a_copied_database_does_not_trust_the_files_of_the_original(
         (target / source.name).write_bytes(source.read_bytes())
     columns = target / "columns"
     columns.write_bytes(b"\0" * columns.stat().st_size)  # the copy's files now lie
-    copied = sqlite.open_stores(copy, embedder=_embedder())
-    try:
-        for text in questions(6):
-            mapped, scanned = await _both_ways(_episodic(copied), text)
-            assert mapped == scanned
-            assert mapped
-    finally:
-        await copied.aclose()
+    await _opened_maps_as_scanned(copy, questions(6))

@@ -712,16 +712,22 @@ class WorkingMemoryBuffer:
     ) -> tuple[Eviction, ...]:
         """Adopt ``config``, evicting under its policy what no longer fits its bounds.
 
-        Raises :class:`WorkingMemoryError` (and changes nothing) when the pinned
-        items alone exceed the new bounds.
+        Only items that may leave are evicted: never a pinned item, nor one
+        that awaits its promotion into episodic memory under ``config``
+        (:func:`~prefrontal.buffer.decay.awaits_promotion`), so shrinking the
+        bounds loses no note. Raises :class:`WorkingMemoryError` (and changes
+        nothing) when those items alone exceed the new bounds.
         """
         at = self.moment(now)
         ctx = EvictionContext(now=at, config=config, themes=frozenset(self._themes))
-        victims = select_victims(tuple(self._held.items.values()), Need(tokens=0, items=0), ctx)
+        held = tuple(self._held.items.values())
+        kept = frozenset(i.item_id for i in held if awaits_promotion(i, config))
+        victims = select_victims(held, Need(tokens=0, items=0), ctx, kept)
         if victims is None:
             raise WorkingMemoryError(
-                f"pinned items do not fit max_items={config.max_items}, "
-                f"max_tokens={config.max_tokens}: unpin some first"
+                f"pinned items and notes awaiting promotion do not fit "
+                f"max_items={config.max_items}, max_tokens={config.max_tokens}: "
+                "unpin some or consolidate the session first"
             )
         gone = tuple(
             self._held.take_out(v, EvictionReason.RECONFIGURED, describe(v, s, config.policy))

@@ -72,6 +72,10 @@ class SessionBuffer:
         self.buffer = buffer
         self.reconfigured: tuple[Eviction, ...] = ()
         """Items dropped at load because the configured bounds shrank."""
+        self.deferred: BufferConfig | None = None
+        """A configuration not adopted at load: the items that may not leave (pinned,
+        or notes awaiting their promotion) did not fit it, so the buffer kept the
+        bounds it was saved with; the next load tries again."""
         self._state = state
         self._journal: list[Operation] = []
         self._max_attempts = max_attempts
@@ -94,7 +98,11 @@ class SessionBuffer:
         """The session's saved buffer, or a new one (announced by ``session_started``).
 
         ``config`` (when given) replaces the saved one; items that no longer
-        fit are evicted and listed in :attr:`reconfigured`.
+        fit are evicted and listed in :attr:`reconfigured`. Pinned items and
+        notes that await their promotion are never evicted for it: when they
+        alone exceed ``config``'s bounds the buffer keeps the bounds it was
+        saved with (:attr:`deferred` holds ``config``) until consolidation or
+        the agent makes room.
         """
         state = await store.load(key)
         _check_owner(state, key)
@@ -103,7 +111,11 @@ class SessionBuffer:
         for subscriber in subscribers:
             buffer.events.subscribe(subscriber)
         if config is not None and config != buffer.config:
-            session.reconfigured = buffer.reconfigure(config)
+            try:
+                session.reconfigured = buffer.reconfigure(config)
+            except WorkingMemoryError as error:
+                session.deferred = config
+                _log.warning("buffer_bounds_deferred", session_id=key.session_id, reason=str(error))
         if state is None:
             session._announce(EventKind.SESSION_STARTED)
         return session

@@ -28,7 +28,7 @@ from prefrontal.memory.buffers import drop_dangling_copies, forget_in_buffers
 from prefrontal.memory.erasure import ErasureReport, erase, scrub
 from prefrontal.memory.fence import TenantFence
 from prefrontal.memory.recall import STORE_NAMES, MemoryStoreName, fused, search_both
-from prefrontal.memory.turn_traces import redact
+from prefrontal.memory.turn_traces import message_turn, redact
 from prefrontal.stores.long_term import (
     AUTHOR_KEY,
     SOURCE_KEY,
@@ -237,7 +237,10 @@ class MemoryAPI:
         or dropped when it had folded it: :mod:`prefrontal.exchange.forgetting`),
         its text in its turn's trace (:mod:`prefrontal.memory.turn_traces`), and
         every copy in the tenant's working-memory sessions (the turn's exchange
-        item, a summary that folded it: :mod:`prefrontal.memory.buffers`).
+        item, a summary that folded it: :mod:`prefrontal.memory.buffers`). The
+        turn's extraction, queued or running, is stopped and waited for first
+        (:meth:`~prefrontal.memory.fence.TenantFence.stopping`): no fact drawn
+        from a forgotten message lands after the forget.
 
         Another user's shared item of that id is not removed, unless
         ``shared`` (the caller holds the right to write shared memory): then
@@ -249,6 +252,9 @@ class MemoryAPI:
         """
         wanted = [_checked_id(item_id)]
         async with self.fence.holding(tenant, "forget"):
+            turn = message_turn(wanted[0])
+            if turn is not None:  # no fact drawn from the message lands after this
+                await self.fence.stopping(tenant, "extraction", turn)
             found = await self._found(tenant, wanted[0])
             removed = [await self._store(name).delete(tenant, wanted) for name in STORE_NAMES]
             gone = [item for _, item in found if owns(tenant, item)]

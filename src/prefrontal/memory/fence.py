@@ -15,8 +15,14 @@ start). :meth:`TenantFence.erasing` is the barrier:
   to end, so whatever they wrote is there for the erase to remove;
 - work that begins while the erase runs waits until it has ended.
 
-So a write of the tenant begun before an erase never lands after it. The
-fence is in-process: it knows the work of one :class:`Orchestrator` (and
+So a write of the tenant begun before an erase never lands after it.
+
+:meth:`TenantFence.stopping` is the same barrier for one subject: forgetting
+a turn's message stops that turn's extraction (queued or running, waited
+for until it has ended), so no fact drawn from the forgotten text and no
+copy of the turn's trace lands after the forget.
+
+The fence is in-process: it knows the work of one :class:`Orchestrator` (and
 its :class:`~prefrontal.memory.MemoryAPI`), not that of other processes
 over the same database.
 """
@@ -64,27 +70,39 @@ class Ticket:
     """One piece of work of a tenant, begun at an epoch; see :meth:`run`."""
 
     def __init__(
-        self, fence: TenantFence, tenant: Tenant, kind: str, epoch: int, *, cancellable: bool
+        self,
+        fence: TenantFence,
+        tenant: Tenant,
+        kind: str,
+        epoch: int,
+        *,
+        cancellable: bool,
+        subject: str | None = None,
     ) -> None:
         self.fence, self.tenant, self.kind, self.epoch = fence, tenant, kind, epoch
-        self.cancellable = cancellable
+        self.cancellable, self.subject = cancellable, subject
         self.scope: anyio.CancelScope | None = None
         self.released = False
         self.counted = False
         """Counted as cancelled by an erase."""
+        self.stopped = False
+        """Stopped by :meth:`TenantFence.stopping`: it never runs, or is cancelled."""
 
     async def run(self, work: Callable[[], Awaitable[object]]) -> bool:
-        """Run ``work`` unless the tenant was erased since this work began; ``True`` if it ran.
+        """Run ``work`` unless the tenant was erased since this work began (or the work
+        was stopped); ``True`` if it ran.
 
         Waits for an erase in progress. Cancelled by an erase that begins
-        while it runs (when cancellable), it returns ``False``: the
-        cancellation is the fence's own and ends here; any other goes on.
-        Releases the ticket.
+        while it runs (when cancellable), or stopped, it returns ``False``:
+        the cancellation is the fence's own and ends here; any other goes
+        on. Releases the ticket.
         """
         try:
             state = await self.fence.settled(self.tenant)
             if state.epoch != self.epoch:
                 self.fence.skipped(self)
+                return False
+            if self.stopped:
                 return False
             with anyio.CancelScope() as scope:
                 self.scope = scope
@@ -136,15 +154,49 @@ class TenantFence:
         self._turns.pop(turn_id, None)
 
     def ticket(
-        self, tenant: Tenant, kind: str, *, epoch: int | None = None, cancellable: bool = True
+        self,
+        tenant: Tenant,
+        kind: str,
+        *,
+        epoch: int | None = None,
+        cancellable: bool = True,
+        subject: str | None = None,
     ) -> Ticket:
-        """A ticket for work of ``tenant`` begun at ``epoch`` (default: now), held from now."""
+        """A ticket for work of ``tenant`` begun at ``epoch`` (default: now), held from now.
+
+        ``subject`` names what the work is about (a turn id), for :meth:`stopping`.
+        """
         state = self.state(tenant)
-        ticket = Ticket(
-            self, tenant, kind, state.epoch if epoch is None else epoch, cancellable=cancellable
-        )
+        began = state.epoch if epoch is None else epoch
+        ticket = Ticket(self, tenant, kind, began, cancellable=cancellable, subject=subject)
         state.tickets.add(ticket)
         return ticket
+
+    async def stopping(self, tenant: Tenant, kind: str, subject: str) -> int:
+        """Stop ``tenant``'s cancellable work of ``kind`` on ``subject``; how many were stopped.
+
+        Queued work never runs; running work is cancelled. Returns once all
+        of it has ended (a shielded step in it, such as a trace update, has
+        finished). Work on the subject submitted afterwards is not stopped:
+        the caller marks the subject first (a forgotten turn is not
+        extracted again).
+        """
+        state = self.state(tenant)
+        stopped = 0
+        while mine := [
+            t for t in state.tickets if t.kind == kind and t.subject == subject and t.cancellable
+        ]:
+            for ticket in mine:
+                if not ticket.stopped:
+                    ticket.stopped = True
+                    stopped += 1
+                    if ticket.scope is None:
+                        ticket.release()  # queued: when its slot comes it skips itself
+                    else:
+                        ticket.scope.cancel()
+            if any(t in state.tickets for t in mine):
+                await state.changed.wait()
+        return stopped
 
     @asynccontextmanager
     async def holding(

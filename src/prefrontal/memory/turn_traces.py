@@ -18,6 +18,17 @@ from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceStore
 from prefrontal.traces.models import TurnTrace
 
+MESSAGE_SUFFIXES = (":user", ":reply")
+"""How a turn's two message ids end (``<turn>:user``, ``<turn>:reply``)."""
+
+
+def message_turn(item_id: str) -> str | None:
+    """The turn a message id belongs to; ``None`` for an id that names no turn's message."""
+    for suffix in MESSAGE_SUFFIXES:
+        if item_id.endswith(suffix) and len(item_id) > len(suffix):
+            return item_id.removesuffix(suffix)
+    return None
+
 
 async def redact(traces: TraceStore, tenant: Tenant, messages: Iterable[ConversationTurn]) -> int:
     """Take ``messages``' text out of the traces of the turns they belong to; traces changed."""

@@ -502,7 +502,7 @@ class TurnEnder:
             at=at,
         )
         job = Extraction(self.stores, view, extractor, self.config.end_turn.extract_timeout_s)
-        ticket = self.fence.ticket(_tenant(trace), "extraction", epoch=epoch)
+        ticket = self.fence.ticket(_tenant(trace), "extraction", epoch=epoch, subject=trace.turn_id)
 
         async def fenced() -> None:
             await ticket.run(job)

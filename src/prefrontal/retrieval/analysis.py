@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 
 import snowballstemmer
@@ -154,6 +155,33 @@ def terms(text: str) -> list[str]:
     out: list[str] = []
     for token in _TOKEN.findall(folded(text)):
         out.extend(_token_terms(token))
+    return out
+
+
+class _Indexed(dict[str, str]):
+    """Word to :func:`_indexed` of it, filled on first look-up (one batch's words)."""
+
+    def __missing__(self, word: str) -> str:
+        self[word] = found = _indexed(word)
+        return found
+
+
+def terms_of_each(texts: Iterable[str]) -> list[list[str]]:
+    """:func:`terms` of each text, in order: the same lists, with less work per word.
+
+    For a batch: each distinct ASCII word is looked up once in a plain
+    dictionary held for the call, and the lists are built without a Python
+    step per word.
+    """
+    indexed = _Indexed()
+    look_up = indexed.__getitem__
+    out: list[list[str]] = []
+    add = out.append
+    for text in texts:
+        if text.isascii():
+            add(list(filter(None, map(look_up, _words(text.lower())))))
+        else:
+            add(terms(text))
     return out
 
 

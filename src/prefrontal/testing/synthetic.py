@@ -185,3 +185,42 @@ def questions(count: int, *, seed: int = 11) -> list[str]:
     """``count`` questions a user might ask about such memories."""
     rng = random.Random(seed)
     return [rng.choice(QUESTIONS).format(**_fields(rng)) for _ in range(count)]
+
+
+FEW_WORDS = ("harbour", "ferry", "ticket", "lisbon", "invoice", "dentist", "piano", "garden")
+"""Eight words: items made of them match most searches made of them."""
+
+
+def worded(
+    count: int,
+    *,
+    tenant: Tenant,
+    prefix: str,
+    start: datetime,
+    step: timedelta = timedelta(minutes=1),
+    seed: int | None = None,
+    words: Sequence[str] = FEW_WORDS,
+) -> Iterator[MemoryItem]:
+    """``count`` episodic items of ``tenant`` made of ``words`` only, for candidate checks.
+
+    Item ``n`` has the id ``f"{prefix}{n}"`` and was created at ``start + n * step``
+    (``step`` may be negative). With a ``seed``, each holds one to six of the words
+    drawn with repeats (the same for the same seed) and every fifth item, from the
+    first, is shared; without one, every item is private and holds every word once,
+    in order: a crowd that every search of those words matches.
+    """
+    rng = random.Random(seed)
+    for n in range(count):
+        if seed is None:
+            content, scope = " ".join(words), Scope.PRIVATE
+        else:
+            content = " ".join(rng.choices(words, k=rng.randint(1, 6)))
+            scope = Scope.SHARED if n % 5 == 0 else Scope.PRIVATE
+        yield MemoryItem(
+            item_id=f"{prefix}{n}",
+            agent_id=tenant.agent_id,
+            user_id=tenant.user_id,
+            scope=scope,
+            content=content,
+            created_at=start + n * step,
+        )

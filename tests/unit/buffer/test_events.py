@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from prefrontal.buffer import BufferEvent, EventKind, OverflowPolicy, WorkingMemoryBuffer
+from prefrontal.buffer import BufferEvent, EventKind, OverflowPolicy
 
-from .conftest import Clock, at, item
-from .conftest import make_buffer as competing
+from .conftest import at, item
+from .conftest import competing_buffer as make_buffer
 
 pytestmark = pytest.mark.anyio
-
-
-def make_buffer(
-    policy: OverflowPolicy = OverflowPolicy.COMPOSITE, clock: Clock | None = None, **config: Any
-) -> WorkingMemoryBuffer:
-    """A buffer whose items all compete under the policy: without ``keep_until_promoted``
-    (with it, the agent's items no newcomer evicts: ``test_kept_notes``)."""
-    config.setdefault("keep_until_promoted", False)
-    return competing(policy, clock, **config)
 
 
 async def test_changes_publish_their_events_in_order() -> None:

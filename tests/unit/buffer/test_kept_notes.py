@@ -16,6 +16,7 @@ from prefrontal.buffer import (
     SessionBuffer,
     WorkingMemoryBuffer,
 )
+from prefrontal.errors import WorkingMemoryError
 from prefrontal.formation import consolidate
 from prefrontal.stores import SessionKey, Stores
 
@@ -119,3 +120,54 @@ async def test_a_note_added_to_a_full_buffer_never_evicts_another_note(
     assert refused.reason.startswith("no_room")
     assert [i.item_id for i in buffer.items if not i.is_summary] == ["n0", "n1", "n2"]
     assert all(i.content.startswith("Note") for i in buffer.items if not i.is_summary)
+
+
+def _copy(item_id: str) -> NewItem:
+    """A copy of a long-term memory: it may leave the buffer at any time."""
+    return NewItem(
+        content=f"Copy {item_id} of a memory.",
+        item_id=item_id,
+        source=ItemSource.MEMORY_RETRIEVAL,
+        provenance=ItemProvenance(store="semantic", item_ids=(f"m-{item_id}",)),
+    )
+
+
+@pytest.mark.parametrize("policy", list(OverflowPolicy))
+async def test_shrinking_the_bounds_evicts_copies_never_notes(policy: OverflowPolicy) -> None:
+    """Two notes among three copies, bounds cut to two items: the copies leave, under
+    every policy; cut to one item, nothing changes and the shrink is refused."""
+    config = BufferConfig(policy=policy, max_items=6, base_threshold=0.0, summary_min_tokens=2)
+    buffer = WorkingMemoryBuffer(config, count_tokens=words)
+    await buffer.add(NewItem(content="Note zero to keep.", item_id="n0"), now=at(0))
+    for n in range(3):
+        await buffer.add(_copy(f"c{n}"), now=at(1 + n))
+    await buffer.add(NewItem(content="Note one to keep.", item_id="n1"), now=at(5))
+    with pytest.raises(WorkingMemoryError, match="awaiting promotion do not fit"):
+        buffer.reconfigure(config.model_copy(update={"max_items": 1}), now=at(6))
+    assert len(buffer) == 5
+    gone = buffer.reconfigure(config.model_copy(update={"max_items": 2}), now=at(6))
+    assert {e.item.item_id for e in gone} == {"c0", "c1", "c2"}
+    assert [i.item_id for i in buffer.items] == ["n0", "n1"]
+
+
+async def test_a_session_loaded_under_bounds_its_notes_exceed_keeps_them_until_promoted() -> None:
+    """A deployment cuts ``max_items`` below the notes a session holds: the turn's load keeps
+    every note under the saved bounds (``deferred``); once consolidation promoted them, the
+    next load adopts the new bounds."""
+    stores = Stores.in_memory()
+    config = BufferConfig(max_items=4, base_threshold=0.0)
+    session = await SessionBuffer.load(stores.working_memory, KEY, config=config)
+    for n in range(3):
+        await session.add(NewItem(content=f"Note {n} to keep.", item_id=f"n{n}"), now=at(n))
+    await session.save(at(3))
+    smaller = config.model_copy(update={"max_items": 1})
+    again = await SessionBuffer.load(stores.working_memory, KEY, config=smaller)
+    assert again.deferred == smaller
+    assert again.reconfigured == ()
+    assert again.buffer.config == config
+    assert [i.item_id for i in again.items] == ["n0", "n1", "n2"]
+    report = await consolidate(stores, KEY, now=at(3600))
+    assert set(report.released) == {"n0", "n1", "n2"}
+    adopted = await SessionBuffer.load(stores.working_memory, KEY, config=smaller)
+    assert adopted.deferred is None
+    assert adopted.buffer.config == smaller

@@ -11,6 +11,8 @@ from prefrontal.buffer import (
     BufferEvent,
     EventKind,
     Focus,
+    ItemProvenance,
+    ItemSource,
     Relationship,
     SessionBuffer,
 )
@@ -125,11 +127,18 @@ async def test_an_unreadable_saved_state_starts_over() -> None:
 
 
 async def test_a_smaller_configured_bound_applies_at_load() -> None:
-    """Loading with smaller bounds evicts what no longer fits, and says so."""
+    """Loading with smaller bounds evicts what no longer fits, and says so (copies of
+    long-term memory: notes awaiting promotion never leave for it)."""
     store = InMemoryWorkingMemoryStore()
     session = await open_session(store, key())
     for n in range(3):
-        await session.add(item(f"note {n}", item_id=f"n{n}"), now=at(n))
+        copy = item(
+            f"copy {n}",
+            item_id=f"c{n}",
+            source=ItemSource.MEMORY_RETRIEVAL,
+            provenance=ItemProvenance(store="episodic", item_ids=(f"m{n}",)),
+        )
+        await session.add(copy, now=at(n))
     await session.save(now=at(3))
     smaller = CONFIG.model_copy(update={"max_items": 1})
     again = await open_session(store, key(), config=smaller)

@@ -60,9 +60,10 @@ async def test_invalid_snapshots_are_refused() -> None:
 
 
 async def test_reconfigure_evicts_what_no_longer_fits() -> None:
-    """Shrinking the bounds evicts under the new policy, with reason reconfigured."""
+    """Shrinking the bounds evicts under the new policy, with reason reconfigured (every
+    unpinned item may leave: ``keep_until_promoted`` is off)."""
     buffer = await _busy()
-    smaller = buffer.config.model_copy(update={"max_items": 1})
+    smaller = buffer.config.model_copy(update={"max_items": 1, "keep_until_promoted": False})
     gone = buffer.reconfigure(smaller, now=at(30))
     assert len(buffer) == 1
     assert len(gone) == 2
@@ -74,7 +75,9 @@ async def test_reconfigure_refuses_when_pinned_items_do_not_fit() -> None:
     buffer = make_buffer()
     await buffer.add(item("a", pinned=True), now=at(0))
     await buffer.add(item("b", pinned=True), now=at(0))
-    with pytest.raises(WorkingMemoryError, match="pinned items do not fit"):
+    with pytest.raises(
+        WorkingMemoryError, match="pinned items and notes awaiting promotion do not fit"
+    ):
         buffer.reconfigure(buffer.config.model_copy(update={"max_items": 1}))
     assert len(buffer) == 2
 

@@ -18,19 +18,10 @@ from prefrontal.buffer import (
 )
 from prefrontal.buffer.summarizer import first_sentence, fit_tokens
 
-from .conftest import Clock, at, item, words
-from .conftest import make_buffer as competing
+from .conftest import at, item, words
+from .conftest import competing_buffer as make_buffer
 
 pytestmark = pytest.mark.anyio
-
-
-def make_buffer(
-    policy: OverflowPolicy = OverflowPolicy.COMPOSITE, clock: Clock | None = None, **config: Any
-) -> WorkingMemoryBuffer:
-    """A buffer whose items all compete under the policy: without ``keep_until_promoted``
-    (with it, the agent's items no newcomer evicts: ``test_kept_notes``)."""
-    config.setdefault("keep_until_promoted", False)
-    return competing(policy, clock, **config)
 
 
 async def _filled(**config: Any) -> WorkingMemoryBuffer:

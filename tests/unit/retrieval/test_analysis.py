@@ -8,7 +8,7 @@ import snowballstemmer
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prefrontal.retrieval.analysis import STOP_WORDS, folded, term_set, terms
+from prefrontal.retrieval.analysis import STOP_WORDS, folded, term_set, terms, terms_of_each
 
 _PORTER = snowballstemmer.stemmer("porter")
 _FTS_SAFE = re.compile(r"[^\W_]+")
@@ -90,3 +90,9 @@ def test_possessive_s_leaves_no_empty_term() -> None:
 def test_terms_are_never_empty_and_never_hold_spaces(text: str) -> None:
     """Every term is a non-empty run of letters and digits."""
     assert all(term and " " not in term and '"' not in term for term in terms(text))
+
+
+@given(st.lists(st.one_of(st.text(max_size=80), st.sampled_from(["The dogs ran", "café 東京"]))))
+def test_a_batch_is_analysed_as_each_text_alone(texts: list[str]) -> None:
+    """``terms_of_each`` gives each text's own terms, repeated words and other scripts included."""
+    assert terms_of_each(texts) == [terms(text) for text in texts]

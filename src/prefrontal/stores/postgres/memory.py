@@ -39,6 +39,7 @@ from prefrontal.stores.memory_search import (
     with_embeddings,
 )
 from prefrontal.stores.postgres import memory_sql as sql
+from prefrontal.stores.postgres.bulk import BulkWriter
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase, storable_ids
 from prefrontal.stores.postgres.hybrid import HybridSearch, VectorStatements
 from prefrontal.stores.postgres.term_keys import key
@@ -74,6 +75,7 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         super().__init__(database)
         self.embedder = embedder
         self._sql = sql.Statements(name)
+        self._bulk = BulkWriter(name)
         self._vector_sql = VectorStatements(name)
         self.vectors = vectors
         """The process's cache of the table's vectors (:mod:`.vector_cache`), which hybrid
@@ -102,24 +104,31 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         """Create or replace ``items`` (embedded already) inside the caller's transaction.
 
         Items are written agent by agent, in sorted order (each agent's in the
-        order given): the statistics trigger locks each agent's row first, so
-        every writer takes those locks in one order.
+        order given): the statistics of each agent are locked before its
+        terms', so every writer takes those locks in one order. Runs of new
+        items are written set-wise (:mod:`prefrontal.stores.postgres.bulk`).
         """
         items = sorted(items, key=lambda item: item.agent_id)
         rows = [_row(item, self.name) for item in items]
-        if all(item.supersedes is None for item in items):
-            await connection.executemany(self._sql.upsert, rows)
-            return
-        for item, row in zip(items, rows, strict=True):
-            await connection.execute(self._sql.upsert, *row)
-            if item.supersedes is not None:
-                await connection.execute(
-                    self._sql.supersede,
-                    item.agent_id,
-                    item.item_id,
-                    item.supersedes,
-                    item.user_id,
-                )
+
+        async def others(connection: Connection, at: list[int]) -> None:
+            if all(items[n].supersedes is None for n in at):
+                await connection.executemany(self._sql.upsert, [rows[n] for n in at])
+                return
+            for n in at:
+                item = items[n]
+                await connection.execute(self._sql.upsert, *rows[n])
+                if item.supersedes is not None:
+                    await connection.execute(
+                        self._sql.supersede,
+                        item.agent_id,
+                        item.item_id,
+                        item.supersedes,
+                        item.user_id,
+                    )
+
+        supersedes = [item.supersedes is not None for item in items]
+        await self._bulk.put(connection, rows, supersedes, others)
 
     async def last_position_in(self, connection: Connection, tenant: Tenant, thread: str) -> int:
         """The highest position in the tenant's ``thread`` (-1 when empty), the thread locked.

@@ -35,6 +35,10 @@ from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.postgres import vector_log, visibility
 from prefrontal.stores.postgres.term_keys import key
 
+BULK_SETTING = "prefrontal.bulk_statistics"
+"""The transaction setting under which schema 10's trigger leaves inserts to the bulk writer
+(:mod:`prefrontal.stores.postgres.bulk`)."""
+
 
 def _index_function(name: str) -> str:
     """The trigger function keeping ``<name>_stats`` and ``<name>_terms`` in step with the items.
@@ -68,7 +72,7 @@ def _index_function(name: str) -> str:
 
 
 def _per_agent_function(
-    name: str, on_insert: str, on_update: str, *, drop_empty: bool = False
+    name: str, on_insert: str, on_update: str, *, drop_empty: bool = False, bulk: bool = False
 ) -> str:
     """A trigger function keeping ``name``'s per-agent statistics; the vocabulary's upserts given.
 
@@ -76,9 +80,15 @@ def _per_agent_function(
     ``<name>_terms`` (schema 4: the counts; schema 5: with the bounds). The
     agent's statistics row is locked first on every path. With ``drop_empty``
     (schema 7), a term row whose count reaches 0 is deleted, so no word of a
-    removed item stays in the statistics.
+    removed item stays in the statistics. With ``bulk`` (schema 10), an insert
+    made while the transaction setting :data:`BULK_SETTING` is ``on`` is left
+    to the bulk writer, which counts its run set-wise.
     """
     agents, vocab = f"{name}_agent_stats", f"{name}_terms"
+    skip = f"""IF current_setting('{BULK_SETTING}', true) = 'on' THEN
+                    RETURN NULL;
+                END IF;"""
+    skip = skip if bulk else ""
     drop = f"""DELETE FROM {vocab}
                     WHERE agent_id = OLD.agent_id AND df <= 0 AND term = ANY (OLD.terms);"""
     drop = drop if drop_empty else ""
@@ -86,6 +96,7 @@ def _per_agent_function(
         LANGUAGE plpgsql SET search_path FROM CURRENT AS $body$
         BEGIN
             IF TG_OP = 'INSERT' THEN
+                {skip}
                 INSERT INTO {agents} AS s (agent_id, docs, tokens)
                     VALUES (NEW.agent_id, 1, NEW.length)
                     ON CONFLICT (agent_id) DO UPDATE
@@ -156,7 +167,7 @@ def _agent_statistics(name: str) -> tuple[str, ...]:
     )
 
 
-def _bounds_index_function(name: str, *, drop_empty: bool = False) -> str:
+def _bounds_index_function(name: str, *, drop_empty: bool = False, bulk: bool = False) -> str:
     """Schema 5's trigger function: schema 4's, with each agent's per-term bounds kept too.
 
     ``<name>_terms`` also holds, per agent and term, the largest count of
@@ -179,7 +190,7 @@ def _bounds_index_function(name: str, *, drop_empty: bool = False) -> str:
                         min_length_3 = LEAST(v.min_length_3, EXCLUDED.min_length_3);"""
     kept = "CASE WHEN u.t = ANY (OLD.terms) THEN 0 ELSE 1 END"
     return _per_agent_function(
-        name, upsert.format(df="1"), upsert.format(df=kept), drop_empty=drop_empty
+        name, upsert.format(df="1"), upsert.format(df=kept), drop_empty=drop_empty, bulk=bulk
     )
 
 
@@ -443,6 +454,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         10,
+        "memory items inserted in a run by the bulk writer have their statistics counted "
+        "by it, a statement per table, instead of by the row trigger",
+        tuple(_bounds_index_function(name, drop_empty=True, bulk=True) for name in MEMORY_TABLES),
+    ),
+    Migration(
+        11,
         "memory rows numbered by a slot of their own and stamped with the transaction that "
         "last changed what vector search reads, deletions logged: a process's vector cache "
         "applies only what changed since the snapshot it reflects",

@@ -1,6 +1,6 @@
 """The change log a process-side vector cache follows on PostgreSQL: slots, stamps, deletions.
 
-Schema 10 gives each memory row of ``<name>_items``:
+Schema 11 gives each memory row of ``<name>_items``:
 
 - ``slot``: a number of its own, from an identity column, kept when the row
   is replaced in place (``ON CONFLICT DO UPDATE``), never reused: what the
@@ -43,7 +43,7 @@ STAMPED = ("agent_id", "user_id", "scope", "kind", "valid_until", "superseded_by
 
 
 def change_log(name: str) -> tuple[str, ...]:
-    """Schema 10 for memory table ``name``: slots, change stamps and the deletion log.
+    """Schema 11 for memory table ``name``: slots, change stamps and the deletion log.
 
     Existing rows get their slots at once (the table is rewritten) and the
     stamp 0, below every snapshot: a cache's first search reads them all.

@@ -12,10 +12,13 @@ have left them, one row after another, but with a statement per table:
   change count);
 - their FTS5 entries in one statement, and their impact tokens
   (:func:`~prefrontal.retrieval.impacts.token`, in the order the trigger's
-  SQL writes them: terms by code point) in one ``executemany``, each entry
-  with its :mod:`~prefrontal.stores.sqlite.visibility` token;
-- the term statistics counted in Python from the stored terms, one upsert
-  per distinct term of each agent, and one per agent for its counts.
+  SQL writes them: terms by code point) in one ``executemany`` of values,
+  each entry with its :mod:`~prefrontal.stores.sqlite.visibility` token
+  (computed here as the items' generated ``tenant`` column does: reading it
+  back row by row costs ten times the insert);
+- the term statistics counted in Python over the whole run from each
+  row's analysed terms (``words``), one upsert per distinct term of each
+  agent, and one per agent for its counts.
 
 The insert triggers are dropped for the run and created again from the text
 ``sqlite_master`` held, inside the caller's transaction: no other connection
@@ -35,7 +38,7 @@ import re
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Sequence
-from itertools import groupby
+from itertools import chain, groupby, repeat
 from operator import itemgetter
 from typing import Any
 
@@ -43,7 +46,8 @@ from prefrontal.retrieval.impacts import length_bucket
 from prefrontal.stores.sqlite.migrations import insert_triggers
 
 Row = dict[str, Any]
-"""One item as :func:`prefrontal.stores.sqlite.memory._row` binds it."""
+"""One item as :func:`prefrontal.stores.sqlite.memory._row` binds it, with ``words``: its
+analysed terms, in order (``terms`` joined by spaces)."""
 
 AT_LEAST = 64
 """Runs of fewer new items are written row by row (dropping triggers costs a schema change)."""
@@ -79,6 +83,14 @@ _values = itemgetter(*_FIELDS)
 """A row's values in the order of :data:`_COLUMNS`."""
 
 
+def _tenant(row: Row) -> str:
+    """The row's visibility token as the items table's generated ``tenant`` column holds it."""
+    agent = row["agent"].encode().hex().upper()
+    if row["scope"] == "shared":
+        return f"s{agent}"
+    return f"p{agent}x{row['user'].encode().hex().upper()}"
+
+
 def _least(column: str) -> str:
     return f"coalesce(min({column}, excluded.{column}), {column}, excluded.{column})"
 
@@ -104,8 +116,7 @@ class BulkWriter:
         self._insert = f"INSERT INTO {items} (rowid, {_COLUMNS}, changed) VALUES ({marks})"
         self._fts = f"""INSERT INTO {name}_fts (rowid, terms, tenant)
             SELECT rowid, terms, tenant FROM {items} WHERE rowid > ?"""
-        self._impacts = f"""INSERT INTO {name}_impacts (rowid, impacts, tenant)
-            SELECT ?, ?, tenant FROM {items} WHERE rowid = ?"""
+        self._impacts = f"INSERT INTO {name}_impacts (rowid, impacts, tenant) VALUES (?, ?, ?)"
         self._agents = f"""
             INSERT INTO {name}_agent_stats (agent_id, docs, tokens) VALUES (?, ?, ?)
             ON CONFLICT (agent_id) DO UPDATE SET docs = docs + excluded.docs,
@@ -193,11 +204,9 @@ class BulkWriter:
         )
         connection.execute(self._fts, (last,))
         statistics = _Statistics()
-        impacts = [
-            (last + n, statistics.add(row["agent"], row["terms"], row["length"]), last + n)
-            for n, row in enumerate(rows, start=1)
-        ]
-        connection.executemany(self._impacts, impacts)
+        tokens = statistics.count(rows)
+        rowids = range(last + 1, last + 1 + len(rows))
+        connection.executemany(self._impacts, zip(rowids, tokens, map(_tenant, rows), strict=True))
         connection.executemany(self._agents, statistics.agent_rows())
         connection.executemany(self._terms, statistics.term_rows())
         connection.execute(self._stamp, (len(rows),))
@@ -206,36 +215,49 @@ class BulkWriter:
 class _Statistics:
     """Item counts per agent and term statistics per agent and term, as the triggers keep them.
 
-    Most items hold each of their terms once: their terms are counted by
-    C-level ``Counter`` and ``dict`` updates, not a Python step per term.
+    Most items hold each of their terms once: those terms are counted, and
+    their shortest lengths found, by C-level ``Counter``, ``dict`` and
+    ``itertools`` calls over the whole run, not a Python step per term.
     """
 
     def __init__(self) -> None:
         self.agents: dict[str, list[int]] = {}
         """Per agent: items, total length."""
-        self.items: dict[str, list[tuple[int, list[str], dict[str, int]]]] = {}
-        """Per agent, each item's length, the terms it holds once and those it holds more often."""
+        self.once: dict[str, list[tuple[int, list[str]]]] = {}
+        """Per agent, each item's length and the terms it holds once."""
+        self.more: dict[str, list[tuple[int, dict[str, int]]]] = {}
+        """Per agent, the length and the terms held more than once of each item that has some."""
         self.codes: dict[int, tuple[str, str, str, str]] = {}
         """Per item length: :meth:`_codes`."""
 
-    def add(self, agent: str, terms: str, length: int) -> str:
-        """Count one item; return its impact tokens as the impact trigger writes them."""
-        counts = self.agents.get(agent)
-        if counts is None:
-            counts = self.agents[agent] = [0, 0]
-            self.items[agent] = []
-        counts[0] += 1
-        counts[1] += length
-        words = terms.split()
-        distinct = sorted(set(words))
-        codes = self.codes.get(length) or self._codes(length)
-        if len(distinct) == len(words):
-            self.items[agent].append((length, distinct, {}))
-            return codes[1] + codes[0].join(distinct) if distinct else ""
-        held = Counter(words)
-        more = {term: tf for term, tf in held.items() if tf > 1}
-        self.items[agent].append((length, [term for term in distinct if held[term] == 1], more))
-        return " ".join([codes[min(held[term], 3)] + term for term in distinct])
+    def count(self, rows: Sequence[Row]) -> list[str]:
+        """Count ``rows``; return the impact tokens of each, as the impact trigger writes them."""
+        tokens: list[str] = []
+        add = tokens.append
+        last: str | None = None
+        counts, once, more = [0, 0], self.once.setdefault("", []), self.more.setdefault("", [])
+        for row in rows:
+            agent, words, length = row["agent"], row["words"], row["length"]
+            if agent != last:
+                last = agent
+                counts = self.agents.setdefault(agent, [0, 0])
+                once = self.once.setdefault(agent, [])
+                more = self.more.setdefault(agent, [])
+            counts[0] += 1
+            counts[1] += length
+            distinct = sorted(set(words))
+            codes = self.codes.get(length) or self._codes(length)
+            if len(distinct) == len(words):
+                once.append((length, distinct))
+                add(codes[1] + codes[0].join(distinct) if distinct else "")
+                continue
+            held = dict.fromkeys(distinct, 0)  # by code point, as the tokens are written
+            for word in words:
+                held[word] += 1
+            once.append((length, [term for term, tf in held.items() if tf == 1]))
+            more.append((length, {term: tf for term, tf in held.items() if tf > 1}))
+            add(" ".join([codes[tf if tf < 3 else 3] + term for term, tf in held.items()]))
+        return tokens
 
     def _codes(self, length: int) -> tuple[str, str, str, str]:
         """The impact codes of an item of ``length`` terms by frequency class (0: the joint)."""
@@ -251,18 +273,21 @@ class _Statistics:
     def term_rows(self) -> list[tuple[Any, ...]]:
         """``(agent, term, df, max_tf, min_length_1, min_length_2, min_length_3)`` per term."""
         rows: list[tuple[Any, ...]] = []
-        for agent, items in self.items.items():
-            df: Counter[str] = Counter()
+        for agent in self.agents:
+            # longest first: in each dictionary a later (shorter) length overwrites
+            once = sorted(self.once[agent], key=_length, reverse=True)
+            terms = [held for _, held in once]
+            df = Counter(chain.from_iterable(terms))
+            lengths = chain.from_iterable(map(repeat, map(_length, once), map(len, terms)))
+            first = dict(zip(chain.from_iterable(terms), lengths, strict=True))
             largest: dict[str, int] = {}
-            shortest: tuple[dict[str, int], ...] = ({}, {}, {})
-            for length, once, more in sorted(items, key=lambda item: -item[0]):
-                df.update(once)  # longest first: each later (shorter) length overwrites
-                shortest[0].update(dict.fromkeys(once, length))
+            shortest: tuple[dict[str, int], dict[str, int]] = ({}, {})
+            for length, more in sorted(self.more[agent], key=_length, reverse=True):
+                df.update(more.keys())
                 for term, tf in more.items():
-                    df[term] += 1
                     largest[term] = max(largest.get(term, 0), tf)
-                    shortest[min(tf, 3) - 1][term] = length
-            first, second, third = shortest
+                    shortest[min(tf, 3) - 2][term] = length
+            second, third = shortest
             rows.extend(
                 (
                     agent,
@@ -276,3 +301,7 @@ class _Statistics:
                 for term, n in df.items()
             )
         return rows
+
+
+_length = itemgetter(0)
+"""An ``(length, ...)`` entry's length."""

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from prefrontal.retrieval.analysis import terms
+from prefrontal.retrieval.analysis import terms, terms_of_each
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.ranking import query_terms
 from prefrontal.retrieval.vector_index import MARGIN, LexicalTop, Similarities, hybrid_rows
@@ -113,7 +113,9 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         In order, as one ``put`` after another would; runs of new items are
         written set-wise (:mod:`prefrontal.stores.sqlite.bulk`).
         """
-        self._bulk.put(connection, [_row(item, self.name) for item in items], self._put_row)
+        analysed = terms_of_each(searchable_text(item) for item in items)
+        rows = [_row(item, self.name, words) for item, words in zip(items, analysed, strict=True)]
+        self._bulk.put(connection, rows, self._put_row)
 
     def _put_row(self, connection: sqlite3.Connection, row: dict[str, Any]) -> None:
         connection.execute(self._sql.upsert, row)
@@ -333,14 +335,17 @@ def _filters(query: MemoryQuery) -> dict[str, Any]:
     return {"now": to_us(query.now), "kinds": kinds}
 
 
-def _row(item: MemoryItem, store: str) -> dict[str, Any]:
-    analysed = terms(searchable_text(item))
+def _row(item: MemoryItem, store: str, analysed: list[str] | None = None) -> dict[str, Any]:
+    """The statement parameters of ``item``; ``analysed``: the terms of its :func:`searchable_text`
+    if known (kept as ``words`` too, for the bulk writer's statistics)."""
+    if analysed is None:
+        analysed = terms(searchable_text(item))
     return {
         "agent": item.agent_id,
         "item": item.item_id,
         "user": item.user_id,
-        "scope": item.scope.value,
-        "kind": item.kind.value,
+        "scope": str(item.scope),  # the value: these are string enums
+        "kind": str(item.kind),
         "importance": item.importance,
         "created_at": to_us(item.created_at),
         "valid_until": to_us_or_none(item.valid_until),
@@ -352,6 +357,7 @@ def _row(item: MemoryItem, store: str) -> dict[str, Any]:
         "position": item.position,
         "body": dump(item, store=store, exclude=_EXCLUDED),
         "terms": " ".join(analysed),
+        "words": analysed,
         "length": len(analysed),
         "embedding": None if item.embedding is None else to_blob(item.embedding),
     }

@@ -177,7 +177,7 @@ class VectorFile:
         self._changed = f"""
             SELECT m.rowid, m.agent_id, m.user_id, m.scope = 'shared', m.kind,
                 coalesce(m.valid_until, {FOREVER}), m.superseded_by IS NOT NULL, m.embedding
-            FROM {items} AS m WHERE m.changed > :seen ORDER BY m.rowid"""
+            FROM {items} AS m WHERE m.changed > :seen ORDER BY m.changed"""
         self._gone = f"SELECT row FROM {name}_gone WHERE changed > :seen"
         self._state: np.ndarray | None = None
         self._state_fd = -1
@@ -304,7 +304,9 @@ class VectorFile:
             self._grow(state, max(top + GROWTH, 2 * int(state[_CAPACITY])))
         self._map(state)
         held = [r for r in changed if r[7] is not None and len(r[7]) == 4 * size]
-        dropped = np.asarray(gone + [r[0] for r in changed], dtype=np.int64)
+        # a row written below has every array's slot overwritten: only the others are zeroed
+        written = {r[0] for r in held}
+        dropped = np.asarray(gone + [r[0] for r in changed if r[0] not in written], dtype=np.int64)
         for array in self._arrays.values():
             array[dropped] = 0
         if held:
@@ -312,23 +314,25 @@ class VectorFile:
         state[_END] = max(int(state[_END]), top + 1)
 
     def _write(self, held: list[Any]) -> None:
-        at = np.asarray([r[0] for r in held], dtype=np.int64)
-        matrix = np.frombuffer(b"".join(r[7] for r in held), dtype=FLOAT32)
-        matrix = matrix.reshape(len(held), -1)
+        """Write the rows ``held`` (each with a vector of the files' size), set-wise."""
+        rowids, agents, users, shared, kinds, until, dead, blobs = zip(*held, strict=True)
+        at = np.asarray(rowids, dtype=np.int64)
+        matrix = np.frombuffer(b"".join(blobs), dtype=FLOAT32).reshape(len(held), -1)
         self._arrays["matrix"][at] = matrix
         norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
         self._arrays["norms"][at] = norms
-        with np.errstate(divide="ignore", invalid="ignore"):
-            units = np.nan_to_num(matrix / norms[:, None], nan=0.0, posinf=0.0, neginf=0.0)
-        self._arrays["half"][at] = units.astype(np.float16)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            units = matrix / norms[:, None]
+        units[~np.isfinite(units)] = 0.0
+        self._arrays["half"][at] = units
         columns = np.zeros(len(held), dtype=COLUMNS)
         columns["present"] = 1
-        columns["agent"] = [code(r[1]) for r in held]
-        columns["user"] = [code(r[2]) for r in held]
-        columns["shared"] = [r[3] for r in held]
-        columns["kind"] = [code(r[4]) for r in held]
-        columns["until"] = [r[5] for r in held]
-        columns["dead"] = [r[6] for r in held]
+        codes: dict[str, int] = {}
+        for field, texts in (("agent", agents), ("user", users), ("kind", kinds)):
+            columns[field] = [codes.get(t) or codes.setdefault(t, code(t)) for t in texts]
+        columns["shared"] = shared
+        columns["until"] = until
+        columns["dead"] = dead
         self._arrays["columns"][at] = columns
 
     # -- files -----------------------------------------------------------------------------

@@ -1,0 +1,70 @@
+"""Benchmark child processes: Python run with a given checkout's ``src`` first on its path.
+
+A benchmark that compares two checkouts in one run measures each in a
+process of its own: ``PYTHONPATH`` holds that checkout's ``src`` (so
+``prefrontal`` is imported from it), then this checkout's root (so
+``tests.benchmarks`` is this one's). The child prints its figures as JSON
+on its last line of standard output; :func:`run` and :func:`finish` return
+that line parsed, and raise :class:`ChildFailed`, holding the child's
+standard error, when it exits with another status than 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+"""This checkout: the child's working directory, on its path after the ``src`` given."""
+
+
+class ChildFailed(RuntimeError):
+    """A child process exited with another status than 0; the message holds its stderr."""
+
+
+def environment(source: Path | None) -> dict[str, str]:
+    """This process's environment with ``PYTHONPATH`` = ``source`` (when given), :data:`ROOT`."""
+    path = [str(source), str(ROOT)] if source is not None else [str(ROOT)]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+
+
+def start(source: Path | None, *arguments: str) -> subprocess.Popen[str]:
+    """``python ARGUMENTS…`` started with ``source`` on its path, stdout and stderr piped.
+
+    Many may run at once; :func:`finish` each.
+    """
+    return subprocess.Popen(
+        [sys.executable, *arguments],
+        env=environment(source),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(process: subprocess.Popen[str]) -> Any:
+    """Wait for ``process``: its last line of stdout, parsed as JSON.
+
+    Raises :class:`ChildFailed` with its stderr when it exited with another status than 0.
+    """
+    stdout, stderr = process.communicate()
+    if process.returncode != 0:
+        arguments = process.args if isinstance(process.args, list) else [process.args]
+        command = " ".join(str(argument)[:80] for argument in arguments[1:])
+        raise ChildFailed(f"{command} exited with {process.returncode}:\n{stderr}")
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+def run(source: Path | None, *arguments: str) -> Any:
+    """``python ARGUMENTS…`` with ``source`` on its path, to its end: its last JSON line."""
+    return finish(start(source, *arguments))
+
+
+def module(name: str, source: Path | None, *arguments: str) -> Any:
+    """``python -m NAME --child ARGUMENTS…`` with ``source`` on its path: its last JSON line."""
+    return run(source, "-m", name, "--child", *arguments)
