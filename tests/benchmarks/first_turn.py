@@ -25,8 +25,12 @@ searching, a turn several times cheaper), and prints one JSON line:
   processes in PSS).
 
 ``--postgres N`` fills a throwaway PostgreSQL server (``tests/postgres_server.py``)
-with ``N`` items with vectors instead (``fill_s``) and times one fresh process
-against it the same way.
+with ``N`` items with vectors instead (``fill_s``) and times fresh processes
+against it the same way, one after the other, each with another vector cache
+(``vector_cache`` of ``open_stores``): ``off`` (every search reads every
+visible vector from the server), ``process`` (a cache of the process's own),
+``files_built`` (files in a fresh cache directory: this process builds them)
+and ``files_mapped`` (the next process, mapping the files the last one left).
 
 ``--warm-process`` has each worker take two untimed turns on a store of a
 few items first, so that what the process pays once whatever the data
@@ -42,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import tempfile
@@ -61,7 +66,7 @@ from prefrontal import Orchestrator, OrchestratorConfig, TurnRequest
 from prefrontal.demo import seed
 from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.testing.synthetic import questions
-from tests.benchmarks.first_turn import memory, opened
+from tests.benchmarks.first_turn import memory, opened, vectors_marker
 from tests.benchmarks.scale import DEMO_AGENT, DEMO_USER, DIMENSIONS, NOW, Ticking
 
 async def turns(target: str, asked: list[str]) -> tuple[float, list, list, dict]:
@@ -80,7 +85,7 @@ async def turns(target: str, asked: list[str]) -> tuple[float, list, list, dict]
             results.append(await orchestrator.start_turn(request))
             times.append(((time.perf_counter() - started) * 1e3,
                           (time.process_time() - cpu) * 1e3))
-        figures = memory(Path(target).name + ".vectors")
+        figures = memory(vectors_marker(target))
     return open_ms, times, results, figures
 
 async def main() -> None:
@@ -123,13 +128,24 @@ anyio.run(main)
 """
 
 
+def vectors_marker(target: str) -> str:
+    """What the paths of the vector files of ``target`` hold."""
+    if target.startswith("postgres:"):
+        return target.split(":", 3)[2]
+    return Path(target).name + ".vectors"
+
+
 def opened(target: str, embedder: Any) -> Any:
-    """The stores at ``target``: a SQLite file, or ``postgres:SCHEMA:DSN``."""
+    """The stores at ``target``: a SQLite file, or ``postgres:SCHEMA:CACHE:DSN`` (``CACHE``:
+    ``off``, ``process`` or a directory for the vector cache's files)."""
     if target.startswith("postgres:"):
         from prefrontal.stores import postgres
 
-        _, schema, dsn = target.split(":", 2)
-        return postgres.open_stores(dsn, embedder=embedder, schema=schema, max_size=8)
+        _, schema, choice, dsn = target.split(":", 3)
+        cache = {"off": False, "process": True}.get(choice, choice)
+        return postgres.open_stores(
+            dsn, embedder=embedder, schema=schema, max_size=8, vector_cache=cache
+        )
     from tests.benchmarks.scale import _open
 
     return _open(Path(target), embedder)
@@ -158,16 +174,15 @@ anyio.run(main)
 
 
 def postgres(items: int, turns: int) -> dict[str, Any]:
-    """Fill a throwaway server's schema with ``items`` items with vectors, then time one
-    fresh process's turns against it."""
+    """Fill a throwaway server's schema with ``items`` items with vectors, then time a fresh
+    process's turns against it with each vector cache in turn (the module docstring)."""
     import asyncpg
 
     from tests.postgres_server import running_server
 
     with running_server() as server:
         dsn = server.create_database("first")
-        target = f"postgres:first:{dsn}"
-        fill_s = child.run(None, "-c", FILL, target, str(items))
+        fill_s = child.run(None, "-c", FILL, f"postgres:first:off:{dsn}", str(items))
 
         async def analyse() -> None:
             connection = await asyncpg.connect(dsn, server_settings={"search_path": "first"})
@@ -175,9 +190,25 @@ def postgres(items: int, turns: int) -> dict[str, Any]:
             await connection.close()
 
         anyio.run(analyse)
-        figures: dict[str, Any] = child.run(None, "-c", WORKER, target, str(turns), "bare")
-    figures["ratio"] = round(figures["first_ms"] / figures["warm_p50_ms"], 2)
-    return {"fill_s": round(float(fill_s), 1), "workers": [figures]}
+        found: dict[str, Any] = {}
+        with tempfile.TemporaryDirectory(prefix="prefrontal-pgvectors-") as files:
+            runs = {"off": "off", "process": "process", "files_built": files}
+            runs["files_mapped"] = files
+            for name, cache in runs.items():
+                target = f"postgres:first:{cache}:{dsn}"
+                figures = child.run(None, "-c", WORKER, target, str(turns), "bare")
+                for field in ("first_ms", "warm_p50_ms"):
+                    figures[field] = round(figures[field], 1)
+                figures["ratio"] = round(figures["first_ms"] / figures["warm_p50_ms"], 2)
+                found[name] = figures
+    off = found["off"]["warm_p50_ms"]
+    speedup = {name: round(off / figures["warm_p50_ms"], 1) for name, figures in found.items()}
+    return {
+        "fill_s": round(float(fill_s), 1),
+        "load": round(os.getloadavg()[0], 1),
+        "warm_p50_off_over": speedup,
+        "workers": found,
+    }
 
 
 def memory(marker: str) -> dict[str, float]:

@@ -60,12 +60,28 @@ async def to_schema_3(connection: Any) -> None:
         )
 
 
+async def to_schema_10(connection: Any) -> None:
+    """Undo schema 11: no slots, change stamps nor deletion log.
+
+    Delete the ledger's versions above 10 and opening the stores runs
+    migration 11 again.
+    """
+    for name in MEMORY_TABLES:
+        items = f"{name}_items"
+        await connection.execute(f"DROP TRIGGER {name}_log_gone ON {items}")
+        await connection.execute(f"DROP TRIGGER {name}_stamp ON {items}")
+        await connection.execute(f"DROP FUNCTION {name}_log_gone, {name}_stamp")
+        await connection.execute(f"DROP TABLE {name}_gone, {name}_gone_horizon")
+        await connection.execute(f"ALTER TABLE {items} DROP COLUMN slot, DROP COLUMN changed")
+
+
 async def to_schema_8(connection: Any) -> None:
-    """Undo schema 9: the terms and impact tokens GIN-indexed as they are, for everyone.
+    """Undo schemas 11 and 9: the terms and impact tokens GIN-indexed as they are, for everyone.
 
     Delete the ledger's versions above 8 and opening the stores runs
     migration 9 again.
     """
+    await to_schema_10(connection)
     for name in MEMORY_TABLES:
         items = f"{name}_items"
         await connection.execute(f"ALTER TABLE {items} DROP COLUMN visible")

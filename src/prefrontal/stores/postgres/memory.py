@@ -41,8 +41,10 @@ from prefrontal.stores.memory_search import (
 from prefrontal.stores.postgres import memory_sql as sql
 from prefrontal.stores.postgres.bulk import BulkWriter
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase, storable_ids
+from prefrontal.stores.postgres.hybrid import HybridSearch, VectorStatements
 from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.postgres.topk import TopK
+from prefrontal.stores.postgres.vector_cache import VectorCache
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant
 
@@ -67,12 +69,23 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         name: str = "episodic",
         *,
         embedder: Embedder | None = None,
+        vectors: VectorCache | None = None,
     ) -> None:
         self.name = memory_table(name)
         super().__init__(database)
         self.embedder = embedder
         self._sql = sql.Statements(name)
         self._bulk = BulkWriter(name)
+        self._vector_sql = VectorStatements(name)
+        self.vectors = vectors
+        """The process's cache of the table's vectors (:mod:`.vector_cache`), which hybrid
+        searches scan; ``None``: every hybrid search reads every visible vector instead."""
+
+    async def aclose(self) -> None:
+        """Drop the vector cache (unmap its files), then close the shared database."""
+        if self.vectors is not None:
+            self.vectors.close()
+        await super().aclose()
 
     async def put(self, item: MemoryItem) -> None:
         await self.put_many([item])
@@ -157,9 +170,63 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
             snapshot = _Snapshot(self._sql, connection, params)
             if embedding is None:
                 return await snapshot.top(tenant, query)
+            if cache is not None:
+                found = await self._cached(cache, connection, snapshot, tenant, query, embedding)
+                if found is not None:
+                    return found
             return await ranked_search(snapshot, tenant, query, embedding)
 
-        return await self.database.read(run, store=self.name, isolation="repeatable_read")
+        cache = self.vectors if embedding is not None else None
+        if cache is None:
+            return await self.database.read(run, store=self.name, isolation="repeatable_read")
+        async with cache.held():
+            return await self.database.read(run, store=self.name, isolation="repeatable_read")
+
+    async def _cached(
+        self,
+        cache: VectorCache,
+        connection: Connection,
+        snapshot: _Snapshot,
+        tenant: Tenant,
+        query: MemoryQuery,
+        embedding: Sequence[float],
+    ) -> list[ScoredMemory] | None:
+        """The hybrid search over the vector cache, brought to the transaction's snapshot
+        first; ``None`` when it cannot answer (the caller then reads every vector)."""
+        rows = await cache.rows(connection)
+        if rows is None:
+            return None
+        search = HybridSearch(
+            self._sql, self._vector_sql, cache, connection, snapshot.params, snapshot
+        )
+        signals = await search.signals(rows, tenant, query, query_terms(query.text), embedding)
+        if signals is None:
+            return None
+        best = best_hits(dict(signals), query.limit)
+        if not best:
+            return []
+        items = await snapshot.items_by_key(tenant, [hit_key for hit_key, _, _ in best])
+        return [
+            ScoredMemory(item=items[hit_key], score=score, signals=own)
+            for hit_key, score, own in best
+            if hit_key in items
+        ]
+
+    async def follow(self) -> None:
+        """Bring the vector cache to what is committed (zeroing removed rows in its files).
+
+        Run after a removal, so that no removed vector stays in the cache's
+        files; a no-op without a cache, or before its first use.
+        """
+        cache = self.vectors
+        if cache is None or not cache.started:
+            return
+
+        async def run(connection: Connection) -> None:
+            await cache.rows(connection, create=False)
+
+        async with cache.held():
+            await self.database.read(run, store=self.name, isolation="repeatable_read")
 
     async def around(
         self, tenant: Tenant, item_ids: list[str], *, radius: int, now: datetime | None = None
@@ -189,9 +256,12 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         wanted = storable_ids(list(dict.fromkeys(item_ids)))
         if not wanted:
             return 0
-        return await self.database.count(
+        removed = await self.database.count(
             self._sql.delete, *_tenant(tenant), wanted, store=self.name
         )
+        if removed:
+            await self.follow()
+        return removed
 
     async def erase(self, tenant: Tenant) -> int:
         """Remove the tenant's items in transactions of at most ``ERASE_BATCH`` rows each.
@@ -207,6 +277,8 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
             )
             removed += done
             if done < ERASE_BATCH:
+                if removed:
+                    await self.follow()
                 return removed
 
 

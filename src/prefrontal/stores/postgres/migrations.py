@@ -32,7 +32,7 @@ from prefrontal.errors import StoreError
 from prefrontal.retrieval.impacts import sql_code
 from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.memory_search import stored_terms
-from prefrontal.stores.postgres import visibility
+from prefrontal.stores.postgres import vector_log, visibility
 from prefrontal.stores.postgres.term_keys import key
 
 BULK_SETTING = "prefrontal.bulk_statistics"
@@ -457,6 +457,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         "memory items inserted in a run by the bulk writer have their statistics counted "
         "by it, a statement per table, instead of by the row trigger",
         tuple(_bounds_index_function(name, drop_empty=True, bulk=True) for name in MEMORY_TABLES),
+    ),
+    Migration(
+        11,
+        "memory rows numbered by a slot of their own and stamped with the transaction that "
+        "last changed what vector search reads, deletions logged: a process's vector cache "
+        "applies only what changed since the snapshot it reflects",
+        tuple(statement for name in MEMORY_TABLES for statement in vector_log.change_log(name)),
     ),
 )
 LATEST = MIGRATIONS[-1].version

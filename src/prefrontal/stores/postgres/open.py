@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.stores.postgres.consciousness import PostgresConsciousnessStore
 from prefrontal.stores.postgres.conversation import PostgresConversationStore
@@ -10,6 +12,7 @@ from prefrontal.stores.postgres.frontal_cortex import PostgresFrontalCortexStore
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.stores.postgres.scratch_page import PostgresScratchPageStore
 from prefrontal.stores.postgres.traces import PostgresTraceStore
+from prefrontal.stores.postgres.vector_cache import VectorCache
 from prefrontal.stores.postgres.working_memory import PostgresWorkingMemoryStore
 from prefrontal.stores.set import Stores
 
@@ -21,6 +24,7 @@ def open_stores(
     schema: str = "prefrontal",
     min_size: int = 1,
     max_size: int = 10,
+    vector_cache: Path | str | bool = True,
 ) -> Stores:
     """Every store in one schema of a PostgreSQL database: shared by many processes.
 
@@ -30,14 +34,26 @@ def open_stores(
     ``schema`` is created if missing and migrated forward;
     :meth:`Stores.aclose` closes the pool. With an ``embedder``, episodic
     and semantic search fuse vector similarity with BM25.
+
+    ``vector_cache``: where hybrid searches find the vectors
+    (:mod:`~prefrontal.stores.postgres.vector_cache`). ``True``: in a cache of
+    this process, kept in step with the table; a directory: in memory-mapped
+    files there, shared by the processes of the machine and ready for a
+    fresh one; ``False``: read from the server on every search.
     """
     db = PostgresDatabase(dsn, schema=schema, min_size=min_size, max_size=max_size)
+
+    def cache(name: str) -> VectorCache | None:
+        if vector_cache is False:
+            return None
+        return VectorCache(name, None if vector_cache is True else Path(vector_cache))
+
     return Stores(
         consciousness=PostgresConsciousnessStore(db),
         frontal_cortex=PostgresFrontalCortexStore(db),
         conversation=PostgresConversationStore(db),
-        episodic=PostgresMemoryStore(db, "episodic", embedder=embedder),
-        semantic=PostgresMemoryStore(db, "semantic", embedder=embedder),
+        episodic=PostgresMemoryStore(db, "episodic", embedder=embedder, vectors=cache("episodic")),
+        semantic=PostgresMemoryStore(db, "semantic", embedder=embedder, vectors=cache("semantic")),
         scratch_page=PostgresScratchPageStore(db),
         working_memory=PostgresWorkingMemoryStore(db),
         traces=PostgresTraceStore(db),
