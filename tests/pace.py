@@ -11,6 +11,10 @@ hung store waited for) still fails, whatever the load.
 
 from __future__ import annotations
 
+import contextlib
+import gc
+from collections.abc import Iterator
+
 import anyio
 
 from prefrontal import Stores
@@ -37,3 +41,16 @@ async def healthy_turn_ms() -> float:
 def allowance_ms(slack_ms: float, *paces_ms: float) -> float:
     """``slack_ms`` plus twice the slowest of the healthy turns timed around the checked one."""
     return slack_ms + 2 * max(paces_ms)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """No garbage collection inside: a pause collecting what earlier tests left (seconds in a
+    large test process) falls before or after the timed turn, never in it."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -9,7 +9,6 @@ pace of a healthy turn timed around the checked one (:mod:`tests.pace`).
 
 from __future__ import annotations
 
-import gc
 import math
 import sqlite3
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from prefrontal.stores import sqlite
 from prefrontal.stores.set import STORE_KINDS
 from prefrontal.testing import DelayedStore, FailingStore
 from tests.conftest import demo_request, fixed_clock, orchestrator
-from tests.pace import allowance_ms, healthy_turn_ms
+from tests.pace import allowance_ms, collector_paused, healthy_turn_ms
 
 pytestmark = pytest.mark.anyio
 DEADLINE_MS = 400
@@ -75,11 +74,10 @@ async def timed_turn(stores: Stores) -> tuple[Any, float, float]:
     the pace of healthy turns timed just before and after it (ms)."""
     before = await healthy_turn_ms()
     turns = orchestrator(stores, deadline_ms=DEADLINE_MS)
-    # Garbage left by earlier tests is collected now, not in a pause inside the measured turn.
-    gc.collect()
-    started = anyio.current_time()
-    result = await turns.start_turn(demo_request())
-    elapsed_ms = (anyio.current_time() - started) * 1_000
+    with collector_paused():
+        started = anyio.current_time()
+        result = await turns.start_turn(demo_request())
+        elapsed_ms = (anyio.current_time() - started) * 1_000
     return result, elapsed_ms, DEADLINE_MS + allowance_ms(SLACK_MS, before, await healthy_turn_ms())
 
 
@@ -131,11 +129,11 @@ async def test_a_caller_cancelling_gets_the_cancellation_at_once(
     hung = demo_stores.replace(**{kind: DelayedStore(getattr(demo_stores, kind), math.inf)})
     turns = orchestrator(hung, deadline_ms=5_000)
     before = await healthy_turn_ms()
-    gc.collect()
-    started = anyio.current_time()
-    with anyio.move_on_after(0.1) as scope:
-        await turns.start_turn(demo_request())
-    elapsed_ms = (anyio.current_time() - started) * 1_000
+    with collector_paused():
+        started = anyio.current_time()
+        with anyio.move_on_after(0.1) as scope:
+            await turns.start_turn(demo_request())
+        elapsed_ms = (anyio.current_time() - started) * 1_000
     bound_ms = 100 + allowance_ms(SLACK_MS, before, await healthy_turn_ms())
     if kind in ("working_memory", "traces"):
         assert scope.cancelled_caught or elapsed_ms < bound_ms
