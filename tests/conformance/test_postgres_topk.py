@@ -11,11 +11,13 @@ schema 4, and the holders are found through the GIN index.
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
+import anyio
 import pytest
 
 from prefrontal.retrieval.impacts import token
@@ -335,37 +337,60 @@ async def plan_of(database: PostgresDatabase, statement: str, *params: Any) -> l
     return await database.write(explain, store="test")
 
 
-async def test_the_holders_are_found_through_the_term_index(database: PostgresDatabase) -> None:
-    """The top-k's read of a rare term's holders among 9,000 items uses the GIN index, no scan.
-
-    The index of visible keys (each term behind who may see the item)."""
-    store = PostgresMemoryStore(database)
+@pytest.fixture(scope="module")
+def planned(postgres_dsn: str) -> str:
+    """A schema holding ``corpus(3_000, seed=9)``, every 600th item also holding "zeppelin":
+    filled once for the module's plan checks, which only read it."""
     items = corpus(3_000, seed=9)
     for n in range(0, 3_000, 600):
         items[n] = items[n].model_copy(update={"content": f"{items[n].content} zeppelin"})
-    await store.put_many(items)
 
+    async def fill() -> None:
+        database = PostgresDatabase(postgres_dsn, schema="planned", max_size=2)
+        try:
+            await PostgresMemoryStore(database).put_many(items)
+        finally:
+            await database.aclose()
+
+    anyio.run(fill)
+    return "planned"
+
+
+@contextlib.asynccontextmanager
+async def reading(postgres_dsn: str, schema: str) -> AsyncIterator[PostgresDatabase]:
+    database = PostgresDatabase(postgres_dsn, schema=schema, max_size=2)
+    try:
+        yield database
+    finally:
+        await database.aclose()
+
+
+async def test_the_holders_are_found_through_the_term_index(
+    postgres_dsn: str, planned: str
+) -> None:
+    """The top-k's read of a rare term's holders among 9,000 items uses the GIN index, no scan.
+
+    The index of visible keys (each term behind who may see the item)."""
     keys = [key(term) for term in query_terms("zeppelin meeting")]
     reach = (keys, [2.2] * len(keys), 10.0, 1.0)  # the terms scored in SQL, a need of 1.0
-    plan = await plan_of(
-        database, Statements("episodic").holders, keys, key("zeppelin"), [], None, [], *reach
-    )
+    async with reading(postgres_dsn, planned) as database:
+        plan = await plan_of(
+            database, Statements("episodic").holders, keys, key("zeppelin"), [], None, [], *reach
+        )
     assert not any("Seq Scan" in line for line in plan), "\n".join(plan)
     assert any("episodic_by_visible" in line for line in plan), "\n".join(plan)
 
 
 async def test_a_common_terms_best_classes_are_found_through_the_impact_index(
-    database: PostgresDatabase,
+    postgres_dsn: str, planned: str
 ) -> None:
     """The read of the few short holders of a term most of 9,000 items hold uses the GIN index."""
-    store = PostgresMemoryStore(database)
-    await store.put_many(corpus(3_000, seed=9))
-
     meeting = key("meeting")
     tokens = [token(meeting, 3, n) for n in (1, 2, 3)]
     reach = ([meeting], [2.2], 10.0, 1.0)  # the term scored in SQL, a need of 1.0
-    plan = await plan_of(
-        database, Statements("episodic").class_holders, [meeting], tokens, [], None, *reach
-    )
+    async with reading(postgres_dsn, planned) as database:
+        plan = await plan_of(
+            database, Statements("episodic").class_holders, [meeting], tokens, [], None, *reach
+        )
     assert not any("Seq Scan" in line for line in plan), "\n".join(plan)
     assert any("episodic_by_visible" in line for line in plan), "\n".join(plan)

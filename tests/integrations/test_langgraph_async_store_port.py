@@ -48,7 +48,8 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     if request.param == "memory":
         stores = Stores.in_memory()
     else:
-        stores = sqlite.open_stores(tmp_path / "langgraph.db")
+        # The contract, not durability, is under test: no sync on each commit.
+        stores = sqlite.open_stores(tmp_path / "langgraph.db", synchronous="NORMAL")
     try:
         yield PrefrontalStore(stores, agent_id="agent", user_id="user")
     finally:

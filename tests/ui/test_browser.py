@@ -59,6 +59,9 @@ FLAGS = [
 ]
 WIDE: ViewportSize = {"width": 1280, "height": 900}
 NARROW: ViewportSize = {"width": 390, "height": 844}
+WAIT_MS = 30_000
+"""How long a page load, an action or an expectation may wait (Playwright's default is 5 s):
+room for a loaded machine; a page that never shows what is expected still fails."""
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +100,8 @@ def context(tmp_path_factory: pytest.TempPathFactory, base: str) -> Iterator[Bro
         browser = playwright.chromium.launch_persistent_context(
             str(profile), executable_path=CHROMIUM, headless=True, args=FLAGS, viewport=WIDE
         )
+        browser.set_default_timeout(WAIT_MS)
+        expect.set_options(timeout=WAIT_MS)
         try:
             yield browser
         finally:
