@@ -391,3 +391,24 @@ async def test_a_schema_at_version_10_gains_slots_and_stamps_and_searches_as_a_n
         assert _cache(store).rebuilds == 1
     finally:
         await stores.aclose()
+
+
+async def test_opening_ahead_builds_the_cache_before_the_first_search(
+    postgres_dsn: str, postgres_schema: str, scanned_every_row: list[int]
+) -> None:
+    """``Stores.open`` (what the orchestrator calls at start-up) brings the cache up to date."""
+    filler = _open(postgres_dsn, postgres_schema, cache=False)
+    try:
+        await _episodic(filler).put_many(_corpus(200))
+    finally:
+        await filler.aclose()
+    stores = _open(postgres_dsn, postgres_schema)
+    try:
+        store = _episodic(stores)
+        await stores.open()
+        assert _cache(store).rebuilds == 1
+        await _hits(store, ALICE, SECRET)
+        assert (_cache(store).rebuilds, _cache(store).updates) == (1, 0)
+        assert scanned_every_row == []
+    finally:
+        await stores.aclose()

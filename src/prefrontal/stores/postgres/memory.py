@@ -81,6 +81,14 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         """The process's cache of the table's vectors (:mod:`.vector_cache`), which hybrid
         searches scan; ``None``: every hybrid search reads every visible vector instead."""
 
+    async def open(self) -> None:
+        """Open the pool (:meth:`PostgresDatabase.open`, when it has one) and, with an embedder
+        and a vector cache, bring the cache to what is committed (built from the rows, or its
+        files mapped): the work a process's first hybrid search would do, done at start-up."""
+        await super().open()
+        if self.embedder is not None and self.vectors is not None:
+            await self.follow(create=True)
+
     async def aclose(self) -> None:
         """Drop the vector cache (unmap its files), then close the shared database."""
         if self.vectors is not None:
@@ -212,18 +220,19 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
             if hit_key in items
         ]
 
-    async def follow(self) -> None:
+    async def follow(self, *, create: bool = False) -> None:
         """Bring the vector cache to what is committed (zeroing removed rows in its files).
 
         Run after a removal, so that no removed vector stays in the cache's
-        files; a no-op without a cache, or before its first use.
+        files; a no-op without a cache, or before its first use unless
+        ``create`` (then the cache is built when there is none).
         """
         cache = self.vectors
-        if cache is None or not cache.started:
+        if cache is None or not (create or cache.started):
             return
 
         async def run(connection: Connection) -> None:
-            await cache.rows(connection, create=False)
+            await cache.rows(connection, create=create)
 
         async with cache.held():
             await self.database.read(run, store=self.name, isolation="repeatable_read")
