@@ -163,7 +163,7 @@ async def test_searches_use_the_cache_and_follow_writes_and_deletions(
     assert (await _hits(store, ALICE, fresh))[0][0] == "fresh"
     assert "alices-own" not in [hit[0] for hit in await _hits(store, ALICE, SECRET)]
     assert _cache(store).rebuilds == 1
-    assert _cache(store).updates == 1
+    assert _cache(store).updates >= 1  # from the log; other commits may add updates
     assert scanned_every_row == []
     for text in [fresh, SECRET, *questions(5)]:
         cached, scanned = await _both_ways(store, ALICE, text, 10)
@@ -190,7 +190,7 @@ async def test_a_transaction_committed_after_the_cache_moved_on_is_not_missed(
         await store.put(meanwhile)  # another agent: its statistics row is not the one held
         other = Tenant(agent_id="agent-2", user_id="alice")
         assert (await _hits(store, other, "walrus tusk ivory"))[0][0] == "meanwhile"
-        assert _cache(store).updates == 1
+        assert _cache(store).updates >= 1  # the cache moved on past the open transaction
         await transaction.commit()
     finally:
         await connection.close()
@@ -244,10 +244,11 @@ async def test_files_are_private_and_a_new_process_maps_them_without_reading_eve
         store = _episodic(second)
         assert await _hits(store, ALICE, SECRET) == expected
         assert _cache(store).rebuilds == 0
+        updates = _cache(store).updates  # any commit in the cluster may advance the snapshot
         await store.put(_secret("new", "agent-1", "alice"))
         assert (await _hits(store, ALICE, SECRET))[0][0] == "new"
         assert _cache(store).rebuilds == 0
-        assert _cache(store).updates == 1
+        assert _cache(store).updates > updates
     finally:
         await second.aclose()
 
