@@ -19,7 +19,7 @@ from structlog.testing import capture_logs
 from prefrontal.demo import seed
 from prefrontal.errors import StoreError
 from prefrontal.retrieval.embedder import HashingEmbedder
-from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant, sqlite
+from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant, mapped_arrays, sqlite
 from prefrontal.stores.sqlite import Database, vector_file
 from prefrontal.testing.conformance.base import at
 from prefrontal.testing.synthetic import memories, questions
@@ -46,7 +46,7 @@ async def _filled(path: Path) -> None:
 def _nothing_more_opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every connection opened and every vector file mapped from now on."""
     opened: list[str] = []
-    connect, mapped_file = Database._connect, vector_file._mapped_file
+    connect, mapped_file = Database._connect, mapped_arrays.mapped_array
 
     def counted_connect(self: Database) -> Any:
         opened.append("connection")
@@ -57,7 +57,7 @@ def _nothing_more_opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return mapped_file(*args, **kwargs)
 
     monkeypatch.setattr(Database, "_connect", counted_connect)
-    monkeypatch.setattr(vector_file, "_mapped_file", counted_map)
+    monkeypatch.setattr(vector_file, "mapped_array", counted_map)
     return opened
 
 

@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import mmap
 import os
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -68,6 +67,7 @@ import numpy as np
 from prefrontal.files import PRIVATE_FILE_MODE, private_directory, write_private
 from prefrontal.retrieval.vector_index import FOREVER, SIMSIMD, grown_to
 from prefrontal.retrieval.vectors import FLOAT32
+from prefrontal.stores.mapped_arrays import Layout, extend_files, mapped_array
 from prefrontal.stores.sqlite.vector_file import BOOT, COLUMNS, MappedRows, code
 
 MAGIC = 0x70726566_70677631
@@ -385,7 +385,7 @@ class VectorCache:
 
     # -- arrays ----------------------------------------------------------------------------
 
-    def _layout(self, state: np.ndarray) -> dict[str, tuple[np.dtype[Any], tuple[int, ...]]]:
+    def _layout(self, state: np.ndarray) -> Layout:
         capacity, size = int(state[_CAPACITY]), int(state[_SIZE])
         return {
             "matrix": (np.dtype(FLOAT32), (capacity, size)),
@@ -406,15 +406,7 @@ class VectorCache:
                 )
             self._mapped_capacity = capacity
             return
-        for name, (dtype, shape) in self._layout(state).items():
-            path = self.directory / name
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
-            try:
-                length = int(np.prod(shape)) * dtype.itemsize
-                if os.fstat(fd).st_size < length:
-                    os.ftruncate(fd, length)
-            finally:
-                os.close(fd)
+        extend_files(self.directory, self._layout(state))
         self._mapped_capacity = -1
 
     def _map(self, state: np.ndarray) -> None:
@@ -429,7 +421,7 @@ class VectorCache:
                 if not path.exists() or path.stat().st_size < int(np.prod(shape)) * dtype.itemsize:
                     self._grow(state, capacity)
                 scanned = name != ("matrix" if self.half else "half")
-                self._arrays[name] = _mapped(path, dtype, shape, populate=scanned)
+                self._arrays[name] = mapped_array(path, dtype, shape, populate=scanned)
         self._mapped_capacity = capacity
 
     def _mapped(self, state: np.ndarray) -> MappedRows | None:
@@ -454,17 +446,3 @@ async def _flock(fd: int, operation: int) -> None:
             return
         except BlockingIOError:
             await anyio.sleep(_POLL)
-
-
-def _mapped(path: Path, dtype: np.dtype[Any], shape: tuple[int, ...], *, populate: bool) -> Any:
-    """``path`` mapped shared as an array; ``populate``: its pages entered at once."""
-    length = int(np.prod(shape)) * dtype.itemsize
-    fd = os.open(path, os.O_RDWR)
-    try:
-        flags = mmap.MAP_SHARED | (getattr(mmap, "MAP_POPULATE", 0) if populate else 0)
-        region = mmap.mmap(fd, length, flags=flags)
-    finally:
-        os.close(fd)
-    if not populate and hasattr(mmap, "MADV_RANDOM"):
-        region.madvise(mmap.MADV_RANDOM)
-    return np.frombuffer(region, dtype=dtype).reshape(shape)

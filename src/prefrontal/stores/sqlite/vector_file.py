@@ -55,7 +55,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import mmap
 import os
 import sqlite3
 import threading
@@ -67,6 +66,7 @@ import numpy as np
 
 from prefrontal.retrieval.vector_index import FOREVER, SIMSIMD
 from prefrontal.retrieval.vectors import FLOAT32
+from prefrontal.stores.mapped_arrays import Layout, extend_files, mapped_array
 
 MAGIC = 0x70726566_76656331
 """``prefvec1``: the first word of a state file."""
@@ -108,24 +108,6 @@ def _boot() -> int:
 
 BOOT = _boot()
 """This boot of the machine, as the state records it."""
-
-
-def _mapped_file(
-    path: Path, dtype: np.dtype[Any], shape: tuple[int, ...], *, populate: bool
-) -> np.ndarray:
-    """``path`` mapped shared as an array; ``populate``: its pages entered at once
-    (``MAP_POPULATE``), so that those in the page cache cost no fault at the first scan;
-    else read a row at a time (``MADV_RANDOM``: no pages around the row are mapped)."""
-    length = int(np.prod(shape)) * dtype.itemsize
-    fd = os.open(path, os.O_RDWR)
-    try:
-        flags = mmap.MAP_SHARED | (getattr(mmap, "MAP_POPULATE", 0) if populate else 0)
-        mapped = mmap.mmap(fd, length, flags=flags)
-    finally:
-        os.close(fd)
-    if not populate and hasattr(mmap, "MADV_RANDOM"):
-        mapped.madvise(mmap.MADV_RANDOM)
-    return np.frombuffer(mapped, dtype=dtype).reshape(shape)
 
 
 class MappedRows:
@@ -337,7 +319,7 @@ class VectorFile:
 
     # -- files -----------------------------------------------------------------------------
 
-    def _layout(self, state: np.ndarray) -> dict[str, tuple[np.dtype[Any], tuple[int, ...]]]:
+    def _layout(self, state: np.ndarray) -> Layout:
         capacity, size = int(state[_CAPACITY]), int(state[_SIZE])
         return {
             "matrix": (np.dtype(FLOAT32), (capacity, size)),
@@ -349,15 +331,7 @@ class VectorFile:
     def _grow(self, state: np.ndarray, capacity: int) -> None:
         """Extend every file to ``capacity`` rows (zeros; files never shrink)."""
         state[_CAPACITY] = capacity
-        for name, (dtype, shape) in self._layout(state).items():
-            path = self.directory / name
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, _PRIVATE)
-            try:
-                length = int(np.prod(shape)) * dtype.itemsize
-                if os.fstat(fd).st_size < length:
-                    os.ftruncate(fd, length)
-            finally:
-                os.close(fd)
+        extend_files(self.directory, self._layout(state))
         self._mapped_capacity = -1
 
     def _map(self, state: np.ndarray) -> None:
@@ -372,7 +346,7 @@ class VectorFile:
                 if not path.exists() or path.stat().st_size < int(np.prod(shape)) * dtype.itemsize:
                     self._grow(state, capacity)
                 scanned = name != ("matrix" if self.half else "half")
-                self._arrays[name] = _mapped_file(path, dtype, shape, populate=scanned)
+                self._arrays[name] = mapped_array(path, dtype, shape, populate=scanned)
         self._mapped_capacity = capacity
 
     def _mapped(self, state: np.ndarray) -> MappedRows | None:

@@ -1,0 +1,52 @@
+"""Arrays kept in memory-mapped files: created owner-only, extended with zeros, mapped shared.
+
+The vector caches of SQLite (:mod:`prefrontal.stores.sqlite.vector_file`) and
+PostgreSQL (:mod:`prefrontal.stores.postgres.vector_cache`) keep each array
+of their layout in a file of its own; every process that maps a file shares
+its pages through the operating system's cache.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from prefrontal.files import PRIVATE_FILE_MODE
+
+Layout = dict[str, tuple[np.dtype[Any], tuple[int, ...]]]
+"""Each file's name, and the dtype and shape of the array it holds."""
+
+
+def extend_files(directory: Path, layout: Layout) -> None:
+    """Create each file of ``layout`` in ``directory`` (0600), or extend it with zeros to
+    its array's length; a longer file is left as it is (files never shrink)."""
+    for name, (dtype, shape) in layout.items():
+        fd = os.open(directory / name, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
+        try:
+            length = int(np.prod(shape)) * dtype.itemsize
+            if os.fstat(fd).st_size < length:
+                os.ftruncate(fd, length)
+        finally:
+            os.close(fd)
+
+
+def mapped_array(
+    path: Path, dtype: np.dtype[Any], shape: tuple[int, ...], *, populate: bool
+) -> np.ndarray:
+    """``path`` mapped shared as an array; ``populate``: its pages entered at once
+    (``MAP_POPULATE``), so that those in the page cache cost no fault at the first scan;
+    else read a row at a time (``MADV_RANDOM``: no pages around the row are mapped)."""
+    length = int(np.prod(shape)) * dtype.itemsize
+    fd = os.open(path, os.O_RDWR)
+    try:
+        flags = mmap.MAP_SHARED | (getattr(mmap, "MAP_POPULATE", 0) if populate else 0)
+        mapped = mmap.mmap(fd, length, flags=flags)
+    finally:
+        os.close(fd)
+    if not populate and hasattr(mmap, "MADV_RANDOM"):
+        mapped.madvise(mmap.MADV_RANDOM)
+    return np.frombuffer(mapped, dtype=dtype).reshape(shape)
