@@ -20,7 +20,7 @@ from prefrontal.demo import seed
 from prefrontal.errors import StoreError
 from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant, mapped_arrays, sqlite
-from prefrontal.stores.sqlite import Database, vector_file
+from prefrontal.stores.sqlite import Database
 from prefrontal.testing.conformance.base import at
 from prefrontal.testing.synthetic import memories, questions
 from prefrontal.traces.models import TurnStatus
@@ -57,7 +57,7 @@ def _nothing_more_opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return mapped_file(*args, **kwargs)
 
     monkeypatch.setattr(Database, "_connect", counted_connect)
-    monkeypatch.setattr(vector_file, "mapped_array", counted_map)
+    monkeypatch.setattr(mapped_arrays, "mapped_array", counted_map)
     return opened
 
 

@@ -50,3 +50,14 @@ def mapped_array(
     if not populate and hasattr(mmap, "MADV_RANDOM"):
         mapped.madvise(mmap.MADV_RANDOM)
     return np.frombuffer(mapped, dtype=dtype).reshape(shape)
+
+
+def map_files(directory: Path, layout: Layout, *, unscanned: str) -> dict[str, np.ndarray]:
+    """Every array of ``layout`` mapped from its file in ``directory``, each file extended
+    first where it is shorter than its array (:func:`extend_files`); every file populated
+    except ``unscanned``, which is read a row at a time (:func:`mapped_array`)."""
+    extend_files(directory, layout)
+    return {
+        name: mapped_array(directory / name, dtype, shape, populate=name != unscanned)
+        for name, (dtype, shape) in layout.items()
+    }

@@ -67,7 +67,7 @@ import numpy as np
 from prefrontal.files import PRIVATE_FILE_MODE, private_directory, write_private
 from prefrontal.retrieval.vector_index import FOREVER, SIMSIMD, grown_to
 from prefrontal.retrieval.vectors import FLOAT32
-from prefrontal.stores.mapped_arrays import Layout, extend_files, mapped_array
+from prefrontal.stores.mapped_arrays import Layout, extend_files, map_files
 from prefrontal.stores.sqlite.vector_file import BOOT, COLUMNS, MappedRows, code
 
 MAGIC = 0x70726566_70677631
@@ -416,12 +416,8 @@ class VectorCache:
             return
         self._arrays.clear()
         if capacity > 0:
-            for name, (dtype, shape) in self._layout(state).items():
-                path = self.directory / name
-                if not path.exists() or path.stat().st_size < int(np.prod(shape)) * dtype.itemsize:
-                    self._grow(state, capacity)
-                scanned = name != ("matrix" if self.half else "half")
-                self._arrays[name] = mapped_array(path, dtype, shape, populate=scanned)
+            unscanned = "matrix" if self.half else "half"
+            self._arrays.update(map_files(self.directory, self._layout(state), unscanned=unscanned))
         self._mapped_capacity = capacity
 
     def _mapped(self, state: np.ndarray) -> MappedRows | None:
@@ -429,9 +425,7 @@ class VectorCache:
         end = int(state[_END])
         if not self._arrays or end == 0:
             return None
-        arrays = self._arrays
-        half = arrays["half"] if self.half else None
-        return MappedRows(arrays["matrix"], half, arrays["columns"], arrays["norms"], end)
+        return MappedRows.of(self._arrays, half=self.half, size=end)
 
 
 def _fresh_state() -> np.ndarray:

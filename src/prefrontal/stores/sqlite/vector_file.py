@@ -58,7 +58,7 @@ import hashlib
 import os
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +66,7 @@ import numpy as np
 
 from prefrontal.retrieval.vector_index import FOREVER, SIMSIMD
 from prefrontal.retrieval.vectors import FLOAT32
-from prefrontal.stores.mapped_arrays import Layout, extend_files, mapped_array
+from prefrontal.stores.mapped_arrays import Layout, extend_files, map_files
 
 MAGIC = 0x70726566_76656331
 """``prefvec1``: the first word of a state file."""
@@ -127,6 +127,13 @@ class MappedRows:
         self.matrix, self.half, self.columns, self.norms = matrix, half, columns, norms
         self.size = size
         self.dimensions = matrix.shape[1]
+
+    @classmethod
+    def of(cls, arrays: Mapping[str, np.ndarray], *, half: bool, size: int) -> MappedRows:
+        """The rows of a layout's arrays (``matrix``, ``norms``, ``half``, ``columns``), the
+        float16 ones scanned when ``half``."""
+        scanned = arrays["half"] if half else None
+        return cls(arrays["matrix"], scanned, arrays["columns"], arrays["norms"], size)
 
     def allowed(self, agent: str, user: str, now: int, kinds: Collection[str] | None) -> np.ndarray:
         """The row ids of ``agent`` that ``user`` may see (shared or their own), live at
@@ -341,12 +348,8 @@ class VectorFile:
             return
         self._arrays.clear()
         if capacity > 0:
-            for name, (dtype, shape) in self._layout(state).items():
-                path = self.directory / name
-                if not path.exists() or path.stat().st_size < int(np.prod(shape)) * dtype.itemsize:
-                    self._grow(state, capacity)
-                scanned = name != ("matrix" if self.half else "half")
-                self._arrays[name] = mapped_array(path, dtype, shape, populate=scanned)
+            unscanned = "matrix" if self.half else "half"
+            self._arrays.update(map_files(self.directory, self._layout(state), unscanned=unscanned))
         self._mapped_capacity = capacity
 
     def _mapped(self, state: np.ndarray) -> MappedRows | None:
@@ -354,6 +357,4 @@ class VectorFile:
         end = int(state[_END])
         if not self._arrays or end == 0:
             return None
-        arrays = self._arrays
-        half = arrays["half"] if self.half else None
-        return MappedRows(arrays["matrix"], half, arrays["columns"], arrays["norms"], end)
+        return MappedRows.of(self._arrays, half=self.half, size=end)
