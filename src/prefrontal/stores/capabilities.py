@@ -26,7 +26,7 @@ from typing import Protocol, TypeGuard, runtime_checkable
 
 from prefrontal.retrieval.ranking import LexicalMatches, query_terms, scores
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
-from prefrontal.stores.memory_search import best_hits
+from prefrontal.stores.memory_search import Signals, best_hits
 from prefrontal.stores.tenancy import Tenant
 
 
@@ -99,7 +99,15 @@ async def ranked_search(
     :class:`VectorSearch` and there is an ``embedding``; both are fused.
     """
     signals = await gather_signals(store, tenant, query, embedding)
-    best = best_hits(signals, query.limit)
+    return await scored_hits(store, tenant, signals, query.limit)
+
+
+async def scored_hits(
+    store: KeyedItems, tenant: Tenant, signals: Signals, limit: int
+) -> list[ScoredMemory]:
+    """The best ``limit`` hits of ``signals`` fused (:func:`best_hits`), their items read
+    through ``store``; a hit whose item is no longer there is left out."""
+    best = best_hits(signals, limit)
     if not best:
         return []
     items = await store.items_by_key(tenant, [key for key, _, _ in best])

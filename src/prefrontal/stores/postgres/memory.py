@@ -28,11 +28,10 @@ from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.impacts import tokens as impact_tokens
 from prefrontal.retrieval.ranking import Candidate, Corpus, LexicalMatches, query_terms
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
-from prefrontal.stores.capabilities import ranked_search
+from prefrontal.stores.capabilities import ranked_search, scored_hits
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_search import (
-    best_hits,
     key_item_ids,
     query_embedding,
     searchable_text,
@@ -210,15 +209,7 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         signals = await search.signals(rows, tenant, query, query_terms(query.text), embedding)
         if signals is None:
             return None
-        best = best_hits(dict(signals), query.limit)
-        if not best:
-            return []
-        items = await snapshot.items_by_key(tenant, [hit_key for hit_key, _, _ in best])
-        return [
-            ScoredMemory(item=items[hit_key], score=score, signals=own)
-            for hit_key, score, own in best
-            if hit_key in items
-        ]
+        return await scored_hits(snapshot, tenant, signals, query.limit)
 
     async def follow(self, *, create: bool = False) -> None:
         """Bring the vector cache to what is committed (zeroing removed rows in its files).
@@ -311,13 +302,9 @@ class _Snapshot:
         if not words:
             return []
         search = TopK(self.statements, self.connection, self.params, [key(w) for w in words])
-        best = best_hits({"bm25": await search.scores(query.limit)}, query.limit)
-        items = await self.items_by_key(tenant, [hit_key for hit_key, _, _ in best])
-        return [
-            ScoredMemory(item=items[hit_key], score=score, signals=own)
-            for hit_key, score, own in best
-            if hit_key in items
-        ]
+        return await scored_hits(
+            self, tenant, {"bm25": await search.scores(query.limit)}, query.limit
+        )
 
     async def lexical_matches(
         self, tenant: Tenant, query: MemoryQuery, terms: Sequence[str]
