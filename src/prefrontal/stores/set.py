@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -96,18 +97,22 @@ class Stores:
         method), each once: its connections, files and mapped vectors, so that the first
         turn does not pay for them. Optional: a backend also opens at its first call.
         ``async with Orchestrator(...)`` calls it (see :mod:`prefrontal.orchestrator.opening`)."""
-        seen: set[int] = set()
-        for _, backend in self.items():
-            opener = getattr(backend, "open", None)
-            if opener is not None and id(backend) not in seen:
-                seen.add(id(backend))
-                await opener()
+        for opener in self._each_once("open"):
+            await opener()
 
     async def aclose(self) -> None:
         """Close every backend that holds resources (each one once)."""
+        for close in self._each_once("aclose"):
+            await close()
+
+    def _each_once(self, method: str) -> list[Callable[[], Awaitable[object]]]:
+        """Each backend's ``method``, where it has one, once per backend (one backend may
+        serve several kinds of store)."""
+        found: list[Callable[[], Awaitable[object]]] = []
         seen: set[int] = set()
         for _, backend in self.items():
-            close = getattr(backend, "aclose", None)
-            if close is not None and id(backend) not in seen:
+            bound = getattr(backend, method, None)
+            if bound is not None and id(backend) not in seen:
                 seen.add(id(backend))
-                await close()
+                found.append(bound)
+        return found
