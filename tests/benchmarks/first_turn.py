@@ -28,9 +28,10 @@ and the others' warm turn. It prints one JSON line:
   process (every thread), which other processes on a loaded machine
   disturb less than the wall clock;
 - ``rss_mb``/``pss_mb``: the process's resident and proportional set size
-  after its turns, and ``vectors_rss_mb``/``vectors_pss_mb`` the part of
-  them that maps the vector files (shared pages count once across the
-  processes in PSS);
+  after its turns, ``vectors_rss_mb``/``vectors_pss_mb`` the part of them
+  that maps the vector files, and ``database_rss_mb``/``database_pss_mb``
+  the part that maps the database file (one map a connection; shared
+  pages count once across maps and processes in PSS);
 - for the run: the median and largest ``paired_ratio`` and ``ratio``, and
   ``warm_noise``: each warm turn against its question's median over the
   other processes, the share of them above 1.2 and the largest. A single
@@ -49,6 +50,9 @@ and ``files_mapped`` (the next process, mapping the files the last one left).
 few items first, so that what the process pays once whatever the data
 (imports, the tokenizer, the first SQLite connections) is outside the
 figure and the first turn shows what the 100,000 items cost cold.
+
+``--no-populate`` opens the SQLite stores with ``populate=False``: the
+connections' maps of the file fill as turns read instead of at opening.
 
 ``--src DIR`` runs the workers with another checkout's ``src`` (e.g. an
 older main) for a comparison on the same machine. Figures are reported,
@@ -79,7 +83,7 @@ from prefrontal import Orchestrator, OrchestratorConfig, TurnRequest
 from prefrontal.demo import seed
 from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.testing.synthetic import questions
-from tests.benchmarks.first_turn import memory, opened, vectors_marker
+from tests.benchmarks.first_turn import database_of, memory, opened, vectors_marker
 from tests.benchmarks.scale import DEMO_AGENT, DEMO_USER, DIMENSIONS, NOW, Ticking
 
 async def turns(target: str, asked: list[str]) -> tuple[float, list, list, dict]:
@@ -98,7 +102,7 @@ async def turns(target: str, asked: list[str]) -> tuple[float, list, list, dict]
             results.append(await orchestrator.start_turn(request))
             times.append(((time.perf_counter() - started) * 1e3,
                           (time.process_time() - cpu) * 1e3))
-        figures = memory(vectors_marker(target))
+        figures = memory(vectors_marker(target), database_of(target))
     return open_ms, times, results, figures
 
 async def main() -> None:
@@ -147,9 +151,21 @@ def vectors_marker(target: str) -> str:
     return Path(target).name + ".vectors"
 
 
+def database_of(target: str) -> str | None:
+    """The SQLite file of ``target``; ``None`` for PostgreSQL."""
+    if target.startswith("postgres:"):
+        return None
+    return str(Path(target.removeprefix(UNPOPULATED)).resolve())
+
+
+UNPOPULATED = "unpopulated:"
+"""A SQLite target's prefix: open it with ``populate=False`` (``--no-populate``)."""
+
+
 def opened(target: str, embedder: Any) -> Any:
-    """The stores at ``target``: a SQLite file, or ``postgres:SCHEMA:CACHE:DSN`` (``CACHE``:
-    ``off``, ``process`` or a directory for the vector cache's files)."""
+    """The stores at ``target``: a SQLite file (``unpopulated:FILE``: its maps left to fill
+    as turns read), or ``postgres:SCHEMA:CACHE:DSN`` (``CACHE``: ``off``, ``process`` or a
+    directory for the vector cache's files)."""
     if target.startswith("postgres:"):
         from prefrontal.stores import postgres
 
@@ -160,6 +176,8 @@ def opened(target: str, embedder: Any) -> Any:
         )
     from tests.benchmarks.scale import _open
 
+    if target.startswith(UNPOPULATED):
+        return _open(Path(target.removeprefix(UNPOPULATED)), embedder, populate=False)
     return _open(Path(target), embedder)
 
 
@@ -220,26 +238,37 @@ def postgres(items: int, turns: int) -> dict[str, Any]:
     }
 
 
-def memory(marker: str) -> dict[str, float]:
-    """This process's RSS and PSS (MB), and the part mapping files whose path holds ``marker``."""
+def memory(marker: str, database: str | None = None) -> dict[str, float]:
+    """This process's RSS and PSS (MB), the part mapping files whose path holds ``marker``
+    (``vectors_*``) and the part mapping the file ``database`` (``database_*``)."""
     figures = {"rss_mb": 0.0, "pss_mb": 0.0, "vectors_rss_mb": 0.0, "vectors_pss_mb": 0.0}
-    inside = False
+    if database is not None:
+        figures |= {"database_rss_mb": 0.0, "database_pss_mb": 0.0}
+    part = None
     for line in Path("/proc/self/smaps").read_text().splitlines():
         fields = line.split()
         if fields and not fields[0].endswith(":"):
-            inside = marker in line
+            path = fields[5] if len(fields) == 6 else ""
+            part = "vectors" if marker in path else "database" if path == database else None
             continue
         if len(fields) >= 2 and fields[0] in ("Rss:", "Pss:"):
             mb = int(fields[1]) / 1024
             name = fields[0][:-1].lower()
             figures[f"{name}_mb"] += mb
-            if inside:
-                figures[f"vectors_{name}_mb"] += mb
+            if part is not None:
+                figures[f"{part}_{name}_mb"] += mb
     return {key: round(value, 1) for key, value in figures.items()}
 
 
 def run(
-    store: Path, *, workers: int, turns: int, src: Path | None, process: str, repeats: int
+    store: Path,
+    *,
+    workers: int,
+    turns: int,
+    src: Path | None,
+    process: str,
+    repeats: int,
+    populate: bool = True,
 ) -> dict[str, Any]:
     """Prepare a copy of ``store``'s ``hybrid.db``, then time ``workers`` fresh processes
     ``repeats`` times, process ``n`` of the run starting at question ``n``; each first turn
@@ -249,9 +278,10 @@ def run(
         database = Path(scratch) / "hybrid.db"
         shutil.copyfile(store / "hybrid.db", database)
         prepare_s = child.run(src, "-c", PREPARE, str(database))
+        target = f"{UNPOPULATED}{database}" if not populate else str(database)
         for round_number in range(repeats):
             shifts = [round_number * workers + worker for worker in range(workers)]
-            rounds.append(_workers(database, shifts, turns, process, src))
+            rounds.append(_workers(target, shifts, turns, process, src))
     found = [figures for each in rounds for figures in each]
     paired(found)
     ratios = [figures["ratio"] for figures in found]
@@ -329,13 +359,12 @@ def warm_noise(found: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _workers(
-    database: Path, shifts: list[int], turns: int, process: str, src: Path | None
+    target: str, shifts: list[int], turns: int, process: str, src: Path | None
 ) -> list[dict[str, Any]]:
-    """Fresh processes started at once over ``database``, one starting at each question
+    """Fresh processes started at once over ``target``, one starting at each question
     of ``shifts``: their figures."""
     started = [
-        child.start(src, "-c", WORKER, str(database), str(turns), process, str(shift))
-        for shift in shifts
+        child.start(src, "-c", WORKER, target, str(turns), process, str(shift)) for shift in shifts
     ]
     return [own_figures(child.finish(worker)) for worker in started]
 
@@ -351,6 +380,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--warm-process", action="store_true", help="first turns on a tiny store, untimed"
     )
+    parser.add_argument(
+        "--no-populate", action="store_true", help="open_stores(populate=False): maps fill as read"
+    )
     options = parser.parse_args(argv)
     if options.postgres:
         print(json.dumps(postgres(options.postgres, options.turns)))
@@ -363,6 +395,7 @@ def main(argv: list[str] | None = None) -> None:
         src=options.src,
         process=process,
         repeats=options.repeats,
+        populate=not options.no_populate,
     )
     print(json.dumps(figures))
 
