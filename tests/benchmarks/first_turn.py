@@ -1,28 +1,42 @@
-"""The first turn of a fresh process against its warm turns, on a large SQLite file.
+"""The first turn of a fresh process against warm turns, on a large SQLite file.
 
 ``python -m tests.benchmarks.first_turn --store /tmp/scale100k`` copies
 ``hybrid.db`` (built by :mod:`tests.benchmarks.scale`) to a temporary
 directory, runs one process that opens it and searches once (it builds the
 vector files beside the copy: ``prepare_s``), then starts ``--workers``
-fresh processes at once, ``--repeats`` times (3). Each opens the stores with the 384-dimension
-hashing embedder, times its first ``start_turn`` (default deadline), then
-``--turns`` more, each in a new session of its own (a session an earlier
-process left would let the recall gate answer from its buffer instead of
-searching, a turn several times cheaper), and prints one JSON line:
+fresh processes at once, ``--repeats`` times (3). Each opens the stores
+with the 384-dimension hashing embedder and asks the same ``--turns`` + 1
+questions, each in a new session of its own (a session an earlier process
+left would let the recall gate answer from its buffer instead of
+searching, a turn several times cheaper), timing every ``start_turn``
+(default deadline). Process ``n`` of the run starts at question ``n``
+(the list turned by ``n``), so each question is some process's first turn
+and the others' warm turn. It prints one JSON line:
 
 - ``open_ms``: from building the stores to the orchestrator entered
   (``async with``), which opens them (:mod:`prefrontal.orchestrator.opening`);
 - ``first_ms``: the first turn, with its status and the phases not ``ok``
   (``cut``): a phase cut at the deadline shows there;
-- ``warm_p50_ms``: the median of the turns after it; ``ratio``: first / warm
-  (``median_ratio`` and ``max_ratio`` over every worker of every round);
-- ``first_cpu_ms``/``warm_cpu_p50_ms``/``cpu_ratio``: the same in CPU time
-  of the whole process (every thread), which other processes on a loaded
-  machine disturb less than the wall clock;
+- ``same_warm_ms`` and ``paired_ratio``: the same question asked warm by
+  the run's other processes (their median), and first / that: what the
+  process being fresh costs, the question's own cost apart (questions
+  differ by a third and more);
+- ``warm_p50_ms`` and ``ratio``: the median of the process's own later
+  turns (other questions), and first / that;
+- ``first_cpu_ms``, ``same_warm_cpu_ms``, ``paired_cpu_ratio``,
+  ``warm_cpu_p50_ms``, ``cpu_ratio``: the same in CPU time of the whole
+  process (every thread), which other processes on a loaded machine
+  disturb less than the wall clock;
 - ``rss_mb``/``pss_mb``: the process's resident and proportional set size
-  after its turns, and ``vectors_rss_mb``/``vectors_pss_mb`` the part of
-  them that maps the vector files (shared pages count once across the
-  processes in PSS).
+  after its turns, ``vectors_rss_mb``/``vectors_pss_mb`` the part of them
+  that maps the vector files, and ``database_rss_mb``/``database_pss_mb``
+  the part that maps the database file (one map a connection; shared
+  pages count once across maps and processes in PSS);
+- for the run: the median and largest ``paired_ratio`` and ``ratio``, and
+  ``warm_noise``: each warm turn against its question's median over the
+  other processes, the share of them above 1.2 and the largest. A single
+  warm turn strays that far with no cold cost at all: the noise any one
+  first turn is measured in.
 
 ``--postgres N`` fills a throwaway PostgreSQL server (``tests/postgres_server.py``)
 with ``N`` items with vectors instead (``fill_s``) and times fresh processes
@@ -36,6 +50,9 @@ and ``files_mapped`` (the next process, mapping the files the last one left).
 few items first, so that what the process pays once whatever the data
 (imports, the tokenizer, the first SQLite connections) is outside the
 figure and the first turn shows what the 100,000 items cost cold.
+
+``--no-populate`` opens the SQLite stores with ``populate=False``: the
+connections' maps of the file fill as turns read instead of at opening.
 
 ``--src DIR`` runs the workers with another checkout's ``src`` (e.g. an
 older main) for a comparison on the same machine. Figures are reported,
@@ -66,7 +83,7 @@ from prefrontal import Orchestrator, OrchestratorConfig, TurnRequest
 from prefrontal.demo import seed
 from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.testing.synthetic import questions
-from tests.benchmarks.first_turn import memory, opened, vectors_marker
+from tests.benchmarks.first_turn import database_of, memory, opened, vectors_marker
 from tests.benchmarks.scale import DEMO_AGENT, DEMO_USER, DIMENSIONS, NOW, Ticking
 
 async def turns(target: str, asked: list[str]) -> tuple[float, list, list, dict]:
@@ -85,11 +102,12 @@ async def turns(target: str, asked: list[str]) -> tuple[float, list, list, dict]
             results.append(await orchestrator.start_turn(request))
             times.append(((time.perf_counter() - started) * 1e3,
                           (time.process_time() - cpu) * 1e3))
-        figures = memory(vectors_marker(target))
+        figures = memory(vectors_marker(target), database_of(target))
     return open_ms, times, results, figures
 
 async def main() -> None:
-    asked = questions(int(sys.argv[2]) + 1)
+    count, shift = int(sys.argv[2]) + 1, int(sys.argv[4])
+    asked = questions(count)
     if sys.argv[3] == "warm":  # the process's own first use, on a store of a few items
         with tempfile.TemporaryDirectory() as scratch:
             small = str(Path(scratch) / "small.db")
@@ -97,14 +115,12 @@ async def main() -> None:
             await seed(stores)
             await stores.aclose()
             await turns(small, asked[-2:])
-    open_ms, times, results, figures = await turns(sys.argv[1], asked)
+    order = [(shift + number) % count for number in range(count)]
+    open_ms, times, results, figures = await turns(sys.argv[1], [asked[q] for q in order])
     first = results[0].trace
     cut = [p.name for p in first.phases if p.status != "ok"]
-    print(json.dumps({"open_ms": open_ms, "first_ms": times[0][0],
-                      "first_status": str(first.status), "cut": cut,
-                      "warm_p50_ms": statistics.median(wall for wall, _ in times[1:]),
-                      "first_cpu_ms": times[0][1],
-                      "warm_cpu_p50_ms": statistics.median(cpu for _, cpu in times[1:]),
+    print(json.dumps({"open_ms": open_ms, "first_status": str(first.status), "cut": cut,
+                      "turns": [[q, wall, cpu] for q, (wall, cpu) in zip(order, times)],
                       **figures}))
 
 anyio.run(main)
@@ -135,9 +151,21 @@ def vectors_marker(target: str) -> str:
     return Path(target).name + ".vectors"
 
 
+def database_of(target: str) -> str | None:
+    """The SQLite file of ``target``; ``None`` for PostgreSQL."""
+    if target.startswith("postgres:"):
+        return None
+    return str(Path(target.removeprefix(UNPOPULATED)).resolve())
+
+
+UNPOPULATED = "unpopulated:"
+"""A SQLite target's prefix: open it with ``populate=False`` (``--no-populate``)."""
+
+
 def opened(target: str, embedder: Any) -> Any:
-    """The stores at ``target``: a SQLite file, or ``postgres:SCHEMA:CACHE:DSN`` (``CACHE``:
-    ``off``, ``process`` or a directory for the vector cache's files)."""
+    """The stores at ``target``: a SQLite file (``unpopulated:FILE``: its maps left to fill
+    as turns read), or ``postgres:SCHEMA:CACHE:DSN`` (``CACHE``: ``off``, ``process`` or a
+    directory for the vector cache's files)."""
     if target.startswith("postgres:"):
         from prefrontal.stores import postgres
 
@@ -148,6 +176,8 @@ def opened(target: str, embedder: Any) -> Any:
         )
     from tests.benchmarks.scale import _open
 
+    if target.startswith(UNPOPULATED):
+        return _open(Path(target.removeprefix(UNPOPULATED)), embedder, populate=False)
     return _open(Path(target), embedder)
 
 
@@ -196,11 +226,8 @@ def postgres(items: int, turns: int) -> dict[str, Any]:
             runs["files_mapped"] = files
             for name, cache in runs.items():
                 target = f"postgres:first:{cache}:{dsn}"
-                figures = child.run(None, "-c", WORKER, target, str(turns), "bare")
-                for field in ("first_ms", "warm_p50_ms"):
-                    figures[field] = round(figures[field], 1)
-                figures["ratio"] = round(figures["first_ms"] / figures["warm_p50_ms"], 2)
-                found[name] = figures
+                figures = child.run(None, "-c", WORKER, target, str(turns), "bare", "0")
+                found[name] = own_figures(figures)
     off = found["off"]["warm_p50_ms"]
     speedup = {name: round(off / figures["warm_p50_ms"], 1) for name, figures in found.items()}
     return {
@@ -211,64 +238,135 @@ def postgres(items: int, turns: int) -> dict[str, Any]:
     }
 
 
-def memory(marker: str) -> dict[str, float]:
-    """This process's RSS and PSS (MB), and the part mapping files whose path holds ``marker``."""
+def memory(marker: str, database: str | None = None) -> dict[str, float]:
+    """This process's RSS and PSS (MB), the part mapping files whose path holds ``marker``
+    (``vectors_*``) and the part mapping the file ``database`` (``database_*``)."""
     figures = {"rss_mb": 0.0, "pss_mb": 0.0, "vectors_rss_mb": 0.0, "vectors_pss_mb": 0.0}
-    inside = False
+    if database is not None:
+        figures |= {"database_rss_mb": 0.0, "database_pss_mb": 0.0}
+    part = None
     for line in Path("/proc/self/smaps").read_text().splitlines():
         fields = line.split()
         if fields and not fields[0].endswith(":"):
-            inside = marker in line
+            path = fields[5] if len(fields) == 6 else ""
+            part = "vectors" if marker in path else "database" if path == database else None
             continue
         if len(fields) >= 2 and fields[0] in ("Rss:", "Pss:"):
             mb = int(fields[1]) / 1024
             name = fields[0][:-1].lower()
             figures[f"{name}_mb"] += mb
-            if inside:
-                figures[f"vectors_{name}_mb"] += mb
+            if part is not None:
+                figures[f"{part}_{name}_mb"] += mb
     return {key: round(value, 1) for key, value in figures.items()}
 
 
 def run(
-    store: Path, *, workers: int, turns: int, src: Path | None, process: str, repeats: int
+    store: Path,
+    *,
+    workers: int,
+    turns: int,
+    src: Path | None,
+    process: str,
+    repeats: int,
+    populate: bool = True,
 ) -> dict[str, Any]:
     """Prepare a copy of ``store``'s ``hybrid.db``, then time ``workers`` fresh processes
-    ``repeats`` times; the median ratio of each worker's first turn to its warm ones."""
+    ``repeats`` times, process ``n`` of the run starting at question ``n``; each first turn
+    against its own warm turns and against its question asked warm by the others."""
     rounds: list[list[dict[str, Any]]] = []
     with tempfile.TemporaryDirectory(prefix="prefrontal-first-") as scratch:
         database = Path(scratch) / "hybrid.db"
         shutil.copyfile(store / "hybrid.db", database)
         prepare_s = child.run(src, "-c", PREPARE, str(database))
-        for _ in range(repeats):
-            rounds.append(_workers(database, workers, turns, process, src))
-    ratios = [figures["ratio"] for found in rounds for figures in found]
-    cpu_ratios = [figures["cpu_ratio"] for found in rounds for figures in found]
+        target = f"{UNPOPULATED}{database}" if not populate else str(database)
+        for round_number in range(repeats):
+            shifts = [round_number * workers + worker for worker in range(workers)]
+            rounds.append(_workers(target, shifts, turns, process, src))
+    found = [figures for each in rounds for figures in each]
+    paired(found)
+    ratios = [figures["ratio"] for figures in found]
+    paired_ratios = [figures["paired_ratio"] for figures in found if "paired_ratio" in figures]
+    cpu_ratios = [figures["cpu_ratio"] for figures in found]
+    noise = warm_noise(found)
+    for figures in found:
+        del figures["turns"]
     return {
         "prepare_s": round(float(prepare_s), 2),
+        "median_paired_ratio": statistics.median(paired_ratios) if paired_ratios else None,
+        "max_paired_ratio": max(paired_ratios, default=None),
         "median_ratio": statistics.median(ratios),
         "max_ratio": max(ratios),
         "median_cpu_ratio": statistics.median(cpu_ratios),
+        "warm_noise": noise,
         "rounds": rounds,
     }
 
 
-def _workers(
-    database: Path, workers: int, turns: int, process: str, src: Path | None
-) -> list[dict[str, Any]]:
-    """``workers`` fresh processes started at once over ``database``: their figures."""
-    started = [
-        child.start(src, "-c", WORKER, str(database), str(turns), process) for _ in range(workers)
+def own_figures(figures: dict[str, Any]) -> dict[str, Any]:
+    """A worker's figures with its first turn, its warm median and their ratios (wall, CPU)."""
+    (_, first, first_cpu), *warm = figures["turns"]
+    figures["first_ms"] = round(first, 1)
+    figures["first_cpu_ms"] = round(first_cpu, 1)
+    figures["warm_p50_ms"] = round(statistics.median(wall for _, wall, _ in warm), 1)
+    figures["warm_cpu_p50_ms"] = round(statistics.median(cpu for _, _, cpu in warm), 1)
+    figures["ratio"] = round(first / figures["warm_p50_ms"], 2)
+    figures["cpu_ratio"] = round(first_cpu / figures["warm_cpu_p50_ms"], 2)
+    figures["open_ms"] = round(figures["open_ms"], 1)
+    return figures
+
+
+def _warm_of(found: list[dict[str, Any]], question: int, apart: int) -> list[tuple[float, float]]:
+    """(wall, cpu) of ``question`` asked warm by every process of ``found`` but ``apart``."""
+    return [
+        (wall, cpu)
+        for index, figures in enumerate(found)
+        if index != apart
+        for q, wall, cpu in figures["turns"][1:]
+        if q == question
     ]
-    found: list[dict[str, Any]] = [child.finish(worker) for worker in started]
-    for figures in found:
-        figures["open_ms"] = round(figures["open_ms"], 1)
-        figures["first_ms"] = round(figures["first_ms"], 1)
-        figures["warm_p50_ms"] = round(figures["warm_p50_ms"], 1)
-        figures["ratio"] = round(figures["first_ms"] / figures["warm_p50_ms"], 2)
-        figures["first_cpu_ms"] = round(figures["first_cpu_ms"], 1)
-        figures["warm_cpu_p50_ms"] = round(figures["warm_cpu_p50_ms"], 1)
-        figures["cpu_ratio"] = round(figures["first_cpu_ms"] / figures["warm_cpu_p50_ms"], 2)
-    return found
+
+
+def paired(found: list[dict[str, Any]]) -> None:
+    """Add to each process's figures its first question's warm median in the other
+    processes (``same_warm_ms``, ``same_warm_cpu_ms``) and first / that (``paired_*``)."""
+    for index, figures in enumerate(found):
+        question, first, first_cpu = figures["turns"][0]
+        warm = _warm_of(found, question, index)
+        if not warm:
+            continue
+        same_wall = statistics.median(wall for wall, _ in warm)
+        same_cpu = statistics.median(cpu for _, cpu in warm)
+        figures["same_warm_ms"] = round(same_wall, 1)
+        figures["same_warm_cpu_ms"] = round(same_cpu, 1)
+        figures["paired_ratio"] = round(first / same_wall, 2)
+        figures["paired_cpu_ratio"] = round(first_cpu / same_cpu, 2)
+
+
+def warm_noise(found: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each warm turn against the median of its question asked warm by the other processes:
+    how many of them exceed 1.2, of how many, and the largest such ratio."""
+    ratios = []
+    for index, figures in enumerate(found):
+        for question, wall, _ in figures["turns"][1:]:
+            others = [other for other, _ in _warm_of(found, question, index)]
+            if others:
+                ratios.append(wall / statistics.median(others))
+    return {
+        "over_1_2": sum(ratio > 1.2 for ratio in ratios),
+        "of": len(ratios),
+        "max": round(max(ratios, default=0.0), 2),
+    }
+
+
+def _workers(
+    target: str, shifts: list[int], turns: int, process: str, src: Path | None
+) -> list[dict[str, Any]]:
+    """Fresh processes started at once over ``target``, one starting at each question
+    of ``shifts``: their figures."""
+    started = [
+        child.start(src, "-c", WORKER, target, str(turns), process, str(shift)) for shift in shifts
+    ]
+    return [own_figures(child.finish(worker)) for worker in started]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -282,6 +380,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--warm-process", action="store_true", help="first turns on a tiny store, untimed"
     )
+    parser.add_argument(
+        "--no-populate", action="store_true", help="open_stores(populate=False): maps fill as read"
+    )
     options = parser.parse_args(argv)
     if options.postgres:
         print(json.dumps(postgres(options.postgres, options.turns)))
@@ -294,6 +395,7 @@ def main(argv: list[str] | None = None) -> None:
         src=options.src,
         process=process,
         repeats=options.repeats,
+        populate=not options.no_populate,
     )
     print(json.dumps(figures))
 

@@ -150,3 +150,38 @@ async def test_a_hybrid_search_for_an_agent_with_no_vector_finds_nothing(tmp_pat
         assert await stores.episodic.search(ALICE, query)
     finally:
         await stores.aclose()
+
+
+def _resident_maps(path: Path) -> list[tuple[int, int]]:
+    """(size, resident) in kB of each of this process's maps of ``path`` (``/proc/self/smaps``)."""
+    target, found, inside = str(path.resolve()), [], False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if fields and not fields[0].endswith(":"):
+            inside = len(fields) == 6 and fields[5] == target
+        elif inside and fields[0] == "Size:":
+            found.append((int(fields[1]), 0))
+        elif inside and fields[0] == "Rss:":
+            found[-1] = (found[-1][0], int(fields[1]))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("populate", [True, False])
+async def test_opening_enters_every_page_of_the_file_into_each_connections_map(
+    tmp_path: Path, populate: bool
+) -> None:
+    """After ``open`` every map of the file (one a read connection) is resident whole,
+    so a first search faults no page the page cache holds; without ``populate`` only the
+    pages opening read are."""
+    path = tmp_path / "m.db"
+    await _filled(path)
+    stores = sqlite.open_stores(path, embedder=HashingEmbedder(DIMENSIONS), populate=populate)
+    try:
+        await stores.open()
+        maps = _resident_maps(path)
+        assert len(maps) >= 4  # each of the four read connections maps the file
+        whole = [resident >= size for size, resident in maps]
+        assert all(whole) if populate else not any(whole)
+    finally:
+        await stores.aclose()

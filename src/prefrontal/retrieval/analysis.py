@@ -121,6 +121,9 @@ _SPACELESS = (
     (0x20000, 0x3FFFF),  # CJK extensions
 )
 """Code point ranges of scripts written without spaces between words."""
+_SPACELESS_CHARS = "".join(f"{chr(low)}-{chr(high)}" for low, high in _SPACELESS)
+_SCRIPT_RUN = re.compile(f"([{_SPACELESS_CHARS}]+)|([^{_SPACELESS_CHARS}]+)")
+"""A run of characters of spaceless scripts (first group), or of any others (second)."""
 
 _FOLDED_MARKS_BELOW = 0x0800
 """Combining marks are removed from letters below this code point (Latin to Arabic)."""
@@ -207,6 +210,8 @@ def term_set(text: str) -> frozenset[str]:
 def folded(text: str) -> str:
     """``text`` in compatibility form, case-folded, without marks on Latin to Arabic letters."""
     decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text).casefold())
+    if not any(map(unicodedata.combining, decomposed)):  # no mark to remove: one pass in C
+        return unicodedata.normalize("NFC", decomposed)
     kept: list[str] = []
     base = 0
     for char in decomposed:
@@ -250,20 +255,9 @@ def _arabic(word: str) -> str:
 
 
 def _script_runs(word: str) -> list[tuple[str, bool]]:
-    """``word`` cut where it passes between a spaceless script and any other."""
-    runs: list[tuple[str, bool]] = []
-    start = 0
-    for i in range(1, len(word) + 1):
-        if i == len(word) or _is_spaceless(word[i]) != _is_spaceless(word[start]):
-            runs.append((word[start:i], _is_spaceless(word[start])))
-            start = i
-    return runs
-
-
-def _is_spaceless(char: str) -> bool:
-    """True for a character of a script written without spaces between words."""
-    point = ord(char)
-    return any(low <= point <= high for low, high in _SPACELESS)
+    """``word`` cut where it passes between a spaceless script and any other: each run,
+    and whether it is spaceless."""
+    return [(spaceless or other, bool(spaceless)) for spaceless, other in _SCRIPT_RUN.findall(word)]
 
 
 def _pairs(run: str) -> list[str]:

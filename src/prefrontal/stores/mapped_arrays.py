@@ -35,29 +35,33 @@ def extend_files(directory: Path, layout: Layout) -> None:
 
 
 def mapped_array(
-    path: Path, dtype: np.dtype[Any], shape: tuple[int, ...], *, populate: bool
+    path: Path, dtype: np.dtype[Any], shape: tuple[int, ...], *, scanned: bool
 ) -> np.ndarray:
-    """``path`` mapped shared as an array; ``populate``: its pages entered at once
-    (``MAP_POPULATE``), so that those in the page cache cost no fault at the first scan;
-    else read a row at a time (``MADV_RANDOM``: no pages around the row are mapped)."""
+    """``path`` mapped shared as an array, its pages entered at once (``MAP_POPULATE``), so
+    that those in the page cache cost no fault at their first read; ``scanned``: read whole,
+    else a row at a time (``MADV_RANDOM``: a page read again from disk brings no neighbours)."""
     length = int(np.prod(shape)) * dtype.itemsize
     fd = os.open(path, os.O_RDWR)
     try:
-        flags = mmap.MAP_SHARED | (getattr(mmap, "MAP_POPULATE", 0) if populate else 0)
+        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
         mapped = mmap.mmap(fd, length, flags=flags)
     finally:
         os.close(fd)
-    if not populate and hasattr(mmap, "MADV_RANDOM"):
+    if not scanned and hasattr(mmap, "MADV_RANDOM"):
         mapped.madvise(mmap.MADV_RANDOM)
     return np.frombuffer(mapped, dtype=dtype).reshape(shape)
 
 
 def map_files(directory: Path, layout: Layout, *, unscanned: str) -> dict[str, np.ndarray]:
     """Every array of ``layout`` mapped from its file in ``directory``, each file extended
-    first where it is shorter than its array (:func:`extend_files`); every file populated
-    except ``unscanned``, which is read a row at a time (:func:`mapped_array`)."""
+    first where it is shorter than its array (:func:`extend_files`); every file populated,
+    and every file but ``unscanned`` (read a row at a time) read whole (:func:`mapped_array`).
+
+    The rows the exact cosines read from ``unscanned`` are few a search but scattered:
+    populated, a fresh process's first searches find them mapped as a warm one does.
+    """
     extend_files(directory, layout)
     return {
-        name: mapped_array(directory / name, dtype, shape, populate=name != unscanned)
+        name: mapped_array(directory / name, dtype, shape, scanned=name != unscanned)
         for name, (dtype, shape) in layout.items()
     }

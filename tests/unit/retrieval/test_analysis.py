@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import itertools
 import re
+import unicodedata
 
 import snowballstemmer
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prefrontal.retrieval.analysis import STOP_WORDS, folded, term_set, terms, terms_of_each
+from prefrontal.retrieval.analysis import (
+    _SPACELESS,
+    STOP_WORDS,
+    _script_runs,
+    folded,
+    term_set,
+    terms,
+    terms_of_each,
+)
 
 _PORTER = snowballstemmer.stemmer("porter")
 _FTS_SAFE = re.compile(r"[^\W_]+")
@@ -96,3 +106,38 @@ def test_terms_are_never_empty_and_never_hold_spaces(text: str) -> None:
 def test_a_batch_is_analysed_as_each_text_alone(texts: list[str]) -> None:
     """``terms_of_each`` gives each text's own terms, repeated words and other scripts included."""
     assert terms_of_each(texts) == [terms(text) for text in texts]
+
+
+def _folded_reference(text: str) -> str:
+    """:func:`folded` spelt out a character at a time: the marks on letters below U+0800 go."""
+    decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text).casefold())
+    kept: list[str] = []
+    base = 0
+    for char in decomposed:
+        if unicodedata.combining(char):
+            if base >= 0x0800:
+                kept.append(char)
+            continue
+        base = ord(char)
+        kept.append(char)
+    return unicodedata.normalize("NFC", "".join(kept))
+
+
+def _spaceless_reference(char: str) -> bool:
+    return any(low <= ord(char) <= high for low, high in _SPACELESS)
+
+
+@given(st.text(max_size=120))
+def test_folding_equals_its_character_by_character_definition(text: str) -> None:
+    """With or without marks to remove (the pass for text without any skips the loop)."""
+    assert folded(text) == _folded_reference(text)
+
+
+@given(st.text(max_size=60) | st.text(alphabet="東京にaé한국ไทย1_", max_size=60))
+def test_script_runs_cut_a_word_where_spaceless_scripts_begin_and_end(word: str) -> None:
+    """The runs spell the word, each is wholly spaceless or wholly not, and neighbours differ."""
+    runs = _script_runs(word)
+    assert "".join(run for run, _ in runs) == word
+    for run, spaceless in runs:
+        assert run and all(_spaceless_reference(char) == spaceless for char in run)
+    assert all(a[1] != b[1] for a, b in itertools.pairwise(runs))

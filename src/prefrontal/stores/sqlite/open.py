@@ -23,6 +23,7 @@ def open_stores(
     embedder: Embedder | None = None,
     pool_size: int = 4,
     synchronous: Literal["FULL", "NORMAL"] = "FULL",
+    populate: bool = True,
 ) -> Stores:
     """Every store in one SQLite file (created on first use): durable, no server.
 
@@ -30,9 +31,11 @@ def open_stores(
     :meth:`Stores.aclose` closes it. With an ``embedder``, episodic and
     semantic search fuse vector similarity with BM25.
     ``synchronous="NORMAL"`` skips the sync on each commit: writes still
-    survive a killed process, not a power cut.
+    survive a killed process, not a power cut. ``populate``: opening the
+    stores (:meth:`Stores.open`) enters the file's pages into the
+    process's page tables (:class:`~prefrontal.stores.sqlite.Database`).
     """
-    db = Database(path, pool_size=pool_size, synchronous=synchronous)
+    db = Database(path, pool_size=pool_size, synchronous=synchronous, populate=populate)
     return Stores(
         consciousness=SqliteConsciousnessStore(db),
         frontal_cortex=SqliteFrontalCortexStore(db),
