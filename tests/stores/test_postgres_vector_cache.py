@@ -5,17 +5,24 @@ gives (``vector_cache=False``); follows other connections' writes and
 deletions through the change log, including a transaction that took its
 id before the cache's snapshot and committed after it; filters by tenant
 inside the search; keeps its files private, maps them in a fresh process
-without reading every vector, rebuilds them on doubt, and overwrites an
-erased or forgotten row's vector bytes in them.
+without reading every vector, rebuilds them on doubt (a real process killed
+with SIGKILL while applying a change included), and overwrites an erased or
+forgotten row's vector bytes in them.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import stat
+import sys
+import textwrap
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import numpy as np
 import pytest
 
@@ -28,6 +35,7 @@ from prefrontal.stores.postgres.vector_cache import VectorCache
 from prefrontal.stores.postgres.vector_log import KEPT_DELETIONS, PRUNE_EVERY
 from prefrontal.testing.conformance.base import at
 from prefrontal.testing.synthetic import questions
+from tests.benchmarks.child import ROOT, environment
 from tests.conftest import FIXED_NOW
 from tests.stores.postgres_schema import schema_connection, to_schema_10
 from tests.stores.vector_corpus import (
@@ -354,5 +362,89 @@ async def test_opening_ahead_builds_the_cache_before_the_first_search(
         await hits(store, ALICE, SECRET)
         assert (_cache(store).rebuilds, _cache(store).updates) == (1, 0)
         assert scanned_every_row == []
+    finally:
+        await stores.aclose()
+
+
+CRASHING_SEARCHER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+
+    import anyio
+
+    from prefrontal.stores import postgres
+    from prefrontal.stores.postgres.vector_cache import VectorCache
+    from tests.stores.vector_corpus import ALICE, SECRET, corpus, embedder, hits, secret
+
+    original = VectorCache._write
+
+    def half_then_stall(self, at, held):
+        original(self, at[: len(at) // 2], held[: len(held) // 2])
+        print("half written", flush=True)
+        time.sleep(600)
+
+    async def main() -> None:
+        dsn, schema, root = sys.argv[1:4]
+        stores = postgres.open_stores(
+            dsn, schema=schema, embedder=embedder(), max_size=2, vector_cache=Path(root)
+        )
+        store = stores.episodic
+        await store.put_many(corpus(300))
+        await hits(store, ALICE, SECRET)  # builds the files
+        late = [secret(f"late{n}", "agent-1", "alice", f"{SECRET} {n}") for n in range(40)]
+        await store.put_many(late)  # committed; the cache applies it at its next use
+        VectorCache._write = half_then_stall
+        # committed, then the cache applies the puts and zeroes the deleted: killed in it
+        await store.delete(ALICE, [item.item_id for item in corpus(300)[1:60:3]])
+
+    anyio.run(main)
+    """
+)
+
+
+async def test_a_process_killed_while_applying_a_change_leaves_the_files_rebuilt(
+    postgres_dsn: str, postgres_schema: str, tmp_path: Path
+) -> None:
+    """SIGKILL in the middle of applying committed puts and deletions to the files: the state
+    stays marked changing; a fresh process rebuilds and ranks exactly as reading every row."""
+    root = tmp_path / "cache"
+    command = [sys.executable, "-c", CRASHING_SEARCHER, postgres_dsn, postgres_schema, str(root)]
+    process = await anyio.open_process(command, cwd=ROOT, env=environment(None))
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        with anyio.fail_after(60):
+            said = b""
+            with contextlib.suppress(anyio.EndOfStream):
+                said = await process.stdout.receive()
+        if not said.startswith(b"half written"):
+            with anyio.fail_after(30):
+                await process.wait()
+            error = b"".join([chunk async for chunk in process.stderr])
+            ended = f"the child ended ({process.returncode}) before the change"
+            pytest.fail(f"{ended}: {error.decode()[-2000:]}")
+        os.kill(process.pid, signal.SIGKILL)
+        with anyio.fail_after(30):
+            await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+        await process.aclose()
+    assert process.returncode == -signal.SIGKILL
+    (directory,) = root.iterdir()
+    assert np.fromfile(directory / "state", dtype=np.int64)[3] == 1  # changing, never cleared
+    stores = _open(postgres_dsn, postgres_schema, root)
+    try:
+        store = _episodic(stores)
+        for text in [SECRET, f"{SECRET} 39", *questions(8)]:
+            for tenant in (ALICE, BOB):
+                cached, scanned = await both_ways(store, tenant, text, 10)
+                assert cached == scanned
+        assert _cache(store).rebuilds == 1
+        found = [hit[0] for hit in await hits(store, ALICE, SECRET, limit=60)]
+        assert {f"late{n}" for n in range(40)} <= set(found)
+        deleted = {item.item_id for item in corpus(300)[1:60:3]}
+        assert not deleted & {hit[0] for hit in await hits(store, ALICE, "", limit=400)}
+        assert np.fromfile(directory / "state", dtype=np.int64)[3] == 0
     finally:
         await stores.aclose()
