@@ -1,6 +1,6 @@
 """PostgreSQL's set-wise ``put_many``: the same schema contents as one ``put`` after another.
 
-The batch of ``test_sqlite_bulk`` (new items of two agents and three users
+The batch of :mod:`tests.stores.bulk_batch` (new items of two agents and three users
 in runs, items replacing stored ones or ones earlier in the batch, items
 that supersede others, vectors, terms held once, twice and three times or
 more) is written by ``put_many`` into one schema and item by item into
@@ -14,16 +14,16 @@ counted once; a failed run leaves nothing written.
 from __future__ import annotations
 
 import random
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from prefrontal.stores import postgres
-from prefrontal.stores.long_term import MemoryQuery
 from prefrontal.stores.postgres.bulk import AT_LEAST, SETTING
 from prefrontal.stores.postgres.memory import PostgresMemoryStore, _row
+from tests.stores.bulk_batch import batch, one_run, searched, stored, written
 from tests.stores.postgres_schema import schema_connection
-from tests.stores.test_sqlite_bulk import NOW, TENANTS, _item, batch, stored
 
 pytestmark = pytest.mark.anyio
 
@@ -44,21 +44,18 @@ async def dump(dsn: str, schema: str, name: str) -> dict[str, list[tuple[Any, ..
         }
 
 
-async def search_all(store: PostgresMemoryStore) -> list[list[tuple[str, str, float]]]:
-    found = []
-    for tenant in TENANTS:
-        for text in ("invoice payment", "launch review urgent", "alice onlyword", "plan"):
-            for embedding in (None, (0.2, 0.9, 1.0)):
-                query = MemoryQuery(text=text, limit=10, embedding=embedding, now=NOW)
-                hits = await store.search(tenant, query)
-                found.append([(h.item.item_id, h.item.user_id, round(h.score, 9)) for h in hits])
-    return found
-
-
 def _store(stores: Any, name: str) -> PostgresMemoryStore:
     store = stores.episodic if name == "episodic" else stores.semantic
     assert isinstance(store, PostgresMemoryStore)
     return store
+
+
+@pytest.fixture
+async def episodic(postgres_dsn: str, postgres_schema: str) -> AsyncIterator[PostgresMemoryStore]:
+    """The episodic store of stores opened on the test schema (closed after)."""
+    stores = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
+    yield _store(stores, "episodic")
+    await stores.aclose()
 
 
 @pytest.mark.parametrize("name", ["episodic", "semantic"])
@@ -72,13 +69,8 @@ async def test_put_many_leaves_what_puts_one_by_one_leave(
     for schema, bulk in ((f"{postgres_schema}_bulk", True), (f"{postgres_schema}_one", False)):
         stores = postgres.open_stores(postgres_dsn, schema=schema, max_size=2)
         store = _store(stores, name)
-        await store.put_many(before)
-        if bulk:
-            await store.put_many(items)
-        else:
-            for item in items:
-                await store.put(item)
-        results[bulk] = await search_all(store)
+        await written(store, before, items, bulk=bulk)
+        results[bulk] = await searched(store)
         await stores.aclose()
     bulk_rows = await dump(postgres_dsn, f"{postgres_schema}_bulk", name)
     single_rows = await dump(postgres_dsn, f"{postgres_schema}_one", name)
@@ -91,12 +83,11 @@ async def test_put_many_leaves_what_puts_one_by_one_leave(
 
 
 async def test_new_items_are_one_insert_with_the_trigger_left_out(
-    postgres_dsn: str, postgres_schema: str
+    postgres_dsn: str, postgres_schema: str, episodic: PostgresMemoryStore
 ) -> None:
     """A run of new items is written by one insert; the trigger counts none of them twice."""
-    stores = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
-    store = _store(stores, "episodic")
-    items = [_item(random.Random(5), n, TENANTS[0]) for n in range(2 * AT_LEAST)]
+    store = episodic
+    items = one_run(5, 2 * AT_LEAST)
     statements: list[str] = []
     writer = store._bulk
     real_insert = writer._insert
@@ -113,7 +104,6 @@ async def test_new_items_are_one_insert_with_the_trigger_left_out(
     async with schema_connection(postgres_dsn, postgres_schema) as connection:
         setting = await connection.fetchval("SELECT current_setting($1, true)", SETTING)
     assert setting in (None, "", "off")
-    await stores.aclose()
 
 
 async def test_a_row_inserted_meanwhile_is_counted_once(
@@ -121,8 +111,7 @@ async def test_a_row_inserted_meanwhile_is_counted_once(
 ) -> None:
     """Between the look-up and the insert another writer adds one of the keys: the run skips
     it, takes it out of its counts, and upserts it after; the counts are those of puts."""
-    rng = random.Random(6)
-    items = [_item(rng, n, TENANTS[0]) for n in range(AT_LEAST)]
+    items = one_run(6, AT_LEAST)
     race, single = f"{postgres_schema}_race", f"{postgres_schema}_one"
     stores = postgres.open_stores(postgres_dsn, schema=race, max_size=2)
     store = _store(stores, "episodic")
@@ -147,12 +136,11 @@ async def test_a_row_inserted_meanwhile_is_counted_once(
 
 
 async def test_a_failed_run_rolls_back_and_leaves_the_trigger_counting(
-    postgres_dsn: str, postgres_schema: str
+    postgres_dsn: str, postgres_schema: str, episodic: PostgresMemoryStore
 ) -> None:
     """A statement of the run fails: nothing is written, and a later put is counted as usual."""
-    stores = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
-    store = _store(stores, "episodic")
-    items = [_item(random.Random(7), n, TENANTS[0]) for n in range(2 * AT_LEAST)]
+    store = episodic
+    items = one_run(7, 2 * AT_LEAST)
     writer = store._bulk
     terms = writer._terms
     writer._terms = "SELECT no_such_function($1, $2, $3, $4, $5, $6, $7)"
@@ -165,4 +153,3 @@ async def test_a_failed_run_rolls_back_and_leaves_the_trigger_counting(
     rows = await dump(postgres_dsn, postgres_schema, "episodic")
     assert rows["agents"] == [("atlas", 1, rows["items"][0][16])]
     assert all(row[2] == 1 for row in rows["terms"])
-    await stores.aclose()

@@ -14,95 +14,18 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery
 from prefrontal.stores.sqlite import open_stores
 from prefrontal.stores.sqlite.bulk import AT_LEAST, BulkWriter
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.stores.sqlite.migrations import insert_triggers, migrate
-from prefrontal.stores.tenancy import Scope, Tenant
+from tests.stores.bulk_batch import TENANTS, batch, item, one_run, searched, stored, written
 
 pytestmark = pytest.mark.anyio
-T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
-NOW = T0 + timedelta(days=30)
-TENANTS = (
-    Tenant(agent_id="atlas", user_id="alice"),
-    Tenant(agent_id="atlas", user_id="bob"),
-    Tenant(agent_id="orion", user_id="alice"),
-    Tenant(agent_id="orion", user_id="çarol"),  # an id whose hex is not its ASCII
-)
-WORDS = [
-    "invoice",
-    "payment",
-    "launch",
-    "review",
-    "vendor",
-    "contract",
-    "budget",
-    "hiring",
-    "plan",
-    "porto",
-    "lisbon",
-    "deadline",
-    "release",
-    "notes",
-    "urgent",
-    "late",
-    "praised",
-    "mentioned",
-    "quarterly",
-    "forecast",
-    "audit",
-]
-
-
-def _item(rng: random.Random, n: int, tenant: Tenant, **fields: Any) -> MemoryItem:
-    words = [rng.choice(WORDS) for _ in range(rng.randint(1, 12))]
-    if rng.random() < 0.3:
-        words += [words[0]] * rng.randint(1, 3)  # a term held twice, three or four times
-    return MemoryItem(
-        item_id=f"m{n}",
-        agent_id=tenant.agent_id,
-        user_id=tenant.user_id,
-        scope=Scope.SHARED if rng.random() < 0.2 else Scope.PRIVATE,
-        kind=MemoryKind.EVENT if rng.random() < 0.7 else MemoryKind.FACT,
-        content=" ".join(words) + f" {tenant.user_id}onlyword",
-        importance=round(rng.random(), 2),
-        created_at=T0 + timedelta(minutes=n),
-        valid_until=T0 + timedelta(days=1) if rng.random() < 0.1 else None,
-        thread_id=f"t{n // 10}",
-        position=n % 10,
-        tags=("billing",) if rng.random() < 0.2 else (),
-        embedding=(rng.random(), rng.random(), 1.0) if rng.random() < 0.5 else None,
-        **fields,
-    )
-
-
-def _owner(item: MemoryItem) -> Tenant:
-    return Tenant(agent_id=item.agent_id, user_id=item.user_id)
-
-
-def stored(rng: random.Random) -> list[MemoryItem]:
-    """Items written before the batch (the batch replaces some of them)."""
-    return [_item(rng, n, TENANTS[n % 2]) for n in range(10)]
-
-
-def batch(rng: random.Random) -> list[MemoryItem]:
-    """New items in runs, with replacements, duplicates and supersessions between them."""
-    items = [_item(rng, n, rng.choice(TENANTS)) for n in range(100, 100 + 2 * AT_LEAST)]
-    items.append(_item(rng, 3, TENANTS[1]))  # replaces a stored item
-    items.append(_item(rng, 105, _owner(items[5])))  # replaces one earlier in the batch
-    items.append(_item(rng, 400, _owner(items[1]), supersedes="m101"))
-    items += [_item(rng, n, rng.choice(TENANTS)) for n in range(500, 500 + AT_LEAST)]
-    items.append(_item(rng, 900, TENANTS[2], supersedes="m960"))  # a later item: no effect
-    items += [_item(rng, n, TENANTS[2]) for n in range(950, 950 + AT_LEAST)]
-    items += [_item(rng, n, TENANTS[3]) for n in range(2000, 2005)]  # a short run
-    return items
 
 
 def dump(path: Path, name: str) -> dict[str, list[tuple[Any, ...]]]:
@@ -126,14 +49,7 @@ def dump(path: Path, name: str) -> dict[str, list[tuple[Any, ...]]]:
 
 async def search_all(path: Path, name: str) -> list[list[tuple[str, str, float]]]:
     stores = open_stores(path)
-    store = stores.episodic if name == "episodic" else stores.semantic
-    found = []
-    for tenant in TENANTS:
-        for text in ("invoice payment", "launch review urgent", "alice onlyword", "plan"):
-            for embedding in (None, (0.2, 0.9, 1.0)):
-                query = MemoryQuery(text=text, limit=10, embedding=embedding, now=NOW)
-                hits = await store.search(tenant, query)
-                found.append([(h.item.item_id, h.item.user_id, round(h.score, 9)) for h in hits])
+    found = await searched(stores.episodic if name == "episodic" else stores.semantic)
     await stores.aclose()
     return found
 
@@ -146,12 +62,7 @@ async def test_put_many_leaves_what_puts_one_by_one_leave(tmp_path: Path, name: 
     for path, bulk in ((tmp_path / "bulk.db", True), (tmp_path / "single.db", False)):
         stores = open_stores(path)
         store = stores.episodic if name == "episodic" else stores.semantic
-        await store.put_many(before)
-        if bulk:
-            await store.put_many(items)
-        else:
-            for item in items:
-                await store.put(item)
+        await written(store, before, items, bulk=bulk)
         await stores.aclose()
     bulk_rows, single_rows = dump(tmp_path / "bulk.db", name), dump(tmp_path / "single.db", name)
     assert len(bulk_rows["items"]) == len({(i.agent_id, i.item_id, i.user_id) for i in items}) + 9
@@ -200,7 +111,7 @@ async def test_erase_after_a_bulk_load_leaves_nothing_of_the_user(tmp_path: Path
     stores = open_stores(path)
     rng = random.Random(3)
     alice, bob = TENANTS[0], TENANTS[1]
-    items = [_item(rng, n, alice if n % 2 else bob) for n in range(4 * AT_LEAST)]
+    items = [item(rng, n, alice if n % 2 else bob) for n in range(4 * AT_LEAST)]
     await stores.episodic.put_many(items)
     assert await stores.episodic.erase(alice) == 2 * AT_LEAST
     await stores.aclose()
@@ -223,7 +134,7 @@ async def test_a_failed_run_keeps_the_triggers_and_rolls_back(tmp_path: Path) ->
     store = open_stores(path).episodic
     assert isinstance(store, SqliteMemoryStore)
     store._bulk._fts = "SELECT no_such_function(?)"
-    items = [_item(random.Random(4), n, TENANTS[0]) for n in range(2 * AT_LEAST)]
+    items = one_run(4)
     with sqlite3.connect(path, isolation_level=None) as connection:
         connection.execute("BEGIN IMMEDIATE")
         with pytest.raises(sqlite3.OperationalError, match="no_such_function"):
