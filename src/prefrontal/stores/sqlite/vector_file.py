@@ -425,8 +425,9 @@ class VectorFile:
             return False
         if held:
             self._write(placed, held)
-        present = self._arrays["columns"]["present"][: int(state[_END])] if self._arrays else []
-        state[_LIVE] = int(np.count_nonzero(present))
+        columns = self._arrays.get("columns")
+        end = int(state[_END])
+        state[_LIVE] = 0 if columns is None else int(np.count_nonzero(columns["present"][:end]))
         return True
 
     def _place(
@@ -508,7 +509,8 @@ class VectorFile:
         to it under the changing flag; unlink the old files (holding the lock exclusively)."""
         self._map(state)
         end = int(state[_END])
-        live = np.flatnonzero(self._arrays["columns"]["present"][:end]) if self._arrays else []
+        columns = self._arrays.get("columns")
+        live = np.zeros(0, np.int64) if columns is None else np.flatnonzero(columns["present"][:end])
         count, generation = len(live), int(state[_GENERATION]) + 1
         capacity, size = count + GROWTH, int(state[_SIZE])
         layout = self._layout(generation, capacity, size)
