@@ -23,6 +23,7 @@ from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.retrieval.vectors import to_blob
 from prefrontal.stores import MemoryItem, MemoryQuery, Scope, Stores, Tenant, sqlite
 from prefrontal.stores.sqlite import vector_file
+from prefrontal.stores.sqlite.compaction import compact_vectors
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.stores.sqlite.vector_file import GROWTH, VectorFile
 from prefrontal.testing.conformance.base import at
@@ -312,3 +313,27 @@ async def test_a_rebuild_writes_a_new_generation_and_unlinks_the_old(tmp_path: P
     with sqlite3.connect(path) as connection:
         (count,) = connection.execute("SELECT count(*) FROM episodic_items").fetchone()
     assert count == 200
+
+
+async def test_maintenance_compacts_the_stores_with_dead_slots_and_creates_no_files(
+    tmp_path: Path,
+) -> None:
+    """compact_vectors (run by ``erase --vacuum``) compacts the files holding dead slots, and
+    leaves a store without vector files without any."""
+    path = tmp_path / "m.db"
+    stores = sqlite.open_stores(path, embedder=_embedder())
+    store = _episodic(stores)
+    assert store.vectors is not None
+    store.vectors.compact_share = None
+    try:
+        items = _items(300)
+        await store.put_many(items)
+        assert await compact_vectors(stores) == []  # nothing dead
+        await store.delete(BOB, [i.item_id for i in items if i.user_id == "bob"][:20])
+        assert await compact_vectors(stores) == ["episodic"]
+        assert store.vectors.usage() == (280, 280)
+        assert not (Path(f"{path}.vectors") / "semantic").exists()
+        for text in questions(4):
+            assert await _hits(store, BOB, text) == await _scanned(store, BOB, text)
+    finally:
+        await stores.aclose()

@@ -291,13 +291,16 @@ class VectorFile:
 
     def compact(self, share: float = 0.0) -> bool:
         """Compact the files now when more than ``share`` of the slots used is dead (any dead
-        slot by default); ``False`` when they were not (nothing dead, or no valid files).
+        slot by default); ``False`` when they were not (nothing dead, or no valid files: none
+        is created).
 
         Waits for the searches of every process to leave the files; the
         change count the files reflect is kept (the changes since are
         applied at the next search, as ever).
         """
         with self.lock:
+            if self._state is None and not (self.directory / "state").exists():
+                return False
             state = self._open_state()
             fcntl.flock(self._state_fd, fcntl.LOCK_EX)
             try:
@@ -311,6 +314,8 @@ class VectorFile:
     def usage(self) -> tuple[int, int]:
         """The slots used and the slots live, as the state says (0, 0 before any)."""
         with self.lock:
+            if self._state is None and not (self.directory / "state").exists():
+                return 0, 0
             state = self._open_state()
             fcntl.flock(self._state_fd, fcntl.LOCK_SH)
             try:
@@ -510,7 +515,9 @@ class VectorFile:
         self._map(state)
         end = int(state[_END])
         columns = self._arrays.get("columns")
-        live = np.zeros(0, np.int64) if columns is None else np.flatnonzero(columns["present"][:end])
+        live = (
+            np.zeros(0, np.int64) if columns is None else np.flatnonzero(columns["present"][:end])
+        )
         count, generation = len(live), int(state[_GENERATION]) + 1
         capacity, size = count + GROWTH, int(state[_SIZE])
         layout = self._layout(generation, capacity, size)
