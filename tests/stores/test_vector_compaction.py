@@ -225,7 +225,7 @@ COMPACTOR = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from prefrontal.stores.sqlite.vector_file import GROWTH, VectorFile
+    from prefrontal.stores.sqlite.vector_file import VectorFile
 
     files = VectorFile(Path(sys.argv[1]), "episodic")
     print("compacted" if files.compact() else "not compacted", flush=True)
