@@ -495,7 +495,7 @@ class VectorCache:
         return _layout(int(state[_FILES]), int(state[_CAPACITY]), int(state[_SIZE]))
 
     def _grow(self, state: np.ndarray, capacity: int) -> None:
-        """Extend every array to ``capacity`` positions (zeros; files never shrink)."""
+        """Extend every array to ``capacity`` positions (zeros)."""
         state[_CAPACITY] = capacity
         if self.directory is None:
             for named, (dtype, shape) in self._layout(state).items():
