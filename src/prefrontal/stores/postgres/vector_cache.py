@@ -140,13 +140,16 @@ class VectorCache:
 
     ``directory``: keep them in memory-mapped files there; ``None``: in the
     process only. ``half``: scan float16 unit vectors (the default when
-    ``simsimd`` is installed).
+    ``simsimd`` is installed). :attr:`compact_share`: compact once more than
+    this share of the positions used is dead (``None``: only when
+    :meth:`compact` is called).
     """
 
     def __init__(self, name: str, directory: Path | None = None, *, half: bool | None = None):
         self.name = name
         self.root = directory
         self.half = SIMSIMD is not None if half is None else half
+        self.compact_share: float | None = COMPACT_SHARE
         self.lock = anyio.Lock()
         items, gone = f"{name}_items", f"{name}_gone"
         self.head = f"""SELECT pg_current_snapshot()::text,
@@ -352,7 +355,7 @@ class VectorCache:
             gone = [row[0] for row in await connection.fetch(self.gone, since)]
             changed = await connection.fetch(self.changed, since)
         self._apply(state, gone, changed)
-        if self._wasteful(state, COMPACT_SHARE):
+        if self.compact_share is not None and self._wasteful(state, self.compact_share):
             self._compact(state)
         self._snapshot = head.snapshot
         if self.directory is not None:

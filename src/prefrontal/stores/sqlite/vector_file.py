@@ -34,11 +34,14 @@ is switched to that generation under the changing flag, and the old
 generation's files are unlinked. Every reader checks the generation under
 the shared lock before it reads, and remaps; a process that still maps
 the old files keeps them (unlinked) until it remaps, and never reads them
-again. A new row goes in the slot after the last (its row id is the
-highest held: SQLite gives a new row the highest row id plus one); when
-it is not, the dead slots at the end are given up first, or, when a live
-slot holds a higher row id (a row id given explicitly), the files are
-rebuilt from the rows.
+again. A process killed during the copy leaves the old generation in use
+(the next compaction or rebuild removes the new files it left).
+
+A row written again keeps its slot. A new row takes the slot after the
+last: SQLite gives it the highest live row id plus one, above every live
+slot's; when dead slots at the end hold higher row ids (the newest rows
+were deleted), they are given up first; when a live slot does (a row id
+given explicitly), the files are rebuilt from the rows.
 
 **Kept in step by the change log.** Schema 5's change counter, per-row
 stamps and deletion log (:mod:`prefrontal.stores.sqlite.vectors`) say what
@@ -65,8 +68,8 @@ vector size, or a count the change log no longer covers; and after a
 machine restart (the state records the boot), when pages written before it
 may not have reached the disk in order.
 
-**Tenancy inside the search.** :meth:`MappedRows.allowed` is the rows of
-the agent the tenant may see, live at the query's time, of the kinds asked
+**Tenancy inside the search.** :meth:`MappedRows.allowed` is the slots of
+the rows of the agent the tenant may see, live at the query's time, of the kinds asked
 for. Agents, users and kinds are compared by 64-bit hash; the rows the
 search returns are read back with the tenant's own conditions in SQL.
 """
