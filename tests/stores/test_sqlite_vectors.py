@@ -93,7 +93,7 @@ async def test_hybrid_hits_equal_those_of_scoring_every_vector(
         ):
             assert held is not None
             assert (held.half is not None) is half
-            assert held.size == count + 1
+            assert held.size == count
     finally:
         await stores.aclose()
 

@@ -24,7 +24,7 @@ from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.retrieval.vectors import to_blob
 from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant, sqlite
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
-from prefrontal.stores.sqlite.vector_file import VectorFile
+from prefrontal.stores.sqlite.vector_file import ARRAYS, VectorFile
 from prefrontal.testing.conformance.base import at
 from prefrontal.testing.synthetic import memories, questions
 from tests.conftest import FIXED_NOW
@@ -98,7 +98,7 @@ async def test_files_are_private_and_a_new_process_maps_them_without_rebuilding(
     directory = _files(path)
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
     modes = {f.name: stat.S_IMODE(f.stat().st_mode) for f in directory.iterdir()}
-    assert set(modes) == {"state", "matrix", "norms", "half", "columns"}
+    assert set(modes) == {"state", *(f"{name}.0" for name in ARRAYS)}
     assert set(modes.values()) == {0o600}
 
     def no_rebuild(self: VectorFile, state: np.ndarray) -> None:
@@ -154,15 +154,15 @@ CRASHING_WRITER = textwrap.dedent(
     import anyio
     from prefrontal.retrieval.embedder import HashingEmbedder
     from prefrontal.stores import sqlite
-    from prefrontal.stores.sqlite.vector_file import VectorFile
+    from prefrontal.stores.sqlite.vector_file import ARRAYS, VectorFile
     from prefrontal.testing.conformance.base import at
     from prefrontal.testing.synthetic import memories
     from prefrontal.stores import Tenant
 
     original = VectorFile._write
 
-    def half_then_stall(self, held):
-        original(self, held[: len(held) // 2])
+    def half_then_stall(self, at, held):
+        original(self, at[: len(held) // 2], held[: len(held) // 2])
         print("half written", flush=True)
         time.sleep(600)
 
@@ -231,6 +231,6 @@ async def test_a_copied_database_does_not_trust_the_files_of_the_original(
     target.mkdir(parents=True)
     for source in _files(path).iterdir():
         (target / source.name).write_bytes(source.read_bytes())
-    columns = target / "columns"
+    (columns,) = target.glob("columns.*")
     columns.write_bytes(b"\0" * columns.stat().st_size)  # the copy's files now lie
     await _opened_maps_as_scanned(copy, questions(6))

@@ -4,7 +4,9 @@ Runs :meth:`~prefrontal.memory.MemoryAPI.erase` on the stores ``--db``
 names and prints its report as JSON (what each store removed). With
 ``--vacuum``, the database is then rewritten so that deleted rows leave its
 files: ``VACUUM`` on SQLite, ``VACUUM FULL`` of every table and a
-``CHECKPOINT`` on PostgreSQL (each table locked while it is rewritten).
+``CHECKPOINT`` on PostgreSQL (each table locked while it is rewritten);
+SQLite memory stores' vector files are compacted too (``vectors_compacted``:
+the stores whose files were).
 See docs/privacy.md for what stays in logs and backups.
 """
 
@@ -18,6 +20,7 @@ import typer
 from prefrontal.cli.stores import DbOption, opened
 from prefrontal.memory import MemoryAPI
 from prefrontal.stores.set import Stores
+from prefrontal.stores.sqlite.compaction import compact_vectors
 
 
 async def _vacuum(stores: Stores) -> bool:
@@ -35,6 +38,7 @@ async def _erase(db: str, agent: str, user: str, vacuum: bool) -> dict[str, obje
         report = await MemoryAPI(stores).erase(agent, user)
         out: dict[str, object] = report.model_dump()
         out["vacuumed"] = await _vacuum(stores) if vacuum else False
+        out["vectors_compacted"] = await compact_vectors(stores) if vacuum else []
         return out
 
 

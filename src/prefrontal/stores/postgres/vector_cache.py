@@ -11,8 +11,19 @@ float16 (``half``, scanned with ``simsimd`` when installed), what search
 filters on (``columns``: the layout of
 :data:`prefrontal.stores.sqlite.vector_file.COLUMNS`, agents, users and kinds
 by 64-bit hash) and the row's slot (``slots``). A removed row's position is
-zeroed in every array; positions are not reused until a rebuild, which packs
-them (when fewer than half the positions held are live).
+zeroed in every array; positions are not reused until the cache is
+compacted.
+
+**Compacted.** When the dead positions outnumber :data:`COMPACT_SHARE` of
+the positions used (and at least :data:`COMPACT_LEAST`), after the changes
+that made them so are applied, or when :meth:`VectorCache.compact` is
+called, the live positions are copied, in order, into new arrays (the live
+count plus :data:`GROWTH`); with files, into the files of the next file
+generation beside the current ones, switched to in the state under the
+changing flag (every process remaps at the next change of the state's
+generation, under its shared lock), the old files then unlinked. Nothing is
+read from the server. A rebuild also starts a new file generation, holding
+only the live rows.
 
 **Kept in step by the change log.** The cache records the snapshot
 (``pg_current_snapshot()``) it reflects. A hybrid search's first statement
@@ -32,7 +43,8 @@ horizon).
 
 **Files** (``directory`` given): ``<directory>/<system id>-<database
 oid>-<table oid>/`` (``0700``; each file ``0600``, :mod:`prefrontal.files`)
-holds the arrays, a ``state`` of 64-bit words and the ``snapshot`` text,
+holds the arrays (``matrix.<g>`` and so on, ``g`` the file generation), a
+``state`` of 64-bit words and the ``snapshot`` text,
 memory-mapped and shared: a fresh process, or a second worker on the
 machine, maps them instead of reading every vector, and the processes
 share their pages through the operating system's cache. A search holds a
@@ -72,13 +84,21 @@ from prefrontal.stores.sqlite.vector_file import BOOT, COLUMNS, MappedRows, code
 
 MAGIC = 0x70726566_70677631
 """``prefpgv1``: the first word of a state."""
-VERSION = 1
+VERSION = 2
 """The layout of the arrays; another layout is rebuilt."""
 GROWTH = 4_096
 """Capacity grows to at least the positions held plus this, and at least doubles."""
+COMPACT_SHARE = 0.5
+"""The share of the positions used that may be dead before the cache is compacted."""
+COMPACT_LEAST = 4_096
+"""The dead positions below which the cache is never compacted on its own."""
+COPIED = 16_384
+"""Positions copied at once by a compaction (bounds the memory it takes)."""
+ARRAYS = ("matrix", "norms", "half", "columns", "slots")
+"""The arrays of the cache, each in a file ``<array>.<file generation>``."""
 _WORDS = 12
 _MAGIC, _VERSION, _GENERATION, _CHANGING, _SIZE, _CAPACITY, _END, _BOOT = range(8)
-_IDENTITY, _FILENODE, _LIVE = 8, 9, 10
+_IDENTITY, _FILENODE, _LIVE, _FILES = 8, 9, 10, 11
 _POLL = 0.002
 """Seconds between attempts at a file lock another process holds."""
 
@@ -120,13 +140,16 @@ class VectorCache:
 
     ``directory``: keep them in memory-mapped files there; ``None``: in the
     process only. ``half``: scan float16 unit vectors (the default when
-    ``simsimd`` is installed).
+    ``simsimd`` is installed). :attr:`compact_share`: compact once more than
+    this share of the positions used is dead (``None``: only when
+    :meth:`compact` is called).
     """
 
     def __init__(self, name: str, directory: Path | None = None, *, half: bool | None = None):
         self.name = name
         self.root = directory
         self.half = SIMSIMD is not None if half is None else half
+        self.compact_share: float | None = COMPACT_SHARE
         self.lock = anyio.Lock()
         items, gone = f"{name}_items", f"{name}_gone"
         self.head = f"""SELECT pg_current_snapshot()::text,
@@ -155,6 +178,8 @@ class VectorCache:
         """How many times this process read every vector to rebuild the cache."""
         self.updates = 0
         """How many times it applied only what changed."""
+        self.compactions = 0
+        """How many times it compacted the cache."""
 
     # -- use -------------------------------------------------------------------------------
 
@@ -203,6 +228,36 @@ class VectorCache:
             if not ready:
                 return None
         return self._mapped(state)
+
+    async def compact(self, share: float = 0.0) -> bool:
+        """Compact the cache now when more than ``share`` of the positions used is dead (any
+        dead position by default); ``False`` when it was not (nothing dead, nothing held).
+
+        Holding :meth:`held` (and waiting for every process's searches to leave
+        the files); the snapshot the cache reflects is kept.
+        """
+        async with self.held():
+            state = self._state
+            if state is None:
+                return False
+            if self._fd >= 0:
+                await _flock(self._fd, fcntl.LOCK_EX)
+                self._follow_others(state)
+            if not self._wasteful(state, share, least=1):
+                return False
+            if state[_MAGIC] != MAGIC or state[_VERSION] != VERSION or state[_CHANGING] != 0:
+                return False
+            state[_CHANGING] = 1
+            self._compact(state)
+            state[_GENERATION] += 1
+            self._generation = int(state[_GENERATION])
+            state[_CHANGING] = 0
+            return True
+
+    def usage(self) -> tuple[int, int]:
+        """The positions used and the positions live (0, 0 before any)."""
+        state = self._state
+        return (0, 0) if state is None else (int(state[_END]), int(state[_LIVE]))
 
     def positions(self, slots: Sequence[int]) -> list[int]:
         """The position of each of ``slots`` (-1 where none is held)."""
@@ -286,13 +341,7 @@ class VectorCache:
                 return True
             if not seen.within(head.snapshot):
                 return False
-        live, end = int(state[_LIVE]), int(state[_END])
-        rebuild = (
-            not self._valid(state, head)
-            or seen is None
-            or seen.xmin <= head.horizon
-            or end - live > max(GROWTH, live)
-        )
+        rebuild = not self._valid(state, head) or seen is None or seen.xmin <= head.horizon
         state[_CHANGING] = 1
         if rebuild:
             self.rebuilds += 1
@@ -306,6 +355,8 @@ class VectorCache:
             gone = [row[0] for row in await connection.fetch(self.gone, since)]
             changed = await connection.fetch(self.changed, since)
         self._apply(state, gone, changed)
+        if self.compact_share is not None and self._wasteful(state, self.compact_share):
+            self._compact(state)
         self._snapshot = head.snapshot
         if self.directory is not None:
             write_private(self.directory / "snapshot", str(head.snapshot))
@@ -315,15 +366,18 @@ class VectorCache:
         return True
 
     def _clear(self, state: np.ndarray, head: Head) -> None:
-        """Zero every byte held and name this table, boot and layout."""
-        self._map(state)
-        for array in self._arrays.values():
-            array[:] = 0
+        """Hold nothing (a new file generation, every array file unlinked: none of their
+        bytes is kept) and name this table, boot and layout."""
+        self._arrays.clear()
         self._index = {}
+        files = int(state[_FILES]) + 1 if state[_MAGIC] == MAGIC else 0
         state[_MAGIC], state[_VERSION], state[_BOOT] = MAGIC, VERSION, BOOT
         state[_IDENTITY] = code(self._key) if self._key else 0
         state[_FILENODE] = head.filenode
+        state[_FILES], state[_CAPACITY], state[_SIZE] = files, 0, 0
         state[_END] = state[_LIVE] = 0
+        self._mapped_capacity = -1
+        self._unlink(but=None)
 
     # -- changes ---------------------------------------------------------------------------
 
@@ -383,23 +437,72 @@ class VectorCache:
         arrays["columns"][at] = columns
         arrays["slots"][at] = [r[0] for r in held]
 
+    # -- compaction ------------------------------------------------------------------------
+
+    def _wasteful(self, state: np.ndarray, share: float, least: int | None = None) -> bool:
+        """Whether more than ``share`` of the positions used, and at least ``least`` (default
+        :data:`COMPACT_LEAST`), are dead."""
+        end, live = int(state[_END]), int(state[_LIVE])
+        least = COMPACT_LEAST if least is None else least
+        return end - live >= max(least, 1) and end - live > share * end
+
+    def _compact(self, state: np.ndarray) -> None:
+        """Copy the live positions, in order, into new arrays (with files: the next file
+        generation's), switch to them and unlink the old files (the changing flag set and
+        the cache held exclusively by the caller)."""
+        self._map(state)
+        end = int(state[_END])
+        columns = self._arrays.get("columns")
+        live = (
+            np.zeros(0, np.int64) if columns is None else np.flatnonzero(columns["present"][:end])
+        )
+        count, capacity = len(live), len(live) + GROWTH
+        files = int(state[_FILES]) + 1 if self.directory is not None else int(state[_FILES])
+        layout = _layout(files, capacity, int(state[_SIZE]))
+        if self.directory is None:
+            fresh = {
+                name.rsplit(".", 1)[0]: np.zeros(s, dtype=d) for name, (d, s) in layout.items()
+            }
+        else:
+            for name in layout:
+                (self.directory / name).unlink(missing_ok=True)  # left by a compaction cut short
+            fresh = _named(map_files(self.directory, layout, unscanned=""))
+        for first in range(0, count, COPIED):
+            taken = live[first : first + COPIED]
+            for name, array in fresh.items():
+                array[first : first + len(taken)] = self._arrays[name][taken]
+        state[_FILES], state[_CAPACITY] = files, capacity
+        state[_END] = state[_LIVE] = count
+        self._index = dict(zip(fresh["slots"][:count].tolist(), range(count), strict=True))
+        if self.directory is None:
+            self._arrays, self._mapped_capacity = fresh, capacity
+        else:
+            del fresh
+            self._arrays, self._mapped_capacity = {}, -1
+            self._map(state)  # as a search maps them (the unscanned array read a row at a time)
+            self._unlink(but=files)
+        self.compactions += 1
+
+    def _unlink(self, *, but: int | None) -> None:
+        """Unlink the array files of every file generation but ``but`` (all when ``None``)."""
+        if self.directory is None:
+            return
+        kept = set() if but is None else {f"{name}.{but}" for name in ARRAYS}
+        for path in self.directory.iterdir():
+            if path.name not in ("state", "snapshot") and path.name not in kept:
+                path.unlink(missing_ok=True)
+
     # -- arrays ----------------------------------------------------------------------------
 
     def _layout(self, state: np.ndarray) -> Layout:
-        capacity, size = int(state[_CAPACITY]), int(state[_SIZE])
-        return {
-            "matrix": (np.dtype(FLOAT32), (capacity, size)),
-            "norms": (np.dtype(FLOAT32), (capacity,)),
-            "half": (np.dtype(np.float16), (capacity, size)),
-            "columns": (COLUMNS, (capacity,)),
-            "slots": (np.dtype(np.int64), (capacity,)),
-        }
+        return _layout(int(state[_FILES]), int(state[_CAPACITY]), int(state[_SIZE]))
 
     def _grow(self, state: np.ndarray, capacity: int) -> None:
-        """Extend every array to ``capacity`` positions (zeros; files never shrink)."""
+        """Extend every array to ``capacity`` positions (zeros)."""
         state[_CAPACITY] = capacity
         if self.directory is None:
-            for name, (dtype, shape) in self._layout(state).items():
+            for named, (dtype, shape) in self._layout(state).items():
+                name = named.rsplit(".", 1)[0]
                 old = self._arrays.get(name)
                 self._arrays[name] = (
                     np.zeros(shape, dtype=dtype) if old is None else grown_to(old, capacity)
@@ -416,8 +519,10 @@ class VectorCache:
             return
         self._arrays.clear()
         if capacity > 0:
-            unscanned = "matrix" if self.half else "half"
-            self._arrays.update(map_files(self.directory, self._layout(state), unscanned=unscanned))
+            files = int(state[_FILES])
+            unscanned = f"matrix.{files}" if self.half else f"half.{files}"
+            mapped = map_files(self.directory, self._layout(state), unscanned=unscanned)
+            self._arrays.update(_named(mapped))
         self._mapped_capacity = capacity
 
     def _mapped(self, state: np.ndarray) -> MappedRows | None:
@@ -426,6 +531,23 @@ class VectorCache:
         if not self._arrays or end == 0:
             return None
         return MappedRows.of(self._arrays, half=self.half, size=end)
+
+
+def _layout(files: int, capacity: int, size: int) -> Layout:
+    """The arrays of file generation ``files``, each named ``<array>.<files>``."""
+    arrays: Layout = {
+        "matrix": (np.dtype(FLOAT32), (capacity, size)),
+        "norms": (np.dtype(FLOAT32), (capacity,)),
+        "half": (np.dtype(np.float16), (capacity, size)),
+        "columns": (COLUMNS, (capacity,)),
+        "slots": (np.dtype(np.int64), (capacity,)),
+    }
+    return {f"{name}.{files}": shape for name, shape in arrays.items()}
+
+
+def _named(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``arrays`` keyed by array name (``matrix.3`` as ``matrix``)."""
+    return {name.rsplit(".", 1)[0]: array for name, array in arrays.items()}
 
 
 def _fresh_state() -> np.ndarray:

@@ -140,11 +140,11 @@ class HybridSearch:
         limit = self.limit
         for depth in (None,) if small else (limit, 8 * limit, 64 * limit, None):
             lexical = first if depth == limit else self._lexical(connection, texts, depth)
-            found = self._contenders(connection, lexical, similar, depth)
+            found = self._contenders(connection, lexical, similar, depth, rows)
             if found is not None:
                 scored, wanted = found
                 vector = similar.signal(wanted, limit)
-                return None if vector is None else {"bm25": scored, "vector": vector}
+                return None if vector is None else {"bm25": scored, "vector": rows.by_key(vector)}
         return None
 
     def _scan(self, rows: MappedRows, allowed: Callable[[], np.ndarray]) -> Similarities:
@@ -172,15 +172,16 @@ class HybridSearch:
         lexical: tuple[dict[int, float], float, Scorer | None],
         similar: Similarities,
         depth: int | None,
+        rows: MappedRows,
     ) -> tuple[dict[int, float], np.ndarray] | None:
         """The BM25 scores by row id and the positions of the rows that may reach the fused
         top k; ``None`` when too many rows might, with the BM25 top ``depth``."""
         scored, bound, scorer = lexical
         allowed = similar.allowed
-        rowids = np.fromiter(scored, dtype=np.int64, count=len(scored))
-        at = np.searchsorted(allowed, rowids)
+        slots = rows.slots(np.fromiter(scored, dtype=np.int64, count=len(scored)))
+        at = np.searchsorted(allowed, slots)
         held = at < len(allowed)
-        held[held] = allowed[at[held]] == rowids[held]
+        held[held] = allowed[at[held]] == slots[held]
         values = list(scored.values())
         inside = {
             int(p): v for p, v, h in zip(at.tolist(), values, held.tolist(), strict=True) if h
@@ -191,7 +192,8 @@ class HybridSearch:
         if wanted is None:
             return None
         if bound > 0 and scorer is not None:
-            extra = [int(allowed[p]) for p in wanted.tolist() if p not in inside]
+            outside = [p for p in wanted.tolist() if p not in inside]
+            extra = rows.keys(allowed[outside]).tolist()
             scored = scored | topk.rows_scores(connection, self.statements, scorer, extra)
         everything = np.concatenate([wanted, np.fromiter(inside, dtype=np.int64)])
         return scored, everything

@@ -1,10 +1,11 @@
 """The vectors of one SQLite memory table in memory-mapped files beside the database.
 
 The rows of ``<name>_items`` are the truth; the files are a cache of what
-vector search reads, laid out by row id (a row's vector sits at index
-``rowid``), so a process that opens the database maps them instead of
-reading every vector, and every process on the machine shares their pages
-through the operating system's cache.
+vector search reads, laid out by slot in row id order (slot ``i`` holds the
+row ``rowids[i]``; the row ids held only increase with the slot), so a
+process that opens the database maps them instead of reading every vector,
+and every process on the machine shares their pages through the operating
+system's cache.
 
 ``<database>.vectors/<name>/`` (a directory readable by its owner only,
 each file created ``0600``) holds:
@@ -12,14 +13,35 @@ each file created ``0600``) holds:
 - ``state``: :data:`MAGIC`, :data:`VERSION`, the change count the files
   reflect (``<name>_stats.changes``), a flag set while they are being
   changed, the database file's device and inode, the vector size, the
-  capacity and the highest row id plus one;
-- ``matrix``: each vector as float32, ``capacity x size``;
-- ``norms``: each vector's length (float32);
-- ``half``: each vector scaled to unit length as float16 (scanned instead
-  of ``matrix`` with ``simsimd``);
-- ``columns``: what search filters on, per row: present, shared,
+  capacity, the slots used, the boot, the generation and the slots live;
+- for the state's generation ``g``, one file per array:
+- ``matrix.g``: each vector as float32, ``capacity x size``;
+- ``norms.g``: each vector's length (float32);
+- ``half.g``: each vector scaled to unit length as float16 (scanned
+  instead of ``matrix`` with ``simsimd``);
+- ``columns.g``: what search filters on, per slot: present, shared,
   superseded, ``valid_until`` (µs), and 64-bit hashes of the agent, the
-  user and the kind.
+  user and the kind;
+- ``rowids.g``: the row id held at each slot.
+
+**Compacted.** A deleted row's slot is zeroed and stays until the files
+are compacted: when the dead slots outnumber :attr:`VectorFile.compact_share`
+of the slots used (and at least :data:`COMPACT_LEAST`), after the changes
+that made them so are applied, or when :meth:`VectorFile.compact` is called,
+the live slots are copied, in order, into the files of the next generation
+(beside the current ones, at the live count plus :data:`GROWTH`), the state
+is switched to that generation under the changing flag, and the old
+generation's files are unlinked. Every reader checks the generation under
+the shared lock before it reads, and remaps; a process that still maps
+the old files keeps them (unlinked) until it remaps, and never reads them
+again. A process killed during the copy leaves the old generation in use
+(the next compaction or rebuild removes the new files it left).
+
+A row written again keeps its slot. A new row takes the slot after the
+last: SQLite gives it the highest live row id plus one, above every live
+slot's; when dead slots at the end hold higher row ids (the newest rows
+were deleted), they are given up first; when a live slot does (a row id
+given explicitly), the files are rebuilt from the rows.
 
 **Kept in step by the change log.** Schema 5's change counter, per-row
 stamps and deletion log (:mod:`prefrontal.stores.sqlite.vectors`) say what
@@ -33,19 +55,21 @@ and a removed row's vector bytes are overwritten with zeros in the files.
 **Between processes.** An advisory lock on ``state`` (``flock``): searches
 hold it shared, a process applying changes holds it exclusively. It is
 taken before the read transaction's first statement, so the files never
-reflect a later snapshot than the search's own. The files only grow.
+reflect a later snapshot than the search's own. Compaction holds it
+exclusively too.
 
 **After a crash.** The changing flag is set before the first byte changes
 and cleared after the last: a process killed in between leaves it set (its
 writes are in the page cache, the lock is released by the kernel) and the
-next process rebuilds the files from the rows. The files are also rebuilt
+next process rebuilds the files from the rows (into a new generation,
+the others' files unlinked). The files are also rebuilt
 when the state names another database file (a copy, a restore), another
 vector size, or a count the change log no longer covers; and after a
 machine restart (the state records the boot), when pages written before it
 may not have reached the disk in order.
 
-**Tenancy inside the search.** :meth:`MappedRows.allowed` is the rows of
-the agent the tenant may see, live at the query's time, of the kinds asked
+**Tenancy inside the search.** :meth:`MappedRows.allowed` is the slots of
+the rows of the agent the tenant may see, live at the query's time, of the kinds asked
 for. Agents, users and kinds are compared by 64-bit hash; the rows the
 search returns are read back with the tenant's own conditions in SQL.
 """
@@ -70,10 +94,16 @@ from prefrontal.stores.mapped_arrays import Layout, extend_files, map_files
 
 MAGIC = 0x70726566_76656331
 """``prefvec1``: the first word of a state file."""
-VERSION = 1
+VERSION = 2
 """The layout of the files; another layout is rebuilt."""
 GROWTH = 4_096
-"""Capacity grows to at least the highest row id plus this, and at least doubles."""
+"""Capacity grows to at least the slots used plus this, and at least doubles."""
+COMPACT_SHARE = 0.5
+"""The share of the slots used that may be dead before the files are compacted."""
+COMPACT_LEAST = 4_096
+"""The dead slots below which the files are never compacted on their own."""
+COPIED = 16_384
+"""Slots copied at once by a compaction (bounds the memory it takes)."""
 COLUMNS = np.dtype(
     [
         ("present", np.uint8),
@@ -85,9 +115,24 @@ COLUMNS = np.dtype(
         ("kind", np.int64),
     ]
 )
-"""What search filters on, one record per row id."""
+"""What search filters on, one record per slot."""
+ARRAYS = ("matrix", "norms", "half", "columns", "rowids")
+"""The arrays of a generation, each in a file ``<array>.<generation>``."""
 _STATE_WORDS = 12
-_MAGIC, _VERSION, _SEEN, _CHANGING, _DEVICE, _INODE, _SIZE, _CAPACITY, _END, _BOOT = range(10)
+(
+    _MAGIC,
+    _VERSION,
+    _SEEN,
+    _CHANGING,
+    _DEVICE,
+    _INODE,
+    _SIZE,
+    _CAPACITY,
+    _END,
+    _BOOT,
+    _GENERATION,
+    _LIVE,
+) = range(_STATE_WORDS)
 _PRIVATE = 0o600
 
 
@@ -113,7 +158,9 @@ BOOT = _boot()
 class MappedRows:
     """The mapped arrays of one vector size, as :class:`~.vector_index.Similarities` scans them.
 
-    A slot is a row id; ``size`` is the highest row id held plus one.
+    ``size`` is the slots used. ``rowids``: the row id held at each slot,
+    increasing (SQLite's files); ``None`` when a slot is its own key (the
+    PostgreSQL cache, which maps positions to slots itself).
     """
 
     def __init__(
@@ -123,21 +170,24 @@ class MappedRows:
         columns: np.ndarray,
         norms: np.ndarray,
         size: int,
+        rowids: np.ndarray | None = None,
     ) -> None:
         self.matrix, self.half, self.columns, self.norms = matrix, half, columns, norms
         self.size = size
         self.dimensions = matrix.shape[1]
+        self.rowids = None if rowids is None else rowids[:size]
 
     @classmethod
     def of(cls, arrays: Mapping[str, np.ndarray], *, half: bool, size: int) -> MappedRows:
-        """The rows of a layout's arrays (``matrix``, ``norms``, ``half``, ``columns``), the
-        float16 ones scanned when ``half``."""
+        """The rows of a layout's arrays (``matrix``, ``norms``, ``half``, ``columns``, and
+        ``rowids`` when held), the float16 ones scanned when ``half``."""
         scanned = arrays["half"] if half else None
-        return cls(arrays["matrix"], scanned, arrays["columns"], arrays["norms"], size)
+        rowids = arrays.get("rowids")
+        return cls(arrays["matrix"], scanned, arrays["columns"], arrays["norms"], size, rowids)
 
     def allowed(self, agent: str, user: str, now: int, kinds: Collection[str] | None) -> np.ndarray:
-        """The row ids of ``agent`` that ``user`` may see (shared or their own), live at
-        ``now`` (µs), of ``kinds``."""
+        """The slots of ``agent`` that ``user`` may see (shared or their own), live at
+        ``now`` (µs), of ``kinds``, in increasing order."""
         columns = self.columns[: self.size]
         mask: np.ndarray = (columns["present"] == 1) & (columns["dead"] == 0)
         mask &= columns["agent"] == code(agent)
@@ -147,19 +197,57 @@ class MappedRows:
             mask &= np.isin(columns["kind"], [code(kind) for kind in kinds])
         return np.flatnonzero(mask)
 
+    def keys(self, slots: np.ndarray) -> np.ndarray:
+        """The row id held at each of ``slots`` (in the same order)."""
+        slots = np.asarray(slots, dtype=np.int64)
+        return slots if self.rowids is None else self.rowids[slots]
+
+    def slots(self, keys: np.ndarray) -> np.ndarray:
+        """The slot holding each of row ids ``keys`` (-1 where none does)."""
+        keys = np.asarray(keys, dtype=np.int64)
+        if self.rowids is None:
+            return np.where((keys >= 0) & (keys < self.size), keys, -1)
+        return slots_of(self.rowids, keys)
+
+    def by_key(self, by_slot: Mapping[int, float]) -> dict[int, float]:
+        """``by_slot`` keyed by the row id held at each slot instead (in the same order)."""
+        if self.rowids is None:
+            return dict(by_slot)
+        keys = self.keys(np.fromiter(by_slot, dtype=np.int64, count=len(by_slot))).tolist()
+        return dict(zip(keys, by_slot.values(), strict=True))
+
+
+def slots_of(rowids: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """The position of each of ``keys`` in the increasing ``rowids`` (-1 where absent)."""
+    at = np.searchsorted(rowids, keys)
+    inside = at < len(rowids)
+    found = np.zeros(len(keys), dtype=bool)
+    found[inside] = rowids[at[inside]] == keys[inside]
+    return np.where(found, at, -1).astype(np.int64)
+
 
 class VectorFile:
     """The vector files of one memory table (see the module docstring).
 
     ``half``: scan float16 unit vectors (the default when ``simsimd`` is
-    installed); every file is kept either way. One :attr:`lock` serialises
-    this process's users; the file lock orders processes.
+    installed); every file is kept either way. ``compact_share``: compact
+    once more than this share of the slots used is dead (``None``: only
+    when :meth:`compact` is called). One :attr:`lock` serialises this
+    process's users; the file lock orders processes.
     """
 
-    def __init__(self, database: Path, name: str, *, half: bool | None = None) -> None:
+    def __init__(
+        self,
+        database: Path,
+        name: str,
+        *,
+        half: bool | None = None,
+        compact_share: float | None = COMPACT_SHARE,
+    ) -> None:
         self.directory = Path(f"{database}.vectors") / name
         self.database = database
         self.half = SIMSIMD is not None if half is None else half
+        self.compact_share = compact_share
         self.lock = threading.Lock()
         items, stats = f"{name}_items", f"{name}_stats"
         self._changes = f"SELECT changes, pruned FROM {stats}"
@@ -171,7 +259,9 @@ class VectorFile:
         self._state: np.ndarray | None = None
         self._state_fd = -1
         self._arrays: dict[str, np.ndarray] = {}
-        self._mapped_capacity = -1
+        self._mapped_as: tuple[int, int] = (-1, -1)
+        self.compactions = 0
+        """How many times this process compacted the files."""
 
     # -- use -------------------------------------------------------------------------------
 
@@ -202,12 +292,46 @@ class VectorFile:
         with self.lock, self.rows(connection):
             pass
 
+    def compact(self, share: float = 0.0) -> bool:
+        """Compact the files now when more than ``share`` of the slots used is dead (any dead
+        slot by default); ``False`` when they were not (nothing dead, or no valid files: none
+        is created).
+
+        Waits for the searches of every process to leave the files; the
+        change count the files reflect is kept (the changes since are
+        applied at the next search, as ever).
+        """
+        with self.lock:
+            if self._state is None and not (self.directory / "state").exists():
+                return False
+            state = self._open_state()
+            fcntl.flock(self._state_fd, fcntl.LOCK_EX)
+            try:
+                if not self._valid(state) or not self._wasteful(state, share, least=1):
+                    return False
+                self._compact(state)
+                return True
+            finally:
+                fcntl.flock(self._state_fd, fcntl.LOCK_UN)
+
+    def usage(self) -> tuple[int, int]:
+        """The slots used and the slots live, as the state says (0, 0 before any)."""
+        with self.lock:
+            if self._state is None and not (self.directory / "state").exists():
+                return 0, 0
+            state = self._open_state()
+            fcntl.flock(self._state_fd, fcntl.LOCK_SH)
+            try:
+                return int(state[_END]), int(state[_LIVE])
+            finally:
+                fcntl.flock(self._state_fd, fcntl.LOCK_UN)
+
     def close(self) -> None:
         """Unmap the files and close the state file (a later use opens them again)."""
         with self.lock:
             self._arrays.clear()
             self._state = None
-            self._mapped_capacity = -1
+            self._mapped_as = (-1, -1)
             if self._state_fd >= 0:
                 os.close(self._state_fd)
                 self._state_fd = -1
@@ -248,8 +372,8 @@ class VectorFile:
     def _bring_to(
         self, connection: sqlite3.Connection, state: np.ndarray, changes: int, pruned: int
     ) -> bool:
-        """Apply the changes up to ``changes`` (holding the lock exclusively); ``False`` when
-        the files are past it."""
+        """Apply the changes up to ``changes`` (holding the lock exclusively), then compact
+        when too many slots are dead; ``False`` when the files are past ``changes``."""
         seen = int(state[_SEEN])
         if self._valid(state) and seen > changes:
             return False
@@ -262,50 +386,104 @@ class VectorFile:
             seen = -1
         gone = [row for (row,) in connection.execute(self._gone, {"seen": seen})]
         changed = connection.execute(self._changed, {"seen": seen}).fetchall()
-        self._apply(state, gone, changed)
+        if not self._apply(state, gone, changed):  # a row id below a live slot's: rebuild
+            self._clear(state)
+            self._apply(state, [], connection.execute(self._changed, {"seen": -1}).fetchall())
         state[_SEEN] = changes
         state[_CHANGING] = 0
+        if self.compact_share is not None and self._wasteful(state, self.compact_share):
+            self._compact(state)
         return True
 
     def _clear(self, state: np.ndarray) -> None:
-        """Zero every byte held and name this database, boot and layout."""
-        self._map(state)
-        for array in self._arrays.values():
-            array[:] = 0
+        """Start a new generation holding nothing, naming this database, boot and layout;
+        unlink every array file (none of their bytes is kept)."""
+        generation = int(state[_GENERATION]) + 1 if state[_MAGIC] == MAGIC else 0
         device, inode = self._identity()
         state[_MAGIC], state[_VERSION] = MAGIC, VERSION
         state[_DEVICE], state[_INODE], state[_BOOT] = device, inode, BOOT
-        state[_END] = 0
+        state[_GENERATION], state[_CAPACITY], state[_SIZE] = generation, 0, 0
+        state[_END] = state[_LIVE] = 0
+        self._arrays.clear()
+        self._mapped_as = (-1, -1)
+        self._unlink(but=None)
 
     # -- changes ---------------------------------------------------------------------------
 
-    def _apply(self, state: np.ndarray, gone: list[int], changed: list[Any]) -> None:
-        """Zero the rows deleted, write the rows changed (set-wise)."""
+    def _apply(self, state: np.ndarray, gone: list[int], changed: list[Any]) -> bool:
+        """Zero the rows deleted, write the rows changed (set-wise); ``False`` (nothing
+        written) when a new row's id is below a live slot's."""
         if state[_SIZE] == 0:
             sizes = [len(r[7]) // 4 for r in changed if r[7] is not None and len(r[7]) % 4 == 0]
             if sizes:
                 state[_SIZE] = max(set(sizes), key=sizes.count)
         size = int(state[_SIZE])
         if size == 0:
-            return
-        top = max([*gone, *(r[0] for r in changed)], default=-1)
-        if top >= int(state[_CAPACITY]):
-            self._grow(state, max(top + GROWTH, 2 * int(state[_CAPACITY])))
+            return True
         self._map(state)
+        end = int(state[_END])
+        rowids = self._arrays["rowids"][:end] if self._arrays else np.zeros(0, dtype=np.int64)
         held = [r for r in changed if r[7] is not None and len(r[7]) == 4 * size]
-        # a row written below has every array's slot overwritten: only the others are zeroed
         written = {r[0] for r in held}
         dropped = np.asarray(gone + [r[0] for r in changed if r[0] not in written], dtype=np.int64)
-        for array in self._arrays.values():
-            array[dropped] = 0
+        ids = np.asarray([r[0] for r in held], dtype=np.int64)
+        at = slots_of(rowids, ids)
+        placed = self._place(state, rowids, ids, at, slots_of(rowids, dropped))
+        if placed is None:
+            return False
         if held:
-            self._write(held)
-        state[_END] = max(int(state[_END]), top + 1)
+            self._write(placed, held)
+        columns = self._arrays.get("columns")
+        end = int(state[_END])
+        state[_LIVE] = 0 if columns is None else int(np.count_nonzero(columns["present"][:end]))
+        return True
 
-    def _write(self, held: list[Any]) -> None:
-        """Write the rows ``held`` (each with a vector of the files' size), set-wise."""
+    def _place(
+        self,
+        state: np.ndarray,
+        rowids: np.ndarray,
+        ids: np.ndarray,
+        at: np.ndarray,
+        dropped: np.ndarray,
+    ) -> np.ndarray | None:
+        """The slot each row of ``ids`` is written to (``at``: its slot now, -1 if none), the
+        slots ``dropped`` zeroed (but their row ids), the files grown for the new rows.
+
+        New rows take the slots after the last, by row id; the dead slots
+        holding a higher row id than a new row are given up first. ``None``
+        (nothing changed) when a live slot holds one.
+        """
+        end = int(state[_END])
+        new = at < 0
+        start = end
+        if new.any():
+            start = int(np.searchsorted(rowids, ids[new].min()))
+            tail = at >= start
+            kept = np.ones(end - start, dtype=bool)
+            kept[dropped[dropped >= start] - start] = False
+            kept[at[tail] - start] = False
+            if self._arrays and self._arrays["columns"]["present"][start:end][kept].any():
+                return None
+            new |= tail
+        dropped = dropped[(dropped >= 0) & (dropped < start)]
+        for name, array in self._arrays.items():
+            if name != "rowids":
+                array[dropped] = 0
+            array[start:end] = 0
+        order = np.argsort(ids[new], kind="stable")
+        placed = at.copy()
+        placed[np.flatnonzero(new)[order]] = np.arange(start, start + int(new.sum()))
+        top = start + int(new.sum())
+        if top > int(state[_CAPACITY]):
+            self._grow(state, max(top + GROWTH, 2 * int(state[_CAPACITY])))
+        state[_END] = top
+        self._map(state)
+        return placed
+
+    def _write(self, at: np.ndarray, held: list[Any]) -> None:
+        """Write the rows ``held`` (each with a vector of the files' size) at slots ``at``,
+        set-wise."""
         rowids, agents, users, shared, kinds, until, dead, blobs = zip(*held, strict=True)
-        at = np.asarray(rowids, dtype=np.int64)
         matrix = np.frombuffer(b"".join(blobs), dtype=FLOAT32).reshape(len(held), -1)
         self._arrays["matrix"][at] = matrix
         norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
@@ -323,34 +501,87 @@ class VectorFile:
         columns["until"] = until
         columns["dead"] = dead
         self._arrays["columns"][at] = columns
+        self._arrays["rowids"][at] = rowids
+
+    # -- compaction ------------------------------------------------------------------------
+
+    def _wasteful(self, state: np.ndarray, share: float, least: int | None = None) -> bool:
+        """Whether more than ``share`` of the slots used, and at least ``least`` (default
+        :data:`COMPACT_LEAST`), are dead."""
+        end, live = int(state[_END]), int(state[_LIVE])
+        least = COMPACT_LEAST if least is None else least
+        return end - live >= max(least, 1) and end - live > share * end
+
+    def _compact(self, state: np.ndarray) -> None:
+        """Copy the live slots, in order, into the next generation's files; switch the state
+        to it under the changing flag; unlink the old files (holding the lock exclusively)."""
+        self._map(state)
+        end = int(state[_END])
+        columns = self._arrays.get("columns")
+        live = (
+            np.zeros(0, np.int64) if columns is None else np.flatnonzero(columns["present"][:end])
+        )
+        count, generation = len(live), int(state[_GENERATION]) + 1
+        capacity, size = count + GROWTH, int(state[_SIZE])
+        layout = self._layout(generation, capacity, size)
+        for name in layout:
+            (self.directory / name).unlink(missing_ok=True)  # left by a compaction cut short
+        fresh = _named(map_files(self.directory, layout, unscanned=""))
+        for first in range(0, count, COPIED):
+            taken = live[first : first + COPIED]
+            for name, array in fresh.items():
+                array[first : first + len(taken)] = self._arrays[name][taken]
+        state[_CHANGING] = 1
+        state[_GENERATION], state[_CAPACITY] = generation, capacity
+        state[_END] = state[_LIVE] = count
+        state[_CHANGING] = 0
+        del fresh
+        self._arrays = {}
+        self._mapped_as = (-1, -1)
+        self._map(state)  # as a search maps them (the unscanned array read a row at a time)
+        self._unlink(but=generation)
+        self.compactions += 1
+
+    def _unlink(self, *, but: int | None) -> None:
+        """Unlink the array files of every generation but ``but`` (every one when ``None``)."""
+        kept = set() if but is None else {f"{name}.{but}" for name in ARRAYS}
+        for path in self.directory.iterdir():
+            if path.name != "state" and path.name not in kept:
+                path.unlink(missing_ok=True)
 
     # -- files -----------------------------------------------------------------------------
 
-    def _layout(self, state: np.ndarray) -> Layout:
-        capacity, size = int(state[_CAPACITY]), int(state[_SIZE])
-        return {
+    @staticmethod
+    def _layout(generation: int, capacity: int, size: int) -> Layout:
+        arrays: Layout = {
             "matrix": (np.dtype(FLOAT32), (capacity, size)),
             "norms": (np.dtype(FLOAT32), (capacity,)),
             "half": (np.dtype(np.float16), (capacity, size)),
             "columns": (COLUMNS, (capacity,)),
+            "rowids": (np.dtype(np.int64), (capacity,)),
         }
+        return {f"{name}.{generation}": shape for name, shape in arrays.items()}
+
+    def _state_layout(self, state: np.ndarray) -> Layout:
+        return self._layout(int(state[_GENERATION]), int(state[_CAPACITY]), int(state[_SIZE]))
 
     def _grow(self, state: np.ndarray, capacity: int) -> None:
-        """Extend every file to ``capacity`` rows (zeros; files never shrink)."""
+        """Extend every file of the generation to ``capacity`` slots (zeros)."""
         state[_CAPACITY] = capacity
-        extend_files(self.directory, self._layout(state))
-        self._mapped_capacity = -1
+        extend_files(self.directory, self._state_layout(state))
+        self._mapped_as = (-1, -1)
 
     def _map(self, state: np.ndarray) -> None:
-        """Map the files at the state's capacity, unless mapped so already."""
-        capacity = int(state[_CAPACITY])
-        if capacity == self._mapped_capacity:
+        """Map the files of the state's generation at its capacity, unless mapped so already."""
+        generation, capacity = int(state[_GENERATION]), int(state[_CAPACITY])
+        if (generation, capacity) == self._mapped_as:
             return
         self._arrays.clear()
         if capacity > 0:
-            unscanned = "matrix" if self.half else "half"
-            self._arrays.update(map_files(self.directory, self._layout(state), unscanned=unscanned))
-        self._mapped_capacity = capacity
+            unscanned = f"matrix.{generation}" if self.half else f"half.{generation}"
+            mapped = map_files(self.directory, self._state_layout(state), unscanned=unscanned)
+            self._arrays.update(_named(mapped))
+        self._mapped_as = (generation, capacity)
 
     def _mapped(self, state: np.ndarray) -> MappedRows | None:
         self._map(state)
@@ -358,3 +589,8 @@ class VectorFile:
         if not self._arrays or end == 0:
             return None
         return MappedRows.of(self._arrays, half=self.half, size=end)
+
+
+def _named(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``arrays`` keyed by array name (``matrix.3`` as ``matrix``)."""
+    return {name.rsplit(".", 1)[0]: array for name, array in arrays.items()}
