@@ -16,16 +16,11 @@ import pytest
 from prefrontal.stores import Stores
 from prefrontal.stores.postgres import vector_cache
 from prefrontal.testing.synthetic import questions
-from tests.stores.test_postgres_vector_cache import (
-    ALICE,
-    BOB,
-    _both_ways,
-    _cache,
-    _corpus,
-    _episodic,
-    _hits,
-    _open,
-)
+from tests.stores.test_postgres_vector_cache import _cache, _episodic, _open
+from tests.stores.vector_corpus import ALICE, BOB
+from tests.stores.vector_corpus import both_ways as _both_ways
+from tests.stores.vector_corpus import corpus as _corpus
+from tests.stores.vector_corpus import hits as _hits
 
 pytestmark = pytest.mark.anyio
 
