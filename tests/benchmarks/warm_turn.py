@@ -21,6 +21,12 @@ time and of each phase's duration (over every turn of every round), and,
 with ``--against``, ``ratio``: old p50 / new p50 of each. ``same_bundles``
 says whether both checkouts assembled the same bundle text and fragments
 for every question (a digest per turn). Figures are reported, never asserted.
+
+``--parts`` also times the parts of the SQLite searches and the neighbour
+reads (:data:`PARTS`): per turn, the wall and the CPU time of the thread
+inside each (summed over the turn's searches, which run at once), p50
+over the turns. The timers add their own cost: compare turns with and
+without them, never against each other.
 """
 
 from __future__ import annotations
@@ -31,10 +37,78 @@ import os
 import shutil
 import statistics
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 from tests.benchmarks import child
+
+PARTS = {
+    "search": ("prefrontal.stores.sqlite.memory", "_Search.__call__"),
+    "bm25_top": ("prefrontal.stores.sqlite.topk", "by_rowid"),
+    "bm25_postings": ("prefrontal.stores.sqlite.topk", "_postings"),
+    "bm25_more": ("prefrontal.stores.sqlite.topk", "rows_scores"),
+    "allowed": ("prefrontal.stores.sqlite.vector_file", "MappedRows.allowed"),
+    "scan": ("prefrontal.stores.sqlite.hybrid", "HybridSearch._scan"),
+    "contenders": ("prefrontal.stores.sqlite.hybrid", "HybridSearch._contenders"),
+    "rows_read": ("prefrontal.stores.sqlite.memory", "best_rows"),
+    "items_decoded": ("prefrontal.stores.sqlite.memory", "_item"),
+    "around": ("prefrontal.stores.sqlite.memory", "SqliteMemoryStore.around"),
+}
+"""With ``--parts``: each part timed, as module and (dotted) function. Parts nest
+(``bm25_postings`` is inside ``bm25_top``, both inside ``search``) and overlap (the scan
+runs beside the BM25 top); ``around`` is the whole call as the phase awaits it."""
+
+
+def timed_parts(totals: dict[str, list[float]]) -> None:
+    """Wrap each part of :data:`PARTS` the checkout has: ``totals[name]`` adds up the wall
+    and thread CPU seconds spent inside (an older checkout may lack a part)."""
+    import asyncio
+    import functools
+    import importlib
+    import threading
+
+    guard = threading.Lock()
+
+    def wrap(name: str, function: Any) -> Any:
+        def add(wall: float, cpu: float) -> None:
+            with guard:
+                totals[name][0] += wall
+                totals[name][1] += cpu
+
+        if asyncio.iscoroutinefunction(function):
+
+            @functools.wraps(function)
+            async def waited(*args: Any, **kwargs: Any) -> Any:
+                started = time.perf_counter()
+                try:
+                    return await function(*args, **kwargs)
+                finally:
+                    add(time.perf_counter() - started, 0.0)
+
+            return waited
+
+        @functools.wraps(function)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started, cpu = time.perf_counter(), time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                add(time.perf_counter() - started, time.thread_time() - cpu)
+
+        return timed
+
+    for name, (module_name, dotted) in PARTS.items():
+        totals[name] = [0.0, 0.0]
+        module = importlib.import_module(module_name)
+        *owners, attribute = dotted.split(".")
+        owner: Any = module
+        for step in owners:
+            owner = getattr(owner, step, None)
+        function = getattr(owner, attribute, None) if owner is not None else None
+        if function is not None:
+            setattr(owner, attribute, wrap(name, function))
+
 
 WORKER = """
 import hashlib, json, sys, time, anyio
@@ -45,6 +119,7 @@ from prefrontal import Orchestrator, OrchestratorConfig, TurnRequest
 from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.testing.synthetic import questions
 from tests.benchmarks.scale import DEMO_AGENT, DEMO_USER, DIMENSIONS, NOW, Ticking, _open
+from tests.benchmarks.warm_turn import timed_parts
 
 def digest(result) -> str:
     bundle = result.bundle
@@ -56,6 +131,9 @@ def digest(result) -> str:
 
 async def main() -> None:
     database, warmup, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    totals = {}
+    if sys.argv[4] == "parts":
+        timed_parts(totals)
     asked = questions(warmup + count)
     stores = _open(Path(database), HashingEmbedder(DIMENSIONS))
     clock = Ticking(NOW + timedelta(days=1))
@@ -64,6 +142,8 @@ async def main() -> None:
         for number, text in enumerate(asked):
             request = TurnRequest(agent_id=DEMO_AGENT, user_id=DEMO_USER,
                                   session_id=f"s{number}", user_input=text)
+            for total in totals.values():
+                total[0] = total[1] = 0.0
             wall, cpu = time.perf_counter(), time.process_time()
             result = await orchestrator.start_turn(request)
             wall, cpu = (time.perf_counter() - wall) * 1e3, (time.process_time() - cpu) * 1e3
@@ -71,7 +151,8 @@ async def main() -> None:
             if number < warmup:
                 continue
             phases = {p.name: p.duration_ms for p in result.trace.phases}
-            turns.append({"wall": wall, "cpu": cpu, "phases": phases,
+            parts = {name: [wall * 1e3, cpu * 1e3] for name, (wall, cpu) in totals.items()}
+            turns.append({"wall": wall, "cpu": cpu, "phases": phases, "parts": parts,
                           "status": str(result.trace.status), "digest": digest(result)})
     print(json.dumps(turns))
 
@@ -96,9 +177,19 @@ anyio.run(main)
 
 
 def summary(turns: list[dict[str, Any]]) -> dict[str, Any]:
-    """The p50 of the turns' wall and CPU time and of each phase's duration (ms)."""
+    """The p50 of the turns' wall and CPU time and of each phase's duration (ms); with parts,
+    the p50 per turn of the wall and thread CPU time inside each."""
     phases = sorted({name for turn in turns for name in turn["phases"]})
+    parts = sorted({name for turn in turns for name in turn["parts"]})
+    timed = {
+        name: {
+            "wall": round(statistics.median(t["parts"][name][0] for t in turns), 1),
+            "cpu": round(statistics.median(t["parts"][name][1] for t in turns), 1),
+        }
+        for name in parts
+    }
     return {
+        **({"parts_p50_ms": timed} if timed else {}),
         "turns": len(turns),
         "wall_p50_ms": round(statistics.median(t["wall"] for t in turns), 1),
         "cpu_p50_ms": round(statistics.median(t["cpu"] for t in turns), 1),
@@ -111,7 +202,13 @@ def summary(turns: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run(
-    store: Path, *, turns: int, warmup: int, rounds: int, against: Path | None
+    store: Path,
+    *,
+    turns: int,
+    warmup: int,
+    rounds: int,
+    against: Path | None,
+    parts: bool = False,
 ) -> dict[str, Any]:
     """Time warm turns on a copy of ``store``'s ``hybrid.db`` (the module docstring)."""
     sources: dict[str, Path | None] = {"new": None}
@@ -128,7 +225,8 @@ def run(
             for name, source in sources.items():
                 turns_run = Path(scratch) / "run"
                 shutil.copytree(prepared, turns_run)
-                arguments = (str(turns_run / "hybrid.db"), str(warmup), str(turns))
+                timing = "parts" if parts else "whole"
+                arguments = (str(turns_run / "hybrid.db"), str(warmup), str(turns), timing)
                 measured = child.run(source, "-c", WORKER, *arguments)
                 shutil.rmtree(turns_run)
                 found[name].extend(measured)
@@ -163,6 +261,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--against", type=Path, default=None, help="an older checkout's src")
+    parser.add_argument("--parts", action="store_true", help="time the parts of the searches")
     options = parser.parse_args(argv)
     figures = run(
         options.store,
@@ -170,6 +269,7 @@ def main(argv: list[str] | None = None) -> None:
         warmup=options.warmup,
         rounds=options.rounds,
         against=options.against,
+        parts=options.parts,
     )
     print(json.dumps(figures))
 
