@@ -50,6 +50,8 @@ from prefrontal.stores.sqlite.vector_file import MappedRows
 T = TypeVar("T")
 Signals = dict[str, dict[int, float]]
 """Each signal's scores by row id."""
+Lexical = tuple[dict[int, float], float, Scorer | None]
+"""A BM25 top by row id, a bound on every other row's score, and the scorer of the others."""
 
 CONTENDERS = 2048
 """Rows outside the BM25 top k whose BM25 a hybrid search scores at most, before asking
@@ -110,13 +112,27 @@ class HybridSearch:
         self.statements, self.params, self.kinds = statements, params, kinds
         self.embedding, self.limit = embedding, limit
 
+    def lexical_top(self, connection: sqlite3.Connection, texts: list[str]) -> Lexical:
+        """The BM25 top ``limit`` that :meth:`signals` starts from, ranked ahead of it.
+
+        For a search that waits for the vector files (another search of the
+        store holds them): it ranks this while it waits, in the same read
+        transaction, and hands it to :meth:`signals`.
+        """
+        return self._lexical(connection, texts, self.limit)
+
     def signals(
-        self, connection: sqlite3.Connection, texts: list[str], rows: MappedRows
+        self,
+        connection: sqlite3.Connection,
+        texts: list[str],
+        rows: MappedRows,
+        first: Lexical | None = None,
     ) -> Signals | None:
         """Both signals by row id; ``None`` to score every row instead.
 
-        The BM25 top k is ranked while the vectors are scanned, then longer
-        tops while too many rows might still reach the fused top k.
+        The BM25 top k is ranked while the vectors are scanned (unless
+        ``first``, from :meth:`lexical_top` in the same transaction, has it),
+        then longer tops while too many rows might still reach the fused top k.
         """
         if rows.dimensions != len(self.embedding):
             return None
@@ -132,7 +148,8 @@ class HybridSearch:
             except BaseException as error:
                 allowed.set_exception(error)
                 raise
-            first = self._lexical(connection, texts, self.limit)
+            if first is None:
+                first = self._lexical(connection, texts, self.limit)
             similar = scanning.result()
         if not len(similar):  # no vector the tenant may see: the rows without one, by BM25
             return {"bm25": self._lexical(connection, texts, None)[0], "vector": {}}
@@ -159,7 +176,7 @@ class HybridSearch:
 
     def _lexical(
         self, connection: sqlite3.Connection, texts: list[str], depth: int | None
-    ) -> tuple[dict[int, float], float, Scorer | None]:
+    ) -> Lexical:
         """The BM25 top ``depth`` by row id, a bound on every other's score, the scorer."""
         if not texts:
             return {}, 0.0, None
@@ -169,7 +186,7 @@ class HybridSearch:
     def _contenders(
         self,
         connection: sqlite3.Connection,
-        lexical: tuple[dict[int, float], float, Scorer | None],
+        lexical: Lexical,
         similar: Similarities,
         depth: int | None,
         rows: MappedRows,

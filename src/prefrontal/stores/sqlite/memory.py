@@ -157,7 +157,12 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         params = _tenant(tenant) | _filters(query)
         search = _Search(self._sql, params, query.text, embedding, query.limit)
         search.vectors = self.vectors
-        return await self.database.read(search, store=self.name)
+        found = await self.database.read(search, store=self.name)
+        if found is None:  # the files moved past the snapshot its BM25 top was ranked in
+            search.wait = True
+            found = await self.database.read(search, store=self.name)
+        assert found is not None
+        return found
 
     async def around(
         self, tenant: Tenant, item_ids: list[str], *, radius: int, now: datetime | None = None
@@ -230,9 +235,13 @@ class _Search:
         self.vectors: VectorFile | None = None
         """The store's vector files; without them (or when they reflect a later snapshot than
         the search's) every visible vector is read and decoded."""
+        self.wait = False
+        """Wait for the vector files before the transaction's first statement, whoever holds
+        them (else rank the BM25 top while another search of the store holds them)."""
         self.kinds = None if params["kinds"] is None else json.loads(params["kinds"])
 
-    def __call__(self, connection: sqlite3.Connection) -> list[ScoredMemory]:
+    def __call__(self, connection: sqlite3.Connection) -> list[ScoredMemory] | None:
+        """The hits; ``None`` when the search is to be run again in a new transaction."""
         texts = query_terms(self.text)
         if not texts and self.embedding is None:
             return []
@@ -240,8 +249,19 @@ class _Search:
             search = HybridSearch(
                 self.statements, self.params, self.kinds, self.embedding, self.limit
             )
-            with self.vectors.lock, self.vectors.rows(connection) as mapped:
-                found = None if mapped is None else search.signals(connection, texts, mapped)
+            lock, first = self.vectors.lock, None
+            if not lock.acquire(blocking=self.wait):
+                first = search.lexical_top(connection, texts)
+                lock.acquire()
+            try:
+                with self.vectors.rows(connection) as mapped:
+                    if mapped is None and first is not None:
+                        return None
+                    found = None
+                    if mapped is not None:
+                        found = search.signals(connection, texts, mapped, first)
+            finally:
+                lock.release()
             if found is not None:
                 best = best_rows(connection, self.statements, self.params, found, self.limit)
                 return readable(best, lambda b: _scored(b[2], b[0], b[1]), store="memory")
