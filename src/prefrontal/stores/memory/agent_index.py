@@ -73,6 +73,11 @@ class AgentIndex:
         for term in counts:
             df[term] = df.get(term, 0) + 1
 
+    def vector(self, doc: str) -> tuple[float, ...] | None:
+        """The embedding ``doc``'s item was put with, as put; ``None`` when it had none."""
+        place = self.where.get(doc)
+        return None if place is None else self.segments[place].vector(doc)
+
     def mark(self, doc: str, item: MemoryItem) -> None:
         """Follow a change of ``item``'s supersession under ``doc``."""
         place = self.where.get(doc)

@@ -7,6 +7,15 @@ unit vectors in segments by who may see them, BM25 statistics per agent.
 as :func:`~prefrontal.stores.capabilities.ranked_search` ranks the
 candidates of the two search capabilities
 (:mod:`prefrontal.stores.capabilities`), which the store offers too.
+
+**Each vector once.** An item's embedding is held by the index only, in
+float64 arrays (:class:`~prefrontal.stores.memory.segment.VectorColumn`),
+not again as a tuple of Python floats (four times the bytes): the
+dictionary keeps each embedded item without it, and an item leaving the
+store (:meth:`~InMemoryMemoryStore.get`, search hits, ``around``,
+:meth:`~InMemoryMemoryStore.items_by_key`) gets it back, the very floats
+it was put with: an item read back equals the item written. A deleted or
+erased item's vector is zeroed in the index's arrays at once.
 """
 
 from __future__ import annotations
@@ -65,7 +74,7 @@ class InMemoryMemoryStore:
             item = item.model_copy(update={"superseded_by": existing.superseded_by})
         if existing is not None:
             self._unthread(key, existing)
-        self._items[key] = item
+        self._items[key] = item.model_copy(update={"embedding": None}) if item.embedding else item
         if item.thread_id is not None and item.position is not None:
             thread = self._threads.setdefault((item.agent_id, item.thread_id), {})
             thread.setdefault(item.position, set()).add(key)
@@ -97,9 +106,16 @@ class InMemoryMemoryStore:
         if not thread:
             del self._threads[(item.agent_id, item.thread_id)]
 
+    def _whole(self, item: MemoryItem) -> MemoryItem:
+        """Held ``item`` as it was put: with the embedding the index holds for it, if any."""
+        if item.embedding is not None:
+            return item
+        vector = self._indexes[item.agent_id].vector(_doc_id(_key(item)))
+        return item if vector is None else item.model_copy(update={"embedding": vector})
+
     async def get(self, tenant: Tenant, item_ids: list[str]) -> list[MemoryItem]:
         found = (self._visible(tenant, item_id) for item_id in item_ids)
-        return [item for item in found if item is not None]
+        return [self._whole(item) for item in found if item is not None]
 
     def _visible(self, tenant: Tenant, item_id: str) -> MemoryItem | None:
         """The item of ``item_id`` that ``tenant`` is given (its own first), if any.
@@ -143,7 +159,9 @@ class InMemoryMemoryStore:
     def _live(self, tenant: Tenant, query: MemoryQuery) -> dict[str, MemoryItem]:
         """Every live item ``tenant`` may see that ``query`` asks for, by index id (a full pass)."""
         return {
-            _doc_id(key): item for key, item in self._items.items() if _wanted(item, tenant, query)
+            _doc_id(key): self._whole(item)
+            for key, item in self._items.items()
+            if _wanted(item, tenant, query)
         }
 
     async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
@@ -158,7 +176,9 @@ class InMemoryMemoryStore:
         hits = index.search(tenant, now, query.kinds, query_terms(query.text), vector, query.limit)
         items = self._items
         return [
-            ScoredMemory(item=items[self._keys[hit.doc]], score=hit.score, signals=hit.signals)
+            ScoredMemory(
+                item=self._whole(items[self._keys[hit.doc]]), score=hit.score, signals=hit.signals
+            )
             for hit in hits
         ]
 
@@ -188,7 +208,7 @@ class InMemoryMemoryStore:
     async def items_by_key(self, tenant: Tenant, keys: Sequence[str]) -> Mapping[str, MemoryItem]:
         """The items of index ids ``keys`` (agent, item id, owner), by key."""
         found = ((key, self._items.get(self._keys.get(key, _NONE))) for key in keys)
-        return {key: item for key, item in found if item is not None}
+        return {key: self._whole(item) for key, item in found if item is not None}
 
     async def around(
         self, tenant: Tenant, item_ids: list[str], *, radius: int, now: datetime | None = None
@@ -207,7 +227,7 @@ class InMemoryMemoryStore:
                 if low <= position <= high:
                     near.update(thread.get(position, ()))
         out = [
-            item
+            self._whole(item)
             for item in map(self._items.__getitem__, near)
             if visible_to(item, tenant) and item.is_live(now) and item.item_id not in asked
         ]
@@ -215,7 +235,8 @@ class InMemoryMemoryStore:
         return out
 
     async def record_recall(self, tenant: Tenant, item_ids: list[str], at: datetime) -> None:
-        for item in await self.get(tenant, item_ids):
+        found = (self._visible(tenant, item_id) for item_id in item_ids)
+        for item in (item for item in found if item is not None):
             self._items[_key(item)] = item.model_copy(
                 update={"recall_count": item.recall_count + 1, "last_recalled_at": at}
             )

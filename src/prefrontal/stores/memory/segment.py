@@ -11,14 +11,15 @@ what search filters and scores on: whether the slot holds an item, whether
 the item was superseded, when it expires (µs), its kind and its length in
 terms; per term, the slots holding it and how often (:class:`TermPostings`,
 numpy arrays that grow by doubling); per vector size, each embedded item's
-unit vector as a row of one float64 matrix, and again in fewer bytes
-for screening (:class:`VectorColumn`).
+vector as put, a row of one float64 matrix with its length beside it, and
+its unit vector again in fewer bytes for screening (:class:`VectorColumn`).
 
 **Deletions.** A removed item's slot is cleared at once (searches never
 see it again) but the postings naming it are left in place, stale, and the
 slot is not reused while they are: :meth:`Segment.remove` compacts every
 posting list when stale entries outnumber live ones, then frees the slots.
-Each removal costs the same amortised, and postings stay in step.
+Each removal costs the same amortised, and postings stay in step. A
+removed item's vector is zeroed in every array at once.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from prefrontal.retrieval.scored_arrays import term_scores
 from prefrontal.retrieval.vector_index import grown_to
 from prefrontal.stores.long_term import MemoryItem
 from prefrontal.stores.memory import half
-from prefrontal.stores.memory.vectors import FOREVER, microseconds, unit
+from prefrontal.stores.memory.vectors import FOREVER, length, microseconds
 
 COMPACT_AT = 1_024
 """Stale postings entries are dropped once more than this many, and more than live ones."""
@@ -70,24 +71,31 @@ class TermPostings:
 
 
 class VectorColumn:
-    """The unit vectors of one size held in a segment: row ``slot`` when ``has[slot]``.
+    """The vectors of one size held in a segment: row ``slot`` when ``has[slot]``.
 
-    ``matrix`` holds them in float64 (the cosines search returns). For
-    screening (:mod:`prefrontal.stores.memory.view`), fewer bytes to read:
-    ``half``, the same in float16, when the half-precision kernels run
+    ``raw`` holds each vector as it was put, in float64 (every float of an
+    embedding is one, so :meth:`vector` gives back the very floats put), and
+    ``scale`` its length (1.0 for an all-zero vector): the unit vector search
+    scores is ``raw[slot] / scale[slot]``, the same bits as
+    :func:`~prefrontal.stores.memory.vectors.unit` gives (:meth:`units`).
+    Each vector is held once in float64; the store's items do not keep it
+    (:mod:`prefrontal.stores.memory.memory`). For screening
+    (:mod:`prefrontal.stores.memory.view`), fewer bytes to read: ``half``,
+    the unit vectors in float16, when the half-precision kernels run
     (:data:`~prefrontal.stores.memory.half.KERNELS`), with ``half_error``
     the longest difference of a row held from its float16 rounding; else
     ``single``, the same in float32. ``columns`` holds them again in
     float32, one row per component, so that a sparse query reads only its
     nonzero components of every slot; ``support`` which components of each
     are not zero, a bit each (``numpy.packbits``), one row of bytes per
-    eight components.
+    eight components. A cleared slot (:meth:`clear`) is zeros in every one.
     """
 
-    __slots__ = ("columns", "half", "half_error", "has", "matrix", "single", "support")
+    __slots__ = ("columns", "half", "half_error", "has", "raw", "scale", "single", "support")
 
     def __init__(self, dimensions: int, capacity: int) -> None:
-        self.matrix = np.zeros((capacity, dimensions), dtype=np.float64)
+        self.raw = np.zeros((capacity, dimensions), dtype=np.float64)
+        self.scale = np.ones(capacity, dtype=np.float64)
         self.half: np.ndarray | None = None
         self.single: np.ndarray | None = None
         if half.KERNELS is not None:
@@ -99,9 +107,11 @@ class VectorColumn:
         self.support = np.zeros(((dimensions + 7) // 8, capacity), dtype=np.uint8)
         self.has = np.zeros(capacity, dtype=bool)
 
-    def put(self, slot: int, row: np.ndarray) -> None:
-        """Hold unit ``row`` at ``slot``."""
-        self.matrix[slot] = row
+    def put(self, slot: int, vector: np.ndarray) -> None:
+        """Hold ``vector`` (float64, as put) at ``slot``."""
+        self.raw[slot] = vector
+        self.scale[slot] = length(vector)
+        row = self.units(np.array([slot]))[0]
         if self.half is not None:
             self.half[slot] = row
             error = half.rounding_error(row, self.half[slot])
@@ -112,8 +122,30 @@ class VectorColumn:
         self.support[:, slot] = np.packbits(row != 0)
         self.has[slot] = True
 
+    def clear(self, slot: int) -> None:
+        """Forget the vector at ``slot``: zeros in every array, nothing left to read."""
+        self.raw[slot] = 0.0
+        self.scale[slot] = 1.0
+        if self.half is not None:
+            self.half[slot] = 0.0
+        if self.single is not None:
+            self.single[slot] = 0.0
+        self.columns[:, slot] = 0.0
+        self.support[:, slot] = 0
+        self.has[slot] = False
+
+    def vector(self, slot: int) -> tuple[float, ...]:
+        """The vector held at ``slot``, the floats it was put with."""
+        return tuple(self.raw[slot].tolist())
+
+    def units(self, slots: np.ndarray) -> np.ndarray:
+        """The unit vectors at ``slots``, one row each, in float64."""
+        out: np.ndarray = self.raw[slots] / self.scale[slots, None]
+        return out
+
     def grow(self, capacity: int) -> None:
-        self.matrix, self.has = grown_to(self.matrix, capacity), grown_to(self.has, capacity)
+        self.raw, self.has = grown_to(self.raw, capacity), grown_to(self.has, capacity)
+        self.scale = np.concatenate([self.scale, np.ones(capacity - len(self.scale))])
         if self.half is not None:
             self.half = grown_to(self.half, capacity)
         if self.single is not None:
@@ -175,7 +207,7 @@ class Segment:
                 column = self.vectors[len(item.embedding)] = VectorColumn(
                     len(item.embedding), len(self.present)
                 )
-            column.put(slot, unit(item.embedding))
+            column.put(slot, np.asarray(item.embedding, dtype=np.float64))
 
     def mark(self, doc: str, item: MemoryItem) -> None:
         """Follow a change of ``item``'s supersession under ``doc``."""
@@ -192,12 +224,23 @@ class Segment:
         self.present[slot] = False
         self.docs[slot], self.terms[slot] = "", ()
         for column in self.vectors.values():
-            column.has[slot] = False
+            if column.has[slot]:
+                column.clear(slot)
         self.freed.append(slot)
         self.stale += len(held[0])
         if self.stale > COMPACT_AT and 2 * self.stale > self.entries:
             self._compact()
         return held
+
+    def vector(self, doc: str) -> tuple[float, ...] | None:
+        """The vector ``doc`` was put with, or ``None`` when it had none (or is not held)."""
+        slot = self.slots.get(doc)
+        if slot is None:
+            return None
+        for column in self.vectors.values():
+            if column.has[slot]:
+                return column.vector(slot)
+        return None
 
     def allowed(self, now: int, kinds: Collection[str] | None) -> np.ndarray:
         """Whether each slot holds an item live at ``now`` (µs) of ``kinds`` (any when ``None``)."""
