@@ -37,6 +37,8 @@ from prefrontal.stores.tenancy import Tenant, owns, preferred, visible_to
 Key = tuple[str, str, str]
 """``(agent_id, user_id, item_id)``: ids are unique per agent and user."""
 _NONE: Key = ("", "", "")
+BATCH = 1_024
+"""Items embedded at a time by :meth:`InMemoryMemoryStore.put_many`."""
 
 
 class InMemoryMemoryStore:
@@ -64,17 +66,28 @@ class InMemoryMemoryStore:
         await self.put_many([item])
 
     async def put_many(self, items: list[MemoryItem]) -> None:
-        for item in await with_embeddings(items, self.embedder):
-            self._store(item)
+        """Store ``items``; none when embedding any of them fails.
 
-    def _store(self, item: MemoryItem) -> None:
+        Embeddings are made :data:`BATCH` items at a time and each held as a
+        float64 array at once, so that a large load never holds them all as
+        tuples of Python floats.
+        """
+        held: list[tuple[MemoryItem, np.ndarray | None]] = []
+        for start in range(0, len(items), BATCH):
+            embedded = await with_embeddings(items[start : start + BATCH], self.embedder)
+            held += map(_parted, embedded)
+        for item, vector in held:
+            self._store(item, vector)
+
+    def _store(self, item: MemoryItem, vector: np.ndarray | None) -> None:
+        """Hold ``item`` (its embedding left out when not empty) with ``vector``, its embedding."""
         key = _key(item)
         existing = self._items.get(key)
         if existing is not None and existing.superseded_by and not item.superseded_by:
             item = item.model_copy(update={"superseded_by": existing.superseded_by})
         if existing is not None:
             self._unthread(key, existing)
-        self._items[key] = item.model_copy(update={"embedding": None}) if item.embedding else item
+        self._items[key] = item
         if item.thread_id is not None and item.position is not None:
             thread = self._threads.setdefault((item.agent_id, item.thread_id), {})
             thread.setdefault(item.position, set()).add(key)
@@ -82,7 +95,7 @@ class InMemoryMemoryStore:
         index = self._indexes.get(item.agent_id)
         if index is None:
             index = self._indexes[item.agent_id] = AgentIndex()
-        index.put(_doc_id(key), item, searchable_text(item))
+        index.put(_doc_id(key), item, searchable_text(item), vector)
         self._keys[_doc_id(key)] = key
         if item.supersedes:
             self._mark_superseded(item)
@@ -240,6 +253,14 @@ class InMemoryMemoryStore:
             self._items[_key(item)] = item.model_copy(
                 update={"recall_count": item.recall_count + 1, "last_recalled_at": at}
             )
+
+
+def _parted(item: MemoryItem) -> tuple[MemoryItem, np.ndarray | None]:
+    """``item`` without its embedding, and the embedding in float64; an empty one stays put."""
+    if not item.embedding:
+        return item, None
+    vector = np.array(item.embedding, dtype=np.float64)
+    return item.model_copy(update={"embedding": None}), vector
 
 
 def _wanted(item: MemoryItem, tenant: Tenant, query: MemoryQuery) -> bool:

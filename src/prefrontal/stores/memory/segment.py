@@ -140,7 +140,8 @@ class VectorColumn:
 
     def units(self, slots: np.ndarray) -> np.ndarray:
         """The unit vectors at ``slots``, one row each, in float64."""
-        out: np.ndarray = self.raw[slots] / self.scale[slots, None]
+        out: np.ndarray = self.raw[slots]
+        out /= self.scale[slots, None]
         return out
 
     def grow(self, capacity: int) -> None:
@@ -184,8 +185,11 @@ class Segment:
     def __len__(self) -> int:
         return len(self.slots)
 
-    def put(self, doc: str, item: MemoryItem, counts: Counter[str]) -> None:
-        """Hold ``item`` under ``doc`` with its term ``counts`` (:meth:`remove` ``doc`` first)."""
+    def put(
+        self, doc: str, item: MemoryItem, counts: Counter[str], vector: np.ndarray | None
+    ) -> None:
+        """Hold ``item`` under ``doc`` with its term ``counts`` and embedding ``vector`` (float64,
+        as put; ``None`` when it has none) (:meth:`remove` ``doc`` first)."""
         slot = self._slot()
         self.slots[doc] = slot
         self.docs[slot] = doc
@@ -201,13 +205,11 @@ class Segment:
                 posting = self.postings[term] = TermPostings()
             posting.append(slot, count)
         self.entries += len(counts)
-        if item.embedding:
-            column = self.vectors.get(len(item.embedding))
+        if vector is not None and len(vector):
+            column = self.vectors.get(len(vector))
             if column is None:
-                column = self.vectors[len(item.embedding)] = VectorColumn(
-                    len(item.embedding), len(self.present)
-                )
-            column.put(slot, np.asarray(item.embedding, dtype=np.float64))
+                column = self.vectors[len(vector)] = VectorColumn(len(vector), len(self.present))
+            column.put(slot, vector)
 
     def mark(self, doc: str, item: MemoryItem) -> None:
         """Follow a change of ``item``'s supersession under ``doc``."""

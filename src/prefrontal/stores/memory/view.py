@@ -137,8 +137,8 @@ class View:
             column = segment.vectors[len(query)]
             slots = positions[low:high] - int(self.starts[index])
             if nonzero is not None and len(slots) > ALIKE_FROM:
-                raw = column.raw[slots[:, None], nonzero[None, :]]
-                seen = np.ascontiguousarray(raw / column.scale[slots, None])
+                seen = column.raw[slots[:, None], nonzero[None, :]]
+                seen /= column.scale[slots, None]
                 keys = seen.view(np.dtype((np.void, seen.dtype.itemsize * len(nonzero))))
                 _, first, inverse = np.unique(keys.ravel(), return_index=True, return_inverse=True)
                 once = _cosines(column, slots[first], query)
