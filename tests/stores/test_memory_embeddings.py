@@ -3,7 +3,8 @@
 An item read back (``get``, search hits, ``items_by_key``, ``around``)
 equals the item written, embedding and all, through replacement,
 supersession and recall; the dictionary of items holds no embedding; a
-deleted or erased item's vector is left in none of the index's arrays.
+deleted or erased item's vector is left in none of the index's arrays; a
+load embeds in batches and stores nothing when one fails.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.stores import MemoryItem, MemoryQuery, Tenant
 from prefrontal.stores.long_term import MemoryKind
+from prefrontal.stores.memory import memory
 from prefrontal.stores.memory.memory import InMemoryMemoryStore, _doc_id, _key
 from prefrontal.stores.memory.segment import VectorColumn
+from prefrontal.stores.memory_search import searchable_text
 from prefrontal.stores.tenancy import Scope
 from tests.conftest import FIXED_NOW
 
@@ -171,3 +175,37 @@ async def test_deleted_and_erased_vectors_are_left_in_no_array() -> None:
         next(i for i in items if (i.user_id, i.item_id) == ("carol", "m0")),
         next(i for i in items if (i.user_id, i.item_id) == ("alice", "m1")),
     ]
+
+
+class FailingOnSecondBatch:
+    """The hashing embedder's vectors, until its second call, which fails."""
+
+    def __init__(self) -> None:
+        self.inner = HashingEmbedder(8)
+        self.name, self.dimensions = self.inner.name, self.inner.dimensions
+        self.batches: list[int] = []
+
+    async def embed(self, texts: list[str]) -> list[tuple[float, ...]]:
+        self.batches.append(len(texts))
+        if len(self.batches) == 2:
+            raise RuntimeError("embedder down")
+        return await self.inner.embed(texts)
+
+
+async def test_a_load_embeds_in_batches_and_stores_nothing_when_one_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(memory, "BATCH", 4)
+    items = [i.model_copy(update={"embedding": None}) for i in written(random.Random(11))]
+    embedder = FailingOnSecondBatch()
+    store = InMemoryMemoryStore(embedder=embedder)
+    with pytest.raises(RuntimeError):
+        await store.put_many(items)
+    assert embedder.batches == [4, 4]
+    assert await store.get(ALICE, [i.item_id for i in items]) == []
+    embedder.batches = [0, 0]
+    await store.put_many(items)
+    assert embedder.batches == [0, 0, 4, 4, 4]
+    expected = await HashingEmbedder(8).embed([searchable_text(i) for i in items])
+    got = await store.items_by_key(ALICE, [_doc_id(_key(i)) for i in items])
+    assert [i.embedding for i in got.values()] == expected
