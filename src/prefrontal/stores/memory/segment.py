@@ -11,8 +11,9 @@ what search filters and scores on: whether the slot holds an item, whether
 the item was superseded, when it expires (µs), its kind and its length in
 terms; per term, the slots holding it and how often (:class:`TermPostings`,
 numpy arrays that grow by doubling); per vector size, each embedded item's
-vector as put, a row of one float64 matrix with its length beside it, and
-its unit vector again in fewer bytes for screening (:class:`VectorColumn`).
+unit vector as a row of one float64 matrix, with what gives back the
+vector as put, and again in fewer bytes for screening
+(:class:`VectorColumn`).
 
 **Deletions.** A removed item's slot is cleared at once (searches never
 see it again) but the postings naming it are left in place, stale, and the
@@ -73,29 +74,43 @@ class TermPostings:
 class VectorColumn:
     """The vectors of one size held in a segment: row ``slot`` when ``has[slot]``.
 
-    ``raw`` holds each vector as it was put, in float64 (every float of an
-    embedding is one, so :meth:`vector` gives back the very floats put), and
-    ``scale`` its length (1.0 for an all-zero vector): the unit vector search
-    scores is ``raw[slot] / scale[slot]``, the same bits as
-    :func:`~prefrontal.stores.memory.vectors.unit` gives (:meth:`units`).
-    Each vector is held once in float64; the store's items do not keep it
-    (:mod:`prefrontal.stores.memory.memory`). For screening
-    (:mod:`prefrontal.stores.memory.view`), fewer bytes to read: ``half``,
-    the unit vectors in float16, when the half-precision kernels run
+    ``matrix`` holds them scaled to unit length in float64 (the cosines
+    search returns), ``scale`` the length each was divided by
+    (:func:`~prefrontal.stores.memory.vectors.length`): multiplied back,
+    a row gives the vector as put, float for float, save the components
+    where the division rounded (none, for vectors of length 1 as most
+    embedders give); ``fixes`` holds those components of a row, their
+    indices and their floats as put. So each vector is held once, and
+    :meth:`vector` gives back the very floats put
+    (:mod:`prefrontal.stores.memory.memory` keeps items without them). For
+    screening (:mod:`prefrontal.stores.memory.view`), fewer bytes to read:
+    ``half``, the same in float16, when the half-precision kernels run
     (:data:`~prefrontal.stores.memory.half.KERNELS`), with ``half_error``
     the longest difference of a row held from its float16 rounding; else
     ``single``, the same in float32. ``columns`` holds them again in
     float32, one row per component, so that a sparse query reads only its
     nonzero components of every slot; ``support`` which components of each
     are not zero, a bit each (``numpy.packbits``), one row of bytes per
-    eight components. A cleared slot (:meth:`clear`) is zeros in every one.
+    eight components. A cleared slot (:meth:`clear`) is zeros in every
+    array and has no fixes.
     """
 
-    __slots__ = ("columns", "half", "half_error", "has", "raw", "scale", "single", "support")
+    __slots__ = (
+        "columns",
+        "fixes",
+        "half",
+        "half_error",
+        "has",
+        "matrix",
+        "scale",
+        "single",
+        "support",
+    )
 
     def __init__(self, dimensions: int, capacity: int) -> None:
-        self.raw = np.zeros((capacity, dimensions), dtype=np.float64)
-        self.scale = np.ones(capacity, dtype=np.float64)
+        self.matrix = np.zeros((capacity, dimensions), dtype=np.float64)
+        self.scale = np.zeros(capacity, dtype=np.float64)
+        self.fixes: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.half: np.ndarray | None = None
         self.single: np.ndarray | None = None
         if half.KERNELS is not None:
@@ -108,10 +123,14 @@ class VectorColumn:
         self.has = np.zeros(capacity, dtype=bool)
 
     def put(self, slot: int, vector: np.ndarray) -> None:
-        """Hold ``vector`` (float64, as put) at ``slot``."""
-        self.raw[slot] = vector
-        self.scale[slot] = length(vector)
-        row = self.units(np.array([slot]))[0]
+        """Hold ``vector`` (float64, as put) at ``slot``, as its unit vector and length."""
+        scale = length(vector)
+        row = vector / scale
+        self.matrix[slot] = row
+        self.scale[slot] = scale
+        wrong = np.flatnonzero(_bits(row * scale) != _bits(vector))
+        if len(wrong):
+            self.fixes[slot] = (wrong, vector[wrong])
         if self.half is not None:
             self.half[slot] = row
             error = half.rounding_error(row, self.half[slot])
@@ -122,10 +141,19 @@ class VectorColumn:
         self.support[:, slot] = np.packbits(row != 0)
         self.has[slot] = True
 
+    def vector(self, slot: int) -> tuple[float, ...]:
+        """The vector held at ``slot``: the floats it was put with."""
+        out = self.matrix[slot] * self.scale[slot]
+        fix = self.fixes.get(slot)
+        if fix is not None:
+            out[fix[0]] = fix[1]
+        return tuple(out.tolist())
+
     def clear(self, slot: int) -> None:
-        """Forget the vector at ``slot``: zeros in every array, nothing left to read."""
-        self.raw[slot] = 0.0
-        self.scale[slot] = 1.0
+        """Forget the vector at ``slot``: zeros in every array, no fixes."""
+        self.matrix[slot] = 0.0
+        self.scale[slot] = 0.0
+        self.fixes.pop(slot, None)
         if self.half is not None:
             self.half[slot] = 0.0
         if self.single is not None:
@@ -134,25 +162,21 @@ class VectorColumn:
         self.support[:, slot] = 0
         self.has[slot] = False
 
-    def vector(self, slot: int) -> tuple[float, ...]:
-        """The vector held at ``slot``, the floats it was put with."""
-        return tuple(self.raw[slot].tolist())
-
-    def units(self, slots: np.ndarray) -> np.ndarray:
-        """The unit vectors at ``slots``, one row each, in float64."""
-        out: np.ndarray = self.raw[slots]
-        out /= self.scale[slots, None]
-        return out
-
     def grow(self, capacity: int) -> None:
-        self.raw, self.has = grown_to(self.raw, capacity), grown_to(self.has, capacity)
-        self.scale = np.concatenate([self.scale, np.ones(capacity - len(self.scale))])
+        self.matrix, self.has = grown_to(self.matrix, capacity), grown_to(self.has, capacity)
+        self.scale = grown_to(self.scale, capacity)
         if self.half is not None:
             self.half = grown_to(self.half, capacity)
         if self.single is not None:
             self.single = grown_to(self.single, capacity)
         self.columns = grown_to(self.columns.T, capacity).T.copy()
         self.support = grown_to(self.support.T, capacity).T.copy()
+
+
+def _bits(vector: np.ndarray) -> np.ndarray:
+    """The bits of float64 ``vector``'s components (``-0.0`` is not ``0.0``)."""
+    out: np.ndarray = vector.view(np.int64)
+    return out
 
 
 class Segment:

@@ -1,9 +1,9 @@
-"""What the in-memory index stores vectors and times as: float64 vectors and lengths, microseconds.
+"""What the in-memory index stores vectors and times as: unit float64 vectors, microseconds.
 
-Each embedded item's vector, as put, in float64, is a row of a matrix of
-its segment (:mod:`prefrontal.stores.memory.segment`) with its
-:func:`length` beside it; divided by it, the vector :func:`unit` gives.
-Expiry times are integer microseconds (:func:`microseconds`), compared in
+Each embedded item's vector, divided by its :func:`length` in float64 as
+:func:`unit` does, is a row of a matrix of its segment
+(:mod:`prefrontal.stores.memory.segment`), its length beside it. Expiry
+times are integer microseconds (:func:`microseconds`), compared in
 arrays.
 """
 

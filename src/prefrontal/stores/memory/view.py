@@ -7,13 +7,13 @@ of positions and values, and fusion adds arrays. Which items are allowed
 (live at the query's time, of its kinds) is one mask over those positions.
 
 Cosines come two ways. :meth:`View.exact` is the float64 cosine of unit
-vectors, each row divided by its length and computed one row at a time by
-``einsum`` (each row's value does not depend on which other rows are
-computed with it, so every path of a search gives a row the same bits).
-:meth:`View.screened` is a cosine of every embedded row read in fewer
-bytes, within a proven bound of the exact one: from float16 rows with SIMD
-kernels (:mod:`prefrontal.stores.memory.half`), else from float32 ones
-within :func:`tolerance`. Both run in one thread rather than BLAS's: on a loaded
+vectors, computed one row at a time by ``einsum`` (each row's value does
+not depend on which other rows are computed with it, so every path of a
+search gives a row the same bits). :meth:`View.screened` is a cosine
+of every embedded row read in fewer bytes, within a proven bound of the
+exact one: from float16 rows with SIMD kernels
+(:mod:`prefrontal.stores.memory.half`), else from float32 ones within
+:func:`tolerance`. Both run in one thread rather than BLAS's: on a loaded
 machine a threaded matrix-vector product waits for a core (p50 6.1 ms
 against 2.9 for the same 50,000 rows).
 """
@@ -25,7 +25,7 @@ from collections.abc import Collection, Sequence
 import numpy as np
 
 from prefrontal.stores.memory import half
-from prefrontal.stores.memory.segment import Segment, VectorColumn
+from prefrontal.stores.memory.segment import Segment
 
 UNIT_ROUNDING = 2.0**-24
 """The unit roundoff of float32."""
@@ -51,24 +51,6 @@ ALIKE_FROM = 256
 def sparse(query: np.ndarray) -> bool:
     """Whether ``query`` is nonzero in at most a quarter of its components."""
     return 4 * int(np.count_nonzero(query)) <= len(query)
-
-
-BLOCK = 4_096
-"""Rows made unit at a time by :func:`_cosines`: the copy stays small (12 MB at 384 floats)."""
-
-
-def _cosines(column: VectorColumn, slots: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """The float64 cosine of unit ``query`` with the unit vector at each of ``slots``.
-
-    A block of rows at a time, each divided by its length
-    (:meth:`~prefrontal.stores.memory.segment.VectorColumn.units`), then
-    ``einsum``: a row's value does not depend on the block it is in.
-    """
-    out = np.empty(len(slots))
-    for start in range(0, len(slots), BLOCK):
-        block = slots[start : start + BLOCK]
-        out[start : start + len(block)] = np.einsum("ij,j->i", column.units(block), query)
-    return out
 
 
 class View:
@@ -134,17 +116,18 @@ class View:
             low, high = int(bounds[index]), int(bounds[index + 1])
             if low == high:
                 continue
-            column = segment.vectors[len(query)]
+            matrix = segment.vectors[len(query)].matrix
             slots = positions[low:high] - int(self.starts[index])
             if nonzero is not None and len(slots) > ALIKE_FROM:
-                seen = column.raw[slots[:, None], nonzero[None, :]]
-                seen /= column.scale[slots, None]
+                seen = np.ascontiguousarray(matrix[slots[:, None], nonzero[None, :]])
                 keys = seen.view(np.dtype((np.void, seen.dtype.itemsize * len(nonzero))))
                 _, first, inverse = np.unique(keys.ravel(), return_index=True, return_inverse=True)
-                once = _cosines(column, slots[first], query)
+                once = np.einsum("ij,j->i", matrix[slots[first]], query)
                 out[low:high] = once[inverse.ravel()]
+            elif 4 * len(slots) > segment.size:
+                out[low:high] = np.einsum("ij,j->i", matrix[: segment.size], query)[slots]
             else:
-                out[low:high] = _cosines(column, slots, query)
+                out[low:high] = np.einsum("ij,j->i", matrix[slots], query)
         return out
 
     def disjoint(self, positions: np.ndarray, query: np.ndarray) -> np.ndarray:
