@@ -75,10 +75,12 @@ PARTS = {
     "cut": ("prefrontal.stores.memory.hybrid", None, "_contenders"),
     "cut_dense": ("prefrontal.stores.memory.hybrid", None, "_kth_largest"),
     "hybrid_top": ("prefrontal.stores.memory.hybrid", None, "hybrid_top"),
+    "whole": ("prefrontal.stores.memory.memory", "InMemoryMemoryStore", "_whole"),
 }
 """Parts of a search timed by ``--parts``, where the checkout has them: the index view, BM25,
 the screening scan, exact cosines (within the median too), the median, the fused cut (from the
-best rows, or over every position), and the whole of the fused top k."""
+best rows, or over every position), the whole of the fused top k, and the hits' items made
+whole again (their embeddings given back)."""
 
 
 def _timed_parts() -> dict[str, list[float]]:
