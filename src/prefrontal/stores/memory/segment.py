@@ -143,9 +143,13 @@ class VectorColumn:
 
     def vector(self, slot: int) -> tuple[float, ...]:
         """The vector held at ``slot``: the floats it was put with."""
-        out = self.matrix[slot] * self.scale[slot]
+        out = self.matrix[slot]
+        scale = float(self.scale[slot])
+        if scale != 1.0:  # times 1.0 changes no float
+            out = out * scale
         fix = self.fixes.get(slot)
         if fix is not None:
+            out = out.copy() if scale == 1.0 else out  # never write into the matrix
             out[fix[0]] = fix[1]
         return tuple(out.tolist())
 
