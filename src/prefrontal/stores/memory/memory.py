@@ -14,8 +14,8 @@ not again as a tuple of Python floats (four times the bytes): the
 dictionary keeps each embedded item without it, and an item leaving the
 store (:meth:`~InMemoryMemoryStore.get`, search hits, ``around``,
 :meth:`~InMemoryMemoryStore.items_by_key`) gets it back, the very floats
-it was put with: an item read back equals the item written. A deleted or
-erased item's vector is zeroed in the index's arrays at once.
+it was put with: an item read back equals the item written. A deleted,
+replaced or erased item's vector is zeroed in the index's arrays at once.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class InMemoryMemoryStore:
             self._store(item, vector)
 
     def _store(self, item: MemoryItem, vector: np.ndarray | None) -> None:
-        """Hold ``item`` (its embedding left out when not empty) with ``vector``, its embedding."""
+        """Hold ``item``, its embedding left out (:func:`_parted`): ``vector`` is it, in float64."""
         key = _key(item)
         existing = self._items.get(key)
         if existing is not None and existing.superseded_by and not item.superseded_by:
