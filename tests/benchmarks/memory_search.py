@@ -19,7 +19,9 @@ like a sentence model's. Reports peak RSS (the load's) and RSS once loaded
 (``rss_mb``) too; ``--parts`` times each part of a search
 (:data:`PARTS`). Prints JSON; it measures and
 never fails on a figure. Beside the wall clock's p50 and p95, ``search_cpu``:
-the thread's CPU time per search, steadier on a shared machine.
+the thread's CPU time per search, steadier on a shared machine; ``get``:
+the wall time of a ``get`` of 10 ids (each item read back with its
+embedding).
 """
 
 from __future__ import annotations
@@ -73,10 +75,12 @@ PARTS = {
     "cut": ("prefrontal.stores.memory.hybrid", None, "_contenders"),
     "cut_dense": ("prefrontal.stores.memory.hybrid", None, "_kth_largest"),
     "hybrid_top": ("prefrontal.stores.memory.hybrid", None, "hybrid_top"),
+    "whole": ("prefrontal.stores.memory.memory", "InMemoryMemoryStore", "_whole"),
 }
 """Parts of a search timed by ``--parts``, where the checkout has them: the index view, BM25,
 the screening scan, exact cosines (within the median too), the median, the fused cut (from the
-best rows, or over every position), and the whole of the fused top k."""
+best rows, or over every position), the whole of the fused top k, and the hits' items made
+whole again (their embeddings given back)."""
 
 
 def _timed_parts() -> dict[str, list[float]]:
@@ -135,9 +139,13 @@ async def measure(
 
     embedder = (Projected(DIMENSIONS) if dense else HashingEmbedder(DIMENSIONS)) if hybrid else None
     store = InMemoryMemoryStore(embedder=embedder)
-    await store.put_many(list(memories(items, tenant=TENANT, start=START)))
+    loaded = list(memories(items, tenant=TENANT, start=START))
+    await store.put_many(loaded)
+    ids = [item.item_id for item in loaded[:: max(1, len(loaded) // 2_000)]]
+    del loaded
     figures = _cuts("search", await _searches(store, rounds=200, warm_up=200))
     figures |= _cuts("search_cpu", await _cpu_times(store))
+    figures |= _cuts("get", await _gets(store, ids))
     figures["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     figures["rss_mb"] = _rss_mb()
     figures["load_average"] = os.getloadavg()[0]
@@ -168,6 +176,19 @@ async def _cpu_times(store: MemoryStore) -> list[float]:
         started = time.thread_time()
         await store.search(TENANT, query)
         times.append(time.thread_time() - started)
+    return times
+
+
+async def _gets(store: MemoryStore, ids: list[str]) -> list[float]:
+    """The wall time of 200 ``get`` calls of 10 of ``ids`` each: items read back whole."""
+    from tests.benchmarks.scale import TENANT
+
+    times = []
+    for start in range(0, 2_000, 10):
+        batch = [ids[(start + n) % len(ids)] for n in range(10)]
+        started = time.perf_counter()
+        await store.get(TENANT, batch)
+        times.append(time.perf_counter() - started)
     return times
 
 

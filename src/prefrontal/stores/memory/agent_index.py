@@ -57,21 +57,27 @@ class AgentIndex:
     def __len__(self) -> int:
         return len(self.where)
 
-    def put(self, doc: str, item: MemoryItem, text: str) -> None:
-        """Index ``item`` under ``doc`` with the terms of ``text``, replacing what ``doc`` held."""
+    def put(self, doc: str, item: MemoryItem, text: str, vector: np.ndarray | None) -> None:
+        """Index ``item`` under ``doc`` with the terms of ``text`` and its embedding ``vector``
+        (float64, as put; ``None`` when it has none), replacing what ``doc`` held."""
         self.remove(doc)
         counts = Counter(analysed(text))
         place = segment_of(item)
         segment = self.segments.get(place)
         if segment is None:
             segment = self.segments[place] = Segment()
-        segment.put(doc, item, counts)
+        segment.put(doc, item, counts, vector)
         self.where[doc] = place
         self.docs += 1
         self.tokens += sum(counts.values())
         df = self.df
         for term in counts:
             df[term] = df.get(term, 0) + 1
+
+    def vector(self, doc: str) -> tuple[float, ...] | None:
+        """The embedding ``doc``'s item was put with, as put; ``None`` when it had none."""
+        place = self.where.get(doc)
+        return None if place is None else self.segments[place].vector(doc)
 
     def mark(self, doc: str, item: MemoryItem) -> None:
         """Follow a change of ``item``'s supersession under ``doc``."""

@@ -7,6 +7,15 @@ unit vectors in segments by who may see them, BM25 statistics per agent.
 as :func:`~prefrontal.stores.capabilities.ranked_search` ranks the
 candidates of the two search capabilities
 (:mod:`prefrontal.stores.capabilities`), which the store offers too.
+
+**Each vector once.** An item's embedding is held by the index only, in
+float64 arrays (:class:`~prefrontal.stores.memory.segment.VectorColumn`),
+not again as a tuple of Python floats (four times the bytes): the
+dictionary keeps each embedded item without it, and an item leaving the
+store (:meth:`~InMemoryMemoryStore.get`, search hits, ``around``,
+:meth:`~InMemoryMemoryStore.items_by_key`) gets it back, the very floats
+it was put with: an item read back equals the item written. A deleted,
+replaced or erased item's vector is zeroed in the index's arrays at once.
 """
 
 from __future__ import annotations
@@ -28,6 +37,8 @@ from prefrontal.stores.tenancy import Tenant, owns, preferred, visible_to
 Key = tuple[str, str, str]
 """``(agent_id, user_id, item_id)``: ids are unique per agent and user."""
 _NONE: Key = ("", "", "")
+BATCH = 1_024
+"""Items embedded at a time by :meth:`InMemoryMemoryStore.put_many`."""
 
 
 class InMemoryMemoryStore:
@@ -55,10 +66,21 @@ class InMemoryMemoryStore:
         await self.put_many([item])
 
     async def put_many(self, items: list[MemoryItem]) -> None:
-        for item in await with_embeddings(items, self.embedder):
-            self._store(item)
+        """Store ``items``; none when embedding any of them fails.
 
-    def _store(self, item: MemoryItem) -> None:
+        Embeddings are made :data:`BATCH` items at a time and each held as a
+        float64 array at once, so that a large load never holds them all as
+        tuples of Python floats.
+        """
+        held: list[tuple[MemoryItem, np.ndarray | None]] = []
+        for start in range(0, len(items), BATCH):
+            embedded = await with_embeddings(items[start : start + BATCH], self.embedder)
+            held += map(_parted, embedded)
+        for item, vector in held:
+            self._store(item, vector)
+
+    def _store(self, item: MemoryItem, vector: np.ndarray | None) -> None:
+        """Hold ``item``, its embedding left out (:func:`_parted`): ``vector`` is it, in float64."""
         key = _key(item)
         existing = self._items.get(key)
         if existing is not None and existing.superseded_by and not item.superseded_by:
@@ -73,7 +95,7 @@ class InMemoryMemoryStore:
         index = self._indexes.get(item.agent_id)
         if index is None:
             index = self._indexes[item.agent_id] = AgentIndex()
-        index.put(_doc_id(key), item, searchable_text(item))
+        index.put(_doc_id(key), item, searchable_text(item), vector)
         self._keys[_doc_id(key)] = key
         if item.supersedes:
             self._mark_superseded(item)
@@ -97,9 +119,16 @@ class InMemoryMemoryStore:
         if not thread:
             del self._threads[(item.agent_id, item.thread_id)]
 
+    def _whole(self, item: MemoryItem) -> MemoryItem:
+        """Held ``item`` as it was put: with the embedding the index holds for it, if any."""
+        if item.embedding is not None:
+            return item
+        vector = self._indexes[item.agent_id].vector(_doc_id(_key(item)))
+        return item if vector is None else item.model_copy(update={"embedding": vector})
+
     async def get(self, tenant: Tenant, item_ids: list[str]) -> list[MemoryItem]:
         found = (self._visible(tenant, item_id) for item_id in item_ids)
-        return [item for item in found if item is not None]
+        return [self._whole(item) for item in found if item is not None]
 
     def _visible(self, tenant: Tenant, item_id: str) -> MemoryItem | None:
         """The item of ``item_id`` that ``tenant`` is given (its own first), if any.
@@ -143,7 +172,9 @@ class InMemoryMemoryStore:
     def _live(self, tenant: Tenant, query: MemoryQuery) -> dict[str, MemoryItem]:
         """Every live item ``tenant`` may see that ``query`` asks for, by index id (a full pass)."""
         return {
-            _doc_id(key): item for key, item in self._items.items() if _wanted(item, tenant, query)
+            _doc_id(key): self._whole(item)
+            for key, item in self._items.items()
+            if _wanted(item, tenant, query)
         }
 
     async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
@@ -158,7 +189,9 @@ class InMemoryMemoryStore:
         hits = index.search(tenant, now, query.kinds, query_terms(query.text), vector, query.limit)
         items = self._items
         return [
-            ScoredMemory(item=items[self._keys[hit.doc]], score=hit.score, signals=hit.signals)
+            ScoredMemory(
+                item=self._whole(items[self._keys[hit.doc]]), score=hit.score, signals=hit.signals
+            )
             for hit in hits
         ]
 
@@ -188,7 +221,7 @@ class InMemoryMemoryStore:
     async def items_by_key(self, tenant: Tenant, keys: Sequence[str]) -> Mapping[str, MemoryItem]:
         """The items of index ids ``keys`` (agent, item id, owner), by key."""
         found = ((key, self._items.get(self._keys.get(key, _NONE))) for key in keys)
-        return {key: item for key, item in found if item is not None}
+        return {key: self._whole(item) for key, item in found if item is not None}
 
     async def around(
         self, tenant: Tenant, item_ids: list[str], *, radius: int, now: datetime | None = None
@@ -207,7 +240,7 @@ class InMemoryMemoryStore:
                 if low <= position <= high:
                     near.update(thread.get(position, ()))
         out = [
-            item
+            self._whole(item)
             for item in map(self._items.__getitem__, near)
             if visible_to(item, tenant) and item.is_live(now) and item.item_id not in asked
         ]
@@ -215,10 +248,19 @@ class InMemoryMemoryStore:
         return out
 
     async def record_recall(self, tenant: Tenant, item_ids: list[str], at: datetime) -> None:
-        for item in await self.get(tenant, item_ids):
+        found = (self._visible(tenant, item_id) for item_id in item_ids)
+        for item in (item for item in found if item is not None):
             self._items[_key(item)] = item.model_copy(
                 update={"recall_count": item.recall_count + 1, "last_recalled_at": at}
             )
+
+
+def _parted(item: MemoryItem) -> tuple[MemoryItem, np.ndarray | None]:
+    """``item`` without its embedding, and the embedding in float64; an empty one stays put."""
+    if not item.embedding:
+        return item, None
+    vector = np.array(item.embedding, dtype=np.float64)
+    return item.model_copy(update={"embedding": None}), vector
 
 
 def _wanted(item: MemoryItem, tenant: Tenant, query: MemoryQuery) -> bool:

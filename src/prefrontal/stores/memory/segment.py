@@ -11,14 +11,16 @@ what search filters and scores on: whether the slot holds an item, whether
 the item was superseded, when it expires (µs), its kind and its length in
 terms; per term, the slots holding it and how often (:class:`TermPostings`,
 numpy arrays that grow by doubling); per vector size, each embedded item's
-unit vector as a row of one float64 matrix, and again in fewer bytes
-for screening (:class:`VectorColumn`).
+unit vector as a row of one float64 matrix, with what gives back the
+vector as put, and again in fewer bytes for screening
+(:class:`VectorColumn`).
 
 **Deletions.** A removed item's slot is cleared at once (searches never
 see it again) but the postings naming it are left in place, stale, and the
 slot is not reused while they are: :meth:`Segment.remove` compacts every
 posting list when stale entries outnumber live ones, then frees the slots.
-Each removal costs the same amortised, and postings stay in step.
+Each removal costs the same amortised, and postings stay in step. A
+removed item's vector is zeroed in every array at once.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from prefrontal.retrieval.scored_arrays import term_scores
 from prefrontal.retrieval.vector_index import grown_to
 from prefrontal.stores.long_term import MemoryItem
 from prefrontal.stores.memory import half
-from prefrontal.stores.memory.vectors import FOREVER, microseconds, unit
+from prefrontal.stores.memory.vectors import FOREVER, length, microseconds
 
 COMPACT_AT = 1_024
 """Stale postings entries are dropped once more than this many, and more than live ones."""
@@ -70,9 +72,17 @@ class TermPostings:
 
 
 class VectorColumn:
-    """The unit vectors of one size held in a segment: row ``slot`` when ``has[slot]``.
+    """The vectors of one size held in a segment: row ``slot`` when ``has[slot]``.
 
-    ``matrix`` holds them in float64 (the cosines search returns). For
+    ``matrix`` holds them scaled to unit length in float64 (the cosines
+    search returns), ``scale`` the length each was divided by
+    (:func:`~prefrontal.stores.memory.vectors.length`): multiplied back,
+    a row gives the vector as put, float for float, save the components
+    where the division rounded (none, for vectors of length 1 as most
+    embedders give); ``fixes`` holds those components of a row, their
+    indices and their floats as put. So each vector is held once, and
+    :meth:`vector` gives back the very floats put
+    (:mod:`prefrontal.stores.memory.memory` keeps items without them). For
     screening (:mod:`prefrontal.stores.memory.view`), fewer bytes to read:
     ``half``, the same in float16, when the half-precision kernels run
     (:data:`~prefrontal.stores.memory.half.KERNELS`), with ``half_error``
@@ -81,13 +91,26 @@ class VectorColumn:
     float32, one row per component, so that a sparse query reads only its
     nonzero components of every slot; ``support`` which components of each
     are not zero, a bit each (``numpy.packbits``), one row of bytes per
-    eight components.
+    eight components. A cleared slot (:meth:`clear`) is zeros in every
+    array and has no fixes.
     """
 
-    __slots__ = ("columns", "half", "half_error", "has", "matrix", "single", "support")
+    __slots__ = (
+        "columns",
+        "fixes",
+        "half",
+        "half_error",
+        "has",
+        "matrix",
+        "scale",
+        "single",
+        "support",
+    )
 
     def __init__(self, dimensions: int, capacity: int) -> None:
         self.matrix = np.zeros((capacity, dimensions), dtype=np.float64)
+        self.scale = np.zeros(capacity, dtype=np.float64)
+        self.fixes: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.half: np.ndarray | None = None
         self.single: np.ndarray | None = None
         if half.KERNELS is not None:
@@ -99,9 +122,15 @@ class VectorColumn:
         self.support = np.zeros(((dimensions + 7) // 8, capacity), dtype=np.uint8)
         self.has = np.zeros(capacity, dtype=bool)
 
-    def put(self, slot: int, row: np.ndarray) -> None:
-        """Hold unit ``row`` at ``slot``."""
+    def put(self, slot: int, vector: np.ndarray) -> None:
+        """Hold ``vector`` (float64, as put) at ``slot``, as its unit vector and length."""
+        scale = length(vector)
+        row = vector / scale
         self.matrix[slot] = row
+        self.scale[slot] = scale
+        wrong = np.flatnonzero(_bits(row * scale) != _bits(vector))
+        if len(wrong):
+            self.fixes[slot] = (wrong, vector[wrong])
         if self.half is not None:
             self.half[slot] = row
             error = half.rounding_error(row, self.half[slot])
@@ -112,14 +141,46 @@ class VectorColumn:
         self.support[:, slot] = np.packbits(row != 0)
         self.has[slot] = True
 
+    def vector(self, slot: int) -> tuple[float, ...]:
+        """The vector held at ``slot``: the floats it was put with."""
+        out = self.matrix[slot]
+        scale = float(self.scale[slot])
+        if scale != 1.0:  # times 1.0 changes no float
+            out = out * scale
+        fix = self.fixes.get(slot)
+        if fix is not None:
+            out = out.copy() if scale == 1.0 else out  # never write into the matrix
+            out[fix[0]] = fix[1]
+        return tuple(out.tolist())
+
+    def clear(self, slot: int) -> None:
+        """Forget the vector at ``slot``: zeros in every array, no fixes."""
+        self.matrix[slot] = 0.0
+        self.scale[slot] = 0.0
+        self.fixes.pop(slot, None)
+        if self.half is not None:
+            self.half[slot] = 0.0
+        if self.single is not None:
+            self.single[slot] = 0.0
+        self.columns[:, slot] = 0.0
+        self.support[:, slot] = 0
+        self.has[slot] = False
+
     def grow(self, capacity: int) -> None:
         self.matrix, self.has = grown_to(self.matrix, capacity), grown_to(self.has, capacity)
+        self.scale = grown_to(self.scale, capacity)
         if self.half is not None:
             self.half = grown_to(self.half, capacity)
         if self.single is not None:
             self.single = grown_to(self.single, capacity)
         self.columns = grown_to(self.columns.T, capacity).T.copy()
         self.support = grown_to(self.support.T, capacity).T.copy()
+
+
+def _bits(vector: np.ndarray) -> np.ndarray:
+    """The bits of float64 ``vector``'s components (``-0.0`` is not ``0.0``)."""
+    out: np.ndarray = vector.view(np.int64)
+    return out
 
 
 class Segment:
@@ -152,8 +213,11 @@ class Segment:
     def __len__(self) -> int:
         return len(self.slots)
 
-    def put(self, doc: str, item: MemoryItem, counts: Counter[str]) -> None:
-        """Hold ``item`` under ``doc`` with its term ``counts`` (:meth:`remove` ``doc`` first)."""
+    def put(
+        self, doc: str, item: MemoryItem, counts: Counter[str], vector: np.ndarray | None
+    ) -> None:
+        """Hold ``item`` under ``doc`` with its term ``counts`` and embedding ``vector`` (float64,
+        as put; ``None`` when it has none) (:meth:`remove` ``doc`` first)."""
         slot = self._slot()
         self.slots[doc] = slot
         self.docs[slot] = doc
@@ -169,13 +233,11 @@ class Segment:
                 posting = self.postings[term] = TermPostings()
             posting.append(slot, count)
         self.entries += len(counts)
-        if item.embedding:
-            column = self.vectors.get(len(item.embedding))
+        if vector is not None and len(vector):
+            column = self.vectors.get(len(vector))
             if column is None:
-                column = self.vectors[len(item.embedding)] = VectorColumn(
-                    len(item.embedding), len(self.present)
-                )
-            column.put(slot, unit(item.embedding))
+                column = self.vectors[len(vector)] = VectorColumn(len(vector), len(self.present))
+            column.put(slot, vector)
 
     def mark(self, doc: str, item: MemoryItem) -> None:
         """Follow a change of ``item``'s supersession under ``doc``."""
@@ -192,12 +254,23 @@ class Segment:
         self.present[slot] = False
         self.docs[slot], self.terms[slot] = "", ()
         for column in self.vectors.values():
-            column.has[slot] = False
+            if column.has[slot]:
+                column.clear(slot)
         self.freed.append(slot)
         self.stale += len(held[0])
         if self.stale > COMPACT_AT and 2 * self.stale > self.entries:
             self._compact()
         return held
+
+    def vector(self, doc: str) -> tuple[float, ...] | None:
+        """The vector ``doc`` was put with, or ``None`` when it had none (or is not held)."""
+        slot = self.slots.get(doc)
+        if slot is None:
+            return None
+        for column in self.vectors.values():
+            if column.has[slot]:
+                return column.vector(slot)
+        return None
 
     def allowed(self, now: int, kinds: Collection[str] | None) -> np.ndarray:
         """Whether each slot holds an item live at ``now`` (µs) of ``kinds`` (any when ``None``)."""

@@ -1,9 +1,10 @@
 """What the in-memory index stores vectors and times as: unit float64 vectors, microseconds.
 
-Each embedded item's vector, scaled to unit length in float64 by
-:func:`unit`, is a row of a matrix of its segment
-(:mod:`prefrontal.stores.memory.segment`); expiry times are integer
-microseconds (:func:`microseconds`), compared in arrays.
+Each embedded item's vector, divided by its :func:`length` in float64 as
+:func:`unit` does, is a row of a matrix of its segment
+(:mod:`prefrontal.stores.memory.segment`), its length beside it. Expiry
+times are integer microseconds (:func:`microseconds`), compared in
+arrays.
 """
 
 from __future__ import annotations
@@ -24,8 +25,14 @@ def microseconds(value: datetime) -> int:
     return (aware - _EPOCH) // _MICROSECOND
 
 
+def length(vector: np.ndarray) -> float:
+    """What :func:`unit` divides float64 ``vector`` by: its norm, or 1.0 when that is 0."""
+    norm = float(np.linalg.norm(vector))
+    return norm if norm else 1.0
+
+
 def unit(vector: tuple[float, ...]) -> np.ndarray:
     """``vector`` in float64 scaled to unit length (unchanged when its norm is 0)."""
     array = np.asarray(vector, dtype=np.float64)
-    norm = float(np.linalg.norm(array))
-    return array / norm if norm else array
+    out: np.ndarray = array / length(array)
+    return out
