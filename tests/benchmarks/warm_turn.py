@@ -12,9 +12,12 @@ turns (2), then ``--turns`` timed ones (20), each with another question of
 :func:`prefrontal.testing.synthetic.questions` in a session of its own (a
 reused session would let the recall gate answer from its buffer instead of
 searching), waits for the turn's writes behind it (recall counts, which
-the next turn's rerank reads) before the next, and reports per turn the wall time, the CPU time of the whole
-process (every thread: the store's workers too) and each phase's duration
-from the turn's trace.
+the next turn's rerank reads) before the next, and reports per turn the
+wall time, the CPU time of the whole process (every thread: the store's
+workers too), each phase's duration from the turn's trace, and the
+process's minor page faults and system CPU time during the turn (the
+kernel's part of the CPU time: mostly entering pages of the mapped
+database file into the page tables).
 
 It prints one JSON line: per checkout the p50 of the turn's wall and CPU
 time and of each phase's duration (over every turn of every round), and,
@@ -111,7 +114,7 @@ def timed_parts(totals: dict[str, list[float]]) -> None:
 
 
 WORKER = """
-import hashlib, json, sys, time, anyio
+import hashlib, json, resource, sys, time, anyio
 from datetime import timedelta
 from pathlib import Path
 
@@ -144,15 +147,20 @@ async def main() -> None:
                                   session_id=f"s{number}", user_input=text)
             for total in totals.values():
                 total[0] = total[1] = 0.0
+            usage = resource.getrusage(resource.RUSAGE_SELF)
             wall, cpu = time.perf_counter(), time.process_time()
             result = await orchestrator.start_turn(request)
             wall, cpu = (time.perf_counter() - wall) * 1e3, (time.process_time() - cpu) * 1e3
+            after = resource.getrusage(resource.RUSAGE_SELF)
+            faults = after.ru_minflt - usage.ru_minflt
+            system = (after.ru_stime - usage.ru_stime) * 1e3
             await orchestrator.wait_background()  # its writes land before the next turn reads
             if number < warmup:
                 continue
             phases = {p.name: p.duration_ms for p in result.trace.phases}
             parts = {name: [wall * 1e3, cpu * 1e3] for name, (wall, cpu) in totals.items()}
-            turns.append({"wall": wall, "cpu": cpu, "phases": phases, "parts": parts,
+            turns.append({"wall": wall, "cpu": cpu, "faults": faults, "system": system,
+                          "phases": phases, "parts": parts,
                           "status": str(result.trace.status), "digest": digest(result)})
     print(json.dumps(turns))
 
@@ -193,6 +201,8 @@ def summary(turns: list[dict[str, Any]]) -> dict[str, Any]:
         "turns": len(turns),
         "wall_p50_ms": round(statistics.median(t["wall"] for t in turns), 1),
         "cpu_p50_ms": round(statistics.median(t["cpu"] for t in turns), 1),
+        "system_cpu_p50_ms": round(statistics.median(t["system"] for t in turns), 1),
+        "page_faults_p50": statistics.median(t["faults"] for t in turns),
         "statuses": sorted({t["status"] for t in turns}),
         "phases_p50_ms": {
             name: round(statistics.median(t["phases"].get(name, 0.0) for t in turns), 1)
