@@ -31,7 +31,8 @@ and the others' warm turn. It prints one JSON line:
   after its turns, ``vectors_rss_mb``/``vectors_pss_mb`` the part of them
   that maps the vector files, and ``database_rss_mb``/``database_pss_mb``
   the part that maps the database file (one map a connection; shared
-  pages count once across maps and processes in PSS);
+  pages count once across maps and processes in PSS), and the same
+  figures just after opening (``open_rss_mb`` and so on);
 - for the run: the median and largest ``paired_ratio`` and ``ratio``, and
   ``warm_noise``: each warm turn against its question's median over the
   other processes, the share of them above 1.2 and the largest. A single
@@ -93,6 +94,7 @@ async def turns(target: str, asked: list[str]) -> tuple[float, list, list, dict]
     times, results = [], []  # (wall, cpu) ms per turn: cpu is every thread's of the process
     async with Orchestrator(stores, OrchestratorConfig(), clock=clock) as orchestrator:
         open_ms = (time.perf_counter() - started) * 1e3
+        at_open = memory(vectors_marker(target), database_of(target))
         for number, text in enumerate(asked):
             # a session of this process's own: one an earlier process left would let the
             # recall gate reuse its buffer instead of searching
@@ -103,6 +105,7 @@ async def turns(target: str, asked: list[str]) -> tuple[float, list, list, dict]
             times.append(((time.perf_counter() - started) * 1e3,
                           (time.process_time() - cpu) * 1e3))
         figures = memory(vectors_marker(target), database_of(target))
+    figures |= {f"open_{key}": value for key, value in at_open.items()}
     return open_ms, times, results, figures
 
 async def main() -> None:

@@ -2,8 +2,8 @@
 
 A backend that keeps its vectors in rows (SQLite, PostgreSQL) would
 otherwise read and decode every visible vector on every query. SQLite keeps
-them in memory-mapped files beside the database, laid out by row id with
-what search filters on beside them
+them in memory-mapped files beside the database, one slot a row in row id
+order, with what search filters on beside them
 (:mod:`prefrontal.stores.sqlite.vector_file`); the search takes the slots
 the tenant may see, live and of the kinds asked for, before it scores any:
 other users' private items, dead items and other kinds are never scored,

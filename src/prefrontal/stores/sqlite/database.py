@@ -12,7 +12,8 @@ Reads map the file into memory (``mmap_size``, up to SQLite's largest,
 every connection, instead of being copied into each connection's page
 cache. :meth:`Database.open` enters the pages of every connection's map
 into the process's page tables (:mod:`~prefrontal.stores.sqlite.mapped_pages`),
-so that no turn pays a fault for a page already in that cache.
+so that a fresh process's first turn pays no fault for a page already in
+that cache.
 
 Durability: ``synchronous=FULL`` by default, so a write that returned has been
 synced to disk (WAL mode, one fsync per transaction). ``synchronous="NORMAL"``

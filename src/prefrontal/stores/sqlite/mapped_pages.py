@@ -2,14 +2,15 @@
 
 SQLite maps the file once per connection (``mmap_size``) and a page enters
 a map's page table at its first read: a minor fault, about 1 to 2 µs, that
-brings in at most 16 neighbouring pages. A fresh process pays thousands of
-them per turn, connection by connection, until every page its turns reach
-is in every map: its first turns cost more than the same turns later, and
-each warm turn still pays for the pages it reaches for the first time.
-:func:`populate_maps` enters every page of this process's maps of a file
-at once (``madvise(MADV_POPULATE_READ)``, Linux 5.14 and later): the pages
-in the operating system's page cache cost no fault afterwards, and those
-on disk are read now instead of during a turn.
+brings in at most 16 neighbouring pages, several thousand in a turn over a
+large file. :func:`populate_maps` enters every page of this process's maps
+of a file at once (``madvise(MADV_POPULATE_READ)``, Linux 5.14 and later):
+the pages in the operating system's page cache cost no fault afterwards,
+and those on disk are read now instead of during a turn. Called at
+opening, it makes a fresh process's first turn fault none of them. The
+maps do not stay whole: once another connection has committed, SQLite
+maps the file anew for a connection's next read, and later turns fault
+the pages they reach again.
 
 The pages are the page cache's own, shared by every map and every process;
 populating adds page-table entries, not copies (the resident size of the
