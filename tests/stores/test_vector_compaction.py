@@ -19,9 +19,8 @@ import anyio
 import numpy as np
 import pytest
 
-from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.retrieval.vectors import to_blob
-from prefrontal.stores import MemoryItem, MemoryQuery, Scope, Stores, Tenant, sqlite
+from prefrontal.stores import MemoryItem, MemoryQuery, Scope, Tenant, sqlite
 from prefrontal.stores.sqlite import vector_file
 from prefrontal.stores.sqlite.compaction import compact_vectors
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
@@ -29,22 +28,10 @@ from prefrontal.stores.sqlite.vector_file import GROWTH, VectorFile
 from prefrontal.testing.conformance.base import at
 from prefrontal.testing.synthetic import memories, questions
 from tests.conftest import FIXED_NOW
+from tests.stores.vector_corpus import ALICE, BOB, embedder, sqlite_episodic
 
 pytestmark = pytest.mark.anyio
-ALICE = Tenant(agent_id="agent-1", user_id="alice")
-BOB = Tenant(agent_id="agent-1", user_id="bob")
-DIMENSIONS = 64
 Hit = tuple[str, float, dict[str, float]]
-
-
-def _embedder() -> HashingEmbedder:
-    return HashingEmbedder(DIMENSIONS)
-
-
-def _episodic(stores: Stores) -> SqliteMemoryStore:
-    store = stores.episodic
-    assert isinstance(store, SqliteMemoryStore)
-    return store
 
 
 def _items(count: int, prefix: str = "i") -> list[MemoryItem]:
@@ -100,8 +87,8 @@ async def test_compaction_shrinks_the_files_keeps_the_hits_and_leaves_no_deleted
     """80% deleted: compact() cuts the files to the live rows plus growth room, every hit
     and score is unchanged and equal to exact search, and no deleted vector is in a file."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=_embedder())
-    store = _episodic(stores)
+    stores = sqlite.open_stores(path, embedder=embedder())
+    store = sqlite_episodic(stores)
     vectors = store.vectors
     assert vectors is not None
     vectors.compact_share = None
@@ -139,8 +126,8 @@ async def test_the_files_compact_themselves_once_most_slots_are_dead(
     a new process opening them maps the compacted generation and ranks as exact search."""
     monkeypatch.setattr(vector_file, "COMPACT_LEAST", 100)
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=_embedder())
-    store = _episodic(stores)
+    stores = sqlite.open_stores(path, embedder=embedder())
+    store = sqlite_episodic(stores)
     assert store.vectors is not None
     items = _items(1_000)
     await store.put_many(items)
@@ -151,11 +138,11 @@ async def test_the_files_compact_themselves_once_most_slots_are_dead(
     assert store.vectors.compactions == 1
     assert store.vectors.usage() == (334, 334)  # Bob's, every third
     await stores.aclose()
-    reopened = sqlite.open_stores(path, embedder=_embedder())
+    reopened = sqlite.open_stores(path, embedder=embedder())
     try:
         for text in questions(6):
-            assert await _hits(_episodic(reopened), BOB, text) == await _scanned(
-                _episodic(reopened), BOB, text
+            assert await _hits(sqlite_episodic(reopened), BOB, text) == await _scanned(
+                sqlite_episodic(reopened), BOB, text
             )
     finally:
         await reopened.aclose()
@@ -168,8 +155,8 @@ async def test_new_rows_after_the_newest_were_deleted_take_their_row_ids_in_orde
     that id and the rows after it died, the dead slots at the end are given up and the new
     rows follow in row id order; the hits stay exact."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=_embedder())
-    store = _episodic(stores)
+    stores = sqlite.open_stores(path, embedder=embedder())
+    store = sqlite_episodic(stores)
     assert store.vectors is not None
     store.vectors.compact_share = None
     try:
@@ -241,8 +228,8 @@ async def test_searches_during_a_compaction_elsewhere_stay_exact(
     """Searches running while another process (or a thread of this one) compacts the files,
     from a store that had the old generation mapped, give exactly the hits of exact search."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=_embedder())
-    store = _episodic(stores)
+    stores = sqlite.open_stores(path, embedder=embedder())
+    store = sqlite_episodic(stores)
     assert store.vectors is not None
     store.vectors.compact_share = None
     texts = questions(8)
@@ -287,8 +274,8 @@ async def test_a_rebuild_writes_a_new_generation_and_unlinks_the_old(tmp_path: P
     """Files of an older layout, or marked half changed, are rebuilt densely into a new
     generation; the other generation's files are gone."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=_embedder())
-    store = _episodic(stores)
+    stores = sqlite.open_stores(path, embedder=embedder())
+    store = sqlite_episodic(stores)
     assert store.vectors is not None
     store.vectors.compact_share = None
     items = _items(600)
@@ -300,12 +287,12 @@ async def test_a_rebuild_writes_a_new_generation_and_unlinks_the_old(tmp_path: P
     state[3] = 1  # changing: as a process killed mid-change leaves it
     state.flush()
     del state
-    reopened = sqlite.open_stores(path, embedder=_embedder())
+    reopened = sqlite.open_stores(path, embedder=embedder())
     try:
         for text in questions(4):
-            hits = await _hits(_episodic(reopened), ALICE, text)
-            assert hits == await _scanned(_episodic(reopened), ALICE, text)
-        vectors = _episodic(reopened).vectors
+            hits = await _hits(sqlite_episodic(reopened), ALICE, text)
+            assert hits == await _scanned(sqlite_episodic(reopened), ALICE, text)
+        vectors = sqlite_episodic(reopened).vectors
         assert vectors is not None and vectors.usage() == (200, 200)
         assert _generations(path) == {".1"}
     finally:
@@ -321,8 +308,8 @@ async def test_maintenance_compacts_the_stores_with_dead_slots_and_creates_no_fi
     """compact_vectors (run by ``erase --vacuum``) compacts the files holding dead slots, and
     leaves a store without vector files without any."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=_embedder())
-    store = _episodic(stores)
+    stores = sqlite.open_stores(path, embedder=embedder())
+    store = sqlite_episodic(stores)
     assert store.vectors is not None
     store.vectors.compact_share = None
     try:

@@ -80,7 +80,14 @@ from prefrontal.files import PRIVATE_FILE_MODE, private_directory, write_private
 from prefrontal.retrieval.vector_index import FOREVER, SIMSIMD, grown_to
 from prefrontal.retrieval.vectors import FLOAT32
 from prefrontal.stores.mapped_arrays import Layout, extend_files, map_files
-from prefrontal.stores.sqlite.vector_file import BOOT, COLUMNS, MappedRows, code
+from prefrontal.stores.sqlite.vector_file import (
+    BOOT,
+    COLUMNS,
+    MappedRows,
+    by_array,
+    code,
+    vector_layout,
+)
 
 MAGIC = 0x70726566_70677631
 """``prefpgv1``: the first word of a state."""
@@ -458,15 +465,13 @@ class VectorCache:
         )
         count, capacity = len(live), len(live) + GROWTH
         files = int(state[_FILES]) + 1 if self.directory is not None else int(state[_FILES])
-        layout = _layout(files, capacity, int(state[_SIZE]))
+        layout = vector_layout(files, capacity, int(state[_SIZE]), keys="slots")
         if self.directory is None:
-            fresh = {
-                name.rsplit(".", 1)[0]: np.zeros(s, dtype=d) for name, (d, s) in layout.items()
-            }
+            fresh = by_array({name: np.zeros(s, dtype=d) for name, (d, s) in layout.items()})
         else:
             for name in layout:
                 (self.directory / name).unlink(missing_ok=True)  # left by a compaction cut short
-            fresh = _named(map_files(self.directory, layout, unscanned=""))
+            fresh = by_array(map_files(self.directory, layout, unscanned=""))
         for first in range(0, count, COPIED):
             taken = live[first : first + COPIED]
             for name, array in fresh.items():
@@ -495,14 +500,16 @@ class VectorCache:
     # -- arrays ----------------------------------------------------------------------------
 
     def _layout(self, state: np.ndarray) -> Layout:
-        return _layout(int(state[_FILES]), int(state[_CAPACITY]), int(state[_SIZE]))
+        return vector_layout(
+            int(state[_FILES]), int(state[_CAPACITY]), int(state[_SIZE]), keys="slots"
+        )
 
     def _grow(self, state: np.ndarray, capacity: int) -> None:
         """Extend every array to ``capacity`` positions (zeros)."""
         state[_CAPACITY] = capacity
         if self.directory is None:
             for named, (dtype, shape) in self._layout(state).items():
-                name = named.rsplit(".", 1)[0]
+                name = named.rsplit(".", 1)[0]  # the array's name, as by_array keys it
                 old = self._arrays.get(name)
                 self._arrays[name] = (
                     np.zeros(shape, dtype=dtype) if old is None else grown_to(old, capacity)
@@ -522,7 +529,7 @@ class VectorCache:
             files = int(state[_FILES])
             unscanned = f"matrix.{files}" if self.half else f"half.{files}"
             mapped = map_files(self.directory, self._layout(state), unscanned=unscanned)
-            self._arrays.update(_named(mapped))
+            self._arrays.update(by_array(mapped))
         self._mapped_capacity = capacity
 
     def _mapped(self, state: np.ndarray) -> MappedRows | None:
@@ -531,23 +538,6 @@ class VectorCache:
         if not self._arrays or end == 0:
             return None
         return MappedRows.of(self._arrays, half=self.half, size=end)
-
-
-def _layout(files: int, capacity: int, size: int) -> Layout:
-    """The arrays of file generation ``files``, each named ``<array>.<files>``."""
-    arrays: Layout = {
-        "matrix": (np.dtype(FLOAT32), (capacity, size)),
-        "norms": (np.dtype(FLOAT32), (capacity,)),
-        "half": (np.dtype(np.float16), (capacity, size)),
-        "columns": (COLUMNS, (capacity,)),
-        "slots": (np.dtype(np.int64), (capacity,)),
-    }
-    return {f"{name}.{files}": shape for name, shape in arrays.items()}
-
-
-def _named(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``arrays`` keyed by array name (``matrix.3`` as ``matrix``)."""
-    return {name.rsplit(".", 1)[0]: array for name, array in arrays.items()}
 
 
 def _fresh_state() -> np.ndarray:

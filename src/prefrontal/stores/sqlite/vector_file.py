@@ -523,10 +523,10 @@ class VectorFile:
         )
         count, generation = len(live), int(state[_GENERATION]) + 1
         capacity, size = count + GROWTH, int(state[_SIZE])
-        layout = self._layout(generation, capacity, size)
+        layout = vector_layout(generation, capacity, size, keys="rowids")
         for name in layout:
             (self.directory / name).unlink(missing_ok=True)  # left by a compaction cut short
-        fresh = _named(map_files(self.directory, layout, unscanned=""))
+        fresh = by_array(map_files(self.directory, layout, unscanned=""))
         for first in range(0, count, COPIED):
             taken = live[first : first + COPIED]
             for name, array in fresh.items():
@@ -551,19 +551,10 @@ class VectorFile:
 
     # -- files -----------------------------------------------------------------------------
 
-    @staticmethod
-    def _layout(generation: int, capacity: int, size: int) -> Layout:
-        arrays: Layout = {
-            "matrix": (np.dtype(FLOAT32), (capacity, size)),
-            "norms": (np.dtype(FLOAT32), (capacity,)),
-            "half": (np.dtype(np.float16), (capacity, size)),
-            "columns": (COLUMNS, (capacity,)),
-            "rowids": (np.dtype(np.int64), (capacity,)),
-        }
-        return {f"{name}.{generation}": shape for name, shape in arrays.items()}
-
     def _state_layout(self, state: np.ndarray) -> Layout:
-        return self._layout(int(state[_GENERATION]), int(state[_CAPACITY]), int(state[_SIZE]))
+        return vector_layout(
+            int(state[_GENERATION]), int(state[_CAPACITY]), int(state[_SIZE]), keys="rowids"
+        )
 
     def _grow(self, state: np.ndarray, capacity: int) -> None:
         """Extend every file of the generation to ``capacity`` slots (zeros)."""
@@ -580,7 +571,7 @@ class VectorFile:
         if capacity > 0:
             unscanned = f"matrix.{generation}" if self.half else f"half.{generation}"
             mapped = map_files(self.directory, self._state_layout(state), unscanned=unscanned)
-            self._arrays.update(_named(mapped))
+            self._arrays.update(by_array(mapped))
         self._mapped_as = (generation, capacity)
 
     def _mapped(self, state: np.ndarray) -> MappedRows | None:
@@ -591,6 +582,24 @@ class VectorFile:
         return MappedRows.of(self._arrays, half=self.half, size=end)
 
 
-def _named(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``arrays`` keyed by array name (``matrix.3`` as ``matrix``)."""
+def vector_layout(generation: int, capacity: int, size: int, *, keys: str) -> Layout:
+    """The arrays of one generation of vector files, each in a file named
+    ``<array>.<generation>``: float32 rows of ``size`` and their norms, float16 rows, the
+    filter columns, and ``keys`` (int64: what each slot holds), ``capacity`` slots each.
+
+    The SQLite vector files (``keys="rowids"``) and the PostgreSQL vector cache
+    (``keys="slots"``) lay their files out by it.
+    """
+    arrays: Layout = {
+        "matrix": (np.dtype(FLOAT32), (capacity, size)),
+        "norms": (np.dtype(FLOAT32), (capacity,)),
+        "half": (np.dtype(np.float16), (capacity, size)),
+        "columns": (COLUMNS, (capacity,)),
+        keys: (np.dtype(np.int64), (capacity,)),
+    }
+    return {f"{name}.{generation}": shape for name, shape in arrays.items()}
+
+
+def by_array(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``arrays`` keyed by array name, without their generation (``matrix.3`` as ``matrix``)."""
     return {name.rsplit(".", 1)[0]: array for name, array in arrays.items()}
