@@ -83,10 +83,14 @@ from prefrontal.stores.mapped_arrays import Layout, extend_files, map_files
 from prefrontal.stores.sqlite.vector_file import (
     BOOT,
     COLUMNS,
+    COMPACT_LEAST,
     MappedRows,
     by_array,
     code,
+    copy_slots,
+    live_slots,
     vector_layout,
+    wasteful,
 )
 
 MAGIC = 0x70726566_70677631
@@ -97,10 +101,6 @@ GROWTH = 4_096
 """Capacity grows to at least the positions held plus this, and at least doubles."""
 COMPACT_SHARE = 0.5
 """The share of the positions used that may be dead before the cache is compacted."""
-COMPACT_LEAST = 4_096
-"""The dead positions below which the cache is never compacted on its own."""
-COPIED = 16_384
-"""Positions copied at once by a compaction (bounds the memory it takes)."""
 ARRAYS = ("matrix", "norms", "half", "columns", "slots")
 """The arrays of the cache, each in a file ``<array>.<file generation>``."""
 _WORDS = 12
@@ -447,22 +447,15 @@ class VectorCache:
     # -- compaction ------------------------------------------------------------------------
 
     def _wasteful(self, state: np.ndarray, share: float, least: int | None = None) -> bool:
-        """Whether more than ``share`` of the positions used, and at least ``least`` (default
-        :data:`COMPACT_LEAST`), are dead."""
-        end, live = int(state[_END]), int(state[_LIVE])
-        least = COMPACT_LEAST if least is None else least
-        return end - live >= max(least, 1) and end - live > share * end
+        least = COMPACT_LEAST if least is None else least  # read at the call: tests lower it
+        return wasteful(int(state[_END]), int(state[_LIVE]), share, least)
 
     def _compact(self, state: np.ndarray) -> None:
         """Copy the live positions, in order, into new arrays (with files: the next file
         generation's), switch to them and unlink the old files (the changing flag set and
         the cache held exclusively by the caller)."""
         self._map(state)
-        end = int(state[_END])
-        columns = self._arrays.get("columns")
-        live = (
-            np.zeros(0, np.int64) if columns is None else np.flatnonzero(columns["present"][:end])
-        )
+        live = live_slots(self._arrays, int(state[_END]))
         count, capacity = len(live), len(live) + GROWTH
         files = int(state[_FILES]) + 1 if self.directory is not None else int(state[_FILES])
         layout = vector_layout(files, capacity, int(state[_SIZE]), keys="slots")
@@ -472,10 +465,7 @@ class VectorCache:
             for name in layout:
                 (self.directory / name).unlink(missing_ok=True)  # left by a compaction cut short
             fresh = by_array(map_files(self.directory, layout, unscanned=""))
-        for first in range(0, count, COPIED):
-            taken = live[first : first + COPIED]
-            for name, array in fresh.items():
-                array[first : first + len(taken)] = self._arrays[name][taken]
+        copy_slots(self._arrays, fresh, live)
         state[_FILES], state[_CAPACITY] = files, capacity
         state[_END] = state[_LIVE] = count
         self._index = dict(zip(fresh["slots"][:count].tolist(), range(count), strict=True))
