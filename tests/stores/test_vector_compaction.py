@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from prefrontal.retrieval.vectors import to_blob
-from prefrontal.stores import MemoryItem, MemoryQuery, Scope, Tenant, sqlite
+from prefrontal.stores import MemoryItem, MemoryQuery, Scope, Stores, Tenant, sqlite
 from prefrontal.stores.sqlite import vector_file
 from prefrontal.stores.sqlite.compaction import compact_vectors
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
@@ -79,6 +79,16 @@ async def _delete_most(store: SqliteMemoryStore, items: list[MemoryItem], keep: 
         doomed = [i.item_id for i in items if i.item_id not in kept and i.user_id == tenant.user_id]
         assert await store.delete(tenant, doomed) == len(doomed)
     return kept
+
+
+def _by_hand(path: Path) -> tuple[Stores, SqliteMemoryStore]:
+    """SQLite stores at ``path`` and their episodic store, whose vector files compact only
+    when asked (``compact``)."""
+    stores = sqlite.open_stores(path, embedder=embedder())
+    store = sqlite_episodic(stores)
+    assert store.vectors is not None
+    store.vectors.compact_share = None
+    return stores, store
 
 
 async def test_compaction_shrinks_the_files_keeps_the_hits_and_leaves_no_deleted_vector(
@@ -155,10 +165,8 @@ async def test_new_rows_after_the_newest_were_deleted_take_their_row_ids_in_orde
     that id and the rows after it died, the dead slots at the end are given up and the new
     rows follow in row id order; the hits stay exact."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=embedder())
-    store = sqlite_episodic(stores)
+    stores, store = _by_hand(path)
     assert store.vectors is not None
-    store.vectors.compact_share = None
     try:
         items = _items(400)
         await store.put_many(items)
@@ -228,10 +236,8 @@ async def test_searches_during_a_compaction_elsewhere_stay_exact(
     """Searches running while another process (or a thread of this one) compacts the files,
     from a store that had the old generation mapped, give exactly the hits of exact search."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=embedder())
-    store = sqlite_episodic(stores)
+    stores, store = _by_hand(path)
     assert store.vectors is not None
-    store.vectors.compact_share = None
     texts = questions(8)
     try:
         items = _items(3_000)
@@ -274,10 +280,8 @@ async def test_a_rebuild_writes_a_new_generation_and_unlinks_the_old(tmp_path: P
     """Files of an older layout, or marked half changed, are rebuilt densely into a new
     generation; the other generation's files are gone."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=embedder())
-    store = sqlite_episodic(stores)
+    stores, store = _by_hand(path)
     assert store.vectors is not None
-    store.vectors.compact_share = None
     items = _items(600)
     await store.put_many(items)
     await _delete_most(store, items, keep=3)
@@ -308,10 +312,8 @@ async def test_maintenance_compacts_the_stores_with_dead_slots_and_creates_no_fi
     """compact_vectors (run by ``erase --vacuum``) compacts the files holding dead slots, and
     leaves a store without vector files without any."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=embedder())
-    store = sqlite_episodic(stores)
+    stores, store = _by_hand(path)
     assert store.vectors is not None
-    store.vectors.compact_share = None
     try:
         items = _items(300)
         await store.put_many(items)
