@@ -19,7 +19,6 @@ import anyio
 import numpy as np
 import pytest
 
-from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.retrieval.vectors import to_blob
 from prefrontal.stores import MemoryItem, MemoryQuery, Scope, Stores, Tenant, sqlite
 from prefrontal.stores.sqlite import vector_file
@@ -29,22 +28,10 @@ from prefrontal.stores.sqlite.vector_file import GROWTH, VectorFile
 from prefrontal.testing.conformance.base import at
 from prefrontal.testing.synthetic import memories, questions
 from tests.conftest import FIXED_NOW
+from tests.stores.vector_corpus import ALICE, BOB, embedder, sqlite_episodic
 
 pytestmark = pytest.mark.anyio
-ALICE = Tenant(agent_id="agent-1", user_id="alice")
-BOB = Tenant(agent_id="agent-1", user_id="bob")
-DIMENSIONS = 64
 Hit = tuple[str, float, dict[str, float]]
-
-
-def _embedder() -> HashingEmbedder:
-    return HashingEmbedder(DIMENSIONS)
-
-
-def _episodic(stores: Stores) -> SqliteMemoryStore:
-    store = stores.episodic
-    assert isinstance(store, SqliteMemoryStore)
-    return store
 
 
 def _items(count: int, prefix: str = "i") -> list[MemoryItem]:
@@ -94,14 +81,24 @@ async def _delete_most(store: SqliteMemoryStore, items: list[MemoryItem], keep: 
     return kept
 
 
+def _by_hand(path: Path) -> tuple[Stores, SqliteMemoryStore]:
+    """SQLite stores at ``path`` and their episodic store, whose vector files compact only
+    when asked (``compact``)."""
+    stores = sqlite.open_stores(path, embedder=embedder())
+    store = sqlite_episodic(stores)
+    assert store.vectors is not None
+    store.vectors.compact_share = None
+    return stores, store
+
+
 async def test_compaction_shrinks_the_files_keeps_the_hits_and_leaves_no_deleted_vector(
     tmp_path: Path,
 ) -> None:
     """80% deleted: compact() cuts the files to the live rows plus growth room, every hit
     and score is unchanged and equal to exact search, and no deleted vector is in a file."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=_embedder())
-    store = _episodic(stores)
+    stores = sqlite.open_stores(path, embedder=embedder())
+    store = sqlite_episodic(stores)
     vectors = store.vectors
     assert vectors is not None
     vectors.compact_share = None
@@ -139,8 +136,8 @@ async def test_the_files_compact_themselves_once_most_slots_are_dead(
     a new process opening them maps the compacted generation and ranks as exact search."""
     monkeypatch.setattr(vector_file, "COMPACT_LEAST", 100)
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=_embedder())
-    store = _episodic(stores)
+    stores = sqlite.open_stores(path, embedder=embedder())
+    store = sqlite_episodic(stores)
     assert store.vectors is not None
     items = _items(1_000)
     await store.put_many(items)
@@ -151,11 +148,11 @@ async def test_the_files_compact_themselves_once_most_slots_are_dead(
     assert store.vectors.compactions == 1
     assert store.vectors.usage() == (334, 334)  # Bob's, every third
     await stores.aclose()
-    reopened = sqlite.open_stores(path, embedder=_embedder())
+    reopened = sqlite.open_stores(path, embedder=embedder())
     try:
         for text in questions(6):
-            assert await _hits(_episodic(reopened), BOB, text) == await _scanned(
-                _episodic(reopened), BOB, text
+            assert await _hits(sqlite_episodic(reopened), BOB, text) == await _scanned(
+                sqlite_episodic(reopened), BOB, text
             )
     finally:
         await reopened.aclose()
@@ -168,10 +165,8 @@ async def test_new_rows_after_the_newest_were_deleted_take_their_row_ids_in_orde
     that id and the rows after it died, the dead slots at the end are given up and the new
     rows follow in row id order; the hits stay exact."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=_embedder())
-    store = _episodic(stores)
+    stores, store = _by_hand(path)
     assert store.vectors is not None
-    store.vectors.compact_share = None
     try:
         items = _items(400)
         await store.put_many(items)
@@ -241,10 +236,8 @@ async def test_searches_during_a_compaction_elsewhere_stay_exact(
     """Searches running while another process (or a thread of this one) compacts the files,
     from a store that had the old generation mapped, give exactly the hits of exact search."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=_embedder())
-    store = _episodic(stores)
+    stores, store = _by_hand(path)
     assert store.vectors is not None
-    store.vectors.compact_share = None
     texts = questions(8)
     try:
         items = _items(3_000)
@@ -287,10 +280,8 @@ async def test_a_rebuild_writes_a_new_generation_and_unlinks_the_old(tmp_path: P
     """Files of an older layout, or marked half changed, are rebuilt densely into a new
     generation; the other generation's files are gone."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=_embedder())
-    store = _episodic(stores)
+    stores, store = _by_hand(path)
     assert store.vectors is not None
-    store.vectors.compact_share = None
     items = _items(600)
     await store.put_many(items)
     await _delete_most(store, items, keep=3)
@@ -300,12 +291,12 @@ async def test_a_rebuild_writes_a_new_generation_and_unlinks_the_old(tmp_path: P
     state[3] = 1  # changing: as a process killed mid-change leaves it
     state.flush()
     del state
-    reopened = sqlite.open_stores(path, embedder=_embedder())
+    reopened = sqlite.open_stores(path, embedder=embedder())
     try:
         for text in questions(4):
-            hits = await _hits(_episodic(reopened), ALICE, text)
-            assert hits == await _scanned(_episodic(reopened), ALICE, text)
-        vectors = _episodic(reopened).vectors
+            hits = await _hits(sqlite_episodic(reopened), ALICE, text)
+            assert hits == await _scanned(sqlite_episodic(reopened), ALICE, text)
+        vectors = sqlite_episodic(reopened).vectors
         assert vectors is not None and vectors.usage() == (200, 200)
         assert _generations(path) == {".1"}
     finally:
@@ -321,10 +312,8 @@ async def test_maintenance_compacts_the_stores_with_dead_slots_and_creates_no_fi
     """compact_vectors (run by ``erase --vacuum``) compacts the files holding dead slots, and
     leaves a store without vector files without any."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=_embedder())
-    store = _episodic(stores)
+    stores, store = _by_hand(path)
     assert store.vectors is not None
-    store.vectors.compact_share = None
     try:
         items = _items(300)
         await store.put_many(items)

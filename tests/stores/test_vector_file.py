@@ -20,30 +20,17 @@ import anyio
 import numpy as np
 import pytest
 
-from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.retrieval.vectors import to_blob
-from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant, sqlite
+from prefrontal.stores import MemoryItem, MemoryQuery, Tenant, sqlite
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.stores.sqlite.vector_file import ARRAYS, VectorFile
 from prefrontal.testing.conformance.base import at
 from prefrontal.testing.synthetic import memories, questions
 from tests.conftest import FIXED_NOW
+from tests.stores.vector_corpus import ALICE, BOB, DIMENSIONS, embedder, sqlite_episodic
 
 pytestmark = pytest.mark.anyio
-ALICE = Tenant(agent_id="agent-1", user_id="alice")
-BOB = Tenant(agent_id="agent-1", user_id="bob")
-DIMENSIONS = 64
 Hit = tuple[str, float, dict[str, float]]
-
-
-def _embedder() -> HashingEmbedder:
-    return HashingEmbedder(DIMENSIONS)
-
-
-def _episodic(stores: Stores) -> SqliteMemoryStore:
-    store = stores.episodic
-    assert isinstance(store, SqliteMemoryStore)
-    return store
 
 
 def _items(count: int, tenant: Tenant, prefix: str) -> list[MemoryItem]:
@@ -73,10 +60,10 @@ async def _both_ways(store: SqliteMemoryStore, text: str) -> tuple[list[Hit], li
 async def _opened_maps_as_scanned(path: Path, texts: list[str]) -> None:
     """The file at ``path``, opened: each of ``texts`` finds Alice's hits from the vector
     files, and they are those reading every visible vector finds."""
-    stores = sqlite.open_stores(path, embedder=_embedder())
+    stores = sqlite.open_stores(path, embedder=embedder())
     try:
         for text in texts:
-            mapped, scanned = await _both_ways(_episodic(stores), text)
+            mapped, scanned = await _both_ways(sqlite_episodic(stores), text)
             assert mapped == scanned
             assert mapped
     finally:
@@ -92,8 +79,8 @@ async def test_files_are_private_and_a_new_process_maps_them_without_rebuilding(
 ) -> None:
     """0700 directory, 0600 files; a later opening rebuilds nothing and ranks as exact search."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=_embedder())
-    await _episodic(stores).put_many(_items(300, ALICE, "a"))
+    stores = sqlite.open_stores(path, embedder=embedder())
+    await sqlite_episodic(stores).put_many(_items(300, ALICE, "a"))
     await stores.aclose()
     directory = _files(path)
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
@@ -116,8 +103,8 @@ def _occurrences(directory: Path, needles: list[bytes]) -> int:
 async def test_erase_and_forget_overwrite_the_vectors_in_the_files(tmp_path: Path) -> None:
     """No erased or forgotten vector is left in the files; the others all are."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=_embedder())
-    store = _episodic(stores)
+    stores = sqlite.open_stores(path, embedder=embedder())
+    store = sqlite_episodic(stores)
     both = _items(80, ALICE, "")
     alice = [i.model_copy(update={"item_id": f"a{n}"}) for n, i in enumerate(both[:40])]
     bob = [
@@ -185,8 +172,8 @@ async def test_a_process_killed_while_changing_the_files_leaves_them_rebuilt(
 ) -> None:
     """SIGKILL mid-write: the state stays marked; the next search rebuilds and ranks exactly."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=_embedder())
-    store = _episodic(stores)
+    stores = sqlite.open_stores(path, embedder=embedder())
+    store = sqlite_episodic(stores)
     await store.put_many(_items(150, ALICE, "a"))
     before = await _hits(store, ALICE, "launch review")
     assert before
@@ -221,9 +208,9 @@ async def test_a_copied_database_does_not_trust_the_files_of_the_original(
 ) -> None:
     """Files copied beside a copy of the database name another file: they are rebuilt."""
     path = tmp_path / "m.db"
-    stores = sqlite.open_stores(path, embedder=_embedder())
-    await _episodic(stores).put_many(_items(120, ALICE, "a"))
-    await _hits(_episodic(stores), ALICE, "anything")
+    stores = sqlite.open_stores(path, embedder=embedder())
+    await sqlite_episodic(stores).put_many(_items(120, ALICE, "a"))
+    await _hits(sqlite_episodic(stores), ALICE, "anything")
     await stores.aclose()
     copy = tmp_path / "copy.db"
     copy.write_bytes(path.read_bytes())

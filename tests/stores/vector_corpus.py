@@ -15,8 +15,9 @@ import pytest
 
 from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.retrieval.vector_index import SIMSIMD
-from prefrontal.stores import MemoryItem, MemoryKind, MemoryQuery, Scope, Tenant
+from prefrontal.stores import MemoryItem, MemoryKind, MemoryQuery, Scope, Stores, Tenant
 from prefrontal.stores.long_term import ScoredMemory
+from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.testing.conformance.base import at
 from prefrontal.testing.synthetic import memories
 from tests.conftest import FIXED_NOW
@@ -49,6 +50,13 @@ class VectorStore(Protocol):
 
 def embedder() -> HashingEmbedder:
     return HashingEmbedder(DIMENSIONS)
+
+
+def sqlite_episodic(stores: Stores) -> SqliteMemoryStore:
+    """The episodic store of SQLite ``stores``, typed as what it is."""
+    store = stores.episodic
+    assert isinstance(store, SqliteMemoryStore)
+    return store
 
 
 def corpus(count: int) -> list[MemoryItem]:

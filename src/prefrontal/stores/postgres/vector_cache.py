@@ -80,7 +80,18 @@ from prefrontal.files import PRIVATE_FILE_MODE, private_directory, write_private
 from prefrontal.retrieval.vector_index import FOREVER, SIMSIMD, grown_to
 from prefrontal.retrieval.vectors import FLOAT32
 from prefrontal.stores.mapped_arrays import Layout, extend_files, map_files
-from prefrontal.stores.sqlite.vector_file import BOOT, COLUMNS, MappedRows, code
+from prefrontal.stores.sqlite.vector_file import (
+    BOOT,
+    COLUMNS,
+    COMPACT_LEAST,
+    MappedRows,
+    by_array,
+    code,
+    copy_slots,
+    live_slots,
+    vector_layout,
+    wasteful,
+)
 
 MAGIC = 0x70726566_70677631
 """``prefpgv1``: the first word of a state."""
@@ -90,10 +101,6 @@ GROWTH = 4_096
 """Capacity grows to at least the positions held plus this, and at least doubles."""
 COMPACT_SHARE = 0.5
 """The share of the positions used that may be dead before the cache is compacted."""
-COMPACT_LEAST = 4_096
-"""The dead positions below which the cache is never compacted on its own."""
-COPIED = 16_384
-"""Positions copied at once by a compaction (bounds the memory it takes)."""
 ARRAYS = ("matrix", "norms", "half", "columns", "slots")
 """The arrays of the cache, each in a file ``<array>.<file generation>``."""
 _WORDS = 12
@@ -440,37 +447,25 @@ class VectorCache:
     # -- compaction ------------------------------------------------------------------------
 
     def _wasteful(self, state: np.ndarray, share: float, least: int | None = None) -> bool:
-        """Whether more than ``share`` of the positions used, and at least ``least`` (default
-        :data:`COMPACT_LEAST`), are dead."""
-        end, live = int(state[_END]), int(state[_LIVE])
-        least = COMPACT_LEAST if least is None else least
-        return end - live >= max(least, 1) and end - live > share * end
+        least = COMPACT_LEAST if least is None else least  # read at the call: tests lower it
+        return wasteful(int(state[_END]), int(state[_LIVE]), share, least)
 
     def _compact(self, state: np.ndarray) -> None:
         """Copy the live positions, in order, into new arrays (with files: the next file
         generation's), switch to them and unlink the old files (the changing flag set and
         the cache held exclusively by the caller)."""
         self._map(state)
-        end = int(state[_END])
-        columns = self._arrays.get("columns")
-        live = (
-            np.zeros(0, np.int64) if columns is None else np.flatnonzero(columns["present"][:end])
-        )
+        live = live_slots(self._arrays, int(state[_END]))
         count, capacity = len(live), len(live) + GROWTH
         files = int(state[_FILES]) + 1 if self.directory is not None else int(state[_FILES])
-        layout = _layout(files, capacity, int(state[_SIZE]))
+        layout = vector_layout(files, capacity, int(state[_SIZE]), keys="slots")
         if self.directory is None:
-            fresh = {
-                name.rsplit(".", 1)[0]: np.zeros(s, dtype=d) for name, (d, s) in layout.items()
-            }
+            fresh = by_array({name: np.zeros(s, dtype=d) for name, (d, s) in layout.items()})
         else:
             for name in layout:
                 (self.directory / name).unlink(missing_ok=True)  # left by a compaction cut short
-            fresh = _named(map_files(self.directory, layout, unscanned=""))
-        for first in range(0, count, COPIED):
-            taken = live[first : first + COPIED]
-            for name, array in fresh.items():
-                array[first : first + len(taken)] = self._arrays[name][taken]
+            fresh = by_array(map_files(self.directory, layout, unscanned=""))
+        copy_slots(self._arrays, fresh, live)
         state[_FILES], state[_CAPACITY] = files, capacity
         state[_END] = state[_LIVE] = count
         self._index = dict(zip(fresh["slots"][:count].tolist(), range(count), strict=True))
@@ -495,14 +490,16 @@ class VectorCache:
     # -- arrays ----------------------------------------------------------------------------
 
     def _layout(self, state: np.ndarray) -> Layout:
-        return _layout(int(state[_FILES]), int(state[_CAPACITY]), int(state[_SIZE]))
+        return vector_layout(
+            int(state[_FILES]), int(state[_CAPACITY]), int(state[_SIZE]), keys="slots"
+        )
 
     def _grow(self, state: np.ndarray, capacity: int) -> None:
         """Extend every array to ``capacity`` positions (zeros)."""
         state[_CAPACITY] = capacity
         if self.directory is None:
             for named, (dtype, shape) in self._layout(state).items():
-                name = named.rsplit(".", 1)[0]
+                name = named.rsplit(".", 1)[0]  # the array's name, as by_array keys it
                 old = self._arrays.get(name)
                 self._arrays[name] = (
                     np.zeros(shape, dtype=dtype) if old is None else grown_to(old, capacity)
@@ -522,7 +519,7 @@ class VectorCache:
             files = int(state[_FILES])
             unscanned = f"matrix.{files}" if self.half else f"half.{files}"
             mapped = map_files(self.directory, self._layout(state), unscanned=unscanned)
-            self._arrays.update(_named(mapped))
+            self._arrays.update(by_array(mapped))
         self._mapped_capacity = capacity
 
     def _mapped(self, state: np.ndarray) -> MappedRows | None:
@@ -531,23 +528,6 @@ class VectorCache:
         if not self._arrays or end == 0:
             return None
         return MappedRows.of(self._arrays, half=self.half, size=end)
-
-
-def _layout(files: int, capacity: int, size: int) -> Layout:
-    """The arrays of file generation ``files``, each named ``<array>.<files>``."""
-    arrays: Layout = {
-        "matrix": (np.dtype(FLOAT32), (capacity, size)),
-        "norms": (np.dtype(FLOAT32), (capacity,)),
-        "half": (np.dtype(np.float16), (capacity, size)),
-        "columns": (COLUMNS, (capacity,)),
-        "slots": (np.dtype(np.int64), (capacity,)),
-    }
-    return {f"{name}.{files}": shape for name, shape in arrays.items()}
-
-
-def _named(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``arrays`` keyed by array name (``matrix.3`` as ``matrix``)."""
-    return {name.rsplit(".", 1)[0]: array for name, array in arrays.items()}
 
 
 def _fresh_state() -> np.ndarray:

@@ -506,31 +506,21 @@ class VectorFile:
     # -- compaction ------------------------------------------------------------------------
 
     def _wasteful(self, state: np.ndarray, share: float, least: int | None = None) -> bool:
-        """Whether more than ``share`` of the slots used, and at least ``least`` (default
-        :data:`COMPACT_LEAST`), are dead."""
-        end, live = int(state[_END]), int(state[_LIVE])
-        least = COMPACT_LEAST if least is None else least
-        return end - live >= max(least, 1) and end - live > share * end
+        least = COMPACT_LEAST if least is None else least  # read at the call: tests lower it
+        return wasteful(int(state[_END]), int(state[_LIVE]), share, least)
 
     def _compact(self, state: np.ndarray) -> None:
         """Copy the live slots, in order, into the next generation's files; switch the state
         to it under the changing flag; unlink the old files (holding the lock exclusively)."""
         self._map(state)
-        end = int(state[_END])
-        columns = self._arrays.get("columns")
-        live = (
-            np.zeros(0, np.int64) if columns is None else np.flatnonzero(columns["present"][:end])
-        )
+        live = live_slots(self._arrays, int(state[_END]))
         count, generation = len(live), int(state[_GENERATION]) + 1
         capacity, size = count + GROWTH, int(state[_SIZE])
-        layout = self._layout(generation, capacity, size)
+        layout = vector_layout(generation, capacity, size, keys="rowids")
         for name in layout:
             (self.directory / name).unlink(missing_ok=True)  # left by a compaction cut short
-        fresh = _named(map_files(self.directory, layout, unscanned=""))
-        for first in range(0, count, COPIED):
-            taken = live[first : first + COPIED]
-            for name, array in fresh.items():
-                array[first : first + len(taken)] = self._arrays[name][taken]
+        fresh = by_array(map_files(self.directory, layout, unscanned=""))
+        copy_slots(self._arrays, fresh, live)
         state[_CHANGING] = 1
         state[_GENERATION], state[_CAPACITY] = generation, capacity
         state[_END] = state[_LIVE] = count
@@ -551,19 +541,10 @@ class VectorFile:
 
     # -- files -----------------------------------------------------------------------------
 
-    @staticmethod
-    def _layout(generation: int, capacity: int, size: int) -> Layout:
-        arrays: Layout = {
-            "matrix": (np.dtype(FLOAT32), (capacity, size)),
-            "norms": (np.dtype(FLOAT32), (capacity,)),
-            "half": (np.dtype(np.float16), (capacity, size)),
-            "columns": (COLUMNS, (capacity,)),
-            "rowids": (np.dtype(np.int64), (capacity,)),
-        }
-        return {f"{name}.{generation}": shape for name, shape in arrays.items()}
-
     def _state_layout(self, state: np.ndarray) -> Layout:
-        return self._layout(int(state[_GENERATION]), int(state[_CAPACITY]), int(state[_SIZE]))
+        return vector_layout(
+            int(state[_GENERATION]), int(state[_CAPACITY]), int(state[_SIZE]), keys="rowids"
+        )
 
     def _grow(self, state: np.ndarray, capacity: int) -> None:
         """Extend every file of the generation to ``capacity`` slots (zeros)."""
@@ -580,7 +561,7 @@ class VectorFile:
         if capacity > 0:
             unscanned = f"matrix.{generation}" if self.half else f"half.{generation}"
             mapped = map_files(self.directory, self._state_layout(state), unscanned=unscanned)
-            self._arrays.update(_named(mapped))
+            self._arrays.update(by_array(mapped))
         self._mapped_as = (generation, capacity)
 
     def _mapped(self, state: np.ndarray) -> MappedRows | None:
@@ -591,6 +572,47 @@ class VectorFile:
         return MappedRows.of(self._arrays, half=self.half, size=end)
 
 
-def _named(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``arrays`` keyed by array name (``matrix.3`` as ``matrix``)."""
+def vector_layout(generation: int, capacity: int, size: int, *, keys: str) -> Layout:
+    """The arrays of one generation of vector files, each in a file named
+    ``<array>.<generation>``: float32 rows of ``size`` and their norms, float16 rows, the
+    filter columns, and ``keys`` (int64: what each slot holds), ``capacity`` slots each.
+
+    The SQLite vector files (``keys="rowids"``) and the PostgreSQL vector cache
+    (``keys="slots"``) lay their files out by it.
+    """
+    arrays: Layout = {
+        "matrix": (np.dtype(FLOAT32), (capacity, size)),
+        "norms": (np.dtype(FLOAT32), (capacity,)),
+        "half": (np.dtype(np.float16), (capacity, size)),
+        "columns": (COLUMNS, (capacity,)),
+        keys: (np.dtype(np.int64), (capacity,)),
+    }
+    return {f"{name}.{generation}": shape for name, shape in arrays.items()}
+
+
+def wasteful(end: int, live: int, share: float, least: int) -> bool:
+    """Whether more than ``share`` of the ``end`` slots used, and at least ``least``, are
+    dead (``end - live``): when vector files or a vector cache compact."""
+    return end - live >= max(least, 1) and end - live > share * end
+
+
+def live_slots(arrays: Mapping[str, np.ndarray], end: int) -> np.ndarray:
+    """The slots below ``end`` that hold a row, in order (none before any array exists)."""
+    columns = arrays.get("columns")
+    return np.zeros(0, np.int64) if columns is None else np.flatnonzero(columns["present"][:end])
+
+
+def copy_slots(
+    source: Mapping[str, np.ndarray], target: Mapping[str, np.ndarray], slots: np.ndarray
+) -> None:
+    """Copy ``slots`` of each array of ``target`` from ``source`` into its first positions,
+    :data:`COPIED` at a time (the memory a compaction takes beyond the arrays)."""
+    for first in range(0, len(slots), COPIED):
+        taken = slots[first : first + COPIED]
+        for name, array in target.items():
+            array[first : first + len(taken)] = source[name][taken]
+
+
+def by_array(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``arrays`` keyed by array name, without their generation (``matrix.3`` as ``matrix``)."""
     return {name.rsplit(".", 1)[0]: array for name, array in arrays.items()}
