@@ -23,7 +23,8 @@ Layout = dict[str, tuple[np.dtype[Any], tuple[int, ...]]]
 
 def extend_files(directory: Path, layout: Layout) -> None:
     """Create each file of ``layout`` in ``directory`` (0600), or extend it with zeros to
-    its array's length; a longer file is left as it is (files never shrink)."""
+    its array's length; a longer file is left as it is (compaction writes a new generation
+    of files instead of cutting one)."""
     for name, (dtype, shape) in layout.items():
         fd = os.open(directory / name, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
         try:
