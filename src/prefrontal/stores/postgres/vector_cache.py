@@ -89,6 +89,9 @@ from prefrontal.stores.sqlite.vector_file import (
     code,
     copy_slots,
     live_slots,
+    map_generation,
+    rows_up_to,
+    unlink_generations,
     vector_layout,
     wasteful,
 )
@@ -480,12 +483,8 @@ class VectorCache:
 
     def _unlink(self, *, but: int | None) -> None:
         """Unlink the array files of every file generation but ``but`` (all when ``None``)."""
-        if self.directory is None:
-            return
-        kept = set() if but is None else {f"{name}.{but}" for name in ARRAYS}
-        for path in self.directory.iterdir():
-            if path.name not in ("state", "snapshot") and path.name not in kept:
-                path.unlink(missing_ok=True)
+        if self.directory is not None:
+            unlink_generations(self.directory, ARRAYS, but=but, kept=("state", "snapshot"))
 
     # -- arrays ----------------------------------------------------------------------------
 
@@ -516,18 +515,13 @@ class VectorCache:
             return
         self._arrays.clear()
         if capacity > 0:
-            files = int(state[_FILES])
-            unscanned = f"matrix.{files}" if self.half else f"half.{files}"
-            mapped = map_files(self.directory, self._layout(state), unscanned=unscanned)
-            self._arrays.update(by_array(mapped))
+            layout, files = self._layout(state), int(state[_FILES])
+            self._arrays.update(map_generation(self.directory, layout, files, self.half))
         self._mapped_capacity = capacity
 
     def _mapped(self, state: np.ndarray) -> MappedRows | None:
         self._map(state)
-        end = int(state[_END])
-        if not self._arrays or end == 0:
-            return None
-        return MappedRows.of(self._arrays, half=self.half, size=end)
+        return rows_up_to(self._arrays, int(state[_END]), half=self.half)
 
 
 def _fresh_state() -> np.ndarray:

@@ -534,10 +534,7 @@ class VectorFile:
 
     def _unlink(self, *, but: int | None) -> None:
         """Unlink the array files of every generation but ``but`` (every one when ``None``)."""
-        kept = set() if but is None else {f"{name}.{but}" for name in ARRAYS}
-        for path in self.directory.iterdir():
-            if path.name != "state" and path.name not in kept:
-                path.unlink(missing_ok=True)
+        unlink_generations(self.directory, ARRAYS, but=but, kept=("state",))
 
     # -- files -----------------------------------------------------------------------------
 
@@ -559,17 +556,13 @@ class VectorFile:
             return
         self._arrays.clear()
         if capacity > 0:
-            unscanned = f"matrix.{generation}" if self.half else f"half.{generation}"
-            mapped = map_files(self.directory, self._state_layout(state), unscanned=unscanned)
-            self._arrays.update(by_array(mapped))
+            layout = self._state_layout(state)
+            self._arrays.update(map_generation(self.directory, layout, generation, self.half))
         self._mapped_as = (generation, capacity)
 
     def _mapped(self, state: np.ndarray) -> MappedRows | None:
         self._map(state)
-        end = int(state[_END])
-        if not self._arrays or end == 0:
-            return None
-        return MappedRows.of(self._arrays, half=self.half, size=end)
+        return rows_up_to(self._arrays, int(state[_END]), half=self.half)
 
 
 def vector_layout(generation: int, capacity: int, size: int, *, keys: str) -> Layout:
@@ -611,6 +604,34 @@ def copy_slots(
         taken = slots[first : first + COPIED]
         for name, array in target.items():
             array[first : first + len(taken)] = source[name][taken]
+
+
+def map_generation(
+    directory: Path, layout: Layout, generation: int, half: bool
+) -> dict[str, np.ndarray]:
+    """The arrays of ``layout`` (generation ``generation``) mapped from ``directory``, by
+    array name; the array a search reads a row at a time is the float32 one when ``half``
+    (the float16 rows are scanned), else the float16 one."""
+    unscanned = f"matrix.{generation}" if half else f"half.{generation}"
+    return by_array(map_files(directory, layout, unscanned=unscanned))
+
+
+def rows_up_to(arrays: Mapping[str, np.ndarray], end: int, *, half: bool) -> MappedRows | None:
+    """The rows of the first ``end`` slots of ``arrays``; ``None`` when there are none."""
+    if not arrays or end == 0:
+        return None
+    return MappedRows.of(arrays, half=half, size=end)
+
+
+def unlink_generations(
+    directory: Path, arrays: Collection[str], *, but: int | None, kept: Collection[str]
+) -> None:
+    """Unlink every file of ``directory`` but those named in ``kept`` and the files of
+    ``arrays`` of generation ``but`` (every generation's when ``None``)."""
+    spared = set(kept) | (set() if but is None else {f"{name}.{but}" for name in arrays})
+    for path in directory.iterdir():
+        if path.name not in spared:
+            path.unlink(missing_ok=True)
 
 
 def by_array(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
