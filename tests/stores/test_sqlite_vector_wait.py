@@ -18,24 +18,22 @@ import anyio
 import pytest
 
 from prefrontal.retrieval.embedder import HashingEmbedder
-from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant, sqlite
+from prefrontal.stores import MemoryItem, MemoryQuery, Stores, sqlite
 from prefrontal.stores.sqlite import memory as sqlite_memory
 from prefrontal.stores.sqlite.hybrid import HybridSearch
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.testing.conformance.base import at
 from prefrontal.testing.synthetic import memories, questions
 from tests.conftest import FIXED_NOW
+from tests.stores.vector_corpus import ALICE, DIMENSIONS, count_full_reads, sqlite_episodic
 
 pytestmark = pytest.mark.anyio
-ALICE = Tenant(agent_id="agent-1", user_id="alice")
-DIMENSIONS = 64
 
 Hit = tuple[str, float, dict[str, float]]
 
 
 def _episodic(stores: Stores) -> SqliteMemoryStore:
-    store = stores.episodic
-    assert isinstance(store, SqliteMemoryStore)
+    store = sqlite_episodic(stores)
     assert store.vectors is not None
     return store
 
@@ -117,14 +115,7 @@ async def test_files_moved_past_the_snapshot_run_the_search_again(
     stores = sqlite.open_stores(path, embedder=HashingEmbedder(DIMENSIONS))
     other = sqlite.open_stores(path, embedder=HashingEmbedder(DIMENSIONS))
     store = _episodic(stores)
-    full_reads: list[int] = []
-    original = sqlite_memory._Search._vector
-
-    def counted(search: Any, connection: sqlite3.Connection, embedding: Any) -> Any:
-        full_reads.append(1)
-        return original(search, connection, embedding)
-
-    monkeypatch.setattr(sqlite_memory._Search, "_vector", counted)
+    full_reads = count_full_reads(monkeypatch)
     runs: list[bool] = []  # per run of a search: whether it gave hits (False: run again)
     search = sqlite_memory._Search.__call__
 

@@ -12,15 +12,12 @@ import sqlite3
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 
-from prefrontal.stores import MemoryKind, MemoryQuery, Scope, Stores, sqlite
-from prefrontal.stores.sqlite import memory as sqlite_memory
+from prefrontal.stores import MemoryKind, MemoryQuery, Scope, sqlite
 from prefrontal.stores.sqlite import migrations as sqlite_migrations
-from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.stores.sqlite.vectors import KEPT_DELETIONS
 from prefrontal.testing.synthetic import questions
 from tests.conftest import FIXED_NOW
@@ -33,32 +30,20 @@ from tests.stores.vector_corpus import (
     SECRET,
     both_ways,
     corpus,
+    count_full_reads,
     embedder,
     hits,
     secret,
+    sqlite_episodic,
 )
 
 pytestmark = pytest.mark.anyio
 
 
-def _episodic(stores: Stores) -> SqliteMemoryStore:
-    store = stores.episodic
-    assert isinstance(store, SqliteMemoryStore)
-    return store
-
-
 @pytest.fixture
 def full_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """One entry per search that read every visible vector instead of the vector files."""
-    calls: list[int] = []
-    original = sqlite_memory._Search._vector
-
-    def counted(search: Any, connection: sqlite3.Connection, embedding: Any) -> Any:
-        calls.append(1)
-        return original(search, connection, embedding)
-
-    monkeypatch.setattr(sqlite_memory._Search, "_vector", counted)
-    return calls
+    return count_full_reads(monkeypatch)
 
 
 @pytest.mark.parametrize("half", SCANS)
@@ -72,7 +57,7 @@ async def test_hybrid_hits_equal_those_of_scoring_every_vector(
     reference reads every vector).
     """
     stores = sqlite.open_stores(tmp_path / "m.db", embedder=embedder())
-    store = _episodic(stores)
+    store = sqlite_episodic(stores)
     assert store.vectors is not None
     store.vectors.half = half
     try:
@@ -105,7 +90,7 @@ async def test_hits_tied_at_the_last_place_are_chosen_by_key_as_when_scoring_eve
     """Items tied on both signals across the last place of the top k: the same ones, in the
     same order, as reading and scoring every vector gives (ties broken by key)."""
     stores = sqlite.open_stores(tmp_path / "m.db", embedder=embedder())
-    store = _episodic(stores)
+    store = sqlite_episodic(stores)
     assert store.vectors is not None
     store.vectors.half = half
     twins = [
@@ -134,7 +119,7 @@ async def test_private_vectors_of_others_are_never_returned_even_when_nearest(
 ) -> None:
     """Another agent's and another user's private items are left out inside the vector search."""
     stores = sqlite.open_stores(tmp_path / "m.db", embedder=embedder())
-    store = _episodic(stores)
+    store = sqlite_episodic(stores)
     try:
         await store.put_many(corpus(300))
         await store.put_many(
@@ -189,7 +174,7 @@ async def test_a_write_by_another_process_is_seen_by_the_next_search(tmp_path: P
     """Items written and deleted by another process show in the next search of a warm store."""
     path = tmp_path / "m.db"
     stores = sqlite.open_stores(path, embedder=embedder())
-    store = _episodic(stores)
+    store = sqlite_episodic(stores)
     try:
         await store.put_many([*corpus(200), secret("alices-own", "agent-1", "alice")])
         before = await hits(store, ALICE, SECRET)
@@ -212,7 +197,7 @@ async def test_a_file_at_version_4_migrates_and_searches_as_a_new_one(tmp_path: 
     items = corpus(120)
     fresh = sqlite.open_stores(tmp_path / "fresh.db", embedder=embedder())
     await fresh.episodic.put_many(items)
-    expected = [await hits(_episodic(fresh), ALICE, text) for text in questions(10)]
+    expected = [await hits(sqlite_episodic(fresh), ALICE, text) for text in questions(10)]
     await fresh.aclose()
     old = sqlite.open_stores(tmp_path / "old.db", embedder=embedder())
     await old.episodic.put_many(items)
@@ -223,7 +208,7 @@ async def test_a_file_at_version_4_migrates_and_searches_as_a_new_one(tmp_path: 
     connection.close()
     migrated = sqlite.open_stores(tmp_path / "old.db", embedder=embedder())
     try:
-        got = [await hits(_episodic(migrated), ALICE, text) for text in questions(10)]
+        got = [await hits(sqlite_episodic(migrated), ALICE, text) for text in questions(10)]
         assert got == expected
     finally:
         await migrated.aclose()
@@ -252,7 +237,7 @@ def _log(path: Path) -> tuple[int, int, int, int]:
 async def test_the_deletion_log_keeps_only_the_last_changes(tmp_path: Path) -> None:
     """After 12,000 deletions the log holds only those of the last 10,000 changes."""
     stores = sqlite.open_stores(tmp_path / "log.db")
-    store = _episodic(stores)
+    store = sqlite_episodic(stores)
     for round_ in range(4):
         batch = [i.model_copy(update={"item_id": f"r{round_}-{i.item_id}"}) for i in corpus(3_000)]
         await store.put_many(batch)
@@ -271,16 +256,16 @@ async def test_a_reader_behind_the_horizon_reads_every_vector_again(tmp_path: Pa
     path = tmp_path / "behind.db"
     reader = sqlite.open_stores(path, embedder=embedder())
     writer = sqlite.open_stores(path, embedder=embedder())
-    await _episodic(writer).put_many([*corpus(200), secret("s1", "agent-1", "alice")])
-    assert [h[0] for h in await hits(_episodic(reader), ALICE, SECRET, 3)][:1] == ["s1"]
-    await _episodic(writer).delete(ALICE, ["s1"])
+    await sqlite_episodic(writer).put_many([*corpus(200), secret("s1", "agent-1", "alice")])
+    assert [h[0] for h in await hits(sqlite_episodic(reader), ALICE, SECRET, 3)][:1] == ["s1"]
+    await sqlite_episodic(writer).delete(ALICE, ["s1"])
     for round_ in range(5):
         batch = [i.model_copy(update={"item_id": f"x{round_}-{i.item_id}"}) for i in corpus(2_000)]
-        await _episodic(writer).put_many(batch)
-        await _episodic(writer).delete(BOB, [i.item_id for i in batch if i.user_id == "bob"])
+        await sqlite_episodic(writer).put_many(batch)
+        await sqlite_episodic(writer).delete(BOB, [i.item_id for i in batch if i.user_id == "bob"])
     _, pruned, _, _ = _log(path)
     assert pruned > 200  # the reader's vectors (seen at change 201) are behind the horizon
-    indexed, scanned = await both_ways(_episodic(reader), ALICE, SECRET, 10)
+    indexed, scanned = await both_ways(sqlite_episodic(reader), ALICE, SECRET, 10)
     await reader.aclose()
     await writer.aclose()
     assert "s1" not in [hit[0] for hit in indexed]

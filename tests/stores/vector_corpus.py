@@ -9,6 +9,7 @@ every visible vector (``store.vectors = None``), which is exact search.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any, Protocol
 
 import pytest
@@ -17,6 +18,7 @@ from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.retrieval.vector_index import SIMSIMD
 from prefrontal.stores import MemoryItem, MemoryKind, MemoryQuery, Scope, Stores, Tenant
 from prefrontal.stores.long_term import ScoredMemory
+from prefrontal.stores.sqlite import memory as sqlite_memory
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.testing.conformance.base import at
 from prefrontal.testing.synthetic import memories
@@ -50,6 +52,20 @@ class VectorStore(Protocol):
 
 def embedder() -> HashingEmbedder:
     return HashingEmbedder(DIMENSIONS)
+
+
+def count_full_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """From now on, one entry per SQLite search that read every visible vector instead of
+    the vector files."""
+    calls: list[int] = []
+    original = sqlite_memory._Search._vector
+
+    def counted(search: Any, connection: sqlite3.Connection, embedding: Any) -> Any:
+        calls.append(1)
+        return original(search, connection, embedding)
+
+    monkeypatch.setattr(sqlite_memory._Search, "_vector", counted)
+    return calls
 
 
 def sqlite_episodic(stores: Stores) -> SqliteMemoryStore:
