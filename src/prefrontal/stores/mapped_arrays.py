@@ -66,3 +66,17 @@ def map_files(directory: Path, layout: Layout, *, unscanned: str) -> dict[str, n
         name: mapped_array(directory / name, dtype, shape, scanned=name != unscanned)
         for name, (dtype, shape) in layout.items()
     }
+
+
+def state_file(path: Path, words: int) -> tuple[int, np.ndarray]:
+    """``path`` opened (created 0600), at least ``words`` int64 words long (zeros added),
+    and mapped shared as those words: its descriptor, left open for ``flock``, and the array."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
+    try:
+        if os.fstat(fd).st_size < words * 8:
+            os.ftruncate(fd, words * 8)
+        state = np.memmap(path, dtype=np.int64, mode="r+", shape=(words,))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, state

@@ -76,10 +76,10 @@ from typing import Any
 import anyio
 import numpy as np
 
-from prefrontal.files import PRIVATE_FILE_MODE, private_directory, write_private
+from prefrontal.files import private_directory, write_private
 from prefrontal.retrieval.vector_index import FOREVER, SIMSIMD, grown_to
 from prefrontal.retrieval.vectors import FLOAT32
-from prefrontal.stores.mapped_arrays import Layout, extend_files, map_files
+from prefrontal.stores.mapped_arrays import Layout, extend_files, map_files, state_file
 from prefrontal.stores.sqlite.vector_file import (
     BOOT,
     COLUMNS,
@@ -303,12 +303,7 @@ class VectorCache:
         if not create and not (self.directory / "state").exists():
             return False
         private_directory(self.directory)
-        path = self.directory / "state"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
-        if os.fstat(fd).st_size < _WORDS * 8:
-            os.ftruncate(fd, _WORDS * 8)
-        self._fd = fd
-        self._state = np.memmap(path, dtype=np.int64, mode="r+", shape=(_WORDS,))
+        self._fd, self._state = state_file(self.directory / "state", _WORDS)
         return True
 
     def _follow_others(self, state: np.ndarray) -> None:

@@ -90,7 +90,7 @@ import numpy as np
 
 from prefrontal.retrieval.vector_index import FOREVER, SIMSIMD
 from prefrontal.retrieval.vectors import FLOAT32
-from prefrontal.stores.mapped_arrays import Layout, extend_files, map_files
+from prefrontal.stores.mapped_arrays import Layout, extend_files, map_files, state_file
 
 MAGIC = 0x70726566_76656331
 """``prefvec1``: the first word of a state file."""
@@ -133,7 +133,6 @@ _STATE_WORDS = 12
     _GENERATION,
     _LIVE,
 ) = range(_STATE_WORDS)
-_PRIVATE = 0o600
 
 
 def code(text: str) -> int:
@@ -342,12 +341,7 @@ class VectorFile:
         if self._state is not None:
             return self._state
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        path = self.directory / "state"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, _PRIVATE)
-        if os.fstat(fd).st_size < _STATE_WORDS * 8:
-            os.ftruncate(fd, _STATE_WORDS * 8)
-        self._state_fd = fd
-        self._state = np.memmap(path, dtype=np.int64, mode="r+", shape=(_STATE_WORDS,))
+        self._state_fd, self._state = state_file(self.directory / "state", _STATE_WORDS)
         return self._state
 
     def _identity(self) -> tuple[int, int]:
