@@ -92,6 +92,7 @@ from prefrontal.stores.sqlite.vector_file import (
     map_generation,
     rows_up_to,
     unlink_generations,
+    usual_size,
     vector_layout,
     wasteful,
 )
@@ -389,9 +390,7 @@ class VectorCache:
     def _apply(self, state: np.ndarray, gone: list[int], changed: Sequence[Any]) -> None:
         """Zero the rows removed, write the rows changed (set-wise)."""
         if state[_SIZE] == 0:
-            sizes = [len(r[7]) // 4 for r in changed if r[7] is not None and len(r[7]) % 4 == 0]
-            if sizes:
-                state[_SIZE] = max(set(sizes), key=sizes.count)
+            state[_SIZE] = usual_size(changed)
         size = int(state[_SIZE])
         if size == 0:
             return

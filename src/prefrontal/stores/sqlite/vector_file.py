@@ -82,7 +82,7 @@ import hashlib
 import os
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -408,9 +408,7 @@ class VectorFile:
         """Zero the rows deleted, write the rows changed (set-wise); ``False`` (nothing
         written) when a new row's id is below a live slot's."""
         if state[_SIZE] == 0:
-            sizes = [len(r[7]) // 4 for r in changed if r[7] is not None and len(r[7]) % 4 == 0]
-            if sizes:
-                state[_SIZE] = max(set(sizes), key=sizes.count)
+            state[_SIZE] = usual_size(changed)
         size = int(state[_SIZE])
         if size == 0:
             return True
@@ -626,6 +624,13 @@ def unlink_generations(
     for path in directory.iterdir():
         if path.name not in spared:
             path.unlink(missing_ok=True)
+
+
+def usual_size(changed: Sequence[Any]) -> int:
+    """The most common vector size among ``changed`` rows (float32 bytes at index 7), the
+    size the files take on when they have none yet; 0 when no row has a vector."""
+    sizes = [len(r[7]) // 4 for r in changed if r[7] is not None and len(r[7]) % 4 == 0]
+    return max(set(sizes), key=sizes.count) if sizes else 0
 
 
 def by_array(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
