@@ -13,7 +13,7 @@ SCALE_ITEMS ?= 100000
 # Large SQLite stores for the scale benchmark: built once (minutes), reused by every `make bench`.
 # A million items: `make bench-scale SCALE_STORE=.benchmarks/scale-1m SCALE_ITEMS=1000000`.
 
-.PHONY: demo test lint typecheck unit docs docs-check bench bench-scale bench-postgres eval clean
+.PHONY: demo test lint typecheck unit docs docs-check dist install-check bench bench-scale bench-postgres eval clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/prefrontal demo
 
-test: lint typecheck docs-check unit
+test: lint typecheck docs-check unit install-check
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests docs/hooks
@@ -32,7 +32,7 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict
-	$(BIN)/mypy --strict docs/hooks/reference.py
+	$(BIN)/mypy --strict docs/hooks/reference.py docs/hooks/sphinx_roles.py
 
 # The documentation site: `make docs` serves it on 127.0.0.1:8000; `make test` builds it strictly.
 docs: $(STAMP)
@@ -43,6 +43,17 @@ docs-check: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/pytest -q --cov --cov-report=term:skip-covered --cov-fail-under=$(COVERAGE_FLOOR)
+
+# The package: a wheel and an sdist in dist/, checked (metadata, README rendering).
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --no-isolation --outdir dist .
+	$(BIN)/twine check --strict dist/*
+
+# The wheel installed with its server extras into a clean virtual environment outside the
+# checkout (dependencies from the package registry), then `prefrontal demo` and a served turn.
+install-check: dist
+	$(BIN)/python -m tests.packaging.install_check dist
 
 bench: $(STAMP)
 	$(BIN)/pytest tests/benchmarks --benchmark-only --benchmark-columns=min,median,max,rounds -p no:randomly
@@ -61,4 +72,4 @@ eval: $(STAMP)
 	$(BIN)/prefrontal eval locomo ../shared/data/locomo/locomo_dev.json --format table
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache dist site

@@ -165,3 +165,12 @@ def test_trace_prune_needs_a_bound(tmp_path: Path) -> None:
     result = prefrontal("trace", "prune", "--db", "x.db", cwd=tmp_path)
     assert result.returncode == 2
     assert "--older-than, --keep, or both" in result.stderr
+
+
+def test_an_empty_message_is_one_line_naming_the_field(tmp_path: Path) -> None:
+    """``prefrontal turn ""`` says which field is wrong in one line, with no link or input dump."""
+    result = prefrontal("turn", "", "--db", "x.db", cwd=tmp_path)
+    assert result.returncode == 2, result
+    lines = result.stderr.strip().splitlines()
+    assert lines == ["error: user_input: String should have at least 1 character"]
+    assert not (tmp_path / "x.db").exists()

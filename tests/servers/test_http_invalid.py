@@ -119,3 +119,13 @@ def test_the_keep_alive_connection_served_every_request(client: httpx.Client) ->
     """Refusals never close the connection: the module's requests all went over one."""
     assert _sent(client, "GET", "/healthz").status_code == 200
     assert len(SEEN_CONNECTIONS) == 1
+
+
+def test_a_body_without_a_json_content_type_is_named(client: httpx.Client) -> None:
+    """A JSON body sent as text/plain is refused with a word about the Content-Type header."""
+    body = '{"user_id": "maya", "session_id": "s", "user_input": "Hello"}'
+    response = client.post("/v1/turns", content=body, headers={"Content-Type": "text/plain"})
+    assert response.status_code == 400, response.text
+    detail = response.json()["detail"]
+    assert "Content-Type: application/json" in detail
+    assert "text/plain" in detail

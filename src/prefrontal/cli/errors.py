@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 from prefrontal.errors import PrefrontalError, StoreError
 
 
@@ -19,9 +21,20 @@ def one_line(error: BaseException) -> str:
     by its type, since its message may not say what failed.
     """
     error = innermost(error)
+    if isinstance(error, ValidationError):
+        return invalid_fields(error)
     message = " ".join(str(error).split()) or "no message"
     if isinstance(error, StoreError):
         return f"{error.store} store: {message}"
     if isinstance(error, PrefrontalError):
         return message
     return f"{type(error).__name__}: {message} (--debug shows the traceback)"
+
+
+def invalid_fields(error: ValidationError) -> str:
+    """Each invalid field and what is wrong with it, on one line (no links, no input echoed)."""
+    problems = []
+    for problem in error.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in problem["loc"]) or "input"
+        problems.append(f"{where}: {problem['msg']}")
+    return "; ".join(problems)

@@ -3,8 +3,8 @@
 API keys are read from a file (``--keys-file`` or ``PREFRONTAL_API_KEYS_FILE``)
 or from ``PREFRONTAL_API_KEYS``, never from the command line;
 ``serve new-key`` makes one and prints the entry to put in the keys file.
-The servers need their extras (``pip install -e '.[server]'`` and ``'.[mcp]'``
-in a checkout).
+The servers need their extras (``pip install 'prefrontal[server]'`` and
+``'prefrontal[mcp]'``).
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ RightsOption = typer.Option(
 def _need(module: str, extra: str, err: Console) -> None:
     if importlib.util.find_spec(module) is None:
         err.print(
-            f"error: this needs the {extra!r} extra: pip install -e '.[{extra}]' in a checkout",
+            f"error: this needs the {extra!r} extra: pip install 'prefrontal[{extra}]'",
             markup=False,
             highlight=False,
             soft_wrap=True,

@@ -9,6 +9,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
+from prefrontal.cli.errors import invalid_fields
 from prefrontal.cli.stores import DbOption, opened
 from prefrontal.cli.views import bundle_view, trace_view
 from prefrontal.config import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET
@@ -93,7 +94,7 @@ def request_or_exit(err: Console, **fields: object) -> TurnRequest:
     try:
         return TurnRequest.model_validate(fields)
     except ValidationError as error:
-        err.print(f"error: {error}", markup=False, highlight=False)
+        err.print(f"error: {invalid_fields(error)}", markup=False, highlight=False)
         raise typer.Exit(2) from None
 
 

@@ -22,7 +22,11 @@ def ui(
     """Serve the trace viewer on http://127.0.0.1:PORT/ui (loopback only, no key needed)."""
     err = Console(stderr=True)
     if importlib.util.find_spec("fastapi") is None or importlib.util.find_spec("jinja2") is None:
-        err.print("error: the viewer needs the server extra: pip install 'prefrontal[server]'")
+        err.print(
+            "error: the viewer needs the server extra: pip install 'prefrontal[server]'",
+            markup=False,
+            highlight=False,
+        )
         raise typer.Exit(2)
     if db != MEMORY and not SCHEME.match(db) and not Path(db).is_file():
         err.print(f"error: --db: no database at {db}", markup=False, highlight=False)

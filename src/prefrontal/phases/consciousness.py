@@ -25,7 +25,10 @@ _TEXTS: ObjectCache[tuple[str, str, str, str]] = ObjectCache(PROFILES_KEPT)
 
 
 def _lines(title: str, entries: tuple[str, ...]) -> str:
-    return f"{title}: " + "; ".join(entries) if entries else ""
+    """``Title: a; b; c``, each entry without the full stop or semicolon it may end with."""
+    if not entries:
+        return ""
+    return f"{title}: " + "; ".join(entry.rstrip(" .;") or entry for entry in entries)
 
 
 def identity_text(profile: AgentProfile) -> str:

@@ -95,6 +95,22 @@ def field_errors(error: RequestValidationError) -> tuple[str, list[dict[str, str
     return f"The request has invalid or missing fields: {where}.", entries
 
 
+def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
+    """400 for a body that is not JSON of the expected shape (naming its content type), else 422."""
+    detail, entries = field_errors(error)
+    malformed = detail.startswith("The request body is not valid JSON")
+    sent_as = request.headers.get("content-type", "")
+    if malformed and "json" not in sent_as.lower():
+        detail = not_json_detail(sent_as)
+    return problem(400 if malformed else 422, detail, errors=entries)
+
+
+def not_json_detail(content_type: str) -> str:
+    """Why a body sent without a JSON content type was not read (FastAPI reads only JSON)."""
+    sent = f"it was sent as {content_type!r}" if content_type else "it was sent with none"
+    return f"The request body must be sent with 'Content-Type: application/json'; {sent}."
+
+
 def allowed_methods(request: Request) -> list[str]:
     """Every method some route of the application serves at the request's path.
 
@@ -119,9 +135,7 @@ def install(app: FastAPI) -> None:
 
     async def on_validation(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, RequestValidationError)
-        detail, entries = field_errors(error)
-        status = 400 if detail.startswith("The request body is not valid JSON") else 422
-        return problem(status, detail, errors=entries)
+        return invalid_request(request, error)
 
     async def on_http(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, HTTPException)
