@@ -3,8 +3,10 @@
 A simulated session (the orchestrator's clock is the test's) of 24 turns,
 with pauses of 1 to 30 minutes between them; on every third turn the agent
 adds a note to the session's working memory between ``start_turn`` and
-``end_turn``. At the end every note is either still in the session's buffer
-or found by a long-term search of episodic memory.
+``end_turn`` (loaded with the session's episodic keeper, as a turn loads it).
+The buffer lets notes go by its policy (fading after five idle minutes), each
+promoted to episodic memory first: at the end every note is either still in
+the session's buffer or found by a long-term search of episodic memory.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pytest
 
 from prefrontal import Orchestrator, Stores
 from prefrontal.buffer import ItemSource, NewItem, OverflowPolicy, SessionBuffer
+from prefrontal.formation import open_session
 from prefrontal.stores import MemoryQuery, SessionKey, sqlite
 from tests.conftest import FIXED_NOW
 from tests.endturn_support import AGENT, SESSION, TENANT, USER, ask, build
@@ -57,7 +60,7 @@ async def session(stores: Stores, orchestrator: Orchestrator, clock: Settable) -
     for number in range(TURNS):
         turn = await orchestrator.start_turn(ask(f"Turn {number}: how is the shipment going?"))
         if number % 3 == 0:
-            buffer = await SessionBuffer.load(stores.working_memory, KEY, clock=clock)
+            buffer = await open_session(stores, KEY, clock=clock)
             result = await buffer.add(
                 NewItem(content=note_text(number), source=ItemSource.REFLECTION, priority=0.9)
             )

@@ -10,6 +10,9 @@ with its score and reason.
 - :class:`SessionBuffer`: the buffer of one session, loaded from and saved
   to a :class:`~prefrontal.stores.WorkingMemoryStore` (phase 10 calls
   :meth:`SessionBuffer.refresh_turn`);
+- :class:`Keeper`: what writes a note to long-term memory before the
+  buffer's policy lets it go (:mod:`prefrontal.buffer.promotion`;
+  :func:`prefrontal.formation.episodic_keeper` is the usual one);
 - :func:`decide_recall` and :meth:`SessionBuffer.recall_gate`: whether
   phases 5 and 6 may reuse the buffer instead of searching.
 """
@@ -28,6 +31,7 @@ from prefrontal.buffer.models import (
     content_id,
 )
 from prefrontal.buffer.policies import Eviction, EvictionReason
+from prefrontal.buffer.promotion import Keeper, NoLongTermMemory, PromotionError
 from prefrontal.buffer.recall_gate import RecallCounters, RecallDecision, decide_recall
 from prefrontal.buffer.salience import AdmissionDecision
 from prefrontal.buffer.session import SessionBuffer, probe
@@ -65,11 +69,14 @@ __all__ = [
     "Focus",
     "ItemProvenance",
     "ItemSource",
+    "Keeper",
     "Lifetime",
     "LinkSettings",
     "NewItem",
+    "NoLongTermMemory",
     "Outcome",
     "OverflowPolicy",
+    "PromotionError",
     "RecallCounters",
     "RecallDecision",
     "RecallMode",

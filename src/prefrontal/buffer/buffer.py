@@ -7,6 +7,11 @@ item is refused), the victims are removed, and only then is the item put in
 (:class:`~prefrontal.buffer.holding.Holding` refuses anything else). An item
 larger than the whole buffer is refused with a reason.
 
+Nothing the agent noted leaves unkept: with a ``keeper``, an item only the
+buffer holds is written to long-term memory before the policy lets it go
+(evicted, faded, folded, dropped to fit smaller bounds); see
+:mod:`~prefrontal.buffer.promotion`.
+
 A buffer belongs to one task at a time (a session's turn); it is not safe to
 mutate it from several tasks at once. Time comes from the ``now`` argument,
 or the injected ``clock``: the same operations at the same times always give
@@ -16,9 +21,11 @@ the same state.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
+
+import structlog
 
 from prefrontal.buffer import building
 from prefrontal.buffer import tokens as default_tokens
@@ -43,6 +50,7 @@ from prefrontal.buffer.policies import (
     describe,
     select_victims,
 )
+from prefrontal.buffer.promotion import Keeper, PromotionError, promotion_note
 from prefrontal.buffer.recall_gate import RecallCounters, RecallDecision
 from prefrontal.buffer.refresh import refresh_turn
 from prefrontal.buffer.salience import AdmissionDecision, decide, measure, salience_factors
@@ -52,6 +60,8 @@ from prefrontal.buffer.themes import Coherence, coherence, dominant_themes
 from prefrontal.buffer.tokens import CountTokens
 from prefrontal.errors import WorkingMemoryError
 from prefrontal.stores.records import utc_now
+
+_log = structlog.get_logger("prefrontal.buffer")
 
 if TYPE_CHECKING:
     from prefrontal.buffer.events import EventBus
@@ -80,7 +90,11 @@ class WorkingMemoryBuffer:
         count_tokens: CountTokens | None = None,
         summarizer: Summarizer | None = None,
         clock: Clock | None = None,
+        keeper: Keeper | None = None,
     ) -> None:
+        self.keeper: Keeper | None = keeper
+        """Writes the notes only this buffer holds to long-term memory before they leave
+        (``None``: a plain bounded buffer, whose items leave as the policy says)."""
         self.count_tokens: CountTokens = count_tokens or default_tokens.count_tokens
         self.summarizer: Summarizer = summarizer or ExtractiveSummarizer()
         self.clock: Clock = clock or utc_now
@@ -91,7 +105,6 @@ class WorkingMemoryBuffer:
             tuple[datetime, Focus | None, tuple[str, ...], BufferConfig, EvictionContext] | None
         ) = None
         self._last_kept: tuple[tuple[int, frozenset[str]], _Kept] | None = None
-        self._last_awaiting: tuple[int, BufferConfig, frozenset[str]] | None = None
         self._settled: tuple[datetime, int, BufferConfig] | None = None
         """When :meth:`fade` last ran: the instant, the held items' change count, the settings.
         Fading again with all three the same finds nothing (a turn fades at its start,
@@ -207,14 +220,17 @@ class WorkingMemoryBuffer:
         """Touch ``item_id`` (last access, access count) and return it; ``None`` if absent.
 
         An item that has faded is removed instead, and ``None`` returned; under
-        SUMMARIZE it is left for :meth:`fade` to fold into the summary.
+        SUMMARIZE, or when it must be promoted first (the buffer has a keeper),
+        it is left for :meth:`fade` to fold or promote.
         """
         at = self.moment(now)
         item = self._held.items.get(item_id)
         if item is None:
             return None
         if has_faded(item, at, self.config):
-            if self.config.policy is OverflowPolicy.SUMMARIZE:
+            if self.config.policy is OverflowPolicy.SUMMARIZE or (
+                self.keeper is not None and awaits_promotion(item)
+            ):
                 return None
             self._held.publish([self._held.take_out(item, EvictionReason.FADED, "idle")], at)
             return None
@@ -263,19 +279,16 @@ class WorkingMemoryBuffer:
         """The same as :meth:`fade`: one behaviour on every path (folded under SUMMARIZE)."""
         return await self.fade(now)
 
-    def _drop_faded(self, at: datetime) -> tuple[Eviction, ...]:
-        """Drop every item that has faded at ``at`` (reason ``faded``)."""
-        detail = f"idle {self.config.fade_seconds:g} s"
-        faded = [i for i in self.items if has_faded(i, at, self.config)]
-        return self._take_out_all(faded, EvictionReason.FADED, detail, at)
-
     async def fade(self, now: datetime | None = None) -> tuple[Eviction, ...]:
         """Let time act: the unpinned items not touched for ``fade_seconds`` leave.
 
         Under SUMMARIZE they are folded into the session's summary (which does
         not fade itself: every fold renews it); under the other policies, or
         when the summary cannot take them, they are dropped (reason ``faded``). What
-        may fade at all: :func:`~prefrontal.buffer.decay.has_faded`.
+        may fade at all: :func:`~prefrontal.buffer.decay.has_faded`. The notes
+        among them are promoted first (:meth:`promote`); when that fails they
+        stay, for the next fade to try again (logged, and announced by an
+        ``updated`` event of reason ``promotion_failed`` each).
         """
         at = self.moment(now)
         if self._settled == (at, self._held.changes, self.config):
@@ -285,15 +298,22 @@ class WorkingMemoryBuffer:
         return gone
 
     async def _fade(self, at: datetime) -> tuple[Eviction, ...]:
-        if self.config.policy is not OverflowPolicy.SUMMARIZE:
-            return self._drop_faded(at)
-        faded = [i for i in self.items if not i.is_summary and has_faded(i, at, self.config)]
+        folding = self.config.policy is OverflowPolicy.SUMMARIZE
+        faded = [
+            i
+            for i in self.items
+            if has_faded(i, at, self.config) and not (folding and i.is_summary)
+        ]
+        faded, promoted = await self._promote_or_keep(faded, at)
+        detail = f"idle {self.config.fade_seconds:g} s"
+        if not folding:
+            return self._take_out_all(faded, EvictionReason.FADED, detail, at, promoted)
         folded = await fold_faded(
             self._held, faded, self._context(at, None), self.summarizer, self.count_tokens
         )
         if folded is None:
-            detail = f"idle {self.config.fade_seconds:g} s"
-            return self._take_out_all(faded, EvictionReason.FADED, detail, at)
+            return self._take_out_all(faded, EvictionReason.FADED, detail, at, promoted)
+        folded = _promoted_fold(folded, promoted)
         self._swap_in(folded)
         self._held.count("summarized")
         self._held.publish(folded.evictions, at)
@@ -365,9 +385,21 @@ class WorkingMemoryBuffer:
         self._held.count("turns")
 
     def _take_out_all(
-        self, items: Sequence[BufferItem], reason: EvictionReason, detail: str, at: datetime
+        self,
+        items: Sequence[BufferItem],
+        reason: EvictionReason,
+        detail: str,
+        at: datetime,
+        promoted: Mapping[str, str] | None = None,
     ) -> tuple[Eviction, ...]:
-        gone = tuple(self._held.take_out(i, reason, detail) for i in items)
+        """Take ``items`` out (each promoted one naming its long-term id) and announce it."""
+        kept = promoted or {}
+        gone = tuple(
+            self._held.take_out(
+                i, reason, _with_id(detail, kept.get(i.item_id)), promoted_to=kept.get(i.item_id)
+            )
+            for i in items
+        )
         self._held.publish(gone, at)
         return gone
 
@@ -387,11 +419,13 @@ class WorkingMemoryBuffer:
 
         An item already held (same id) is refreshed: touched and updated in
         place, never added twice. A new item must pass admission; room is then
-        made under the overflow policy, never at the cost of a pinned item, one
-        in ``protected`` or one that awaits its promotion into episodic memory
-        (:func:`~prefrontal.buffer.decay.awaits_promotion`: only the buffer
-        holds it, so it leaves by consolidation, or by ``remove``/``clear``);
-        an item that would need one of those to leave is refused (``no_room``).
+        made under the overflow policy, never at the cost of a pinned item or
+        one in ``protected``; an item that would need one of those to leave is
+        refused (``no_room``). A victim only the buffer holds (a note:
+        :func:`~prefrontal.buffer.decay.awaits_promotion`) is promoted first
+        (:meth:`promote`) and its eviction names its long-term id; when the
+        promotion fails, such victims stay and room is made without them if
+        it can be, else the item is refused with a reason that says so.
         Refusals are results, not exceptions.
         ``factors`` are its salience factors when the caller has computed them
         already (for this focus, these themes and this time). ``turn_id``,
@@ -400,7 +434,6 @@ class WorkingMemoryBuffer:
         """
         at = self.moment(now)
         item_id = new.resolved_id()
-        protected = self._keeping(protected)
         tokens = new.tokens if new.tokens is not None else self.count_tokens(new.content)
         if tokens > self.config.max_tokens:
             reason = f"too_large: {tokens} tokens > max_tokens {self.config.max_tokens}"
@@ -422,7 +455,15 @@ class WorkingMemoryBuffer:
             return self._refuse(item_id, tokens, self._no_room(tokens, protected), decision)
         seq = self._held.take_seq()
         item = building.admitted(item_id, new, tokens, decision, at, seq, turn_id)
-        return await self._insert(item, ctx, protected, at, decision, victims)
+        try:
+            return await self._insert(item, ctx, protected, at, decision, victims)
+        except PromotionError as failure:
+            kept = self._unpromoted(protected)
+            victims = self._victims(tokens, ctx, kept)
+            if victims is None:
+                reason = f"{self._no_room(tokens, kept)}; {promotion_note(str(failure))}"
+                return self._refuse(item_id, tokens, reason, decision)
+            return await self._insert(item, ctx, kept, at, decision, victims)
 
     async def refresh_turn(
         self,
@@ -486,12 +527,21 @@ class WorkingMemoryBuffer:
         updated = building.refreshed(held, new, tokens, at, turn_id)
         self._held.take_out(held, EvictionReason.REMOVED, "grew on refresh", count=False)
         ctx = self._context(at, focus)
-        kept = {*protected, held.item_id}
+        kept: Collection[str] = {*protected, held.item_id}
         victims = self._victims(tokens, ctx, kept)
         if victims is None:
             self._held.put(held)
             return self._refuse(held.item_id, tokens, self._no_room(tokens, kept), None)
-        return await self._insert(updated, ctx, kept, at, None, victims, held)
+        try:
+            return await self._insert(updated, ctx, kept, at, None, victims, held)
+        except PromotionError as failure:
+            kept = self._unpromoted(kept)
+            victims = self._victims(tokens, ctx, kept)
+            if victims is None:
+                self._held.put(held)
+                reason = f"{self._no_room(tokens, kept)}; {promotion_note(str(failure))}"
+                return self._refuse(held.item_id, tokens, reason, None)
+            return await self._insert(updated, ctx, kept, at, None, victims, held)
 
     async def _insert(
         self,
@@ -505,7 +555,9 @@ class WorkingMemoryBuffer:
     ) -> AddResult:
         """Put ``item`` in, ``victims`` (the room it needs) evicted or folded first.
 
-        ``previous`` is its old version when it grew on refresh.
+        ``previous`` is its old version when it grew on refresh. The notes
+        among what leaves are promoted before anything changes: when that
+        fails, :class:`PromotionError` is raised and the buffer is as it was.
         """
         if not victims:  # room enough: nothing leaves, nothing is folded
             self._held.put(item)
@@ -513,10 +565,19 @@ class WorkingMemoryBuffer:
         folded = await self._fold(item, ctx, protected, victims)
         if folded is None:
             evictions = dropped(victims, ctx)
+            promoted = await self.promote([e.item for e in evictions], at)
+            evictions = [_promoted(e, promoted) for e in evictions]
             for eviction in evictions:
-                self._held.take_out(eviction.item, eviction.reason, eviction.detail)
+                self._held.take_out(
+                    eviction.item,
+                    eviction.reason,
+                    eviction.detail,
+                    promoted_to=eviction.promoted_to,
+                )
             self._held.put(item)
             return self._admitted(item, decision, previous, None, evictions, at)
+        promoted = await self.promote([e.item for e in folded.evictions], at)
+        folded = _promoted_fold(folded, promoted)
         self._swap_in(folded)
         self._held.put(item)
         return self._admitted(item, decision, previous, folded, folded.evictions, at)
@@ -524,7 +585,9 @@ class WorkingMemoryBuffer:
     def _swap_in(self, folded: Folded) -> None:
         """Take out what ``folded`` folds and the summary it grows, then put the new summary in."""
         for eviction in folded.evictions:
-            self._held.take_out(eviction.item, eviction.reason, eviction.detail)
+            self._held.take_out(
+                eviction.item, eviction.reason, eviction.detail, promoted_to=eviction.promoted_to
+            )
         for old in folded.replaced:
             self._held.take_out(old, EvictionReason.SUMMARIZED, "grown", count=False)
         self._held.put(folded.summary)
@@ -615,22 +678,49 @@ class WorkingMemoryBuffer:
         self._last_context = (at, focus, self._themes, self.config, context)
         return context
 
-    def _keeping(self, protected: Collection[str]) -> Collection[str]:
-        """``protected`` and the held items that await their promotion: what no newcomer evicts.
+    async def promote(self, leaving: Sequence[BufferItem], at: datetime) -> dict[str, str]:
+        """Write the items of ``leaving`` that await promotion to long-term memory, by the
+        keeper; the long-term id of each, by item id (empty without a keeper).
 
-        The latter are worked out again only when the held items or the settings changed.
+        Raises :class:`PromotionError` when the keeper fails (the store is
+        down, say): then none of them is kept, and none may leave.
+        Cancellation is never caught.
         """
-        held, last = self._held, self._last_awaiting
-        if last is not None and last[0] == held.changes and last[1] is self.config:
-            awaiting = last[2]
-        else:
-            awaiting = frozenset(
-                i.item_id for i in held.items.values() if awaits_promotion(i, self.config)
-            )
-            self._last_awaiting = (held.changes, self.config, awaiting)
-        if not awaiting:
-            return protected
-        return awaiting.union(protected) if protected else awaiting
+        keeper = self.keeper
+        due = [i for i in leaving if awaits_promotion(i)] if keeper is not None else []
+        if keeper is None or not due:
+            return {}
+        try:
+            kept = await keeper(due, at)
+        except PromotionError:
+            raise
+        except Exception as error:
+            raise PromotionError(f"{type(error).__name__}: {error}") from error
+        missing = [i.item_id for i in due if i.item_id not in kept]
+        if missing:
+            raise PromotionError(f"the keeper gave no long-term id for {missing}")
+        return {i.item_id: kept[i.item_id] for i in due}
+
+    async def _promote_or_keep(
+        self, leaving: list[BufferItem], at: datetime
+    ) -> tuple[list[BufferItem], dict[str, str]]:
+        """``leaving`` promoted, with the long-term ids; when promotion fails, the items
+        that need none (those that do stay held, announced as ``promotion_failed``)."""
+        try:
+            return leaving, await self.promote(leaving, at)
+        except PromotionError as failure:
+            stay = [i for i in leaving if awaits_promotion(i)]
+            _log.warning("buffer_promotion_failed", kept=len(stay), error=str(failure))
+            for item in stay:
+                details = {"error": str(failure)}
+                self._held.emit(EventKind.UPDATED, at, item.item_id, "promotion_failed", details)
+            return [i for i in leaving if not awaits_promotion(i)], {}
+
+    def _unpromoted(self, protected: Collection[str]) -> frozenset[str]:
+        """``protected`` and the held items that await promotion: what may not leave when
+        promotion has failed."""
+        awaiting = (i.item_id for i in self._held.items.values() if awaits_promotion(i))
+        return frozenset((*protected, *awaiting))
 
     def _kept(self, protected: Collection[str]) -> _Kept:
         """The held items that may not leave (pinned or ``protected``): how many, their tokens.
@@ -698,41 +788,82 @@ class WorkingMemoryBuffer:
         count_tokens: CountTokens | None = None,
         summarizer: Summarizer | None = None,
         clock: Clock | None = None,
+        keeper: Keeper | None = None,
     ) -> WorkingMemoryBuffer:
         """A buffer whose state is ``snapshot`` (checked first: bounds, ids, order)."""
         snapshot.check()
-        buffer = cls(snapshot.config, count_tokens=count_tokens, summarizer=summarizer, clock=clock)
+        buffer = cls(
+            snapshot.config,
+            count_tokens=count_tokens,
+            summarizer=summarizer,
+            clock=clock,
+            keeper=keeper,
+        )
         buffer._held.load(snapshot)
         buffer._themes = snapshot.themes
         buffer._recall = snapshot.recall
         return buffer
 
-    def reconfigure(
+    async def reconfigure(
         self, config: BufferConfig, now: datetime | None = None
     ) -> tuple[Eviction, ...]:
         """Adopt ``config``, evicting under its policy what no longer fits its bounds.
 
-        Only items that may leave are evicted: never a pinned item, nor one
-        that awaits its promotion into episodic memory under ``config``
-        (:func:`~prefrontal.buffer.decay.awaits_promotion`), so shrinking the
-        bounds loses no note. Raises :class:`WorkingMemoryError` (and changes
-        nothing) when those items alone exceed the new bounds.
+        Pinned items never leave for it. The notes among the victims are
+        promoted first (:meth:`promote`); when that fails they stay, and
+        others leave in their place if that is enough. Raises
+        :class:`WorkingMemoryError` (and changes nothing) when the items that
+        may not leave exceed the new bounds.
         """
         at = self.moment(now)
         ctx = EvictionContext(now=at, config=config, themes=frozenset(self._themes))
         held = tuple(self._held.items.values())
-        kept = frozenset(i.item_id for i in held if awaits_promotion(i, config))
-        victims = select_victims(held, Need(tokens=0, items=0), ctx, kept)
+        nothing = Need(tokens=0, items=0)
+        victims = select_victims(held, nothing, ctx)
         if victims is None:
             raise WorkingMemoryError(
-                f"pinned items and notes awaiting promotion do not fit "
-                f"max_items={config.max_items}, max_tokens={config.max_tokens}: "
-                "unpin some or consolidate the session first"
+                f"pinned items do not fit max_items={config.max_items}, "
+                f"max_tokens={config.max_tokens}: unpin some first"
             )
+        try:
+            promoted = await self.promote([v for v, _ in victims], at)
+        except PromotionError as failure:
+            victims = select_victims(held, nothing, ctx, self._unpromoted(()))
+            if victims is None:
+                raise WorkingMemoryError(
+                    f"pinned items and notes do not fit max_items={config.max_items}, "
+                    f"max_tokens={config.max_tokens}: {promotion_note(str(failure))}"
+                ) from failure
+            promoted = {}
         gone = tuple(
-            self._held.take_out(v, EvictionReason.RECONFIGURED, describe(v, s, config.policy))
+            self._held.take_out(
+                v,
+                EvictionReason.RECONFIGURED,
+                _with_id(describe(v, s, config.policy), promoted.get(v.item_id)),
+                promoted_to=promoted.get(v.item_id),
+            )
             for v, s in victims
         )
         self._held.config = config
         self._held.publish(gone, at)
         return gone
+
+
+def _with_id(detail: str, promoted_to: str | None) -> str:
+    """``detail``, saying where the item was promoted to when it was."""
+    return detail if promoted_to is None else f"{detail}; promoted to {promoted_to}"
+
+
+def _promoted(eviction: Eviction, promoted: Mapping[str, str]) -> Eviction:
+    """``eviction`` naming the long-term id its item was promoted to, if it was."""
+    target = promoted.get(eviction.item_id)
+    if target is None:
+        return eviction
+    return replace(eviction, promoted_to=target, detail=_with_id(eviction.detail, target))
+
+
+def _promoted_fold(folded: Folded, promoted: Mapping[str, str]) -> Folded:
+    """``folded`` with each of its evictions naming its promoted item, if any."""
+    if not promoted:
+        return folded
+    return replace(folded, evictions=[_promoted(e, promoted) for e in folded.evictions])

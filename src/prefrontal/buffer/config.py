@@ -13,6 +13,9 @@ from pydantic import ConfigDict, Field, model_validator
 
 from prefrontal.buffer.models import BufferModel
 
+RETIRED_SETTINGS = frozenset({"keep_until_promoted"})
+"""Settings older versions saved with a buffer: read and ignored."""
+
 
 class OverflowPolicy(StrEnum):
     """Which items make room when the buffer is full."""
@@ -77,13 +80,8 @@ class BufferConfig(BufferModel):
     """Priority shrinks by this fraction per minute since last access."""
     priority_floor: float = Field(default=0.01, ge=0.0, le=1.0)
     fade_seconds: float = Field(default=300.0, gt=0.0)
-    """An unpinned item not touched for this long fades out of the buffer (but see
-    ``keep_until_promoted``)."""
-    keep_until_promoted: bool = True
-    """An item only this buffer holds (a note, a tool result not written to long-term
-    memory: see :func:`prefrontal.buffer.decay.is_promotable`) never fades out: it
-    leaves by consolidation into episodic memory (or to make room, or on request).
-    ``False``: it fades like any other item, and is lost unless consolidated first."""
+    """An unpinned item not touched for this long fades out of the buffer (a note only the
+    buffer holds is promoted to long-term memory first: :mod:`prefrontal.buffer.promotion`)."""
 
     attention_boost: float = Field(default=0.3, ge=0.0)
     """PRIORITY: added to the priority of items tagged with the focus (x focus intensity)."""
@@ -95,6 +93,15 @@ class BufferConfig(BufferModel):
     """SUMMARIZE: fold only when the summary can have at least this many tokens (else drop)."""
     summary_max_tokens: int | None = Field(default=None, ge=1)
     """SUMMARIZE: the rolling summary's size limit (``None``: a quarter of ``max_tokens``)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _without_retired_settings(cls, data: object) -> object:
+        """Read states saved with settings that no longer exist (``keep_until_promoted``:
+        notes are now promoted before they leave, whatever the settings)."""
+        if isinstance(data, dict) and any(k in data for k in RETIRED_SETTINGS):
+            return {k: v for k, v in data.items() if k not in RETIRED_SETTINGS}
+        return data
 
     @property
     def summary_cap(self) -> int:

@@ -58,25 +58,24 @@ def is_promotable(item: BufferItem) -> bool:
     return not item.pinned and item.lifetime is Lifetime.SESSION and not is_long_term_copy(item)
 
 
-def awaits_promotion(item: BufferItem, config: BufferConfig) -> bool:
-    """True when ``item`` may only leave by time through consolidation, never by fading.
+def awaits_promotion(item: BufferItem) -> bool:
+    """True when ``item`` must be written to long-term memory before it leaves the buffer.
 
-    An item marked for a promotion (``consolidating_into``) always; a
-    promotable item (:func:`is_promotable`) when ``config.keep_until_promoted``.
+    A promotable item (:func:`is_promotable`: only the buffer holds its
+    content), and an item marked for a consolidation that has not finished
+    (``consolidating_into``). See :mod:`prefrontal.buffer.promotion`.
     """
-    if item.consolidating_into is not None:
-        return True
-    return config.keep_until_promoted and is_promotable(item)
+    return item.consolidating_into is not None or is_promotable(item)
 
 
 def has_faded(item: BufferItem, now: datetime, config: BufferConfig) -> bool:
-    """True when an item has not been touched for ``fade_seconds`` or more and may fade.
+    """True when an unpinned item has not been touched for ``fade_seconds`` or more.
 
-    Pinned items never fade, nor items that await their promotion into
-    episodic memory (:func:`awaits_promotion`): time takes from the buffer
-    only what long-term memory holds already or the next turn replaces.
+    Pinned items never fade. An item that awaits its promotion
+    (:func:`awaits_promotion`) fades like any other: the buffer promotes it
+    first (:mod:`prefrontal.buffer.promotion`).
     """
-    if item.pinned or awaits_promotion(item, config):
+    if item.pinned:
         return False
     return idle_seconds(item, now) >= config.fade_seconds
 

@@ -72,16 +72,23 @@ class Holding:
         self.tokens += item.tokens - old.tokens
 
     def take_out(
-        self, item: BufferItem, reason: EvictionReason, detail: str, *, count: bool = True
+        self,
+        item: BufferItem,
+        reason: EvictionReason,
+        detail: str,
+        *,
+        count: bool = True,
+        promoted_to: str | None = None,
     ) -> Eviction:
-        """Remove ``item`` and say why (``count=False`` when it is about to come back)."""
+        """Remove ``item`` and say why (``count=False`` when it is about to come back);
+        ``promoted_to`` is the long-term id it was written under before it left."""
         del self.items[item.item_id]
         self._ordered = None
         self.changes += 1
         self.tokens -= item.tokens
         if count:
             self.count("evicted")
-        return Eviction(item=item, reason=reason, detail=detail)
+        return Eviction(item=item, reason=reason, detail=detail, promoted_to=promoted_to)
 
     @property
     def counters(self) -> BufferCounters:
@@ -120,9 +127,12 @@ class Holding:
         )
 
     def publish(self, evictions: Iterable[Eviction], at: datetime) -> None:
-        """One ``evicted`` event per eviction, carrying its victim and the policy."""
+        """One ``evicted`` event per eviction, carrying its victim and the policy (and, for an
+        item promoted before it left, its long-term id as ``details["promoted_to"]``)."""
         for eviction in evictions:
-            details = {"detail": eviction.detail, "tokens": eviction.item.tokens}
+            details: dict[str, Any] = {"detail": eviction.detail, "tokens": eviction.item.tokens}
+            if eviction.promoted_to is not None:
+                details["promoted_to"] = eviction.promoted_to
             self.emit(
                 EventKind.EVICTED,
                 at,

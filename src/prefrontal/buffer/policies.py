@@ -61,6 +61,9 @@ class Eviction:
     detail: str
     policy: OverflowPolicy | None = None
     keep_score: float | None = None
+    promoted_to: str | None = None
+    """The long-term id the item was written under before it left (a note the buffer
+    alone held: :mod:`prefrontal.buffer.promotion`); ``None`` for an item not promoted."""
 
     @property
     def item_id(self) -> str:

@@ -10,10 +10,12 @@ This turn's fragments take the place of the last turn's:
 3. fragments already held are refreshed, not added twice; the new ones are
    offered pinned first, then by admission score, best first, so that when
    room runs out it is the weakest that are refused. A fragment admitted this
-   turn is never evicted to make room for another of the same turn, nor is an
-   item awaiting its promotion into episodic memory (a note only the buffer
-   holds: :func:`~prefrontal.buffer.decay.awaits_promotion`): a fragment is a
-   copy, and refusing it loses nothing;
+   turn is never evicted to make room for another of the same turn, nor is one
+   of the agent's own items that only the buffer holds (a note, a tool result,
+   the summary: :func:`~prefrontal.buffer.decay.awaits_promotion`): a fragment
+   is a copy, and refusing it loses nothing, while the agent's items leave by
+   the policy only to make room for the agent's own newcomers, or by fading
+   (promoted to long-term memory first);
 4. the session's dominant themes are recomputed, and the turn counted.
 """
 
@@ -86,7 +88,7 @@ async def refresh_turn(
     evicted: list[Eviction] = [*await buffer.fade(at)]
     evicted += buffer.retire_turn_items({f.resolved_id() for f in offered}, at)
     results: list[AddResult] = []
-    placed = {i.item_id for i in buffer.items if awaits_promotion(i, buffer.config)}
+    placed = {i.item_id for i in buffer.items if awaits_promotion(i)}
     for fragment, factors in _offer_order(buffer, offered, focus, at):
         renewed = buffer.renew(fragment, now=at, turn_id=turn_id) if factors is None else None
         result = renewed or await buffer.add(

@@ -26,6 +26,7 @@ from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.events import BufferEvent, EventKind, Subscriber
 from prefrontal.buffer.models import BufferItem, Focus, NewItem
 from prefrontal.buffer.policies import Eviction
+from prefrontal.buffer.promotion import Keeper, NoLongTermMemory
 from prefrontal.buffer.recall_gate import (
     DEFAULT_MIN_OVERLAP,
     DEFAULT_PROBE_LIMIT,
@@ -74,7 +75,7 @@ class SessionBuffer:
         """Items dropped at load because the configured bounds shrank."""
         self.deferred: BufferConfig | None = None
         """A configuration not adopted at load: the items that may not leave (pinned,
-        or notes awaiting their promotion) did not fit it, so the buffer kept the
+        or notes whose promotion failed) did not fit it, so the buffer kept the
         bounds it was saved with; the next load tries again."""
         self._state = state
         self._journal: list[Operation] = []
@@ -83,7 +84,7 @@ class SessionBuffer:
         """Saves that lost a race and merged this session's changes into the newer state."""
 
     @classmethod
-    async def load(
+    async def load(  # noqa: PLR0913
         cls,
         store: WorkingMemoryStore,
         key: SessionKey,
@@ -94,25 +95,33 @@ class SessionBuffer:
         clock: Clock | None = None,
         subscribers: Sequence[Subscriber] = (),
         max_attempts: int = 3,
+        keeper: Keeper | None = None,
     ) -> SessionBuffer:
         """The session's saved buffer, or a new one (announced by ``session_started``).
 
+        ``keeper`` writes the notes only the buffer holds to long-term memory
+        before the policy lets them go (see :mod:`prefrontal.buffer.promotion`;
+        :func:`prefrontal.formation.episodic_keeper` is the usual one).
+        Without one, the session keeps its notes (:class:`NoLongTermMemory`):
+        newcomers that would need one to leave are refused, notes do not fade.
+
         ``config`` (when given) replaces the saved one; items that no longer
-        fit are evicted and listed in :attr:`reconfigured`. Pinned items and
-        notes that await their promotion are never evicted for it: when they
-        alone exceed ``config``'s bounds the buffer keeps the bounds it was
-        saved with (:attr:`deferred` holds ``config``) until consolidation or
-        the agent makes room.
+        fit are evicted (notes promoted first) and listed in
+        :attr:`reconfigured`. Pinned items never leave for it, nor notes whose
+        promotion failed: when they alone exceed ``config``'s bounds the buffer
+        keeps the bounds it was saved with (:attr:`deferred` holds ``config``)
+        until a later load.
         """
         state = await store.load(key)
         _check_owner(state, key)
-        buffer = _rebuild(state, config, count_tokens, summarizer, clock)
+        chosen = keeper or NoLongTermMemory()
+        buffer = _rebuild(state, config, count_tokens, summarizer, clock, chosen)
         session = cls(store, key, buffer, state, max_attempts=max_attempts)
         for subscriber in subscribers:
             buffer.events.subscribe(subscriber)
         if config is not None and config != buffer.config:
             try:
-                session.reconfigured = buffer.reconfigure(config)
+                session.reconfigured = await buffer.reconfigure(config)
             except WorkingMemoryError as error:
                 session.deferred = config
                 _log.warning("buffer_bounds_deferred", session_id=key.session_id, reason=str(error))
@@ -338,9 +347,9 @@ class SessionBuffer:
         state = await self.store.load(self.key)
         _check_owner(state, self.key)
         old = self.buffer
-        fresh = _rebuild(state, old.config, old.count_tokens, old.summarizer, old.clock)
+        fresh = _rebuild(state, old.config, old.count_tokens, old.summarizer, old.clock, old.keeper)
         if fresh.config != old.config:
-            fresh.reconfigure(old.config)
+            await fresh.reconfigure(old.config)
         for operation in self._journal:
             await operation(fresh)
         fresh.events = old.events
@@ -411,6 +420,7 @@ def _rebuild(
     count_tokens: CountTokens | None,
     summarizer: Summarizer | None,
     clock: Clock | None,
+    keeper: Keeper | None,
 ) -> WorkingMemoryBuffer:
     """The buffer saved in ``state``; a fresh one when there is none or it is unreadable.
 
@@ -418,14 +428,14 @@ def _rebuild(
     replaced at the next save: the session loses its buffer, never its turn.
     """
     fresh = WorkingMemoryBuffer(
-        config, count_tokens=count_tokens, summarizer=summarizer, clock=clock
+        config, count_tokens=count_tokens, summarizer=summarizer, clock=clock, keeper=keeper
     )
     if state is None or not state.state:
         return fresh
     try:
         snapshot = decode(state.state)
         return WorkingMemoryBuffer.restore(
-            snapshot, count_tokens=count_tokens, summarizer=summarizer, clock=clock
+            snapshot, count_tokens=count_tokens, summarizer=summarizer, clock=clock, keeper=keeper
         )
     except (ValidationError, WorkingMemoryError) as error:
         _log.warning(

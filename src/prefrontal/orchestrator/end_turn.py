@@ -55,7 +55,7 @@ from prefrontal.exchange.extract import ExchangeView, Extractor, extract
 from prefrontal.exchange.models import EndTurnResult, ToolCall
 from prefrontal.exchange.records import Utterance, exchange
 from prefrontal.exchange.summary import Summarizer, fold, folded
-from prefrontal.formation import consolidate
+from prefrontal.formation import consolidate, episodic_keeper
 from prefrontal.formation.planning import is_due
 from prefrontal.memory.fence import TenantFence
 from prefrontal.orchestrator.preloaded import Preloaded
@@ -373,6 +373,7 @@ class TurnEnder:
             config=self.config.buffer,
             count_tokens=self.count_tokens,
             clock=self.clock,
+            keeper=episodic_keeper(self.stores.episodic, _key(trace)),
         )
         outcomes = [
             (await session.add(item, now=at)).outcome.value for item in _offers(trace, reply, calls)
@@ -455,6 +456,7 @@ class TurnEnder:
             count_tokens=self.count_tokens,
             clock=self.clock,
             max_attempts=self.config.writes.save_attempts,
+            keeper=episodic_keeper(self.stores.episodic, _key(trace)),
         )
         outcomes = [
             (await session.add(item, now=at)).outcome.value for item in _offers(trace, reply, calls)

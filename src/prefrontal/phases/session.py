@@ -25,6 +25,7 @@ from prefrontal.buffer.models import MAX_ITEM_ID, BufferItem, ItemProvenance
 from prefrontal.buffer.trusted import assemble
 from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
+from prefrontal.formation.keeping import episodic_keeper
 from prefrontal.phases.fragments import fragment
 from prefrontal.phases.state import TurnState
 from prefrontal.phases.store_calls import call_store
@@ -86,6 +87,7 @@ async def load_session(turn: TurnState, phase: str) -> SessionBuffer:
             count_tokens=turn.counter.count,
             clock=turn.clock,
             max_attempts=turn.config.writes.save_attempts,
+            keeper=episodic_keeper(turn.stores.episodic, key),
         ),
     )
 

@@ -74,6 +74,7 @@ async def run(turn: TurnState) -> PhaseOutcome:
             "buffer_version": turn.buffer.version,
             "notes": len(notes),
             "faded": len(faded),
+            "promoted": [e.promoted_to for e in faded if e.promoted_to is not None],
         },
     )
 

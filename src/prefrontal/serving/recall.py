@@ -24,6 +24,7 @@ from prefrontal.buffer import (
     NewItem,
     SessionBuffer,
 )
+from prefrontal.formation import episodic_keeper
 from prefrontal.orchestrator import Orchestrator
 from prefrontal.serving.models import MemoryOut, RecallOut
 from prefrontal.stores.long_term import ScoredMemory
@@ -49,13 +50,15 @@ async def session_recall(
     config = orchestrator.config
     stores = orchestrator.stores
     now = clock()
+    key = SessionKey(agent_id=tenant.agent_id, user_id=tenant.user_id, session_id=session_id)
     session = await SessionBuffer.load(
         stores.working_memory,
-        SessionKey(agent_id=tenant.agent_id, user_id=tenant.user_id, session_id=session_id),
+        key,
         config=config.buffer,
         count_tokens=counter.count,
         clock=clock,
         max_attempts=config.writes.save_attempts,
+        keeper=episodic_keeper(stores.episodic, key),
     )
     hits = await orchestrator.memory.recall(tenant, query, top_k=top_k)
     await _activate(orchestrator, session, tenant, query, hits, now)

@@ -51,15 +51,6 @@ def make_buffer(
     )
 
 
-def competing_buffer(
-    policy: OverflowPolicy = OverflowPolicy.COMPOSITE, clock: Clock | None = None, **config: Any
-) -> WorkingMemoryBuffer:
-    """A buffer whose items all compete under the policy: without ``keep_until_promoted``
-    (with it, the agent's items no newcomer evicts: ``test_kept_notes``)."""
-    config.setdefault("keep_until_promoted", False)
-    return make_buffer(policy, clock, **config)
-
-
 @pytest.fixture
 def clock() -> Clock:
     return Clock()

@@ -6,8 +6,7 @@ import pytest
 
 from prefrontal.buffer import BufferEvent, EventKind, OverflowPolicy
 
-from .conftest import at, item
-from .conftest import competing_buffer as make_buffer
+from .conftest import at, item, make_buffer
 
 pytestmark = pytest.mark.anyio
 

@@ -20,8 +20,7 @@ from prefrontal.buffer import (
 )
 from prefrontal.buffer.policies import EvictionContext, Need, eviction_order, select_victims
 
-from .conftest import T0, at, item
-from .conftest import competing_buffer as make_buffer
+from .conftest import T0, at, item, make_buffer
 
 pytestmark = pytest.mark.anyio
 

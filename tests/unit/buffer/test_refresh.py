@@ -114,20 +114,8 @@ async def test_refresh_offers_the_most_salient_fragments_first() -> None:
     assert [r.item_id for r in report.admitted] == ["trip"]
 
 
-async def test_refresh_may_evict_agent_items_under_the_policy() -> None:
-    """Without keep_until_promoted, the agent's items compete with the turn's fragments."""
-    buffer = make_buffer(OverflowPolicy.PRIORITY, max_items=2, keep_until_promoted=False)
-    await buffer.add(item("minor note", item_id="note", priority=0.1), now=at(0))
-    await buffer.add(item("key note", item_id="key", priority=0.9), now=at(0))
-    report = await buffer.refresh_turn(
-        [item("vacation fragment", item_id="f", priority=0.5)], focus=FOCUS, now=at(1)
-    )
-    assert [e.item_id for e in report.evicted] == ["note"]
-    assert {i.item_id for i in report.items} == {"key", "f"}
-
-
 async def test_a_fragment_never_evicts_a_note_only_the_buffer_holds() -> None:
-    """By default a note awaiting its promotion stays; the fragment (a copy) is refused."""
+    """A turn's fragment (a copy) never displaces the agent's own notes: it is refused."""
     buffer = make_buffer(OverflowPolicy.PRIORITY, max_items=2)
     await buffer.add(item("minor note", item_id="note", priority=0.1), now=at(0))
     await buffer.add(item("key note", item_id="key", priority=0.9), now=at(0))
@@ -158,7 +146,7 @@ async def test_report_carries_themes_coherence_and_totals() -> None:
 
 async def test_items_idle_since_the_last_turn_fade_at_refresh() -> None:
     """An agent item untouched for the fade-out time leaves at the next refresh."""
-    buffer = make_buffer(fade_seconds=300, keep_until_promoted=False)
+    buffer = make_buffer(fade_seconds=300)
     await buffer.add(item("old tool output", item_id="t"), now=at(0))
     report = await buffer.refresh_turn([], focus=FOCUS, now=at(301))
     assert [(e.item_id, e.reason) for e in report.evicted] == [("t", EvictionReason.FADED)]
@@ -195,7 +183,7 @@ async def test_a_buffer_full_of_kept_items_takes_offers_again_once_it_grows() ->
         await buffer.add(item(f"kept {n}", item_id=f"k{n}", pinned=True), now=at(0))
     refused = await buffer.add(item("one more", item_id="m"), now=at(1))
     assert refused.reason.startswith("no_room")
-    assert buffer.reconfigure(buffer.config.model_copy(update={"max_items": 3})) == ()
+    assert await buffer.reconfigure(buffer.config.model_copy(update={"max_items": 3})) == ()
     admitted = await buffer.add(item("one more", item_id="m"), now=at(2))
     assert admitted.outcome.value == "admitted"
     assert len(buffer) == 3

@@ -60,11 +60,10 @@ async def test_invalid_snapshots_are_refused() -> None:
 
 
 async def test_reconfigure_evicts_what_no_longer_fits() -> None:
-    """Shrinking the bounds evicts under the new policy, with reason reconfigured (every
-    unpinned item may leave: ``keep_until_promoted`` is off)."""
+    """Shrinking the bounds evicts under the new policy, with reason reconfigured."""
     buffer = await _busy()
-    smaller = buffer.config.model_copy(update={"max_items": 1, "keep_until_promoted": False})
-    gone = buffer.reconfigure(smaller, now=at(30))
+    smaller = buffer.config.model_copy(update={"max_items": 1})
+    gone = await buffer.reconfigure(smaller, now=at(30))
     assert len(buffer) == 1
     assert len(gone) == 2
     assert all(e.reason.value == "reconfigured" for e in gone)
@@ -75,10 +74,8 @@ async def test_reconfigure_refuses_when_pinned_items_do_not_fit() -> None:
     buffer = make_buffer()
     await buffer.add(item("a", pinned=True), now=at(0))
     await buffer.add(item("b", pinned=True), now=at(0))
-    with pytest.raises(
-        WorkingMemoryError, match="pinned items and notes awaiting promotion do not fit"
-    ):
-        buffer.reconfigure(buffer.config.model_copy(update={"max_items": 1}))
+    with pytest.raises(WorkingMemoryError, match="pinned items do not fit"):
+        await buffer.reconfigure(buffer.config.model_copy(update={"max_items": 1}))
     assert len(buffer) == 2
 
 

@@ -18,8 +18,7 @@ from prefrontal.buffer import (
 )
 from prefrontal.buffer.summarizer import first_sentence, fit_tokens
 
-from .conftest import at, item, words
-from .conftest import competing_buffer as make_buffer
+from .conftest import at, item, make_buffer, words
 
 pytestmark = pytest.mark.anyio
 
@@ -75,7 +74,6 @@ async def test_an_oversized_summary_is_trimmed_to_the_room() -> None:
             max_tokens=30,
             base_threshold=0.0,
             summary_min_tokens=2,
-            keep_until_promoted=False,
         ),
         count_tokens=words,
         summarizer=Verbose(),
@@ -115,15 +113,12 @@ async def test_folding_the_same_item_twice_makes_two_distinct_summaries() -> Non
     assert buffer.total_tokens == sum(i.tokens for i in buffer.items) <= 30
 
 
-def _long_run_buffer(
-    max_items: int = 4, max_tokens: int = 60, *, keep_until_promoted: bool = False
-) -> WorkingMemoryBuffer:
+def _long_run_buffer(max_items: int = 4, max_tokens: int = 60) -> WorkingMemoryBuffer:
     return make_buffer(
         OverflowPolicy.SUMMARIZE,
         max_items=max_items,
         max_tokens=max_tokens,
         summary_min_tokens=4,
-        keep_until_promoted=keep_until_promoted,
     )
 
 
@@ -170,7 +165,7 @@ async def test_bounds_hold_at_every_moment_of_a_long_summarize_run() -> None:
 
 async def test_faded_items_are_folded_not_dropped() -> None:
     """Under SUMMARIZE, items that fade out go into the summary with reason `summarized`."""
-    buffer = _long_run_buffer(max_items=6, max_tokens=100, keep_until_promoted=False)
+    buffer = _long_run_buffer(max_items=6, max_tokens=100)
     await buffer.add(item("The hotel is booked. Room 12.", item_id="hotel"), now=at(0))
     await buffer.add(item("The flight leaves at nine. Gate B.", item_id="flight"), now=at(0))
     await buffer.add(item("Still fresh.", item_id="fresh"), now=at(200))
@@ -193,7 +188,7 @@ async def test_faded_items_are_folded_not_dropped() -> None:
 
 async def test_fading_drops_under_other_policies() -> None:
     """Outside SUMMARIZE, faded items are dropped with reason `faded`, as before."""
-    buffer = make_buffer(OverflowPolicy.COMPOSITE, keep_until_promoted=False)
+    buffer = make_buffer(OverflowPolicy.COMPOSITE)
     await buffer.add(item("Old news.", item_id="old"), now=at(0))
     gone = await buffer.fade(now=at(400))
     assert [(e.item_id, e.reason) for e in gone] == [("old", EvictionReason.FADED)]
@@ -202,7 +197,7 @@ async def test_fading_drops_under_other_policies() -> None:
 
 async def test_a_refresh_folds_what_faded_since_the_last_turn() -> None:
     """A turn's refresh under SUMMARIZE folds the agent's faded notes into the summary."""
-    buffer = _long_run_buffer(max_items=6, max_tokens=100, keep_until_promoted=False)
+    buffer = _long_run_buffer(max_items=6, max_tokens=100)
     await buffer.add(item("Tool said the API is down. Retry later.", item_id="tool"), now=at(0))
     report = await buffer.refresh_turn([], focus=Focus(input_text="status"), now=at(600))
     assert [(e.item_id, e.reason) for e in report.evicted] == [("tool", EvictionReason.SUMMARIZED)]
@@ -247,7 +242,7 @@ async def test_growing_summary_keeps_the_newest_lines_when_full() -> None:
 
 async def test_expire_folds_under_summarize_as_a_turns_fade_does() -> None:
     """The buffer's own expire() folds faded items into the summary, as a turn's fade does."""
-    buffer = _long_run_buffer(max_items=6, max_tokens=100, keep_until_promoted=False)
+    buffer = _long_run_buffer(max_items=6, max_tokens=100)
     await buffer.add(item("The hotel is booked. Room 12.", item_id="hotel"), now=at(0))
     gone = await buffer.expire(now=at(400))
     assert [(e.item_id, e.reason) for e in gone] == [("hotel", EvictionReason.SUMMARIZED)]

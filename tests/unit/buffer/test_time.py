@@ -45,7 +45,7 @@ async def test_access_restores_an_items_priority() -> None:
 
 async def test_pinned_items_do_not_decay_or_fade() -> None:
     """Pinned items keep their priority and survive fade-out."""
-    buffer = make_buffer(fade_seconds=60, keep_until_promoted=False)
+    buffer = make_buffer(fade_seconds=60)
     await buffer.add(item("rule", item_id="r", priority=0.7, pinned=True), now=at(0))
     held = buffer.get("r")
     assert held is not None
@@ -56,9 +56,7 @@ async def test_pinned_items_do_not_decay_or_fade() -> None:
 async def test_untouched_items_fade_after_the_configured_time() -> None:
     """Items idle for fade_seconds are removed with reason faded; touched ones stay."""
     clock = Clock()
-    buffer = make_buffer(
-        OverflowPolicy.LRU, clock=clock, fade_seconds=300, keep_until_promoted=False
-    )
+    buffer = make_buffer(OverflowPolicy.LRU, clock=clock, fade_seconds=300)
     await buffer.add(item("stale", item_id="s"))
     await buffer.add(item("busy", item_id="b"))
     clock.advance(200)
@@ -75,20 +73,20 @@ async def test_fading_again_at_the_same_instant_sees_what_changed_since(
 ) -> None:
     """A second fade at the same instant finds nothing, unless the items or settings moved:
     an item unpinned at that instant, or a shorter fade time, lets it fade then."""
-    buffer = make_buffer(policy, fade_seconds=300, keep_until_promoted=False)
+    buffer = make_buffer(policy, fade_seconds=300)
     await buffer.add(item("kept long ago", item_id="k", pinned=True), now=at(0))
     await buffer.add(item("an old fragment", item_id="o"), now=at(500))
     assert await buffer.fade(now=at(600)) == ()
     assert await buffer.fade(now=at(600)) == ()
     buffer.pin("k", pinned=False, now=at(600))
     assert [e.item_id for e in await buffer.fade(now=at(600))] == ["k"]
-    buffer.reconfigure(buffer.config.model_copy(update={"fade_seconds": 60}), now=at(600))
+    await buffer.reconfigure(buffer.config.model_copy(update={"fade_seconds": 60}), now=at(600))
     assert [e.item_id for e in await buffer.fade(now=at(600))] == ["o"]
 
 
 async def test_accessing_a_faded_item_removes_it() -> None:
     """A faded item cannot be revived by access: it is removed and None returned."""
-    buffer = make_buffer(fade_seconds=60, keep_until_promoted=False)
+    buffer = make_buffer(fade_seconds=60)
     await buffer.add(item("old", item_id="o"), now=at(0))
     assert buffer.access("o", now=at(61)) is None
     assert "o" not in buffer
@@ -105,7 +103,7 @@ async def test_the_clock_is_injectable() -> None:
 
 async def test_naive_times_are_read_as_utc() -> None:
     """A naive ``now`` means UTC, so it mixes safely with the aware times held."""
-    buffer = make_buffer(fade_seconds=60, keep_until_promoted=False)
+    buffer = make_buffer(fade_seconds=60)
     await buffer.add(item("x", item_id="x"), now=at(0))
     assert buffer.access("x", now=at(30).replace(tzinfo=None)) is not None
     assert (await buffer.expire(now=at(100).replace(tzinfo=None)))[0].item_id == "x"

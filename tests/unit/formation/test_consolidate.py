@@ -18,7 +18,7 @@ from prefrontal.buffer import (
     OverflowPolicy,
     SessionBuffer,
 )
-from prefrontal.formation import consolidate, originals, promoted_id
+from prefrontal.formation import consolidate, open_session, originals, promoted_id
 from prefrontal.stores import (
     MemoryKind,
     SessionKey,
@@ -197,18 +197,16 @@ async def test_any_async_callable_summarizes(stores: Stores) -> None:
 
 
 async def test_a_buffer_summary_is_promoted_with_what_it_folded(stores: Stores) -> None:
-    """A SUMMARIZE buffer's summary is promoted like any item, naming the items folded into it."""
+    """A SUMMARIZE buffer's summary is promoted like any item, naming the items folded into it;
+    each note folded into it was promoted on its own as it was folded."""
     config = BufferConfig(
         max_items=3,
         max_tokens=400,
         base_threshold=0.0,
         policy=OverflowPolicy.SUMMARIZE,
         summary_min_tokens=3,
-        keep_until_promoted=False,
     )
-    session = await SessionBuffer.load(
-        stores.working_memory, KEY, config=config, count_tokens=words, clock=lambda: T0
-    )
+    session = await open_session(stores, KEY, config=config, count_tokens=words, clock=lambda: T0)
     for n in range(5):
         await session.add(note(f"n{n}", f"Note {n} is here. More.", ItemSource.EXTERNAL), now=T0)
     await session.save(T0)
@@ -220,6 +218,10 @@ async def test_a_buffer_summary_is_promoted_with_what_it_folded(stores: Stores) 
     [item] = [i for i in items if i.metadata["source"] == "system"]
     assert originals(item) == (summary.item_id,)
     assert set(json.loads(str(item.metadata["folded_from"]))) == set(summary.summary_of)
+    folded = await stores.episodic.get(
+        KEY.tenant, [promoted_id(KEY, (n,)) for n in summary.summary_of]
+    )
+    assert [originals(i) for i in folded] == [(n,) for n in summary.summary_of]
 
 
 class RacingStore:
