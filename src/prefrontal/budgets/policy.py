@@ -84,18 +84,21 @@ class BudgetPolicy(BaseModel):
 Allocation = dict[str, int]
 
 
-def allocate(policy: BudgetPolicy, demands: Mapping[str, int]) -> Allocation:
-    """Split ``policy.available`` across the policy's sections given their demands.
+def allocate(
+    policy: BudgetPolicy, demands: Mapping[str, int], available: int | None = None
+) -> Allocation:
+    """Split ``policy.available`` (or ``available``, when given) across the policy's sections.
 
-    Sections the policy does not name get nothing. See the module docstring
-    for the guarantees.
+    ``available`` is what is left once something outside the policy (the
+    owner's pinned section) has taken its part. Sections the policy does not
+    name get nothing. See the module docstring for the guarantees.
     """
     for section, demand in demands.items():
         if demand < 0:
             raise BudgetError(f"section {section!r} has a negative demand ({demand})")
     caps = {r.section: _cap(r, demands.get(r.section, 0)) for r in policy.sections}
     given = dict.fromkeys(caps, 0)
-    left = policy.available
+    left = policy.available if available is None else max(min(available, policy.available), 0)
     for rule in policy.sections:
         if rule.pinned:
             given[rule.section] = min(caps[rule.section], left)
