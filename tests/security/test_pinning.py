@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from prefrontal import BudgetBelowFloorError, BudgetError, Orchestrator, OrchestratorConfig, Stores
+from prefrontal.bundle.readiness import profile_parts
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
 from prefrontal.phases.consciousness import governance_text
 from prefrontal.turn import TurnRequest
@@ -101,8 +102,8 @@ async def test_64_tokens_never_drop_the_rule_to_deliver_a_hostile_memory(stores:
 
 
 async def test_a_chosen_budget_below_the_floor_is_refused_naming_it(stores: Stores) -> None:
-    """``token_budget=64`` is refused with the floor, the floor itself is served with the rules
-    whole, and one token less is refused again."""
+    """``token_budget=64`` is refused with the floor, the floor itself is served with every part
+    of the profile whole (rules, mode and its constraints), and one token less is refused again."""
     await seed(stores)
     orch = build(stores)
     await orch.memory.remember(MAYA, HOSTILE, store="episodic")
@@ -114,6 +115,14 @@ async def test_a_chosen_budget_below_the_floor_is_refused_naming_it(stores: Stor
     served = await orch.start_turn(ask("What are the safety rules?", budget=floor))
     system = served.bundle.to_messages()[0]["content"]
     assert all(rule in system for rule in DEMO_RULES)
+    assert profile_parts(served.bundle) == {
+        "identity",
+        "governance",
+        "clock",
+        "mode",
+        "capabilities",
+    }
+    assert "Constraints: propose, do not commit changes without confirmation" in system
     assert served.ready_for_router
     with pytest.raises(BudgetBelowFloorError):
         await orch.start_turn(ask("What are the safety rules?", budget=floor - 1))

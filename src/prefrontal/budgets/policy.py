@@ -168,9 +168,11 @@ def default_policy(total: int = 4_000) -> BudgetPolicy:
     """The specification's split at 4,000 tokens, scaled to ``total``.
 
     Identity and governance (``consciousness``) are pinned (up to 400
-    tokens). Each other section is first served up to the specification's
-    figure (goals 300, conversation 500, episodic 500, semantic 300, scratch
-    100, the agent's own working notes 1,500); what is left, and what empty
+    tokens; a turn pins the owner's whole section before the split, see
+    :mod:`prefrontal.bundle.pinning`, so the cap limits nothing it pins).
+    Each other section is first served up to the specification's figure
+    (goals 300, conversation 500, episodic 500, semantic 300, scratch 100,
+    the agent's own working notes 1,500); what is left, and what empty
     sections leave, goes by weight to the sections that have more to give.
     500 tokens are reserved for the model's output and tool results.
 
