@@ -8,26 +8,20 @@ context never falls as the total grows, so the floor is found by bisection.
 
 from __future__ import annotations
 
-from prefrontal.budgets.policy import BudgetPolicy, default_policy
-from prefrontal.config import MAX_TOKEN_BUDGET, OrchestratorConfig
+from prefrontal.budgets.policy import BudgetPolicy
 
-__all__ = ["base_policy", "floor_total"]
-
-
-def base_policy(config: OrchestratorConfig) -> BudgetPolicy:
-    """The policy turns of ``config`` scale to their total: the configured one or the default."""
-    return config.budget_policy or default_policy()
+__all__ = ["floor_total"]
 
 
-def floor_total(base: BudgetPolicy, needed: int) -> int:
+def floor_total(base: BudgetPolicy, needed: int, largest: int) -> int:
     """The smallest total whose ``base.with_total(total).available`` is at least ``needed``.
 
-    Above :data:`~prefrontal.config.MAX_TOKEN_BUDGET` no total may be asked
-    for: a ``needed`` no allowed total holds gives ``MAX_TOKEN_BUDGET + 1``.
+    ``largest`` is the largest total a turn may ask for: a ``needed`` that
+    no total up to it holds gives ``largest + 1``.
     """
     if needed <= 0:
         return 1
-    low, high = needed, MAX_TOKEN_BUDGET + 1
+    low, high = needed, largest + 1
     while low < high:
         middle = (low + high) // 2
         if base.with_total(middle).available >= needed:

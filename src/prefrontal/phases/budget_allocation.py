@@ -15,12 +15,13 @@ what gains from more room.
 
 from __future__ import annotations
 
-from prefrontal.budgets.floor import base_policy, floor_total
+from prefrontal.budgets.floor import floor_total
 from prefrontal.budgets.leftovers import memory_first
+from prefrontal.budgets.policy import BudgetPolicy, default_policy
 from prefrontal.bundle.costs import demand, lines_cost
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.bundle.pinning import Pin, pin_of
-from prefrontal.config import PhaseName
+from prefrontal.config import MAX_TOKEN_BUDGET, OrchestratorConfig, PhaseName
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.stores.frontal_cortex import FrontalKind, FrontalStatus
@@ -38,6 +39,11 @@ def pinned_goal_ids(turn: TurnState) -> frozenset[str]:
     )
 
 
+def base_policy(config: OrchestratorConfig) -> BudgetPolicy:
+    """The policy turns of ``config`` scale to their total: the configured one or the default."""
+    return config.budget_policy or default_policy()
+
+
 def pin(turn: TurnState) -> Pin:
     """The turn's pinned section, measured; with its floor when the budget does not hold it."""
     owner = sorted(turn.loads.get(Section.CONSCIOUSNESS, []), key=lambda f: f.rank)
@@ -50,7 +56,7 @@ def pin(turn: TurnState) -> Pin:
     pinned = pin_of(owner, goals, turn.policy.available, turn.count)
     if pinned.fits:
         return pinned
-    floor = floor_total(base_policy(turn.config), pinned.tokens)
+    floor = floor_total(base_policy(turn.config), pinned.tokens, MAX_TOKEN_BUDGET)
     return Pin(pinned.owner, pinned.goals, pinned.tokens, pinned.available, floor)
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prefrontal.budgets.floor import base_policy, floor_total
+from prefrontal.budgets.floor import floor_total
 from prefrontal.budgets.leftovers import memory_first
 from prefrontal.budgets.policy import BudgetPolicy, SectionRule, allocate, default_policy
 from prefrontal.config import MAX_TOKEN_BUDGET, OrchestratorConfig
+from prefrontal.phases.budget_allocation import base_policy
 
 CUSTOM = BudgetPolicy(
     total=8_000,
@@ -29,14 +30,14 @@ def test_the_floor_is_the_smallest_total_that_holds_what_is_needed(
     base: BudgetPolicy, needed: int
 ) -> None:
     """At the floor the share for context holds ``needed`` tokens; one token less it does not."""
-    floor = floor_total(base, needed)
+    floor = floor_total(base, needed, MAX_TOKEN_BUDGET)
     assert base.with_total(floor).available >= needed
     assert floor == 1 or base.with_total(floor - 1).available < needed
 
 
 def test_a_need_no_allowed_budget_holds_gives_a_floor_above_the_largest() -> None:
     """Needing more than the largest budget leaves has a floor no request may ask for."""
-    assert floor_total(default_policy(), MAX_TOKEN_BUDGET) == MAX_TOKEN_BUDGET + 1
+    assert floor_total(default_policy(), MAX_TOKEN_BUDGET, MAX_TOKEN_BUDGET) == MAX_TOKEN_BUDGET + 1
 
 
 def test_the_base_policy_is_the_configured_one_or_the_default() -> None:
