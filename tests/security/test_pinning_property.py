@@ -51,9 +51,9 @@ async def one_turn(profile: AgentProfile, stored: str, budget: int, chosen: bool
     try:
         await orch.memory.remember(MINI, stored, store="episodic")
         await orch.memory.remember(MINI, stored, store="semantic")
-    except ItemRejectedError:
-        return
-    asked = stored.strip()[:MAX_INPUT_CHARS] or "What are the rules?"
+    except (ItemRejectedError, ValueError):
+        return  # text a store refuses (blank, too long) is not stored: nothing to check
+    asked = f"What are the rules? {stored}"[:MAX_INPUT_CHARS]
     request = TurnRequest(
         agent_id=MINI.agent_id,
         user_id=MINI.user_id,
