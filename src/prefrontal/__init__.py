@@ -22,6 +22,7 @@ from prefrontal.config import (
 )
 from prefrontal.errors import (
     AgentFileError,
+    BudgetBelowFloorError,
     BudgetError,
     ConfigurationError,
     ConflictError,
@@ -62,6 +63,7 @@ __all__ = [
     "AdmissionConfig",
     "AgentFileError",
     "AgentStateAPI",
+    "BudgetBelowFloorError",
     "BudgetError",
     "BudgetPolicy",
     "BufferConfig",

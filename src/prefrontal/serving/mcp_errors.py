@@ -7,7 +7,8 @@ tool registered on it:
   unknown field), and the tools' input schemas say so
   (``additionalProperties: false``);
 * a failure becomes one sentence: the arguments that are wrong and why
-  (never pydantic's help links), a turn or memory that is not there, a
+  (never pydantic's help links), a token budget below the agent's floor
+  (naming the floor), a turn or memory that is not there, a
   store that is unavailable, or, when the server runs as many turns as it
   admits, that the call may be retried after a number of seconds;
 * an unexpected failure is logged once, in one line
@@ -24,7 +25,13 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, InputRequiredResult, Tool
 from pydantic import ValidationError
 
-from prefrontal.errors import ItemRejectedError, NotFoundError, OverloadedError, StoreError
+from prefrontal.errors import (
+    BudgetBelowFloorError,
+    ItemRejectedError,
+    NotFoundError,
+    OverloadedError,
+    StoreError,
+)
 from prefrontal.serving.failures import log_unexpected
 from prefrontal.serving.field_errors import summary
 
@@ -71,6 +78,11 @@ def actionable(tool: str, error: ToolError) -> str:
         return (
             f"{tool}: the server is running as many turns as it admits. This is temporary: "
             f"retry the same call in {wait} s."
+        )
+    if isinstance(cause, BudgetBelowFloorError):
+        return (
+            f"{tool}: {_sentence(str(cause))} "
+            f"Call again with a token_budget of at least {cause.floor}."
         )
     if isinstance(cause, NotFoundError | ItemRejectedError | ValueError):
         return f"{tool}: {_sentence(str(cause))}"
