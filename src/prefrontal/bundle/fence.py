@@ -76,8 +76,10 @@ BREAK_LOOKALIKES = "⏎↵↲↩⤶⮐⮑␤␊␍"
 INVISIBLE_TEXT = "(invisible text)"
 """What text made only of invisible characters is rendered as (a fragment is never empty)."""
 
-_TABLE: dict[int, str | None] = {ord(c): "\n" for c in LINE_BREAKS + BREAK_LOOKALIKES}
+_TABLE: dict[int, str | None] = {ord(c): "\n" for c in LINE_BREAKS}
 _TABLE[ord("\t")] = " "
+_FORGED_BREAK = re.compile(f" ?[{BREAK_LOOKALIKES}] ?")
+"""A break mark (or look-alike) in untrusted text, with the spaces the fence's own has."""
 
 _STRUCTURE = re.compile(
     r"""[#\[\]<>`|{}]            # heading, group header, tag, fence, quote, table, template
@@ -103,7 +105,7 @@ _DECORATION = re.compile(r"[\W_]*")
 """What may stand before a label's first word: ``**``, ``- ``, ``> ``, ``1. `` is not (a digit)."""
 _LIST_NUMBER = re.compile(r"[0-9]{1,3}[.)]")
 _TERMINATOR = re.compile(r"[:>]")
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(r"[^\W_]+")
 
 
 def as_data(text: str, *, opens_line: bool = True) -> str:
@@ -132,7 +134,8 @@ def _fenced(text: str, opens_line: bool) -> str:
 
 
 def _fence(text: str, opens_line: bool) -> str:
-    lines = visible(text.replace("\r\n", "\n").translate(_TABLE)).split("\n")
+    broken = _FORGED_BREAK.sub("\n", text.replace("\r\n", "\n")) if not text.isascii() else text
+    lines = visible(broken.replace("\r\n", "\n").translate(_TABLE)).split("\n")
     escaped = [_escaped_line(line) if k or opens_line else line for k, line in enumerate(lines)]
     fenced = break_tokens(BREAK_MARK.join(line for line in escaped if not _blank(line)))
     return fenced if fenced.strip() or not text else INVISIBLE_TEXT

@@ -79,10 +79,15 @@ def might_hold_tokens(text: str) -> bool:
 
 
 def break_tokens(text: str) -> str:
-    """``text`` with a backslash after the first character of every control token."""
+    """``text`` with a backslash after the first character of every control token.
+
+    Tokens may overlap (``<|>``): the closing bars are broken once more after
+    the pass of the pattern, so none is left whole.
+    """
     if not might_hold_tokens(text):
         return text
-    return CONTROL_TOKEN.sub(_broken, text)
+    broken = CONTROL_TOKEN.sub(_broken, text)
+    return broken.replace("|>", "|\\>").replace("｜>", "｜\\>")
 
 
 def _broken(match: re.Match[str]) -> str:
