@@ -116,10 +116,8 @@ def as_data(text: str, *, opens_line: bool = True) -> str:
     cannot start a line of the context, so only the lines after it are
     checked for structure at their start.
     """
-    if text.isascii() and text.isprintable() and not _structured_ascii(text, opens_line):
-        return text
     if len(text) > CACHED_CHARS:
-        return _fence(text, opens_line)
+        return _unchanged_or_fenced(text, opens_line)
     return _fenced(text, opens_line)
 
 
@@ -130,6 +128,12 @@ CACHED_CHARS = 4_096
 
 @lru_cache(maxsize=8_192)
 def _fenced(text: str, opens_line: bool) -> str:
+    return _unchanged_or_fenced(text, opens_line)
+
+
+def _unchanged_or_fenced(text: str, opens_line: bool) -> str:
+    if text.isascii() and text.isprintable() and not _structured_ascii(text, opens_line):
+        return text
     return _fence(text, opens_line)
 
 
@@ -156,8 +160,11 @@ def _structured_ascii(text: str, opens_line: bool) -> bool:
 def starts_structure(line: str, *, labels: bool = True) -> bool:
     """True when ``line``, past its spacing, starts with structure or (with ``labels``) a
     role's label."""
-    spacing = SPACING.match(line)
-    body = line[spacing.end() :] if spacing else line
+    if line[:1].isalnum() and line[:1].isascii():
+        body = line  # the common case: no spacing to look past
+    else:
+        spacing = SPACING.match(line)
+        body = line[spacing.end() :] if spacing else line
     head = body[:_HEAD_CHARS]
     if not head.isascii():
         head = _normalized(head)
@@ -179,14 +186,17 @@ def _is_label(body: str) -> bool:
         rest = rest[numbered.end() :].lstrip()
     head = rest[:_HEAD_CHARS]
     whole = len(rest) <= _HEAD_CHARS
-    if head.isascii() and not whole and ":" not in head and ">" not in head:
+    ascii_head = head.isascii()
+    if not ascii_head:  # folded whole first: a look-alike colon folds to one
+        head = fold(head)
+    end = _TERMINATOR.search(head)
+    if end is None and not whole:
         return False  # the common case: no terminator, more to come
-    folded = fold(head)
-    end = _TERMINATOR.search(folded)
-    words = _WORD.findall(folded[: end.start()] if end else folded)
-    if end is None:
-        return whole and len(words) == 1 and words[0] in _role_folds()
-    return 0 < len(words) <= _LABEL_WORDS and any(w in _role_folds() for w in words)
+    words = _WORD.findall(head[: end.start()] if end else head)
+    if not 0 < len(words) <= (_LABEL_WORDS if end else 1):
+        return False
+    roles = _role_folds()
+    return any((fold(w) if ascii_head else w) in roles for w in words)
 
 
 @cache
