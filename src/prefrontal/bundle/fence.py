@@ -101,9 +101,10 @@ _HEAD_CHARS = 48
 """How much of a line's start, past its spacing and decoration, is read for structure."""
 _LABEL_WORDS = 4
 """At most this many words before a label's colon."""
-_DECORATION = re.compile(r"[\W_]*")
-"""What may stand before a label's first word: ``**``, ``- ``, ``> ``, ``1. `` is not (a digit)."""
+_DECORATION = re.compile(r"^[\W_]+")
+"""What may stand before a label's first word: ``**``, ``- ``, ``> ``, quotes, brackets."""
 _LIST_NUMBER = re.compile(r"[0-9]{1,3}[.)]")
+"""A list's number before a label (``1. user:``)."""
 _TERMINATOR = re.compile(r"[:>]")
 _WORD = re.compile(r"[^\W_]+")
 
@@ -138,8 +139,10 @@ def _unchanged_or_fenced(text: str, opens_line: bool) -> str:
 
 
 def _fence(text: str, opens_line: bool) -> str:
-    broken = _FORGED_BREAK.sub("\n", text.replace("\r\n", "\n")) if not text.isascii() else text
-    lines = visible(broken.replace("\r\n", "\n").translate(_TABLE)).split("\n")
+    text_lf = text.replace("\r\n", "\n")
+    if not text_lf.isascii():
+        text_lf = _FORGED_BREAK.sub("\n", text_lf)
+    lines = visible(text_lf.translate(_TABLE)).split("\n")
     escaped = [_escaped_line(line) if k or opens_line else line for k, line in enumerate(lines)]
     fenced = break_tokens(BREAK_MARK.join(line for line in escaped if not _blank(line)))
     return fenced if fenced.strip() or not text else INVISIBLE_TEXT
@@ -180,7 +183,7 @@ def _normalized(head: str) -> str:
 
 def _is_label(body: str) -> bool:
     """True when ``body`` (a line past its spacing) opens with a role's label (see the module)."""
-    rest = body[_DECORATION.match(body).end() :]  # type: ignore[union-attr]
+    rest = _DECORATION.sub("", body, count=1)
     numbered = _LIST_NUMBER.match(rest)
     if numbered is not None:
         rest = rest[numbered.end() :].lstrip()
