@@ -15,6 +15,12 @@ later save raise :class:`~prefrontal.errors.ConflictError`, and nothing is
 overwritten silently. Each change is visible to the next turn, and that
 turn's trace (phase 3's and 7's ``changed`` detail) names it.
 
+Who wrote an item is recorded with it (``author``: a key's name, or a
+reserved author of :mod:`prefrontal.stores.authors`), and a change by a
+writer that names itself records the new author; without one (the
+application in process) a change keeps the stored author. The servers pass
+the caller's key, never a name from the request's body.
+
 Bad input raises ``ValueError`` (pydantic's ``ValidationError`` where a model
 field refuses it) naming the field.
 """
@@ -128,9 +134,10 @@ class AgentStateAPI:
         *,
         item_id: str | None = None,
         scope: Scope = Scope.PRIVATE,
+        author: str | None = None,
         **fields: Any,
     ) -> FrontalItem:
-        """Add a frontal-cortex item; ``ConflictError`` if ``item_id`` is taken."""
+        """Add an item written by ``author``; ``ConflictError`` if ``item_id`` is taken."""
         now = self._clock()
         item = FrontalItem.model_validate(
             {
@@ -139,6 +146,7 @@ class AgentStateAPI:
                 "agent_id": tenant.agent_id,
                 "user_id": tenant.user_id,
                 "scope": scope,
+                "author": author,
                 "kind": kind,
                 "title": title,
                 "created_at": now,
@@ -173,11 +181,13 @@ class AgentStateAPI:
         item_id: str,
         *,
         expected_version: int | None = None,
+        author: str | None = None,
         **changes: Any,
     ) -> FrontalItem:
         """Change ``title``, ``detail``, ``priority``, ``progress``, ``status``, ``due_at``...
 
-        Returns the saved item, its version one past the one it replaced.
+        ``author`` (when given) is recorded as who wrote the item now. Returns
+        the saved item, its version one past the one it replaced.
         """
         refused = sorted(set(changes) & _FIXED)
         if refused:
@@ -187,29 +197,45 @@ class AgentStateAPI:
         updated = FrontalItem.model_validate(
             current.model_dump()
             | changes
+            | _written_by(author)
             | {"version": current.version + 1, "updated_at": self._clock()}
         )
         await _frontal(self.stores).save(updated, expected_version=current.version)
         return updated
 
     async def complete(
-        self, tenant: Tenant, item_id: str, *, expected_version: int | None = None
+        self,
+        tenant: Tenant,
+        item_id: str,
+        *,
+        expected_version: int | None = None,
+        author: str | None = None,
     ) -> FrontalItem:
         """Mark a goal done (progress 1.0), an action done, a question answered."""
         return await self.update_item(
             tenant,
             item_id,
             expected_version=expected_version,
+            author=author,
             status=FrontalStatus.DONE,
             progress=1.0,
         )
 
     async def abandon(
-        self, tenant: Tenant, item_id: str, *, expected_version: int | None = None
+        self,
+        tenant: Tenant,
+        item_id: str,
+        *,
+        expected_version: int | None = None,
+        author: str | None = None,
     ) -> FrontalItem:
         """Mark an item cancelled: it leaves the context (phase 3 reports the change once)."""
         return await self.update_item(
-            tenant, item_id, expected_version=expected_version, status=FrontalStatus.CANCELLED
+            tenant,
+            item_id,
+            expected_version=expected_version,
+            author=author,
+            status=FrontalStatus.CANCELLED,
         )
 
     # -- scratch page ----------------------------------------------------------------------
@@ -271,12 +297,15 @@ class AgentStateAPI:
         *,
         outcome: str = "resolved",
         expected_version: int | None = None,
+        author: str | None = None,
     ) -> Observation:
-        """Resolve an entry with ``outcome``: it leaves the scratch page of later turns."""
+        """Resolve an entry with ``outcome`` (by ``author``): it leaves the scratch page of later
+        turns."""
         current = await self.get_entry(tenant, item_id)
         _expect(current.version, expected_version, f"scratch entry {item_id!r}")
         resolved = current.model_copy(
             update={"resolved": True, "outcome": outcome, "version": current.version + 1}
+            | _written_by(author)
         )
         resolved = Observation.model_validate(resolved.model_dump())
         await _scratch(self.stores).save(resolved, expected_version=current.version)
@@ -300,9 +329,24 @@ class AgentStateAPI:
 
 
 _FIXED = frozenset(
-    {"item_id", "agent_id", "user_id", "kind", "created_at", "updated_at", "version"}
+    {
+        "item_id",
+        "agent_id",
+        "user_id",
+        "scope",
+        "kind",
+        "author",
+        "created_at",
+        "updated_at",
+        "version",
+    }
 )
-"""What an update may not change: identity, ownership, kind and the versioning."""
+"""What an update may not change: identity, ownership, scope, kind, author and the versioning."""
+
+
+def _written_by(author: str | None) -> dict[str, str]:
+    """The change that records ``author`` as the item's writer (none without one)."""
+    return {} if author is None else {"author": author}
 
 
 def _expect(stored: int | None, expected: int | None, what: str) -> None:

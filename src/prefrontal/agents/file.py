@@ -49,6 +49,7 @@ from pydantic import Field, ValidationError
 
 from prefrontal.agents.api import PROFILE_FIELDS, AgentStateAPI
 from prefrontal.errors import AgentFileError
+from prefrontal.stores.authors import OWNER
 from prefrontal.stores.consciousness import AgentProfile, Capability, Governance, Mode
 from prefrontal.stores.frontal_cortex import FrontalKind, Owner
 from prefrontal.stores.records import (
@@ -255,7 +256,7 @@ async def _apply_item(
     found = await api.find_item(tenant, item.id)
     if found is None:
         scope = Scope.PRIVATE if item.user else Scope.SHARED
-        await api.add_item(tenant, kind, item_id=item.id, scope=scope, **declared)
+        await api.add_item(tenant, kind, item_id=item.id, scope=scope, author=OWNER, **declared)
         report.created.append(name)
         return
     changes = {key: value for key, value in declared.items() if getattr(found, key) != value}
@@ -264,5 +265,5 @@ async def _apply_item(
     if not changes:
         report.unchanged.append(name)
         return
-    await api.update_item(tenant, item.id, expected_version=found.version, **changes)
+    await api.update_item(tenant, item.id, expected_version=found.version, author=OWNER, **changes)
     report.updated.append(name)

@@ -17,6 +17,7 @@ from prefrontal.config import PhaseName
 from prefrontal.object_cache import ObjectCache
 from prefrontal.phases.ahead import taken
 from prefrontal.phases.fragments import fragment, input_terms, loaded, made_once, shared
+from prefrontal.phases.origins import author_label
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store, list_of
@@ -66,8 +67,10 @@ def sort_key(item: FrontalItem, query_terms: Set[str]) -> tuple[float, float, bo
 
 
 def describe(item: FrontalItem) -> str:
-    """One line: kind, status, priority, owner, due date, title and detail."""
-    flags = [f"priority {item.priority:.1f}"]
+    """One line: kind, author, priority, status, owner, due date, title and detail."""
+    written = author_label(item.author, item.scope, item.user_id)
+    flags = [] if written is None else [written]
+    flags.append(f"priority {item.priority:.1f}")
     if item.progress:
         flags.append(f"{item.progress:.0%} done")
     if item.blocking:

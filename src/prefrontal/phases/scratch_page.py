@@ -13,6 +13,7 @@ from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
 from prefrontal.object_cache import ObjectCache
 from prefrontal.phases.fragments import fragment, input_terms, loaded, made_once
+from prefrontal.phases.origins import author_label
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
@@ -75,8 +76,10 @@ async def run(turn: TurnState) -> PhaseOutcome:
 
 
 def entry_text(entry: Observation) -> str:
-    """``Kind (owner): content``, the content as data."""
-    return f"{LABELS[entry.kind]} ({entry.owner.value}): {as_data(entry.content, opens_line=False)}"
+    """``Kind (owner): content``, the content as data; ``Kind (by KEY): ...`` when a key wrote
+    it, ``Kind (shared by NAME): ...`` when it is shared (:func:`author_label`)."""
+    who = author_label(entry.author, entry.scope, entry.user_id) or entry.owner.value
+    return f"{LABELS[entry.kind]} ({who}): {as_data(entry.content, opens_line=False)}"
 
 
 def entry_fragment(turn: TurnState, entry: Observation, rank: int) -> Fragment:

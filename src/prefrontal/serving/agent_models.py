@@ -145,6 +145,10 @@ class GoalOut(Out):
     status: FrontalStatus
     owner: Owner
     scope: Scope
+    author: str | None = Field(
+        description="Who wrote it last: the writing key's name, `owner` (the agent file), "
+        "`agent` (the agent's own tool call) or none (the application in process)."
+    )
     version: int
     updated_at: datetime
 
@@ -183,6 +187,10 @@ class ScratchOut(Out):
     content: str
     priority: float
     owner: Owner
+    scope: Scope
+    author: str | None = Field(
+        description="Who wrote it last: the writing key's name, `owner`, `agent` or none."
+    )
     resolved: bool
     outcome: str | None
     version: int

@@ -28,10 +28,11 @@ from prefrontal.serving.agent_models import (
     ScratchBody,
     ScratchOut,
 )
-from prefrontal.serving.keys import Right
-from prefrontal.serving.mcp_rights import require
+from prefrontal.serving.mcp_rights import author_in, require
+from prefrontal.serving.rights import Operation, needed
 from prefrontal.serving.service import Service
 from prefrontal.stores.frontal_cortex import FrontalKind, FrontalStatus
+from prefrontal.stores.records import OwnedRecord
 from prefrontal.stores.scratch_page import ScratchKind
 from prefrontal.stores.tenancy import Tenant
 
@@ -62,6 +63,16 @@ async def _tool_call(call: Callable[[], Awaitable[T]]) -> T:
         raise ToolError(f"{error}: use an id from your context or a previous tool call") from None
 
 
+async def _may_change(
+    ctx: Context[Any, Any], operation: Operation, find: Callable[[], Awaitable[OwnedRecord]]
+) -> None:
+    """A tool error unless the call may do ``operation`` on the item ``find()`` returns: the
+    right for a private item first, then the one its scope needs (``write_shared`` if shared)."""
+    require(ctx, needed(operation))
+    item = await _tool_call(find)
+    require(ctx, needed(operation, item.scope))
+
+
 # One nested function per tool, like serving/mcp_tools.py: long, but flat.
 def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) -> None:
     """Add the agent-state tools to ``server``, acting for ``tenant``."""
@@ -84,13 +95,15 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
         It appears in your context on every later turn until you complete it. Returns its
         `item_id` and `version`.
         """
-        require(ctx, Right.WRITE)
+        require(ctx, needed(Operation.ADD_GOAL))
         body = GoalBody(
             user_id=tenant.user_id, title=title, detail=detail, priority=priority, kind=kind
         )
         extra = body.model_dump(include={"detail", "priority", "owner", "tags", "scope"})
         item = await _tool_call(
-            lambda: agents.add_item(tenant, FrontalKind(body.kind), body.title, **extra)
+            lambda: agents.add_item(
+                tenant, FrontalKind(body.kind), body.title, author=author_in(ctx), **extra
+            )
         )
         return GoalOut.of(item)
 
@@ -116,7 +129,7 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
         """Call when you made progress on a goal, it became blocked or unblocked, or its
         priority changed. The next turn's context shows the goal as you leave it.
         """
-        require(ctx, Right.WRITE)
+        await _may_change(ctx, Operation.CHANGE_GOAL, lambda: agents.get_item(tenant, goal_id))
         body = GoalUpdateBody(
             user_id=tenant.user_id,
             progress=progress,
@@ -130,7 +143,11 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
             raise ToolError("nothing to change: give progress, status, priority or detail")
         item = await _tool_call(
             lambda: agents.update_item(
-                tenant, goal_id, expected_version=body.expected_version, **changes
+                tenant,
+                goal_id,
+                expected_version=body.expected_version,
+                author=author_in(ctx),
+                **changes,
             )
         )
         return GoalOut.of(item)
@@ -143,9 +160,11 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
 
         It leaves your context; the next turn notes it as done once.
         """
-        require(ctx, Right.WRITE)
+        await _may_change(ctx, Operation.CHANGE_GOAL, lambda: agents.get_item(tenant, goal_id))
         item = await _tool_call(
-            lambda: agents.complete(tenant, goal_id, expected_version=expected_version)
+            lambda: agents.complete(
+                tenant, goal_id, expected_version=expected_version, author=author_in(ctx)
+            )
         )
         return GoalOut.of(item)
 
@@ -160,10 +179,12 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
         """Call when you notice something the next turns should keep in mind but that is not
         a durable fact about the user (use `remember` for those): e.g. 'the user seems rushed'.
         """
-        require(ctx, Right.WRITE)
+        require(ctx, needed(Operation.NOTE))
         body = ScratchBody(user_id=tenant.user_id, content=content, priority=priority)
         entry = await _tool_call(
-            lambda: agents.note_observation(tenant, body.content, priority=body.priority)
+            lambda: agents.note_observation(
+                tenant, body.content, priority=body.priority, author=author_in(ctx)
+            )
         )
         return ScratchOut.of(entry)
 
@@ -178,12 +199,14 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
         """Call when you see a risk to the user's goals (a deadline at stake, a conflict, a
         missing approval). It is shown first in your context until resolved.
         """
-        require(ctx, Right.WRITE)
+        require(ctx, needed(Operation.NOTE))
         body = ScratchBody(
             user_id=tenant.user_id, content=content, priority=priority, kind=ScratchKind.RISK_ALERT
         )
         entry = await _tool_call(
-            lambda: agents.note_risk(tenant, body.content, priority=body.priority)
+            lambda: agents.note_risk(
+                tenant, body.content, priority=body.priority, author=author_in(ctx)
+            )
         )
         return ScratchOut.of(entry)
 
@@ -198,11 +221,13 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
         """Call before an action that needs the user's yes (a booking, a send, a purchase):
         it stays in your context as awaiting confirmation until you resolve it.
         """
-        require(ctx, Right.WRITE)
+        require(ctx, needed(Operation.NOTE))
         body = ScratchBody(
             user_id=tenant.user_id, content=question, kind=ScratchKind.PENDING_CONFIRMATION
         )
-        entry = await _tool_call(lambda: agents.ask_confirmation(tenant, body.content))
+        entry = await _tool_call(
+            lambda: agents.ask_confirmation(tenant, body.content, author=author_in(ctx))
+        )
         return ScratchOut.of(entry)
 
     @server.tool(title="Resolve a confirmation", annotations=WRITE)
@@ -215,7 +240,7 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
         expected_version: ExpectedVersion = None,
     ) -> ScratchOut:
         """Call once the user answered a pending confirmation (yes or no)."""
-        require(ctx, Right.WRITE)
+        await _may_change(ctx, Operation.RESOLVE, lambda: agents.get_entry(tenant, entry_id))
         body = ResolveBody(
             user_id=tenant.user_id,
             outcome="confirmed" if confirmed else "declined",
@@ -223,7 +248,11 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
         )
         entry = await _tool_call(
             lambda: agents.resolve(
-                tenant, entry_id, outcome=body.outcome, expected_version=body.expected_version
+                tenant,
+                entry_id,
+                outcome=body.outcome,
+                expected_version=body.expected_version,
+                author=author_in(ctx),
             )
         )
         return ScratchOut.of(entry)

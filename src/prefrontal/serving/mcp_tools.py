@@ -36,7 +36,6 @@ from pydantic import Field
 
 from prefrontal.errors import NotFoundError, TurnConflictError
 from prefrontal.ids import NUMBER_ONLY, Id
-from prefrontal.serving.keys import Right
 from prefrontal.serving.mcp_agent_tools import register_agent_tools
 from prefrontal.serving.mcp_errors import PrefrontalMCP
 from prefrontal.serving.mcp_rights import grant_in, require
@@ -54,6 +53,7 @@ from prefrontal.serving.models import (
     ToolCallBody,
     TraceOut,
 )
+from prefrontal.serving.rights import Operation, needed
 from prefrontal.serving.service import Service
 from prefrontal.serving.version import package_version
 from prefrontal.stores.long_term import MemoryKind
@@ -123,7 +123,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         conversation and the long-term memories relevant to the message, within a token
         budget. Read it before answering, and keep `turn_id` for `end_turn`.
         """
-        require(ctx, Right.READ)
+        require(ctx, needed(Operation.START_TURN))
         turn = await service.start_turn(
             TurnRequest(
                 agent_id=tenant.agent_id,
@@ -166,7 +166,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         Calling it twice for one turn with the same reply is harmless (the second call writes
         nothing); another reply for a turn already ended is an error.
         """
-        require(ctx, Right.WRITE)
+        require(ctx, needed(Operation.END_TURN))
         try:
             return await service.end_turn(
                 tenant, turn_id, reply, tool_calls=tool_calls, outcome=outcome
@@ -194,7 +194,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         hits join the session's working memory, so the next turn can reuse them. Use it
         mid-answer for something `start_turn`'s context did not cover.
         """
-        require(ctx, Right.READ)
+        require(ctx, needed(Operation.RECALL))
         return await service.recall(tenant, query, top_k=top_k, session_id=session_id)
 
     @server.tool(
@@ -228,7 +228,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
 
         Returns the stored memory with its `item_id` (what `forget` takes).
         """
-        require(ctx, Right.WRITE)
+        require(ctx, needed(Operation.REMEMBER))
         body = RememberBody(
             user_id=tenant.user_id,
             content=content,
@@ -263,7 +263,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         """
         scope = await service.scope_of(tenant, memory_id)
         shared = scope is Scope.SHARED
-        require(ctx, Right.WRITE_SHARED if shared else Right.WRITE)
+        require(ctx, needed(Operation.CHANGE_MEMORY, scope or Scope.PRIVATE))
         return await service.forget(tenant, memory_id, shared=shared)
 
     @server.tool(
@@ -278,7 +278,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
 
         Use it to explain a slow turn or a context that missed something.
         """
-        require(ctx, Right.READ)
+        require(ctx, needed(Operation.READ_TRACE))
         try:
             return await service.trace(tenant, turn_id)
         except NotFoundError as error:

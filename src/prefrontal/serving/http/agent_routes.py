@@ -13,11 +13,14 @@
     POST   /v1/scratch                         note an observation, a risk, a confirmation
     POST   /v1/scratch/{item_id}/resolve       confirmed, declined or resolved
 
-Reads need the ``read`` right, goal and scratch changes ``write`` (and
-``write_shared`` for a shared one), the profile ``administer``. A change
-over a version the caller did not read is refused with 409 (problem+json),
-never applied silently. Included in the application by
-:func:`agent_router`.
+Each route asks the one table of rights
+(:data:`prefrontal.serving.rights.RULES`): reads need ``read``; adding,
+changing, completing, abandoning or resolving needs ``write`` for a private
+item and ``write_shared`` for a shared one (the item's own scope, looked up
+before the change); the profile needs ``administer``. Every item written
+records the caller's key as its author. A change over a version the caller
+did not read is refused with 409 (problem+json), never applied silently.
+Included in the application by :func:`agent_router`.
 """
 
 from __future__ import annotations
@@ -43,10 +46,11 @@ from prefrontal.serving.agent_models import (
 from prefrontal.serving.http.auth import grant_of, require, tenant_for
 from prefrontal.serving.http.problems import PROBLEM_JSON
 from prefrontal.serving.http.responses import NOT_FOUND, WITH_BODY
-from prefrontal.serving.keys import KeyGrant, KeyRing, Right
+from prefrontal.serving.keys import KeyGrant, KeyRing
+from prefrontal.serving.rights import Operation, needed
 from prefrontal.serving.service import Service
 from prefrontal.stores.frontal_cortex import FrontalKind
-from prefrontal.stores.tenancy import Scope, Tenant
+from prefrontal.stores.tenancy import Tenant
 
 T = TypeVar("T")
 
@@ -68,11 +72,11 @@ def _caller(request: Request) -> KeyGrant:
 Caller = Annotated[KeyGrant, Depends(_caller)]
 
 
-def _agent_tenant(grant: KeyGrant, agent_id: str) -> Tenant:
-    """The profile's tenant: the key's own agent, with the administer right."""
+def _agent_tenant(grant: KeyGrant, agent_id: str, operation: Operation) -> Tenant:
+    """The profile's tenant: the key's own agent, with the right ``operation`` needs."""
     if agent_id != grant.agent_id:
         raise HTTPException(403, f"This API key may not act for agent {agent_id!r}.")
-    require(grant, Right.ADMINISTER)
+    require(grant, needed(operation))
     return Tenant(agent_id=agent_id, user_id=grant.name)
 
 
@@ -93,7 +97,7 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     @router.get("/agents/{agent_id}/profile", tags=["agents"])
     async def get_profile(agent_id: PathId, grant: Caller) -> ProfileOut:
         """The agent's profile: identity, values, rules, modes and capabilities."""
-        profile = await agents.get_profile(_agent_tenant(grant, agent_id))
+        profile = await agents.get_profile(_agent_tenant(grant, agent_id, Operation.READ_PROFILE))
         if profile is None:
             raise NotFoundError(f"agent {agent_id!r} has no profile")
         return ProfileOut.of(profile)
@@ -101,7 +105,7 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     @router.put("/agents/{agent_id}/profile", tags=["agents"])
     async def put_profile(agent_id: PathId, body: ProfileBody, grant: Caller) -> ProfileOut:
         """Set the agent's profile; the next turn of every user shows it."""
-        tenant = _agent_tenant(grant, agent_id)
+        tenant = _agent_tenant(grant, agent_id, Operation.SET_PROFILE)
         fields: dict[str, Any] = body.model_dump(exclude={"expected_version"})
         profile = await _versioned(
             lambda: agents.set_profile(tenant, expected_version=body.expected_version, **fields)
@@ -111,14 +115,14 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     @router.get("/goals", tags=["goals"])
     async def list_goals(user_id: UserQuery, grant: Caller) -> list[GoalOut]:
         """The user's goals, pending actions and open questions, newest change first."""
-        require(grant, Right.READ)
+        require(grant, needed(Operation.READ_GOALS))
         tenant = tenant_for(grant, user_id)
         return [GoalOut.of(i) for i in await agents.list_items(tenant, limit=LIST_LIMIT)]
 
     @router.post("/goals", status_code=201, tags=["goals"])
     async def add_goal(body: GoalBody, grant: Caller) -> GoalOut:
         """Add a goal, a pending action or an open question."""
-        require(grant, Right.WRITE_SHARED if body.scope is Scope.SHARED else Right.WRITE)
+        require(grant, needed(Operation.ADD_GOAL, body.scope))
         tenant = tenant_for(grant, body.user_id)
         fields = body.model_dump(exclude={"user_id", "kind", "title", "item_id", "scope"})
         item = await _versioned(
@@ -128,6 +132,7 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
                 body.title,
                 item_id=body.item_id,
                 scope=body.scope,
+                author=grant.name,
                 **fields,
             )
         )
@@ -135,43 +140,49 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
 
     @router.patch("/goals/{item_id}", tags=["goals"])
     async def update_goal(item_id: PathId, body: GoalUpdateBody, grant: Caller) -> GoalOut:
-        """Change a goal's progress, status, priority or wording."""
-        require(grant, Right.WRITE)
-        tenant = tenant_for(grant, body.user_id)
+        """Change a goal's progress, status, priority or wording (a shared one needs
+        ``write_shared``)."""
+        tenant = await _goal_writer(grant, body.user_id, item_id)
         changes = body.changes()
         if not changes:
             raise HTTPException(422, "Nothing to change: give progress, status, priority or text.")
         item = await _versioned(
             lambda: agents.update_item(
-                tenant, item_id, expected_version=body.expected_version, **changes
+                tenant,
+                item_id,
+                expected_version=body.expected_version,
+                author=grant.name,
+                **changes,
             )
         )
         return GoalOut.of(item)
 
     @router.post("/goals/{item_id}/complete", tags=["goals"])
     async def complete_goal(item_id: PathId, body: VersionBody, grant: Caller) -> GoalOut:
-        """Mark a goal (action, question) done."""
-        require(grant, Right.WRITE)
-        tenant = tenant_for(grant, body.user_id)
+        """Mark a goal (action, question) done (a shared one needs ``write_shared``)."""
+        tenant = await _goal_writer(grant, body.user_id, item_id)
         item = await _versioned(
-            lambda: agents.complete(tenant, item_id, expected_version=body.expected_version)
+            lambda: agents.complete(
+                tenant, item_id, expected_version=body.expected_version, author=grant.name
+            )
         )
         return GoalOut.of(item)
 
     @router.post("/goals/{item_id}/abandon", tags=["goals"])
     async def abandon_goal(item_id: PathId, body: VersionBody, grant: Caller) -> GoalOut:
-        """Mark a goal (action, question) cancelled."""
-        require(grant, Right.WRITE)
-        tenant = tenant_for(grant, body.user_id)
+        """Mark a goal (action, question) cancelled (a shared one needs ``write_shared``)."""
+        tenant = await _goal_writer(grant, body.user_id, item_id)
         item = await _versioned(
-            lambda: agents.abandon(tenant, item_id, expected_version=body.expected_version)
+            lambda: agents.abandon(
+                tenant, item_id, expected_version=body.expected_version, author=grant.name
+            )
         )
         return GoalOut.of(item)
 
     @router.get("/scratch", tags=["scratch"])
     async def list_scratch(user_id: UserQuery, grant: Caller) -> list[ScratchOut]:
         """The user's active scratch page, most important first."""
-        require(grant, Right.READ)
+        require(grant, needed(Operation.READ_SCRATCH))
         tenant = tenant_for(grant, user_id)
         entries = await agents.active_entries(tenant, limit=LIST_LIMIT)
         return [ScratchOut.of(e) for e in entries]
@@ -179,26 +190,47 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     @router.post("/scratch", status_code=201, tags=["scratch"])
     async def add_scratch(body: ScratchBody, grant: Caller) -> ScratchOut:
         """Note an observation, a risk alert or a pending confirmation."""
-        require(grant, Right.WRITE)
+        require(grant, needed(Operation.NOTE))
         tenant = tenant_for(grant, body.user_id)
         fields = body.model_dump(exclude={"user_id", "content", "kind", "item_id"})
         entry = await _versioned(
             lambda: agents.note(
-                tenant, body.content, kind=body.kind, item_id=body.item_id, **fields
+                tenant,
+                body.content,
+                kind=body.kind,
+                item_id=body.item_id,
+                author=grant.name,
+                **fields,
             )
         )
         return ScratchOut.of(entry)
 
     @router.post("/scratch/{item_id}/resolve", tags=["scratch"])
     async def resolve_scratch(item_id: PathId, body: ResolveBody, grant: Caller) -> ScratchOut:
-        """Resolve an entry: ``confirmed``, ``declined`` or ``resolved``."""
-        require(grant, Right.WRITE)
+        """Resolve an entry: ``confirmed``, ``declined`` or ``resolved`` (a shared one needs
+        ``write_shared``)."""
+        require(grant, needed(Operation.RESOLVE))
         tenant = tenant_for(grant, body.user_id)
-        entry = await _versioned(
+        entry = await agents.get_entry(tenant, item_id)
+        require(grant, needed(Operation.RESOLVE, entry.scope))
+        resolved = await _versioned(
             lambda: agents.resolve(
-                tenant, item_id, outcome=body.outcome, expected_version=body.expected_version
+                tenant,
+                item_id,
+                outcome=body.outcome,
+                expected_version=body.expected_version,
+                author=grant.name,
             )
         )
-        return ScratchOut.of(entry)
+        return ScratchOut.of(resolved)
+
+    async def _goal_writer(grant: KeyGrant, user_id: str, item_id: str) -> Tenant:
+        """The tenant whose goal ``item_id`` ``grant`` may change: 403 without the right its
+        scope needs, 404 when the tenant has no such item."""
+        require(grant, needed(Operation.CHANGE_GOAL))
+        tenant = tenant_for(grant, user_id)
+        item = await agents.get_item(tenant, item_id)
+        require(grant, needed(Operation.CHANGE_GOAL, item.scope))
+        return tenant
 
     return router
