@@ -78,7 +78,8 @@ class Right(StrEnum):
     ERASE = "erase"
     """Erase everything of one of its users."""
     ADMINISTER = "administer"
-    """Read and set the agent's profile; start a turn in any of its modes."""
+    """Read and set the agent's profile; start a turn in any of its modes; see every turn of
+    the agent in the trace viewer."""
 
 
 DEFAULT_RIGHTS: tuple[Right, ...] = (Right.READ, Right.WRITE, Right.ERASE)

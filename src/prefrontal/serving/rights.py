@@ -44,6 +44,7 @@ class Operation(StrEnum):
     READ_SCRATCH = "list the scratch page"
     NOTE = "note an observation, a risk or a confirmation"
     RESOLVE = "resolve a scratch entry"
+    VIEW_TRACES = "see every turn of the agent in the trace viewer"
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,11 @@ RULES: tuple[Rule, ...] = (
         Operation.NOTE, ("POST /v1/scratch",), ("note_observation", "note_risk", "ask_confirmation")
     ),
     _scoped(Operation.RESOLVE, ("POST /v1/scratch/{item_id}/resolve",), ("resolve_confirmation",)),
+    _same(
+        Operation.VIEW_TRACES,
+        Right.ADMINISTER,
+        ("GET /ui", "GET /ui/turns/{turn_id}", "GET /ui/compare", "POST /ui/signin"),
+    ),
 )
 """Every operation of the HTTP API and the MCP tools, once."""
 
