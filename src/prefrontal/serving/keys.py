@@ -200,6 +200,7 @@ def key_entry(
     agent_id: str,
     users: Sequence[str],
     rights: Sequence[Right] = DEFAULT_RIGHTS,
+    modes: Sequence[str] = (),
 ) -> str:
     """The keys-file entry (JSON) for ``key``: its hash, never the key."""
     grant = KeyGrant(
@@ -208,6 +209,7 @@ def key_entry(
         agent_id=agent_id,
         users=tuple(users),
         rights=tuple(rights),
+        modes=tuple(modes),
     )
     return json.dumps(grant.model_dump(mode="json"))
 

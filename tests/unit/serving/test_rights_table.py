@@ -9,8 +9,9 @@ from types import ModuleType
 import pytest
 from fastapi.routing import APIRoute
 
+from prefrontal.errors import ConfigurationError
 from prefrontal.serving.http.app import create_app
-from prefrontal.serving.keys import KeyGrant, KeyRing, Right, hash_key
+from prefrontal.serving.keys import KeyGrant, KeyRing, Right, hash_key, key_entry
 from prefrontal.serving.mcp_tools import build_mcp
 from prefrontal.serving.rights import RULES, Operation, may_choose_mode, needed, rights_markdown
 from prefrontal.serving.service import Service
@@ -140,3 +141,15 @@ def test_ordinary_names_are_not_reserved() -> None:
     for name in ("maya-web", "curator", "calendar", "bank-kyc-service", "agentic-ops"):
         assert not is_reserved(name)
         grant(name=name)
+
+
+def test_a_keys_file_entry_names_the_modes_a_key_may_pick() -> None:
+    """``modes`` round-trips through a keys-file entry; a reserved key name is a config error."""
+    entry = key_entry("k", name="trainer", agent_id="atlas", users=["maya"], modes=["training"])
+    ring = KeyRing.parse('{"keys": [' + entry + "]}", origin="test")
+    found = ring.authenticate("k")
+    assert found is not None and found.modes == ("training",)
+    assert may_choose_mode(found, "training", "support")
+    reserved = entry.replace('"trainer"', '"Agent"')
+    with pytest.raises(ConfigurationError, match="reserved"):
+        KeyRing.parse('{"keys": [' + reserved + "]}", origin="test")
