@@ -2,12 +2,15 @@
 
 Risk alerts and pending confirmations come first; among the rest, entries
 whose tags match the input or focus are kept before those that do not.
+Every line carries the entry's handle (``Risk alert #482913 (agent): ...``),
+which the tools and routes take to resolve it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Set
 
+from prefrontal.agents.handles import handle_of
 from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
@@ -75,8 +78,9 @@ async def run(turn: TurnState) -> PhaseOutcome:
 
 
 def entry_text(entry: Observation) -> str:
-    """``Kind (owner): content``, the content as data."""
-    return f"{LABELS[entry.kind]} ({entry.owner.value}): {as_data(entry.content, opens_line=False)}"
+    """``Kind #handle (owner): content``, the content as data."""
+    content = as_data(entry.content, opens_line=False)
+    return f"{LABELS[entry.kind]} {handle_of(entry)} ({entry.owner.value}): {content}"
 
 
 def entry_fragment(turn: TurnState, entry: Observation, rank: int) -> Fragment:
