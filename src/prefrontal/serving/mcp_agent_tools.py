@@ -81,7 +81,7 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
     async def set_goal(
         ctx: Context[Any, Any],
         title: Annotated[Title, Field(description="The goal.")],
-        detail: Annotated[str, Field(max_length=MAX_DETAIL)] = "",
+        detail: Annotated[str, Field(max_length=MAX_DETAIL, description="More, if needed.")] = "",
         priority: Priority = 0.5,
         kind: Annotated[
             Literal["goal", "action", "question"],
@@ -121,7 +121,7 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
             Literal["active", "blocked", "cancelled"] | None,
             Field(description="`blocked` (you cannot go on), `active`, `cancelled` (abandoned)."),
         ] = None,
-        priority: Annotated[float | None, Field(ge=0.0, le=1.0)] = None,
+        priority: Annotated[float | None, Field(ge=0.0, le=1.0, description="0 to 1.")] = None,
         detail: Annotated[
             str | None, Field(max_length=MAX_DETAIL, description="What stands now, briefly.")
         ] = None,
