@@ -13,6 +13,7 @@ from prefrontal.stores.scratch_page import ScratchKind
 from prefrontal.stores.tenancy import Scope, Tenant
 from tests.conftest import fixed_clock
 from tests.servers.test_agent_loop import ticking
+from tests.servers.test_agent_rights import unhandled
 
 pytestmark = pytest.mark.anyio
 
@@ -65,7 +66,7 @@ async def test_the_context_says_who_wrote_each_goal_and_entry(stores: Stores) ->
     await api.note_risk(MAYA, "Agent risk.", author=AGENT, priority=0.7)
     await api.note(MAYA, "Team note.", kind=ScratchKind.OBSERVATION, scope=Scope.SHARED)
     request = TurnRequest(agent_id="atlas", user_id="maya", session_id="s", user_input="Status?")
-    text = (await orchestrator.start_turn(request)).bundle.text
+    text = unhandled((await orchestrator.start_turn(request)).bundle.text)
     for line in (
         "Goal (shared by curator, priority 0.5): Team goal",
         "Goal (shared by owner, priority 0.5): File goal",

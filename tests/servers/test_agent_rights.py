@@ -8,6 +8,7 @@ over the in-memory, SQLite and PostgreSQL stores, driven by real clients.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -121,8 +122,12 @@ async def context_of(
     body = {"user_id": user, "session_id": f"s-{user}", "user_input": says}
     response = await client.post("/v1/turns", json=body, headers=auth(key))
     assert response.status_code == 200, response.text
-    text: str = response.json()["text"]
-    return text
+    return unhandled(response.json()["text"])
+
+
+def unhandled(context: str) -> str:
+    """``context`` without the items' handles (``Goal #482913 (...)`` reads ``Goal (...)``)."""
+    return re.sub(r" #\d{6}\b", "", context)
 
 
 # ------------------------------------------------------------------------------------ HTTP
@@ -327,7 +332,8 @@ async def test_a_users_key_cannot_change_a_shared_goal_or_entry_through_the_mcp_
             assert all("write_shared" in text for _, text in attempts)
             failed, started = await tool(client, "start_turn", {"message": "What now?"})
             assert not failed and EVIL not in started["context"]
-            assert "Goal (shared by curator, priority 0.5): Ship the launch" in started["context"]
+            seen = unhandled(started["context"])
+            assert "Goal (shared by curator, priority 0.5): Ship the launch" in seen
         async with http_client(url, KEYS["curator"][0]) as client:
             failed, moved = await tool(
                 client, "update_goal", {"goal_id": goal.item_id, "progress": 0.5}
@@ -350,7 +356,7 @@ async def test_what_a_users_key_notes_through_the_mcp_tools_names_the_key(world:
         assert not failed
         failed, started = await tool(client, "start_turn", {"message": "What now?"})
         assert not failed
-        context = started["context"]
+        context = unhandled(started["context"])
         assert "Risk alert (by maya): Wire the deposit now." in context, context
         assert "Action (by maya, priority 0.5, owner agent): Wire it" in context
         assert "Risk alert (agent)" not in context

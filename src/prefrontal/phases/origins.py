@@ -18,7 +18,7 @@ comes from the writer's grant, never from what it wrote
 from __future__ import annotations
 
 from prefrontal.bundle.fence import as_data, speaker_label
-from prefrontal.stores.authors import TRUSTED
+from prefrontal.stores.authors import HOLDER, OWNER, TRUSTED
 from prefrontal.stores.long_term import AUTHOR_KEY, SOURCE_KEY, MemoryItem
 from prefrontal.stores.tenancy import Scope
 
@@ -49,11 +49,13 @@ def origin_label(item: MemoryItem) -> str:
 def author_label(author: str | None, scope: Scope, user_id: str) -> str | None:
     """Who wrote a goal or scratch entry, as its label says it, or ``None`` when it needs none.
 
-    ``shared by NAME`` for a shared item (its author, else the user it was
-    written for); ``by KEY`` for a private one a key wrote.
+    ``shared by NAME`` for a shared item (its author; else ``owner`` for the
+    agent's own, the user it was written for otherwise); ``by KEY`` for a
+    private one a key wrote.
     """
     if scope is Scope.SHARED:
-        return f"shared by {as_data(author or user_id, opens_line=False)}"
+        writer = author or (OWNER if user_id == HOLDER else user_id)
+        return f"shared by {as_data(writer, opens_line=False)}"
     if author is None or author in TRUSTED:
         return None
     return f"by {as_data(author, opens_line=False)}"

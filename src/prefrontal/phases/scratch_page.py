@@ -2,12 +2,15 @@
 
 Risk alerts and pending confirmations come first; among the rest, entries
 whose tags match the input or focus are kept before those that do not.
+Every line carries the entry's handle (``Risk alert #482913 (agent): ...``),
+which the tools and routes take to resolve it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Set
 
+from prefrontal.agents.handles import handle_of
 from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
@@ -76,10 +79,11 @@ async def run(turn: TurnState) -> PhaseOutcome:
 
 
 def entry_text(entry: Observation) -> str:
-    """``Kind (owner): content``, the content as data; ``Kind (by KEY): ...`` when a key wrote
-    it, ``Kind (shared by NAME): ...`` when it is shared (:func:`author_label`)."""
+    """``Kind #handle (owner): content``, the content as data; ``(by KEY)`` instead of the
+    owner when a key wrote it, ``(shared by NAME)`` when it is shared (:func:`author_label`)."""
     who = author_label(entry.author, entry.scope, entry.user_id) or entry.owner.value
-    return f"{LABELS[entry.kind]} ({who}): {as_data(entry.content, opens_line=False)}"
+    content = as_data(entry.content, opens_line=False)
+    return f"{LABELS[entry.kind]} {handle_of(entry)} ({who}): {content}"
 
 
 def entry_fragment(turn: TurnState, entry: Observation, rank: int) -> Fragment:

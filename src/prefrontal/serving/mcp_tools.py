@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import anyio
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
@@ -286,3 +287,24 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
 
     register_agent_tools(server, service, tenant)
     return server
+
+
+def listed_tools() -> list[tuple[str, str]]:
+    """``(name, first sentence of its description)`` of every tool, as the server lists them.
+
+    Built over empty in-memory stores: what ``serve mcp --help`` prints.
+    """
+    from prefrontal.orchestrator import Orchestrator
+    from prefrontal.stores.records import utc_now
+    from prefrontal.stores.set import Stores
+
+    service = Service(Orchestrator(Stores.in_memory()), clock=utc_now)
+    server = build_mcp(service, Tenant(agent_id="agent", user_id="user"))
+    tools = anyio.run(server.list_tools)
+    return [(tool.name, _first_sentence(tool.description or "")) for tool in tools]
+
+
+def _first_sentence(text: str) -> str:
+    line = text.split("\n", 1)[0]
+    cut = line.find(". ")
+    return line if cut < 0 else line[: cut + 1]

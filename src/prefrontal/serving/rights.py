@@ -40,6 +40,7 @@ class Operation(StrEnum):
     SET_PROFILE = "set the agent's profile"
     READ_GOALS = "list goals, actions and questions"
     ADD_GOAL = "add a goal, action or question"
+    ADD_AGENT_GOAL = "add a goal, action or question of the agent's own (`belongs_to: agent`)"
     CHANGE_GOAL = "change, complete or abandon a goal, action or question"
     READ_SCRATCH = "list the scratch page"
     NOTE = "note an observation, a risk or a confirmation"
@@ -82,9 +83,14 @@ RULES: tuple[Rule, ...] = (
     ),
     _same(Operation.ERASE_USER, Right.ERASE, ("DELETE /v1/users/{user_id}",)),
     _same(Operation.READ_PROFILE, Right.ADMINISTER, ("GET /v1/agents/{agent_id}/profile",)),
-    _same(Operation.SET_PROFILE, Right.ADMINISTER, ("PUT /v1/agents/{agent_id}/profile",)),
+    _same(
+        Operation.SET_PROFILE,
+        Right.ADMINISTER,
+        ("PUT /v1/agents/{agent_id}/profile", "PATCH /v1/agents/{agent_id}/profile"),
+    ),
     _same(Operation.READ_GOALS, Right.READ, ("GET /v1/goals",)),
     _scoped(Operation.ADD_GOAL, ("POST /v1/goals",), ("set_goal",)),
+    _same(Operation.ADD_AGENT_GOAL, Right.ADMINISTER, ("POST /v1/goals",)),
     _scoped(
         Operation.CHANGE_GOAL,
         (

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["AGENT", "OWNER", "PREFRONTAL", "RESERVED", "TRUSTED", "is_reserved"]
+__all__ = ["AGENT", "HOLDER", "OWNER", "PREFRONTAL", "RESERVED", "TRUSTED", "is_reserved"]
 
 OWNER = "owner"
 """The owner's agent file (or the application, in process)."""
@@ -24,6 +24,9 @@ AGENT = "agent"
 """The agent itself: its MCP tool calls where no key is involved."""
 PREFRONTAL = "prefrontal"
 """prefrontal itself: what it drew from a finished turn."""
+HOLDER = "agent-file"
+"""The user id that holds the agent's own items (``AGENT_HOLDER`` of :mod:`prefrontal.agents.api`):
+a shared item it holds without an author was the owner's."""
 
 TRUSTED = frozenset({OWNER, AGENT, PREFRONTAL})
 """Authors whose private items need no label: the agent's own side."""

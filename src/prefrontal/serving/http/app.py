@@ -64,6 +64,7 @@ from prefrontal.serving.models import (
     TurnOut,
     UpdateBody,
 )
+from prefrontal.serving.readiness import agents_not_ready
 from prefrontal.serving.rights import Operation, needed
 from prefrontal.serving.service import Service
 from prefrontal.serving.ui import ui_router
@@ -242,13 +243,23 @@ def create_app(  # noqa: C901
 
     @app.get("/readyz", tags=["health"], responses=NOT_READY)
     async def readyz() -> Response:
-        """The stores answer (503 while they do not)."""
+        """The stores answer (503 while they do not), and which agents cannot be ready, and why.
+
+        ``agents_not_ready`` names each agent a key acts for whose turns
+        cannot be ready for the router (no profile), with the reason; when
+        no agent can be, the answer is 503.
+        """
         try:
             await service.check_ready()
+            agents = {grant.agent_id for grant in keys.grants}
+            not_ready = await agents_not_ready(service.stores, agents)
         except Exception as error:
             _log.warning("not_ready", error=repr(error))
             return problem(503, "The memory stores are not reachable.")
-        return JSONResponse({"status": "ready"})
+        if agents and len(not_ready) == len(agents):
+            listed = "; ".join(f"{agent}: {why}" for agent, why in not_ready.items())
+            return problem(503, f"No agent can be ready: {listed}")
+        return JSONResponse({"status": "ready", "agents_not_ready": not_ready})
 
     if metrics is not None:
         exposition = metrics
