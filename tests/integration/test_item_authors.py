@@ -51,13 +51,18 @@ async def test_an_update_cannot_make_a_private_item_shared(stores: Stores) -> No
 
 
 async def test_the_context_says_who_wrote_each_goal_and_entry(stores: Stores) -> None:
-    """Shared items name their writer (or the user they were written for), a key's private items
-    name the key, the agent's own and the application's carry no label."""
-    orchestrator = Orchestrator(stores, OrchestratorConfig(deadline_ms=60_000), clock=ticking())
+    """Items users shared name their writer (or the user), items a key wrote last name the key
+    (the agent's own included), the agent's own side carries no label."""
+    config = OrchestratorConfig.model_validate(
+        {"deadline_ms": 60_000, "frontal_cortex": {"active_goals": 10}}
+    )
+    orchestrator = Orchestrator(stores, config, clock=ticking())
     api = orchestrator.agents
     await api.set_profile(MAYA, name="Atlas")
     await api.add_item(MAYA, FrontalKind.GOAL, "Team goal", scope=Scope.SHARED, author="curator")
-    await api.add_item(MAYA, FrontalKind.GOAL, "File goal", scope=Scope.SHARED, author=OWNER)
+    await api.add_item(MAYA, FrontalKind.GOAL, "File goal", for_agent=True, author=OWNER)
+    moved = await api.add_item(MAYA, FrontalKind.GOAL, "Moved goal", for_agent=True, author=OWNER)
+    await api.update_item(MAYA, moved.item_id, progress=0.5, author="curator")
     await api.add_item(SAM, FrontalKind.GOAL, "Old shared goal", scope=Scope.SHARED)
     await api.add_item(MAYA, FrontalKind.ACTION, "Key action", author="maya-web")
     await api.add_item(MAYA, FrontalKind.GOAL, "Own goal", priority=0.4, author=AGENT)
@@ -69,7 +74,8 @@ async def test_the_context_says_who_wrote_each_goal_and_entry(stores: Stores) ->
     text = unhandled((await orchestrator.start_turn(request)).bundle.text)
     for line in (
         "Goal (shared by curator, priority 0.5): Team goal",
-        "Goal (shared by owner, priority 0.5): File goal",
+        "Goal (priority 0.5): File goal",
+        "Goal (by curator, priority 0.5, 50% done): Moved goal",
         "Goal (shared by sam, priority 0.5): Old shared goal",
         "Action (by maya-web, priority 0.5, owner agent): Key action",
         "Goal (priority 0.4): Own goal",

@@ -38,7 +38,7 @@ def keys_file(tmp_path: Path) -> Path:
             rights=(Right.READ, Right.WRITE, Right.ADMINISTER),
         ),
         KeyGrant(
-            name="agent",
+            name="planner",
             sha256=hash_key(SHARED_KEY),
             agent_id="atlas",
             users=("*",),

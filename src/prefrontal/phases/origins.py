@@ -7,9 +7,9 @@ tool, an import), ``(from NAME, by KEY)`` when a key wrote it. A line
 without a label is the user's own memory.
 
 Goals, actions, questions and scratch entries say who wrote them the same
-way (:func:`author_label`): ``shared by NAME`` for every shared one (``owner``
-for the owner's agent file), ``by KEY`` for a private one a key wrote; the
-agent's own and the application's need none. Every name in a label is
+way (:func:`author_label`): ``shared by NAME`` for every one a user shared,
+``by KEY`` for any other a key wrote last (the agent's own included); the
+agent's own side (its owner's file, its tools, the application) needs none. Every name in a label is
 rendered as data (:func:`~prefrontal.bundle.fence.as_data`), and every name
 comes from the writer's grant, never from what it wrote
 (:mod:`prefrontal.stores.authors`).
@@ -18,7 +18,7 @@ comes from the writer's grant, never from what it wrote
 from __future__ import annotations
 
 from prefrontal.bundle.fence import as_data, speaker_label
-from prefrontal.stores.authors import HOLDER, OWNER, TRUSTED
+from prefrontal.stores.authors import HOLDER, TRUSTED
 from prefrontal.stores.long_term import AUTHOR_KEY, SOURCE_KEY, MemoryItem
 from prefrontal.stores.tenancy import Scope
 
@@ -49,13 +49,13 @@ def origin_label(item: MemoryItem) -> str:
 def author_label(author: str | None, scope: Scope, user_id: str) -> str | None:
     """Who wrote a goal or scratch entry, as its label says it, or ``None`` when it needs none.
 
-    ``shared by NAME`` for a shared item (its author; else ``owner`` for the
-    agent's own, the user it was written for otherwise); ``by KEY`` for a
-    private one a key wrote.
+    ``shared by NAME`` for an item a user shared (its author, else that
+    user); ``by KEY`` for the agent's own item or a private one when a key
+    wrote it last; nothing for the agent's own side (the owner's file, the
+    agent's tools, the application in process).
     """
-    if scope is Scope.SHARED:
-        writer = author or (OWNER if user_id == HOLDER else user_id)
-        return f"shared by {as_data(writer, opens_line=False)}"
+    if scope is Scope.SHARED and user_id != HOLDER:
+        return f"shared by {as_data(author or user_id, opens_line=False)}"
     if author is None or author in TRUSTED:
         return None
     return f"by {as_data(author, opens_line=False)}"
