@@ -5,7 +5,8 @@ tool registered on it:
 
 * an argument the tool does not take is refused (as the HTTP API refuses an
   unknown field), and the tools' input schemas say so
-  (``additionalProperties: false``);
+  (``additionalProperties: false``); the list is compacted to what a model
+  needs to call the tools (:mod:`prefrontal.serving.mcp_schema`);
 * a failure becomes one sentence: the arguments that are wrong and why
   (never pydantic's help links), a token budget below the agent's floor
   (naming the floor), a turn or memory that is not there, a
@@ -34,17 +35,15 @@ from prefrontal.errors import (
 )
 from prefrontal.serving.failures import log_unexpected
 from prefrontal.serving.field_errors import summary
+from prefrontal.serving.mcp_schema import compact
 
 
 class PrefrontalMCP(MCPServer):
     """An MCP server whose tools refuse unknown arguments and fail in words (see the module)."""
 
     async def list_tools(self) -> list[Tool]:
-        """The tools, each input schema closed to arguments it does not name."""
-        tools = await super().list_tools()
-        return [
-            tool.model_copy(update={"input_schema": tool.input_schema | _closed}) for tool in tools
-        ]
+        """The tools, compacted, each input schema closed to arguments it does not name."""
+        return [compact(tool) for tool in await super().list_tools()]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Any = None
@@ -63,9 +62,6 @@ class PrefrontalMCP(MCPServer):
             return await super().call_tool(name, arguments, context)
         except ToolError as error:
             raise ToolError(actionable(name, error)) from None
-
-
-_closed = {"additionalProperties": False}
 
 
 def actionable(tool: str, error: ToolError) -> str:
