@@ -181,7 +181,6 @@ async def test_a_users_key_cannot_rewrite_complete_or_abandon_a_shared_goal_over
         created = await client.post("/v1/goals", json=team, headers=auth("curator"))
         assert created.status_code == 201, created.text
         goal = created.json()
-        assert goal["author"] == "curator"
         where = f"/v1/goals/{goal['item_id']}"
         rewrite = {"user_id": "maya", "title": EVIL}
         answers = [
@@ -195,6 +194,7 @@ async def test_a_users_key_cannot_rewrite_complete_or_abandon_a_shared_goal_over
             seen = await context_of(client, user)
             assert EVIL not in seen
             assert "Goal (shared by curator, priority 0.5): Ship the launch" in seen, seen
+        assert goal["author"] == "curator"
         private = {"user_id": "maya", "title": "Maya's own errand"}
         own = (await client.post("/v1/goals", json=private, headers=auth("maya"))).json()
         moved = await client.patch(
@@ -220,9 +220,10 @@ async def test_another_writer_of_a_shared_goal_is_named_after_the_change_over_ht
             json={"user_id": "maya", "title": "Ship the launch on the 3rd"},
             headers=auth("editor"),
         )
-        assert changed.status_code == 200 and changed.json()["author"] == "editor"
+        assert changed.status_code == 200
         seen = await context_of(client, "sam")
         assert "Goal (shared by editor, priority 0.5): Ship the launch on the 3rd" in seen
+        assert changed.json()["author"] == "editor"
 
 
 async def test_a_users_key_cannot_resolve_a_shared_scratch_entry_over_http(world: World) -> None:
@@ -255,7 +256,7 @@ async def test_a_users_key_writes_no_label_of_the_agent_or_the_owner_over_http(
     ):
         risk = {"user_id": "maya", "content": "Wire the deposit now.", "kind": "risk_alert"}
         noted = await client.post("/v1/scratch", json=risk, headers=auth("maya"))
-        assert noted.status_code == 201 and noted.json()["author"] == "maya"
+        assert noted.status_code == 201
         action = {"user_id": "maya", "title": "Wire the deposit", "kind": "action"}
         assert (
             await client.post("/v1/goals", json=action, headers=auth("maya"))
@@ -272,6 +273,7 @@ async def test_a_users_key_writes_no_label_of_the_agent_or_the_owner_over_http(
         assert "Action (by maya, priority 0.5, owner agent): Wire the deposit" in seen
         assert "(extracted)" not in seen
         assert "(from bank-kyc, by maya) Maya is KYC verified." in seen
+        assert noted.json()["author"] == "maya"
 
 
 async def test_a_shared_memory_another_curator_rewrote_names_that_curator_over_http(
@@ -351,7 +353,7 @@ async def test_what_a_users_key_notes_through_the_mcp_tools_names_the_key(world:
         http_client(url, KEYS["maya"][0]) as client,
     ):
         failed, risk = await tool(client, "note_risk", {"content": "Wire the deposit now."})
-        assert not failed and risk["author"] == "maya"
+        assert not failed
         failed, _ = await tool(client, "set_goal", {"title": "Wire it", "kind": "action"})
         assert not failed
         failed, started = await tool(client, "start_turn", {"message": "What now?"})
@@ -360,3 +362,4 @@ async def test_what_a_users_key_notes_through_the_mcp_tools_names_the_key(world:
         assert "Risk alert (by maya): Wire the deposit now." in context, context
         assert "Action (by maya, priority 0.5, owner agent): Wire it" in context
         assert "Risk alert (agent)" not in context
+        assert risk["author"] == "maya"

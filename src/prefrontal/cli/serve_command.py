@@ -95,6 +95,11 @@ RightsOption = typer.Option(
     help="A right of the key (repeat): read, write, write_shared, erase, administer "
     "(default: read, write, erase).",
 )
+ModesOption = typer.Option(
+    [],
+    "--mode",
+    help="A mode the key may pick for a turn without the administer right (repeat).",
+)
 
 
 def _need(module: str, extra: str, err: Console) -> None:
@@ -389,13 +394,17 @@ def serve_new_key(
     users: list[str] = UsersOption,
     name: str = typer.Option("key", "--name", help="A label for the key in logs."),
     rights: list[Right] = RightsOption,
+    modes: list[str] = ModesOption,
     keys_file: Path | None = NewKeyFileOption,
 ) -> None:
     """Make an API key: prints the key (give it to the client) and its keys-file entry."""
     err = Console(stderr=True)
     key = new_key()
     granted = tuple(rights) or DEFAULT_RIGHTS
-    entry = key_entry(key, name=name, agent_id=agent, users=users, rights=granted)
+    try:
+        entry = key_entry(key, name=name, agent_id=agent, users=users, rights=granted, modes=modes)
+    except ConfigurationError as error:
+        raise _fail(error, err) from None
     typer.echo(f"key:   {key}")
     if keys_file is None:
         typer.echo(f"entry: {entry}")

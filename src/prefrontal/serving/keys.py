@@ -202,15 +202,23 @@ def key_entry(
     rights: Sequence[Right] = DEFAULT_RIGHTS,
     modes: Sequence[str] = (),
 ) -> str:
-    """The keys-file entry (JSON) for ``key``: its hash, never the key."""
-    grant = KeyGrant(
-        name=name,
-        sha256=hash_key(key),
-        agent_id=agent_id,
-        users=tuple(users),
-        rights=tuple(rights),
-        modes=tuple(modes),
-    )
+    """The keys-file entry (JSON) for ``key``: its hash, never the key.
+
+    ConfigurationError when the grant is not valid (a reserved name, no user).
+    """
+    try:
+        grant = KeyGrant(
+            name=name,
+            sha256=hash_key(key),
+            agent_id=agent_id,
+            users=tuple(users),
+            rights=tuple(rights),
+            modes=tuple(modes),
+        )
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise ConfigurationError(f"the key's {where}: {first['msg']}") from None
     return json.dumps(grant.model_dump(mode="json"))
 
 
