@@ -25,7 +25,7 @@ from prefrontal.stores import sqlite
 from prefrontal.stores.frontal_cortex import FrontalQuery
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant
-from tests.servers.harness import DEADLINE, server_env
+from tests.servers.harness import DEADLINE, keys_document, server_env
 
 pytestmark = pytest.mark.anyio
 
@@ -168,7 +168,7 @@ async def test_apply_dry_run_prune_and_export_round_trip(tmp_path: Path) -> None
     assert await open_items(db) == {"dune": "active", "format": "active"}
     kept = prefrontal("agent", "apply", str(path), "--db", str(db))
     assert await open_items(db) == {"dune": "active", "format": "active"}
-    assert "0 retired" not in kept.stdout
+    assert "retired" not in kept.stdout
     pruned = prefrontal("agent", "apply", str(path), "--db", str(db), "--prune")
     assert "retired question:format" in pruned.stdout
     assert await open_items(db) == {"dune": "active", "format": "cancelled"}
@@ -202,3 +202,15 @@ def test_bench_works_within_the_admission_limit() -> None:
     ran = prefrontal("bench", "--turns", "3", "--rounds", "1", "--concurrent", "100", "--json")
     assert ran.returncode == 0, ran.stderr
     assert '"refused"' in ran.stdout
+
+
+def test_serve_http_refuses_an_agent_file_no_key_acts_for(tmp_path: Path) -> None:
+    """``serve http --agent-file sage.toml`` with keys only for other agents: exit 2, named."""
+    keys = tmp_path / "keys.json"
+    keys.write_text(keys_document(), encoding="utf-8")
+    ran = prefrontal(
+        "serve", "http", "--agent-file", str(sage_file(tmp_path)), "--keys-file", str(keys),
+        "--db", str(tmp_path / "http.db"), "--port", "0",
+    )  # fmt: skip
+    assert ran.returncode == 2
+    assert "'sage'" in ran.stderr and "no API key acts for it" in ran.stderr

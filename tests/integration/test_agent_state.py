@@ -12,8 +12,8 @@ import pytest
 
 from prefrontal import Orchestrator, OrchestratorConfig, Stores, TurnRequest
 from prefrontal.agents import AgentStateAPI
-from prefrontal.agents.handles import handle_of
 from prefrontal.errors import ConflictError, NotFoundError
+from prefrontal.handles import handle_of
 from prefrontal.stores.frontal_cortex import FrontalStatus
 from prefrontal.stores.tenancy import Tenant
 from tests.conftest import fixed_clock

@@ -6,7 +6,7 @@ scratch-page entries (phase 7) belong either to one user of the agent (the
 tenant that wrote them, private or shared) or to the agent itself (written
 by its owner: the agent file or ``for_agent=True``; shared with every user).
 A change names the item by its id or by the handle the context shows
-(:mod:`prefrontal.agents.handles`) and acts on an item the tenant sees: its
+(:mod:`prefrontal.handles`) and acts on an item the tenant sees: its
 own, the agent's, or one another user shared. Deciding who may change a
 shared one is the servers' job (the ``write_shared`` right); an item the
 tenant cannot see raises :class:`~prefrontal.errors.NotFoundError`.
@@ -35,9 +35,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from prefrontal.agents.handles import as_handle, pick
 from prefrontal.agents.merge_patch import merge_patch
 from prefrontal.errors import ConfigurationError, ConflictError, NotFoundError
+from prefrontal.handles import as_handle, pick
 from prefrontal.memory.api import new_ulid
 from prefrontal.stores.authors import HOLDER
 from prefrontal.stores.consciousness import AgentProfile

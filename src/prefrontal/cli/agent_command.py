@@ -21,9 +21,9 @@ import typer
 from prefrontal.agents import AgentStateAPI
 from prefrontal.agents.api import agent_tenant
 from prefrontal.agents.file import AgentFile, ApplyReport, apply, export, load
-from prefrontal.agents.handles import handle_of
 from prefrontal.cli.stores import DbOption, opened
 from prefrontal.errors import NotFoundError
+from prefrontal.handles import handle_of
 from prefrontal.phases.frontal_cortex import describe
 from prefrontal.serving.service import Service
 from prefrontal.stores.frontal_cortex import FrontalQuery

@@ -81,7 +81,7 @@ def missing_directory(db: str) -> Path | None:
     if db == MEMORY or SCHEME.match(db) or Path(db) == DEFAULT_DB:
         return None
     parent = Path(db).parent
-    return None if parent.is_dir() else parent
+    return None if parent.exists() else parent
 
 
 async def run_turn(
@@ -102,7 +102,7 @@ async def run_turn(
     seeding = is_new_database(db) if seed_demo is None else seed_demo
     async with opened(db) as stores:
         if seeding and await seed_if_empty(stores, request):
-            err.print(f"note: a new database; seeded the demo agent {request.agent_id!r}.")
+            err.print(f"note: a new database; seeded the demo data (agent {request.agent_id!r}).")
         elif not await has_profile(stores, request):
             hint = (
                 " (the demo is seeded only into a new database; --seed asks for it)"

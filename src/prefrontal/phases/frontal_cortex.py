@@ -3,7 +3,7 @@
 Each kind is ranked by relevance to the input, then priority, blocking and
 due date, and cut to its configured count. Progress deltas are the items
 finished or changed since the session's last turn. Every line carries the
-item's handle (``Goal #482913 (...)``, :mod:`prefrontal.agents.handles`),
+item's handle (``Goal #482913 (...)``, :mod:`prefrontal.handles`),
 which the tools and routes take to change it.
 """
 
@@ -13,10 +13,10 @@ from collections.abc import Awaitable, Callable, Set
 from dataclasses import dataclass
 from datetime import datetime
 
-from prefrontal.agents.handles import handle_of
 from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
+from prefrontal.handles import handle_of
 from prefrontal.object_cache import ObjectCache
 from prefrontal.phases.ahead import taken
 from prefrontal.phases.fragments import fragment, input_terms, loaded, made_once, shared

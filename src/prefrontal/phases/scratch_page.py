@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Set
 
-from prefrontal.agents.handles import handle_of
 from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
+from prefrontal.handles import handle_of
 from prefrontal.object_cache import ObjectCache
 from prefrontal.phases.fragments import fragment, input_terms, loaded, made_once
 from prefrontal.phases.origins import author_label

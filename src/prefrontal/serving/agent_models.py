@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, ConfigDict, Field
 
 from prefrontal.agents.api import belongs_to
-from prefrontal.agents.handles import handle_of
+from prefrontal.handles import handle_of
 from prefrontal.ids import NUMBER_ONLY, non_blank
 from prefrontal.serving.models import Body, Id, Out
 from prefrontal.stores.consciousness import AgentProfile, Capability, Governance, Mode
