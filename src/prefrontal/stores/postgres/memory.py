@@ -315,7 +315,9 @@ class _Snapshot:
         held = [k for i, k in enumerate(keys) if any(c.counts[i] for c in candidates)]
         if not held:
             return LexicalMatches(Corpus(docs=0, tokens=0), [0] * len(keys), [])
-        row = await self.connection.fetchrow(self.statements.statistics, held, tenant.agent_id)
+        row = await self.connection.fetchrow(
+            self.statements.statistics, held, tenant.agent_id, tenant.user_id
+        )
         if row is None:
             return LexicalMatches(Corpus(docs=0, tokens=0), [0] * len(keys), [])
         docs, tokens, counted = row
