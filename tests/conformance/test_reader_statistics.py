@@ -12,13 +12,21 @@ backend, and that they equal those of a store holding the visible items only.
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant
+from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant, postgres, sqlite
 from prefrontal.stores.long_term import MemoryStore
+from prefrontal.stores.postgres import migrations as pg_migrations
 from prefrontal.stores.tenancy import Scope
 from prefrontal.testing.conformance.base import at
 from tests.conftest import FIXED_NOW
+from tests.stores.postgres_schema import schema_connection
+from tests.stores.postgres_schema import to_schema_11 as to_postgres_schema_11
+from tests.stores.sqlite_schema import to_schema_11
 
 pytestmark = pytest.mark.anyio
 
@@ -124,3 +132,70 @@ async def test_a_note_made_private_leaves_the_other_users_statistics(stores: Sto
     await store.put_many([shared.model_copy(update={"scope": Scope.PRIVATE})])
     assert await searches(store, SAM) != await searches(store, EVE)
     assert await searches(store, EVE) == before
+
+
+STATISTICS = (
+    "SELECT * FROM episodic_owner_stats ORDER BY agent_id, owner",
+    "SELECT * FROM episodic_terms ORDER BY agent_id, owner, term",
+)
+"""The statistics a search reads, in a fixed order."""
+
+
+def sqlite_statistics(path: Path) -> list[list[tuple[Any, ...]]]:
+    connection = sqlite3.connect(path)
+    try:
+        return [connection.execute(query).fetchall() for query in STATISTICS]
+    finally:
+        connection.close()
+
+
+async def test_a_sqlite_file_at_schema_11_counts_its_statistics_per_owner(tmp_path: Path) -> None:
+    """Migration 12 counts a schema-11 file's statistics per owner as a new file's triggers
+    count them, and searches count only what their user may read."""
+    fresh_path, old_path = tmp_path / "fresh.db", tmp_path / "old.db"
+    for path in (fresh_path, old_path):
+        stores = sqlite.open_stores(path)
+        await stores.episodic.put_many([*visible_items(), *private_notes(0, 150)])
+        await stores.aclose()
+    connection = sqlite3.connect(old_path, isolation_level=None)
+    to_schema_11(connection)
+    connection.execute("PRAGMA user_version = 11")
+    connection.close()
+    migrated = sqlite.open_stores(old_path)
+    try:
+        got = await searches(migrated.episodic, EVE)
+    finally:
+        await migrated.aclose()
+    alone = Stores.in_memory().episodic
+    await alone.put_many(visible_items())
+    assert got == await searches(alone, EVE)
+    counted = sqlite_statistics(old_path)
+    assert counted == sqlite_statistics(fresh_path)
+    assert {row[1] for row in counted[0]} == {"", "eve", "mallory"}
+
+
+async def test_a_postgres_schema_at_version_11_counts_its_statistics_per_owner(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    """Migration 12 counts a schema-11 database's statistics per owner as the trigger and the
+    bulk writer count them, and searches count only what their user may read."""
+    old = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
+    await old.episodic.put_many([*visible_items(), *private_notes(0, 150)])
+    await old.aclose()
+    async with schema_connection(postgres_dsn, postgres_schema) as connection:
+        fresh = [[tuple(row) for row in await connection.fetch(q)] for q in STATISTICS]
+        await to_postgres_schema_11(connection)
+        await connection.execute("DELETE FROM schema_migrations WHERE version > 11")
+    migrated = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
+    try:
+        got = await searches(migrated.episodic, EVE)
+    finally:
+        await migrated.aclose()
+    alone = Stores.in_memory().episodic
+    await alone.put_many(visible_items())
+    assert got == await searches(alone, EVE)
+    async with schema_connection(postgres_dsn, postgres_schema) as connection:
+        assert await pg_migrations.schema_version(connection) == pg_migrations.LATEST
+        again = [[tuple(row) for row in await connection.fetch(q)] for q in STATISTICS]
+    assert again == fresh
+    assert {row[1] for row in again[0]} == {"", "eve", "mallory"}

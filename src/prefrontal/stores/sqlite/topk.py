@@ -37,7 +37,7 @@ No item that could enter the top k is skipped, so the result is the same as
 scoring every match, and the same as the in-memory store's, to the bit.
 
 A term's bound is the core's :class:`~prefrontal.retrieval.ranking.BoundedTerm`,
-from statistics triggers keep per agent and term (only widening): the shortest
+from statistics triggers keep per agent, owner and term (only widening): the shortest
 document holding it once, the shortest holding it twice, and the largest
 frequency in the shortest holding it three times or more.
 """
