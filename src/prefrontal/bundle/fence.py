@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
+
+from prefrontal.forgetting import remembered
 
 __all__ = ["BREAK_MARK", "as_data", "is_data_line", "speaker_label"]
 
@@ -119,7 +120,7 @@ CACHED_CHARS = 4_096
 ``8,192 x 4,096`` characters); longer ones, rare, are fenced every time."""
 
 
-@lru_cache(maxsize=8_192)
+@remembered(maxsize=8_192)
 def _fenced(text: str, opens_line: bool) -> str:
     return _fence(text, opens_line)
 

@@ -23,6 +23,7 @@ from prefrontal.budgets.tokens import TokenCounter, default_counter
 from prefrontal.config import RecallConfig
 from prefrontal.errors import NotFoundError
 from prefrontal.exchange.forgetting import SummaryRebuild, forget_messages
+from prefrontal.forgetting import forget_everything
 from prefrontal.ids import checked_id, is_blank
 from prefrontal.memory.buffers import drop_dangling_copies, forget_in_buffers
 from prefrontal.memory.erasure import ErasureReport, erase, scrub
@@ -248,7 +249,8 @@ class MemoryAPI:
         them. A shared memory that goes also leaves the other users'
         sessions. An older version the forgotten item had superseded stays
         superseded. Where the backend can (SQLite), no copy of it stays on
-        disk: its full-text segments are rewritten and the log truncated.
+        disk: its full-text segments are rewritten and the log truncated. Every
+        in-process cache is emptied (:func:`~prefrontal.forgetting.forget_everything`).
         """
         wanted = [_checked_id(item_id)]
         async with self.fence.holding(tenant, "forget"):
@@ -282,6 +284,7 @@ class MemoryAPI:
             )
             if sum(removed):
                 await scrub(self.stores, (*STORE_NAMES, "conversation", "traces"))
+                forget_everything()
         return sum(removed) > 0
 
     def _count(self, text: str) -> int:
