@@ -65,6 +65,19 @@ async def scrub(stores: Stores, kinds: tuple[str, ...]) -> None:
             await method()
 
 
+async def forget_statistics(stores: Stores, kinds: tuple[str, ...]) -> None:
+    """Have each database of ``kinds`` that keeps planner statistics count again without the
+    rows removed (PostgreSQL analyses its tables:
+    :mod:`prefrontal.stores.postgres.planner_statistics`); once per database."""
+    seen: set[int] = set()
+    for kind in kinds:
+        database = getattr(getattr(stores, kind), "database", None)
+        method = getattr(database, "forget_statistics", None)
+        if method is not None and id(database) not in seen:
+            seen.add(id(database))
+            await method()
+
+
 async def erase(stores: Stores, tenant: Tenant) -> ErasureReport:
     """Remove every record ``tenant`` owns from every store kind that holds any, then scrub.
 
@@ -78,5 +91,6 @@ async def erase(stores: Stores, tenant: Tenant) -> ErasureReport:
         store = getattr(stores, kind)
         removed[kind] = await store.erase(tenant)
     await scrub(stores, ERASED_KINDS)
+    await forget_statistics(stores, ERASED_KINDS)
     forget_everything()
     return ErasureReport(agent_id=tenant.agent_id, user_id=tenant.user_id, removed=removed)

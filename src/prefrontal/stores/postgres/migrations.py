@@ -32,7 +32,7 @@ from prefrontal.errors import StoreError
 from prefrontal.retrieval.impacts import sql_code
 from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.memory_search import stored_terms
-from prefrontal.stores.postgres import vector_log, visibility
+from prefrontal.stores.postgres import planner_statistics, vector_log, visibility
 from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.statistics_owner import owner_sql
 
@@ -600,6 +600,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "memory BM25 statistics kept per agent and owner (the agent's shared items, each "
         "user's private ones): a search counts only what its user may read",
         tuple(statement for name in MEMORY_TABLES for statement in _owner_statistics(name)),
+    ),
+    Migration(
+        13,
+        "no planner statistics for the record text (body) of any table, and those kept "
+        "until now dropped: pg_stats holds no copy of what users wrote",
+        planner_statistics.WITHOUT_TEXT,
     ),
 )
 LATEST = MIGRATIONS[-1].version
