@@ -25,7 +25,7 @@ from prefrontal.errors import NotFoundError
 from prefrontal.exchange.forgetting import SummaryRebuild, forget_messages
 from prefrontal.forgetting import forget_everything
 from prefrontal.ids import checked_id, is_blank
-from prefrontal.memory.buffers import drop_dangling_copies, forget_in_buffers
+from prefrontal.memory.buffers import forget_in_buffers
 from prefrontal.memory.erasure import ErasureReport, erase, scrub
 from prefrontal.memory.fence import TenantFence
 from prefrontal.memory.recall import STORE_NAMES, MemoryStoreName, fused, search_both
@@ -310,9 +310,7 @@ class MemoryAPI:
         tenant = Tenant(agent_id=agent_id, user_id=user_id)
         async with self.fence.erasing(tenant) as cancelled:
             report = await erase(self.stores, tenant)
-            copies = await drop_dangling_copies(self.stores, tenant)
-        update = {"cancelled": dict(cancelled.counts), "copies_dropped": copies}
-        return report.model_copy(update=update)
+        return report.model_copy(update={"cancelled": dict(cancelled.counts)})
 
     async def _found(
         self, tenant: Tenant, item_id: str
