@@ -30,6 +30,8 @@ class Forgetting(Protocol):
 _CACHES: weakref.WeakSet[Forgetting] = weakref.WeakSet()
 _FUNCTIONS: list[_lru_cache_wrapper[Any]] = []
 """The functions :func:`remembered` made (module-level: they live as long as the process)."""
+_KEPT: set[int] = set()
+"""Ids of those made with ``holds_text=False``: listed, never emptied."""
 
 
 def register(cache: Forgetting) -> None:
@@ -37,16 +39,25 @@ def register(cache: Forgetting) -> None:
     _CACHES.add(cache)
 
 
-def remembered(maxsize: int | None) -> Callable[[Callable[..., T]], _lru_cache_wrapper[T]]:
+def remembered(
+    maxsize: int | None, *, holds_text: bool = True
+) -> Callable[[Callable[..., T]], _lru_cache_wrapper[T]]:
     """``functools.lru_cache(maxsize=maxsize)``, emptied on :func:`forget_everything`.
 
     The one way ``src`` remembers a function's results: whatever it holds
-    (a user's text, or something worked out from it) goes on erase and forget.
+    (a user's text, or something worked out from it) goes on erase and
+    forget. ``holds_text=False`` declares a function whose arguments and
+    results hold no text of anyone (a tokenizer by its name, a policy by
+    its total): it is listed and never emptied, so an erase does not make
+    the process load a vocabulary again; the registry's test searches
+    those too for an erased user's text.
     """
 
     def remember(function: Callable[..., T]) -> _lru_cache_wrapper[T]:
         kept = lru_cache(maxsize=maxsize)(function)
         _FUNCTIONS.append(kept)
+        if not holds_text:
+            _KEPT.add(id(kept))
         return kept
 
     return remember
@@ -58,10 +69,12 @@ def registered() -> tuple[list[Forgetting], list[_lru_cache_wrapper[Any]]]:
 
 
 def forget_everything() -> int:
-    """Empty every registered cache and remembered function; how many there were."""
+    """Empty every registered cache and every remembered function that may hold text; how
+    many were registered."""
     caches, functions = registered()
     for cache in caches:
         cache.clear()
     for function in functions:
-        function.cache_clear()
+        if id(function) not in _KEPT:
+            function.cache_clear()
     return len(caches) + len(functions)

@@ -31,7 +31,7 @@ def nominal_shares(policy: BudgetPolicy) -> Allocation:
     return dict(_kept_nominal_shares(policy))
 
 
-@remembered(maxsize=NOMINAL_SHARES_KEPT)
+@remembered(maxsize=NOMINAL_SHARES_KEPT, holds_text=False)
 def _kept_nominal_shares(policy: BudgetPolicy) -> Mapping[str, int]:
     """``nominal_shares``, read-only, worked out once per policy (policies are frozen values)."""
     return MappingProxyType(

@@ -180,7 +180,7 @@ DEFAULT_POLICIES_KEPT = 32
 """How many totals' default policies are kept built (a turn may ask for its own total)."""
 
 
-@remembered(maxsize=DEFAULT_POLICIES_KEPT)
+@remembered(maxsize=DEFAULT_POLICIES_KEPT, holds_text=False)
 def _default_policy(total: int) -> BudgetPolicy:
     """The default policy scaled to ``total``, built afresh."""
     policy = BudgetPolicy(

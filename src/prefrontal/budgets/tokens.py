@@ -163,7 +163,7 @@ def default_counter(name: str = DEFAULT_ENCODING) -> TiktokenCounter:
     return _counter(offline_encoding_name(name))
 
 
-@remembered(maxsize=4)
+@remembered(maxsize=4, holds_text=False)
 def _counter(encoding: str) -> TiktokenCounter:
     if encoding == "o200k_base_offline":
         return TiktokenCounter(_o200k())

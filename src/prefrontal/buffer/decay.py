@@ -17,7 +17,7 @@ LONG_TERM_STORES = frozenset({"episodic", "semantic"})
 """Items whose provenance names these stores are copies of long-term memory."""
 
 
-@remembered(maxsize=2_048)
+@remembered(maxsize=2_048, holds_text=False)
 def epoch(moment: datetime) -> float:
     """POSIX seconds of an aware datetime (cached: eviction converts the same times often)."""
     return moment.timestamp()

@@ -52,7 +52,7 @@ def assemble(cls: type[M], fields: dict[str, Any]) -> M:
     return model
 
 
-@remembered(maxsize=None)
+@remembered(maxsize=None, holds_text=False)
 def _names(cls: type[BufferModel]) -> set[str]:
     """The field names of ``cls``: every assembled ``cls`` shares this set as its set fields
     (never changed in place: the models are frozen, and ``model_copy`` copies it first)."""

@@ -334,7 +334,7 @@ def _scoring(turn: TurnState) -> RecallSettings:
     return recall.scoring if recall.feedback else _without_feedback(recall.scoring)
 
 
-@remembered(maxsize=64)
+@remembered(maxsize=64, holds_text=False)
 def _without_feedback(settings: RecallSettings) -> RecallSettings:
     """``settings`` with no weight for the feedback query, made once per distinct settings."""
     return replace(settings, feedback_weight=0.0)
