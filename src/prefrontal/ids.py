@@ -2,7 +2,11 @@
 
 An id (of an agent, a user, a session, a turn, an item) is 1 to
 :data:`MAX_ID_CHARS` characters, holds no control character (backends may
-join ids with one, logs print them) and is not only whitespace. Text a
+join ids with one, logs print them) nor invisible formatting character (a
+bidi override such as U+202E shows ``eve\u202egnp.exe`` as
+``eveexe.png``, a zero-width space makes two ids that print alike: the
+Basic Multilingual Plane's format characters, Unicode category ``Cf``), and
+is not only whitespace. Text a
 person or a model wrote (a message, a reply, a memory, a query) must hold at
 least one character that is not whitespace.
 
@@ -30,11 +34,21 @@ MAX_ID_CHARS = 256
 _CONTROL = r"\x00-\x1f\x7f-\x9f"
 """C0 controls, DEL and C1 controls."""
 
+_FORMAT = (
+    r"\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    r"\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+)
+"""Every format character (Unicode category ``Cf``) of the Basic Multilingual Plane: bidi
+marks, embeddings, overrides and isolates, zero-width spaces and joiners, the byte order
+mark, the soft hyphen. (The patterns must mean the same in JSON Schema, whose regular
+expressions read no escape past U+FFFF.)"""
+
 _SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 """Every character Python's ``str.isspace`` or Unicode's ``White_Space`` calls whitespace."""
 
-ID_PATTERN = rf"^[^{_CONTROL}]*[^{_CONTROL}{_SPACE}][^{_CONTROL}]*$"
-"""No control character anywhere, and one character at least that is not whitespace."""
+ID_PATTERN = rf"^[^{_CONTROL}{_FORMAT}]*[^{_CONTROL}{_FORMAT}{_SPACE}][^{_CONTROL}{_FORMAT}]*$"
+"""No control nor format character anywhere, and one character at least that is not
+whitespace."""
 
 NON_BLANK_PATTERN = rf"[^{_SPACE}]"
 """Some character that is not whitespace (searched for, not matched against the whole)."""
@@ -73,7 +87,8 @@ def checked_id(name: str, value: Any) -> str:
     if not is_valid_id(value):
         raise ValueError(
             f"{name} must be non-empty text: 1 to {MAX_ID_CHARS} characters, not only "
-            "whitespace, without control characters"
+            "whitespace, without control characters or invisible formatting (bidi, "
+            "zero-width)"
         )
     return str(value)
 

@@ -110,8 +110,9 @@ class ListMemoryStore:
     async def lexical_matches(
         self, tenant: Tenant, query: MemoryQuery, terms: Sequence[str]
     ) -> LexicalMatches:
-        corpus = Corpus(docs=len(self.items), tokens=sum(c.total() for _, c in self.items))
-        frequencies = [sum(1 for _, c in self.items if term in c) for term in terms]
+        readable = [c for item, c in self.items if visible_to(item, tenant)]
+        corpus = Corpus(docs=len(readable), tokens=sum(c.total() for c in readable))
+        frequencies = [sum(1 for c in readable if term in c) for term in terms]
         candidates = [
             Candidate(
                 hit_key(item.item_id, item.user_id), counts.total(), [counts[t] for t in terms]

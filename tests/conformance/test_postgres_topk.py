@@ -241,12 +241,13 @@ async def test_the_bounds_stay_bounds_through_replacements_and_deletions(
             await connection.fetch(
                 """SELECT v.agent_id, v.term FROM episodic_terms AS v
                    JOIN (SELECT m.agent_id, u.t, count(*) AS df, max(u.c) AS max_tf,
+                             CASE m.scope WHEN 'shared' THEN '' ELSE m.user_id END AS owner,
                              min(CASE u.c WHEN 1 THEN m.length END) AS once,
                              min(CASE u.c WHEN 2 THEN m.length END) AS twice,
                              min(CASE WHEN u.c >= 3 THEN m.length END) AS more
                          FROM episodic_items AS m, unnest(m.terms, m.counts) AS u(t, c)
-                         GROUP BY m.agent_id, u.t) AS r
-                     ON r.agent_id = v.agent_id AND r.t = v.term
+                         GROUP BY m.agent_id, owner, u.t) AS r
+                     ON r.agent_id = v.agent_id AND r.owner = v.owner AND r.t = v.term
                    WHERE v.df <> r.df OR v.max_tf < r.max_tf
                       OR v.min_length_1 > r.once OR (v.min_length_1 IS NULL AND r.once IS NOT NULL)
                       OR v.min_length_2 > r.twice OR (v.min_length_2 IS NULL AND r.twice IS NOT NULL)
@@ -266,7 +267,9 @@ async def test_a_schema_at_version_4_gains_its_bounds(
     await old.episodic.put_many(items)
     await old.aclose()
     async with schema_connection(postgres_dsn, postgres_schema) as connection:
-        fresh = await connection.fetch("SELECT * FROM episodic_terms ORDER BY agent_id, term")
+        fresh = await connection.fetch(
+            "SELECT * FROM episodic_terms ORDER BY agent_id, owner, term"
+        )
         await to_schema_5(connection)
         for name in ("episodic", "semantic"):
             await connection.execute(pg_migrations._agent_index_function(name))
@@ -290,7 +293,9 @@ async def test_a_schema_at_version_4_gains_its_bounds(
         await migrated.aclose()
     async with schema_connection(postgres_dsn, postgres_schema) as connection:
         assert await pg_migrations.schema_version(connection) == pg_migrations.LATEST
-        again = await connection.fetch("SELECT * FROM episodic_terms ORDER BY agent_id, term")
+        again = await connection.fetch(
+            "SELECT * FROM episodic_terms ORDER BY agent_id, owner, term"
+        )
         assert [tuple(row) for row in again] == [tuple(row) for row in fresh]
 
 

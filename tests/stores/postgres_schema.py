@@ -9,7 +9,7 @@ from typing import Any
 import asyncpg
 
 from prefrontal.stores.durable import MEMORY_TABLES
-from prefrontal.stores.postgres.migrations import _index_function
+from prefrontal.stores.postgres.migrations import _bounds_index_function, _index_function
 
 
 @asynccontextmanager
@@ -60,12 +60,54 @@ async def to_schema_3(connection: Any) -> None:
         )
 
 
+async def to_schema_11(connection: Any) -> None:
+    """Undo schema 12: term statistics per agent again, counted from the items.
+
+    Delete the ledger's versions above 11 and opening the stores runs
+    migration 12 again.
+    """
+    for name in MEMORY_TABLES:
+        items, vocab = f"{name}_items", f"{name}_terms"
+        await connection.execute(f"DROP TABLE {name}_owner_stats")
+        await connection.execute(f"DROP TABLE {vocab}")
+        await connection.execute(
+            f"""CREATE TABLE {vocab} (
+                agent_id text NOT NULL,
+                term text NOT NULL,
+                df bigint NOT NULL,
+                max_tf integer NOT NULL DEFAULT 1,
+                min_length_1 integer,
+                min_length_2 integer,
+                min_length_3 integer,
+                PRIMARY KEY (agent_id, term)
+            )"""
+        )
+        await connection.execute(
+            f"""INSERT INTO {vocab} (agent_id, term, df, max_tf, min_length_1, min_length_2,
+                    min_length_3)
+                SELECT m.agent_id, u.t, count(*), max(u.c),
+                    min(CASE u.c WHEN 1 THEN m.length END),
+                    min(CASE u.c WHEN 2 THEN m.length END),
+                    min(CASE WHEN u.c >= 3 THEN m.length END)
+                FROM {items} AS m, unnest(m.terms, m.counts) AS u(t, c)
+                GROUP BY m.agent_id, u.t"""
+        )
+        await connection.execute(_bounds_index_function(name, drop_empty=True, bulk=True))
+        await connection.execute(f"DROP TRIGGER {name}_index ON {items}")
+        await connection.execute(
+            f"""CREATE TRIGGER {name}_index
+                AFTER INSERT OR DELETE OR UPDATE OF terms, length ON {items}
+                FOR EACH ROW EXECUTE FUNCTION {name}_index()"""
+        )
+
+
 async def to_schema_10(connection: Any) -> None:
-    """Undo schema 11: no slots, change stamps nor deletion log.
+    """Undo schemas 12 and 11: no slots, change stamps nor deletion log.
 
     Delete the ledger's versions above 10 and opening the stores runs
     migration 11 again.
     """
+    await to_schema_11(connection)
     for name in MEMORY_TABLES:
         items = f"{name}_items"
         await connection.execute(f"DROP TRIGGER {name}_log_gone ON {items}")

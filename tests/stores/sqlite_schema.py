@@ -7,16 +7,36 @@ import sqlite3
 from prefrontal.stores.durable import MEMORY_TABLES
 from prefrontal.stores.sqlite.migrations import (
     _agent_index_new,
+    _agent_term_statistics,
     _empty_terms_dropped,
     _impact_index,
     _memory_schema,
     _rebuilt_term_statistics,
+    _visibility_indexed,
 )
 from prefrontal.stores.sqlite.vectors import change_log
 
 
+def to_schema_11(connection: sqlite3.Connection) -> None:
+    """Undo schema 12: term statistics per agent again (schema 11's triggers), from the items."""
+    for name in MEMORY_TABLES:
+        vocab = f"{name}_terms"
+        for trigger in ("insert", "delete", "update"):
+            connection.execute(f"DROP TRIGGER {name}_index_{trigger}")
+        connection.execute(f"DROP TABLE {name}_owner_stats")
+        connection.execute(f"DROP TABLE {vocab}")
+        for statement in _agent_term_statistics(name):
+            if statement.startswith((f"CREATE TABLE {vocab}", f"INSERT INTO {vocab}")):
+                connection.execute(statement)
+        for statement in _visibility_indexed(name):
+            if statement.startswith(f"CREATE TRIGGER {name}_index_"):
+                connection.execute(statement)
+
+
 def to_schema_10(connection: sqlite3.Connection) -> None:
-    """Undo schema 11: full-text indexes without the ``tenant`` column, nor it on the items."""
+    """Undo schemas 12 and 11: full-text indexes without the ``tenant`` column, nor it on the
+    items."""
+    to_schema_11(connection)
     for name in MEMORY_TABLES:
         items, fts = f"{name}_items", f"{name}_fts"
         for kind in ("index", "impacts"):

@@ -31,6 +31,7 @@ from prefrontal.retrieval.ranking import query_terms, scores
 from prefrontal.stores import MemoryItem, MemoryQuery, ScoredMemory, Tenant
 from prefrontal.stores.long_term import MemoryKind
 from prefrontal.stores.memory import half, hybrid, segment, view
+from prefrontal.stores.memory.agent_index import segment_of
 from prefrontal.stores.memory.memory import InMemoryMemoryStore, _doc_id, _key
 from prefrontal.stores.memory_search import best_hits, searchable_text
 from prefrontal.stores.tenancy import Scope
@@ -86,7 +87,8 @@ def reference(
     index = Postings()
     items = store._items.values()
     for item in items:
-        if item.agent_id == tenant.agent_id:
+        readable = item.scope is Scope.SHARED or item.user_id == tenant.user_id
+        if item.agent_id == tenant.agent_id and readable:
             index.add(_doc_id(_key(item)), searchable_text(item))
     live = store._live(tenant, query)
     signals: dict[str, Mapping[str, float]] = {}
@@ -253,14 +255,18 @@ async def test_statistics_and_postings_follow_every_change(monkeypatch: pytest.M
     store = InMemoryMemoryStore()
     await change(store, rng, 60)
     index = store._indexes["agent"]
-    recount = Postings()
+    recounts: dict[tuple[bool, str], Postings] = {}
     for item in store._items.values():
         if item.agent_id == "agent":
+            place = segment_of(item)
+            recount = recounts.setdefault(place, Postings())
             recount.add(_doc_id(_key(item)), searchable_text(item))
-    matches = recount.matches(WORDS)
-    assert (index.docs, index.tokens) == (matches.corpus.docs, matches.corpus.tokens)
-    assert [index.df.get(w, 0) for w in WORDS] == list(matches.frequencies)
-    assert set(index.df) == set(recount._postings)  # no term outlives its last holder
+    assert set(index.statistics) == set(recounts)  # no segment outlives its last item
+    for place, recount in recounts.items():
+        counted, matches = index.statistics[place], recount.matches(WORDS)
+        assert (counted.docs, counted.tokens) == (matches.corpus.docs, matches.corpus.tokens)
+        assert [counted.df.get(w, 0) for w in WORDS] == list(matches.frequencies)
+        assert set(counted.df) == set(recount._postings)  # no term outlives its last holder
     for part in index.segments.values():
         named: set[int] = set()
         for posting in part.postings.values():

@@ -35,8 +35,9 @@ async def dump(dsn: str, schema: str, name: str) -> dict[str, list[tuple[Any, ..
                 valid_until, superseded_by, recall_count, last_recalled_at, thread_id, position,
                 body, terms, counts, length, embedding, impacts, visible
             FROM {name}_items ORDER BY agent_id, item_id, user_id""",
-        "terms": f"SELECT * FROM {name}_terms ORDER BY agent_id, term",
+        "terms": f"SELECT * FROM {name}_terms ORDER BY agent_id, owner, term",
         "agents": f"SELECT * FROM {name}_agent_stats ORDER BY agent_id",
+        "owners": f"SELECT * FROM {name}_owner_stats ORDER BY agent_id, owner",
     }
     async with schema_connection(dsn, schema) as connection:
         return {
@@ -143,13 +144,13 @@ async def test_a_failed_run_rolls_back_and_leaves_the_trigger_counting(
     items = one_run(7, 2 * AT_LEAST)
     writer = store._bulk
     terms = writer._terms
-    writer._terms = "SELECT no_such_function($1, $2, $3, $4, $5, $6, $7)"
+    writer._terms = "SELECT no_such_function($1, $2, $3, $4, $5, $6, $7, $8)"
     with pytest.raises(Exception, match="no_such_function"):
         await store.put_many(items)
     writer._terms = terms
     rows = await dump(postgres_dsn, postgres_schema, "episodic")
-    assert rows == {"items": [], "terms": [], "agents": []}
+    assert rows == {"items": [], "terms": [], "agents": [], "owners": []}
     await store.put(items[0])
     rows = await dump(postgres_dsn, postgres_schema, "episodic")
     assert rows["agents"] == [("atlas", 1, rows["items"][0][16])]
-    assert all(row[2] == 1 for row in rows["terms"])
+    assert all(row[3] == 1 for row in rows["terms"])

@@ -37,8 +37,9 @@ def dump(path: Path, name: str) -> dict[str, list[tuple[Any, ...]]]:
             )
         queries = {
             "items": f"SELECT * FROM {name}_items ORDER BY rowid",
-            "terms": f"SELECT * FROM {name}_terms ORDER BY agent_id, term",
+            "terms": f"SELECT * FROM {name}_terms ORDER BY agent_id, owner, term",
             "agents": f"SELECT * FROM {name}_agent_stats ORDER BY agent_id",
+            "owners": f"SELECT * FROM {name}_owner_stats ORDER BY agent_id, owner",
             "stats": f"SELECT * FROM {name}_stats",
             "gone": f"SELECT * FROM {name}_gone ORDER BY changed",
             "fts": "SELECT * FROM temp.fts ORDER BY term, doc, col, offset",

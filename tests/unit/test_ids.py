@@ -25,11 +25,12 @@ def _text_ok(value: str) -> bool:
 
 @pytest.mark.parametrize("character", CHARACTERS[::0x100], ids=lambda c: f"U+{ord(c):04X}")
 def test_ids_and_text_agree_with_python_for_every_character_of_a_block(character: str) -> None:
-    """For each character: an id iff neither a control character nor whitespace; text alike."""
+    """For each character: an id iff neither a control character, a format character nor
+    whitespace; text alike."""
     for code in range(ord(character), ord(character) + 0x100):
         char = chr(code)
-        control = unicodedata.category(char) == "Cc"
-        assert is_valid_id(char) == (not control and not char.isspace()), f"U+{code:04X}"
+        refused = unicodedata.category(char) in ("Cc", "Cf")
+        assert is_valid_id(char) == (not refused and not char.isspace()), f"U+{code:04X}"
         assert _text_ok(char) == (not is_blank(char)), f"U+{code:04X}"
 
 
@@ -37,6 +38,24 @@ def test_an_id_may_hold_spaces_but_not_only_spaces() -> None:
     assert is_valid_id(" maya ") and not is_valid_id("   ") and not is_valid_id("")
     assert is_valid_id("x" * 256) and not is_valid_id("x" * 257)
     assert not is_valid_id(256)
+
+
+@pytest.mark.parametrize("code", [0x202E, 0x202D, 0x2066, 0x200E, 0x061C, 0x200B, 0x200D, 0xFEFF])
+def test_an_id_with_a_bidi_control_or_a_zero_width_character_is_refused(code: int) -> None:
+    """``maya`` with a bidi override, mark or isolate or a zero-width character anywhere in it
+    is not an id (each was accepted, and printed like another id)."""
+    for value in (f"maya{chr(code)}", f"{chr(code)}maya", f"ma{chr(code)}ya", chr(code)):
+        assert not is_valid_id(value), value
+    with pytest.raises(ValidationError, match="user_id"):
+        Tenant(agent_id="atlas", user_id=f"eve{chr(code)}gnp.exe")
+
+
+def test_every_format_character_of_the_basic_plane_is_refused() -> None:
+    """The pattern refuses all of the Basic Multilingual Plane's format characters (``Cf``)."""
+    for code in range(0x3100, 0x10000):
+        char = chr(code)
+        if unicodedata.category(char) == "Cf":
+            assert not is_valid_id(f"a{char}b"), f"U+{code:04X}"
 
 
 def test_a_bad_id_is_a_value_error_naming_it() -> None:

@@ -14,10 +14,10 @@ unallocated while a section still asks for it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
 from types import MappingProxyType
 
 from prefrontal.budgets.policy import Allocation, BudgetPolicy, SectionRule, allocate, water_fill
+from prefrontal.forgetting import remembered
 
 MEMORY_SECTIONS = frozenset({"episodic", "semantic", "scratch_page"})
 
@@ -31,7 +31,7 @@ def nominal_shares(policy: BudgetPolicy) -> Allocation:
     return dict(_kept_nominal_shares(policy))
 
 
-@lru_cache(maxsize=NOMINAL_SHARES_KEPT)
+@remembered(maxsize=NOMINAL_SHARES_KEPT, holds_text=False)
 def _kept_nominal_shares(policy: BudgetPolicy) -> Mapping[str, int]:
     """``nominal_shares``, read-only, worked out once per policy (policies are frozen values)."""
     return MappingProxyType(

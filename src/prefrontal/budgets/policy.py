@@ -15,11 +15,11 @@ tokens it has to offer). Its guarantees, checked by property tests:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from prefrontal.errors import BudgetError
+from prefrontal.forgetting import remembered
 
 
 class SectionRule(BaseModel):
@@ -185,7 +185,7 @@ DEFAULT_POLICIES_KEPT = 32
 """How many totals' default policies are kept built (a turn may ask for its own total)."""
 
 
-@lru_cache(maxsize=DEFAULT_POLICIES_KEPT)
+@remembered(maxsize=DEFAULT_POLICIES_KEPT, holds_text=False)
 def _default_policy(total: int) -> BudgetPolicy:
     """The default policy scaled to ``total``, built afresh."""
     policy = BudgetPolicy(

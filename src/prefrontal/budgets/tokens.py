@@ -21,7 +21,6 @@ import gzip
 import hashlib
 import importlib.util
 from collections.abc import Callable
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -29,6 +28,7 @@ import tiktoken
 from tiktoken.model import encoding_name_for_model
 
 from prefrontal.errors import ConfigurationError
+from prefrontal.forgetting import remembered
 from prefrontal.text_cache import DEFAULT_MAX_BYTES, TextCache
 
 __all__ = [
@@ -163,7 +163,7 @@ def default_counter(name: str = DEFAULT_ENCODING) -> TiktokenCounter:
     return _counter(offline_encoding_name(name))
 
 
-@lru_cache(maxsize=4)
+@remembered(maxsize=4, holds_text=False)
 def _counter(encoding: str) -> TiktokenCounter:
     if encoding == "o200k_base_offline":
         return TiktokenCounter(_o200k())

@@ -8,16 +8,16 @@ of five minutes is the same as one step of ten, and the clock alone decides.
 from __future__ import annotations
 
 from datetime import datetime
-from functools import lru_cache
 
 from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.models import BufferItem, ItemSource, Lifetime
+from prefrontal.forgetting import remembered
 
 LONG_TERM_STORES = frozenset({"episodic", "semantic"})
 """Items whose provenance names these stores are copies of long-term memory."""
 
 
-@lru_cache(maxsize=2_048)
+@remembered(maxsize=2_048, holds_text=False)
 def epoch(moment: datetime) -> float:
     """POSIX seconds of an aware datetime (cached: eviction converts the same times often)."""
     return moment.timestamp()

@@ -10,10 +10,10 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 from enum import StrEnum
-from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from prefrontal.forgetting import remembered
 from prefrontal.stores.records import MetadataValue, Timestamp
 
 SUMMARY_PHASE = "buffer.summarize"
@@ -167,7 +167,7 @@ class BufferItem(BufferModel):
         return folded_labels(self.tags, self.entities)
 
 
-@lru_cache(maxsize=8_192)
+@remembered(maxsize=8_192)
 def folded_labels(tags: tuple[str, ...], entities: tuple[str, ...]) -> frozenset[str]:
     """Tags and entities, lower-cased, as one set (cached: eviction asks for it often)."""
     return frozenset(label.casefold() for label in (*tags, *entities))

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 
 from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.decay import happened_recency
 from prefrontal.buffer.models import Focus, Lifetime, NewItem, SalienceFactors
 from prefrontal.buffer.text import coverage, label_terms, overlap
 from prefrontal.buffer.trusted import assemble
+from prefrontal.forgetting import remembered
 from prefrontal.retrieval.analysis import term_set, terms
 
 URGENT_TAGS = frozenset({"urgent", "risk", "alert", "deadline", "blocking"})
@@ -121,7 +121,7 @@ def salience_factors(
     )
 
 
-@lru_cache(maxsize=512)
+@remembered(maxsize=512)
 def _item_terms(text: str, labels: tuple[str, ...]) -> frozenset[str]:
     # Not through term_set's cache: this cache already holds the result, and an
     # offered text such as the clock's line is new every minute.

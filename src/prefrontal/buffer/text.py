@@ -7,8 +7,8 @@ so "planning" in the input matches "plans" in an item, as it does in search.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import lru_cache
 
+from prefrontal.forgetting import remembered
 from prefrontal.retrieval.analysis import term_set
 
 
@@ -17,7 +17,7 @@ def label_terms(labels: Iterable[str]) -> frozenset[str]:
     return _label_terms(tuple(labels))
 
 
-@lru_cache(maxsize=4_096)
+@remembered(maxsize=4_096)
 def _label_terms(labels: tuple[str, ...]) -> frozenset[str]:
     out: set[str] = set()
     for label in labels:

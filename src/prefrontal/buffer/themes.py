@@ -12,13 +12,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from enum import StrEnum
-from functools import lru_cache
 
 from pydantic import Field
 
 from prefrontal.buffer.models import BufferItem, BufferModel
 from prefrontal.buffer.text import jaccard
 from prefrontal.buffer.trusted import assemble
+from prefrontal.forgetting import remembered
 from prefrontal.retrieval.analysis import STOP_WORDS
 from prefrontal.text_cache import strings_weight, text_cache
 
@@ -43,7 +43,7 @@ def item_themes(item: BufferItem) -> frozenset[str]:
     return _themes(item.content, item.labels)
 
 
-@lru_cache(maxsize=2_048)
+@remembered(maxsize=2_048)
 def _themes(content: str, labels: frozenset[str]) -> frozenset[str]:
     return labels | keywords(content)
 
@@ -65,7 +65,7 @@ def _carried(items: Iterable[BufferItem]) -> Carried:
     return tuple((item.content, item.labels) for item in items)
 
 
-@lru_cache(maxsize=256)
+@remembered(maxsize=256)
 def _strongest(carried: Carried, limit: int) -> tuple[str, ...]:
     """:func:`dominant_themes` of items by their content and labels (cached: a session's
     turns mostly hold the same items, refreshed)."""
@@ -119,7 +119,7 @@ def coherence(
     )
 
 
-@lru_cache(maxsize=256)
+@remembered(maxsize=256)
 def _label_coherence(carried: Carried, themes: tuple[str, ...]) -> tuple[float, float]:
     """The thematic and entity parts of :func:`coherence`, of items by content and labels
     (cached: a session's turns mostly hold the same items, refreshed)."""
@@ -230,7 +230,7 @@ def link_sessions(
     return tuple(sorted(found, key=lambda link: (-link.similarity, link.session_id)))
 
 
-@lru_cache(maxsize=4_096)
+@remembered(maxsize=4_096)
 def _folded(values: tuple[str, ...]) -> frozenset[str]:
     """``values`` case-folded, as a set (cached: a session's profile is compared with many)."""
     return frozenset(v.casefold() for v in values)

@@ -20,10 +20,10 @@ silently left out.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cache
 from typing import Any, TypeVar
 
 from prefrontal.buffer.models import BufferModel
+from prefrontal.forgetting import remembered
 
 M = TypeVar("M", bound=BufferModel)
 """A buffer model: frozen, no extra fields, no private attributes (what both functions assume)."""
@@ -52,7 +52,7 @@ def assemble(cls: type[M], fields: dict[str, Any]) -> M:
     return model
 
 
-@cache
+@remembered(maxsize=None, holds_text=False)
 def _names(cls: type[BufferModel]) -> set[str]:
     """The field names of ``cls``: every assembled ``cls`` shares this set as its set fields
     (never changed in place: the models are frozen, and ``model_copy`` copies it first)."""

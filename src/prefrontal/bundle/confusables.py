@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import cache, lru_cache
 from importlib.resources import files
+
+from prefrontal.forgetting import remembered
 
 __all__ = ["VERSION", "casings", "fold", "skeleton"]
 
@@ -48,7 +49,7 @@ _SMALL_CAPITAL_BLOCKS = ((0x0250, 0x02AF), (0x1D00, 0x1DBF), (0xA720, 0xA7FF), (
 """IPA Extensions, Phonetic Extensions, Latin Extended-D and -F: where small capitals are."""
 
 
-@cache
+@remembered(None, holds_text=False)
 def prototypes() -> dict[int, str]:
     """Each confusable code point's prototype (a line of ``confusables.txt``: source ; target)."""
     table: dict[int, str] = {}
@@ -80,7 +81,7 @@ def skeleton(text: str) -> str:
     return unicodedata.normalize("NFD", mapped)
 
 
-@cache
+@remembered(None, holds_text=False)
 def small_capitals() -> dict[int, str]:
     """Each Latin small capital, and its skeleton when that is not ASCII, to its letter.
 
@@ -101,7 +102,7 @@ def small_capitals() -> dict[int, str]:
     return table
 
 
-@lru_cache(maxsize=8_192)
+@remembered(maxsize=8_192)
 def fold(word: str) -> str:
     """``word`` folded for comparison with a name whatever its case, width and look-alikes.
 

@@ -46,11 +46,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import cache, lru_cache
 
 from prefrontal.bundle.confusables import casings, fold
 from prefrontal.bundle.invisible import SPACING, visible
 from prefrontal.bundle.template_tokens import CONTROL_TOKEN, break_tokens, might_hold_tokens
+from prefrontal.forgetting import remembered
 
 __all__ = [
     "BREAK_LOOKALIKES",
@@ -127,7 +127,7 @@ CACHED_CHARS = 4_096
 ``8,192 x 4,096`` characters); longer ones, rare, are fenced every time."""
 
 
-@lru_cache(maxsize=8_192)
+@remembered(maxsize=8_192)
 def _fenced(text: str, opens_line: bool) -> str:
     return _unchanged_or_fenced(text, opens_line)
 
@@ -202,12 +202,12 @@ def _is_label(body: str) -> bool:
     return any((fold(w) if ascii_head else w) in roles for w in words)
 
 
-@cache
+@remembered(None, holds_text=False)
 def _role_folds() -> frozenset[str]:
     return frozenset(form for name in ROLE_NAMES for form in casings(name))
 
 
-@cache
+@remembered(None, holds_text=False)
 def _reserved_folds() -> frozenset[str]:
     return frozenset(form for name in RESERVED_SPEAKERS for form in casings(name))
 

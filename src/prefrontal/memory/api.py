@@ -23,8 +23,9 @@ from prefrontal.budgets.tokens import TokenCounter, default_counter
 from prefrontal.config import RecallConfig
 from prefrontal.errors import NotFoundError
 from prefrontal.exchange.forgetting import SummaryRebuild, forget_messages
+from prefrontal.forgetting import forget_everything
 from prefrontal.ids import checked_id, is_blank
-from prefrontal.memory.buffers import drop_dangling_copies, forget_in_buffers
+from prefrontal.memory.buffers import forget_in_buffers
 from prefrontal.memory.erasure import ErasureReport, erase, scrub
 from prefrontal.memory.fence import TenantFence
 from prefrontal.memory.recall import STORE_NAMES, MemoryStoreName, fused, search_both
@@ -251,7 +252,8 @@ class MemoryAPI:
         them. A shared memory that goes also leaves the other users'
         sessions. An older version the forgotten item had superseded stays
         superseded. Where the backend can (SQLite), no copy of it stays on
-        disk: its full-text segments are rewritten and the log truncated.
+        disk: its full-text segments are rewritten and the log truncated. Every
+        in-process cache is emptied (:func:`~prefrontal.forgetting.forget_everything`).
         """
         wanted = [_checked_id(item_id)]
         async with self.fence.holding(tenant, "forget"):
@@ -285,6 +287,7 @@ class MemoryAPI:
             )
             if sum(removed):
                 await scrub(self.stores, (*STORE_NAMES, "conversation", "traces"))
+                forget_everything()
         return sum(removed) > 0
 
     def _count(self, text: str) -> int:
@@ -310,9 +313,7 @@ class MemoryAPI:
         tenant = Tenant(agent_id=agent_id, user_id=user_id)
         async with self.fence.erasing(tenant) as cancelled:
             report = await erase(self.stores, tenant)
-            copies = await drop_dangling_copies(self.stores, tenant)
-        update = {"cancelled": dict(cancelled.counts), "copies_dropped": copies}
-        return report.model_copy(update=update)
+        return report.model_copy(update={"cancelled": dict(cancelled.counts)})
 
     async def _found(
         self, tenant: Tenant, item_id: str

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from prefrontal.forgetting import forget_everything
+from prefrontal.memory.buffers import drop_dangling_copies
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Tenant
 
@@ -65,8 +66,27 @@ async def scrub(stores: Stores, kinds: tuple[str, ...]) -> None:
             await method()
 
 
+async def forget_statistics(stores: Stores, kinds: tuple[str, ...]) -> None:
+    """Have each database of ``kinds`` that keeps planner statistics count again without the
+    rows removed (PostgreSQL analyses its tables:
+    :mod:`prefrontal.stores.postgres.planner_statistics`); once per database."""
+    seen: set[int] = set()
+    for kind in kinds:
+        database = getattr(getattr(stores, kind), "database", None)
+        method = getattr(database, "forget_statistics", None)
+        if method is not None and id(database) not in seen:
+            seen.add(id(database))
+            await method()
+
+
 async def erase(stores: Stores, tenant: Tenant) -> ErasureReport:
-    """Remove every record ``tenant`` owns from every store kind that holds any, then scrub.
+    """Remove every record ``tenant`` owns from every store kind that holds any, then the
+    copies of its shared memories in other users' sessions, then scrub.
+
+    The copies go before the scrub: their sessions are rewritten then, and
+    the scrub's checkpoint carries those pages into the database file too
+    (after it, an old image of such a page would stay in the file until a
+    later checkpoint).
 
     Idempotent: after a failure part-way (a store down), calling it again
     removes what is left, and a second call on an erased user removes 0.
@@ -77,6 +97,10 @@ async def erase(stores: Stores, tenant: Tenant) -> ErasureReport:
     for kind in ERASED_KINDS:
         store = getattr(stores, kind)
         removed[kind] = await store.erase(tenant)
+    copies = await drop_dangling_copies(stores, tenant)
     await scrub(stores, ERASED_KINDS)
+    await forget_statistics(stores, ERASED_KINDS)
     forget_everything()
-    return ErasureReport(agent_id=tenant.agent_id, user_id=tenant.user_id, removed=removed)
+    return ErasureReport(
+        agent_id=tenant.agent_id, user_id=tenant.user_id, removed=removed, copies_dropped=copies
+    )

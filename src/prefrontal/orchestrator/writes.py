@@ -44,7 +44,9 @@ Durability, as the caller sees it:
   run shielded from cancellation within ``config.writes.timeout_s`` (run in
   ``start_turn``, a caller's cancellation cancels them). A write that fails
   is logged (``turn_write_failed``, with the turn, the write and the error)
-  and counted in :class:`WriteStats`. A process that dies loses the writes
+  and counted in :class:`WriteStats`; one an erase of its user stopped is
+  counted alike but logged at info (``turn_write_stopped_by_erase``): it was
+  asked for. A process that dies loses the writes
   still in flight, as it would lose a turn a moment from its end.
 """
 
@@ -64,6 +66,9 @@ from prefrontal.phases.finalize import TurnWrite
 from prefrontal.stores.durable import Batch, Committed
 from prefrontal.stores.memory.waiting import reference
 from prefrontal.stores.working_memory import SessionKey
+
+ERASED = "the user was erased"
+"""Why a write an erase of its user stopped did not land (expected: logged at info)."""
 
 _log = structlog.get_logger("prefrontal.writes")
 RETRY_BACKOFF_S = 0.01
@@ -250,7 +255,7 @@ class TurnWrites:
                 if ticket is None:
                     await together()
                 elif not await ticket.run(together):
-                    self._settle(turn_id, writes, done, failed, opened, "the user was erased")
+                    self._settle(turn_id, writes, done, failed, opened, ERASED)
                     return
         except anyio.get_cancelled_exc_class():
             self._settle(turn_id, writes, done, failed, opened, "cancelled by the caller")
@@ -321,6 +326,9 @@ class TurnWrites:
 
     def _failed(self, turn_id: str, write: TurnWrite, error: str) -> None:
         self.stats.failed += 1
+        if error == ERASED:  # asked for: the erase stopped it, nothing went wrong
+            _log.info("turn_write_stopped_by_erase", turn_id=turn_id, write=write.kind)
+            return
         _log.error("turn_write_failed", turn_id=turn_id, write=write.kind, error=error[:500])
 
     async def _retried(self, write: TurnWrite) -> int:

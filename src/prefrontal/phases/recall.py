@@ -16,12 +16,12 @@ import math
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import date, datetime
-from functools import lru_cache
 
 import anyio
 
 from prefrontal.buffer import RecallDecision
 from prefrontal.bundle.models import Fragment, Section
+from prefrontal.forgetting import remembered
 from prefrontal.phases.fragments import fragment, loaded
 from prefrontal.phases.memory_retrieve import (
     Relevant,
@@ -125,7 +125,7 @@ def memory_heading(item: MemoryItem) -> str | None:
     return _day(when.date()) if when else None
 
 
-@lru_cache(maxsize=4_096)
+@remembered(maxsize=4_096)
 def _day(day: date) -> str:
     return f"{day:%d %B %Y}"
 
@@ -334,7 +334,7 @@ def _scoring(turn: TurnState) -> RecallSettings:
     return recall.scoring if recall.feedback else _without_feedback(recall.scoring)
 
 
-@lru_cache(maxsize=64)
+@remembered(maxsize=64, holds_text=False)
 def _without_feedback(settings: RecallSettings) -> RecallSettings:
     """``settings`` with no weight for the feedback query, made once per distinct settings."""
     return replace(settings, feedback_weight=0.0)

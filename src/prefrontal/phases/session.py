@@ -9,7 +9,6 @@ buffer knows nothing of the bundle layer.
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
 from typing import assert_never
 
 from prefrontal.buffer import (
@@ -25,6 +24,7 @@ from prefrontal.buffer.models import MAX_ITEM_ID, BufferItem, ItemProvenance
 from prefrontal.buffer.trusted import assemble
 from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
+from prefrontal.forgetting import remembered
 from prefrontal.formation.keeping import episodic_keeper
 from prefrontal.phases.fragments import fragment
 from prefrontal.phases.state import TurnState
@@ -164,7 +164,7 @@ def offer(fragment: Fragment) -> NewItem:
     )
 
 
-@lru_cache(maxsize=4_096)
+@remembered(maxsize=4_096)
 def _offer(
     section: Section,
     text: str,
@@ -278,7 +278,7 @@ def view(
     )
 
 
-@lru_cache(maxsize=4_096)
+@remembered(maxsize=4_096)
 def item_view(
     item_id: str,
     section: str | None,

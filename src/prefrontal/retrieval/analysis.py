@@ -30,10 +30,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
-from functools import lru_cache
 
 import snowballstemmer
 
+from prefrontal.forgetting import remembered
 from prefrontal.text_cache import text_cache
 
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -132,13 +132,13 @@ _ARABIC_ARTICLE = "\u0627\u0644"
 _ARABIC_LETTERS = str.maketrans({"\u0629": "\u0647", "\u0649": "\u064a"})
 
 
-@lru_cache(maxsize=65_536)
+@remembered(maxsize=65_536)
 def stem(word: str) -> str:
     """The Porter stem of a lower-case word."""
     return str(_STEMMER.stemWord(word))
 
 
-@lru_cache(maxsize=65_536)
+@remembered(maxsize=65_536)
 def _indexed(word: str) -> str:
     """The stem of a lower-case word, or ``""`` for a stop word: one cached look-up per word."""
     return "" if word in STOP_WORDS else stem(word)

@@ -3,7 +3,7 @@
 Backends find candidates with their own engines (FTS5, PostgreSQL's
 indexes, in-memory postings); what they hand the core is counts, never
 scores: for each candidate its length in terms and how often it holds each
-query term, and for the collection (the searching agent's items:
+query term, and for the collection (the items the searching user may read:
 :class:`Corpus`) how many documents it holds, their total length and how
 many hold each query term (:class:`LexicalMatches`). The
 core scores them here with SQLite FTS5's BM25 (k1=1.2, b=0.75), adding term
@@ -11,7 +11,7 @@ scores in sorted term order, so that every backend gives the same bits.
 
 A backend that prunes its top k (scores only what may enter it) bounds what
 an unseen document can score with :class:`BoundedTerm`, from statistics it
-keeps per agent and term: the shortest documents holding the term once, twice and
+keeps per agent, owner and term: the shortest documents holding the term once, twice and
 three times or more.
 """
 
@@ -58,12 +58,14 @@ def term_score(weight: float, tf: int, length: int, average: float) -> float:
 class Corpus:
     """Collection statistics at the time of a query: documents and their total length in terms.
 
-    The collection is the searching agent's items in the store, on every
-    backend: ``docs`` is how many items the agent holds, ``tokens`` their
-    total length, and a term's document frequency how many of them hold it.
-    Every item of the agent counts, live or not and whichever of its users
-    may see it, as FTS5 counts its rows: a tenant's scores do not depend on
-    what it may see, and another agent's items never move them.
+    The collection is what the searching user may read, on every backend:
+    its own items and its agent's shared ones (the statistics are kept per
+    agent and owner, :mod:`~prefrontal.stores.statistics_owner`). ``docs``
+    is how many items that is, ``tokens`` their total length, and a term's
+    document frequency how many of them hold it. Each of them counts, live
+    or not, as FTS5 counts its rows. Another user's private items and
+    another agent's items never move a user's scores: nothing a user cannot
+    read shows in them.
     """
 
     docs: int

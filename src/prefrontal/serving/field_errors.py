@@ -15,7 +15,7 @@ from prefrontal.ids import ID_PATTERN, MAX_ID_CHARS, NON_BLANK_PATTERN
 
 PATTERNS = {
     ID_PATTERN: f"must be an id: 1 to {MAX_ID_CHARS} characters, not only whitespace, "
-    "without control characters",
+    "without control characters or invisible formatting (bidi, zero-width)",
     NON_BLANK_PATTERN: "must hold some text, not only whitespace",
 }
 

@@ -1,4 +1,4 @@
-"""One agent's in-memory search index: segments by who may see them, statistics for the agent.
+"""One agent's in-memory search index: segments by who may see them, statistics per segment.
 
 **Cost isolation.** Each user's private items are a
 :class:`~prefrontal.stores.memory.segment.Segment`, the agent's shared items
@@ -6,11 +6,12 @@ another. A tenant's search reads two segments, its own and the shared one:
 the postings, filters and vectors of other users' private items are never
 read, so another user's 50,000 items do not slow it.
 
-**Statistics are the agent's.** BM25's collection statistics (documents,
-their total length, each term's document frequency) count every item of
-the agent, live or not, of every user, as
-:class:`~prefrontal.retrieval.ranking.Corpus` says: a tenant's scores are
-what they would be in one index of the whole agent.
+**Statistics are the reader's.** BM25's collection statistics (documents,
+their total length, each term's document frequency) are kept per segment
+and a search adds those of the two segments it reads, as
+:class:`~prefrontal.retrieval.ranking.Corpus` says: a tenant's scores count
+its own items and the agent's shared ones, live or not, and nothing another
+user wrote privately.
 
 **One search, in arrays.** :meth:`AgentIndex.search` scores the BM25 of
 every allowed item holding a query term and fuses it with the cosine of
@@ -44,13 +45,42 @@ def segment_of(item: MemoryItem) -> tuple[bool, str]:
     return SHARED if item.scope is Scope.SHARED else (False, item.user_id)
 
 
-class AgentIndex:
-    """The items of one agent in segments, with the agent's BM25 statistics."""
+class Statistics:
+    """BM25's counts over the items of one segment: items, their total length, holders per term."""
+
+    __slots__ = ("df", "docs", "tokens")
 
     def __init__(self) -> None:
         self.docs = 0
         self.tokens = 0
         self.df: dict[str, int] = {}
+
+    def add(self, words: Collection[str], length: int) -> None:
+        """Count an item of ``length`` terms holding the distinct terms ``words``."""
+        self.docs += 1
+        self.tokens += length
+        df = self.df
+        for term in words:
+            df[term] = df.get(term, 0) + 1
+
+    def remove(self, words: Collection[str], length: int) -> None:
+        """Count out an item :meth:`add` counted (a term held by none is dropped)."""
+        self.docs -= 1
+        self.tokens -= length
+        df = self.df
+        for term in words:
+            left = df[term] - 1
+            if left:
+                df[term] = left
+            else:
+                del df[term]
+
+
+class AgentIndex:
+    """The items of one agent in segments, each segment with its BM25 statistics."""
+
+    def __init__(self) -> None:
+        self.statistics: dict[tuple[bool, str], Statistics] = {}
         self.segments: dict[tuple[bool, str], Segment] = {}
         self.where: dict[str, tuple[bool, str]] = {}
 
@@ -68,11 +98,10 @@ class AgentIndex:
             segment = self.segments[place] = Segment()
         segment.put(doc, item, counts, vector)
         self.where[doc] = place
-        self.docs += 1
-        self.tokens += sum(counts.values())
-        df = self.df
-        for term in counts:
-            df[term] = df.get(term, 0) + 1
+        statistics = self.statistics.get(place)
+        if statistics is None:
+            statistics = self.statistics[place] = Statistics()
+        statistics.add(counts.keys(), sum(counts.values()))
 
     def vector(self, doc: str) -> tuple[float, ...] | None:
         """The embedding ``doc``'s item was put with, as put; ``None`` when it had none."""
@@ -97,27 +126,33 @@ class AgentIndex:
         if held is None:
             return
         words, length = held
-        self.docs -= 1
-        self.tokens -= length
-        df = self.df
-        for term in words:
-            left = df[term] - 1
-            if left:
-                df[term] = left
-            else:
-                del df[term]
+        statistics = self.statistics[place]
+        statistics.remove(words, length)
+        if not statistics.docs:
+            del self.statistics[place]
 
     def _visible(self, tenant: Tenant) -> list[Segment]:
         found = (self.segments.get((False, tenant.user_id)), self.segments.get(SHARED))
         return [segment for segment in found if segment is not None]
 
-    def corpus(self) -> Corpus:
-        return Corpus(docs=self.docs, tokens=self.tokens)
+    def _read(self, tenant: Tenant) -> list[Statistics]:
+        places = ((False, tenant.user_id), SHARED)
+        return [self.statistics[place] for place in places if place in self.statistics]
+
+    def corpus(self, tenant: Tenant) -> Corpus:
+        """The collection ``tenant`` searches: its own items and the agent's shared ones."""
+        read = self._read(tenant)
+        return Corpus(docs=sum(s.docs for s in read), tokens=sum(s.tokens for s in read))
+
+    def frequencies(self, tenant: Tenant, terms: Sequence[str]) -> list[int]:
+        """How many items of ``tenant``'s collection hold each of ``terms``."""
+        read = [s.df for s in self._read(tenant)]
+        return [sum(df.get(term, 0) for df in read) for term in terms]
 
     def lexical_matches(
         self, tenant: Tenant, now: int, kinds: Collection[str] | None, terms: Sequence[str]
     ) -> LexicalMatches:
-        """The allowed items holding one of ``terms`` with their counts; the agent's statistics."""
+        """The allowed items holding one of ``terms`` with their counts; the tenant's statistics."""
         candidates: list[Candidate] = []
         for segment in self._visible(tenant):
             counts = segment.counts(terms)
@@ -129,8 +164,8 @@ class AgentIndex:
                 for slot, length, row in zip(held.tolist(), lengths, columns, strict=True)
             ]
         return LexicalMatches(
-            corpus=self.corpus(),
-            frequencies=[self.df.get(term, 0) for term in terms],
+            corpus=self.corpus(tenant),
+            frequencies=self.frequencies(tenant, terms),
             candidates=candidates,
         )
 
@@ -162,9 +197,9 @@ class AgentIndex:
         if not segments:
             return []
         view = View(segments, now, kinds)
-        corpus = self.corpus()
+        corpus = self.corpus(tenant)
         if terms and corpus.docs:
-            weights = [idf(corpus.docs, self.df.get(term, 0)) for term in terms]
+            weights = [idf(corpus.docs, n) for n in self.frequencies(tenant, terms)]
             lexical = Signal(*view.bm25(terms, weights, corpus.average))
         else:
             lexical = Signal(np.zeros(0, dtype=np.int64), np.zeros(0))

@@ -9,13 +9,15 @@ plpgsql call and two upserts per item, and one ``INSERT`` per item.
 
 - the agent's counts (``<name>_agent_stats``), one upsert for every agent
   of the run, in agent order (so writers take the agents' locks first, in
-  one order);
+  one order), then the counts of each agent and owner
+  (``<name>_owner_stats``, :mod:`~prefrontal.stores.statistics_owner`);
 - the rows, one ``INSERT ... SELECT FROM unnest(...)`` of column arrays
   (the arrays of terms, counts and impact tokens passed as space-separated
   text: no term key nor impact token holds a space), with the setting
   :data:`SETTING` on for that statement only, which the trigger reads to
   leave the new rows' statistics to the writer (schema 10);
-- the term statistics, counted in Python over the whole run, one upsert.
+- the term statistics per agent, owner and term, counted in Python over the
+  whole run, one upsert.
 
 The result is what one upsert after another leaves: the upserts add counts
 and widen bounds, which does not depend on their order. Only items whose
@@ -35,6 +37,7 @@ from typing import Any
 
 from prefrontal.stores.postgres.database import Connection
 from prefrontal.stores.postgres.migrations import BULK_SETTING
+from prefrontal.stores.statistics_owner import SHARED
 
 Row = tuple[Any, ...]
 """One item as :func:`prefrontal.stores.postgres.memory._row` binds it (``$1..$19``)."""
@@ -45,7 +48,7 @@ AT_LEAST = 64
 SETTING = BULK_SETTING
 """The transaction setting that, ``on``, has the row trigger skip inserted rows' statistics."""
 
-_AGENT, _ITEM, _USER, _TERMS, _COUNTS, _LENGTH, _IMPACTS = 0, 1, 2, 14, 15, 16, 18
+_AGENT, _ITEM, _USER, _SCOPE, _TERMS, _COUNTS, _LENGTH, _IMPACTS = 0, 1, 2, 3, 14, 15, 16, 18
 _TYPES = (
     "text", "text", "text", "text", "text", "double precision", "timestamptz", "timestamptz",
     "text", "bigint", "timestamptz", "text", "bigint", "text", "text", "text", "integer",
@@ -82,12 +85,18 @@ class BulkWriter:
             SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[]) ORDER BY 1
             ON CONFLICT (agent_id) DO UPDATE
             SET docs = s.docs + EXCLUDED.docs, tokens = s.tokens + EXCLUDED.tokens"""
+        self._owners = f"""
+            INSERT INTO {name}_owner_stats AS s (agent_id, owner, docs, tokens)
+            SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
+            ORDER BY 1, 2
+            ON CONFLICT (agent_id, owner) DO UPDATE
+            SET docs = s.docs + EXCLUDED.docs, tokens = s.tokens + EXCLUDED.tokens"""
         self._terms = f"""
-            INSERT INTO {name}_terms AS v (agent_id, term, df, max_tf, min_length_1,
+            INSERT INTO {name}_terms AS v (agent_id, owner, term, df, max_tf, min_length_1,
                 min_length_2, min_length_3)
-            SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::integer[],
-                $5::integer[], $6::integer[], $7::integer[]) ORDER BY 1, 2
-            ON CONFLICT (agent_id, term) DO UPDATE SET df = v.df + EXCLUDED.df,
+            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[],
+                $5::integer[], $6::integer[], $7::integer[], $8::integer[]) ORDER BY 1, 2, 3
+            ON CONFLICT (agent_id, owner, term) DO UPDATE SET df = v.df + EXCLUDED.df,
                 max_tf = GREATEST(v.max_tf, EXCLUDED.max_tf),
                 min_length_1 = LEAST(v.min_length_1, EXCLUDED.min_length_1),
                 min_length_2 = LEAST(v.min_length_2, EXCLUDED.min_length_2),
@@ -142,6 +151,7 @@ class BulkWriter:
         trigger's work done."""
         part = rows[start : start + size]
         await connection.execute(self._agents, *_agent_columns(part))
+        await connection.execute(self._owners, *_owner_columns(part))
         columns: list[list[Any]] = [list(column) for column in zip(*part, strict=True)]
         for n in (_TERMS, _COUNTS, _IMPACTS):
             columns[n] = [" ".join(map(str, values)) for values in columns[n]]
@@ -155,6 +165,10 @@ class BulkWriter:
         if missed:  # inserted meanwhile by another transaction: counted by the trigger instead
             agents, docs, tokens = _agent_columns(missed)
             await connection.execute(self._agents, agents, [-n for n in docs], [-n for n in tokens])
+            agents, owners, docs, tokens = _owner_columns(missed)
+            await connection.execute(
+                self._owners, agents, owners, [-n for n in docs], [-n for n in tokens]
+            )
         counted = [row for row in part if _key(row) in inserted]
         await connection.execute(self._terms, *_term_columns(counted))
         if missed:
@@ -177,16 +191,38 @@ def _agent_columns(rows: Sequence[Row]) -> tuple[list[str], list[int], list[int]
     return agents, [counts[a][0] for a in agents], [counts[a][1] for a in agents]
 
 
-def _term_columns(rows: Sequence[Row]) -> tuple[list[Any], ...]:
-    """``agent, term, df, max_tf, min_length_1, min_length_2, min_length_3`` arrays, a row per
-    agent and term key of ``rows``: what their inserts add to the term statistics."""
-    found: dict[tuple[str, str], list[Any]] = {}
+def _owner(row: Row) -> str:
+    """The owner whose statistics the row counts in."""
+    return SHARED if row[_SCOPE] == "shared" else str(row[_USER])
+
+
+def _owner_columns(rows: Sequence[Row]) -> tuple[list[str], list[str], list[int], list[int]]:
+    """Per agent and owner of ``rows`` (in that order): both, the items and their length."""
+    counts: dict[tuple[str, str], list[int]] = {}
     for row in rows:
-        agent, length = row[_AGENT], row[_LENGTH]
+        held = counts.setdefault((row[_AGENT], _owner(row)), [0, 0])
+        held[0] += 1
+        held[1] += row[_LENGTH]
+    keys = sorted(counts)
+    return (
+        [agent for agent, _ in keys],
+        [owner for _, owner in keys],
+        [counts[k][0] for k in keys],
+        [counts[k][1] for k in keys],
+    )
+
+
+def _term_columns(rows: Sequence[Row]) -> tuple[list[Any], ...]:
+    """``agent, owner, term, df, max_tf, min_length_1, min_length_2, min_length_3`` arrays, a
+    row per agent, owner and term key of ``rows``: what their inserts add to the term
+    statistics."""
+    found: dict[tuple[str, str, str], list[Any]] = {}
+    for row in rows:
+        agent, owner, length = row[_AGENT], _owner(row), row[_LENGTH]
         for term, tf in zip(row[_TERMS], row[_COUNTS], strict=True):
-            entry = found.get((agent, term))
+            entry = found.get((agent, owner, term))
             if entry is None:
-                entry = found[(agent, term)] = [0, 0, None, None, None]
+                entry = found[(agent, owner, term)] = [0, 0, None, None, None]
             entry[0] += 1
             entry[1] = max(entry[1], tf)
             at = 2 + min(tf, 3) - 1
@@ -195,7 +231,8 @@ def _term_columns(rows: Sequence[Row]) -> tuple[list[Any], ...]:
     keys = sorted(found)
     values = [found[k] for k in keys]
     return (
-        [agent for agent, _ in keys],
-        [term for _, term in keys],
+        [agent for agent, _, _ in keys],
+        [owner for _, owner, _ in keys],
+        [term for _, _, term in keys],
         *([entry[n] for entry in values] for n in range(5)),
     )

@@ -35,6 +35,7 @@ from prefrontal.errors import (
     TransientStoreError,
 )
 from prefrontal.stores.durable import encodable
+from prefrontal.stores.postgres import planner_statistics
 from prefrontal.stores.postgres.migrations import migrate
 
 T = TypeVar("T")
@@ -129,6 +130,11 @@ class PostgresDatabase:
             await connection.execute(statement, *args)
 
         await self.write(run, store=store)
+
+    async def forget_statistics(self) -> None:
+        """Analyse every table again, so the planner's statistics count only the rows left
+        (an erase's last step: :mod:`.planner_statistics`)."""
+        await self.execute(planner_statistics.ANALYZE, store="database")
 
     async def count(self, statement: str, *args: object, store: str) -> int:
         """Run one ``DELETE`` or ``UPDATE`` in a transaction of its own; the rows it touched."""

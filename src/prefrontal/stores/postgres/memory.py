@@ -5,7 +5,7 @@ analysed by :func:`~prefrontal.retrieval.analysis.terms` (stop words out,
 Porter stems), stored per item as its distinct terms (long ones as a
 digest, :func:`.term_keys.key`) and their counts.
 Search runs in one repeatable-read snapshot. A lexical search is BM25's
-exact top k by :class:`.topk.TopK`, which reads the agent's statistics and
+exact top k by :class:`.topk.TopK`, which reads the tenant's statistics and
 per-term bounds (kept by a trigger, :mod:`.migrations`) and, through the GIN
 index, only the holders of the query's terms that can still reach the top
 k. With an embedding, the core's
@@ -315,7 +315,9 @@ class _Snapshot:
         held = [k for i, k in enumerate(keys) if any(c.counts[i] for c in candidates)]
         if not held:
             return LexicalMatches(Corpus(docs=0, tokens=0), [0] * len(keys), [])
-        row = await self.connection.fetchrow(self.statements.statistics, held, tenant.agent_id)
+        row = await self.connection.fetchrow(
+            self.statements.statistics, held, tenant.agent_id, tenant.user_id
+        )
         if row is None:
             return LexicalMatches(Corpus(docs=0, tokens=0), [0] * len(keys), [])
         docs, tokens, counted = row

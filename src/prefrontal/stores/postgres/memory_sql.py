@@ -84,29 +84,41 @@ class Statements:
         self.erase = f"""
             DELETE FROM {items} WHERE ctid = ANY (ARRAY(
                 SELECT ctid FROM {items} WHERE agent_id = $1 AND user_id = $2 LIMIT $3))"""
+        owners = "owner IN ('', $3)"
         self.statistics = f"""
-            SELECT s.docs, s.tokens, ARRAY(
+            SELECT sum(s.docs)::bigint, sum(s.tokens)::bigint, ARRAY(
                 SELECT coalesce(
-                    (SELECT v.df FROM {name}_terms AS v
-                     WHERE v.agent_id = $2 AND v.term = q.term), 0)
+                    (SELECT sum(v.df)::bigint FROM {name}_terms AS v
+                     WHERE v.agent_id = $2 AND v.{owners} AND v.term = q.term), 0)
                 FROM unnest($1::text[]) WITH ORDINALITY AS q(term, n) ORDER BY q.n
             )
-            FROM {name}_agent_stats AS s WHERE s.agent_id = $2"""
-        """The searching agent's statistics: its items, their length, and the holders of
-        each term of ``$1`` (no row when the agent holds no item)."""
+            FROM {name}_owner_stats AS s WHERE s.agent_id = $2 AND s.{owners}
+            HAVING count(*) > 0"""
+        """The statistics of what user ``$3`` of agent ``$2`` may read (its own items and the
+        agent's shared ones): their number, their length, and the holders of each term of
+        ``$1`` (no row when it may read no item)."""
         visible = f"""(SELECT count(*) FROM (
                 SELECT 1 FROM {items} AS m
                 WHERE {holding("ARRAY[v.term]", user="$3")} LIMIT $4) AS c)"""
         self.bounds = f"""
+            WITH s AS (
+                SELECT sum(docs)::bigint AS docs, sum(tokens)::bigint AS tokens
+                FROM {name}_owner_stats WHERE agent_id = $1 AND {owners} HAVING count(*) > 0
+            ), v AS (
+                SELECT term, sum(df)::bigint AS df, max(max_tf) AS max_tf,
+                    min(min_length_1) AS min_length_1, min(min_length_2) AS min_length_2,
+                    min(min_length_3) AS min_length_3
+                FROM {name}_terms
+                WHERE agent_id = $1 AND {owners} AND term = ANY($2::text[])
+                GROUP BY term
+            )
             SELECT s.docs, s.tokens, v.term, v.df, v.max_tf,
                 v.min_length_1, v.min_length_2, v.min_length_3, {visible} AS visible
-            FROM {name}_agent_stats AS s
-            LEFT JOIN {name}_terms AS v ON v.agent_id = s.agent_id AND v.term = ANY($2::text[])
-            WHERE s.agent_id = $1"""
-        """The agent's statistics with each of its terms among ``$2`` (one row per term held,
-        or one with a NULL term; none when the agent holds no item), and how many items user
-        ``$3`` may see hold it (``$4`` at most): the top-k plans its reads by what the user
-        sees, while it scores by the agent's statistics."""
+            FROM s LEFT JOIN v ON true"""
+        """The statistics of what user ``$3`` of agent ``$1`` may read, with each of its terms
+        among ``$2`` (one row per term held, or one with a NULL term; none when it may read
+        no item), and how many of those items hold it (``$4`` at most): the top-k plans its
+        reads and scores by what the user may read."""
         term = holding("ARRAY[$6::text]")
         classes = holding("$6::text[]", marker=IMPACT)
         self.holders = _holders(items, term, " AND NOT (m.impacts && $9::text[])", first=10)

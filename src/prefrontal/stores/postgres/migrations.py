@@ -32,8 +32,9 @@ from prefrontal.errors import StoreError
 from prefrontal.retrieval.impacts import sql_code
 from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.memory_search import stored_terms
-from prefrontal.stores.postgres import vector_log, visibility
+from prefrontal.stores.postgres import planner_statistics, vector_log, visibility
 from prefrontal.stores.postgres.term_keys import key
+from prefrontal.stores.statistics_owner import owner_sql
 
 BULK_SETTING = "prefrontal.bulk_statistics"
 """The transaction setting under which schema 10's trigger leaves inserts to the bulk writer
@@ -296,6 +297,135 @@ def _memory_schema(name: str) -> tuple[str, ...]:
     )
 
 
+def _owner_index_function(name: str) -> str:
+    """Schema 12's trigger function: statistics per agent and owner, the agent's row first.
+
+    Every write to an agent's items locks the agent's row of
+    ``<name>_agent_stats`` first (its counts are kept too), then its
+    owner's row of ``<name>_owner_stats`` and the owner's terms, so writers
+    of one agent take their locks in one order. An item whose scope changes
+    moves from one owner's counts to the other's. Rows whose counts reach 0
+    are deleted. An insert made while :data:`BULK_SETTING` is ``on`` is left
+    to the bulk writer.
+    """
+    agents, owners, vocab = f"{name}_agent_stats", f"{name}_owner_stats", f"{name}_terms"
+    new, old = owner_sql("NEW.scope", "NEW.user_id"), owner_sql("OLD.scope", "OLD.user_id")
+    upsert = f"""INSERT INTO {vocab} AS v (agent_id, owner, term, df, max_tf, min_length_1,
+                        min_length_2, min_length_3)
+                    SELECT NEW.agent_id, {new}, u.t, {{df}}, u.c,
+                        CASE u.c WHEN 1 THEN NEW.length END,
+                        CASE u.c WHEN 2 THEN NEW.length END,
+                        CASE WHEN u.c >= 3 THEN NEW.length END
+                    FROM unnest(NEW.terms, NEW.counts) AS u(t, c)
+                    ON CONFLICT (agent_id, owner, term) DO UPDATE SET df = v.df + EXCLUDED.df,
+                        max_tf = GREATEST(v.max_tf, EXCLUDED.max_tf),
+                        min_length_1 = LEAST(v.min_length_1, EXCLUDED.min_length_1),
+                        min_length_2 = LEAST(v.min_length_2, EXCLUDED.min_length_2),
+                        min_length_3 = LEAST(v.min_length_3, EXCLUDED.min_length_3);"""
+    add_new = f"""INSERT INTO {owners} AS o (agent_id, owner, docs, tokens)
+                    VALUES (NEW.agent_id, {new}, 1, NEW.length)
+                    ON CONFLICT (agent_id, owner) DO UPDATE
+                    SET docs = o.docs + 1, tokens = o.tokens + EXCLUDED.tokens;
+                {upsert.format(df="1")}"""
+    remove_old = f"""UPDATE {owners} SET docs = docs - 1, tokens = tokens - OLD.length
+                    WHERE agent_id = OLD.agent_id AND owner = {old};
+                DELETE FROM {owners} WHERE agent_id = OLD.agent_id AND owner = {old} AND docs <= 0;
+                UPDATE {vocab} SET df = df - 1
+                    WHERE agent_id = OLD.agent_id AND owner = {old} AND term = ANY (OLD.terms);
+                DELETE FROM {vocab}
+                    WHERE agent_id = OLD.agent_id AND owner = {old} AND df <= 0
+                      AND term = ANY (OLD.terms);"""
+    kept = "CASE WHEN u.t = ANY (OLD.terms) THEN 0 ELSE 1 END"
+    return f"""CREATE OR REPLACE FUNCTION {name}_index() RETURNS trigger
+        LANGUAGE plpgsql SET search_path FROM CURRENT AS $body$
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                IF current_setting('{BULK_SETTING}', true) = 'on' THEN
+                    RETURN NULL;
+                END IF;
+                INSERT INTO {agents} AS s (agent_id, docs, tokens)
+                    VALUES (NEW.agent_id, 1, NEW.length)
+                    ON CONFLICT (agent_id) DO UPDATE
+                    SET docs = s.docs + 1, tokens = s.tokens + EXCLUDED.tokens;
+                {add_new}
+            ELSIF TG_OP = 'UPDATE' THEN
+                UPDATE {agents} SET tokens = tokens - OLD.length + NEW.length
+                    WHERE agent_id = NEW.agent_id;
+                IF {old} IS DISTINCT FROM {new} THEN
+                    {remove_old}
+                    {add_new}
+                ELSE
+                    UPDATE {owners} SET tokens = tokens - OLD.length + NEW.length
+                        WHERE agent_id = NEW.agent_id AND owner = {new};
+                    UPDATE {vocab} SET df = df - 1
+                        WHERE agent_id = NEW.agent_id AND owner = {new}
+                          AND term = ANY (OLD.terms) AND NOT (term = ANY (NEW.terms));
+                    DELETE FROM {vocab}
+                        WHERE agent_id = NEW.agent_id AND owner = {new} AND df <= 0
+                          AND term = ANY (OLD.terms);
+                    {upsert.format(df=kept)}
+                END IF;
+            ELSE
+                UPDATE {agents} SET docs = docs - 1, tokens = tokens - OLD.length
+                    WHERE agent_id = OLD.agent_id;
+                {remove_old}
+            END IF;
+            RETURN NULL;
+        END
+        $body$"""
+
+
+def _owner_statistics(name: str) -> tuple[str, ...]:
+    """Schema 12 for memory table ``name``: BM25 statistics per agent and owner, from the items.
+
+    ``<name>_owner_stats`` holds the number of items and their total length
+    of each agent's shared items (owner ``''``) and of each user's private
+    ones (owner: the user id); ``<name>_terms`` the same owners' term counts
+    and bounds. A search adds up the rows of the owners its user may read
+    (:mod:`prefrontal.stores.statistics_owner`): another user's private
+    items never move its scores. The trigger also fires on a change of scope.
+    """
+    items, owners, vocab = f"{name}_items", f"{name}_owner_stats", f"{name}_terms"
+    owner = owner_sql("m.scope", "m.user_id")
+    return (
+        f"""CREATE TABLE {owners} (
+            agent_id text NOT NULL,
+            owner text NOT NULL,
+            docs bigint NOT NULL,
+            tokens bigint NOT NULL,
+            PRIMARY KEY (agent_id, owner)
+        )""",
+        f"DROP TABLE {vocab}",
+        f"""CREATE TABLE {vocab} (
+            agent_id text NOT NULL,
+            owner text NOT NULL,
+            term text NOT NULL,
+            df bigint NOT NULL,
+            max_tf integer NOT NULL,
+            min_length_1 integer,
+            min_length_2 integer,
+            min_length_3 integer,
+            PRIMARY KEY (agent_id, owner, term)
+        )""",
+        f"""INSERT INTO {owners} (agent_id, owner, docs, tokens)
+            SELECT m.agent_id, {owner}, count(*), sum(m.length) FROM {items} AS m
+            GROUP BY m.agent_id, {owner}""",
+        f"""INSERT INTO {vocab} (agent_id, owner, term, df, max_tf, min_length_1, min_length_2,
+                min_length_3)
+            SELECT m.agent_id, {owner}, u.t, count(*), max(u.c),
+                min(CASE u.c WHEN 1 THEN m.length END),
+                min(CASE u.c WHEN 2 THEN m.length END),
+                min(CASE WHEN u.c >= 3 THEN m.length END)
+            FROM {items} AS m, unnest(m.terms, m.counts) AS u(t, c)
+            GROUP BY m.agent_id, {owner}, u.t""",
+        _owner_index_function(name),
+        f"DROP TRIGGER {name}_index ON {items}",
+        f"""CREATE TRIGGER {name}_index
+            AFTER INSERT OR DELETE OR UPDATE OF terms, length, scope ON {items}
+            FOR EACH ROW EXECUTE FUNCTION {name}_index()""",
+    )
+
+
 _INITIAL = (
     "CREATE TABLE profiles (agent_id text PRIMARY KEY, body text NOT NULL)",
     """CREATE TABLE frontal_items (
@@ -464,6 +594,18 @@ MIGRATIONS: tuple[Migration, ...] = (
         "last changed what vector search reads, deletions logged: a process's vector cache "
         "applies only what changed since the snapshot it reflects",
         tuple(statement for name in MEMORY_TABLES for statement in vector_log.change_log(name)),
+    ),
+    Migration(
+        12,
+        "memory BM25 statistics kept per agent and owner (the agent's shared items, each "
+        "user's private ones): a search counts only what its user may read",
+        tuple(statement for name in MEMORY_TABLES for statement in _owner_statistics(name)),
+    ),
+    Migration(
+        13,
+        "no planner statistics for the record text (body) of any table, and those kept "
+        "until now dropped: pg_stats holds no copy of what users wrote",
+        planner_statistics.WITHOUT_TEXT,
     ),
 )
 LATEST = MIGRATIONS[-1].version

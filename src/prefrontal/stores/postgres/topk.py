@@ -1,7 +1,7 @@
 """Exact BM25 top-k on PostgreSQL without scoring every holder of a query term (MaxScore).
 
 The query's terms are visited highest bound first (a term's bound: the
-most it adds to any item's score, from the agent's per-term statistics,
+most it adds to any item's score, from the per-term statistics of what the tenant may read,
 :class:`~prefrontal.retrieval.ranking.BoundedTerm`). For each, the GIN index
 finds the live visible items holding it and none of the terms visited
 before; each is scored on every query term by the core's
@@ -177,12 +177,13 @@ class TopK:
         return _longest(term, self.best[0] / MARGIN - bounds * MARGIN)
 
     async def _statistics(self) -> tuple[Scorer, list[BoundedTerm], dict[str, int]] | None:
-        """The agent's scorer for the query, its held terms (highest bound first), their holders.
+        """The tenant's scorer for the query, its held terms (highest bound first), their holders.
 
-        The holders counted are those the tenant may see (up to one more than
-        :data:`CLASSES_PAST` and :data:`RARE_TOGETHER`, all the reads are
-        planned by): another user's items change the scores, through the
-        agent's statistics, but never how many reads a search takes.
+        The statistics are those of what the tenant may read (its own items
+        and the agent's shared ones), and so are the holders counted (up to
+        one more than :data:`CLASSES_PAST` and :data:`RARE_TOGETHER`, all the
+        reads are planned by): another user's private items change neither
+        the scores nor how many reads a search takes.
         """
         agent, user = self.params[0], self.params[1]
         cap = max(CLASSES_PAST, RARE_TOGETHER) + 1

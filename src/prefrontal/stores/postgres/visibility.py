@@ -13,8 +13,9 @@ the agent's shared ones, and nobody else's row is ever fetched. The SQL
 keeps its own visibility filter as well: the keys narrow the candidates
 and never decide what a tenant sees.
 
-The term statistics stay per agent, whoever's items they count: scores,
-and so rankings, do not change.
+The term statistics are kept per agent and owner
+(:mod:`~prefrontal.stores.statistics_owner`): a search adds up those of
+the items its tenant may read, so scores follow what it may read too.
 """
 
 from __future__ import annotations

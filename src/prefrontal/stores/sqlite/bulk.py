@@ -18,7 +18,8 @@ have left them, one row after another, but with a statement per table:
   back row by row costs ten times the insert);
 - the term statistics counted in Python over the whole run from each
   row's analysed terms (``words``), one upsert per distinct term of each
-  agent, and one per agent for its counts.
+  agent and owner (:mod:`~prefrontal.stores.statistics_owner`), one per
+  agent and owner for their counts and one per agent for its own.
 
 The insert triggers are dropped for the run and created again from the text
 ``sqlite_master`` held, inside the caller's transaction: no other connection
@@ -44,6 +45,7 @@ from typing import Any
 
 from prefrontal.retrieval.impacts import length_bucket
 from prefrontal.stores.sqlite.migrations import insert_triggers
+from prefrontal.stores.statistics_owner import SHARED
 
 Row = dict[str, Any]
 """One item as :func:`prefrontal.stores.sqlite.memory._row` binds it, with ``words``: its
@@ -91,6 +93,11 @@ def _tenant(row: Row) -> str:
     return f"p{agent}x{row['user'].encode().hex().upper()}"
 
 
+def _owner(row: Row) -> tuple[str, str]:
+    """The agent and owner whose statistics the row counts in."""
+    return row["agent"], SHARED if row["scope"] == "shared" else row["user"]
+
+
 def _least(column: str) -> str:
     return f"coalesce(min({column}, excluded.{column}), {column}, excluded.{column})"
 
@@ -121,11 +128,15 @@ class BulkWriter:
             INSERT INTO {name}_agent_stats (agent_id, docs, tokens) VALUES (?, ?, ?)
             ON CONFLICT (agent_id) DO UPDATE SET docs = docs + excluded.docs,
                 tokens = tokens + excluded.tokens"""
+        self._owners = f"""
+            INSERT INTO {name}_owner_stats (agent_id, owner, docs, tokens) VALUES (?, ?, ?, ?)
+            ON CONFLICT (agent_id, owner) DO UPDATE SET docs = docs + excluded.docs,
+                tokens = tokens + excluded.tokens"""
         self._terms = f"""
-            INSERT INTO {name}_terms (agent_id, term, df, max_tf, min_length_1, min_length_2,
-                min_length_3)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (agent_id, term) DO UPDATE SET df = df + excluded.df,
+            INSERT INTO {name}_terms (agent_id, owner, term, df, max_tf, min_length_1,
+                min_length_2, min_length_3)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (agent_id, owner, term) DO UPDATE SET df = df + excluded.df,
                 max_tf = max(max_tf, excluded.max_tf),
                 min_length_1 = {_least("min_length_1")},
                 min_length_2 = {_least("min_length_2")},
@@ -208,12 +219,14 @@ class BulkWriter:
         rowids = range(last + 1, last + 1 + len(rows))
         connection.executemany(self._impacts, zip(rowids, tokens, map(_tenant, rows), strict=True))
         connection.executemany(self._agents, statistics.agent_rows())
+        connection.executemany(self._owners, statistics.owner_rows())
         connection.executemany(self._terms, statistics.term_rows())
         connection.execute(self._stamp, (len(rows),))
 
 
 class _Statistics:
-    """Item counts per agent and term statistics per agent and term, as the triggers keep them.
+    """Item counts per agent and owner, term statistics per agent, owner and term, as the
+    triggers keep them.
 
     Most items hold each of their terms once: those terms are counted, and
     their shortest lengths found, by C-level ``Counter``, ``dict`` and
@@ -221,13 +234,15 @@ class _Statistics:
     """
 
     def __init__(self) -> None:
-        self.agents: dict[str, list[int]] = {}
-        """Per agent: items, total length."""
-        self.once: dict[str, dict[int, list[str]]] = {}
-        """Per agent and item length, the terms held once by each item of that length, one
-        list per length (no container per item outlives its step: fewer for the collector)."""
-        self.more: dict[str, list[tuple[int, dict[str, int]]]] = {}
-        """Per agent, the length and the terms held more than once of each item that has some."""
+        self.owners: dict[tuple[str, str], list[int]] = {}
+        """Per agent and owner: items, total length."""
+        self.once: dict[tuple[str, str], dict[int, list[str]]] = {}
+        """Per agent, owner and item length, the terms held once by each item of that length,
+        one list per length (no container per item outlives its step: fewer for the
+        collector)."""
+        self.more: dict[tuple[str, str], list[tuple[int, dict[str, int]]]] = {}
+        """Per agent and owner, the length and the terms held more than once of each item that
+        has some."""
         self.codes: dict[int, tuple[str, str, str, str]] = {}
         """Per item length: :meth:`_codes`."""
 
@@ -235,15 +250,17 @@ class _Statistics:
         """Count ``rows``; return the impact tokens of each, as the impact trigger writes them."""
         tokens: list[str] = []
         add = tokens.append
-        last: str | None = None
-        counts, once, more = [0, 0], self.once.setdefault("", {}), self.more.setdefault("", [])
+        last: tuple[str, str] | None = None
+        counts: list[int] = [0, 0]
+        once: dict[int, list[str]] = {}
+        more: list[tuple[int, dict[str, int]]] = []
         for row in rows:
-            agent, words, length = row["agent"], row["words"], row["length"]
-            if agent != last:
-                last = agent
-                counts = self.agents.setdefault(agent, [0, 0])
-                once = self.once.setdefault(agent, {})
-                more = self.more.setdefault(agent, [])
+            owner, words, length = _owner(row), row["words"], row["length"]
+            if owner != last:
+                last = owner
+                counts = self.owners.setdefault(owner, [0, 0])
+                once = self.once.setdefault(owner, {})
+                more = self.more.setdefault(owner, [])
             counts[0] += 1
             counts[1] += length
             distinct = sorted(set(words))
@@ -272,20 +289,30 @@ class _Statistics:
 
     def agent_rows(self) -> list[tuple[str, int, int]]:
         """``(agent, items, total length)`` for each agent counted."""
-        return [(agent, docs, tokens) for agent, (docs, tokens) in self.agents.items()]
+        agents: dict[str, list[int]] = {}
+        for (agent, _), (docs, tokens) in self.owners.items():
+            counts = agents.setdefault(agent, [0, 0])
+            counts[0] += docs
+            counts[1] += tokens
+        return [(agent, docs, tokens) for agent, (docs, tokens) in agents.items()]
+
+    def owner_rows(self) -> list[tuple[str, str, int, int]]:
+        """``(agent, owner, items, total length)`` for each agent and owner counted."""
+        return [(*owner, docs, tokens) for owner, (docs, tokens) in self.owners.items()]
 
     def term_rows(self) -> list[tuple[Any, ...]]:
-        """``(agent, term, df, max_tf, min_length_1, min_length_2, min_length_3)`` per term."""
+        """``(agent, owner, term, df, max_tf, min_length_1, min_length_2, min_length_3)`` per
+        term."""
         rows: list[tuple[Any, ...]] = []
-        for agent in self.agents:
-            once = self.once[agent]
+        for owner in self.owners:
+            once = self.once[owner]
             df = Counter(chain.from_iterable(once.values()))
             first: dict[str, int] = {}
             for length in sorted(once, reverse=True):  # a later (shorter) length overwrites
                 first.update(dict.fromkeys(once[length], length))
             largest: dict[str, int] = {}
             shortest: tuple[dict[str, int], dict[str, int]] = ({}, {})
-            for length, more in sorted(self.more[agent], key=_length, reverse=True):  # likewise
+            for length, more in sorted(self.more[owner], key=_length, reverse=True):  # likewise
                 df.update(more.keys())
                 for term, tf in more.items():
                     largest[term] = max(largest.get(term, 0), tf)
@@ -293,7 +320,7 @@ class _Statistics:
             second, third = shortest
             rows.extend(
                 (
-                    agent,
+                    *owner,
                     term,
                     n,
                     largest.get(term, 1),

@@ -71,11 +71,18 @@ class Statements:
             DELETE FROM {items}
             WHERE agent_id = :agent AND user_id = :user AND item_id IN {_IDS}"""
         self.erase = f"DELETE FROM {items} WHERE agent_id = :agent AND user_id = :user"
-        self.stats = f"SELECT docs, tokens FROM {name}_agent_stats WHERE agent_id = :agent"
+        self.stats = f"""
+            SELECT sum(docs), sum(tokens) FROM {name}_owner_stats
+            WHERE agent_id = :agent AND owner IN ('', :user)"""
+        """The collection the tenant searches: its own items and the agent's shared ones."""
         self.term_stats = f"""
-            SELECT term, df, max_tf, min_length_1, min_length_2, min_length_3
+            SELECT term, sum(df), max(max_tf), min(min_length_1), min(min_length_2),
+                min(min_length_3)
             FROM {name}_terms
-            WHERE agent_id = :agent AND term IN (SELECT value FROM json_each(:terms))"""
+            WHERE agent_id = :agent AND owner IN ('', :user)
+              AND term IN (SELECT value FROM json_each(:terms))
+            GROUP BY term"""
+        """Each of ``:terms`` the tenant's collection holds: its holders and bounds."""
         self.postings = f"""
             SELECT count(*), group_concat(id), group_concat(length),
                 group_concat(' ' || terms || ' ', char(10))

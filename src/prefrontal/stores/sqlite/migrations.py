@@ -30,6 +30,7 @@ from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.sqlite import visibility
 from prefrontal.stores.sqlite.vectors import change_insert_trigger, change_log, pruned_change_log
+from prefrontal.stores.statistics_owner import owner_sql
 
 
 def _term_list(terms: str) -> str:
@@ -284,7 +285,7 @@ def insert_triggers(name: str) -> dict[str, str]:
     """
     return {
         f"{name}_change_insert": change_insert_trigger(name),
-        f"{name}_index_insert": _index_insert_trigger(name, tenant=True),
+        f"{name}_index_insert": _owner_insert_trigger(name),
         f"{name}_impacts_insert": _impacts_insert_trigger(name, tenant=True),
     }
 
@@ -434,6 +435,132 @@ def _visibility_indexed(name: str) -> tuple[str, ...]:
         f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')",
         f"""INSERT INTO {impacts} (rowid, impacts, tenant)
             SELECT rowid, {_impacts_of("terms", "length")}, tenant FROM {items}""",
+    )
+
+
+_MOVED = "agent_id, user_id, scope, terms, length"
+"""The columns whose change moves an item in the indexes and the statistics (schema 11 on)."""
+
+
+def _owner_index_new(name: str) -> str:
+    """Since schema 12: the statements putting ``new`` into FTS5 and its owner's statistics.
+
+    The agent's counts (``<name>_agent_stats``) are kept too; the counts a
+    search reads are its owner's (``<name>_owner_stats``, ``<name>_terms``).
+    """
+    fts, agents, owners = f"{name}_fts", f"{name}_agent_stats", f"{name}_owner_stats"
+    vocab, owner = f"{name}_terms", owner_sql("new.scope", "new.user_id")
+    return f"""
+        INSERT INTO {fts} (rowid, terms, tenant) VALUES (new.rowid, new.terms, new.tenant);
+        INSERT INTO {agents} (agent_id, docs, tokens) VALUES (new.agent_id, 1, new.length)
+            ON CONFLICT (agent_id) DO UPDATE SET docs = docs + 1,
+                tokens = tokens + excluded.tokens;
+        INSERT INTO {owners} (agent_id, owner, docs, tokens)
+            VALUES (new.agent_id, {owner}, 1, new.length)
+            ON CONFLICT (agent_id, owner) DO UPDATE SET docs = docs + 1,
+                tokens = tokens + excluded.tokens;
+        INSERT INTO {vocab} (agent_id, owner, term, df, max_tf, min_length_1, min_length_2,
+                min_length_3)
+            SELECT new.agent_id, {owner}, value, 1, count(*),
+                CASE count(*) WHEN 1 THEN new.length END,
+                CASE count(*) WHEN 2 THEN new.length END,
+                CASE WHEN count(*) >= 3 THEN new.length END
+            FROM json_each({_term_list("new.terms")})
+            WHERE true GROUP BY value
+            ON CONFLICT (agent_id, owner, term) DO UPDATE SET df = df + 1,
+                max_tf = max(max_tf, excluded.max_tf),
+                min_length_1 = {_least("min_length_1")},
+                min_length_2 = {_least("min_length_2")},
+                min_length_3 = {_least("min_length_3")};"""
+
+
+def _owner_unindex(name: str) -> str:
+    """Since schema 12: the statements taking ``old`` out of FTS5 and its owner's statistics.
+
+    Rows whose counts reach 0 are deleted: no word, and no count, of a
+    removed item stays in the statistics.
+    """
+    fts, agents, owners = f"{name}_fts", f"{name}_agent_stats", f"{name}_owner_stats"
+    vocab, owner = f"{name}_terms", owner_sql("old.scope", "old.user_id")
+    old_terms = f"(SELECT value FROM json_each({_term_list('old.terms')}))"
+    return f"""
+        INSERT INTO {fts} ({fts}, rowid, terms, tenant)
+            VALUES ('delete', old.rowid, old.terms, old.tenant);
+        UPDATE {agents} SET docs = docs - 1, tokens = tokens - old.length
+            WHERE agent_id = old.agent_id;
+        UPDATE {owners} SET docs = docs - 1, tokens = tokens - old.length
+            WHERE agent_id = old.agent_id AND owner = {owner};
+        DELETE FROM {owners} WHERE agent_id = old.agent_id AND owner = {owner} AND docs <= 0;
+        UPDATE {vocab} SET df = df - 1
+            WHERE agent_id = old.agent_id AND owner = {owner} AND term IN {old_terms};
+        DELETE FROM {vocab}
+            WHERE agent_id = old.agent_id AND owner = {owner} AND df <= 0
+              AND term IN {old_terms};"""
+
+
+def _owner_insert_trigger(name: str) -> str:
+    """Since schema 12: the trigger putting a new item of ``name`` in FTS5 and the statistics."""
+    return (
+        f"CREATE TRIGGER {name}_index_insert AFTER INSERT ON {name}_items"
+        f" BEGIN {_owner_index_new(name)} END"
+    )
+
+
+def _owner_statistics(name: str) -> tuple[str, ...]:
+    """Schema 12: ``name``'s BM25 statistics per agent and owner, counted from its items.
+
+    ``<name>_owner_stats`` holds the number of items and their total length
+    of each agent's shared items (owner ``''``) and of each user's private
+    ones (owner: the user id); ``<name>_terms`` the same owners' term counts
+    and bounds. A search adds up the rows of the owners its user may read
+    (:mod:`prefrontal.stores.statistics_owner`): another user's private
+    items never move its scores. The triggers also move an item's counts
+    when its scope changes.
+    """
+    items, owners, vocab = f"{name}_items", f"{name}_owner_stats", f"{name}_terms"
+    owner = owner_sql("i.scope", "i.user_id")
+    unindex_old, index_new = _owner_unindex(name), _owner_index_new(name)
+    return (
+        *(f"DROP TRIGGER IF EXISTS {name}_index_{kind}" for kind in ("insert", "delete", "update")),
+        f"DROP TABLE {vocab}",
+        f"""CREATE TABLE {owners} (
+            agent_id TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            docs INTEGER NOT NULL,
+            tokens INTEGER NOT NULL,
+            PRIMARY KEY (agent_id, owner)
+        ) WITHOUT ROWID""",
+        f"""CREATE TABLE {vocab} (
+            agent_id TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            term TEXT NOT NULL,
+            df INTEGER NOT NULL,
+            max_tf INTEGER NOT NULL,
+            min_length_1 INTEGER,
+            min_length_2 INTEGER,
+            min_length_3 INTEGER,
+            PRIMARY KEY (agent_id, owner, term)
+        ) WITHOUT ROWID""",
+        _owner_insert_trigger(name),
+        f"CREATE TRIGGER {name}_index_delete AFTER DELETE ON {items} BEGIN {unindex_old} END",
+        f"""CREATE TRIGGER {name}_index_update AFTER UPDATE OF {_MOVED} ON {items}
+            BEGIN {unindex_old} {index_new} END""",
+        f"""INSERT INTO {vocab} (agent_id, owner, term, df, max_tf, min_length_1, min_length_2,
+                min_length_3)
+            SELECT agent_id, owner, term, count(*), max(tf),
+                min(CASE tf WHEN 1 THEN length END),
+                min(CASE tf WHEN 2 THEN length END),
+                min(CASE WHEN tf >= 3 THEN length END)
+            FROM (
+                SELECT i.agent_id AS agent_id, {owner} AS owner, j.value AS term,
+                    count(*) AS tf, i.length AS length
+                FROM {items} AS i, json_each({_term_list("i.terms")}) AS j
+                GROUP BY i.rowid, j.value
+            )
+            GROUP BY agent_id, owner, term""",
+        f"""INSERT INTO {owners} (agent_id, owner, docs, tokens)
+            SELECT i.agent_id, {owner}, count(*), sum(i.length) FROM {items} AS i
+            GROUP BY i.agent_id, {owner}""",
     )
 
 
@@ -638,6 +765,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "memory full-text indexes hold who may see each item, so that a search's "
         "candidates are the tenant's own items and the agent's shared ones only",
         tuple(statement for name in MEMORY_TABLES for statement in _visibility_indexed(name)),
+    ),
+    Migration(
+        12,
+        "memory BM25 statistics kept per agent and owner (the agent's shared items, each "
+        "user's private ones): a search counts only what its user may read",
+        tuple(statement for name in MEMORY_TABLES for statement in _owner_statistics(name)),
     ),
 )
 LATEST = MIGRATIONS[-1].version

@@ -37,7 +37,7 @@ No item that could enter the top k is skipped, so the result is the same as
 scoring every match, and the same as the in-memory store's, to the bit.
 
 A term's bound is the core's :class:`~prefrontal.retrieval.ranking.BoundedTerm`,
-from statistics triggers keep per agent and term (only widening): the shortest
+from statistics triggers keep per agent, owner and term (only widening): the shortest
 document holding it once, the shortest holding it twice, and the largest
 frequency in the shortest holding it three times or more.
 """
@@ -68,16 +68,18 @@ def quoted(term: str) -> str:
 
 
 def query_terms(
-    connection: sqlite3.Connection, statements: Any, texts: list[str], agent: str
+    connection: sqlite3.Connection, statements: Any, texts: list[str], agent: str, user: str
 ) -> tuple[Corpus, list[BoundedTerm]]:
-    """``agent``'s corpus statistics and its known terms among ``texts``, highest bound first."""
-    row = connection.execute(statements.stats, {"agent": agent}).fetchone()
+    """The statistics of what ``user`` of ``agent`` may read and its known terms among ``texts``,
+    highest bound first."""
+    tenant = {"agent": agent, "user": user}
+    row = connection.execute(statements.stats, tenant).fetchone()
     docs, tokens = row or (0, 0)
     if not docs or not texts:
         return Corpus(docs=0, tokens=0), []
     corpus = Corpus(docs=docs, tokens=tokens or 0)
     rows = connection.execute(
-        statements.term_stats, {"agent": agent, "terms": json.dumps(texts)}
+        statements.term_stats, {**tenant, "terms": json.dumps(texts)}
     ).fetchall()
     known = [_term(corpus, *row) for row in rows if row[1] > 0]
     order = {text: i for i, text in enumerate(texts)}
@@ -130,7 +132,7 @@ def by_rowid(
     when every match was scored); the scorer scores other items alike
     (:func:`rows_scores`).
     """
-    corpus, terms = query_terms(connection, statements, texts, params["agent"])
+    corpus, terms = query_terms(connection, statements, texts, params["agent"], params["user"])
     search = _TopK(connection, statements, params, corpus, terms)
     found = search.run(limit)
     bound = 0.0

@@ -13,8 +13,10 @@ digits (``x`` is not a hex digit, so the token is one pair of ids only);
 the SQL's own visibility filter stays as well, so the token narrows the
 candidates and never decides what a tenant sees.
 
-The term statistics (``<name>_terms``, ``<name>_agent_stats``) stay per
-agent, whoever's items they count: scores, and so rankings, do not change.
+The term statistics (``<name>_terms``, ``<name>_owner_stats``) are kept per
+agent and owner (:mod:`~prefrontal.stores.statistics_owner`): a search adds
+up those of the items its tenant may read, so scores follow what it may
+read too.
 """
 
 from __future__ import annotations
