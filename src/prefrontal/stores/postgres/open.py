@@ -25,6 +25,7 @@ def open_stores(
     min_size: int = 1,
     max_size: int = 10,
     vector_cache: Path | str | bool = True,
+    dense: bool | int = True,
 ) -> Stores:
     """Every store in one schema of a PostgreSQL database: shared by many processes.
 
@@ -40,6 +41,12 @@ def open_stores(
     this process, kept in step with the table; a directory: in memory-mapped
     files there, shared by the processes of the machine and ready for a
     fresh one; ``False``: read from the server on every search.
+
+    ``dense``: with an embedder, keep the vectors where the rows are when the
+    server has pgvector (:mod:`~prefrontal.stores.postgres.dense`: a column
+    and an HNSW index, set up by :meth:`Stores.open`), the cache then unused;
+    ``False``: never; a number: that vector size, for items and queries that
+    bring their own vectors.
     """
     db = PostgresDatabase(dsn, schema=schema, min_size=min_size, max_size=max_size)
 
@@ -52,8 +59,12 @@ def open_stores(
         consciousness=PostgresConsciousnessStore(db),
         frontal_cortex=PostgresFrontalCortexStore(db),
         conversation=PostgresConversationStore(db),
-        episodic=PostgresMemoryStore(db, "episodic", embedder=embedder, vectors=cache("episodic")),
-        semantic=PostgresMemoryStore(db, "semantic", embedder=embedder, vectors=cache("semantic")),
+        episodic=PostgresMemoryStore(
+            db, "episodic", embedder=embedder, vectors=cache("episodic"), dense=dense
+        ),
+        semantic=PostgresMemoryStore(
+            db, "semantic", embedder=embedder, vectors=cache("semantic"), dense=dense
+        ),
         scratch_page=PostgresScratchPageStore(db),
         working_memory=PostgresWorkingMemoryStore(db),
         traces=PostgresTraceStore(db),
