@@ -199,12 +199,13 @@ class PostgresDatabase:
         with mapped_errors(store):
             async with pool.acquire() as connection:
                 transaction = connection.transaction(isolation=isolation, readonly=readonly)
+                wrote = False
                 async with transaction:
                     found = await fn(connection)
-                if not readonly and self.replicas is not None:
-                    self.replicas.wrote(
-                        await connection.fetchval("SELECT pg_current_wal_insert_lsn()::text")
-                    )
+                    if not readonly and self.replicas is not None:
+                        wrote = await connection.fetchval(_WROTE)
+                if wrote and self.replicas is not None:
+                    self.replicas.wrote(await connection.fetchval(_WAL_POSITION))
                 return found
 
     async def _ensure_open(self, store: str) -> Any:
@@ -249,6 +250,12 @@ def mapped_errors(store: str) -> Iterator[None]:
     except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as error:
         raise StoreError(f"postgres: {error}", store=store) from error
 
+
+_WROTE = "SELECT pg_current_xact_id_if_assigned() IS NOT NULL"
+"""Whether the transaction wrote anything (has a transaction id): only then is there a
+commit for the replicas to replay."""
+_WAL_POSITION = "SELECT pg_current_wal_insert_lsn()::text"
+"""The primary's WAL position, read after a commit: at or past its commit record."""
 
 VISIBLE = "agent_id = $1 AND (scope = 'shared' OR user_id = $2)"
 """The tenancy filter, in SQL, with the agent as ``$1`` and the user as ``$2``."""

@@ -50,6 +50,7 @@ _UNSERVED = (
     asyncpg.ConnectionDoesNotExistError,
     asyncpg.exceptions.CannotConnectNowError,
     asyncpg.exceptions.UndefinedTableError,
+    asyncpg.exceptions.UndefinedColumnError,
     asyncpg.exceptions.InvalidSchemaNameError,
     asyncpg.exceptions.UndefinedObjectError,
     asyncpg.exceptions.UndefinedFunctionError,
@@ -80,8 +81,8 @@ class Replicas:
         self.schema, self.max_size, self.max_staleness = schema, max_size, max_staleness
         self._pools: list[Any] = [None] * len(self.dsns)
         self._turn = itertools.count()
-        self.written = "0/0"
-        """The primary's WAL position after this process's latest write."""
+        self.written = 0
+        """The primary's WAL position after this process's latest write (:func:`lsn`)."""
         self.served = [0] * len(self.dsns)
         """Reads each replica answered."""
         self.declined = 0
@@ -89,8 +90,7 @@ class Replicas:
 
     def wrote(self, position: str) -> None:
         """Record the primary's WAL position after a write of this process."""
-        if lsn(position) > lsn(self.written):
-            self.written = position
+        self.written = max(self.written, lsn(position))
 
     async def run(self, fn: Callable[[Any], Awaitable[T]], *, isolation: str) -> tuple[T] | None:
         """``(await fn(connection),)`` on a replica in a read-only transaction, or ``None``
