@@ -22,6 +22,7 @@ from prefrontal.stores import MemoryItem, MemoryQuery, MemoryStore, Scope, Store
 from prefrontal.stores.postgres.dense import literal
 from prefrontal.stores.postgres.dense_search import EXACT_ROWS
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
+from prefrontal.stores.vector_search import vector_search
 from prefrontal.testing import conformance as c
 from prefrontal.testing.conformance.base import at
 from prefrontal.testing.synthetic import questions
@@ -71,6 +72,7 @@ async def test_opening_sets_up_the_column_and_index_and_drops_the_cache(
         assert store.dense is not None
         assert store.vectors is None
         assert store.vector_search.startswith("pgvector vector(64), hnsw")
+        assert vector_search(stores)["semantic"].startswith("pgvector vector(64), hnsw")
         connection = await asyncpg.connect(pgvector_dsn)
         try:
             kind = await connection.fetchval(
@@ -99,6 +101,7 @@ async def test_plain_server_keeps_the_cache_and_says_why(postgres_dsn: str) -> N
         assert store.dense is None
         assert store.vectors is not None
         assert store.vector_search == "process cache (the server has no pgvector extension)"
+        assert vector_search(stores)["episodic"] == store.vector_search
     finally:
         await stores.aclose()
 

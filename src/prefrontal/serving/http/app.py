@@ -67,6 +67,7 @@ from prefrontal.serving.models import (
 from prefrontal.serving.service import Service
 from prefrontal.serving.ui import ui_router
 from prefrontal.serving.version import package_version
+from prefrontal.stores.vector_search import vector_search
 from prefrontal.turn import TurnRequest
 
 _log = structlog.get_logger("prefrontal.serving")
@@ -235,13 +236,14 @@ def create_app(  # noqa: C901
 
     @app.get("/readyz", tags=["health"], responses=NOT_READY)
     async def readyz() -> Response:
-        """The stores answer (503 while they do not)."""
+        """The stores answer (503 while they do not); where vector search runs (pgvector,
+        or the process cache)."""
         try:
             await service.check_ready()
         except Exception as error:
             _log.warning("not_ready", error=repr(error))
             return problem(503, "The memory stores are not reachable.")
-        return JSONResponse({"status": "ready"})
+        return JSONResponse({"status": "ready", "vector_search": vector_search(service.stores)})
 
     if metrics is not None:
         exposition = metrics
