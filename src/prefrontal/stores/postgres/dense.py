@@ -4,7 +4,9 @@ With an embedder and a server offering the ``vector`` extension, each memory
 table gains a column ``dense`` holding each row's embedding as pgvector's
 ``vector(n)`` (``halfvec(n)`` past :data:`VECTOR_MAX` dimensions, none past
 :data:`HALFVEC_MAX`), and an HNSW index on it by cosine distance
-(:data:`M`, :data:`EF_CONSTRUCTION`). Writers that know the column pass the
+(:data:`M`, :data:`EF_CONSTRUCTION`). The column is kept in the row (storage
+``MAIN``) and the embedding's bytes out of it (``EXTERNAL``), so scoring a
+row's vector reads no TOAST. Writers that know the column pass the
 vector with the row (:func:`literal`); a ``BEFORE`` trigger fills it from
 ``embedding`` for any other writer (and :func:`set_up` for the rows already
 there), so the column never falls behind the bytes. A row whose embedding
@@ -190,6 +192,8 @@ def _statements(name: str, column: DenseColumn, schema: str) -> tuple[str, ...]:
     ops = f'"{column.extension_schema}".{column.kind}_cosine_ops'
     return (
         f"ALTER TABLE {items} ADD COLUMN dense {column.sql_type}",
+        f"ALTER TABLE {items} ALTER COLUMN dense SET STORAGE MAIN",
+        f"ALTER TABLE {items} ALTER COLUMN embedding SET STORAGE EXTERNAL",
         floats,
         fill,
         f"""CREATE TRIGGER {name}_dense_fill BEFORE INSERT OR UPDATE OF embedding, dense

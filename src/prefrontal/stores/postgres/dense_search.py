@@ -63,10 +63,11 @@ class DenseStatements:
             SELECT {sql.KEY}, {cosine} FROM {items} AS m WHERE {_FILTER} LIMIT $6"""
         """The key and cosine of up to ``$6`` live visible rows."""
         self.near = f"""
-            SELECT n.k, n.c, n.length, n.counts FROM (
-                SELECT {sql.KEY} AS k, {cosine} AS c, m.length, {_COUNTS} AS counts
-                FROM {items} AS m WHERE {_FILTER}
-                ORDER BY {distance} LIMIT $7) AS n
+            WITH n AS MATERIALIZED (
+                SELECT m.slot, {cosine} AS c FROM {items} AS m WHERE {_FILTER}
+                ORDER BY {distance} LIMIT $7)
+            SELECT {sql.KEY}, n.c, m.length, {_COUNTS}
+            FROM n JOIN {items} AS m ON m.slot = n.slot
             UNION ALL
             SELECT {sql.KEY}, {cosine}, m.length, {_COUNTS}
             FROM {items} AS m
@@ -75,8 +76,11 @@ class DenseStatements:
         (items ``$8``): key, cosine, length and counts of the term keys ``$6``."""
         self.walk = """SELECT set_config('hnsw.ef_search', $1, true),
             set_config('hnsw.iterative_scan', 'relaxed_order', true),
-            set_config('hnsw.max_scan_tuples', $2, true)"""
-        """The index walk's settings, for the transaction."""
+            set_config('hnsw.max_scan_tuples', $2, true),
+            set_config('enable_seqscan', 'off', true),
+            set_config('enable_bitmapscan', 'off', true)"""
+        """The index walk's settings, for the rest of the transaction (only look-ups by key
+        follow): the planner is kept from reading every visible vector instead."""
 
 
 class DenseSearch:
