@@ -6,14 +6,20 @@ dropped; the same hits as the process cache while the search is exact; the
 tenancy filter inside the index walk (another user's nearer rows never fill
 the top); the column filled from the bytes for writers that do not know it
 (and for the rows already there, at set-up); erase taking the vectors with
-the rows. On the plain server, the cache stays and says why.
+the rows; a writer killed mid-batch leaving whole batches with their vectors. On the
+plain server, the cache stays and says why.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
+import signal
+import sys
+import textwrap
 from collections.abc import AsyncIterator
 
+import anyio
 import asyncpg
 import numpy as np
 import pytest
@@ -26,6 +32,7 @@ from prefrontal.stores.vector_search import vector_search
 from prefrontal.testing import conformance as c
 from prefrontal.testing.conformance.base import at
 from prefrontal.testing.synthetic import questions
+from tests.benchmarks.child import ROOT, environment
 from tests.conftest import FIXED_NOW
 from tests.stores.vector_corpus import ALICE, BOB, Hit, corpus, embedder, hits
 
@@ -277,5 +284,69 @@ async def test_erase_takes_the_vectors_with_the_rows(pgvector_dsn: str) -> None:
         assert {row[0] for row in nearest} == {"alice"}
         assert held == 0
         assert _episodic(stores).vectors is None
+    finally:
+        await stores.aclose()
+
+
+KILLED_WRITER = textwrap.dedent(
+    """
+    import sys
+
+    import anyio
+
+    from prefrontal.stores import postgres
+    from tests.stores.vector_corpus import corpus, embedder
+
+    async def main() -> None:
+        dsn, schema = sys.argv[1:3]
+        stores = postgres.open_stores(dsn, schema=schema, embedder=embedder(), max_size=2)
+        await stores.open()
+        items = corpus(100)
+        for batch in range(1_000_000):
+            await stores.episodic.put_many(
+                [i.model_copy(update={"item_id": f"{i.item_id}-{batch}"}) for i in items]
+            )
+            print("committed", batch, flush=True)
+
+    anyio.run(main)
+    """
+)
+
+
+async def test_a_writer_killed_mid_batch_leaves_rows_and_vectors_whole(pgvector_dsn: str) -> None:
+    """SIGKILL while writing batches of 100 with pgvector: every batch is all there or not at
+    all, each row's ``dense`` is its embedding, and a fresh process searches them."""
+    command = [sys.executable, "-c", KILLED_WRITER, pgvector_dsn, "killed"]
+    process = await anyio.open_process(command, cwd=ROOT, env=environment(ROOT / "src"))
+    try:
+        assert process.stdout is not None
+        with anyio.fail_after(120):
+            said = b""
+            while said.count(b"committed") < 3:
+                said += await process.stdout.receive()
+        os.kill(process.pid, signal.SIGKILL)
+        with anyio.fail_after(30):
+            await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+    stores = _open(pgvector_dsn, "killed")
+    try:
+        await stores.open()
+        connection = await asyncpg.connect(pgvector_dsn, server_settings={"search_path": "killed"})
+        try:
+            rows = await connection.fetch(
+                "SELECT item_id, embedding, dense::text FROM episodic_items"
+            )
+        finally:
+            await connection.close()
+        assert len(rows) >= 300
+        assert len(rows) % 100 == 0
+        for _, embedding, text in rows:
+            vector = np.array(text.strip("[]").split(","), dtype=np.float32)
+            assert np.array_equal(vector, np.frombuffer(embedding, dtype="<f4"))
+        found = await hits(_episodic(stores), ALICE, questions(1)[0])
+        assert found
+        assert {user for _, user, _, _ in found} <= {"alice", "bob"}
     finally:
         await stores.aclose()
