@@ -35,7 +35,7 @@ M = 16
 """HNSW's links per node (``m``), pgvector's default."""
 EF_CONSTRUCTION = 64
 """HNSW's candidate list while building (``ef_construction``), pgvector's default."""
-EF_SEARCH = 100
+EF_SEARCH = 200
 """HNSW's candidate list while searching (``hnsw.ef_search``)."""
 MAX_SCAN_TUPLES = 20_000
 """How many index tuples an iterative scan visits at most (``hnsw.max_scan_tuples``) while
