@@ -21,7 +21,8 @@ user embedded by ``HashingEmbedder(384)`` (``put_many`` in batches of
   hybrid searches after 50 untimed), and the worker's ``rss_mb``/``pss_mb``
   after them (``/proc/self/smaps_rollup``).
 
-With ``--replica``, it also starts a streaming replica (``pg_basebackup``)
+``--m``, ``--ef-construction`` and ``--ef-search`` set the index and the walks
+measured; ``--recall-only`` leaves out the workers. With ``--replica``, it also starts a streaming replica (``pg_basebackup``)
 and measures ``erase_window_ms``: from the commit of an erase on the
 primary until a search on the replica returns nothing of the erased user
 (median of 10). Figures are reported, never asserted.
@@ -74,7 +75,9 @@ def _episodic(stores: Stores) -> PostgresMemoryStore:
     return store
 
 
-async def _fill(dsn: str, schema: str, items: int) -> dict[str, float]:
+async def _fill(
+    dsn: str, schema: str, items: int, m: int = dense.M, construction: int = dense.EF_CONSTRUCTION
+) -> dict[str, float]:
     """Fill ``schema`` with ``items`` items; the load and index build times."""
     stores = _open(dsn, schema, "pgvector")
     await stores.open()
@@ -93,7 +96,7 @@ async def _fill(dsn: str, schema: str, items: int) -> dict[str, float]:
         await connection.execute(
             f"""CREATE INDEX episodic_dense ON episodic_items USING hnsw
                 (dense "{column.extension_schema}".vector_cosine_ops)
-                WITH (m = {dense.M}, ef_construction = {dense.EF_CONSTRUCTION})"""
+                WITH (m = {m}, ef_construction = {construction})"""
         )
         built = time.perf_counter() - started
         await connection.execute("VACUUM ANALYZE episodic_items")
@@ -114,7 +117,7 @@ EF_SEARCHES = (40, 100, 200)
 :data:`~prefrontal.stores.postgres.dense.EF_SEARCH`)."""
 
 
-async def _recall(dsn: str, schema: str) -> dict[str, Any]:
+async def _recall(dsn: str, schema: str, searches: tuple[int, ...] = EF_SEARCHES) -> dict[str, Any]:
     """recall@10 of the index walk against exact search, over 200 questions, per
     ``ef_search``: strict (the exact top 10's keys found) and allowing ties (a walked row
     counts when its cosine reaches the exact 10th: many rows share a cosine)."""
@@ -124,9 +127,9 @@ async def _recall(dsn: str, schema: str) -> dict[str, Any]:
     assert store._dense_sql is not None
     statement = store._dense_sql.near
     connection = await postgres_connection(dsn, schema)
-    strict: dict[int, list[float]] = {ef: [] for ef in EF_SEARCHES}
-    tied: dict[int, list[float]] = {ef: [] for ef in EF_SEARCHES}
-    walk_ms: dict[int, list[float]] = {ef: [] for ef in EF_SEARCHES}
+    strict: dict[int, list[float]] = {ef: [] for ef in searches}
+    tied: dict[int, list[float]] = {ef: [] for ef in searches}
+    walk_ms: dict[int, list[float]] = {ef: [] for ef in searches}
     try:
         for text in questions(200):
             (vector,) = await _embedder().embed([text])
@@ -139,7 +142,7 @@ async def _recall(dsn: str, schema: str) -> dict[str, Any]:
                 await connection.execute("SET LOCAL enable_indexscan = off")
                 exact = {row[0]: row[1] for row in await connection.fetch(statement, *params)}
             tenth = min(exact.values()) - 1e-6
-            for ef in EF_SEARCHES:
+            for ef in searches:
                 async with connection.transaction():
                     await connection.execute(
                         store._dense_sql.walk, str(ef), str(dense.MAX_SCAN_TUPLES)
@@ -158,8 +161,8 @@ async def _recall(dsn: str, schema: str) -> dict[str, Any]:
             "recall_at_10_ties": round(statistics.fmean(tied[ef]), 4),
             "walk_p50_ms": round(statistics.median(walk_ms[ef]), 2),
         }
-        for ef in EF_SEARCHES
-    } | {"m": dense.M, "ef_construction": dense.EF_CONSTRUCTION}
+        for ef in searches
+    }
 
 
 def _memory() -> dict[str, float]:
@@ -261,6 +264,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mode", help=argparse.SUPPRESS)
     parser.add_argument("--items", type=int, nargs="+", default=[20_000, 100_000])
     parser.add_argument("--replica", action="store_true")
+    parser.add_argument("--m", type=int, default=dense.M)
+    parser.add_argument("--ef-construction", type=int, default=dense.EF_CONSTRUCTION)
+    parser.add_argument("--ef-search", type=int, nargs="+", default=list(EF_SEARCHES))
+    parser.add_argument("--recall-only", action="store_true", help="no workers")
     args = parser.parse_args(argv)
     if args.child:
         _child(args)
@@ -270,9 +277,12 @@ def main(argv: list[str] | None = None) -> None:
         results: dict[str, Any] = {}
         for items in args.items:
             schema = f"items_{items}"
-            figures: dict[str, Any] = anyio.run(_fill, dsn, schema, items)
-            figures |= anyio.run(_recall, dsn, schema)
-            for mode in ("pgvector", "cache"):
+            figures: dict[str, Any] = anyio.run(
+                _fill, dsn, schema, items, args.m, args.ef_construction
+            )
+            figures |= {"m": args.m, "ef_construction": args.ef_construction}
+            figures |= anyio.run(_recall, dsn, schema, tuple(args.ef_search))
+            for mode in () if args.recall_only else ("pgvector", "cache"):
                 figures[mode] = child.module(
                     "tests.benchmarks.pgvector_scale", Path(child.ROOT / "src"),
                     "--dsn", dsn, "--schema", schema, "--mode", mode,
