@@ -54,10 +54,12 @@ _UNSERVED = (
     asyncpg.exceptions.InvalidSchemaNameError,
     asyncpg.exceptions.UndefinedObjectError,
     asyncpg.exceptions.UndefinedFunctionError,
+    asyncpg.exceptions.SerializationError,
     ConnectionError,
     OSError,
 )
-"""Errors after which the primary answers: the replica is down, or has not got the schema."""
+"""Errors after which the primary answers: the replica is down, has not got the schema, or
+cancelled the search for a conflict with recovery (replayed changes it had to apply)."""
 
 
 def lsn(text: str) -> int:
