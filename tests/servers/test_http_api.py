@@ -97,6 +97,7 @@ async def test_openapi_health_readiness_and_metrics(demo_db: Path) -> None:
     assert "StartTurnBody" in openapi["components"]["schemas"]
     assert health.json() == {"status": "ok"}
     assert ready.status_code == 200
+    assert set(ready.json()["vector_search"]) == {"episodic", "semantic"}
     assert re.search(r'^prefrontal_turns_total\{status="(ok|degraded)"\} 1\.0$', metrics.text, re.M)
 
 

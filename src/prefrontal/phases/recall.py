@@ -35,6 +35,7 @@ from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
 from prefrontal.retrieval.settings import RecallSettings, RerankWeights
 from prefrontal.stores.long_term import MemoryItem, MemoryStore, ScoredMemory
+from prefrontal.stores.read_source import read_detail
 
 __all__ = [
     "already_held",
@@ -324,6 +325,7 @@ async def load_section(
             "held": len(hits) - len(fresh),
             "past_room": len(fresh) - count,
             **how,
+            **read_detail(),
         },
     )
 

@@ -69,6 +69,7 @@ from prefrontal.serving.rights import Operation, needed
 from prefrontal.serving.service import Service
 from prefrontal.serving.ui import ui_router
 from prefrontal.serving.version import package_version
+from prefrontal.stores.vector_search import vector_search
 from prefrontal.turn import TurnRequest
 
 _log = structlog.get_logger("prefrontal.serving")
@@ -243,11 +244,12 @@ def create_app(  # noqa: C901
 
     @app.get("/readyz", tags=["health"], responses=NOT_READY)
     async def readyz() -> Response:
-        """The stores answer (503 while they do not), and which agents cannot be ready, and why.
+        """The stores answer (503 while they do not), which agents cannot be ready, and why.
 
         ``agents_not_ready`` names each agent a key acts for whose turns
         cannot be ready for the router (no profile), with the reason; when
-        no agent can be, the answer is 503.
+        no agent can be, the answer is 503. ``vector_search`` says where each
+        store's vector search runs (pgvector, or the process cache).
         """
         try:
             await service.check_ready()
@@ -259,7 +261,12 @@ def create_app(  # noqa: C901
         if agents and len(not_ready) == len(agents):
             listed = "; ".join(f"{agent}: {why}" for agent, why in not_ready.items())
             return problem(503, f"No agent can be ready: {listed}")
-        return JSONResponse({"status": "ready", "agents_not_ready": not_ready})
+        body = {
+            "status": "ready",
+            "agents_not_ready": not_ready,
+            "vector_search": vector_search(service.stores),
+        }
+        return JSONResponse(body)
 
     if metrics is not None:
         exposition = metrics

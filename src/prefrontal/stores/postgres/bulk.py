@@ -60,23 +60,28 @@ _TYPES = (
 class BulkWriter:
     """The set-wise insert of new items into memory table ``name`` (see the module docstring)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, dense: str | None = None) -> None:
+        """``dense``: the type of the table's pgvector column, written from each row's
+        twentieth value (the vector as text); ``None`` when there is none."""
         items = f"{name}_items"
+        types = (*_TYPES, "text") if dense else _TYPES
+        column, value = (", dense", f", c20::{dense}") if dense else ("", "")
+        named = ", c20" if dense else ""
         self._existing = f"""
             SELECT m.agent_id, m.item_id, m.user_id FROM {items} AS m
             JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(agent_id, item_id, user_id)
               USING (agent_id, item_id, user_id)"""
-        arrays = ", ".join(f"${n}::{kind}[]" for n, kind in enumerate(_TYPES, start=1))
+        arrays = ", ".join(f"${n}::{kind}[]" for n, kind in enumerate(types, start=1))
         self._insert = f"""
             INSERT INTO {items} (agent_id, item_id, user_id, scope, kind, importance,
                 created_at, valid_until, superseded_by, recall_count, last_recalled_at,
-                thread_id, position, body, terms, counts, length, embedding, impacts)
+                thread_id, position, body, terms, counts, length, embedding, impacts{column})
             SELECT c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14,
                 string_to_array(c15, ' '), string_to_array(c16, ' ')::integer[], c17, c18,
-                string_to_array(c19, ' ')
+                string_to_array(c19, ' '){value}
             FROM unnest({arrays}) WITH ORDINALITY
                 AS r(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17,
-                     c18, c19, n)
+                     c18, c19{named}, n)
             ORDER BY n
             ON CONFLICT (agent_id, item_id, user_id) DO NOTHING
             RETURNING agent_id, item_id, user_id"""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, Literal, TypeVar
 
 import anyio
@@ -37,6 +37,7 @@ from prefrontal.errors import (
 from prefrontal.stores.durable import encodable
 from prefrontal.stores.postgres import planner_statistics
 from prefrontal.stores.postgres.migrations import migrate
+from prefrontal.stores.postgres.replicas import MAX_STALENESS, Replicas
 
 T = TypeVar("T")
 Connection = Any
@@ -80,6 +81,10 @@ class PostgresDatabase:
     forward; it must be a plain lower-case identifier. ``min_size`` and
     ``max_size`` bound the pool's connections. No timeouts of its own:
     deadlines are applied from outside and cancel the query on the server.
+
+    ``read_dsns``: streaming replicas of this database, which answer the reads
+    offered to them (``read(..., replica=True)``) within ``max_staleness``
+    seconds and never behind this process's own writes (:mod:`.replicas`).
     """
 
     def __init__(
@@ -89,6 +94,8 @@ class PostgresDatabase:
         schema: str = "prefrontal",
         min_size: int = 1,
         max_size: int = 10,
+        read_dsns: Sequence[str] = (),
+        max_staleness: float = MAX_STALENESS,
     ) -> None:
         if not SCHEMA_NAME.fullmatch(schema):
             raise ConfigurationError(
@@ -105,6 +112,12 @@ class PostgresDatabase:
         self._pool: Any = None
         self._open_lock = anyio.Lock()
         self._closed = False
+        self.replicas = (
+            Replicas(read_dsns, schema=schema, max_size=max_size, max_staleness=max_staleness)
+            if read_dsns
+            else None
+        )
+        """The read replicas (``None`` without ``read_dsns``)."""
 
     def __repr__(self) -> str:
         return f"PostgresDatabase(schema={self.schema!r})"
@@ -115,8 +128,16 @@ class PostgresDatabase:
         *,
         store: str,
         isolation: Isolation = "read_committed",
+        replica: bool = False,
     ) -> T:
-        """Run ``await fn(connection)`` in a read-only transaction."""
+        """Run ``await fn(connection)`` in a read-only transaction; with ``replica``, on a
+        read replica when one may answer (:mod:`.replicas`), else on the primary."""
+        if replica and self.replicas is not None:
+            await self._ensure_open(store)  # the schema is migrated on the primary first
+            with mapped_errors(store):
+                found = await self.replicas.run(fn, isolation=isolation)
+            if found is not None:
+                return found[0]
         return await self._run(fn, store, isolation=isolation, readonly=True)
 
     async def write(self, fn: Callable[[Connection], Awaitable[T]], *, store: str) -> T:
@@ -152,6 +173,8 @@ class PostgresDatabase:
             pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
+        if self.replicas is not None:
+            await self.replicas.aclose()
 
     async def vacuum(self, *, store: str) -> None:
         """``VACUUM FULL`` of every table of the schema, then ``CHECKPOINT``: rows leave the files.
@@ -182,8 +205,14 @@ class PostgresDatabase:
         with mapped_errors(store):
             async with pool.acquire() as connection:
                 transaction = connection.transaction(isolation=isolation, readonly=readonly)
+                wrote = False
                 async with transaction:
-                    return await fn(connection)
+                    found = await fn(connection)
+                    if not readonly and self.replicas is not None:
+                        wrote = await connection.fetchval(_WROTE)
+                if wrote and self.replicas is not None:
+                    self.replicas.wrote(await connection.fetchval(_WAL_POSITION))
+                return found
 
     async def _ensure_open(self, store: str) -> Any:
         pool = self._pool
@@ -227,6 +256,12 @@ def mapped_errors(store: str) -> Iterator[None]:
     except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as error:
         raise StoreError(f"postgres: {error}", store=store) from error
 
+
+_WROTE = "SELECT pg_current_xact_id_if_assigned() IS NOT NULL"
+"""Whether the transaction wrote anything (has a transaction id): only then is there a
+commit for the replicas to replay."""
+_WAL_POSITION = "SELECT pg_current_wal_insert_lsn()::text"
+"""The primary's WAL position, read after a commit: at or past its commit record."""
 
 VISIBLE = "agent_id = $1 AND (scope = 'shared' OR user_id = $2)"
 """The tenancy filter, in SQL, with the agent as ``$1`` and the user as ``$2``."""

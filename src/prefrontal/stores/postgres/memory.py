@@ -40,6 +40,8 @@ from prefrontal.stores.memory_search import (
 from prefrontal.stores.postgres import memory_sql as sql
 from prefrontal.stores.postgres.bulk import BulkWriter
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase, storable_ids
+from prefrontal.stores.postgres.dense import DenseColumn, detect, literal, set_up
+from prefrontal.stores.postgres.dense_search import DenseSearch, DenseStatements
 from prefrontal.stores.postgres.hybrid import HybridSearch, VectorStatements
 from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.postgres.topk import TopK
@@ -69,6 +71,7 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         *,
         embedder: Embedder | None = None,
         vectors: VectorCache | None = None,
+        dense: bool | int = True,
     ) -> None:
         self.name = memory_table(name)
         super().__init__(database)
@@ -78,15 +81,76 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         self._vector_sql = VectorStatements(name)
         self.vectors = vectors
         """The process's cache of the table's vectors (:mod:`.vector_cache`), which hybrid
-        searches scan; ``None``: every hybrid search reads every visible vector instead."""
+        searches scan; ``None``: every hybrid search reads every visible vector instead
+        (or, with pgvector, none: the server searches them)."""
+        size = embedder.dimensions if embedder is not None else 0
+        if not isinstance(dense, bool):
+            size = dense
+        self._dense_size: int | None = size if dense and size > 0 else None
+        """The pgvector column's size: the embedder's, or ``dense`` when a number (for
+        items and queries given their vectors)."""
+        self._dense_wanted = self._dense_size is not None
+        self.dense: DenseColumn | None = None
+        """The table's pgvector column (:mod:`.dense`) once in use: vectors stay on the
+        server and the cache is dropped."""
+        self.dense_reason: str | None = None if self._dense_wanted else "pgvector turned off"
+        """Why pgvector is not in use (``None`` while it is, or before :meth:`open`)."""
+        self._dense_checked = not self._dense_wanted
+        self._dense_sql: DenseStatements | None = None
+
+    @property
+    def vector_search(self) -> str:
+        """Where hybrid searches find the vectors, in words (for status output)."""
+        if self.dense is not None:
+            return self.dense.describe()
+        where = "process cache" if self.vectors is not None else "rows read per search"
+        return where if self.dense_reason is None else f"{where} ({self.dense_reason})"
 
     async def open(self) -> None:
-        """Open the pool (:meth:`PostgresDatabase.open`, when it has one) and, with an embedder
-        and a vector cache, bring the cache to what is committed (built from the rows, or its
-        files mapped): the work a process's first hybrid search would do, done at start-up."""
+        """Open the pool (:meth:`PostgresDatabase.open`, when it has one); with an embedder,
+        set up pgvector's column and index when the server has the extension (:func:`.dense.
+        set_up`), else bring the vector cache to what is committed (built from the rows, or
+        its files mapped): the work a process's first hybrid search would do, done at start-up.
+        """
         await super().open()
+        if self._dense_size is not None and self.dense is None:
+            dimensions = self._dense_size
+
+            async def run(connection: Connection) -> DenseColumn | str:
+                return await set_up(connection, self.name, dimensions)
+
+            found = await self.database.write(run, store=self.name)
+            self._dense_checked = True
+            if isinstance(found, DenseColumn):
+                self._use(found)
+            else:
+                self.dense_reason = found
         if self.embedder is not None and self.vectors is not None:
             await self.follow(create=True)
+
+    def _use(self, column: DenseColumn) -> None:
+        """Search and write through pgvector's ``column``; drop the process's cache."""
+        self.dense, self.dense_reason = column, None
+        self._sql = sql.Statements(self.name, column.sql_type)
+        self._bulk = BulkWriter(self.name, column.sql_type)
+        self._dense_sql = DenseStatements(self.name, column)
+        if self.vectors is not None:
+            self.vectors.close()
+            self.vectors = None
+
+    async def _check_dense(self, connection: Connection) -> None:
+        """Once per process: use the table's pgvector column when another process set it up
+        (of the embedder's size)."""
+        if self._dense_checked:
+            return
+        self._dense_checked = True
+        column = await detect(connection, self.name)
+        if column is None:
+            self.dense_reason = "no pgvector column (the store was not opened with open())"
+        elif column.dimensions != self._dense_size:
+            self.dense_reason = f"the column holds {column.dimensions} dimensions"
+        else:
+            self._use(column)
 
     async def aclose(self) -> None:
         """Drop the vector cache (unmap its files), then close the shared database."""
@@ -115,8 +179,10 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         terms', so every writer takes those locks in one order. Runs of new
         items are written set-wise (:mod:`prefrontal.stores.postgres.bulk`).
         """
+        await self._check_dense(connection)
         items = sorted(items, key=lambda item: item.agent_id)
-        rows = [_row(item, self.name) for item in items]
+        dimensions = None if self.dense is None else self.dense.dimensions
+        rows = [_row(item, self.name, dimensions) for item in items]
 
         async def others(connection: Connection, at: list[int]) -> None:
             if all(items[n].supersedes is None for n in at):
@@ -169,6 +235,8 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         return await self.database.read(run, store=self.name)
 
     async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
+        """The hybrid (or lexical) search; on a read replica when the database has one and
+        this store keeps no vector cache (pgvector, or none), which follows the primary."""
         embedding = await query_embedding(query, self.embedder)
         kinds = None if query.kinds is None else [kind.value for kind in query.kinds]
         params = (*_tenant(tenant), query.now, kinds)
@@ -177,17 +245,45 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
             snapshot = _Snapshot(self._sql, connection, params)
             if embedding is None:
                 return await snapshot.top(tenant, query)
+            if self.dense is not None and self._dense_sql is not None:
+                found = await self._dense(connection, snapshot, tenant, query, embedding)
+                if found is not None:
+                    return found
             if cache is not None:
                 found = await self._cached(cache, connection, snapshot, tenant, query, embedding)
                 if found is not None:
                     return found
             return await ranked_search(snapshot, tenant, query, embedding)
 
+        if not self._dense_checked:
+            await self.database.read(self._check_dense, store=self.name)
         cache = self.vectors if embedding is not None else None
         if cache is None:
-            return await self.database.read(run, store=self.name, isolation="repeatable_read")
+            return await self.database.read(
+                run, store=self.name, isolation="repeatable_read", replica=self.vectors is None
+            )
         async with cache.held():
             return await self.database.read(run, store=self.name, isolation="repeatable_read")
+
+    async def _dense(
+        self,
+        connection: Connection,
+        snapshot: _Snapshot,
+        tenant: Tenant,
+        query: MemoryQuery,
+        embedding: Sequence[float],
+    ) -> list[ScoredMemory] | None:
+        """The hybrid search with pgvector (:mod:`.dense_search`); ``None`` when it cannot
+        answer (a query vector of another size)."""
+        assert self.dense is not None
+        assert self._dense_sql is not None
+        search = DenseSearch(
+            self._sql, self._dense_sql, self.dense, connection, snapshot.params, snapshot
+        )
+        signals = await search.signals(tenant, query, query_terms(query.text), embedding)
+        if signals is None:
+            return None
+        return await scored_hits(snapshot, tenant, signals, query.limit)
 
     async def _cached(
         self,
@@ -343,8 +439,9 @@ def _tenant(tenant: Tenant) -> tuple[str, str]:
     return (tenant.agent_id, tenant.user_id)
 
 
-def _row(item: MemoryItem, store: str) -> tuple[Any, ...]:
-    """The upsert's parameters for ``item``, in ``$1..$19`` order."""
+def _row(item: MemoryItem, store: str, dense: int | None = None) -> tuple[Any, ...]:
+    """The upsert's parameters for ``item``, in ``$1..$19`` order; with ``dense`` (the
+    pgvector column's size), the vector as text (``$20``) after them."""
     counts = sorted(Counter(key(t) for t in terms(searchable_text(item))).items())
     length = sum(count for _, count in counts)
     return (
@@ -367,6 +464,7 @@ def _row(item: MemoryItem, store: str) -> tuple[Any, ...]:
         length,
         None if item.embedding is None else to_blob(item.embedding),
         impact_tokens(counts, length),
+        *(() if dense is None else (literal(item.embedding, dense),)),
     )
 
 

@@ -48,16 +48,21 @@ def first_of_its_id(items: str) -> str:
 
 
 class Statements:
-    """Every statement the store runs against ``<name>_items``."""
+    """Every statement the store runs against ``<name>_items``.
 
-    def __init__(self, name: str) -> None:
+    ``dense``: the type of the table's pgvector column (:mod:`.dense`), which the upsert
+    then writes from ``$20`` (the vector as text); ``None`` when there is none.
+    """
+
+    def __init__(self, name: str, dense: str | None = None) -> None:
         items = f"{name}_items"
+        column, value = (", dense", f", $20::text::{dense}") if dense else ("", "")
         self.upsert = f"""
             INSERT INTO {items} AS m (agent_id, item_id, user_id, scope, kind, importance,
                 created_at, valid_until, superseded_by, recall_count, last_recalled_at,
-                thread_id, position, body, terms, counts, length, embedding, impacts)
+                thread_id, position, body, terms, counts, length, embedding, impacts{column})
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                $17, $18, $19)
+                $17, $18, $19{value})
             ON CONFLICT (agent_id, item_id, user_id) DO UPDATE SET
                 scope = excluded.scope, kind = excluded.kind,
                 importance = excluded.importance, created_at = excluded.created_at,
@@ -68,7 +73,7 @@ class Statements:
                 thread_id = excluded.thread_id, position = excluded.position,
                 body = excluded.body, terms = excluded.terms, counts = excluded.counts,
                 length = excluded.length, embedding = excluded.embedding,
-                impacts = excluded.impacts"""
+                impacts = excluded.impacts{", dense = excluded.dense" if dense else ""}"""
         self.supersede = f"""
             UPDATE {items} SET superseded_by = $2
             WHERE agent_id = $1 AND item_id = $3 AND user_id = $4 AND item_id <> $2"""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from prefrontal.retrieval.embedder import Embedder
@@ -10,6 +11,7 @@ from prefrontal.stores.postgres.conversation import PostgresConversationStore
 from prefrontal.stores.postgres.database import PostgresDatabase
 from prefrontal.stores.postgres.frontal_cortex import PostgresFrontalCortexStore
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
+from prefrontal.stores.postgres.replicas import MAX_STALENESS
 from prefrontal.stores.postgres.scratch_page import PostgresScratchPageStore
 from prefrontal.stores.postgres.traces import PostgresTraceStore
 from prefrontal.stores.postgres.vector_cache import VectorCache
@@ -17,7 +19,7 @@ from prefrontal.stores.postgres.working_memory import PostgresWorkingMemoryStore
 from prefrontal.stores.set import Stores
 
 
-def open_stores(
+def open_stores(  # noqa: PLR0913
     dsn: str,
     *,
     embedder: Embedder | None = None,
@@ -25,6 +27,9 @@ def open_stores(
     min_size: int = 1,
     max_size: int = 10,
     vector_cache: Path | str | bool = True,
+    dense: bool | int = True,
+    read_dsns: Sequence[str] = (),
+    max_staleness: float = MAX_STALENESS,
 ) -> Stores:
     """Every store in one schema of a PostgreSQL database: shared by many processes.
 
@@ -40,8 +45,25 @@ def open_stores(
     this process, kept in step with the table; a directory: in memory-mapped
     files there, shared by the processes of the machine and ready for a
     fresh one; ``False``: read from the server on every search.
+
+    ``dense``: with an embedder, keep the vectors where the rows are when the
+    server has pgvector (:mod:`~prefrontal.stores.postgres.dense`: a column
+    and an HNSW index, set up by :meth:`Stores.open`), the cache then unused;
+    ``False``: never; a number: that vector size, for items and queries that
+    bring their own vectors.
+
+    ``read_dsns``: streaming replicas that answer the memory searches of stores
+    keeping no vector cache, at most ``max_staleness`` seconds stale and never
+    behind this process's writes (:mod:`~prefrontal.stores.postgres.replicas`).
     """
-    db = PostgresDatabase(dsn, schema=schema, min_size=min_size, max_size=max_size)
+    db = PostgresDatabase(
+        dsn,
+        schema=schema,
+        min_size=min_size,
+        max_size=max_size,
+        read_dsns=read_dsns,
+        max_staleness=max_staleness,
+    )
 
     def cache(name: str) -> VectorCache | None:
         if vector_cache is False:
@@ -52,8 +74,12 @@ def open_stores(
         consciousness=PostgresConsciousnessStore(db),
         frontal_cortex=PostgresFrontalCortexStore(db),
         conversation=PostgresConversationStore(db),
-        episodic=PostgresMemoryStore(db, "episodic", embedder=embedder, vectors=cache("episodic")),
-        semantic=PostgresMemoryStore(db, "semantic", embedder=embedder, vectors=cache("semantic")),
+        episodic=PostgresMemoryStore(
+            db, "episodic", embedder=embedder, vectors=cache("episodic"), dense=dense
+        ),
+        semantic=PostgresMemoryStore(
+            db, "semantic", embedder=embedder, vectors=cache("semantic"), dense=dense
+        ),
         scratch_page=PostgresScratchPageStore(db),
         working_memory=PostgresWorkingMemoryStore(db),
         traces=PostgresTraceStore(db),

