@@ -15,7 +15,7 @@ hides what that growth costs.
 
 Each backend (``memory``: :meth:`Stores.in_memory`; ``sqlite``: a file in
 a temporary directory, through whichever opener the checkout has) runs in
-a child process of its own per checkout, with ``--against`` the two
+a child process of its own per checkout (this one's ``src`` first on its path), with ``--against`` the two
 checkouts alternating ``--rounds`` times (1). A turn's CPU is the process
 time (every thread: SQLite's workers too) from before ``start_turn`` to
 after the background work of ``end_turn``; the clock is a fixed one that
@@ -188,7 +188,7 @@ def run(
     *, turns: int, sessions: int, window: int, rounds: int, against: Path | None
 ) -> dict[str, Any]:
     """Time the growing conversation on each backend, per checkout (the module docstring)."""
-    sources: dict[str, Path | None] = {"new": None}
+    sources: dict[str, Path | None] = {"new": child.ROOT / "src"}
     if against is not None:
         sources["old"] = against
     figures: dict[str, Any] = {}
