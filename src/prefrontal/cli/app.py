@@ -12,7 +12,6 @@ import importlib
 import os
 import sys
 from difflib import get_close_matches
-from importlib.metadata import PackageNotFoundError, version
 
 import typer
 import typer.main
@@ -135,6 +134,8 @@ app = typer.Typer(
 
 
 def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("prefrontal")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
