@@ -9,6 +9,9 @@ Two markers are replaced in a page's Markdown before it is rendered:
 ``<!-- prefrontal:config dotted.path.Model -->``
     A table of every field of a configuration model: its type, its default
     and the docstring written under it in the source.
+``<!-- prefrontal:rights -->``
+    The table of rights the HTTP routes and MCP tools enforce
+    (:func:`prefrontal.serving.rights.rights_markdown`).
 
 The pages therefore cannot drift from the code: a renamed field or a new
 route shows on the next build.
@@ -34,6 +37,7 @@ from pydantic_core import PydanticUndefined
 
 _CONFIG = re.compile(r"<!-- prefrontal:config ([\w.]+) -->")
 _OPENAPI = "<!-- prefrontal:openapi -->"
+_RIGHTS = "<!-- prefrontal:rights -->"
 _METHODS = ("get", "post", "put", "patch", "delete", "head")
 
 
@@ -41,6 +45,10 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
     """Expand the reference markers of one page."""
     if _OPENAPI in markdown:
         markdown = markdown.replace(_OPENAPI, _openapi_markdown())
+    if _RIGHTS in markdown:
+        from prefrontal.serving.rights import rights_markdown
+
+        markdown = markdown.replace(_RIGHTS, rights_markdown())
     return _CONFIG.sub(lambda match: _config_markdown(match.group(1)), markdown)
 
 

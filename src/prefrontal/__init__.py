@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     )
     from prefrontal.errors import (
         AgentFileError,
+        BudgetBelowFloorError,
         BudgetError,
         ConfigurationError,
         ConflictError,
@@ -73,6 +74,7 @@ _HOMES: dict[str, str] = {
     "AdmissionConfig": "prefrontal.config",
     "AgentFileError": "prefrontal.errors",
     "AgentStateAPI": "prefrontal.agents",
+    "BudgetBelowFloorError": "prefrontal.errors",
     "BudgetError": "prefrontal.errors",
     "BudgetPolicy": "prefrontal.budgets.policy",
     "BufferConfig": "prefrontal.buffer.config",
@@ -134,6 +136,7 @@ __all__ = [
     "AdmissionConfig",
     "AgentFileError",
     "AgentStateAPI",
+    "BudgetBelowFloorError",
     "BudgetError",
     "BudgetPolicy",
     "BufferConfig",

@@ -6,6 +6,7 @@ The tree::
     ├── ConfigurationError        misuse caught at construction time
     │   └── AgentFileError        an agent file that is not valid (names file, line, field)
     ├── BudgetError               a budget policy that cannot be satisfied
+    │   └── BudgetBelowFloorError a turn's budget below what the owner's section needs
     ├── StoreError                a store call failed; carries ``store``
     │   ├── TransientStoreError   worth retrying (busy, timeout, lost connection)
     │   ├── ConflictError         optimistic concurrency: someone saved first
@@ -38,6 +39,24 @@ class AgentFileError(ConfigurationError):
 
 class BudgetError(PrefrontalError):
     """A budget policy cannot be satisfied (for example minimums above the total)."""
+
+
+class BudgetBelowFloorError(BudgetError):
+    """A caller chose a turn budget below its floor: what the owner's section needs.
+
+    The owner's section (identity, rules, mode, capabilities, the clock, and
+    the blocking goals) is pinned: it never shrinks to make room for data, so
+    a budget that cannot hold it whole is refused rather than served without
+    the rules. ``budget`` is the total asked for, ``floor`` the smallest total
+    that holds the section (both in tokens of the turn's tokenizer).
+    """
+
+    def __init__(self, *, budget: int, floor: int) -> None:
+        self.budget, self.floor = budget, floor
+        super().__init__(
+            f"a token budget of {budget} is below this agent's floor of {floor} tokens "
+            f"(what its identity, rules, mode and blocking goals need): ask for at least {floor}"
+        )
 
 
 class StoreError(PrefrontalError):

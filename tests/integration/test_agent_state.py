@@ -12,6 +12,7 @@ import pytest
 
 from prefrontal import Orchestrator, OrchestratorConfig, Stores, TurnRequest
 from prefrontal.agents import AgentStateAPI
+from prefrontal.agents.handles import handle_of
 from prefrontal.errors import ConflictError, NotFoundError
 from prefrontal.stores.frontal_cortex import FrontalStatus
 from prefrontal.stores.tenancy import Tenant
@@ -100,8 +101,9 @@ async def test_changes_show_in_the_next_turn_and_its_trace(stores: Stores) -> No
     risk = await api.note_risk(MAYA, "The venue may fall through.")
     second = await orchestrator.start_turn(request)
     assert second.ready_for_router
-    assert "Goal (priority 0.9, 40% done): Ship the launch" in second.bundle.text
-    assert "Risk alert (agent): The venue may fall through." in second.bundle.text
+    text = second.bundle.text
+    assert f"Goal {handle_of(goal)} (priority 0.9, 40% done): Ship the launch" in text
+    assert f"Risk alert {handle_of(risk)} (agent): The venue may fall through." in text
     frontal = second.trace.phase("frontal_cortex").detail
     assert frontal["shown"] == [f"goal:{goal.item_id}@v2"]
     assert [(c["id"], c["version"], c["progress"]) for c in frontal["changed"]] == [
@@ -113,7 +115,7 @@ async def test_changes_show_in_the_next_turn_and_its_trace(stores: Stores) -> No
     await api.complete(MAYA, goal.item_id)
     await api.resolve(MAYA, risk.item_id)
     third = await orchestrator.start_turn(request)
-    assert "Progress: goal 'Ship the launch' is now done" in third.bundle.text
+    assert f"Progress: goal {handle_of(goal)} 'Ship the launch' is now done" in third.bundle.text
     assert "venue" not in third.bundle.text
     (change,) = third.trace.phase("frontal_cortex").detail["changed"]
     assert (change["status"], change["version"]) == ("done", 3)

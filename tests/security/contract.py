@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import unicodedata
 from itertools import pairwise
 
 from prefrontal.budgets.tokens import default_counter
-from prefrontal.bundle.fence import LINE_BREAKS
+from prefrontal.bundle.fence import BREAK_MARK, LINE_BREAKS
 from prefrontal.bundle.fragments import SECTION_ORDER, Section
 from prefrontal.bundle.messages import Message
 from prefrontal.bundle.models import ContextBundle
+from tests.security.templates import unbroken
 
-INVISIBLE = ("\u200b", "\u200d", "\u2060", "\ufeff", "\u202e", "\u202d", "\t", "\U000e0073")
+INVISIBLE: tuple[str, ...] = ("\u200b", "\u200d", "\u2060", "\ufeff", "\u202e", "\u202d", "\t")
+INVISIBLE += ("\U000e0073", "\U0001bca0", "\U0001bca3", "\U00016fe4", "\u3164", "\u2066", "\u00ad")
 """Characters no rendered context may hold (a sample of what the fence removes)."""
+STRUCTURE_STARTS = ("#", "[", "<", ">", "`", "|", "{", "~~~", "---", "===")
+"""What no line of data may start with, past its spacing and in NFKC."""
+
+
+def forged_starts(text: str) -> list[str]:
+    """The pieces of a fragment's ``text`` after a break mark that start with structure."""
+    heads = (unicodedata.normalize("NFKC", p.lstrip()).lstrip() for p in text.split(BREAK_MARK))
+    return [head for k, head in enumerate(heads) if k and head.startswith(STRUCTURE_STARTS)]
 
 
 def check_structure(bundle: ContextBundle) -> None:
@@ -28,6 +39,8 @@ def check_structure(bundle: ContextBundle) -> None:
         if fragment.section is not Section.CONSCIOUSNESS:
             assert "\n" not in fragment.text, fragment.text
             assert not fragment.text.lstrip().startswith(("#", "<", "`", "~~~")), fragment.text
+            assert not forged_starts(fragment.text), fragment.text
+            assert not unbroken(fragment.text), fragment.text
     assert bundle.total_tokens <= bundle.budget
     assert default_counter().count(text) == bundle.total_tokens
 

@@ -17,7 +17,14 @@ from prefrontal.stores.frontal_cortex import FrontalItem, FrontalKind
 from prefrontal.stores.scratch_page import Observation
 from prefrontal.stores.tenancy import Scope, Tenant
 from prefrontal.turn import OrchestratorConfig, TurnRequest
-from tests.security.contract import check_messages, check_structure, delivered
+from tests.security.contract import (
+    INVISIBLE,
+    check_messages,
+    check_structure,
+    delivered,
+    forged_starts,
+)
+from tests.security.templates import unbroken
 
 NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 STRUCTURE_STARTS = ("#", "[", "<", ">", "`", "|", "{", "~~~", "---", "===")
@@ -62,29 +69,55 @@ def test_a_speaker_cannot_be_named_as_a_role() -> None:
     assert speaker_label("Sys\u200btem") == "speaker System"
 
 
+def test_lone_surrogates_are_removed() -> None:
+    """A lone surrogate, which no encoder accepts, never reaches the rendered text."""
+    assert as_data("a\ud800b\udfff") == "ab"
+
+
 def test_invisible_only_text_is_not_empty() -> None:
     """Text of invisible characters only still renders as something (a fragment is never empty)."""
     assert as_data("\u200b\u200d") == "(invisible text)"
 
 
-@settings(max_examples=300, deadline=None)
-@given(text=st.text(max_size=300), opens_line=st.booleans())
+PIECES = [*"#[]<>`|:\n\r\t -=~*_ab", "system", "assistant", "\u2028", "\u200b", "＃", "ѕ", "<|"]
+PIECES += ["⏎", " ⏎ ", "↵", "\u00a0" * 50, "\U0001bca0", "\U00016fe4", "\u0301", "ꜱʏꜱᴛᴇᴍ"]
+PIECES += ["ЅУЅТЕМ", "ᏚᎩᏚᎢᎬᎷ", "**", "- ", "prompt", "[INST]", "<start_of_turn>", "<｜", "｜>"]
+PIECES += ["[SYSTEM_PROMPT]", "<<SYS>>", "<s>", "[TOOL_CALLS]", "<｜User｜>"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    text=st.one_of(
+        st.text(max_size=300),
+        st.lists(st.sampled_from(PIECES), min_size=1, max_size=40).map("".join),
+    ),
+    opens_line=st.booleans(),
+)
 def test_any_text_is_one_line_without_structure(text: str, opens_line: bool) -> None:
     """Whatever the text: one line, nothing invisible, no structure at its start, deterministic."""
     fenced = as_data(text, opens_line=opens_line)
     assert not [c for c in LINE_BREAKS if c in fenced]
     assert "\t" not in fenced and "<|" not in fenced and "|>" not in fenced
-    assert not [c for c in fenced if unicodedata.category(c) == "Cc"]
+    assert not [c for c in fenced if unicodedata.category(c) in ("Cc", "Cf", "Cs")]
+    assert not [c for c in fenced if c in INVISIBLE]
+    assert not unbroken(fenced)
+    assert fenced.count("⏎") == fenced.count(BREAK_MARK)
     assert fenced == as_data(text, opens_line=opens_line)
     if opens_line:
         for line in fenced.split(BREAK_MARK):
             head = unicodedata.normalize("NFKC", line.lstrip()).lstrip()
             assert not head.startswith(STRUCTURE_STARTS), fenced
+            assert not head.startswith(ROLE_LABELS), fenced
+    else:
+        assert not forged_starts(fenced)
     if text.strip():
         assert fenced.strip()
 
 
-PIECES = [*"#[]<>`|:\n\r\t -=~*_ab", "system", "assistant", "\u2028", "\u200b", "＃", "ѕ", "<|"]
+ROLE_LABELS = ("system:", "ѕуѕтем:", "ꜱʏꜱᴛᴇᴍ:", "ᏚᎩᏚᎢᎬᎷ:", "**system:**", "system prompt:")
+"""Labels no line of data may start with (the property's pieces can spell these)."""
+
+
 HOSTILE_TEXT = (
     st.one_of(st.lists(st.sampled_from(PIECES), min_size=1, max_size=30).map("".join), st.text())
     .map(lambda s: s[:300])

@@ -54,12 +54,12 @@ async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str
     return dict(structured)
 
 
-def expected(turn: int) -> tuple[str | None, int | None]:
+def expected(turn: int, handle: str) -> tuple[str | None, int | None]:
     """The goal's line in turn ``turn``'s context, and the version its trace shows."""
     if 3 <= turn <= 5:
-        return f"Goal (priority 0.7): {GOAL}", 1
+        return f"Goal {handle} (priority 0.7): {GOAL}", 1
     if 6 <= turn <= 12:
-        return f"Goal (priority 0.7, 50% done): {GOAL}", 2
+        return f"Goal {handle} (priority 0.7, 50% done): {GOAL}", 2
     return None, None
 
 
@@ -68,7 +68,7 @@ async def test_twenty_turns_steered_through_the_mcp_tools(stores: Stores) -> Non
     orchestrator = Orchestrator(stores, OrchestratorConfig(deadline_ms=60_000), clock=clock)
     await apply(orchestrator.agents, load(EXAMPLE))
     service = Service(orchestrator, clock=clock)
-    goal_id = ""
+    goal_id = handle = ""
     states: list[FrontalItem | None] = []
     async with Client(build_mcp(service, TENANT), read_timeout_seconds=60) as client:
         for turn in range(1, 21):
@@ -79,20 +79,20 @@ async def test_twenty_turns_steered_through_the_mcp_tools(stores: Stores) -> Non
             )
             if turn == 2:
                 goal = await call(client, "set_goal", {"title": GOAL, "priority": 0.7})
-                goal_id = goal["item_id"]
+                goal_id, handle = goal["item_id"], goal["handle"]
                 assert goal["version"] == 1
             if turn == 5:
-                moved = await call(client, "update_goal", {"goal_id": goal_id, "progress": 0.5})
+                moved = await call(client, "update_goal", {"goal_id": handle, "progress": 0.5})
                 assert (moved["version"], moved["progress"]) == (2, 0.5)
             if turn == 12:
-                done = await call(client, "complete_goal", {"goal_id": goal_id})
+                done = await call(client, "complete_goal", {"goal_id": handle})
                 assert (done["status"], done["version"]) == ("done", 3)
             await call(client, "end_turn", {"turn_id": started["turn_id"], "reply": "On it."})
             await orchestrator.wait_written(started["turn_id"])
             trace = await stores.traces.get(TENANT, started["turn_id"])
             assert trace is not None
             shown = trace.phase("frontal_cortex").detail["shown"]
-            line, version = expected(turn)
+            line, version = expected(turn, handle)
             context = started["context"]
             if line is None:
                 assert GOAL not in context, turn

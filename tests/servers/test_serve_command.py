@@ -37,6 +37,22 @@ def test_new_key_prints_a_key_and_an_entry_holding_only_its_hash(tmp_path: Path)
     assert KeyRing.load(path, environ={}).authenticate(key) is not None
 
 
+def test_new_key_names_the_modes_and_refuses_a_reserved_name() -> None:
+    """``--mode`` lands in the entry; a key named like the agent is refused with status 2."""
+    done = prefrontal(
+        "serve", "new-key", "--agent", "atlas", "--user", "maya", "--right", "read",
+        "--mode", "training", "--name", "trainer",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    entry = json.loads(dict(line.split(":", 1) for line in done.stdout.splitlines())["entry"])
+    assert (entry["rights"], entry["modes"]) == (["read"], ["training"])
+    refused = prefrontal(
+        "serve", "new-key", "--agent", "atlas", "--user", "maya", "--name", "Agent"
+    )
+    assert refused.returncode == 2
+    assert "reserved" in refused.stderr and "Traceback" not in refused.stderr
+
+
 def test_serve_http_without_keys_refuses_to_start(tmp_path: Path) -> None:
     """With no keys configured the HTTP server exits with status 2 and says how to make one."""
     done = prefrontal("serve", "http", "--port", "1", "--db", str(tmp_path / "x.db"))

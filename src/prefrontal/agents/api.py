@@ -2,10 +2,14 @@
 
 The profile (identity, values, rules and mandates, modes, capabilities) is
 one per agent. Goals, pending actions and open questions (phase 3) and
-scratch-page entries (phase 7) belong to a tenant, an agent and one of its
-users, exactly like a memory: a call acts on the tenant's own records only,
-and an id the tenant does not own raises
-:class:`~prefrontal.errors.NotFoundError`.
+scratch-page entries (phase 7) belong either to one user of the agent (the
+tenant that wrote them, private or shared) or to the agent itself (written
+by its owner: the agent file or ``for_agent=True``; shared with every user).
+A change names the item by its id or by the handle the context shows
+(:mod:`prefrontal.agents.handles`) and acts on an item the tenant sees: its
+own, the agent's, or one another user shared. Deciding who may change a
+shared one is the servers' job (the ``write_shared`` right); an item the
+tenant cannot see raises :class:`~prefrontal.errors.NotFoundError`.
 
 Every change is a versioned save (:mod:`prefrontal.stores.versioned`): pass
 ``expected_version`` (the version you read) to make a read-modify-write
@@ -14,6 +18,12 @@ saves over exactly that one. Either way, a writer that saved first makes the
 later save raise :class:`~prefrontal.errors.ConflictError`, and nothing is
 overwritten silently. Each change is visible to the next turn, and that
 turn's trace (phase 3's and 7's ``changed`` detail) names it.
+
+Who wrote an item is recorded with it (``author``: a key's name, or a
+reserved author of :mod:`prefrontal.stores.authors`), and a change by a
+writer that names itself records the new author; without one (the
+application in process) a change keeps the stored author. The servers pass
+the caller's key, never a name from the request's body.
 
 Bad input raises ``ValueError`` (pydantic's ``ValidationError`` where a model
 field refuses it) naming the field.
@@ -25,8 +35,11 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from prefrontal.agents.handles import as_handle, pick
+from prefrontal.agents.merge_patch import merge_patch
 from prefrontal.errors import ConfigurationError, ConflictError, NotFoundError
 from prefrontal.memory.api import new_ulid
+from prefrontal.stores.authors import HOLDER
 from prefrontal.stores.consciousness import AgentProfile
 from prefrontal.stores.frontal_cortex import (
     FrontalItem,
@@ -55,6 +68,22 @@ PROFILE_FIELDS = (
 )
 """The fields of a profile a caller sets (the rest, version and time, the API sets)."""
 
+AGENT_HOLDER = HOLDER
+"""Where the agent's own items are kept (a user id no caller may act as: the servers refuse it)."""
+
+LOOKUP_LIMIT = 1_000
+"""How many visible items a handle is looked for among."""
+
+
+def agent_tenant(agent_id: str) -> Tenant:
+    """The tenant that holds ``agent_id``'s own goals, actions, questions and entries."""
+    return Tenant(agent_id=agent_id, user_id=AGENT_HOLDER)
+
+
+def belongs_to(item: FrontalItem | Observation) -> str:
+    """``agent`` for the agent's own item, ``user`` for one a user wrote."""
+    return "agent" if item.user_id == AGENT_HOLDER else "user"
+
 
 class AgentStateAPI:
     """The agent's profile, goals, pending actions, questions and scratch page, versioned.
@@ -80,11 +109,13 @@ class AgentStateAPI:
     async def set_profile(
         self, tenant: Tenant, *, expected_version: int | None = None, **fields: Any
     ) -> AgentProfile:
-        """Create or replace the agent's profile with ``fields`` (see :data:`PROFILE_FIELDS`).
+        """Create or change the agent's profile with ``fields`` (see :data:`PROFILE_FIELDS`).
 
         Fields not given keep their stored value (or the default on
         creation); ``name`` is required to create. Returns the saved
-        profile, its version one past the one it replaced.
+        profile, its version one past the one it replaced. A
+        ``current_mode`` that is not one of the modes raises ``ValueError``
+        naming the modes there are.
         """
         unknown = sorted(set(fields) - set(PROFILE_FIELDS))
         if unknown:
@@ -105,6 +136,34 @@ class AgentStateAPI:
             profile, expected_version=current.version if current else None
         )
         return profile
+
+    async def patch_profile(
+        self, tenant: Tenant, patch: dict[str, Any], *, expected_version: int | None = None
+    ) -> AgentProfile:
+        """Apply the JSON merge patch ``patch`` (RFC 7396) to the agent's stored profile.
+
+        Only the fields ``patch`` names change: an object merges into the
+        stored one (``governance``), anything else replaces it (lists such
+        as ``modes`` whole), ``None`` resets a field to its default. A mode
+        switch is ``{"current_mode": "act"}``. ``NotFoundError`` when the
+        agent has no profile yet.
+        """
+        unknown = sorted(set(patch) - set(PROFILE_FIELDS))
+        if unknown:
+            raise ValueError(f"unknown profile field(s): {', '.join(unknown)}")
+        current = await self.get_profile(tenant)
+        if current is None:
+            raise NotFoundError(f"agent {tenant.agent_id!r} has no profile to change")
+        _expect(current.version, expected_version, "the profile")
+        stored = current.model_dump(mode="json", include=set(PROFILE_FIELDS))
+        merged = merge_patch(stored, patch)
+        fields = {key: merged[key] for key in PROFILE_FIELDS if key in merged}
+        replaced = AgentProfile.model_validate({"agent_id": tenant.agent_id, **fields})
+        return await self.set_profile(
+            tenant,
+            expected_version=current.version,
+            **{key: getattr(replaced, key) for key in PROFILE_FIELDS},
+        )
 
     # -- goals, pending actions, open questions ----------------------------------------
 
@@ -128,17 +187,27 @@ class AgentStateAPI:
         *,
         item_id: str | None = None,
         scope: Scope = Scope.PRIVATE,
+        for_agent: bool = False,
+        author: str | None = None,
         **fields: Any,
     ) -> FrontalItem:
-        """Add a frontal-cortex item; ``ConflictError`` if ``item_id`` is taken."""
+        """Add a frontal-cortex item written by ``author``; ``ConflictError`` if ``item_id`` is
+        taken.
+
+        ``for_agent=True`` makes it the agent's own, shared with every user
+        (what the owner declares); a blank ``title`` raises ``ValueError``.
+        """
+        _not_blank(title, "title")
+        holder = agent_tenant(tenant.agent_id) if for_agent else tenant
         now = self._clock()
         item = FrontalItem.model_validate(
             {
                 **fields,
                 "item_id": item_id or self._ids(),
                 "agent_id": tenant.agent_id,
-                "user_id": tenant.user_id,
-                "scope": scope,
+                "user_id": holder.user_id,
+                "scope": Scope.SHARED if for_agent else scope,
+                "author": author,
                 "kind": kind,
                 "title": title,
                 "created_at": now,
@@ -156,60 +225,121 @@ class AgentStateAPI:
             tenant, query.model_copy(update={"limit": limit})
         )
 
-    async def find_item(self, tenant: Tenant, item_id: str) -> FrontalItem | None:
-        """The tenant's own goal, action or question ``item_id``, or ``None``."""
-        return await _frontal(self.stores).get(tenant, item_id)
+    async def own_item(self, holder: Tenant, item_id: str) -> FrontalItem | None:
+        """The item of exactly this id ``holder`` holds (see :func:`agent_tenant`), or ``None``."""
+        return await _frontal(self.stores).get(holder, item_id)
 
-    async def get_item(self, tenant: Tenant, item_id: str) -> FrontalItem:
-        """The tenant's own goal, action or question ``item_id``; ``NotFoundError`` if none."""
+    async def find_item(self, tenant: Tenant, item_id: str) -> FrontalItem | None:
+        """The goal, action or question ``item_id`` (id or handle) ``tenant`` sees, or ``None``.
+
+        An id is looked for among the tenant's own items, then the agent's;
+        a handle among every item the tenant sees. A handle two items share
+        raises ``NotFoundError`` saying to use the id.
+        """
+        store = _frontal(self.stores)
+        for holder in (tenant, agent_tenant(tenant.agent_id)):
+            found = await store.get(holder, item_id)
+            if found is not None and (holder == tenant or found.scope is Scope.SHARED):
+                return found
+        handle = as_handle(item_id)
+        if handle is None:
+            return None
+        visible = await self.list_items(tenant, limit=LOOKUP_LIMIT)
+        try:
+            return pick(visible, handle, "goal, action or question")
+        except NotFoundError as error:
+            if "share the handle" in str(error):
+                raise
+            return None
+
+    async def get_item(self, tenant: Tenant, item_id: str | FrontalItem) -> FrontalItem:
+        """The goal, action or question ``item_id`` the tenant sees; ``NotFoundError`` if none.
+
+        Given the item itself, returns it.
+        """
+        if isinstance(item_id, FrontalItem):
+            return item_id
         found = await self.find_item(tenant, item_id)
         if found is None:
-            raise NotFoundError(f"no goal, action or question {item_id!r} of this user")
+            raise NotFoundError(f"no goal, action or question {item_id!r} visible to this user")
         return found
 
     async def update_item(
         self,
         tenant: Tenant,
-        item_id: str,
+        item_id: str | FrontalItem,
         *,
         expected_version: int | None = None,
+        author: str | None = None,
         **changes: Any,
     ) -> FrontalItem:
         """Change ``title``, ``detail``, ``priority``, ``progress``, ``status``, ``due_at``...
 
-        Returns the saved item, its version one past the one it replaced.
+        ``item_id`` is an id, a handle, or the item itself (as
+        :meth:`get_item` found it); ``author`` (when given) is recorded as who
+        wrote the item now. Returns the saved item, its version one past the
+        one it replaced.
         """
         refused = sorted(set(changes) & _FIXED)
         if refused:
             raise ValueError(f"cannot change {', '.join(refused)}")
+        if "title" in changes:
+            _not_blank(changes["title"], "title")
         current = await self.get_item(tenant, item_id)
-        _expect(current.version, expected_version, f"{current.kind.value} {item_id!r}")
+        return await self._save_change(current, expected_version, changes, author)
+
+    async def _save_change(
+        self,
+        current: FrontalItem,
+        expected_version: int | None,
+        changes: dict[str, Any],
+        author: str | None,
+    ) -> FrontalItem:
+        _expect(current.version, expected_version, f"{current.kind.value} {current.item_id!r}")
         updated = FrontalItem.model_validate(
             current.model_dump()
             | changes
+            | _written_by(author)
             | {"version": current.version + 1, "updated_at": self._clock()}
         )
         await _frontal(self.stores).save(updated, expected_version=current.version)
         return updated
 
     async def complete(
-        self, tenant: Tenant, item_id: str, *, expected_version: int | None = None
+        self,
+        tenant: Tenant,
+        item_id: str | FrontalItem,
+        *,
+        expected_version: int | None = None,
+        author: str | None = None,
     ) -> FrontalItem:
-        """Mark a goal done (progress 1.0), an action done, a question answered."""
-        return await self.update_item(
-            tenant,
-            item_id,
-            expected_version=expected_version,
-            status=FrontalStatus.DONE,
-            progress=1.0,
-        )
+        """Mark a goal done (progress 1.0), an action done, a question answered.
+
+        Idempotent: an item already done is returned as it is (same version).
+        """
+        current = await self.get_item(tenant, item_id)
+        if current.status is FrontalStatus.DONE and current.progress == 1.0:
+            return current
+        changes = {"status": FrontalStatus.DONE, "progress": 1.0}
+        return await self._save_change(current, expected_version, changes, author)
 
     async def abandon(
-        self, tenant: Tenant, item_id: str, *, expected_version: int | None = None
+        self,
+        tenant: Tenant,
+        item_id: str | FrontalItem,
+        *,
+        expected_version: int | None = None,
+        author: str | None = None,
     ) -> FrontalItem:
-        """Mark an item cancelled: it leaves the context (phase 3 reports the change once)."""
-        return await self.update_item(
-            tenant, item_id, expected_version=expected_version, status=FrontalStatus.CANCELLED
+        """Mark an item cancelled: it leaves the context (phase 3 reports the change once).
+
+        Idempotent: an item already cancelled is returned as it is.
+        """
+        current = await self.get_item(tenant, item_id)
+        if current.status is FrontalStatus.CANCELLED:
+            return current
+        return await self._save_change(
+            current, expected_version, {"status": FrontalStatus.CANCELLED}, author
         )
 
     # -- scratch page ----------------------------------------------------------------------
@@ -221,15 +351,24 @@ class AgentStateAPI:
         *,
         kind: ScratchKind = ScratchKind.OBSERVATION,
         item_id: str | None = None,
+        for_agent: bool = False,
         **fields: Any,
     ) -> Observation:
-        """Add a scratch-page entry (``priority``, ``tags``, ``expires_at``, ``owner``...)."""
+        """Add a scratch-page entry (``priority``, ``tags``, ``expires_at``, ``owner``...).
+
+        ``for_agent=True`` makes it the agent's own, shared with every user;
+        blank ``content`` raises ``ValueError``.
+        """
+        _not_blank(content, "content")
+        if for_agent:
+            fields["scope"] = Scope.SHARED
+        holder = agent_tenant(tenant.agent_id) if for_agent else tenant
         entry = Observation.model_validate(
             {
                 **fields,
                 "item_id": item_id or self._ids(),
                 "agent_id": tenant.agent_id,
-                "user_id": tenant.user_id,
+                "user_id": holder.user_id,
                 "kind": kind,
                 "content": content,
                 "created_at": self._clock(),
@@ -257,33 +396,68 @@ class AgentStateAPI:
         """The scratch entries ``tenant`` sees that are unresolved and unexpired now."""
         return await self.stores.scratch_page.active(tenant, now=self._clock(), limit=limit)
 
-    async def get_entry(self, tenant: Tenant, item_id: str) -> Observation:
-        """The tenant's own scratch entry ``item_id``; ``NotFoundError`` if none."""
-        found = await _scratch(self.stores).get(tenant, item_id)
+    async def find_entry(self, tenant: Tenant, item_id: str) -> Observation | None:
+        """The scratch entry ``item_id`` (an id or a handle) ``tenant`` sees, or ``None``.
+
+        An id is looked for among the tenant's own entries, then the agent's;
+        a handle among the active entries the tenant sees.
+        """
+        store = _scratch(self.stores)
+        for holder in (tenant, agent_tenant(tenant.agent_id)):
+            found = await store.get(holder, item_id)
+            if found is not None and (holder == tenant or found.scope is Scope.SHARED):
+                return found
+        handle = as_handle(item_id)
+        if handle is None:
+            return None
+        active = await self.active_entries(tenant, limit=LOOKUP_LIMIT)
+        try:
+            return pick(active, handle, "scratch entry")
+        except NotFoundError as error:
+            if "share the handle" in str(error):
+                raise
+            return None
+
+    async def get_entry(self, tenant: Tenant, item_id: str | Observation) -> Observation:
+        """The scratch entry ``item_id`` the tenant sees; ``NotFoundError`` if none.
+
+        Given the entry itself, returns it.
+        """
+        if isinstance(item_id, Observation):
+            return item_id
+        found = await self.find_entry(tenant, item_id)
         if found is None:
-            raise NotFoundError(f"no scratch entry {item_id!r} of this user")
+            raise NotFoundError(f"no scratch entry {item_id!r} visible to this user")
         return found
 
     async def resolve(
         self,
         tenant: Tenant,
-        item_id: str,
+        item_id: str | Observation,
         *,
         outcome: str = "resolved",
         expected_version: int | None = None,
+        author: str | None = None,
     ) -> Observation:
-        """Resolve an entry with ``outcome``: it leaves the scratch page of later turns."""
+        """Resolve an entry with ``outcome`` (by ``author``): it leaves the scratch page of
+        later turns.
+
+        Idempotent: an entry already resolved with ``outcome`` is returned as it is.
+        """
         current = await self.get_entry(tenant, item_id)
-        _expect(current.version, expected_version, f"scratch entry {item_id!r}")
+        if current.resolved and current.outcome == outcome:
+            return current
+        _expect(current.version, expected_version, f"scratch entry {current.item_id!r}")
         resolved = current.model_copy(
             update={"resolved": True, "outcome": outcome, "version": current.version + 1}
+            | _written_by(author)
         )
         resolved = Observation.model_validate(resolved.model_dump())
         await _scratch(self.stores).save(resolved, expected_version=current.version)
         return resolved
 
     async def confirm(
-        self, tenant: Tenant, item_id: str, *, expected_version: int | None = None
+        self, tenant: Tenant, item_id: str | Observation, *, expected_version: int | None = None
     ) -> Observation:
         """Resolve a pending confirmation as confirmed."""
         return await self.resolve(
@@ -291,7 +465,7 @@ class AgentStateAPI:
         )
 
     async def decline(
-        self, tenant: Tenant, item_id: str, *, expected_version: int | None = None
+        self, tenant: Tenant, item_id: str | Observation, *, expected_version: int | None = None
     ) -> Observation:
         """Resolve a pending confirmation as declined."""
         return await self.resolve(
@@ -300,9 +474,30 @@ class AgentStateAPI:
 
 
 _FIXED = frozenset(
-    {"item_id", "agent_id", "user_id", "kind", "created_at", "updated_at", "version"}
+    {
+        "item_id",
+        "agent_id",
+        "user_id",
+        "scope",
+        "kind",
+        "author",
+        "created_at",
+        "updated_at",
+        "version",
+    }
 )
-"""What an update may not change: identity, ownership, kind and the versioning."""
+"""What an update may not change: identity, ownership, scope, kind, author and the versioning."""
+
+
+def _written_by(author: str | None) -> dict[str, str]:
+    """The change that records ``author`` as the item's writer (none without one)."""
+    return {} if author is None else {"author": author}
+
+
+def _not_blank(text: object, field: str) -> None:
+    """``ValueError`` when ``text`` is empty or only whitespace."""
+    if isinstance(text, str) and not text.strip():
+        raise ValueError(f"{field} must not be blank")
 
 
 def _expect(stored: int | None, expected: int | None, what: str) -> None:

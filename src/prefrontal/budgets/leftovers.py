@@ -43,15 +43,21 @@ def memory_first(
     policy: BudgetPolicy,
     demands: Mapping[str, int],
     memory: frozenset[str] = MEMORY_SECTIONS,
+    available: int | None = None,
 ) -> Allocation:
-    """``allocate`` with every non-memory section's demand first capped at its nominal share."""
+    """``allocate`` with every non-memory section's demand first capped at its nominal share.
+
+    ``available``: the tokens to split when less than ``policy.available``
+    (what the owner's pinned section left); nominal shares stay the policy's.
+    """
     nominal = _kept_nominal_shares(policy)
     capped = {
         section: demand if section in memory else min(demand, nominal.get(section, 0))
         for section, demand in demands.items()
     }
-    first = allocate(policy, capped)
-    left = policy.available - sum(first.values())
+    first = allocate(policy, capped, available)
+    whole = policy.available if available is None else max(min(available, policy.available), 0)
+    left = whole - sum(first.values())
     if left <= 0:
         return first
     extra = _share_left(policy, first, demands, left)

@@ -84,18 +84,21 @@ class BudgetPolicy(BaseModel):
 Allocation = dict[str, int]
 
 
-def allocate(policy: BudgetPolicy, demands: Mapping[str, int]) -> Allocation:
-    """Split ``policy.available`` across the policy's sections given their demands.
+def allocate(
+    policy: BudgetPolicy, demands: Mapping[str, int], available: int | None = None
+) -> Allocation:
+    """Split ``policy.available`` (or ``available``, when given) across the policy's sections.
 
-    Sections the policy does not name get nothing. See the module docstring
-    for the guarantees.
+    ``available`` is what is left once something outside the policy (the
+    owner's pinned section) has taken its part. Sections the policy does not
+    name get nothing. See the module docstring for the guarantees.
     """
     for section, demand in demands.items():
         if demand < 0:
             raise BudgetError(f"section {section!r} has a negative demand ({demand})")
     caps = {r.section: _cap(r, demands.get(r.section, 0)) for r in policy.sections}
     given = dict.fromkeys(caps, 0)
-    left = policy.available
+    left = policy.available if available is None else max(min(available, policy.available), 0)
     for rule in policy.sections:
         if rule.pinned:
             given[rule.section] = min(caps[rule.section], left)
@@ -165,9 +168,11 @@ def default_policy(total: int = 4_000) -> BudgetPolicy:
     """The specification's split at 4,000 tokens, scaled to ``total``.
 
     Identity and governance (``consciousness``) are pinned (up to 400
-    tokens). Each other section is first served up to the specification's
-    figure (goals 300, conversation 500, episodic 500, semantic 300, scratch
-    100, the agent's own working notes 1,500); what is left, and what empty
+    tokens; a turn pins the owner's whole section before the split, see
+    :mod:`prefrontal.bundle.pinning`, so the cap limits nothing it pins).
+    Each other section is first served up to the specification's figure
+    (goals 300, conversation 500, episodic 500, semantic 300, scratch 100,
+    the agent's own working notes 1,500); what is left, and what empty
     sections leave, goes by weight to the sections that have more to give.
     500 tokens are reserved for the model's output and tool results.
 

@@ -4,12 +4,13 @@ Selection works with each fragment's own token count; the rendered text can
 come out a little longer (group headers, merges across line breaks). When
 it does, the fewest fragments are given up, worst first, that bring it
 within the limit: the agent's profile last, and within the rest the
-last-ranked fragment of the last section first.
+last-ranked fragment of the last section first. Pinned fragments (the
+owner's section, :mod:`prefrontal.bundle.pinning`) are never given up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from prefrontal.bundle.fragments import SECTION_ORDER, Fragment, Section
@@ -44,18 +45,24 @@ def worst_first(fragments: Sequence[Fragment]) -> list[Fragment]:
     return sorted(fragments, key=worst, reverse=True)
 
 
-def fit_rendered(fragments: Sequence[Fragment], limit: int, count: Callable[[str], int]) -> Fitted:
+def fit_rendered(
+    fragments: Sequence[Fragment],
+    limit: int,
+    count: Callable[[str], int],
+    pinned: Collection[int] = (),
+) -> Fitted:
     """The fragments, rendered, within ``limit`` tokens by ``count``.
 
     They are put in rendering order once; when all of them fit, that is one
     render and the worst-first order is not needed. Otherwise see
-    :func:`_fewest_given_up`.
+    :func:`_fewest_given_up`. ``pinned`` holds the ``id()`` of fragments
+    never given up: the caller makes sure they fit on their own.
     """
     ordered = in_rendering_order(fragments)
     whole = _rendered(list(fragments), [], ordered, count)
     if whole.tokens <= limit:
         return whole
-    return _fewest_given_up(fragments, ordered, limit, count)
+    return _fewest_given_up(fragments, ordered, limit, count, pinned)
 
 
 def _fewest_given_up(
@@ -63,15 +70,19 @@ def _fewest_given_up(
     ordered: list[Fragment],
     limit: int,
     count: Callable[[str], int],
+    pinned: Collection[int],
 ) -> Fitted:
     """The fragments within ``limit`` once the fewest of the worst (at least one) are given up.
 
     ``ordered`` is ``fragments`` in rendering order. Giving up more of the
     worst-first order never adds tokens, so the fewest to give up are found
     by bisection: about log2(n) renders, where giving them up one at a time
-    re-rendered and re-counted everything n times.
+    re-rendered and re-counted everything n times. Fragments in ``pinned``
+    are never in that order.
     """
-    order = worst_first(fragments)
+    order = worst_first([f for f in fragments if id(f) not in pinned])
+    if not order:
+        return _rendered(list(fragments), [], ordered, count)
 
     def attempt(drop: int) -> Fitted:
         gone = {id(f) for f in order[:drop]}

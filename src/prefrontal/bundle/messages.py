@@ -20,7 +20,9 @@
 3. **the recent conversation**, one message per turn with its role
    (``user`` or ``assistant``), messages of one role in a row joined into
    one (so the first user turn joins the data message); a line's ``user:``
-   or ``assistant:`` prefix is left out (a speaker's name is kept);
+   or ``assistant:`` prefix is left out (a speaker's name is kept), and the
+   text's first line, which now opens the message, is escaped like any line
+   of data that starts with structure;
 4. with ``user_input``, **the current user message, last** (joined to a
    user message just before it).
 
@@ -32,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypedDict
 
+from prefrontal.bundle.fence import opening
 from prefrontal.bundle.fragments import Fragment, Section
 from prefrontal.bundle.render import SECTION_SEPARATOR, render_sections
 
@@ -84,9 +87,16 @@ def data_text(fragments: Sequence[Fragment]) -> str:
 
 
 def spoken_text(fragment: Fragment) -> str:
-    """A turn's text without a ``role:`` prefix that only repeats its role."""
+    """A turn's text without a ``role:`` prefix that only repeats its role.
+
+    The text after the prefix was fenced as following a label on its line;
+    without the label it opens the message, so its first line is escaped
+    when it starts with structure (:func:`~prefrontal.bundle.fence.opening`).
+    """
     prefix = f"{fragment.role}: "
-    return fragment.text[len(prefix) :] if fragment.text.startswith(prefix) else fragment.text
+    if not fragment.text.startswith(prefix):
+        return fragment.text
+    return opening(fragment.text[len(prefix) :])
 
 
 def append(messages: list[Message], role: str, content: str) -> None:

@@ -3,7 +3,8 @@
 A turn always returns context; it is *ready for the router* only when that
 context holds what an agent must never run without: its identity, and its
 rules whenever it has any. An empty context because stores failed is not
-ready either.
+ready either, nor is a turn whose budget was below the floor of the owner's
+pinned section (:mod:`prefrontal.bundle.pinning`): it delivered no data.
 """
 
 from __future__ import annotations
@@ -35,13 +36,16 @@ def not_ready(
     has_rules: bool,
     stores_failed: bool,
     identity_cause: str | None = None,
+    below_floor: str | None = None,
 ) -> list[str]:
     """Why ``bundle`` is not ready for the router (empty: it is).
 
     ``has_rules``: the agent's profile holds rules, so the context must too;
     ``stores_failed``: a loading phase failed or timed out;
     ``identity_cause``: why the profile was not loaded, if it was not (no
-    profile, the store failed), appended to the identity's reason.
+    profile, the store failed), appended to the identity's reason;
+    ``below_floor``: why no data was delivered, when the budget is below the
+    floor of the owner's pinned section.
     """
     if bundle is None:
         return ["no context was assembled"]
@@ -52,6 +56,8 @@ def not_ready(
         reasons.append(f"the agent's identity is not in the context{cause}")
     if has_rules and RULES not in parts:
         reasons.append("the agent's rules are not in the context")
+    if below_floor is not None:
+        reasons.append(below_floor)
     if bundle.total_tokens == 0 and stores_failed:
         reasons.append("the context is empty because stores failed")
     return reasons

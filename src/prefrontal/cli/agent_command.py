@@ -1,8 +1,12 @@
-"""``prefrontal agent apply FILE`` and ``agent show``: set up an agent from its file, and look.
+"""``prefrontal agent apply FILE``, ``agent export`` and ``agent show``: an agent as a file.
 
 ``apply`` reads a TOML agent file (:mod:`prefrontal.agents.file`) and brings
 the database in line with it; applying the same file again changes nothing.
-An invalid file fails with one line naming the file, the line and the field.
+``--dry-run`` prints what would change, field by field, and changes nothing;
+``--prune`` also retires the agent's open items the file no longer lists.
+``export`` prints the agent's current profile and own items as a file that
+``apply`` reproduces exactly. An invalid file fails with one line naming the
+file, the line and the field.
 """
 
 from __future__ import annotations
@@ -15,8 +19,11 @@ import anyio
 import typer
 
 from prefrontal.agents import AgentStateAPI
-from prefrontal.agents.file import FILE_USER, AgentFile, ApplyReport, apply, load
+from prefrontal.agents.api import agent_tenant
+from prefrontal.agents.file import AgentFile, ApplyReport, apply, export, load
+from prefrontal.agents.handles import handle_of
 from prefrontal.cli.stores import DbOption, opened
+from prefrontal.errors import NotFoundError
 from prefrontal.phases.frontal_cortex import describe
 from prefrontal.serving.service import Service
 from prefrontal.stores.frontal_cortex import FrontalQuery
@@ -27,23 +34,64 @@ agent_app = typer.Typer(no_args_is_help=True, help="Set up an agent from a file;
 FileArgument = typer.Argument(..., help="The agent file (TOML), e.g. examples/agent.toml.")
 
 
-async def _apply(db: str, path: Path) -> ApplyReport:
+async def _apply(db: str, path: Path, prune: bool, dry_run: bool) -> ApplyReport:
     agent_file = load(path)
     async with opened(db) as stores:
-        return await apply(AgentStateAPI(stores), agent_file)
+        return await apply(AgentStateAPI(stores), agent_file, prune=prune, dry_run=dry_run)
 
 
 @agent_app.command("apply")
 def apply_file(
     path: Path = FileArgument,
     db: str = DbOption,
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print what would change, field by field; change nothing."
+    ),
+    prune: bool = typer.Option(
+        False, "--prune", help="Also retire (cancel) the agent's open items the file omits."
+    ),
 ) -> None:
     """Apply an agent file: its identity, rules, modes, capabilities, goals and actions."""
-    report = anyio.run(_apply, db, path)
+    report = anyio.run(_apply, db, path, prune, dry_run)
+    if dry_run:
+        typer.echo(f"dry run (nothing changed): {report.summary()}")
+        for line in report.diff:
+            typer.echo(f"  {line}")
+        return
     typer.echo(report.summary())
-    for verb, names in (("created", report.created), ("updated", report.updated)):
+    for verb, names in (
+        ("created", report.created),
+        ("updated", report.updated),
+        ("retired", report.retired),
+    ):
         for name in names:
             typer.echo(f"  {verb} {name}")
+
+
+OutputOption = typer.Option(None, "--output", "-o", help="Write the file here (default: print it).")
+
+
+async def _export(db: str, agent_id: str) -> str:
+    async with opened(db, create=False) as stores:
+        return await export(AgentStateAPI(stores), agent_id)
+
+
+@agent_app.command("export")
+def export_file(
+    agent: str = typer.Option(..., "--agent", help="The agent's id."),
+    db: str = DbOption,
+    output: Path | None = OutputOption,
+) -> None:
+    """Print the agent's profile and own items as an agent file that `apply` reproduces."""
+    try:
+        text = anyio.run(_export, db, agent)
+    except NotFoundError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(1) from None
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
 
 
 async def _show(db: str, tenant: Tenant) -> list[str]:
@@ -52,6 +100,7 @@ async def _show(db: str, tenant: Tenant) -> list[str]:
         profile = await api.get_profile(tenant)
         items = await stores.frontal_cortex.query(tenant, FrontalQuery(limit=200))
         entries = await stores.scratch_page.active(tenant, now=utc_now(), limit=200)
+    whose = "the agent" if tenant == agent_tenant(tenant.agent_id) else tenant.user_id
     if profile is None:
         return [f"agent {tenant.agent_id}: no profile (apply an agent file first)"]
     g = profile.governance
@@ -64,21 +113,27 @@ async def _show(db: str, tenant: Tenant) -> list[str]:
         f"modes: {', '.join(m.name for m in profile.modes) or '-'}"
         f" (current: {profile.current_mode or '-'})",
         f"capabilities: {', '.join(c.name for c in profile.capabilities) or '-'}",
-        f"items of {tenant.user_id} ({len(items)}):",
+        f"items of {whose} ({len(items)}):",
         *(f"  [{i.item_id} v{i.version} {i.status.value}] {describe(i)}" for i in items),
         f"scratch page ({len(entries)} active):",
-        *(f"  [{e.item_id} v{e.version}] {e.kind.value}: {e.content}" for e in entries),
+        *(
+            f"  [{e.item_id} v{e.version}] {handle_of(e)} {e.kind.value}: {e.content}"
+            for e in entries
+        ),
     ]
 
 
 @agent_app.command("show")
 def show(
     agent: str = typer.Option(..., "--agent", help="The agent's id."),
-    user: str = typer.Option(FILE_USER, "--user", help="Whose goals and scratch page to show."),
+    user: str | None = typer.Option(
+        None, "--user", help="Also show this user's own goals and scratch page."
+    ),
     db: str = DbOption,
 ) -> None:
     """Print the agent's profile, goals, actions, questions and scratch page."""
-    for line in anyio.run(_show, db, Tenant(agent_id=agent, user_id=user)):
+    tenant = agent_tenant(agent) if user is None else Tenant(agent_id=agent, user_id=user)
+    for line in anyio.run(_show, db, tenant):
         typer.echo(line)
 
 

@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "turn": (
         "prefrontal.cli.turn_command",
         "turn",
-        "Run one turn on the store (seeding the demo agent into an empty one) and show the bundle.",
+        "Run one turn on the store (seeding the demo agent into a new one) and show the bundle.",
     ),
     "demo": (
         "prefrontal.cli.demo_command",

@@ -7,7 +7,11 @@ Three figures, as in ``make bench`` (``tests/benchmarks``), on the demo data:
   after another, every store read delayed by its phase's time budget (the
   specification's latencies, scaled by ``--latency-scale``);
 - load: many turns at once in one process with those latencies: p50, p99
-  and turns per second.
+  and turns per second. The orchestrator admits as many turns at once as
+  its admission limit allows (as a server does); a turn refused with
+  :class:`~prefrontal.errors.OverloadedError` waits the ``retry_after_s`` it
+  is told and tries again, as a client should, and its time counts from
+  its first try. How many tries were refused is reported.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from rich.console import Console
 from rich.table import Table
 
 from prefrontal.demo.seed import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT, seed
+from prefrontal.errors import OverloadedError
 from prefrontal.orchestrator import Orchestrator
 from prefrontal.phases import LOADING, PHASES
 from prefrontal.stores.set import STORE_KINDS, Stores
@@ -47,6 +52,8 @@ class BenchResult:
     p50_ms: float
     p99_ms: float
     turns_per_s: float
+    refused: int = 0
+    """Tries refused by the admission limit (then retried after the wait it named)."""
 
     @property
     def ratio(self) -> float:
@@ -82,19 +89,29 @@ async def _times(orchestrator: Orchestrator, turns: int) -> list[float]:
     return times
 
 
-async def _at_once(orchestrator: Orchestrator, turns: int) -> tuple[list[float], float]:
+async def _at_once(orchestrator: Orchestrator, turns: int) -> tuple[list[float], float, int]:
+    """Each turn's time (from its first try), the wall time, and the tries refused."""
     times: list[float] = []
+    refused = 0
 
     async def one(n: int) -> None:
+        nonlocal refused
         began = time.perf_counter()
-        await orchestrator.start_turn(_request(session=f"bench-{n}"))
+        while True:
+            try:
+                await orchestrator.start_turn(_request(session=f"bench-{n}"))
+            except OverloadedError as error:
+                refused += 1
+                await anyio.sleep(error.retry_after_s)
+                continue
+            break
         times.append((time.perf_counter() - began) * 1_000)
 
     began = time.perf_counter()
     async with anyio.create_task_group() as tg:
         for n in range(turns):
             tg.start_soon(one, n)
-    return times, time.perf_counter() - began
+    return times, time.perf_counter() - began, refused
 
 
 async def measure(turns: int, rounds: int, concurrent: int, scale: float) -> BenchResult:
@@ -108,7 +125,7 @@ async def measure(turns: int, rounds: int, concurrent: int, scale: float) -> Ben
     graph = await _times(Orchestrator(slow, patient), rounds)
     sequential_config = patient.model_copy(update={"concurrency": "sequential"})
     sequential = await _times(Orchestrator(slow, sequential_config), rounds)
-    many, wall_s = await _at_once(Orchestrator(slow, patient), concurrent)
+    many, wall_s, refused = await _at_once(Orchestrator(slow, patient), concurrent)
     return BenchResult(
         turns=turns,
         median_ms=statistics.median(instant),
@@ -120,6 +137,7 @@ async def measure(turns: int, rounds: int, concurrent: int, scale: float) -> Ben
         p50_ms=_cut(many, 0.50),
         p99_ms=_cut(many, 0.99),
         turns_per_s=concurrent / wall_s if wall_s else 0.0,
+        refused=refused,
     )
 
 
@@ -138,6 +156,7 @@ def table(r: BenchResult) -> Table:
         (f"{r.concurrent} turns at once: p50", f"{r.p50_ms:.1f} ms"),
         (f"{r.concurrent} turns at once: p99", f"{r.p99_ms:.1f} ms"),
         (f"{r.concurrent} turns at once: throughput", f"{r.turns_per_s:.0f} turns/s"),
+        (f"{r.concurrent} turns at once: tries refused, then retried", f"{r.refused}"),
     )
     for measure_name, value in rows:
         out.add_row(measure_name, value)

@@ -19,12 +19,16 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 import typer
 from rich.console import Console
+from typer.core import TyperCommand
 
+from prefrontal.agents.api import AGENT_HOLDER
+from prefrontal.agents.file import AgentFile
 from prefrontal.cli.agent_command import AgentFileOption, applied_then, checked_file
 from prefrontal.cli.stores import DbOption, build, shown
 from prefrontal.config import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, AdmissionConfig
@@ -90,6 +94,11 @@ RightsOption = typer.Option(
     "--right",
     help="A right of the key (repeat): read, write, write_shared, erase, administer "
     "(default: read, write, erase).",
+)
+ModesOption = typer.Option(
+    [],
+    "--mode",
+    help="A mode the key may pick for a turn without the administer right (repeat).",
 )
 
 
@@ -227,6 +236,15 @@ def serve_http(
             "PREFRONTAL_API_KEYS (make one with `prefrontal serve new-key`)"
         )
         raise typer.Exit(2)
+    if agent is not None and not any(g.agent_id == agent.agent.id for g in keys.grants):
+        err.print(
+            f"error: --agent-file declares agent {agent.agent.id!r} but no API key acts for it "
+            f"(keys act for: {', '.join(sorted({g.agent_id for g in keys.grants}))})",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(2)
     metrics = installed_metrics()
     observers = [metrics.observer] if metrics is not None else []
     service = _service(db, budget, deadline_ms, err, observers, max_turns_in_flight)
@@ -266,12 +284,44 @@ def _unreachable(db: str, reason: str) -> str:
     )
 
 
-@serve_app.command("mcp")
+class ToolsHelp(TyperCommand):
+    """``serve mcp --help``: the command's help, then every tool the server lists."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        """The usual help, followed by the tools, each with its first sentence.
+
+        (``Any``: the context and formatter are those of typer's own copy of click.)
+        """
+        super().format_help(ctx, formatter)
+        tools = tool_summaries()
+        if not tools:
+            return
+        with formatter.section(f"Tools ({len(tools)})"):
+            formatter.write_dl(tools)
+
+
+def tool_summaries() -> list[tuple[str, str]]:
+    """``(name, first sentence)`` of every MCP tool, read from the tools themselves.
+
+    Empty when the ``mcp`` extra is not installed.
+    """
+    if importlib.util.find_spec("mcp") is None:
+        return []
+    from prefrontal.serving.mcp_tools import listed_tools
+
+    return [(name, summary) for name, summary in listed_tools()]
+
+
+@serve_app.command("mcp", cls=ToolsHelp)
 def serve_mcp(
     transport: str = typer.Option(
         "stdio", "--transport", help="'stdio' (a desktop client starts it) or 'http'."
     ),
-    agent: str = typer.Option(DEMO_AGENT, "--agent", help="The agent the tools act for."),
+    agent: str | None = typer.Option(
+        None,
+        "--agent",
+        help=f"The agent the tools act for (default: the --agent-file's, else {DEMO_AGENT}).",
+    ),
     user: str = typer.Option(DEMO_USER, "--user", help="The user the tools act for."),
     db: str = DbOption,
     host: str = typer.Option("127.0.0.1", "--host", help="With --transport http: address."),
@@ -281,7 +331,7 @@ def serve_mcp(
     deadline_ms: float = DeadlineOption,
     agent_file: Path | None = AgentFileOption,
 ) -> None:
-    """Serve the MCP tools (start_turn, end_turn, recall, remember, forget, trace)."""
+    """Serve the MCP tools (listed below) for one agent and one user."""
     err = Console(stderr=True)
     _need("mcp", "mcp", err)
     from prefrontal.serving.mcp_run import run_http, run_stdio
@@ -289,12 +339,16 @@ def serve_mcp(
     if transport not in ("stdio", "http"):
         err.print(f"error: --transport must be 'stdio' or 'http', not {transport!r}")
         raise typer.Exit(2)
+    declared = checked_file(agent_file)
+    agent = served_agent(agent, declared, err)
     try:
         tenant = Tenant(agent_id=agent, user_id=user)
     except ValueError:
         err.print("error: --agent and --user must be ids: not blank, no control characters")
         raise typer.Exit(2) from None
-    declared = checked_file(agent_file)
+    if user == AGENT_HOLDER:
+        err.print(f"error: --user {user!r} is reserved; name a user of the agent")
+        raise typer.Exit(2)
     service = _service(db, budget, deadline_ms, err)
     if transport == "stdio":
         anyio.run(applied_then, service, declared, lambda: run_stdio(service, tenant))
@@ -316,19 +370,41 @@ def serve_mcp(
         raise _fail(error, err) from None
 
 
+def served_agent(agent: str | None, declared: AgentFile | None, err: Console) -> str:
+    """The agent to serve: ``--agent``, else the agent file's, else the demo agent.
+
+    Exit status 2 when ``--agent`` names another agent than the file declares.
+    """
+    if declared is None:
+        return agent or DEMO_AGENT
+    if agent is not None and agent != declared.agent.id:
+        err.print(
+            f"error: --agent {agent!r} but --agent-file declares {declared.agent.id!r}: "
+            "drop --agent, or name the file's agent",
+            markup=False,
+            highlight=False,
+        )
+        raise typer.Exit(2)
+    return declared.agent.id
+
+
 @serve_app.command("new-key")
 def serve_new_key(
     agent: str = typer.Option(..., "--agent", help="The agent the key acts for."),
     users: list[str] = UsersOption,
     name: str = typer.Option("key", "--name", help="A label for the key in logs."),
     rights: list[Right] = RightsOption,
+    modes: list[str] = ModesOption,
     keys_file: Path | None = NewKeyFileOption,
 ) -> None:
     """Make an API key: prints the key (give it to the client) and its keys-file entry."""
     err = Console(stderr=True)
     key = new_key()
     granted = tuple(rights) or DEFAULT_RIGHTS
-    entry = key_entry(key, name=name, agent_id=agent, users=users, rights=granted)
+    try:
+        entry = key_entry(key, name=name, agent_id=agent, users=users, rights=granted, modes=modes)
+    except ConfigurationError as error:
+        raise _fail(error, err) from None
     typer.echo(f"key:   {key}")
     if keys_file is None:
         typer.echo(f"entry: {entry}")

@@ -1,8 +1,16 @@
-"""``prefrontal turn "message"``: one real turn on the stores, shown section by section."""
+"""``prefrontal turn "message"``: one real turn on the stores, shown section by section.
+
+The demo agent is seeded only into a new database (a SQLite file that does
+not exist yet, or ``:memory:``), never into one that holds anything else
+(``--seed`` asks for it there, ``--no-seed`` never). ``--db`` in a
+directory that does not exist is refused: only the default
+``.prefrontal/`` is made.
+"""
 
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 
 import anyio
 import typer
@@ -10,7 +18,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from prefrontal.cli.errors import invalid_fields
-from prefrontal.cli.stores import DbOption, opened
+from prefrontal.cli.stores import DEFAULT_DB, MEMORY, SCHEME, DbOption, opened
 from prefrontal.cli.views import bundle_view, trace_view
 from prefrontal.config import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET
 from prefrontal.demo.seed import DEMO_AGENT, DEMO_SESSION, DEMO_USER, seed
@@ -58,26 +66,52 @@ async def latest_turn(stores: Stores, request: TurnRequest) -> str | None:
     return found[0].turn_id if found else None
 
 
+def is_new_database(db: str) -> bool:
+    """True for ``:memory:`` and a SQLite file that does not exist yet (or is empty)."""
+    if db == MEMORY:
+        return True
+    if SCHEME.match(db):
+        return False
+    path = Path(db)
+    return not path.exists() or (path.is_file() and path.stat().st_size == 0)
+
+
+def missing_directory(db: str) -> Path | None:
+    """The directory ``--db`` names that does not exist (the default's is made), or ``None``."""
+    if db == MEMORY or SCHEME.match(db) or Path(db) == DEFAULT_DB:
+        return None
+    parent = Path(db).parent
+    return None if parent.is_dir() else parent
+
+
 async def run_turn(
     db: str,
     request: TurnRequest,
     err: Console,
     *,
-    seed_demo: bool = True,
+    seed_demo: bool | None = None,
     reply: str | None = None,
 ) -> tuple[TurnResult, EndTurnResult | None]:
-    """Open the stores, seed the demo agent if asked and empty, link the parent, run the turn.
+    """Open the stores, seed the demo agent if asked, link the parent, run the turn.
 
-    With a ``reply``, the turn is ended with it (``end_turn``): the next turn
-    of the session shows the exchange.
+    ``seed_demo``: ``None`` seeds the demo agent into a new database only
+    (:func:`is_new_database`), ``True`` whenever the demo agent is missing,
+    ``False`` never. With a ``reply``, the turn is ended with it
+    (``end_turn``): the next turn of the session shows the exchange.
     """
+    seeding = is_new_database(db) if seed_demo is None else seed_demo
     async with opened(db) as stores:
-        if seed_demo and await seed_if_empty(stores, request):
-            err.print(f"note: no agent {request.agent_id!r} in the store; seeded the demo data.")
+        if seeding and await seed_if_empty(stores, request):
+            err.print(f"note: a new database; seeded the demo agent {request.agent_id!r}.")
         elif not await has_profile(stores, request):
+            hint = (
+                " (the demo is seeded only into a new database; --seed asks for it)"
+                if seed_demo is None and request.agent_id == DEMO_AGENT
+                else ""
+            )
             err.print(
                 f"note: the store has no profile of agent {request.agent_id!r}: "
-                "the turn runs without its identity and rules.",
+                f"the turn runs without its identity and rules{hint}.",
                 markup=False,
             )
         if request.parent_turn_id is None:
@@ -130,15 +164,21 @@ def turn(
         False, "--trace", help="Show the turn's trace after the bundle (as `trace show`)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the turn result as JSON."),
-    seed_demo: bool = typer.Option(
-        True, "--seed/--no-seed", help="Seed the demo agent's data into an empty store."
+    seed_demo: bool | None = typer.Option(
+        None,
+        "--seed/--no-seed",
+        help="Seed the demo agent if it is missing (default: only into a new database).",
     ),
     reply: str | None = typer.Option(
         None, help="The assistant's reply: records the exchange (end_turn) for the next turns."
     ),
 ) -> None:
-    """Run one turn on the store (seeding the demo agent into an empty one) and show the bundle."""
+    """Run one turn on the store (seeding the demo agent into a new one) and show the bundle."""
     err = Console(stderr=True)
+    directory = missing_directory(db)
+    if directory is not None:
+        err.print(f"error: --db {db}: no directory {directory} (create it first)", markup=False)
+        raise typer.Exit(2)
     request = request_or_exit(
         err,
         agent_id=agent,

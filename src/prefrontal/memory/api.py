@@ -198,13 +198,16 @@ class MemoryAPI:
         content: str | None = None,
         importance: float | None = None,
         shared: bool = False,
+        author: str | None = None,
     ) -> MemoryItem:
         """Change the content or importance of ``tenant``'s own memory ``item_id``; return it.
 
         The item is re-indexed (new content is searched by its new words);
         with new content its embedding is recomputed where the store has an
-        embedder, and dropped where it has none. Its id, owner, author, times
-        and recall counts stay. Raises :class:`~prefrontal.errors.NotFoundError`
+        embedder, and dropped where it has none. Its id, owner, times and
+        recall counts stay; ``author`` (who changes it: an API key's name),
+        when given, becomes its author, so that a shared memory another
+        curator rewrote names that curator. Raises :class:`~prefrontal.errors.NotFoundError`
         when the tenant owns no item of that id: another user's shared item
         can be read, not changed, unless ``shared`` (the caller holds the
         right to write shared memory), when a shared item the tenant sees is
@@ -221,7 +224,7 @@ class MemoryAPI:
             owned = [(name, item) for name, item in found if _may_change(tenant, item, shared)]
             if not owned:
                 raise NotFoundError(f"no memory {item_id!r} of user {tenant.user_id!r}")
-            revised = [(name, _revised(item, content, importance)) for name, item in owned]
+            revised = [(name, _revised(item, content, importance, author)) for name, item in owned]
             for name, item in revised:
                 await self._store(name).put(item)
         return revised[0][1]
@@ -369,9 +372,14 @@ def _may_change(tenant: Tenant, item: MemoryItem, shared: bool) -> bool:
     return owns(tenant, item) or (shared and item.scope is Scope.SHARED)
 
 
-def _revised(item: MemoryItem, content: str | None, importance: float | None) -> MemoryItem:
-    """``item`` with the new content or importance, validated; new content drops the embedding."""
+def _revised(
+    item: MemoryItem, content: str | None, importance: float | None, author: str | None
+) -> MemoryItem:
+    """``item`` with the new content or importance (and author), validated; new content drops
+    the embedding."""
     data = item.model_dump()
+    if author is not None:
+        data["metadata"] = data["metadata"] | {AUTHOR_KEY: author}
     if content is not None and content != item.content:
         data |= {"content": content, "embedding": None}
     if importance is not None:

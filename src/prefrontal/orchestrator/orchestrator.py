@@ -25,6 +25,7 @@ from prefrontal.exchange.summary import ExtractiveSummarizer, Summarizer
 from prefrontal.memory import MemoryAPI
 from prefrontal.memory.fence import TenantFence
 from prefrontal.orchestrator.admission import Admission
+from prefrontal.orchestrator.budget_floor import refuse_below_floor
 from prefrontal.orchestrator.end_turn import TurnEnder
 from prefrontal.orchestrator.opening import open_ahead
 from prefrontal.orchestrator.runner import run_phases
@@ -211,7 +212,12 @@ class Orchestrator:
         its phase, never the turn. Cancelling the call cancels every phase.
         The turn's writes run behind it (:mod:`prefrontal.orchestrator.writes`).
         Raises :class:`~prefrontal.errors.OverloadedError` when the turn
-        found no slot in time (:mod:`prefrontal.orchestrator.admission`).
+        found no slot in time (:mod:`prefrontal.orchestrator.admission`),
+        and :class:`~prefrontal.errors.BudgetBelowFloorError` when the
+        request's ``token_budget`` cannot hold the owner's pinned section
+        (:mod:`prefrontal.bundle.pinning`); nothing of a refused turn is
+        written. Below the floor with the configured budget, the turn
+        delivers no data and is not ready for the router.
         """
         turn = self._new_turn(request)
         tenant = Tenant(agent_id=request.agent_id, user_id=request.user_id)
@@ -235,6 +241,7 @@ class Orchestrator:
             await self._earlier_writes(turn)
             sequential = self.config.concurrency == "sequential" or not turn.overlap
             await run_phases(PHASES, turn, sequential=sequential)
+            refuse_below_floor(turn)
             return self._result(turn)
         except BaseException:
             self.observer.turn_cancelled(turn.context)

@@ -1,13 +1,16 @@
-"""Phase 9, ``context_assembly``: choose fragments within each section's allocation and render.
+"""Phase 9, ``context_assembly``: place the owner's pinned section, choose data, render.
 
-Selection is greedy by rank within each section's allocation, then a second
-pass spends what sections left unused on the best remaining fragments. A
-part of the agent's profile (its identity, its rules) that still does not
-fit is trimmed to the room left, with a warning, never dropped in silence.
-Duplicate text across sections is kept once (the earlier section wins). The
-rendered text is counted with the real tokenizer and, if over, the fewest
-worst fragments that bring it within the budget are found by bisection: a
-handful of renders, not one per fragment. The bundle never exceeds the budget.
+The owner's pinned section (:mod:`prefrontal.bundle.pinning`) is placed
+first, whole, and never given up; a data fragment whose text folds to the
+same as a pinned one is the copy dropped, never the owner's. Data selection
+is then greedy by rank within each section's allocation, and a second pass
+spends what sections left unused on the best remaining data. Duplicate data
+across sections is kept once (the earlier section wins). Below the floor
+(the budget cannot hold the pinned section) no data is placed: only the
+owner's parts that fit whole, in their order. The rendered text is counted
+with the real tokenizer and, if over, the fewest worst data fragments that
+bring it within the budget are found by bisection: a handful of renders,
+not one per fragment. The bundle never exceeds the budget.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from prefrontal.bundle.checksum import checksum
 from prefrontal.bundle.costs import fragment_cost, header_cost
 from prefrontal.bundle.fitting import fit_rendered
 from prefrontal.bundle.models import SECTION_ORDER, ContextBundle, Fragment, Section
-from prefrontal.bundle.trimming import trim_to_tokens
+from prefrontal.bundle.pinning import Pin, owner_parts_that_fit
 from prefrontal.config import PhaseName
+from prefrontal.phases.budget_allocation import pin
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.text_cache import text_cache
@@ -49,9 +53,10 @@ class _Selection:
         self.spent: dict[Section, int] = dict.fromkeys(SECTION_ORDER, 0)
         self.seen: dict[str, Fragment] = {}
         self.dropped: list[DroppedRecord] = []
-        self.warnings: list[str] = []
         self.spare: set[int] = set()
         """``id()`` of the fragments placed by the second pass (from budget left unused)."""
+        self.pinned: set[int] = set()
+        """``id()`` of the owner's pinned fragments placed (never given up)."""
         self._headers: dict[Section, int] = {}
 
     def cost(self, fragment: Fragment) -> int:
@@ -67,6 +72,13 @@ class _Selection:
             cost = self._headers[section] = header_cost(self.turn.count, section)
         return cost
 
+    def place_pinned(self, fragment: Fragment) -> None:
+        """Place a pinned fragment: no limit, no duplicate check, never given up."""
+        self.spent[fragment.section] += self.cost(fragment)
+        self.chosen[fragment.section].append(fragment)
+        self.seen.setdefault(_key(fragment), fragment)
+        self.pinned.add(id(fragment))
+
     def try_add(self, fragment: Fragment, limit: int, key: str) -> bool:
         cost = self.cost(fragment)
         if self.spent[fragment.section] + cost > limit:
@@ -79,10 +91,17 @@ class _Selection:
 
 def _select(turn: TurnState) -> _Selection:
     selection = _Selection(turn)
+    pinned = turn.pin or pin(turn)
+    if not pinned.fits:
+        return _below_floor(turn, selection, pinned)
+    for fragment in pinned.fragments:
+        selection.place_pinned(fragment)
     leftovers: list[tuple[Fragment, str]] = []
     for section in SECTION_ORDER:
         limit = turn.allocation.get(section.value, 0)
         for fragment in sorted(turn.loads.get(section, []), key=lambda f: f.rank):
+            if id(fragment) in selection.pinned:
+                continue
             key = _key(fragment)
             twin = selection.seen.get(key)
             if twin is not None:
@@ -94,49 +113,35 @@ def _select(turn: TurnState) -> _Selection:
     return selection
 
 
+BELOW_FLOOR = "below the floor: no data is delivered"
+"""Why every data fragment is dropped when the budget cannot hold the owner's section."""
+
+
+def _below_floor(turn: TurnState, selection: _Selection, pinned: Pin) -> _Selection:
+    """No data: only the owner's parts that fit whole, in their order; the rest dropped."""
+    kept = owner_parts_that_fit(pinned.owner, turn.policy.available, turn.count)
+    for fragment in kept:
+        selection.place_pinned(fragment)
+    for section in SECTION_ORDER:
+        for fragment in sorted(turn.loads.get(section, []), key=lambda f: f.rank):
+            if id(fragment) not in selection.pinned:
+                selection.dropped.append(_drop(fragment, BELOW_FLOOR))
+    return selection
+
+
 def _spend_unused(
     turn: TurnState, selection: _Selection, leftovers: list[tuple[Fragment, str]]
 ) -> None:
-    """Second pass: the budget sections left unused goes to the best remaining fragments."""
+    """Second pass: the budget sections left unused goes to the best remaining data."""
     unused = turn.policy.available - sum(selection.spent.values())
     for fragment, key in leftovers:
-        if key in selection.seen:
+        cost = selection.cost(fragment)
+        if key in selection.seen or cost > unused:
             selection.dropped.append(_drop(fragment, "over budget"))
             continue
-        placed = (
-            fragment
-            if selection.cost(fragment) <= unused
-            else _trimmed(selection, fragment, unused)
-        )
-        if placed is None:
-            selection.dropped.append(_drop(fragment, "over budget"))
-            continue
-        cost = selection.cost(placed)
-        selection.try_add(placed, selection.spent[placed.section] + cost, key)
-        selection.spare.add(id(placed))
+        selection.try_add(fragment, selection.spent[fragment.section] + cost, key)
+        selection.spare.add(id(fragment))
         unused -= cost
-
-
-MIN_TRIMMED_TOKENS = 8
-"""A trimmed part of the profile shorter than this is not worth its header: it is dropped."""
-
-
-def _trimmed(selection: _Selection, fragment: Fragment, room: int) -> Fragment | None:
-    """A profile fragment cut to ``room`` tokens (with a warning), or ``None``."""
-    if fragment.section is not Section.CONSCIOUSNESS:
-        return None
-    overhead = selection.cost(fragment) - fragment.tokens
-    count = selection.turn.count
-    text = trim_to_tokens(fragment.text, room - overhead, count)
-    tokens = count(text) if text else 0
-    if tokens < MIN_TRIMMED_TOKENS:
-        return None
-    part = fragment.provenance.item_ids[0]
-    selection.warnings.append(
-        f"{part} trimmed from {fragment.tokens} to {tokens} tokens to fit the budget"
-    )
-    selection.dropped.append(_drop(fragment, f"trimmed to {tokens} tokens"))
-    return fragment.model_copy(update={"text": text, "tokens": tokens})
 
 
 def _drop(fragment: Fragment, reason: str) -> DroppedRecord:
@@ -154,7 +159,7 @@ def _fit(turn: TurnState, selection: _Selection) -> tuple[list[Fragment], str, i
     Returns the fragments kept, in rendering order, the text and its tokens.
     """
     chosen = [f for s in SECTION_ORDER for f in selection.chosen[s]]
-    fitted = fit_rendered(chosen, turn.policy.available, turn.count)
+    fitted = fit_rendered(chosen, turn.policy.available, turn.count, selection.pinned)
     reason = "trimmed to fit the rendered total"
     selection.dropped.extend(_drop(f, reason) for f in fitted.dropped)
     return fitted.in_order, fitted.text, fitted.tokens
@@ -178,14 +183,19 @@ def _provenance(selection: _Selection, fragments: list[Fragment]) -> list[dict[s
             "score": None if f.provenance.score is None else round(f.provenance.score, 4),
             "rank": f.rank,
             "tokens": f.tokens,
-            "taken": (
-                "from budget other sections left unused"
-                if id(f) in selection.spare
-                else f"ranked {f.rank} in its section, within its allocation"
-            ),
+            "taken": _taken(selection, f),
         }
         for f in fragments[:FRAGMENT_LIMIT]
     ]
+
+
+def _taken(selection: _Selection, fragment: Fragment) -> str:
+    """Why ``fragment`` is in the bundle, as the trace says it."""
+    if id(fragment) in selection.pinned:
+        return "pinned: the owner's section, placed before any data"
+    if id(fragment) in selection.spare:
+        return "from budget other sections left unused"
+    return f"ranked {fragment.rank} in its section, within its allocation"
 
 
 def _tokens_by_section(fragments: list[Fragment]) -> dict[str, int]:
@@ -233,7 +243,6 @@ async def run(turn: TurnState) -> PhaseOutcome:
         tokens_loaded=tokens,
         items_dropped=len(selection.dropped),
         tokens_dropped=sum(d.tokens for d in selection.dropped),
-        warnings=tuple(selection.warnings),
         detail={"fragments": _provenance(selection, ordered)},
     )
 
@@ -243,7 +252,7 @@ SPEC = PhaseSpec(
     run=run,
     budget_ms=50,
     needs=("budget_allocation",),
-    reads=frozenset({"allocation", "demands", "loads"}),
+    reads=frozenset({"allocation", "demands", "loads", "pin"}),
     writes=frozenset({"bundle", "dropped", "sections"}),
     loads=False,
 )

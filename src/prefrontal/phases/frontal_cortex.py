@@ -2,7 +2,9 @@
 
 Each kind is ranked by relevance to the input, then priority, blocking and
 due date, and cut to its configured count. Progress deltas are the items
-finished or changed since the session's last turn.
+finished or changed since the session's last turn. Every line carries the
+item's handle (``Goal #482913 (...)``, :mod:`prefrontal.agents.handles`),
+which the tools and routes take to change it.
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ from collections.abc import Awaitable, Callable, Set
 from dataclasses import dataclass
 from datetime import datetime
 
+from prefrontal.agents.handles import handle_of
 from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
 from prefrontal.object_cache import ObjectCache
 from prefrontal.phases.ahead import taken
 from prefrontal.phases.fragments import fragment, input_terms, loaded, made_once, shared
+from prefrontal.phases.origins import author_label
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store, list_of
@@ -66,8 +70,10 @@ def sort_key(item: FrontalItem, query_terms: Set[str]) -> tuple[float, float, bo
 
 
 def describe(item: FrontalItem) -> str:
-    """One line: kind, status, priority, owner, due date, title and detail."""
-    flags = [f"priority {item.priority:.1f}"]
+    """One line: kind, handle, author, priority, status, owner, due date, title and detail."""
+    written = author_label(item.author, item.scope, item.user_id)
+    flags = [] if written is None else [written]
+    flags.append(f"priority {item.priority:.1f}")
     if item.progress:
         flags.append(f"{item.progress:.0%} done")
     if item.blocking:
@@ -80,13 +86,14 @@ def describe(item: FrontalItem) -> str:
         flags.append(f"due {item.due_at:%Y-%m-%d}")
     detail = f" — {as_data(item.detail, opens_line=False)}" if item.detail else ""
     title = as_data(item.title, opens_line=False)
-    return f"{item.kind.value.capitalize()} ({', '.join(flags)}): {title}{detail}"
+    kind = item.kind.value.capitalize()
+    return f"{kind} {handle_of(item)} ({', '.join(flags)}): {title}{detail}"
 
 
 def progress_line(item: FrontalItem) -> str:
     """A progress delta: what changed since the last turn."""
     title = as_data(item.title, opens_line=False)
-    return f"Progress: {item.kind.value} '{title}' is now {item.status.value}"
+    return f"Progress: {item.kind.value} {handle_of(item)} '{title}' is now {item.status.value}"
 
 
 def select(turn: TurnState, items: list[FrontalItem]) -> list[FrontalItem]:

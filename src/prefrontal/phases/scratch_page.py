@@ -2,17 +2,21 @@
 
 Risk alerts and pending confirmations come first; among the rest, entries
 whose tags match the input or focus are kept before those that do not.
+Every line carries the entry's handle (``Risk alert #482913 (agent): ...``),
+which the tools and routes take to resolve it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Set
 
+from prefrontal.agents.handles import handle_of
 from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.config import PhaseName
 from prefrontal.object_cache import ObjectCache
 from prefrontal.phases.fragments import fragment, input_terms, loaded, made_once
+from prefrontal.phases.origins import author_label
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
@@ -75,8 +79,11 @@ async def run(turn: TurnState) -> PhaseOutcome:
 
 
 def entry_text(entry: Observation) -> str:
-    """``Kind (owner): content``, the content as data."""
-    return f"{LABELS[entry.kind]} ({entry.owner.value}): {as_data(entry.content, opens_line=False)}"
+    """``Kind #handle (owner): content``, the content as data; ``(by KEY)`` instead of the
+    owner when a key wrote it, ``(shared by NAME)`` when it is shared (:func:`author_label`)."""
+    who = author_label(entry.author, entry.scope, entry.user_id) or entry.owner.value
+    content = as_data(entry.content, opens_line=False)
+    return f"{LABELS[entry.kind]} {handle_of(entry)} ({who}): {content}"
 
 
 def entry_fragment(turn: TurnState, entry: Observation, rank: int) -> Fragment:

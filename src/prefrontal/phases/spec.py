@@ -25,6 +25,7 @@ StateField = Literal[
     "frontal_items",
     "recent_turns",
     "loads",
+    "pin",
     "demands",
     "allocation",
     "sections",

@@ -17,6 +17,7 @@ from prefrontal.budgets.policy import Allocation, BudgetPolicy
 from prefrontal.budgets.tokens import TokenCounter
 from prefrontal.buffer import SessionBuffer
 from prefrontal.bundle.models import ContextBundle, Fragment, Section
+from prefrontal.bundle.pinning import Pin
 from prefrontal.bundle.readiness import NO_PROFILE, not_ready
 from prefrontal.config import OrchestratorConfig, PhaseName
 from prefrontal.phases.ahead import Ahead, Spawn
@@ -89,6 +90,8 @@ class TurnState:
     recent_turns: list[ConversationTurn] = field(default_factory=list)
     loads: dict[Section, list[Fragment]] = field(default_factory=dict)
     # phases 8-11
+    pin: Pin | None = None
+    """The owner's pinned section and whether the budget holds it (phase 8)."""
     demands: dict[str, int] = field(default_factory=dict)
     allocation: Allocation = field(default_factory=dict)
     sections: list[SectionUsage] = field(default_factory=list)
@@ -145,7 +148,8 @@ class TurnState:
         """The turn's trace sealed with ``records``; whether its context is ready for the router.
 
         Not ready, with a warning that says why, when the identity or the
-        rules are not in the context, or it is empty because stores failed
+        rules are not in the context, the budget is below the owner's floor
+        (no data was delivered), or it is empty because stores failed
         (:func:`~prefrontal.bundle.readiness.not_ready`). Built once, with
         every field final.
         """
@@ -157,6 +161,7 @@ class TurnState:
             has_rules=self.has_rules(),
             stores_failed=stores_failed,
             identity_cause=self._identity_cause(records),
+            below_floor=self.pin.shortfall() if self.pin else None,
         )
         notes = tuple(f"finalize: not ready for the router: {reason}" for reason in unready)
         return self._trace(

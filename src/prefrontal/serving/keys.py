@@ -20,6 +20,12 @@ of its agent. A key never reaches another agent's data. ``rights`` lists what
 the key may do there (:class:`Right`); a key without the field may read,
 write its users' private memory and erase them, and nothing more: writing
 agent-wide (shared) memory and administering the agent are granted by name.
+``modes`` lists the modes a key without ``administer`` may still pick for a
+turn (``{"mode": ...}``); by default it may use only the agent's current one.
+Which operation needs which right is one table,
+:data:`prefrontal.serving.rights.RULES`. A key's ``name`` is what the items it
+writes say about their author, so it may not be a reserved author
+(``owner``, ``agent``, ``prefrontal``...: :mod:`prefrontal.stores.authors`).
 ``prefrontal serve new-key`` makes a key and prints its entry.
 """
 
@@ -39,6 +45,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from prefrontal.errors import ConfigurationError
 from prefrontal.files import write_private
+from prefrontal.stores.authors import is_reserved
+from prefrontal.stores.records import Label
 
 ANY_USER = "*"
 KEYS_ENV = "PREFRONTAL_API_KEYS"
@@ -62,13 +70,16 @@ class Right(StrEnum):
     READ = "read"
     """Run turns, recall and read memories, traces and the agent's state."""
     WRITE = "write"
-    """Write, change and forget its users' private memories; end turns."""
+    """Write, change and forget its users' private memories, goals and scratch entries;
+    end turns."""
     WRITE_SHARED = "write_shared"
-    """Write, change and forget agent-wide (shared) memories, whoever wrote them."""
+    """Write, change and forget agent-wide (shared) memories, goals and scratch entries,
+    whoever wrote them."""
     ERASE = "erase"
     """Erase everything of one of its users."""
     ADMINISTER = "administer"
-    """Set the agent's profile, goals and scratch page; see every turn of the agent."""
+    """Read and set the agent's profile; start a turn in any of its modes; see every turn of
+    the agent in the trace viewer."""
 
 
 DEFAULT_RIGHTS: tuple[Right, ...] = (Right.READ, Right.WRITE, Right.ERASE)
@@ -86,6 +97,17 @@ class KeyGrant(BaseModel):
     agent_id: str = Field(min_length=1, max_length=256)
     users: tuple[str, ...] = Field(min_length=1)
     rights: tuple[Right, ...] = Field(default=DEFAULT_RIGHTS, min_length=1)
+    modes: tuple[Label, ...] = Field(default=(), max_length=64)
+    """Modes the key may pick for a turn without the ``administer`` right."""
+
+    @field_validator("name")
+    @classmethod
+    def _not_a_reserved_author(cls, name: str) -> str:
+        if is_reserved(name):
+            raise ValueError(
+                f"{name!r} is reserved for the owner, the agent or prefrontal: rename the key"
+            )
+        return name
 
     @field_validator("users")
     @classmethod
@@ -178,15 +200,25 @@ def key_entry(
     agent_id: str,
     users: Sequence[str],
     rights: Sequence[Right] = DEFAULT_RIGHTS,
+    modes: Sequence[str] = (),
 ) -> str:
-    """The keys-file entry (JSON) for ``key``: its hash, never the key."""
-    grant = KeyGrant(
-        name=name,
-        sha256=hash_key(key),
-        agent_id=agent_id,
-        users=tuple(users),
-        rights=tuple(rights),
-    )
+    """The keys-file entry (JSON) for ``key``: its hash, never the key.
+
+    ConfigurationError when the grant is not valid (a reserved name, no user).
+    """
+    try:
+        grant = KeyGrant(
+            name=name,
+            sha256=hash_key(key),
+            agent_id=agent_id,
+            users=tuple(users),
+            rights=tuple(rights),
+            modes=tuple(modes),
+        )
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise ConfigurationError(f"the key's {where}: {first['msg']}") from None
     return json.dumps(grant.model_dump(mode="json"))
 
 

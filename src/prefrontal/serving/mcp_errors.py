@@ -5,9 +5,11 @@ tool registered on it:
 
 * an argument the tool does not take is refused (as the HTTP API refuses an
   unknown field), and the tools' input schemas say so
-  (``additionalProperties: false``);
+  (``additionalProperties: false``); the list is compacted to what a model
+  needs to call the tools (:mod:`prefrontal.serving.mcp_schema`);
 * a failure becomes one sentence: the arguments that are wrong and why
-  (never pydantic's help links), a turn or memory that is not there, a
+  (never pydantic's help links), a token budget below the agent's floor
+  (naming the floor), a turn or memory that is not there, a
   store that is unavailable, or, when the server runs as many turns as it
   admits, that the call may be retried after a number of seconds;
 * an unexpected failure is logged once, in one line
@@ -24,20 +26,24 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, InputRequiredResult, Tool
 from pydantic import ValidationError
 
-from prefrontal.errors import ItemRejectedError, NotFoundError, OverloadedError, StoreError
+from prefrontal.errors import (
+    BudgetBelowFloorError,
+    ItemRejectedError,
+    NotFoundError,
+    OverloadedError,
+    StoreError,
+)
 from prefrontal.serving.failures import log_unexpected
 from prefrontal.serving.field_errors import summary
+from prefrontal.serving.mcp_schema import compact
 
 
 class PrefrontalMCP(MCPServer):
     """An MCP server whose tools refuse unknown arguments and fail in words (see the module)."""
 
     async def list_tools(self) -> list[Tool]:
-        """The tools, each input schema closed to arguments it does not name."""
-        tools = await super().list_tools()
-        return [
-            tool.model_copy(update={"input_schema": tool.input_schema | _closed}) for tool in tools
-        ]
+        """The tools, compacted, each input schema closed to arguments it does not name."""
+        return [compact(tool) for tool in await super().list_tools()]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Any = None
@@ -58,9 +64,6 @@ class PrefrontalMCP(MCPServer):
             raise ToolError(actionable(name, error)) from None
 
 
-_closed = {"additionalProperties": False}
-
-
 def actionable(tool: str, error: ToolError) -> str:
     """What the model should know about ``error`` of ``tool``, in one sentence or two."""
     cause = _innermost(error.__cause__) if error.__cause__ is not None else None
@@ -71,6 +74,11 @@ def actionable(tool: str, error: ToolError) -> str:
         return (
             f"{tool}: the server is running as many turns as it admits. This is temporary: "
             f"retry the same call in {wait} s."
+        )
+    if isinstance(cause, BudgetBelowFloorError):
+        return (
+            f"{tool}: {_sentence(str(cause))} "
+            f"Call again with a token_budget of at least {cause.floor}."
         )
     if isinstance(cause, NotFoundError | ItemRejectedError | ValueError):
         return f"{tool}: {_sentence(str(cause))}"

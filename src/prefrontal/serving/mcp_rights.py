@@ -2,12 +2,14 @@
 
 Over streamable HTTP with keys, :class:`~prefrontal.serving.mcp_run.KeyGate`
 puts the caller's grant in the request's ASGI scope under :data:`GRANT`;
-each tool calls :func:`require` with the right it needs
-(:class:`~prefrontal.serving.keys.Right`): ``start_turn``, ``recall`` and
-``trace`` read, ``end_turn``, ``remember`` and ``forget`` write (forgetting a
-shared memory needs ``write_shared``). Over stdio, or over HTTP on loopback
+each tool calls :func:`require` with the right the one table of rights
+(:data:`prefrontal.serving.rights.RULES`) names for it: ``start_turn``,
+``recall`` and ``trace`` read; ``end_turn``, ``remember``, ``forget`` and the
+goal and scratch tools write, and changing a shared memory, goal or scratch
+entry needs ``write_shared``. What a tool writes records its author
+(:func:`author_in`): the key's name. Over stdio, or over HTTP on loopback
 without keys, there is no grant: the server acts for the one person who
-started it, with every right.
+started it, with every right, and what the tools write is the agent's own.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
 from prefrontal.serving.keys import KeyGrant, Right
+from prefrontal.stores.authors import AGENT
 
-__all__ = ["GRANT", "grant_in", "require"]
+__all__ = ["GRANT", "author_in", "grant_in", "require"]
 
 GRANT = "prefrontal.grant"
 """The ASGI scope key that holds the grant of the request's API key."""
@@ -41,3 +44,9 @@ def require(ctx: Context[Any, Any], right: Right) -> None:
     grant = grant_in(ctx)
     if grant is not None and not grant.allows(right):
         raise ToolError(f"This API key lacks the {right.value!r} right this tool needs.")
+
+
+def author_in(ctx: Context[Any, Any]) -> str:
+    """Who writes what the tool call stores: its key's name, else the agent itself."""
+    grant = grant_in(ctx)
+    return AGENT if grant is None else grant.name

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import anyio
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
@@ -36,7 +37,6 @@ from pydantic import Field
 
 from prefrontal.errors import NotFoundError, TurnConflictError
 from prefrontal.ids import NUMBER_ONLY, Id
-from prefrontal.serving.keys import Right
 from prefrontal.serving.mcp_agent_tools import register_agent_tools
 from prefrontal.serving.mcp_errors import PrefrontalMCP
 from prefrontal.serving.mcp_rights import grant_in, require
@@ -54,6 +54,7 @@ from prefrontal.serving.models import (
     ToolCallBody,
     TraceOut,
 )
+from prefrontal.serving.rights import Operation, needed
 from prefrontal.serving.service import Service
 from prefrontal.serving.version import package_version
 from prefrontal.stores.long_term import MemoryKind
@@ -123,7 +124,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         conversation and the long-term memories relevant to the message, within a token
         budget. Read it before answering, and keep `turn_id` for `end_turn`.
         """
-        require(ctx, Right.READ)
+        require(ctx, needed(Operation.START_TURN))
         turn = await service.start_turn(
             TurnRequest(
                 agent_id=tenant.agent_id,
@@ -166,7 +167,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         Calling it twice for one turn with the same reply is harmless (the second call writes
         nothing); another reply for a turn already ended is an error.
         """
-        require(ctx, Right.WRITE)
+        require(ctx, needed(Operation.END_TURN))
         try:
             return await service.end_turn(
                 tenant, turn_id, reply, tool_calls=tool_calls, outcome=outcome
@@ -194,7 +195,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         hits join the session's working memory, so the next turn can reuse them. Use it
         mid-answer for something `start_turn`'s context did not cover.
         """
-        require(ctx, Right.READ)
+        require(ctx, needed(Operation.RECALL))
         return await service.recall(tenant, query, top_k=top_k, session_id=session_id)
 
     @server.tool(
@@ -228,7 +229,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
 
         Returns the stored memory with its `item_id` (what `forget` takes).
         """
-        require(ctx, Right.WRITE)
+        require(ctx, needed(Operation.REMEMBER))
         body = RememberBody(
             user_id=tenant.user_id,
             content=content,
@@ -263,7 +264,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
         """
         scope = await service.scope_of(tenant, memory_id)
         shared = scope is Scope.SHARED
-        require(ctx, Right.WRITE_SHARED if shared else Right.WRITE)
+        require(ctx, needed(Operation.CHANGE_MEMORY, scope or Scope.PRIVATE))
         return await service.forget(tenant, memory_id, shared=shared)
 
     @server.tool(
@@ -278,7 +279,7 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
 
         Use it to explain a slow turn or a context that missed something.
         """
-        require(ctx, Right.READ)
+        require(ctx, needed(Operation.READ_TRACE))
         try:
             return await service.trace(tenant, turn_id)
         except NotFoundError as error:
@@ -286,3 +287,24 @@ def build_mcp(service: Service, tenant: Tenant, *, name: str = "prefrontal") -> 
 
     register_agent_tools(server, service, tenant)
     return server
+
+
+def listed_tools() -> list[tuple[str, str]]:
+    """``(name, first sentence of its description)`` of every tool, as the server lists them.
+
+    Built over empty in-memory stores: what ``serve mcp --help`` prints.
+    """
+    from prefrontal.orchestrator import Orchestrator
+    from prefrontal.stores.records import utc_now
+    from prefrontal.stores.set import Stores
+
+    service = Service(Orchestrator(Stores.in_memory()), clock=utc_now)
+    server = build_mcp(service, Tenant(agent_id="agent", user_id="user"))
+    tools = anyio.run(server.list_tools)
+    return [(tool.name, _first_sentence(tool.description or "")) for tool in tools]
+
+
+def _first_sentence(text: str) -> str:
+    line = text.split("\n", 1)[0]
+    cut = line.find(". ")
+    return line if cut < 0 else line[: cut + 1]

@@ -13,10 +13,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from prefrontal.exchange import ToolCall
 from prefrontal.ids import NUMBER_ONLY, Id, non_blank
+from prefrontal.stores.authors import is_reserved
 from prefrontal.stores.long_term import AUTHOR_KEY, MemoryItem, MemoryKind
 from prefrontal.stores.records import Label, Labels
 from prefrontal.stores.tenancy import Scope
@@ -257,7 +258,22 @@ class RememberBody(Body):
         description="`private` to the user, or `shared` with every user of the agent.",
     )
     tags: Labels = Field(default=())
-    source: str | None = Field(default=None, max_length=200, description="Where it came from.")
+    source: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Where it came from (a tool, a service); the memory's line names the key "
+        "that wrote it too. `owner`, `agent`, `prefrontal`, `system`, `extracted`, `end_turn` "
+        "and the like are reserved.",
+    )
+
+    @field_validator("source")
+    @classmethod
+    def _not_reserved(cls, source: str | None) -> str | None:
+        if source is not None and is_reserved(source):
+            raise ValueError(
+                f"{source!r} is a source only prefrontal gives: name the tool or service"
+            )
+        return source
 
 
 class SearchBody(Body):

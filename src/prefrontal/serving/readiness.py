@@ -12,14 +12,23 @@ start-up, or by ``/readyz``) makes the stores *unavailable*; while they are,
 refuses the call until a check succeeds. While the stores are available,
 the gate costs nothing: a turn whose store fails mid-way is degraded, as
 the orchestrator decides.
+
+:func:`agents_not_ready` names the agents whose turns cannot be ready for
+the router whatever the stores do (an agent without a profile), and why:
+``/readyz`` reports them.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 
 from prefrontal.errors import TransientStoreError
+from prefrontal.stores.set import Stores
+from prefrontal.stores.tenancy import Tenant
+
+READINESS_USER = "prefrontal-readiness"
+"""The user a profile is read for (a profile is the agent's, whoever reads it)."""
 
 RECHECK_S = 1.0
 """How often, at most, a refused call checks the stores again (also the ``Retry-After``)."""
@@ -95,3 +104,24 @@ class Readiness:
                 f"the memory stores are not reachable: {self.reason}",
                 retry_after_s=self._recheck_s,
             )
+
+
+NO_PROFILE = (
+    "no profile: every turn runs without identity or rules and is not ready for the router "
+    "(apply an agent file, or PUT /v1/agents/{agent_id}/profile)"
+)
+"""Why an agent without a profile cannot be ready (``{agent_id}`` is filled in)."""
+
+
+async def agents_not_ready(stores: Stores, agent_ids: Iterable[str]) -> dict[str, str]:
+    """The agents of ``agent_ids`` whose turns cannot be ready for the router, and why.
+
+    Today that is an agent without a profile: its turns carry no identity
+    or rules, so none is ready for the router.
+    """
+    reasons: dict[str, str] = {}
+    for agent_id in sorted(set(agent_ids)):
+        tenant = Tenant(agent_id=agent_id, user_id=READINESS_USER)
+        if await stores.consciousness.get_profile(tenant) is None:
+            reasons[agent_id] = NO_PROFILE.replace("{agent_id}", agent_id)
+    return reasons

@@ -221,12 +221,14 @@ class Service:
         content: str | None = None,
         importance: float | None = None,
         shared: bool = False,
+        author: str | None = None,
     ) -> MemoryOut:
         """Change one of ``tenant``'s memories (NotFoundError when it has none by that id);
-        with ``shared``, a shared memory it sees, whoever wrote it."""
+        with ``shared``, a shared memory it sees, whoever wrote it; ``author`` (the caller's
+        key) is recorded as who wrote it now."""
         self._begin()
         item = await self.orchestrator.memory.update(
-            tenant, item_id, content=content, importance=importance, shared=shared
+            tenant, item_id, content=content, importance=importance, shared=shared, author=author
         )
         return MemoryOut.of(item)
 

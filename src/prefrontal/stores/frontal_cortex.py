@@ -12,7 +12,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import Field
 
-from prefrontal.stores.records import Labels, OwnedRecord, Record, Timestamp, utc_now
+from prefrontal.stores.records import Label, Labels, OwnedRecord, Record, Timestamp, utc_now
 from prefrontal.stores.tenancy import Tenant
 
 
@@ -55,6 +55,9 @@ class FrontalItem(OwnedRecord):
     blocking: bool = False
     due_at: Timestamp | None = None
     tags: Labels = ()
+    author: Label | None = None
+    """Who wrote it last: a key's name or a reserved author (:mod:`prefrontal.stores.authors`);
+    ``None`` for the application's own writes in process."""
     updated_at: Timestamp = Field(default_factory=utc_now)
     version: int = Field(default=1, ge=1)
     """Bumped by every versioned save (:mod:`prefrontal.stores.versioned`)."""

@@ -33,6 +33,9 @@ class Observation(OwnedRecord):
     priority: float = Field(default=0.5, ge=0.0, le=1.0)
     owner: Owner = Owner.AGENT
     tags: Labels = ()
+    author: Label | None = None
+    """Who wrote it last: a key's name or a reserved author (:mod:`prefrontal.stores.authors`);
+    ``None`` for the application's own writes in process."""
     resolved: bool = False
     outcome: Label | None = None
     """How a resolved entry ended: ``confirmed``, ``declined`` or ``resolved``."""

@@ -1,5 +1,5 @@
 """Fitting the rendered context: the same fragments as giving them up one at a time, in a
-handful of renders; and rules cut to a token count, whole lines first."""
+handful of renders; pinned fragments never given up."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from prefrontal.budgets.tokens import default_counter
 from prefrontal.bundle.fitting import fit_rendered, worst_first
 from prefrontal.bundle.fragments import Fragment, Provenance, Section
 from prefrontal.bundle.render import in_rendering_order, render_in_order, render_sections
-from prefrontal.bundle.trimming import MARK, trim_to_tokens
 
 COUNT = default_counter().count
 SECTIONS = list(Section)
@@ -94,26 +93,17 @@ def test_fitting_renders_a_logarithmic_number_of_times() -> None:
     assert len(counted) <= 10
 
 
-@given(
-    st.lists(st.text(alphabet="abc de\nfg", max_size=60), min_size=1, max_size=8),
-    st.integers(0, 60),
-)
-def test_trimmed_text_fits_and_is_a_head_of_the_original(lines: list[str], room: int) -> None:
-    """The trimmed text is within ``room`` and, less its mark, is where the original starts."""
-    text = "\n".join(lines)
-    trimmed = trim_to_tokens(text, room, COUNT)
-    assert COUNT(trimmed) <= room
-    assert text.startswith(trimmed.removesuffix(MARK).rstrip())
-
-
-def test_whole_lines_are_kept_before_one_is_cut() -> None:
-    """Rules keep their first lines whole; the line that does not fit is cut and marked."""
-    rules = (
-        "Safety: never share customer data\nAccess control: only Maya approves spend\nEscalation: "
-        + ("payment blockers go to Maya " * 20)
-    )
-    trimmed = trim_to_tokens(rules, 30, COUNT)
-    lines = trimmed.split("\n")
-    assert lines[:2] == rules.split("\n")[:2]
-    assert lines[2].startswith("Escalation: payment") and lines[2].endswith(MARK)
-    assert COUNT(trimmed) <= 30
+@settings(max_examples=60, deadline=None)
+@given(fragments, st.integers(0, 400), st.data())
+def test_pinned_fragments_are_never_given_up(
+    chosen: list[Fragment], limit: int, data: st.DataObject
+) -> None:
+    """Fragments named pinned stay whatever the limit; the rest fit the room they leave."""
+    pinned = data.draw(st.sets(st.sampled_from(range(len(chosen)))))
+    held = {id(chosen[i]) for i in pinned}
+    alone = render_sections([chosen[i] for i in sorted(pinned)])
+    fitted = fit_rendered(chosen, limit, COUNT, held)
+    assert held <= {id(f) for f in fitted.kept}
+    assert not held & {id(f) for f in fitted.dropped}
+    if (COUNT(alone) if alone else 0) <= limit:
+        assert fitted.tokens <= limit

@@ -68,10 +68,11 @@ async def test_an_empty_context_because_stores_failed_is_not_ready(demo_stores: 
     assert any("empty because stores failed" in w for w in result.warnings)
 
 
-async def test_rules_longer_than_their_share_are_trimmed_with_a_warning(
+async def test_rules_longer_than_the_budget_deliver_no_data_and_are_not_ready(
     demo_stores: Stores,
 ) -> None:
-    """Rules over their share are cut to fit, whole lines first, and the turn says so and is ready."""
+    """Rules the configured budget cannot hold are never cut: no data is delivered, the turn is
+    not ready, and the trace names the floor."""
     tenant = Tenant(agent_id="atlas", user_id="maya")
     profile = await demo_stores.consciousness.get_profile(tenant)
     assert profile is not None
@@ -83,14 +84,13 @@ async def test_rules_longer_than_their_share_are_trimmed_with_a_warning(
         )
     )
     result = await orchestrator(demo_stores).start_turn(demo_request())
-    (governance,) = [
-        f for f in result.bundle.fragments if f.provenance.item_ids == ("atlas#governance",)
-    ]
-    assert governance.text.startswith("Safety: Rule 0: never do the forbidden thing")
-    assert governance.text.endswith(" …")
+    kept = {i for f in result.bundle.fragments for i in f.provenance.item_ids}
+    assert kept == {"atlas#identity"}
+    assert "never do the forbidden thing" not in result.bundle.text
     assert result.bundle.total_tokens <= 4_000
-    assert result.ready_for_router
-    assert any("atlas#governance trimmed from" in w for w in result.warnings)
+    assert not result.ready_for_router
+    (why,) = [w for w in result.warnings if "no data was delivered" in w]
+    assert "owner's pinned section needs" in why and "a total budget of at least" in why
 
 
 def test_a_bundle_without_the_rules_an_agent_has_is_not_ready() -> None:

@@ -63,8 +63,9 @@ async def test_fragments_carry_provenance_and_true_token_counts(demo_stores: Sto
 
 @pytest.mark.parametrize("budget", [64, 150, 400, 1_000, 2_000, 4_000, 16_000])
 async def test_rendered_text_never_exceeds_the_budget(demo_stores: Stores, budget: int) -> None:
-    """The rendered context, counted with the real tokenizer, is within the turn's budget."""
-    result = await orchestrator(demo_stores).start_turn(demo_request(token_budget=budget))
+    """The rendered context, counted with the real tokenizer, is within the turn's budget
+    (the configured one: below the owner's floor the turn is served without data)."""
+    result = await orchestrator(demo_stores, total_token_budget=budget).start_turn(demo_request())
     assert result.bundle.total_tokens == default_counter().count(result.bundle.text)
     assert result.bundle.total_tokens <= budget
     assert result.bundle.budget == budget

@@ -2,22 +2,28 @@
 
 ::
 
-    GET    /v1/agents/{agent_id}/profile       the profile          (administer)
-    PUT    /v1/agents/{agent_id}/profile       set it, versioned    (administer)
-    GET    /v1/goals?user_id=                  a user's goals, actions and questions
-    POST   /v1/goals                           add one
-    PATCH  /v1/goals/{item_id}                 progress, status, priority, wording
-    POST   /v1/goals/{item_id}/complete        done
+    GET    /v1/agents/{agent_id}/profile       the profile                   (administer)
+    PUT    /v1/agents/{agent_id}/profile       replace it whole, versioned   (administer)
+    PATCH  /v1/agents/{agent_id}/profile       change the fields given       (administer)
+    GET    /v1/goals?user_id=                  the goals, actions and questions a user sees
+    POST   /v1/goals                           add one (the user's, or the agent's own)
+    PATCH  /v1/goals/{item_id}                 progress, status, priority, wording...
+    POST   /v1/goals/{item_id}/complete        done (again: no change)
     POST   /v1/goals/{item_id}/abandon         cancelled
     GET    /v1/scratch?user_id=                the active scratch page
     POST   /v1/scratch                         note an observation, a risk, a confirmation
     POST   /v1/scratch/{item_id}/resolve       confirmed, declined or resolved
 
-Reads need the ``read`` right, goal and scratch changes ``write`` (and
-``write_shared`` for a shared one), the profile ``administer``. A change
-over a version the caller did not read is refused with 409 (problem+json),
-never applied silently. Included in the application by
-:func:`agent_router`.
+``{item_id}`` is an item's id or the handle the context shows (``#482913``,
+URL-encoded as ``%23482913``, or just ``482913``). Reads need the ``read``
+right; changing a user's private item ``write``; adding or changing a
+shared one (the agent's own included) ``write_shared``, looked up on the
+item before the change; adding the agent's own item and the profile
+``administer``: the one table of rights,
+:data:`prefrontal.serving.rights.RULES`. Every item written records the
+caller's key as its author. A change over a version the caller
+did not read is refused with 409 (problem+json), never applied silently.
+Included in the application by :func:`agent_router`.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
+from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request
+from pydantic import ValidationError
 
 from prefrontal.errors import ConflictError, NotFoundError
 from prefrontal.ids import Id
@@ -43,10 +50,12 @@ from prefrontal.serving.agent_models import (
 from prefrontal.serving.http.auth import grant_of, require, tenant_for
 from prefrontal.serving.http.problems import PROBLEM_JSON
 from prefrontal.serving.http.responses import NOT_FOUND, WITH_BODY
-from prefrontal.serving.keys import KeyGrant, KeyRing, Right
+from prefrontal.serving.keys import KeyGrant, KeyRing
+from prefrontal.serving.rights import Operation, needed
 from prefrontal.serving.service import Service
-from prefrontal.stores.frontal_cortex import FrontalKind
-from prefrontal.stores.tenancy import Scope, Tenant
+from prefrontal.stores.frontal_cortex import FrontalItem, FrontalKind
+from prefrontal.stores.scratch_page import Observation
+from prefrontal.stores.tenancy import Tenant
 
 T = TypeVar("T")
 
@@ -68,20 +77,46 @@ def _caller(request: Request) -> KeyGrant:
 Caller = Annotated[KeyGrant, Depends(_caller)]
 
 
-def _agent_tenant(grant: KeyGrant, agent_id: str) -> Tenant:
-    """The profile's tenant: the key's own agent, with the administer right."""
+def _agent_tenant(grant: KeyGrant, agent_id: str, operation: Operation) -> Tenant:
+    """The profile's tenant: the key's own agent, with the right ``operation`` needs."""
     if agent_id != grant.agent_id:
         raise HTTPException(403, f"This API key may not act for agent {agent_id!r}.")
-    require(grant, Right.ADMINISTER)
+    require(grant, needed(operation))
     return Tenant(agent_id=agent_id, user_id=grant.name)
 
 
 async def _versioned(call: Callable[[], Awaitable[T]]) -> T:
-    """``call()``, a version conflict as 409."""
+    """``call()``, a version conflict as 409, a refused value as 422."""
     try:
         return await call()
     except ConflictError as error:
         raise HTTPException(409, str(error)) from None
+    except ValidationError as error:
+        raise HTTPException(422, _first_error(error)) from None
+    except ValueError as error:
+        raise HTTPException(422, str(error)) from None
+
+
+def _first_error(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{where}: {first['msg']}" if where else str(first["msg"])
+
+
+def require_to_change(
+    grant: KeyGrant, item: FrontalItem | Observation, operation: Operation
+) -> None:
+    """403 unless ``grant`` may do ``operation`` on ``item``: ``write_shared`` if it is shared,
+    else ``write`` (:func:`~prefrontal.serving.rights.needed`)."""
+    require(grant, needed(operation, item.scope))
+
+
+PROFILE_PATCH = Body(
+    media_type="application/merge-patch+json",
+    description="A JSON merge patch (RFC 7396) of the profile's fields, and optionally "
+    "`expected_version`: the fields named change, the rest stay; `null` resets a field.",
+    openapi_examples={"switch mode": {"value": {"current_mode": "act", "expected_version": 3}}},
+)
 
 
 # Every route is declared here, one nested function each, like app.py.
@@ -93,34 +128,63 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     @router.get("/agents/{agent_id}/profile", tags=["agents"])
     async def get_profile(agent_id: PathId, grant: Caller) -> ProfileOut:
         """The agent's profile: identity, values, rules, modes and capabilities."""
-        profile = await agents.get_profile(_agent_tenant(grant, agent_id))
+        profile = await agents.get_profile(_agent_tenant(grant, agent_id, Operation.READ_PROFILE))
         if profile is None:
             raise NotFoundError(f"agent {agent_id!r} has no profile")
         return ProfileOut.of(profile)
 
     @router.put("/agents/{agent_id}/profile", tags=["agents"])
     async def put_profile(agent_id: PathId, body: ProfileBody, grant: Caller) -> ProfileOut:
-        """Set the agent's profile; the next turn of every user shows it."""
-        tenant = _agent_tenant(grant, agent_id)
+        """Replace the agent's whole profile: a field left out is reset to its default.
+
+        To change some fields and keep the others (a mode switch, one more
+        rule), use ``PATCH``. The next turn of every user shows the profile.
+        """
+        tenant = _agent_tenant(grant, agent_id, Operation.SET_PROFILE)
         fields: dict[str, Any] = body.model_dump(exclude={"expected_version"})
         profile = await _versioned(
             lambda: agents.set_profile(tenant, expected_version=body.expected_version, **fields)
         )
         return ProfileOut.of(profile)
 
+    @router.patch("/agents/{agent_id}/profile", tags=["agents"])
+    async def patch_profile(
+        agent_id: PathId,
+        grant: Caller,
+        patch: Annotated[dict[str, Any], PROFILE_PATCH],
+    ) -> ProfileOut:
+        """Change the profile fields the patch names, keep the rest (JSON merge patch).
+
+        ``{"current_mode": "act"}`` switches the mode in one call; a mode
+        that does not exist is refused with 422 naming the modes that do.
+        """
+        tenant = _agent_tenant(grant, agent_id, Operation.SET_PROFILE)
+        changes = dict(patch)
+        expected = changes.pop("expected_version", None)
+        if expected is not None and (type(expected) is not int or expected < 1):
+            raise HTTPException(422, "expected_version: must be an integer from 1")
+        profile = await _versioned(
+            lambda: agents.patch_profile(tenant, changes, expected_version=expected)
+        )
+        return ProfileOut.of(profile)
+
     @router.get("/goals", tags=["goals"])
     async def list_goals(user_id: UserQuery, grant: Caller) -> list[GoalOut]:
         """The user's goals, pending actions and open questions, newest change first."""
-        require(grant, Right.READ)
+        require(grant, needed(Operation.READ_GOALS))
         tenant = tenant_for(grant, user_id)
         return [GoalOut.of(i) for i in await agents.list_items(tenant, limit=LIST_LIMIT)]
 
     @router.post("/goals", status_code=201, tags=["goals"])
     async def add_goal(body: GoalBody, grant: Caller) -> GoalOut:
-        """Add a goal, a pending action or an open question."""
-        require(grant, Right.WRITE_SHARED if body.scope is Scope.SHARED else Right.WRITE)
+        """Add a goal, a pending action or an open question (the user's, or the agent's own)."""
+        for_agent = body.belongs_to == "agent"
+        if for_agent:
+            require(grant, needed(Operation.ADD_AGENT_GOAL))
+        require(grant, needed(Operation.ADD_GOAL, body.scope))
         tenant = tenant_for(grant, body.user_id)
-        fields = body.model_dump(exclude={"user_id", "kind", "title", "item_id", "scope"})
+        exclude = {"user_id", "kind", "title", "item_id", "scope", "belongs_to"}
+        fields = body.model_dump(exclude=exclude)
         item = await _versioned(
             lambda: agents.add_item(
                 tenant,
@@ -128,6 +192,8 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
                 body.title,
                 item_id=body.item_id,
                 scope=body.scope,
+                for_agent=for_agent,
+                author=grant.name,
                 **fields,
             )
         )
@@ -135,43 +201,57 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
 
     @router.patch("/goals/{item_id}", tags=["goals"])
     async def update_goal(item_id: PathId, body: GoalUpdateBody, grant: Caller) -> GoalOut:
-        """Change a goal's progress, status, priority or wording."""
-        require(grant, Right.WRITE)
+        """Change a goal's progress, status, priority, wording, blocking, due date or tags."""
+        require(grant, needed(Operation.CHANGE_GOAL))
         tenant = tenant_for(grant, body.user_id)
         changes = body.changes()
         if not changes:
             raise HTTPException(422, "Nothing to change: give progress, status, priority or text.")
+        found = await agents.get_item(tenant, item_id)
+        require_to_change(grant, found, Operation.CHANGE_GOAL)
         item = await _versioned(
             lambda: agents.update_item(
-                tenant, item_id, expected_version=body.expected_version, **changes
+                tenant,
+                found,
+                expected_version=body.expected_version,
+                author=grant.name,
+                **changes,
             )
         )
         return GoalOut.of(item)
 
     @router.post("/goals/{item_id}/complete", tags=["goals"])
     async def complete_goal(item_id: PathId, body: VersionBody, grant: Caller) -> GoalOut:
-        """Mark a goal (action, question) done."""
-        require(grant, Right.WRITE)
+        """Mark a goal (action, question) done; one already done is returned unchanged."""
+        require(grant, needed(Operation.CHANGE_GOAL))
         tenant = tenant_for(grant, body.user_id)
+        found = await agents.get_item(tenant, item_id)
+        require_to_change(grant, found, Operation.CHANGE_GOAL)
         item = await _versioned(
-            lambda: agents.complete(tenant, item_id, expected_version=body.expected_version)
+            lambda: agents.complete(
+                tenant, found, expected_version=body.expected_version, author=grant.name
+            )
         )
         return GoalOut.of(item)
 
     @router.post("/goals/{item_id}/abandon", tags=["goals"])
     async def abandon_goal(item_id: PathId, body: VersionBody, grant: Caller) -> GoalOut:
-        """Mark a goal (action, question) cancelled."""
-        require(grant, Right.WRITE)
+        """Mark a goal (action, question) cancelled; one already cancelled is returned unchanged."""
+        require(grant, needed(Operation.CHANGE_GOAL))
         tenant = tenant_for(grant, body.user_id)
+        found = await agents.get_item(tenant, item_id)
+        require_to_change(grant, found, Operation.CHANGE_GOAL)
         item = await _versioned(
-            lambda: agents.abandon(tenant, item_id, expected_version=body.expected_version)
+            lambda: agents.abandon(
+                tenant, found, expected_version=body.expected_version, author=grant.name
+            )
         )
         return GoalOut.of(item)
 
     @router.get("/scratch", tags=["scratch"])
     async def list_scratch(user_id: UserQuery, grant: Caller) -> list[ScratchOut]:
         """The user's active scratch page, most important first."""
-        require(grant, Right.READ)
+        require(grant, needed(Operation.READ_SCRATCH))
         tenant = tenant_for(grant, user_id)
         entries = await agents.active_entries(tenant, limit=LIST_LIMIT)
         return [ScratchOut.of(e) for e in entries]
@@ -179,12 +259,17 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     @router.post("/scratch", status_code=201, tags=["scratch"])
     async def add_scratch(body: ScratchBody, grant: Caller) -> ScratchOut:
         """Note an observation, a risk alert or a pending confirmation."""
-        require(grant, Right.WRITE)
+        require(grant, needed(Operation.NOTE))
         tenant = tenant_for(grant, body.user_id)
         fields = body.model_dump(exclude={"user_id", "content", "kind", "item_id"})
         entry = await _versioned(
             lambda: agents.note(
-                tenant, body.content, kind=body.kind, item_id=body.item_id, **fields
+                tenant,
+                body.content,
+                kind=body.kind,
+                item_id=body.item_id,
+                author=grant.name,
+                **fields,
             )
         )
         return ScratchOut.of(entry)
@@ -192,11 +277,17 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     @router.post("/scratch/{item_id}/resolve", tags=["scratch"])
     async def resolve_scratch(item_id: PathId, body: ResolveBody, grant: Caller) -> ScratchOut:
         """Resolve an entry: ``confirmed``, ``declined`` or ``resolved``."""
-        require(grant, Right.WRITE)
+        require(grant, needed(Operation.RESOLVE))
         tenant = tenant_for(grant, body.user_id)
+        found = await agents.get_entry(tenant, item_id)
+        require_to_change(grant, found, Operation.RESOLVE)
         entry = await _versioned(
             lambda: agents.resolve(
-                tenant, item_id, outcome=body.outcome, expected_version=body.expected_version
+                tenant,
+                found,
+                outcome=body.outcome,
+                expected_version=body.expected_version,
+                author=grant.name,
             )
         )
         return ScratchOut.of(entry)

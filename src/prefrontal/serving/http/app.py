@@ -47,9 +47,9 @@ from prefrontal.serving.http.responses import (
     WITH_BODY,
     WITH_QUERY,
 )
-from prefrontal.serving.http.rights import may_change, right_to_write
+from prefrontal.serving.http.rights import check_mode, may_change
 from prefrontal.serving.http.unexpected import CatchUnexpected
-from prefrontal.serving.keys import KeyGrant, KeyRing, Right
+from prefrontal.serving.keys import KeyGrant, KeyRing
 from prefrontal.serving.models import (
     EndTurnBody,
     EndTurnOut,
@@ -64,6 +64,8 @@ from prefrontal.serving.models import (
     TurnOut,
     UpdateBody,
 )
+from prefrontal.serving.readiness import agents_not_ready
+from prefrontal.serving.rights import Operation, needed
 from prefrontal.serving.service import Service
 from prefrontal.serving.ui import ui_router
 from prefrontal.serving.version import package_version
@@ -143,7 +145,8 @@ def create_app(  # noqa: C901
     async def start_turn(body: StartTurnBody, grant: Caller) -> TurnOut:
         """Start a turn: assemble the working memory for the user's message within the budget."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
-        require(grant, Right.READ)
+        require(grant, needed(Operation.START_TURN))
+        await check_mode(service, grant, tenant, body.mode)
         request = TurnRequest(
             agent_id=tenant.agent_id,
             **body.model_dump(exclude={"agent_id"}),
@@ -154,7 +157,7 @@ def create_app(  # noqa: C901
     async def end_turn(turn_id: TurnPath, body: EndTurnBody, grant: Caller) -> EndTurnOut:
         """End a turn: record the assistant's reply as the session's history (idempotent)."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
-        require(grant, Right.WRITE)
+        require(grant, needed(Operation.END_TURN))
         return await service.end_turn(
             tenant, turn_id, body.reply, tool_calls=body.tool_calls, outcome=body.outcome
         )
@@ -165,7 +168,7 @@ def create_app(  # noqa: C901
     ) -> TraceOut:
         """A turn's trace: each phase's status, timing and what it loaded."""
         tenant = tenant_for(grant, user_id, agent_id)
-        require(grant, Right.READ)
+        require(grant, needed(Operation.READ_TRACE))
         return await service.trace(tenant, turn_id)
 
     @app.post("/v1/memories", status_code=201, tags=["memories"], responses=WITH_BODY)
@@ -175,14 +178,14 @@ def create_app(  # noqa: C901
         A shared memory needs the key's ``write_shared`` right, a private one ``write``;
         the memory records the key's name as its author."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
-        require(grant, right_to_write(body.scope))
+        require(grant, needed(Operation.REMEMBER, body.scope))
         return await service.remember(tenant, body, author=grant.name)
 
     @app.post("/v1/memories/search", tags=["memories"], responses=WITH_BODY)
     async def search(body: SearchBody, grant: Caller) -> RecallOut:
         """Recall memories; with a session, only when its working memory lacks the topic."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
-        require(grant, Right.READ)
+        require(grant, needed(Operation.RECALL))
         return await service.recall(
             tenant, body.query, top_k=body.top_k, session_id=body.session_id
         )
@@ -194,7 +197,12 @@ def create_app(  # noqa: C901
         tenant = tenant_for(grant, body.user_id, body.agent_id)
         shared = await may_change(service, grant, tenant, item_id)
         return await service.update(
-            tenant, item_id, content=body.content, importance=body.importance, shared=shared
+            tenant,
+            item_id,
+            content=body.content,
+            importance=body.importance,
+            shared=shared,
+            author=grant.name,
         )
 
     @app.delete("/v1/memories/{item_id}", tags=["memories"], responses=WITH_QUERY | NOT_FOUND)
@@ -215,7 +223,7 @@ def create_app(  # noqa: C901
     async def erase(user_id: UserPath, grant: Caller, agent_id: AgentQuery = None) -> ErasureOut:
         """Erase everything the agent holds of one user, in every store."""
         tenant = tenant_for(grant, user_id, agent_id)
-        require(grant, Right.ERASE)
+        require(grant, needed(Operation.ERASE_USER))
         return await service.erase(tenant)
 
     @app.get("/healthz", tags=["health"])
@@ -235,13 +243,23 @@ def create_app(  # noqa: C901
 
     @app.get("/readyz", tags=["health"], responses=NOT_READY)
     async def readyz() -> Response:
-        """The stores answer (503 while they do not)."""
+        """The stores answer (503 while they do not), and which agents cannot be ready, and why.
+
+        ``agents_not_ready`` names each agent a key acts for whose turns
+        cannot be ready for the router (no profile), with the reason; when
+        no agent can be, the answer is 503.
+        """
         try:
             await service.check_ready()
+            agents = {grant.agent_id for grant in keys.grants}
+            not_ready = await agents_not_ready(service.stores, agents)
         except Exception as error:
             _log.warning("not_ready", error=repr(error))
             return problem(503, "The memory stores are not reachable.")
-        return JSONResponse({"status": "ready"})
+        if agents and len(not_ready) == len(agents):
+            listed = "; ".join(f"{agent}: {why}" for agent, why in not_ready.items())
+            return problem(503, f"No agent can be ready: {listed}")
+        return JSONResponse({"status": "ready", "agents_not_ready": not_ready})
 
     if metrics is not None:
         exposition = metrics

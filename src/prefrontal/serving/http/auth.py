@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from fastapi import HTTPException, Request
 
+from prefrontal.agents.api import AGENT_HOLDER
 from prefrontal.serving.echo import quoted
 from prefrontal.serving.keys import KeyGrant, KeyRing, Right
 from prefrontal.stores.tenancy import Tenant
@@ -51,7 +52,7 @@ def tenant_for(grant: KeyGrant, user_id: str, agent_id: str | None = None) -> Te
     agent = agent_id if agent_id is not None else grant.agent_id
     if agent != grant.agent_id:
         raise HTTPException(403, f"This API key may not act for agent {quoted(agent)}.")
-    if not grant.may_act_for(agent, user_id):
+    if user_id == AGENT_HOLDER or not grant.may_act_for(agent, user_id):
         raise HTTPException(403, f"This API key may not act for user {quoted(user_id)}.")
     return Tenant(agent_id=agent, user_id=user_id)
 

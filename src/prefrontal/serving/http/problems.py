@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Match
 
 from prefrontal.errors import (
+    BudgetBelowFloorError,
     ItemRejectedError,
     NotFoundError,
     OverloadedError,
@@ -130,6 +131,17 @@ def allowed_methods(request: Request) -> list[str]:
     return sorted({method for route in literal or matching for method in route.methods})
 
 
+async def below_floor(request: Request, error: Exception) -> JSONResponse:
+    """422 for a ``token_budget`` below the agent's floor, naming the floor."""
+    assert isinstance(error, BudgetBelowFloorError)
+    entry = {
+        "location": "body.token_budget",
+        "message": f"Input should be at least {error.floor} for this agent (its floor)",
+        "type": "below_floor",
+    }
+    return problem(422, sentence(str(error)), errors=[entry])
+
+
 def install(app: FastAPI) -> None:
     """Make every error ``app`` raises a problem-details response."""
 
@@ -185,5 +197,6 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(NotFoundError, on_not_found)
     app.add_exception_handler(TurnConflictError, on_turn_conflict)
     app.add_exception_handler(ItemRejectedError, on_rejected)
+    app.add_exception_handler(BudgetBelowFloorError, below_floor)
     app.add_exception_handler(StoreError, on_store)
     app.add_exception_handler(OverloadedError, on_overloaded)

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
-from prefrontal.serving.keys import KeyGrant, KeyRing, Right
+from prefrontal.serving.keys import KeyGrant, KeyRing
+from prefrontal.serving.rights import Operation, needed
 
 COOKIE = "prefrontal_ui"
 
@@ -60,7 +61,7 @@ class Access:
         grant = self._by_header(request) or self._by_cookie(request)
         if grant is None:
             return None
-        if not grant.allows(Right.ADMINISTER):
+        if not grant.allows(needed(Operation.VIEW_TRACES)):
             raise Refused
         return Viewer(agent_id=grant.agent_id, name=grant.name)
 
@@ -72,7 +73,7 @@ class Access:
         grant = None if self.keys is None else self.keys.authenticate(key)
         if grant is None:
             return None
-        if not grant.allows(Right.ADMINISTER):
+        if not grant.allows(needed(Operation.VIEW_TRACES)):
             raise Refused
         return Viewer(grant.agent_id, grant.name), f"{grant.sha256}.{self._mac(grant.sha256)}"
 
