@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from prefrontal import Stores, TurnTrace
 from prefrontal.cli import app
 from prefrontal.cli import stores as cli_stores
+from prefrontal.cli.app import COMMANDS, load_command
 from prefrontal.cli.trace_command import when
 
 RUNNER = CliRunner()
@@ -164,3 +165,11 @@ def test_eval_locomo_reports_bad_input_in_one_line(
     assert result.output.startswith("error: ")
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_each_listed_summary_is_the_commands_own(name: str) -> None:
+    """``prefrontal --help`` lists each command by the summary the loaded command itself gives."""
+    loaded = load_command(name)
+    own = " ".join((loaded.help or "").split("\n\n")[0].split())
+    assert COMMANDS[name][2] == own

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -50,6 +51,7 @@ from prefrontal.stores.sqlite.database import (
 from prefrontal.stores.sqlite.hybrid import HybridSearch, best_rows
 from prefrontal.stores.sqlite.vector_file import VectorFile
 from prefrontal.stores.tenancy import Tenant
+from prefrontal.text_cache import TextCache
 
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
 """Fields kept only as columns (they change in place), not in ``body``."""
@@ -331,10 +333,23 @@ def _row(item: MemoryItem, store: str, analysed: list[str] | None = None) -> dic
     }
 
 
+def _body_weight(item: MemoryItem) -> int:
+    """About the bytes a decoded body keeps alive: its content twice over (the text and the
+    rest of its fields, tags, entities and metadata, rarely more) and the model's own."""
+    return 2 * sys.getsizeof(item.content) + 1_000
+
+
+_decoded: TextCache[MemoryItem] = TextCache(
+    MemoryItem.model_validate_json, max_bytes=8_000_000, weigh=_body_weight
+)
+"""Each stored body validated once while it is read turn after turn (the same rows come up
+in a session's searches). The items are frozen, so every read shares the one decoded."""
+
+
 def _item(row: Sequence[Any]) -> MemoryItem:
     """An item from ``body, superseded_by, recall_count, last_recalled_at, embedding``."""
     body, superseded_by, recall_count, last_recalled_at, embedding = row
-    return MemoryItem.model_validate_json(body).model_copy(
+    return _decoded(body).model_copy(
         update={
             "superseded_by": superseded_by,
             "recall_count": recall_count,
