@@ -47,6 +47,7 @@ from prefrontal.stores.postgres import dense
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.testing.synthetic import memories, questions
 from tests.benchmarks import child
+from tests.conftest import FIXED_NOW as NOW
 from tests.postgres_server import running_replica, running_server
 
 DIMENSIONS = 384
@@ -180,7 +181,7 @@ async def _worker(dsn: str, schema: str, mode: str) -> dict[str, Any]:
     started = time.perf_counter()
     stores = _open(dsn, schema, mode)
     await stores.open()
-    asked = itertools.cycle([MemoryQuery(text=q, limit=10) for q in questions(200)])
+    asked = itertools.cycle([MemoryQuery(text=q, limit=10, now=NOW) for q in questions(200)])
     await stores.episodic.search(TENANT, next(asked))
     first = (time.perf_counter() - started) * 1000
     for _ in range(50):
@@ -211,6 +212,7 @@ def _erasable(user: Tenant, n: int) -> MemoryItem:
         user_id=user.user_id,
         scope=Scope.PRIVATE,
         content=f"harbour crane inspection {n}",
+        created_at=NOW,
     )
 
 
@@ -234,7 +236,7 @@ async def _erase_window(dsn: str, replica_dsn: str, schema: str) -> dict[str, An
             user = Tenant(agent_id=TENANT.agent_id, user_id=f"erased-{round_}")
             items = [_erasable(user, n) for n in range(50)]
             await writer.episodic.put_many(items)
-            query = MemoryQuery(text="harbour crane inspection", limit=10)
+            query = MemoryQuery(text="harbour crane inspection", limit=10, now=NOW)
             await _poll(reader, user, query, present=True)
             await writer.episodic.erase(user)
             erased = time.perf_counter()

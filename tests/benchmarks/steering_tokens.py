@@ -28,8 +28,8 @@ from prefrontal.budgets.tokens import default_counter
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, SAMPLE_INPUT, seed
 from prefrontal.serving.mcp_tools import build_mcp
 from prefrontal.serving.service import Service
-from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant
+from tests.conftest import fixed_clock
 
 HANDLE = re.compile(r" #\d{6}(?= )")
 
@@ -37,7 +37,7 @@ HANDLE = re.compile(r" #\d{6}(?= )")
 async def tool_list() -> dict[str, Any]:
     """The tool list's tokens, compacted and as the SDK would list it."""
     count = default_counter().count
-    service = Service(Orchestrator(Stores.in_memory()), clock=utc_now)
+    service = Service(Orchestrator(Stores.in_memory(), clock=fixed_clock), clock=fixed_clock)
     server = build_mcp(service, Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER))
     async with Client(server) as client:
         listed = (await client.list_tools()).tools
@@ -59,7 +59,7 @@ async def demo_turn() -> dict[str, Any]:
     count = default_counter().count
     stores = Stores.in_memory()
     await seed(stores)
-    async with Orchestrator(stores) as orchestrator:
+    async with Orchestrator(stores, clock=fixed_clock) as orchestrator:
         turn = await orchestrator.start_turn(
             TurnRequest(
                 agent_id=DEMO_AGENT, user_id=DEMO_USER, session_id="bench", user_input=SAMPLE_INPUT

@@ -23,8 +23,8 @@ from prefrontal.serving.mcp_tools import build_mcp
 from prefrontal.serving.service import Service
 from prefrontal.stores import sqlite
 from prefrontal.stores.frontal_cortex import FrontalQuery
-from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Tenant
+from tests.conftest import fixed_clock
 from tests.servers.harness import DEADLINE, keys_document, server_env
 
 pytestmark = pytest.mark.anyio
@@ -112,7 +112,7 @@ def test_turn_never_creates_a_directory(tmp_path: Path) -> None:
 
 async def test_serve_mcp_help_lists_every_tool() -> None:
     """``serve mcp --help`` names each of the 13 tools the server lists."""
-    service = Service(Orchestrator(Stores.in_memory()), clock=utc_now)
+    service = Service(Orchestrator(Stores.in_memory(), clock=fixed_clock), clock=fixed_clock)
     async with Client(build_mcp(service, Tenant(agent_id="a", user_id="u"))) as client:
         names = [tool.name for tool in (await client.list_tools()).tools]
     helped = prefrontal("serve", "mcp", "--help")

@@ -123,7 +123,7 @@ async def test_an_unknown_handle_says_where_handles_are(stores: Stores) -> None:
 
 async def test_the_tool_list_costs_at_most_3000_tokens() -> None:
     """The tools as listed to a model, as compact JSON, count at most 3,000 cl100k tokens."""
-    orchestrator = Orchestrator(Stores.in_memory())
+    orchestrator = Orchestrator(Stores.in_memory(), clock=ticking())
     service = Service(orchestrator, clock=ticking())
     async with Client(build_mcp(service, TENANT)) as client:
         listed = await client.list_tools()

@@ -80,6 +80,12 @@ def random_item(rng: random.Random, number: int) -> MemoryItem:
     )
 
 
+def _rounded_to_zero(cosine: float) -> float:
+    """``cosine``, or 0 when it is rounding error of orthogonal vectors (numpy's SIMD sums leave
+    about 1e-18 where the exact dot product is 0; the store's cosine of such vectors is 0)."""
+    return 0.0 if abs(cosine) < 1e-12 else cosine
+
+
 def reference(
     store: InMemoryMemoryStore, tenant: Tenant, query: MemoryQuery
 ) -> list[tuple[str, float, dict[str, float]]]:
@@ -105,7 +111,7 @@ def reference(
                     v = np.asarray(item.embedding, dtype=np.float64)
                     norm = float(np.linalg.norm(v))
                     v = v / norm if norm else v
-                    vector[doc] = max(float(v @ q), 0.0)
+                    vector[doc] = max(_rounded_to_zero(float(v @ q)), 0.0)
     return best_hits(signals, query.limit)
 
 

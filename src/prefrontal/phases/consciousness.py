@@ -25,10 +25,13 @@ _TEXTS: ObjectCache[tuple[str, str, str, str]] = ObjectCache(PROFILES_KEPT)
 
 
 def _lines(title: str, entries: tuple[str, ...]) -> str:
-    """``Title: a; b; c``, each entry without the full stop or semicolon it may end with."""
+    """``Title: a; b; c``, entries as written; one ending a sentence is followed by a space."""
     if not entries:
         return ""
-    return f"{title}: " + "; ".join(entry.rstrip(" .;") or entry for entry in entries)
+    joined = entries[0]
+    for entry in entries[1:]:
+        joined += (" " if joined.rstrip().endswith((".", "!", "?", ";")) else "; ") + entry
+    return f"{title}: {joined}"
 
 
 def identity_text(profile: AgentProfile) -> str:

@@ -48,6 +48,6 @@ def test_listed_rules_read_without_stray_punctuation() -> None:
         values=("Say what you do not know.", "Protect the user's time"),
         governance=Governance(safety_policies=("Never share credentials.",)),
     )
-    assert "Values: Say what you do not know; Protect the user's time" in identity_text(profile)
+    assert "Values: Say what you do not know. Protect the user's time" in identity_text(profile)
     assert ".;" not in identity_text(profile)
-    assert governance_text(profile) == "Safety: Never share credentials"
+    assert governance_text(profile) == "Safety: Never share credentials."
