@@ -16,7 +16,10 @@ into three of the SDK's seats::
   within the token budget;
 - ``instructions`` (dynamic instructions) returns only the system part of
   the turn's ``to_messages()``: text users and tools wrote never takes the
-  system seat;
+  system seat. It refuses (:class:`SessionNotPlaced`, before the first
+  model call) a run whose input is not the one ``run_config()`` placed: a
+  run without it would reach the model without the owner's instructions
+  and with the stored history replayed raw;
 - the ``Session`` protocol: ``get_items`` is the session's conversation in
   prefrontal's conversation store, then the items of the run in progress;
   ``add_items`` collects the run's items, and when the run completes (the
@@ -40,6 +43,7 @@ from prefrontal.integrations.extras import require
 require("agents", "openai-agents")
 
 from agents import Agent, RunConfig, RunContextWrapper  # noqa: E402
+from agents.exceptions import UserError  # noqa: E402
 from agents.items import TResponseInputItem  # noqa: E402
 from agents.memory import SessionABC, SessionSettings  # noqa: E402
 
@@ -110,6 +114,16 @@ def _answered(items: list[Any]) -> bool:
     return called <= answered
 
 
+class SessionNotPlaced(UserError):
+    """A run reached the model without the input ``PrefrontalSession.run_config()`` places."""
+
+
+def _pairs(items: list[Any]) -> list[tuple[str, str]]:
+    return [
+        (str(i.get("role")), text_of(i)) if isinstance(i, dict) else ("", repr(i)) for i in items
+    ]
+
+
 class PrefrontalSession(SessionABC):
     """One user's session of one agent, with prefrontal's memory in the SDK's seats."""
 
@@ -161,10 +175,20 @@ class PrefrontalSession(SessionABC):
         return [dict(item) for item in self._context]  # type: ignore[misc]
 
     async def instructions(self, context: RunContextWrapper[Any], agent: Agent[Any]) -> str:
-        """The system part of the turn's messages (empty before a turn started)."""
+        """The system part of the turn's messages; refuses a run this session did not place.
+
+        Raises :class:`SessionNotPlaced` when no turn is started, or when the
+        run's input does not begin with what :meth:`session_input` placed
+        (a run without ``run_config=session.run_config()``).
+        """
         result = self.turns.pending(self.user_id, self.session_id)
-        if result is None:
-            return ""
+        placed = _pairs(list(self._context))
+        given = _pairs(list(context.turn_input))
+        if result is None or not placed or given[: len(placed)] != placed:
+            raise SessionNotPlaced(
+                "a PrefrontalSession run needs run_config=session.run_config(): without it "
+                "the model would get neither the owner's instructions nor a fenced history"
+            )
         return split(result.bundle.to_messages()).instructions
 
     # -- the Session protocol -------------------------------------------------
