@@ -16,12 +16,15 @@ Limits: a search without a query, and ``list_namespaces``, see at most the
 1,000 items prefrontal's search returns for one namespace prefix (its
 largest page); a search with a query ranks at most 1,000 hits. The async
 methods run on the caller's event loop; the sync ones on a private event
-loop thread (so stores used from them should not also be used from another
-loop at the same time).
+loop thread, started once (under a lock) by the first sync call of any
+thread, so any number of parallel sync nodes may share a fresh store
+(stores used from them should not also be used from another loop at the
+same time).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
 from types import TracebackType
@@ -94,6 +97,7 @@ class PrefrontalStore(BaseStore):
         self._weights = recall.episodic_weights if episodic else recall.semantic_weights
         self._portal_context: Any = None
         self._portal: anyio.from_thread.BlockingPortal | None = None
+        self._portal_lock = threading.Lock()
 
     # -- LangGraph's two entry points ---------------------------------------
 
@@ -120,8 +124,9 @@ class PrefrontalStore(BaseStore):
 
     def close(self) -> None:
         """Stop the event loop thread the sync methods use (started on first use)."""
-        if self._portal_context is not None:
+        with self._portal_lock:
             context, self._portal_context, self._portal = self._portal_context, None, None
+        if context is not None:
             context.__exit__(None, None, None)
 
     def __enter__(self) -> PrefrontalStore:
@@ -136,10 +141,13 @@ class PrefrontalStore(BaseStore):
         self.close()
 
     def _blocking(self) -> anyio.from_thread.BlockingPortal:
-        if self._portal is None:
-            self._portal_context = anyio.from_thread.start_blocking_portal()
-            self._portal = self._portal_context.__enter__()
-        return self._portal
+        """The running portal of the sync methods, started once under a lock by the first caller."""
+        with self._portal_lock:
+            if self._portal is None:
+                context = anyio.from_thread.start_blocking_portal()
+                self._portal = context.__enter__()
+                self._portal_context = context
+            return self._portal
 
     # -- operations -----------------------------------------------------------
 
