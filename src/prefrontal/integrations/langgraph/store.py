@@ -2,9 +2,11 @@
 
 What a graph puts is a memory item of one tenant (an agent and one of its
 users) in prefrontal's semantic store (episodic for the event kinds), so the
-turns of that user recall it; ``search(query=...)`` is prefrontal's search
-and rerank (BM25, fused with vectors where the store has an embedder, then
-relevance, recency, importance, novelty). How an item is kept is described
+turns of that user recall it. ``search(query=...)`` ranks every item under
+the prefix that the filter admits (a query orders, it never narrows) by the
+similarity of the query to the item's index fields, in ``[0, 1]``
+(:mod:`prefrontal.integrations.langgraph.indexing`); items put with
+``index=False`` follow, without a score. How an item is kept is described
 in :mod:`prefrontal.integrations.langgraph.records`.
 
 The tenant is fixed (``user_id=``) or read from the namespace
@@ -14,7 +16,7 @@ or prefix names no user is refused, so no call reaches two users' memory.
 
 Limits: a search without a query, and ``list_namespaces``, see at most the
 1,000 items prefrontal's search returns for one namespace prefix (its
-largest page); a search with a query ranks at most 1,000 hits. The async
+largest page), and so does a search with a query. The async
 methods run on the caller's event loop; the sync ones on a private event
 loop thread, started once (under a lock) by the first sync call of any
 thread, so any number of parallel sync nodes may share a fresh store
@@ -25,7 +27,7 @@ same time).
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import datetime
 from types import TracebackType
 from typing import Any, TypeVar
@@ -45,10 +47,8 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from prefrontal.config import RecallConfig
-from prefrontal.integrations.langgraph import records
+from prefrontal.integrations.langgraph import indexing, records
 from prefrontal.integrations.langgraph.matching import matches, passes, under
-from prefrontal.phases.recall import rerank
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery, MemoryStore
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.set import Stores
@@ -66,7 +66,11 @@ class PrefrontalStore(BaseStore):
     semantic memory; event kinds go to episodic memory). ``clock`` stamps
     items and decides their expiry (TTL in minutes, as LangGraph gives it,
     becomes the item's ``valid_until``). ``ttl`` is LangGraph's
-    ``TTLConfig`` (``default_ttl``, ``refresh_on_read``).
+    ``TTLConfig`` (``default_ttl``, ``refresh_on_read``). ``index`` is
+    LangGraph's index configuration; its ``fields`` (default ``["$"]``, the
+    whole value) are what a query is matched against, unless a put names
+    its own (``index=False``: the item is never matched, and follows the
+    matched items in a query's results).
     """
 
     supports_ttl = True
@@ -81,7 +85,7 @@ class PrefrontalStore(BaseStore):
         kind: MemoryKind = MemoryKind.FACT,
         clock: Callable[[], datetime] = utc_now,
         ttl: TTLConfig | None = None,
-        config: RecallConfig | None = None,
+        index: Mapping[str, Any] | None = None,
     ) -> None:
         if (user_id is None) == (user_label is None):
             raise ValueError("give exactly one of user_id (a fixed user) or user_label")
@@ -93,8 +97,7 @@ class PrefrontalStore(BaseStore):
         self._kind = kind
         self._clock = clock
         self.ttl_config = ttl
-        recall = config or RecallConfig()
-        self._weights = recall.episodic_weights if episodic else recall.semantic_weights
+        self._fields = [str(f) for f in (index or {}).get("fields") or [indexing.WHOLE]]
         self._portal_context: Any = None
         self._portal: anyio.from_thread.BlockingPortal | None = None
         self._portal_lock = threading.Lock()
@@ -102,12 +105,34 @@ class PrefrontalStore(BaseStore):
     # -- LangGraph's two entry points ---------------------------------------
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run ``ops`` in order; one result each (``None`` for a put or delete)."""
-        results: list[Result] = []
-        for op in ops:
-            validate_op_namespace(op)
-            results.append(await self._run(op))
-        return results
+        """Run ``ops`` in order; one result each (``None`` for a put or delete).
+
+        Every operation is checked first (its kind, namespace, user and
+        index fields): one the store refuses fails the batch before any
+        operation of it runs.
+        """
+        listed = list(ops)
+        for op in listed:
+            self._check(op)
+        return [await self._run(op) for op in listed]
+
+    def _check(self, op: Op) -> None:
+        """Raise what running ``op`` would raise before touching the store."""
+        if not isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
+            raise ValueError(f"unknown store operation: {type(op).__name__}")
+        validate_op_namespace(op)
+        if isinstance(op, (GetOp, PutOp)):
+            self._tenant(op.namespace)
+        elif isinstance(op, SearchOp):
+            self._tenant(tuple(op.namespace_prefix))
+        else:
+            self._tenant(_user_prefix(tuple(op.match_conditions or ())))
+        if isinstance(op, PutOp):
+            records.check_namespace(op.namespace)
+            if op.index not in (None, False) and not (
+                isinstance(op.index, list) and all(isinstance(f, str) for f in op.index)
+            ):
+                raise ValueError(f"index must be False or a list of field paths, not {op.index!r}")
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """:meth:`abatch` from synchronous code, on the store's event loop thread."""
@@ -204,6 +229,7 @@ class PrefrontalStore(BaseStore):
             created_at=memory.created_at,
             now=now,
             ttl_minutes=ttl,
+            index=records.index_of(memory),
         )
         kept = refreshed.metadata | {records.UPDATED_KEY: memory.metadata[records.UPDATED_KEY]}
         await self._memory.put(refreshed.model_copy(update={"metadata": kept}))
@@ -224,6 +250,7 @@ class PrefrontalStore(BaseStore):
             created_at=now if before is None else before.created_at,
             now=now,
             ttl_minutes=op.ttl,
+            index=op.index,
         )
         await self._memory.put(memory)
 
@@ -236,27 +263,39 @@ class PrefrontalStore(BaseStore):
         prefix = tuple(op.namespace_prefix)
         tenant = self._tenant(prefix)
         now = self._clock()
-        scored: list[tuple[MemoryItem, float | None]]
-        if op.query and op.query.strip():
-            query = MemoryQuery(text=op.query, limit=MAX_CANDIDATES, now=now)
-            ranked = rerank(await self._memory.search(tenant, query), now, self._weights)
-            scored = [(hit.item, hit.score) for hit in ranked]
-        else:
-            found = await self._candidates(tenant, records.prefix_tag(prefix), now)
-            found.sort(key=lambda m: (records.updated_at(m), m.item_id), reverse=True)
-            scored = [(memory, None) for memory in found]
-        chosen = [
-            (memory, score)
-            for memory, score in scored
-            if records.is_langgraph_item(memory)
-            and under(records.namespace_of(memory), prefix)
+        found = await self._candidates(tenant, records.prefix_tag(prefix), now)
+        found.sort(key=lambda m: (records.updated_at(m), m.item_id), reverse=True)
+        admitted = [
+            memory
+            for memory in found
+            if under(records.namespace_of(memory), prefix)
             and passes(records.to_item(memory).value, op.filter)
         ]
+        chosen: list[tuple[MemoryItem, float | None]] = [(m, None) for m in admitted]
+        if op.query and op.query.strip():
+            texts = [
+                indexing.indexed_text(records.to_item(m).value, self._fields_of(m))
+                for m in admitted
+            ]
+            scores = indexing.similarities(op.query, texts)
+            ranked = sorted(
+                zip(admitted, scores, strict=True),
+                key=lambda pair: (pair[1] is not None, pair[1] or 0.0),
+                reverse=True,
+            )
+            chosen = list(ranked)
         page = chosen[op.offset : op.offset + op.limit]
         if op.refresh_ttl:
             for memory, _ in page:
                 await self._refresh(memory, now)
         return [records.to_search_item(memory, score) for memory, score in page]
+
+    def _fields_of(self, memory: MemoryItem) -> list[str] | None:
+        """The fields a query is matched against for ``memory`` (``None``: not indexed)."""
+        chosen = records.index_of(memory)
+        if chosen is None:
+            return self._fields
+        return chosen if isinstance(chosen, list) and chosen else None
 
     async def _list(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conditions = tuple(op.match_conditions or ())

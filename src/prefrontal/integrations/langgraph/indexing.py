@@ -1,0 +1,93 @@
+"""What a LangGraph item offers to a query, and how similar a query is to it.
+
+LangGraph indexes an item by the text at its index fields (``"$"``: the
+whole value; ``"a.b"``, ``"tags[*]"``, ``"items[-1].text"``: LangGraph's
+field paths), chosen per put (``index=False``: not indexed, a list: those
+fields) or by the store's ``index={"fields": [...]}`` configuration.
+:func:`indexed_text` is that text: the values found there, never the JSON
+keys, and never the namespace.
+
+:func:`similarities` scores a query against each text: the cosine of their
+TF-IDF vectors over prefrontal's index terms (:func:`prefrontal.retrieval.analysis.terms`),
+IDF taken over the texts ranked together. A similarity is in ``[0, 1]``:
+1 for the same terms in the same proportions, 0 for no term in common;
+``None`` for an item that is not indexed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from langgraph.store.base.embed import get_text_at_path
+
+from prefrontal.retrieval.analysis import terms_of_each
+
+WHOLE = "$"
+"""The field path of the whole value: LangGraph's default index field."""
+
+
+def _leaves(value: Any) -> Iterator[str]:
+    """The scalar values inside ``value`` (strings, numbers, booleans), depth first; no keys."""
+    if isinstance(value, Mapping):
+        for inner in value.values():
+            yield from _leaves(inner)
+    elif isinstance(value, (list, tuple)):
+        for inner in value:
+            yield from _leaves(inner)
+    elif value is not None:
+        yield str(value)
+
+
+def _found(value: Mapping[str, Any], path: str) -> Iterator[str]:
+    if path == WHOLE:
+        yield from _leaves(value)
+        return
+    for text in get_text_at_path(value, path):
+        # LangGraph gives an object or a list found at the path as its JSON: take its values.
+        if text[:1] in ("{", "["):
+            try:
+                yield from _leaves(json.loads(text))
+                continue
+            except json.JSONDecodeError:
+                pass
+        yield text
+
+
+def indexed_text(value: Mapping[str, Any], fields: Sequence[str] | None) -> str:
+    """The text of ``value`` at ``fields`` (``None``: not indexed, gives ``""``)."""
+    if not fields:
+        return ""
+    return "\n".join(text for path in fields for text in _found(value, path))
+
+
+def similarities(query: str, texts: Sequence[str]) -> list[float | None]:
+    """The TF-IDF cosine of ``query`` and each text, in ``[0, 1]``; ``None`` for an empty text."""
+    analysed = terms_of_each([query, *texts])
+    asked, documents = Counter(analysed[0]), [Counter(t) for t in analysed[1:]]
+    frequency: Counter[str] = Counter()
+    for counts in documents:
+        frequency.update(counts.keys())
+    total = len(documents)
+
+    def weight(term: str, count: int) -> float:
+        return (1.0 + math.log(count)) * math.log(1.0 + total / (1 + frequency[term]) + 1.0)
+
+    query_vector = {term: weight(term, n) for term, n in asked.items()}
+    query_norm = math.sqrt(sum(w * w for w in query_vector.values()))
+    scores: list[float | None] = []
+    for text, counts in zip(texts, documents, strict=True):
+        if not text.strip():
+            scores.append(None)
+            continue
+        vector = {term: weight(term, n) for term, n in counts.items()}
+        norm = math.sqrt(sum(w * w for w in vector.values()))
+        if not norm or not query_norm:
+            scores.append(0.0)
+            continue
+        dot = sum(w * vector.get(term, 0.0) for term, w in query_vector.items())
+        scores.append(min(1.0, max(0.0, dot / (norm * query_norm))))
+    return scores
