@@ -4,14 +4,16 @@ LangGraph indexes an item by the text at its index fields (``"$"``: the
 whole value; ``"a.b"``, ``"tags[*]"``, ``"items[-1].text"``: LangGraph's
 field paths), chosen per put (``index=False``: not indexed, a list: those
 fields) or by the store's ``index={"fields": [...]}`` configuration.
-:func:`indexed_text` is that text: the values found there, never the JSON
+:func:`indexed_texts` is that text: the values found there, never the JSON
 keys, and never the namespace.
 
-:func:`similarities` scores a query against each text: the cosine of their
-TF-IDF vectors over prefrontal's index terms (:func:`prefrontal.retrieval.analysis.terms`),
-IDF taken over the texts ranked together. A similarity is in ``[0, 1]``:
-1 for the same terms in the same proportions, 0 for no term in common;
-``None`` for an item that is not indexed.
+:func:`similarities` scores a query against each item: the best cosine of
+the TF-IDF vectors (over prefrontal's index terms,
+:func:`prefrontal.retrieval.analysis.terms`) of the query and of one of the
+item's texts, as LangGraph keeps the best of an item's vectors; IDF is
+taken over the texts ranked together. A similarity is in ``[0, 1]``: 1 for
+the same terms in the same proportions, 0 for no term in common; ``None``
+for an item that is not indexed.
 """
 
 from __future__ import annotations
@@ -57,16 +59,31 @@ def _found(value: Mapping[str, Any], path: str) -> Iterator[str]:
         yield text
 
 
-def indexed_text(value: Mapping[str, Any], fields: Sequence[str] | None) -> str:
-    """The text of ``value`` at ``fields`` (``None``: not indexed, gives ``""``)."""
+def indexed_texts(value: Mapping[str, Any], fields: Sequence[str] | None) -> list[str]:
+    """The texts of ``value`` at ``fields``, one per value found (``None``: not indexed, none).
+
+    ``"$"`` gives the whole value's scalars as one text; any other path one
+    text per value it reaches, as LangGraph embeds one vector per value.
+    """
     if not fields:
-        return ""
-    return "\n".join(text for path in fields for text in _found(value, path))
+        return []
+    texts: list[str] = []
+    for path in fields:
+        found = list(_found(value, path))
+        if path == WHOLE:
+            found = [" ".join(found)] if found else []
+        texts.extend(t for t in found if t.strip())
+    return texts
 
 
-def similarities(query: str, texts: Sequence[str]) -> list[float | None]:
-    """The TF-IDF cosine of ``query`` and each text, in ``[0, 1]``; ``None`` for an empty text."""
-    analysed = terms_of_each([query, *texts])
+def similarities(query: str, items: Sequence[Sequence[str]]) -> list[float | None]:
+    """Each item's similarity to ``query``: the best TF-IDF cosine of its texts, in ``[0, 1]``.
+
+    ``None`` for an item without texts (not indexed). IDF is taken over
+    every text of ``items``.
+    """
+    flat = [text for texts in items for text in texts]
+    analysed = terms_of_each([query, *flat])
     asked, documents = Counter(analysed[0]), [Counter(t) for t in analysed[1:]]
     frequency: Counter[str] = Counter()
     for counts in documents:
@@ -78,16 +95,19 @@ def similarities(query: str, texts: Sequence[str]) -> list[float | None]:
 
     query_vector = {term: weight(term, n) for term, n in asked.items()}
     query_norm = math.sqrt(sum(w * w for w in query_vector.values()))
-    scores: list[float | None] = []
-    for text, counts in zip(texts, documents, strict=True):
-        if not text.strip():
-            scores.append(None)
-            continue
+
+    def cosine(counts: Counter[str]) -> float:
         vector = {term: weight(term, n) for term, n in counts.items()}
         norm = math.sqrt(sum(w * w for w in vector.values()))
         if not norm or not query_norm:
-            scores.append(0.0)
-            continue
+            return 0.0
         dot = sum(w * vector.get(term, 0.0) for term, w in query_vector.items())
-        scores.append(min(1.0, max(0.0, dot / (norm * query_norm))))
+        return min(1.0, max(0.0, dot / (norm * query_norm)))
+
+    scores: list[float | None] = []
+    at = 0
+    for texts in items:
+        own = documents[at : at + len(texts)]
+        at += len(texts)
+        scores.append(max(map(cosine, own)) if own else None)
     return scores

@@ -66,7 +66,8 @@ class PrefrontalStore(BaseStore):
     semantic memory; event kinds go to episodic memory). ``clock`` stamps
     items and decides their expiry (TTL in minutes, as LangGraph gives it,
     becomes the item's ``valid_until``). ``ttl`` is LangGraph's
-    ``TTLConfig`` (``default_ttl``, ``refresh_on_read``). ``index`` is
+    ``TTLConfig`` (``default_ttl``; ``refresh_on_read``: reads push an
+    item's expiry back only when it is set, as in LangGraph's TTL stores). ``index`` is
     LangGraph's index configuration; its ``fields`` (default ``["$"]``, the
     whole value) are what a query is matched against, unless a put names
     its own (``index=False``: the item is never matched, and follows the
@@ -97,6 +98,8 @@ class PrefrontalStore(BaseStore):
         self._kind = kind
         self._clock = clock
         self.ttl_config = ttl
+        self.index_config = None if index is None else dict(index)
+        """LangGraph's index configuration, as given."""
         self._fields = [str(f) for f in (index or {}).get("fields") or [indexing.WHOLE]]
         self._portal_context: Any = None
         self._portal: anyio.from_thread.BlockingPortal | None = None
@@ -211,9 +214,17 @@ class PrefrontalStore(BaseStore):
         memory = await self._stored(tenant, op.namespace, op.key)
         if memory is None or not memory.is_live(now):
             return None
-        if op.refresh_ttl:
+        if self._refreshes(op.refresh_ttl):
             await self._refresh(memory, now)
         return records.to_item(memory)
+
+    def _refreshes(self, asked: bool) -> bool:
+        """Whether a read pushes expiry back: asked by the read and allowed by ``ttl``.
+
+        As LangGraph's TTL stores define it: only a store whose
+        ``TTLConfig`` sets ``refresh_on_read`` refreshes on read.
+        """
+        return asked and bool(self.ttl_config and self.ttl_config.get("refresh_on_read", False))
 
     async def _refresh(self, memory: MemoryItem, now: datetime) -> None:
         """Push back the expiry of an item read, by its own TTL."""
@@ -274,7 +285,7 @@ class PrefrontalStore(BaseStore):
         chosen: list[tuple[MemoryItem, float | None]] = [(m, None) for m in admitted]
         if op.query and op.query.strip():
             texts = [
-                indexing.indexed_text(records.to_item(m).value, self._fields_of(m))
+                indexing.indexed_texts(records.to_item(m).value, self._fields_of(m))
                 for m in admitted
             ]
             scores = indexing.similarities(op.query, texts)
@@ -285,7 +296,7 @@ class PrefrontalStore(BaseStore):
             )
             chosen = list(ranked)
         page = chosen[op.offset : op.offset + op.limit]
-        if op.refresh_ttl:
+        if self._refreshes(op.refresh_ttl):
             for memory, _ in page:
                 await self._refresh(memory, now)
         return [records.to_search_item(memory, score) for memory, score in page]
