@@ -161,3 +161,18 @@ async def test_a_streamed_run_is_recorded_too(tmp_path: Path) -> None:
             ("user", "Hello there"),
             ("assistant", "Streamed reply."),
         ]
+
+
+async def test_limit_reads_as_the_sdks_sessions_read_it(tmp_path: Path) -> None:
+    """limit=0 gives nothing, a positive limit the newest items, a negative one all; settings apply."""
+    from agents.memory import SessionSettings
+
+    async with conv.orchestrator_on("memory", tmp_path) as orchestrator:
+        session = PrefrontalSession(orchestrator, agent_id="a", user_id="u", session_id="s")
+        await session.add_items([{"role": "user", "content": f"draft {n}"} for n in range(3)])
+        assert await session.get_items(limit=0) == []
+        assert [i["content"] for i in await session.get_items(limit=2)] == ["draft 1", "draft 2"]  # type: ignore[typeddict-item]
+        assert len(await session.get_items(limit=-1)) == 3
+        session.session_settings = SessionSettings(limit=1)
+        assert [i["content"] for i in await session.get_items()] == ["draft 2"]  # type: ignore[typeddict-item]
+        assert len(await session.get_items(limit=5)) == 3

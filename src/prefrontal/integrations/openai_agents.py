@@ -46,6 +46,7 @@ from agents import Agent, RunConfig, RunContextWrapper  # noqa: E402
 from agents.exceptions import UserError  # noqa: E402
 from agents.items import TResponseInputItem  # noqa: E402
 from agents.memory import SessionABC, SessionSettings  # noqa: E402
+from agents.memory.session_settings import resolve_session_limit  # noqa: E402
 
 from prefrontal.exchange.models import EndTurnResult, ToolCall  # noqa: E402
 from prefrontal.integrations.turns import FrameworkTurns, split, tool_call  # noqa: E402
@@ -194,9 +195,20 @@ class PrefrontalSession(SessionABC):
     # -- the Session protocol -------------------------------------------------
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
-        """The stored conversation, oldest first, then the run's items (the newest ``limit``)."""
+        """The stored conversation, oldest first, then the run's items: the newest ``limit``.
+
+        ``limit`` as the SDK's sessions read it: ``None`` takes
+        ``session_settings.limit`` (``None`` there: every item, up to
+        :data:`MAX_ITEMS` stored ones); a positive limit the newest that
+        many; ``0`` none; a negative one every item.
+        """
+        wanted = resolve_session_limit(limit, self.session_settings)
+        if wanted == 0:
+            return []
         stored = await self.turns.orchestrator.stores.conversation.recent(
-            self._tenant, limit=limit or MAX_ITEMS, session_id=self.session_id
+            self._tenant,
+            limit=wanted if wanted is not None and wanted > 0 else MAX_ITEMS,
+            session_id=self.session_id,
         )
         items: list[TResponseInputItem] = [
             {"role": str(turn.role.value), "content": turn.content}  # type: ignore[misc]
@@ -204,7 +216,7 @@ class PrefrontalSession(SessionABC):
             if turn.role.value in ("user", "assistant")
         ]
         items.extend(self._pending)
-        return items[-limit:] if limit else items
+        return items[-wanted:] if wanted is not None and wanted > 0 else items
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Collect the run's items; once the reply is in, end the turn with it and the tools."""
