@@ -15,7 +15,7 @@ pytest.importorskip("langgraph")
 
 from langgraph.store.base import GetOp, PutOp, SearchOp
 
-from prefrontal.integrations.langgraph import PrefrontalStore
+from prefrontal.integrations.langgraph import PrefrontalStore, indexing
 from prefrontal.stores import Stores
 
 pytestmark = pytest.mark.anyio
@@ -99,3 +99,21 @@ async def test_a_batch_with_a_refused_operation_runs_none() -> None:
     with pytest.raises(ValueError, match="names no user"):
         await labelled.abatch([PutOp(("m", "maya"), "k", {"v": 1}), SearchOp(("m",))])
     assert await labelled.aget(("m", "maya"), "k") is None
+
+
+def letters(texts: list[str]) -> list[list[float]]:
+    """A toy embedding: how often each of the letters a to e occurs."""
+    return [[float(text.count(c)) for c in "abcde"] for text in texts]
+
+
+async def test_an_embedding_function_scores_by_its_cosine() -> None:
+    """With index={"embed": f}, a score is the best cosine of the query's and a value's vectors."""
+    store = fresh(index={"dims": 5, "embed": letters, "fields": ["a", "b"]})
+    await store.aput(("v",), "k", {"a": "aaa", "b": "bcd"})
+    await store.aput(("v",), "off", {"a": "eee"}, index=False)
+    found = await store.asearch(("v",), query="abc")
+    assert [i.key for i in found] == ["k", "off"]
+    best = max(indexing.cosine(letters(["abc"])[0], v) for v in letters(["aaa", "bcd"]))
+    assert found[0].score == pytest.approx(best)
+    assert found[1].score is None
+    assert store.embeddings is not None and store.index_config is not None

@@ -13,7 +13,8 @@ seats where the tests name the framework's own:
 
 A test listed in :data:`NOT_APPLICABLE` is skipped with its reason (it
 tests the framework store's own machinery, not the ``BaseStore``
-contract). Each test's outcome is written, as JSON lines, to the file named
+contract; ``PREFRONTAL_UPSTREAM_SUITE`` names the package whose tests
+run). Each test's outcome is written, as JSON lines, to the file named
 by ``PREFRONTAL_UPSTREAM_REPORT``.
 """
 
@@ -33,24 +34,28 @@ import pytest
 from prefrontal.integrations.langgraph import PrefrontalStore
 from prefrontal.stores import Stores, sqlite
 
-NOT_APPLICABLE: dict[tuple[str, str], str] = {
-    ("test_store.py", "test_nonnull_migrations"): (
+NOT_APPLICABLE: dict[tuple[str, str, str], str] = {
+    ("langgraph-checkpoint-sqlite", "test_store.py", "test_nonnull_migrations"): (
         "SqliteStore's SQL migrations (its MIGRATIONS list); prefrontal's SQLite store has its own"
     ),
-    ("test_store.py", "test_sql_injection_vulnerability"): (
+    ("langgraph-checkpoint-sqlite", "test_store.py", "test_vector_store_initialization"): (
+        "reads SqliteStore's connection (store.conn) to inspect its vector tables; the "
+        "configuration part (index_config, embeddings) holds for PrefrontalStore too"
+    ),
+    ("langgraph-checkpoint-sqlite", "test_store.py", "test_sql_injection_vulnerability"): (
         "SqliteStore's check of filter keys before it builds SQL from them ('Invalid filter key'); "
         "prefrontal evaluates a filter on the value in Python, so any key is only a key"
     ),
-    ("test_ttl.py", "test_ttl_refresh"): (
+    ("langgraph-checkpoint-sqlite", "test_ttl.py", "test_ttl_refresh"): (
         "counts the rows SqliteStore's sweeper deletes (sweep_ttl); prefrontal never reads or "
         "searches an expired item and keeps it until erasure, so it sweeps nothing"
     ),
-    ("test_async_store.py", "test_no_running_loop"): (
+    ("langgraph-checkpoint-sqlite", "test_async_store.py", "test_no_running_loop"): (
         "AsyncSqliteStore refuses its sync methods on the event loop's thread; PrefrontalStore "
         "serves sync calls from any thread on its own loop"
     ),
 }
-"""The frameworks' tests that do not apply, keyed by ``(test file, test function)``.
+"""The frameworks' tests that do not apply, keyed by ``(package, test file, test function)``.
 
 Only tests of a framework store's own machinery (its SQL, its migrations,
 the loop rules of its async-only class); a test of the ``BaseStore``
@@ -171,10 +176,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def not_applicable(nodeid: str) -> str | None:
     """The reason ``nodeid`` does not apply to prefrontal, or ``None``."""
+    suite = os.environ.get("PREFRONTAL_UPSTREAM_SUITE", "")
     path, _, name = nodeid.partition("::")
     function = name.split("[")[0]
-    for (file, test), reason in NOT_APPLICABLE.items():
-        if path.endswith(file) and function in (test, test.split("::")[-1]):
+    for (package, file, test), reason in NOT_APPLICABLE.items():
+        if package == suite and path.endswith(file) and function == test:
             return reason
     return None
 

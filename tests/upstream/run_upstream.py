@@ -90,6 +90,7 @@ def run(suite: Suite) -> list[dict[str, str]]:
             **os.environ,
             "PYTHONPATH": ":".join(paths),
             "PREFRONTAL_UPSTREAM_REPORT": str(report),
+            "PREFRONTAL_UPSTREAM_SUITE": suite.package,
         },
         check=False,
     )

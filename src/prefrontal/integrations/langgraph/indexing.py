@@ -14,6 +14,10 @@ item's texts, as LangGraph keeps the best of an item's vectors; IDF is
 taken over the texts ranked together. A similarity is in ``[0, 1]``: 1 for
 the same terms in the same proportions, 0 for no term in common; ``None``
 for an item that is not indexed.
+
+With an embedding function in the index configuration (``index={"embed":
+...}``), :func:`dense_similarities` scores as LangGraph's stores do: the
+best cosine of the query's vector and the vectors of an item's texts.
 """
 
 from __future__ import annotations
@@ -111,3 +115,17 @@ def similarities(query: str, items: Sequence[Sequence[str]]) -> list[float | Non
         at += len(texts)
         scores.append(max(map(cosine, own)) if own else None)
     return scores
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """The cosine of two vectors, as LangGraph's stores compute it (0 for a zero vector)."""
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norms if norms > 0 else 0.0
+
+
+def dense_similarities(
+    query: Sequence[float], items: Sequence[Sequence[Sequence[float]]]
+) -> list[float | None]:
+    """Each item's best cosine to ``query`` over its texts' vectors; ``None`` without any."""
+    return [max(cosine(query, v) for v in vectors) if vectors else None for vectors in items]

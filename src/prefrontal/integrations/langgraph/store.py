@@ -33,6 +33,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio.from_thread
+from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -46,6 +47,7 @@ from langgraph.store.base import (
     TTLConfig,
     validate_op_namespace,
 )
+from langgraph.store.base.embed import ensure_embeddings
 
 from prefrontal.integrations.langgraph import indexing, records
 from prefrontal.integrations.langgraph.matching import matches, passes, under
@@ -57,6 +59,8 @@ from prefrontal.stores.tenancy import Tenant
 T = TypeVar("T")
 EPISODIC_KINDS = frozenset({MemoryKind.EVENT, MemoryKind.OBSERVATION, MemoryKind.TOOL_RESULT})
 MAX_CANDIDATES = 1_000
+MAX_VECTORS = 10_000
+"""Items whose text vectors a store with an embedding function keeps between searches."""
 
 
 class PrefrontalStore(BaseStore):
@@ -100,7 +104,12 @@ class PrefrontalStore(BaseStore):
         self.ttl_config = ttl
         self.index_config = None if index is None else dict(index)
         """LangGraph's index configuration, as given."""
-        self._fields = [str(f) for f in (index or {}).get("fields") or [indexing.WHOLE]]
+        fields = (index or {}).get("fields") or (index or {}).get("text_fields")
+        self._fields = [str(f) for f in fields or [indexing.WHOLE]]
+        embed = (index or {}).get("embed")
+        self.embeddings: Embeddings | None = None if embed is None else ensure_embeddings(embed)
+        """The embedding function of ``index``, if it gives one: queries are then scored by it."""
+        self._vectors: dict[tuple[str, str, tuple[str, ...]], list[list[float]]] = {}
         self._portal_context: Any = None
         self._portal: anyio.from_thread.BlockingPortal | None = None
         self._portal_lock = threading.Lock()
@@ -288,7 +297,7 @@ class PrefrontalStore(BaseStore):
                 indexing.indexed_texts(records.to_item(m).value, self._fields_of(m))
                 for m in admitted
             ]
-            scores = indexing.similarities(op.query, texts)
+            scores = await self._scores(op.query, admitted, texts)
             ranked = sorted(
                 zip(admitted, scores, strict=True),
                 key=lambda pair: (pair[1] is not None, pair[1] or 0.0),
@@ -300,6 +309,33 @@ class PrefrontalStore(BaseStore):
             for memory, _ in page:
                 await self._refresh(memory, now)
         return [records.to_search_item(memory, score) for memory, score in page]
+
+    async def _scores(
+        self, query: str, admitted: list[MemoryItem], texts: list[list[str]]
+    ) -> list[float | None]:
+        """Lexical similarities; with an embedding function, its cosines.
+
+        The vectors of an item's texts are kept (for at most
+        :data:`MAX_VECTORS` items) until the item is put again.
+        """
+        if self.embeddings is None:
+            return indexing.similarities(query, texts)
+        keys = [
+            (m.item_id, str(m.metadata[records.UPDATED_KEY]), tuple(t))
+            for m, t in zip(admitted, texts, strict=True)
+        ]
+        if len(self._vectors) > MAX_VECTORS:
+            self._vectors.clear()
+        missing = [k for k in keys if k not in self._vectors and k[2]]
+        flat = [text for key in missing for text in key[2]]
+        if flat:
+            vectors = await self.embeddings.aembed_documents(flat)
+            at = 0
+            for key in missing:
+                self._vectors[key] = vectors[at : at + len(key[2])]
+                at += len(key[2])
+        asked = await self.embeddings.aembed_query(query)
+        return indexing.dense_similarities(asked, [self._vectors.get(k, []) for k in keys])
 
     def _fields_of(self, memory: MemoryItem) -> list[str] | None:
         """The fields a query is matched against for ``memory`` (``None``: not indexed)."""
