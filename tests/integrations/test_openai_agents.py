@@ -67,12 +67,15 @@ def as_pairs(instructions: str | None, items: list[Any]) -> list[tuple[str, str]
     return system + [(str(item["role"]), str(item["content"])) for item in items]
 
 
-@pytest.mark.parametrize("backend", ["memory", "sqlite"])
-async def test_runs_see_what_the_orchestrator_gives(backend: str, tmp_path: Path) -> None:
-    async with conv.orchestrator_on(backend, tmp_path / "direct") as orchestrator:
+@pytest.mark.parametrize("backend", conv.BACKENDS)
+async def test_runs_see_what_the_orchestrator_gives(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    dsn = conv.dsn_for(backend, request)
+    async with conv.orchestrator_on(backend, tmp_path / "direct", dsn) as orchestrator:
         direct = await conv.direct_run(orchestrator)
     model = ScriptedModel(script())
-    async with conv.orchestrator_on(backend, tmp_path / "agents") as orchestrator:
+    async with conv.orchestrator_on(backend, tmp_path / "agents", dsn) as orchestrator:
         session = PrefrontalSession(
             orchestrator, agent_id=conv.AGENT, user_id=conv.USER, session_id=conv.SESSION
         )

@@ -71,12 +71,15 @@ def check_calendar(day: str) -> str:
     return conv.TOOL_RESULT
 
 
-@pytest.mark.parametrize("backend", ["memory", "sqlite"])
-async def test_runs_see_what_the_orchestrator_gives(backend: str, tmp_path: Path) -> None:
-    async with conv.orchestrator_on(backend, tmp_path / "direct") as orchestrator:
+@pytest.mark.parametrize("backend", conv.BACKENDS)
+async def test_runs_see_what_the_orchestrator_gives(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    dsn = conv.dsn_for(backend, request)
+    async with conv.orchestrator_on(backend, tmp_path / "direct", dsn) as orchestrator:
         direct = await conv.direct_run(orchestrator)
     recorder = Recorder()
-    async with conv.orchestrator_on(backend, tmp_path / "pydantic") as orchestrator:
+    async with conv.orchestrator_on(backend, tmp_path / "pydantic", dsn) as orchestrator:
         memory = PrefrontalMemory(orchestrator, agent_id=conv.AGENT)
         agent = Agent(
             FunctionModel(recorder),
