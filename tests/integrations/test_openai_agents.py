@@ -179,3 +179,20 @@ async def test_limit_reads_as_the_sdks_sessions_read_it(tmp_path: Path) -> None:
         session.session_settings = SessionSettings(limit=1)
         assert [i["content"] for i in await session.get_items()] == ["draft 2"]  # type: ignore[typeddict-item]
         assert len(await session.get_items(limit=5)) == 3
+
+
+async def test_session_objects_of_one_id_share_their_state(tmp_path: Path) -> None:
+    """A second session object for the same id sees the first's run items and started turn."""
+    async with conv.orchestrator_on("memory", tmp_path) as orchestrator:
+        first = PrefrontalSession(orchestrator, agent_id="a", user_id="u", session_id="s")
+        second = PrefrontalSession(orchestrator, agent_id="a", user_id="u", session_id="s")
+        other = PrefrontalSession(orchestrator, agent_id="a", user_id="u", session_id="t")
+        await first.add_items([{"role": "user", "content": "draft"}])
+        assert await second.get_items() == [{"role": "user", "content": "draft"}]
+        assert await other.get_items() == []
+        await second.session_input([], [{"role": "user", "content": "Hello there"}])
+        assert first.turns.pending("u", "s") is not None
+        await first.add_items([{"role": "assistant", "content": "Hi."}])
+        assert second.turns.pending("u", "s") is None
+        stored = [(i["role"], i["content"]) for i in await second.get_items()]  # type: ignore[typeddict-item]
+        assert stored == [("user", "Hello there"), ("assistant", "Hi.")]
