@@ -27,7 +27,7 @@ import tempfile
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -35,6 +35,82 @@ from prefrontal.integrations.langgraph import PrefrontalStore
 from prefrontal.stores import Stores, sqlite
 
 NOT_APPLICABLE: dict[tuple[str, str, str], str] = {
+    (
+        "openai-agents",
+        "test_session.py",
+        "test_sqlite_session_close_closes_worker_thread_connections",
+    ): ("SQLiteSession's per-thread connections"),
+    (
+        "openai-agents",
+        "test_session.py",
+        "test_sqlite_session_reaps_connections_from_exited_worker_threads",
+    ): ("SQLiteSession's per-thread connections"),
+    (
+        "openai-agents",
+        "test_session.py",
+        "test_sqlite_session_closes_retired_connections_before_the_next_allocation",
+    ): ("SQLiteSession's per-thread connections"),
+    (
+        "openai-agents",
+        "test_session.py",
+        "test_sqlite_session_keeps_connections_of_live_worker_threads",
+    ): ("SQLiteSession's per-thread connections"),
+    (
+        "openai-agents",
+        "test_session.py",
+        "test_sqlite_session_close_retries_quarantined_connection",
+    ): ("SQLiteSession's connection quarantine"),
+    (
+        "openai-agents",
+        "test_session.py",
+        "test_sqlite_session_rollback_failure_evicts_connection",
+    ): ("SQLiteSession's connection eviction on a failed rollback"),
+    (
+        "openai-agents",
+        "test_session.py",
+        "test_sqlite_session_failed_add_items_releases_write_lock",
+    ): ("SQLiteSession's write lock (monkeypatched SQL failure)"),
+    (
+        "openai-agents",
+        "test_session.py",
+        "test_sqlite_session_failed_pop_item_releases_write_lock",
+    ): ("SQLiteSession's write lock (monkeypatched SQL failure)"),
+    ("openai-agents", "test_session.py", "test_sqlite_session_failed_clear_session_rolls_back"): (
+        "SQLiteSession's SQL rollback (monkeypatched SQL failure)"
+    ),
+    (
+        "openai-agents",
+        "test_session.py",
+        "test_sqlite_session_file_lock_is_shared_across_instances",
+    ): ("SQLiteSession's file lock registry"),
+    (
+        "openai-agents",
+        "test_session.py",
+        "test_sqlite_session_post_commit_cancellation_propagates_after_known_outcome",
+    ): ("SQLiteSession's worker-thread commit (_await_mutation)"),
+    ("openai-agents", "test_session.py", "test_sqlite_session_closed_rejects_empty_add_items"): (
+        "SQLiteSession's closed connection"
+    ),
+    (
+        "openai-agents",
+        "test_session.py",
+        "test_sqlite_session_get_items_limit_skips_corrupt_newest_rows",
+    ): ("corrupt rows written straight into SQLiteSession's table"),
+    (
+        "openai-agents",
+        "test_session.py",
+        "test_sqlite_session_get_items_session_settings_limit_skips_corrupt_rows",
+    ): ("corrupt rows written straight into SQLiteSession's table"),
+    (
+        "openai-agents",
+        "test_session.py",
+        "test_sqlite_session_pop_item_skips_corrupt_most_recent",
+    ): ("corrupt rows written straight into SQLiteSession's table"),
+    (
+        "openai-agents",
+        "test_session.py",
+        "test_sqlite_session_pop_item_returns_none_after_dropping_only_corrupt_rows",
+    ): ("corrupt rows written straight into SQLiteSession's table"),
     ("langgraph-checkpoint-sqlite", "test_store.py", "test_nonnull_migrations"): (
         "SqliteStore's SQL migrations (its MIGRATIONS list); prefrontal's SQLite store has its own"
     ),
@@ -147,7 +223,48 @@ class AsyncSqlitePrefrontalStore(SqlitePrefrontalStore):
         return True
 
 
+class SQLitePrefrontalSession:
+    """``SQLiteSession(session_id, db_path)`` as a PrefrontalSession over prefrontal's stores.
+
+    ``":memory:"``: in-memory stores of the session's own; a file path:
+    prefrontal's SQLite stores in that file, shared by every session of it.
+    """
+
+    _opened: ClassVar[dict[str, Any]] = {}
+
+    def __new__(cls, session_id: str, db_path: str | Path = ":memory:", **options: Any) -> Any:
+        from prefrontal.integrations.openai_agents import PrefrontalSession
+        from prefrontal.orchestrator import Orchestrator
+
+        path = str(db_path)
+        if path == ":memory:":
+            orchestrator = Orchestrator(Stores.in_memory())
+        else:
+            if path not in cls._opened:
+                cls._opened[path] = Orchestrator(sqlite.open_stores(Path(path)))
+            orchestrator = cls._opened[path]
+        session = PrefrontalSession(
+            orchestrator, agent_id=AGENT, user_id=USER, session_id=str(session_id)
+        )
+        settings = options.get("session_settings")
+        if settings is not None:
+            session.session_settings = settings
+        return session
+
+
+def _swap_agents() -> None:
+    try:
+        importlib.import_module("agents")
+    except ImportError:
+        return
+    for name in ("agents", "agents.memory", "agents.memory.sqlite_session"):
+        importlib.import_module(name).SQLiteSession = SQLitePrefrontalSession  # type: ignore[attr-defined]
+
+
 def _swap() -> None:
+    if os.environ.get("PREFRONTAL_UPSTREAM_SUITE") == "openai-agents":
+        _swap_agents()
+        return
     import langgraph.store.memory as memory
 
     memory.InMemoryStore = InMemoryPrefrontalStore  # type: ignore[misc,assignment]

@@ -47,6 +47,11 @@ SUITES = (
         ("tests/test_store.py", "tests/test_async_store.py", "tests/test_ttl.py"),
         "SqliteStore, AsyncSqliteStore -> PrefrontalStore over prefrontal's SQLite",
     ),
+    Suite(
+        "openai-agents",
+        ("tests/memory/test_session.py", "tests/memory/test_session_limit.py"),
+        "SQLiteSession -> PrefrontalSession (in-memory stores, or prefrontal's SQLite file)",
+    ),
 )
 
 

@@ -265,6 +265,9 @@ class PrefrontalSession(SessionABC):
         """Remove and return the newest item of the run in progress (``None`` when it has none)."""
         return self._shared.pending.pop() if self._shared.pending else None
 
+    def close(self) -> None:
+        """Nothing to release, unlike ``SQLiteSession.close``: the stores are the orchestrator's."""
+
     async def clear_session(self) -> None:
         """Forget the run in progress (recorded exchanges stay memory)."""
         self._shared.pending = []
