@@ -13,7 +13,12 @@ SCALE_ITEMS ?= 100000
 # Large SQLite stores for the scale benchmark: built once (minutes), reused by every `make bench`.
 # A million items: `make bench-scale SCALE_STORE=.benchmarks/scale-1m SCALE_ITEMS=1000000`.
 
-.PHONY: demo test lint typecheck unit docs docs-check dist install-check bench bench-scale bench-postgres bench-pgvector eval clean
+UPSTREAM_VENV := .venv-upstream
+# `make upstream`: the frameworks' own store tests, from their sdists, against prefrontal.
+# Its own virtual environment (the frameworks' test plugins stay out of .venv); needs the
+# package registry, so it is not part of `make test`. Writes docs/upstream.md.
+
+.PHONY: demo test lint upstream typecheck unit docs docs-check dist install-check bench bench-scale bench-postgres bench-pgvector eval clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -75,5 +80,10 @@ bench-scale: $(STAMP)
 eval: $(STAMP)
 	$(BIN)/prefrontal eval locomo ../shared/data/locomo/locomo_dev.json --format table
 
+upstream:
+	test -x $(UPSTREAM_VENV)/bin/python || $(PYTHON) -m venv $(UPSTREAM_VENV)
+	$(UPSTREAM_VENV)/bin/pip install --quiet -e '.[upstream]'
+	PYTHONPATH=src:tests/upstream $(UPSTREAM_VENV)/bin/python tests/upstream/run_upstream.py
+
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache dist site
+	rm -rf $(VENV) $(UPSTREAM_VENV) .upstream .mypy_cache .pytest_cache .ruff_cache dist site

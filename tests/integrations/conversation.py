@@ -9,15 +9,18 @@ test plays the same turns through the framework and compares.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from prefrontal import Orchestrator, Stores, TurnRequest
 from prefrontal.bundle.messages import Message
 from prefrontal.exchange.models import ToolCall
-from prefrontal.stores import Tenant, sqlite
+from prefrontal.stores import Tenant, postgres, sqlite
 from prefrontal.turn import TurnResult
 from tests.conftest import counting_ids, fixed_clock
 
@@ -67,11 +70,31 @@ class Run:
     results: list[TurnResult] = field(default_factory=list)
 
 
+BACKENDS = ("memory", "sqlite", "postgres")
+_SCHEMAS = itertools.count(1)
+
+
+def dsn_for(backend: str, request: pytest.FixtureRequest) -> str | None:
+    """The test PostgreSQL database for the ``postgres`` backend (skipped where none can start)."""
+    if backend != "postgres":
+        return None
+    dsn: str = request.getfixturevalue("postgres_dsn")
+    return dsn
+
+
 @asynccontextmanager
-async def orchestrator_on(backend: str, tmp_path: Path) -> AsyncIterator[Orchestrator]:
-    """An orchestrator with a fixed clock and counting ids, on memory or a SQLite file."""
+async def orchestrator_on(
+    backend: str, tmp_path: Path, dsn: str | None = None
+) -> AsyncIterator[Orchestrator]:
+    """An orchestrator with a fixed clock and counting ids, on memory, a SQLite file or PostgreSQL.
+
+    On PostgreSQL (``dsn`` given) each orchestrator gets a schema of its own.
+    """
     if backend == "memory":
         stores = Stores.in_memory()
+    elif backend == "postgres":
+        assert dsn is not None, "the postgres backend needs the test database's dsn"
+        stores = postgres.open_stores(dsn, schema=f"integrations_{next(_SCHEMAS)}", max_size=4)
     else:
         stores = sqlite.open_stores(tmp_path / f"{backend}-{id(tmp_path)}.db")
     orchestrator = Orchestrator(stores, clock=fixed_clock, ids=counting_ids())

@@ -43,8 +43,11 @@ async def test_an_item_expires_after_its_ttl() -> None:
 
 
 async def test_a_read_pushes_the_expiry_back_unless_told_not_to() -> None:
+    """With refresh_on_read, a read pushes the expiry back; refresh_ttl=False does not."""
     clock = Clock()
-    store = PrefrontalStore(Stores.in_memory(), agent_id="a", user_id="u", clock=clock)
+    store = PrefrontalStore(
+        Stores.in_memory(), agent_id="a", user_id="u", clock=clock, ttl={"refresh_on_read": True}
+    )
     await store.aput(("notes",), "k", {"text": "gate code 4411"}, ttl=10)
     clock.advance(8)
     assert await store.aget(("notes",), "k") is not None  # refreshed: ten more minutes
@@ -57,6 +60,7 @@ async def test_a_read_pushes_the_expiry_back_unless_told_not_to() -> None:
 
 
 async def test_the_ttl_config_gives_a_default() -> None:
+    """default_ttl applies to a put without its own TTL."""
     clock = Clock()
     store = PrefrontalStore(
         Stores.in_memory(), agent_id="a", user_id="u", clock=clock, ttl={"default_ttl": 5}
@@ -72,7 +76,8 @@ async def test_the_user_label_keeps_each_user_to_their_own_memory() -> None:
     await store.aput(("memories", "maya"), "diet", {"text": "vegetarian"})
     await store.aput(("memories", "ana"), "diet", {"text": "vegan"})
     assert [i.value for i in await store.asearch(("memories", "maya"))] == [{"text": "vegetarian"}]
-    assert [i.value for i in await store.asearch(("memories", "ana"), query="vegetarian")] == []
+    ana = await store.asearch(("memories", "ana"), query="vegetarian")
+    assert [(i.value, i.score) for i in ana] == [({"text": "vegan"}, 0.0)]
     assert await store.alist_namespaces(prefix=("memories", "ana")) == [("memories", "ana")]
     with pytest.raises(ValueError, match="names no user"):
         await store.asearch(("memories",))
@@ -129,3 +134,17 @@ def test_a_namespace_must_fit_prefrontals_tags() -> None:
         with pytest.raises(ValueError, match="at most 256 characters"):
             store.put(("x" * 257,), "k", {"v": 1})
         assert store.run(lambda: store.aget(("a",), "k")) is None
+
+
+async def test_reads_refresh_only_when_the_ttl_config_says_so() -> None:
+    """Without refresh_on_read, reads leave the expiry where the put set it (as SqliteStore)."""
+    clock = Clock()
+    store = PrefrontalStore(
+        Stores.in_memory(), agent_id="a", user_id="u", clock=clock, ttl={"default_ttl": 5}
+    )
+    await store.aput(("notes",), "k", {"text": "temporary"})
+    clock.advance(3)
+    assert await store.aget(("notes",), "k") is not None
+    assert await store.asearch(("notes",), query="temporary")
+    clock.advance(3)
+    assert await store.aget(("notes",), "k") is None

@@ -83,12 +83,15 @@ CONFIG: RunnableConfig = {"configurable": {"thread_id": conv.SESSION, "user_id":
 
 # create_react_agent is deprecated in LangGraph 1.x (removed in 2.0) but still its prebuilt agent.
 @pytest.mark.filterwarnings("ignore::langgraph.warnings.LangGraphDeprecatedSinceV10")
-@pytest.mark.parametrize("backend", ["memory", "sqlite"])
-async def test_react_agent_sees_what_the_orchestrator_gives(backend: str, tmp_path: Path) -> None:
-    async with conv.orchestrator_on(backend, tmp_path / "direct") as orchestrator:
+@pytest.mark.parametrize("backend", conv.BACKENDS)
+async def test_react_agent_sees_what_the_orchestrator_gives(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    dsn = conv.dsn_for(backend, request)
+    async with conv.orchestrator_on(backend, tmp_path / "direct", dsn) as orchestrator:
         direct = await conv.direct_run(orchestrator)
     model = RecordingModel(messages=scripted_replies())
-    async with conv.orchestrator_on(backend, tmp_path / "graph") as orchestrator:
+    async with conv.orchestrator_on(backend, tmp_path / "graph", dsn) as orchestrator:
         turn = PrefrontalTurn(orchestrator, agent_id=conv.AGENT)
         agent = create_react_agent(
             model,

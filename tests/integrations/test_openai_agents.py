@@ -67,12 +67,15 @@ def as_pairs(instructions: str | None, items: list[Any]) -> list[tuple[str, str]
     return system + [(str(item["role"]), str(item["content"])) for item in items]
 
 
-@pytest.mark.parametrize("backend", ["memory", "sqlite"])
-async def test_runs_see_what_the_orchestrator_gives(backend: str, tmp_path: Path) -> None:
-    async with conv.orchestrator_on(backend, tmp_path / "direct") as orchestrator:
+@pytest.mark.parametrize("backend", conv.BACKENDS)
+async def test_runs_see_what_the_orchestrator_gives(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    dsn = conv.dsn_for(backend, request)
+    async with conv.orchestrator_on(backend, tmp_path / "direct", dsn) as orchestrator:
         direct = await conv.direct_run(orchestrator)
     model = ScriptedModel(script())
-    async with conv.orchestrator_on(backend, tmp_path / "agents") as orchestrator:
+    async with conv.orchestrator_on(backend, tmp_path / "agents", dsn) as orchestrator:
         session = PrefrontalSession(
             orchestrator, agent_id=conv.AGENT, user_id=conv.USER, session_id=conv.SESSION
         )
@@ -161,3 +164,35 @@ async def test_a_streamed_run_is_recorded_too(tmp_path: Path) -> None:
             ("user", "Hello there"),
             ("assistant", "Streamed reply."),
         ]
+
+
+async def test_limit_reads_as_the_sdks_sessions_read_it(tmp_path: Path) -> None:
+    """limit=0 gives nothing, a positive limit the newest items, a negative one all; settings apply."""
+    from agents.memory import SessionSettings
+
+    async with conv.orchestrator_on("memory", tmp_path) as orchestrator:
+        session = PrefrontalSession(orchestrator, agent_id="a", user_id="u", session_id="s")
+        await session.add_items([{"role": "user", "content": f"draft {n}"} for n in range(3)])
+        assert await session.get_items(limit=0) == []
+        assert [i["content"] for i in await session.get_items(limit=2)] == ["draft 1", "draft 2"]  # type: ignore[typeddict-item]
+        assert len(await session.get_items(limit=-1)) == 3
+        session.session_settings = SessionSettings(limit=1)
+        assert [i["content"] for i in await session.get_items()] == ["draft 2"]  # type: ignore[typeddict-item]
+        assert len(await session.get_items(limit=5)) == 3
+
+
+async def test_session_objects_of_one_id_share_their_state(tmp_path: Path) -> None:
+    """A second session object for the same id sees the first's run items and started turn."""
+    async with conv.orchestrator_on("memory", tmp_path) as orchestrator:
+        first = PrefrontalSession(orchestrator, agent_id="a", user_id="u", session_id="s")
+        second = PrefrontalSession(orchestrator, agent_id="a", user_id="u", session_id="s")
+        other = PrefrontalSession(orchestrator, agent_id="a", user_id="u", session_id="t")
+        await first.add_items([{"role": "user", "content": "draft"}])
+        assert await second.get_items() == [{"role": "user", "content": "draft"}]
+        assert await other.get_items() == []
+        await second.session_input([], [{"role": "user", "content": "Hello there"}])
+        assert first.turns.pending("u", "s") is not None
+        await first.add_items([{"role": "assistant", "content": "Hi."}])
+        assert second.turns.pending("u", "s") is None
+        stored = [(i["role"], i["content"]) for i in await second.get_items()]  # type: ignore[typeddict-item]
+        assert stored == [("user", "Hello there"), ("assistant", "Hi.")]

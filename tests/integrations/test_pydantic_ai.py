@@ -17,6 +17,7 @@ pytest.importorskip("pydantic_ai")
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
     ModelMessage,
+    ModelRequest,
     ModelResponse,
     TextPart,
     ToolCallPart,
@@ -70,12 +71,15 @@ def check_calendar(day: str) -> str:
     return conv.TOOL_RESULT
 
 
-@pytest.mark.parametrize("backend", ["memory", "sqlite"])
-async def test_runs_see_what_the_orchestrator_gives(backend: str, tmp_path: Path) -> None:
-    async with conv.orchestrator_on(backend, tmp_path / "direct") as orchestrator:
+@pytest.mark.parametrize("backend", conv.BACKENDS)
+async def test_runs_see_what_the_orchestrator_gives(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    dsn = conv.dsn_for(backend, request)
+    async with conv.orchestrator_on(backend, tmp_path / "direct", dsn) as orchestrator:
         direct = await conv.direct_run(orchestrator)
     recorder = Recorder()
-    async with conv.orchestrator_on(backend, tmp_path / "pydantic") as orchestrator:
+    async with conv.orchestrator_on(backend, tmp_path / "pydantic", dsn) as orchestrator:
         memory = PrefrontalMemory(orchestrator, agent_id=conv.AGENT)
         agent = Agent(
             FunctionModel(recorder),
@@ -128,3 +132,60 @@ async def test_a_run_needs_a_user_and_a_session(tmp_path: Path) -> None:
         agent = Agent(TestModel(), instructions=memory.instructions)
         with pytest.raises(ValueError, match="user_id and session_id"):
             await agent.run("hello", deps=None)
+
+
+def transcript(messages: list[ModelMessage]) -> list[tuple[str, str]]:
+    """A run's messages as ``(part kind, text)`` pairs."""
+    return [(p.part_kind, str(getattr(p, "content", ""))) for m in messages for p in m.parts]
+
+
+async def test_all_messages_stay_the_runs_transcript(tmp_path: Path) -> None:
+    """The model gets prefrontal's placing; result.all_messages() keeps the transcript as given."""
+    recorder = Recorder()
+    raw_text = "qzrawhistory, given by the caller"
+    raw = ModelRequest(parts=[UserPromptPart(content=raw_text)])
+    async with conv.orchestrator_on("memory", tmp_path) as orchestrator:
+        memory = PrefrontalMemory(orchestrator, agent_id=conv.AGENT)
+        agent = Agent(
+            FunctionModel(recorder),
+            instructions=memory.instructions,
+            capabilities=memory.capabilities(),
+            tools=[check_calendar],
+        )
+        deps = PrefrontalDeps(user_id=conv.USER, session_id=conv.SESSION)
+        history: list[ModelMessage] = [raw]
+        for text in conv.INPUTS[: conv.TOOL_TURN]:
+            result = await agent.run(text, deps=deps, message_history=history)
+            history = result.all_messages()
+    said = transcript(history)
+    prompts = [text for kind, text in said if kind == "user-prompt"]
+    assert prompts == [raw_text, *conv.INPUTS[: conv.TOOL_TURN]]
+    assert [kind for kind, _ in said].count("tool-call") == 1
+    assert [kind for kind, _ in said].count("tool-return") == 1
+    assert said[-1] == ("text", conv.reply_for(conv.TOOL_TURN))
+    # The model never saw the caller's raw history: prefrontal placed the conversation.
+    assert not any("qzrawhistory" in text for call in recorder.calls for _, text in call)
+    assert any(conv.INPUTS[0] in text for _, text in recorder.calls[-1])
+
+
+async def test_a_failed_run_records_its_user_message(tmp_path: Path) -> None:
+    """A run whose model fails still records the user's message; the error reaches the caller."""
+
+    def broken(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise RuntimeError("model unavailable")
+
+    async with conv.orchestrator_on("memory", tmp_path) as orchestrator:
+        memory = PrefrontalMemory(orchestrator, agent_id="a")
+        agent = Agent(
+            FunctionModel(broken),
+            instructions=memory.instructions,
+            capabilities=memory.capabilities(),
+        )
+        with pytest.raises(RuntimeError, match="model unavailable"):
+            await agent.run("Book the Porto hotel", deps=PrefrontalDeps("u", "s"))
+        stored = await orchestrator.stores.conversation.recent(
+            conv.tenant().model_copy(update={"agent_id": "a", "user_id": "u"}), limit=10
+        )
+        assert [t.content for t in stored][:1] == ["Book the Porto hotel"]
+        assert memory.turns.pending("u", "s") is None
+        assert memory.turns.ended[("u", "s")].written

@@ -16,7 +16,10 @@ into three of the SDK's seats::
   within the token budget;
 - ``instructions`` (dynamic instructions) returns only the system part of
   the turn's ``to_messages()``: text users and tools wrote never takes the
-  system seat;
+  system seat. It refuses (:class:`SessionNotPlaced`, before the first
+  model call) a run whose input is not the one ``run_config()`` placed: a
+  run without it would reach the model without the owner's instructions
+  and with the stored history replayed raw;
 - the ``Session`` protocol: ``get_items`` is the session's conversation in
   prefrontal's conversation store, then the items of the run in progress;
   ``add_items`` collects the run's items, and when the run completes (the
@@ -33,15 +36,19 @@ Needs the ``openai-agents`` extra (``pip install 'prefrontal[openai-agents]'``).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from prefrontal.integrations.extras import require
 
 require("agents", "openai-agents")
 
 from agents import Agent, RunConfig, RunContextWrapper  # noqa: E402
+from agents.exceptions import UserError  # noqa: E402
 from agents.items import TResponseInputItem  # noqa: E402
 from agents.memory import SessionABC, SessionSettings  # noqa: E402
+from agents.memory.session_settings import resolve_session_limit  # noqa: E402
 
 from prefrontal.exchange.models import EndTurnResult, ToolCall  # noqa: E402
 from prefrontal.integrations.turns import FrameworkTurns, split, tool_call  # noqa: E402
@@ -110,8 +117,36 @@ def _answered(items: list[Any]) -> bool:
     return called <= answered
 
 
+class SessionNotPlaced(UserError):
+    """A run reached the model without the input ``PrefrontalSession.run_config()`` places."""
+
+
+def _pairs(items: list[Any]) -> list[tuple[str, str]]:
+    return [
+        (str(i.get("role")), text_of(i)) if isinstance(i, dict) else ("", repr(i)) for i in items
+    ]
+
+
+@dataclass
+class _Shared:
+    """What every session object of one (orchestrator, agent, user, session id) shares."""
+
+    context: list[dict[str, str]] = field(default_factory=list)
+    pending: list[TResponseInputItem] = field(default_factory=list)
+    turns: FrameworkTurns | None = None
+
+
+_SHARED: WeakKeyDictionary[Orchestrator, dict[tuple[str, str, str], _Shared]] = WeakKeyDictionary()
+"""The run state of each session id, per orchestrator: shared by its session objects."""
+
+
 class PrefrontalSession(SessionABC):
-    """One user's session of one agent, with prefrontal's memory in the SDK's seats."""
+    """One user's session of one agent, with prefrontal's memory in the SDK's seats.
+
+    Every ``PrefrontalSession`` of one orchestrator, agent, user and session
+    id shares one state: the started turn, the run's placed input and its
+    items, so a session object made for the same id mid-run sees them.
+    """
 
     session_settings: SessionSettings | None = None
 
@@ -127,12 +162,16 @@ class PrefrontalSession(SessionABC):
     ) -> None:
         self.session_id = session_id
         self.user_id = user_id
-        self.turns = turns or FrameworkTurns(
-            orchestrator, agent_id=agent_id, token_budget=token_budget
-        )
+        sessions = _SHARED.setdefault(orchestrator, {})
+        self._shared = sessions.setdefault((agent_id, user_id, session_id), _Shared())
+        if turns is not None:
+            self._shared.turns = turns
+        elif self._shared.turns is None or self._shared.turns.token_budget != token_budget:
+            self._shared.turns = FrameworkTurns(
+                orchestrator, agent_id=agent_id, token_budget=token_budget
+            )
+        self.turns: FrameworkTurns = self._shared.turns
         self._tenant = Tenant(agent_id=agent_id, user_id=user_id)
-        self._context: list[dict[str, str]] = []
-        self._pending: list[TResponseInputItem] = []
         self.ended: EndTurnResult | None = None
         """What the last ``end_turn`` of this session returned."""
 
@@ -155,55 +194,81 @@ class PrefrontalSession(SessionABC):
             raise ValueError("the run has no user input to start a turn for")
         result = await self.turns.start(self.user_id, self.session_id, user_input)
         placed = split(result.bundle.to_messages(user_input=user_input))
-        self._context = [{"role": m["role"], "content": m["content"]} for m in placed.messages]
-        self._pending = []
+        self._shared.context = [
+            {"role": m["role"], "content": m["content"]} for m in placed.messages
+        ]
+        self._shared.pending = []
         self.ended = None
-        return [dict(item) for item in self._context]  # type: ignore[misc]
+        return [dict(item) for item in self._shared.context]  # type: ignore[misc]
 
     async def instructions(self, context: RunContextWrapper[Any], agent: Agent[Any]) -> str:
-        """The system part of the turn's messages (empty before a turn started)."""
+        """The system part of the turn's messages; refuses a run this session did not place.
+
+        Raises :class:`SessionNotPlaced` when no turn is started, or when the
+        run's input does not begin with what :meth:`session_input` placed
+        (a run without ``run_config=session.run_config()``).
+        """
         result = self.turns.pending(self.user_id, self.session_id)
-        if result is None:
-            return ""
+        placed = _pairs(list(self._shared.context))
+        given = _pairs(list(context.turn_input))
+        if result is None or not placed or given[: len(placed)] != placed:
+            raise SessionNotPlaced(
+                "a PrefrontalSession run needs run_config=session.run_config(): without it "
+                "the model would get neither the owner's instructions nor a fenced history"
+            )
         return split(result.bundle.to_messages()).instructions
 
     # -- the Session protocol -------------------------------------------------
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
-        """The stored conversation, oldest first, then the run's items (the newest ``limit``)."""
+        """The stored conversation, oldest first, then the run's items: the newest ``limit``.
+
+        ``limit`` as the SDK's sessions read it: ``None`` takes
+        ``session_settings.limit`` (``None`` there: every item, up to
+        :data:`MAX_ITEMS` stored ones); a positive limit the newest that
+        many; ``0`` none; a negative one every item.
+        """
+        wanted = resolve_session_limit(limit, self.session_settings)
+        if wanted == 0:
+            return []
         stored = await self.turns.orchestrator.stores.conversation.recent(
-            self._tenant, limit=limit or MAX_ITEMS, session_id=self.session_id
+            self._tenant,
+            limit=wanted if wanted is not None and wanted > 0 else MAX_ITEMS,
+            session_id=self.session_id,
         )
         items: list[TResponseInputItem] = [
             {"role": str(turn.role.value), "content": turn.content}  # type: ignore[misc]
             for turn in stored
             if turn.role.value in ("user", "assistant")
         ]
-        items.extend(self._pending)
-        return items[-limit:] if limit else items
+        items.extend(self._shared.pending)
+        return items[-wanted:] if wanted is not None and wanted > 0 else items
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Collect the run's items; once the reply is in, end the turn with it and the tools."""
         for item in items:
-            if isinstance(item, dict) and item in self._context:
+            if isinstance(item, dict) and item in self._shared.context:
                 continue  # the turn's own context, given as input: already memory
-            self._pending.append(item)
-        last = self._pending[-1] if self._pending else None
-        if _is_reply(last) and _answered(list(self._pending)):
+            self._shared.pending.append(item)
+        last = self._shared.pending[-1] if self._shared.pending else None
+        if _is_reply(last) and _answered(list(self._shared.pending)):
             self.ended = await self.turns.end(
                 self.user_id,
                 self.session_id,
                 text_of(last),
-                tool_calls_of(list(self._pending)),
+                tool_calls_of(list(self._shared.pending)),
             )
-            self._pending = []
-            self._context = []
+            self._shared.pending = []
+            self._shared.context = []
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove and return the newest item of the run in progress (``None`` when it has none)."""
-        return self._pending.pop() if self._pending else None
+        return self._shared.pending.pop() if self._shared.pending else None
+
+    def close(self) -> None:
+        """Nothing to release, unlike ``SQLiteSession.close``: the stores are the orchestrator's."""
 
     async def clear_session(self) -> None:
         """Forget the run in progress (recorded exchanges stay memory)."""
-        self._pending = []
-        self._context = []
+        self._shared.pending = []
+        self._shared.context = []

@@ -12,14 +12,19 @@ a run come from its ``deps`` (any object with ``user_id`` and
   the turn for the run's prompt, or reuses it, and returns only the system
   part of ``bundle.to_messages()``: text users and tools wrote never takes
   the system seat;
-- :meth:`~PrefrontalMemory.history` (a history processor, installed as the
-  ``ProcessHistory`` capability) replaces the history before the run's
+- :meth:`~PrefrontalMemory.history` replaces the history before the run's
   prompt with the rest of ``to_messages(user_input=...)`` (the recent
   conversation prefrontal chose, what it labels as data) and the prompt as
   ``to_messages`` words it, keeping the run's own messages after it (tool
-  calls and their returns);
+  calls and their returns). :meth:`~PrefrontalMemory.capabilities` applies
+  it to each model request (a ``before_model_request`` hook), so only the
+  model's input changes: ``result.all_messages()`` stays the run's own
+  transcript (a ``ProcessHistory`` processor would rewrite it);
 - after the run (an ``after_run`` hook), ``end_turn`` records the output
-  and the run's tool calls with their returns.
+  and the run's tool calls with their returns; a run that fails (an
+  ``on_run_error`` hook) is recorded too, its user message with the reply
+  :data:`FAILED_REPLY` and the outcome ``failed: <error type>``, and the
+  error goes on.
 
 Needs the ``pydantic-ai`` extra (``pip install 'prefrontal[pydantic-ai]'``).
 """
@@ -35,8 +40,9 @@ from prefrontal.integrations.extras import require
 
 require("pydantic_ai", "pydantic-ai")
 
+import anyio  # noqa: E402
 from pydantic_ai import RunContext  # noqa: E402
-from pydantic_ai.capabilities import Hooks, ProcessHistory  # noqa: E402
+from pydantic_ai.capabilities import Hooks  # noqa: E402
 from pydantic_ai.messages import (  # noqa: E402
     ModelMessage,
     ModelRequest,
@@ -46,6 +52,7 @@ from pydantic_ai.messages import (  # noqa: E402
     ToolReturnPart,
     UserPromptPart,
 )
+from pydantic_ai.models import ModelRequestContext  # noqa: E402
 from pydantic_ai.run import AgentRunResult  # noqa: E402
 
 from prefrontal.bundle.messages import Message  # noqa: E402
@@ -53,6 +60,9 @@ from prefrontal.exchange.models import ToolCall  # noqa: E402
 from prefrontal.integrations.turns import FrameworkTurns, Placed, split, tool_call  # noqa: E402
 from prefrontal.orchestrator import Orchestrator  # noqa: E402
 from prefrontal.turn import TurnResult  # noqa: E402
+
+FAILED_REPLY = "(no reply: the run failed)"
+"""The reply a failed run is recorded with (prefrontal's words; the error's text is never kept)."""
 
 
 @dataclass(frozen=True)
@@ -124,8 +134,21 @@ class PrefrontalMemory:
         self.turns = FrameworkTurns(orchestrator, agent_id=agent_id, token_budget=token_budget)
 
     def capabilities(self) -> list[Any]:
-        """The capabilities to give the agent: the history processor and the after-run recording."""
-        return [ProcessHistory(self.history), Hooks(after_run=self.after_run)]
+        """The capabilities to give the agent: the model's input per request, the recording."""
+        return [
+            Hooks(
+                before_model_request=self.before_model_request,
+                after_run=self.after_run,
+                run_error=self.on_run_error,
+            )
+        ]
+
+    async def before_model_request(
+        self, ctx: RunContext[Any], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        """The request with :meth:`history` of its messages (the run's transcript is left as is)."""
+        messages = await self.history(ctx, list(request_context.messages))
+        return dataclasses.replace(request_context, messages=messages)
 
     @staticmethod
     def _ids(ctx: RunContext[Any]) -> tuple[str, str]:
@@ -175,3 +198,18 @@ class PrefrontalMemory:
         new = result.new_messages()
         await self.turns.end(user_id, session_id, str(result.output), tool_calls_of(new))
         return result
+
+    async def on_run_error(self, ctx: RunContext[Any], *, error: BaseException) -> Any:
+        """Record a failed run's user message, with :data:`FAILED_REPLY`; re-raise the error.
+
+        The outcome is ``failed: <error type>``.
+
+        A cancelled run is not recorded: the cancellation goes on at once.
+        """
+        user_id = getattr(ctx.deps, "user_id", None)
+        session_id = getattr(ctx.deps, "session_id", None)
+        cancelled = isinstance(error, anyio.get_cancelled_exc_class())
+        if user_id and session_id and not cancelled:
+            failed = f"failed: {type(error).__name__}"
+            await self.turns.end(str(user_id), str(session_id), FAILED_REPLY, (), outcome=failed)
+        raise error

@@ -117,12 +117,19 @@ class FrameworkTurns:
         return None if found is None else found.result
 
     async def end(
-        self, user_id: str, session_id: str, reply: str, tool_calls: Sequence[ToolCall] = ()
+        self,
+        user_id: str,
+        session_id: str,
+        reply: str,
+        tool_calls: Sequence[ToolCall] = (),
+        outcome: str | None = None,
     ) -> EndTurnResult | None:
         """End the session's pending turn with ``reply``; ``None`` when none is pending."""
         found = self._pending.pop((user_id, session_id), None)
         if found is None:
             return None
-        ended = await self.orchestrator.end_turn(found.result, reply, tool_calls=tool_calls)
+        ended = await self.orchestrator.end_turn(
+            found.result, reply, tool_calls=tool_calls, outcome=outcome
+        )
         self.ended[(user_id, session_id)] = ended
         return ended

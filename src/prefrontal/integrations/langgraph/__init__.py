@@ -16,7 +16,11 @@ from prefrontal.integrations.extras import require
 
 require("langgraph", "langgraph")
 
-from prefrontal.integrations.langgraph.nodes import PrefrontalState, PrefrontalTurn  # noqa: E402
+from prefrontal.integrations.langgraph.nodes import (  # noqa: E402
+    PrefrontalState,
+    PrefrontalTurn,
+    UserMismatch,
+)
 from prefrontal.integrations.langgraph.store import PrefrontalStore  # noqa: E402
 
-__all__ = ["PrefrontalState", "PrefrontalStore", "PrefrontalTurn"]
+__all__ = ["PrefrontalState", "PrefrontalStore", "PrefrontalTurn", "UserMismatch"]

@@ -16,8 +16,12 @@
   its tool's result). ``create_react_agent``'s ``post_model_hook``, or the
   node after the model.
 
-The user and session come from the run's config: ``configurable.user_id``
-(else the ``user_id`` given here) and ``configurable.thread_id``.
+The session is the run's ``configurable.thread_id``. The user is the
+``user_id`` fixed when the nodes were made; a run whose
+``configurable.user_id`` names another user is refused
+(:class:`UserMismatch`), so a run's configuration never opens another
+user's memory. Nodes made without a ``user_id`` take the run's
+``configurable.user_id``.
 """
 
 from __future__ import annotations
@@ -108,6 +112,10 @@ def tool_calls_of(messages: Sequence[BaseMessage]) -> list[ToolCall]:
     return calls
 
 
+class UserMismatch(ValueError):
+    """A run's ``configurable.user_id`` names a user other than the one the nodes serve."""
+
+
 class PrefrontalTurn:
     """Starts a prefrontal turn before the model and ends it after, inside a graph."""
 
@@ -124,7 +132,13 @@ class PrefrontalTurn:
 
     def _ids(self, config: RunnableConfig) -> tuple[str, str]:
         configurable = config.get("configurable") or {}
-        user_id = configurable.get("user_id", self.user_id)
+        asked = configurable.get("user_id")
+        if self.user_id is not None and asked is not None and str(asked) != self.user_id:
+            raise UserMismatch(
+                f"this PrefrontalTurn serves user {self.user_id!r}; the run's "
+                f"configurable.user_id names {str(asked)!r}"
+            )
+        user_id = self.user_id if self.user_id is not None else asked
         session_id = configurable.get("thread_id")
         if not user_id or not session_id:
             raise ValueError("a prefrontal turn needs configurable user_id and thread_id")

@@ -6,11 +6,12 @@ store's tenant:
 - ``item_id``: a digest of the namespace and key, so a put replaces;
 - ``content``: the value as JSON (what prefrontal's search indexes and a
   turn renders);
-- ``tags``: the namespace's labels (searchable words), and one opaque term
-  per leading part of the namespace and one for the whole catalogue, which
-  is how a search without a query and ``list_namespaces`` find the items;
+- ``tags``: one opaque term per leading part of the namespace and one for
+  the whole catalogue, which is how a search and ``list_namespaces`` find
+  the items (the namespace's labels are not searchable words);
 - ``metadata``: the namespace and key (to read them back), ``updated_at``,
-  and the item's TTL in minutes where it has one;
+  the item's TTL in minutes where it has one, and its index fields where
+  its put chose them (``index=False`` or a list of field paths);
 - ``valid_until``: ``now + ttl`` (prefrontal's expiry: an expired item is
   never searched, and reads here treat it as absent).
 """
@@ -34,8 +35,10 @@ NAMESPACE_KEY = "langgraph_namespace"
 ITEM_KEY = "langgraph_key"
 UPDATED_KEY = "langgraph_updated_at"
 TTL_KEY = "langgraph_ttl_minutes"
+INDEX_KEY = "langgraph_index"
+"""The put's own index fields, as JSON (``false`` or a list); absent: the store's fields."""
 MAX_DEPTH = 31
-"""A namespace's labels and prefix terms fit prefrontal's 64 tags (with the catalogue's)."""
+"""A namespace's prefix terms (one per leading part, and the catalogue) fit in 64 tags."""
 MAX_LABEL_CHARS = 256
 _LETTERS = str.maketrans("0123456789abcdef", "ghijklmnopqrstuv")
 
@@ -65,7 +68,7 @@ def check_namespace(namespace: tuple[str, ...]) -> None:
             raise ValueError(f"a namespace label has at most {MAX_LABEL_CHARS} characters")
 
 
-def to_memory(
+def to_memory(  # noqa: PLR0913
     tenant: Tenant,
     namespace: tuple[str, ...],
     key: str,
@@ -75,8 +78,13 @@ def to_memory(
     created_at: datetime,
     now: datetime,
     ttl_minutes: float | None,
+    index: bool | list[str] | None = None,
 ) -> MemoryItem:
-    """The memory item that keeps ``value`` at ``(namespace, key)`` for ``tenant``."""
+    """The memory item that keeps ``value`` at ``(namespace, key)`` for ``tenant``.
+
+    ``index`` is the put's choice (``None``: the store's fields, ``False``:
+    not indexed, a list: those field paths).
+    """
     check_namespace(namespace)
     metadata: dict[str, str | float] = {
         NAMESPACE_KEY: json.dumps(namespace, ensure_ascii=False),
@@ -85,6 +93,8 @@ def to_memory(
     }
     if ttl_minutes is not None:
         metadata[TTL_KEY] = float(ttl_minutes)
+    if index is not None and index is not True:
+        metadata[INDEX_KEY] = json.dumps(list(index) if index else False)
     prefixes = [prefix_tag(namespace[:depth]) for depth in range(len(namespace) + 1)]
     return MemoryItem(
         item_id=item_id(namespace, key),
@@ -92,7 +102,7 @@ def to_memory(
         user_id=tenant.user_id,
         kind=kind,
         content=json.dumps(dict(value), ensure_ascii=False),
-        tags=(*namespace, *prefixes),
+        tags=tuple(prefixes),
         metadata=metadata,
         created_at=created_at,
         valid_until=None if ttl_minutes is None else now + timedelta(minutes=ttl_minutes),
@@ -113,6 +123,15 @@ def ttl_of(memory: MemoryItem) -> float | None:
     """The TTL in minutes ``memory`` was stored with, or ``None``."""
     ttl = memory.metadata.get(TTL_KEY)
     return None if ttl is None else float(ttl)
+
+
+def index_of(memory: MemoryItem) -> bool | list[str] | None:
+    """The index fields ``memory``'s put chose (``None``: the store's, ``False``: none)."""
+    chosen = memory.metadata.get(INDEX_KEY)
+    if chosen is None:
+        return None
+    fields = json.loads(str(chosen))
+    return [str(f) for f in fields] if fields else False
 
 
 def updated_at(memory: MemoryItem) -> datetime:

@@ -2,9 +2,11 @@
 
 What a graph puts is a memory item of one tenant (an agent and one of its
 users) in prefrontal's semantic store (episodic for the event kinds), so the
-turns of that user recall it; ``search(query=...)`` is prefrontal's search
-and rerank (BM25, fused with vectors where the store has an embedder, then
-relevance, recency, importance, novelty). How an item is kept is described
+turns of that user recall it. ``search(query=...)`` ranks every item under
+the prefix that the filter admits (a query orders, it never narrows) by the
+similarity of the query to the item's index fields, in ``[0, 1]``
+(:mod:`prefrontal.integrations.langgraph.indexing`); items put with
+``index=False`` follow, without a score. How an item is kept is described
 in :mod:`prefrontal.integrations.langgraph.records`.
 
 The tenant is fixed (``user_id=``) or read from the namespace
@@ -14,20 +16,24 @@ or prefix names no user is refused, so no call reaches two users' memory.
 
 Limits: a search without a query, and ``list_namespaces``, see at most the
 1,000 items prefrontal's search returns for one namespace prefix (its
-largest page); a search with a query ranks at most 1,000 hits. The async
+largest page), and so does a search with a query. The async
 methods run on the caller's event loop; the sync ones on a private event
-loop thread (so stores used from them should not also be used from another
-loop at the same time).
+loop thread, started once (under a lock) by the first sync call of any
+thread, so any number of parallel sync nodes may share a fresh store
+(stores used from them should not also be used from another loop at the
+same time).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+import threading
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import datetime
 from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio.from_thread
+from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -41,11 +47,10 @@ from langgraph.store.base import (
     TTLConfig,
     validate_op_namespace,
 )
+from langgraph.store.base.embed import ensure_embeddings
 
-from prefrontal.config import RecallConfig
-from prefrontal.integrations.langgraph import records
+from prefrontal.integrations.langgraph import indexing, records
 from prefrontal.integrations.langgraph.matching import matches, passes, under
-from prefrontal.phases.recall import rerank
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery, MemoryStore
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.set import Stores
@@ -54,6 +59,8 @@ from prefrontal.stores.tenancy import Tenant
 T = TypeVar("T")
 EPISODIC_KINDS = frozenset({MemoryKind.EVENT, MemoryKind.OBSERVATION, MemoryKind.TOOL_RESULT})
 MAX_CANDIDATES = 1_000
+MAX_VECTORS = 10_000
+"""Items whose text vectors a store with an embedding function keeps between searches."""
 
 
 class PrefrontalStore(BaseStore):
@@ -63,7 +70,12 @@ class PrefrontalStore(BaseStore):
     semantic memory; event kinds go to episodic memory). ``clock`` stamps
     items and decides their expiry (TTL in minutes, as LangGraph gives it,
     becomes the item's ``valid_until``). ``ttl`` is LangGraph's
-    ``TTLConfig`` (``default_ttl``, ``refresh_on_read``).
+    ``TTLConfig`` (``default_ttl``; ``refresh_on_read``: reads push an
+    item's expiry back only when it is set, as in LangGraph's TTL stores). ``index`` is
+    LangGraph's index configuration; its ``fields`` (default ``["$"]``, the
+    whole value) are what a query is matched against, unless a put names
+    its own (``index=False``: the item is never matched, and follows the
+    matched items in a query's results).
     """
 
     supports_ttl = True
@@ -78,7 +90,7 @@ class PrefrontalStore(BaseStore):
         kind: MemoryKind = MemoryKind.FACT,
         clock: Callable[[], datetime] = utc_now,
         ttl: TTLConfig | None = None,
-        config: RecallConfig | None = None,
+        index: Mapping[str, Any] | None = None,
     ) -> None:
         if (user_id is None) == (user_label is None):
             raise ValueError("give exactly one of user_id (a fixed user) or user_label")
@@ -90,20 +102,49 @@ class PrefrontalStore(BaseStore):
         self._kind = kind
         self._clock = clock
         self.ttl_config = ttl
-        recall = config or RecallConfig()
-        self._weights = recall.episodic_weights if episodic else recall.semantic_weights
+        self.index_config = None if index is None else dict(index)
+        """LangGraph's index configuration, as given."""
+        fields = (index or {}).get("fields") or (index or {}).get("text_fields")
+        self._fields = [str(f) for f in fields or [indexing.WHOLE]]
+        embed = (index or {}).get("embed")
+        self.embeddings: Embeddings | None = None if embed is None else ensure_embeddings(embed)
+        """The embedding function of ``index``, if it gives one: queries are then scored by it."""
+        self._vectors: dict[tuple[str, str, tuple[str, ...]], list[list[float]]] = {}
         self._portal_context: Any = None
         self._portal: anyio.from_thread.BlockingPortal | None = None
+        self._portal_lock = threading.Lock()
 
     # -- LangGraph's two entry points ---------------------------------------
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run ``ops`` in order; one result each (``None`` for a put or delete)."""
-        results: list[Result] = []
-        for op in ops:
-            validate_op_namespace(op)
-            results.append(await self._run(op))
-        return results
+        """Run ``ops`` in order; one result each (``None`` for a put or delete).
+
+        Every operation is checked first (its kind, namespace, user and
+        index fields): one the store refuses fails the batch before any
+        operation of it runs.
+        """
+        listed = list(ops)
+        for op in listed:
+            self._check(op)
+        return [await self._run(op) for op in listed]
+
+    def _check(self, op: Op) -> None:
+        """Raise what running ``op`` would raise before touching the store."""
+        if not isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
+            raise ValueError(f"unknown store operation: {type(op).__name__}")
+        validate_op_namespace(op)
+        if isinstance(op, (GetOp, PutOp)):
+            self._tenant(op.namespace)
+        elif isinstance(op, SearchOp):
+            self._tenant(tuple(op.namespace_prefix))
+        else:
+            self._tenant(_user_prefix(tuple(op.match_conditions or ())))
+        if isinstance(op, PutOp):
+            records.check_namespace(op.namespace)
+            if op.index not in (None, False) and not (
+                isinstance(op.index, list) and all(isinstance(f, str) for f in op.index)
+            ):
+                raise ValueError(f"index must be False or a list of field paths, not {op.index!r}")
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """:meth:`abatch` from synchronous code, on the store's event loop thread."""
@@ -120,8 +161,9 @@ class PrefrontalStore(BaseStore):
 
     def close(self) -> None:
         """Stop the event loop thread the sync methods use (started on first use)."""
-        if self._portal_context is not None:
+        with self._portal_lock:
             context, self._portal_context, self._portal = self._portal_context, None, None
+        if context is not None:
             context.__exit__(None, None, None)
 
     def __enter__(self) -> PrefrontalStore:
@@ -136,10 +178,13 @@ class PrefrontalStore(BaseStore):
         self.close()
 
     def _blocking(self) -> anyio.from_thread.BlockingPortal:
-        if self._portal is None:
-            self._portal_context = anyio.from_thread.start_blocking_portal()
-            self._portal = self._portal_context.__enter__()
-        return self._portal
+        """The running portal of the sync methods, started once under a lock by the first caller."""
+        with self._portal_lock:
+            if self._portal is None:
+                context = anyio.from_thread.start_blocking_portal()
+                self._portal = context.__enter__()
+                self._portal_context = context
+            return self._portal
 
     # -- operations -----------------------------------------------------------
 
@@ -178,9 +223,17 @@ class PrefrontalStore(BaseStore):
         memory = await self._stored(tenant, op.namespace, op.key)
         if memory is None or not memory.is_live(now):
             return None
-        if op.refresh_ttl:
+        if self._refreshes(op.refresh_ttl):
             await self._refresh(memory, now)
         return records.to_item(memory)
+
+    def _refreshes(self, asked: bool) -> bool:
+        """Whether a read pushes expiry back: asked by the read and allowed by ``ttl``.
+
+        As LangGraph's TTL stores define it: only a store whose
+        ``TTLConfig`` sets ``refresh_on_read`` refreshes on read.
+        """
+        return asked and bool(self.ttl_config and self.ttl_config.get("refresh_on_read", False))
 
     async def _refresh(self, memory: MemoryItem, now: datetime) -> None:
         """Push back the expiry of an item read, by its own TTL."""
@@ -196,6 +249,7 @@ class PrefrontalStore(BaseStore):
             created_at=memory.created_at,
             now=now,
             ttl_minutes=ttl,
+            index=records.index_of(memory),
         )
         kept = refreshed.metadata | {records.UPDATED_KEY: memory.metadata[records.UPDATED_KEY]}
         await self._memory.put(refreshed.model_copy(update={"metadata": kept}))
@@ -216,6 +270,7 @@ class PrefrontalStore(BaseStore):
             created_at=now if before is None else before.created_at,
             now=now,
             ttl_minutes=op.ttl,
+            index=op.index,
         )
         await self._memory.put(memory)
 
@@ -228,27 +283,66 @@ class PrefrontalStore(BaseStore):
         prefix = tuple(op.namespace_prefix)
         tenant = self._tenant(prefix)
         now = self._clock()
-        scored: list[tuple[MemoryItem, float | None]]
-        if op.query and op.query.strip():
-            query = MemoryQuery(text=op.query, limit=MAX_CANDIDATES, now=now)
-            ranked = rerank(await self._memory.search(tenant, query), now, self._weights)
-            scored = [(hit.item, hit.score) for hit in ranked]
-        else:
-            found = await self._candidates(tenant, records.prefix_tag(prefix), now)
-            found.sort(key=lambda m: (records.updated_at(m), m.item_id), reverse=True)
-            scored = [(memory, None) for memory in found]
-        chosen = [
-            (memory, score)
-            for memory, score in scored
-            if records.is_langgraph_item(memory)
-            and under(records.namespace_of(memory), prefix)
+        found = await self._candidates(tenant, records.prefix_tag(prefix), now)
+        found.sort(key=lambda m: (records.updated_at(m), m.item_id), reverse=True)
+        admitted = [
+            memory
+            for memory in found
+            if under(records.namespace_of(memory), prefix)
             and passes(records.to_item(memory).value, op.filter)
         ]
+        chosen: list[tuple[MemoryItem, float | None]] = [(m, None) for m in admitted]
+        if op.query and op.query.strip():
+            texts = [
+                indexing.indexed_texts(records.to_item(m).value, self._fields_of(m))
+                for m in admitted
+            ]
+            scores = await self._scores(op.query, admitted, texts)
+            ranked = sorted(
+                zip(admitted, scores, strict=True),
+                key=lambda pair: (pair[1] is not None, pair[1] or 0.0),
+                reverse=True,
+            )
+            chosen = list(ranked)
         page = chosen[op.offset : op.offset + op.limit]
-        if op.refresh_ttl:
+        if self._refreshes(op.refresh_ttl):
             for memory, _ in page:
                 await self._refresh(memory, now)
         return [records.to_search_item(memory, score) for memory, score in page]
+
+    async def _scores(
+        self, query: str, admitted: list[MemoryItem], texts: list[list[str]]
+    ) -> list[float | None]:
+        """Lexical similarities; with an embedding function, its cosines.
+
+        The vectors of an item's texts are kept (for at most
+        :data:`MAX_VECTORS` items) until the item is put again.
+        """
+        if self.embeddings is None:
+            return indexing.similarities(query, texts)
+        keys = [
+            (m.item_id, str(m.metadata[records.UPDATED_KEY]), tuple(t))
+            for m, t in zip(admitted, texts, strict=True)
+        ]
+        if len(self._vectors) > MAX_VECTORS:
+            self._vectors.clear()
+        missing = [k for k in keys if k not in self._vectors and k[2]]
+        flat = [text for key in missing for text in key[2]]
+        if flat:
+            vectors = await self.embeddings.aembed_documents(flat)
+            at = 0
+            for key in missing:
+                self._vectors[key] = vectors[at : at + len(key[2])]
+                at += len(key[2])
+        asked = await self.embeddings.aembed_query(query)
+        return indexing.dense_similarities(asked, [self._vectors.get(k, []) for k in keys])
+
+    def _fields_of(self, memory: MemoryItem) -> list[str] | None:
+        """The fields a query is matched against for ``memory`` (``None``: not indexed)."""
+        chosen = records.index_of(memory)
+        if chosen is None:
+            return self._fields
+        return chosen if isinstance(chosen, list) and chosen else None
 
     async def _list(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conditions = tuple(op.match_conditions or ())
