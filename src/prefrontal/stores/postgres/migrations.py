@@ -526,13 +526,13 @@ of the tenant holds it shared until its transaction ends, the erase's record tak
 exclusive (so it waits for those transactions, and later ones see the record)."""
 
 _ERASURE_RECORDS = (
-    """CREATE TABLE erased_tenants (
+    """CREATE TABLE IF NOT EXISTS erased_tenants (
         agent_id text NOT NULL,
         user_id text NOT NULL,
         erased_at bigint NOT NULL,
         PRIMARY KEY (agent_id, user_id)
     )""",
-    f"""CREATE FUNCTION refuse_erased() RETURNS trigger LANGUAGE plpgsql AS $fn$
+    f"""CREATE OR REPLACE FUNCTION refuse_erased() RETURNS trigger LANGUAGE plpgsql AS $fn$
     BEGIN
         PERFORM pg_advisory_xact_lock_shared(hashtext(
             current_schema() || ':erase:' || new.agent_id || chr(31) || new.user_id));
@@ -543,6 +543,7 @@ _ERASURE_RECORDS = (
         RETURN new;
     END
     $fn$""",
+    *(f"DROP TRIGGER IF EXISTS {table}_erased ON {table}" for table in TENANT_TABLES),
     *(
         f"""CREATE TRIGGER {table}_erased BEFORE INSERT ON {table}
             FOR EACH ROW EXECUTE FUNCTION refuse_erased()"""

@@ -286,14 +286,16 @@ def erased_trigger(table: str) -> str:
 
 
 _ERASURE_RECORDS = (
-    """CREATE TABLE erased_tenants (
+    """CREATE TABLE IF NOT EXISTS erased_tenants (
         agent_id TEXT NOT NULL,
         user_id TEXT NOT NULL,
         erased_at INTEGER NOT NULL,
         PRIMARY KEY (agent_id, user_id)
     ) WITHOUT ROWID""",
+    *(f"DROP TRIGGER IF EXISTS {table}_erased" for table in TENANT_TABLES),
     *(erased_trigger(table) for table in TENANT_TABLES),
 )
+"""Idempotent: a file taken back to an older schema by a test keeps the table."""
 
 
 def insert_triggers(name: str) -> dict[str, str]:
