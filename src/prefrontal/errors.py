@@ -75,6 +75,15 @@ class TransientStoreError(StoreError):
     """A failure that may succeed on retry: busy database, dropped connection."""
 
 
+class ErasedTenantError(StoreError):
+    """The database refused a write for a user erased there (its erasure record is kept).
+
+    Raised by any process over the same database, in the write's own
+    transaction: a write of work begun before the erase, or after it, never
+    brings the user back. ``Memory.readmit`` lifts the record.
+    """
+
+
 class ConflictError(StoreError):
     """A save lost an optimistic-concurrency race: reload and try again."""
 

@@ -20,6 +20,7 @@ from prefrontal.errors import NotFoundError
 from prefrontal.exchange import ExchangeView, Extracted
 from prefrontal.memory.fence import TenantFence
 from prefrontal.stores import FrontalQuery, MemoryQuery, SessionKey, Tenant, TraceQuery
+from prefrontal.stores.memory import InMemoryMemoryStore
 from prefrontal.testing import DelayedStore
 
 pytestmark = pytest.mark.anyio
@@ -114,7 +115,9 @@ async def test_end_turn_of_a_turn_begun_before_erase_writes_nothing(stores: Stor
             await orchestrator.end_turn(result, "Tea it is.")
         await orchestrator.wait_background()
         assert await held(stores, Tenant(agent_id=AGENT, user_id="u0")) == {}
-        again = await orchestrator.start_turn(ask("u0"))  # a new turn after erase is the user's
+        durable = not isinstance(stores.episodic, InMemoryMemoryStore)
+        assert await orchestrator.memory.readmit(AGENT, "u0") is durable  # a record was kept
+        again = await orchestrator.start_turn(ask("u0"))  # readmitted, a new turn is the user's
         assert (await orchestrator.end_turn(again, "Welcome back.")).written
 
 

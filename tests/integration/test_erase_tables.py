@@ -69,10 +69,12 @@ def sqlite_scan(path: Path) -> tuple[dict[str, int], list[str]]:
 
 
 async def test_sqlite_tables_hold_nothing_of_the_user(tmp_path: Path) -> None:
-    """No ``user_id`` row of the erased user; no removed word in the term statistics."""
+    """No ``user_id`` row of the erased user but its erasure record; no removed word in the
+    term statistics."""
     path = tmp_path / "stores.db"
     await fill_and_remove(sqlite.open_stores(path))
     rows, terms = sqlite_scan(path)
+    assert rows.pop("erased_tenants") == 1  # the erasure record: ids and a time, no text
     assert rows and set(rows.values()) == {0}
     assert [t for t in terms if t in GONE] == []
     assert {"bobwordq", "newwordq"} <= set(terms)
@@ -104,6 +106,7 @@ async def test_postgres_tables_hold_nothing_of_the_user(
         ]
     finally:
         await connection.close()
+    assert rows.pop("erased_tenants") == 1  # the erasure record: ids and a time, no text
     assert rows and set(rows.values()) == {0}
     assert [t for t in terms if t in GONE] == []
     assert {"bobwordq", "newwordq"} <= set(terms)

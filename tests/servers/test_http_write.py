@@ -133,3 +133,15 @@ def test_erasing_a_user_removes_theirs_only(client: httpx.Client) -> None:
         "/v1/memories/search", json={"user_id": DEMO_USER, "query": "violin"}
     ).json()
     assert maya["item_id"] in [m["item_id"] for m in violin["memories"]]
+
+
+def test_a_write_for_an_erased_user_is_gone(client: httpx.Client) -> None:
+    """After DELETE /v1/users/sam, remembering for sam is refused with 410 and writes nothing."""
+    erased = client.delete("/v1/users/sam")
+    assert erased.status_code == 200, erased.text
+    again = client.post("/v1/memories", json={"user_id": "sam", "content": "Sam keeps goats"})
+    assert again.status_code == 410
+    assert again.headers["content-type"] == "application/problem+json"
+    assert "erased" in again.json()["detail"]
+    goats = client.post("/v1/memories/search", json={"user_id": "sam", "query": "goats"}).json()
+    assert goats["memories"] == []

@@ -101,7 +101,7 @@ async def test_new_items_are_written_set_wise(tmp_path: Path) -> None:
     inserts = [s for s in traced if s.lstrip().startswith("INSERT INTO episodic_items")]
     assert len(inserts) == 2 * AT_LEAST  # executemany traces each row of one statement
     assert all("ON CONFLICT" not in s for s in inserts)
-    assert sum(s.startswith("DROP TRIGGER") for s in traced) == 3
+    assert sum(s.startswith("DROP TRIGGER") for s in traced) == len(insert_triggers("episodic"))
     with sqlite3.connect(path) as connection:
         assert BulkWriter("episodic").ready(connection) is not None
 

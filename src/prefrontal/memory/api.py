@@ -26,7 +26,7 @@ from prefrontal.exchange.forgetting import SummaryRebuild, forget_messages
 from prefrontal.forgetting import forget_everything
 from prefrontal.ids import checked_id, is_blank
 from prefrontal.memory.buffers import forget_in_buffers
-from prefrontal.memory.erasure import ErasureReport, erase, scrub
+from prefrontal.memory.erasure import ErasureReport, erase, readmit, scrub
 from prefrontal.memory.fence import TenantFence
 from prefrontal.memory.recall import STORE_NAMES, MemoryStoreName, fused, search_both
 from prefrontal.memory.turn_traces import message_turn, redact
@@ -312,8 +312,19 @@ class MemoryAPI:
         """
         tenant = Tenant(agent_id=agent_id, user_id=user_id)
         async with self.fence.erasing(tenant) as cancelled:
-            report = await erase(self.stores, tenant)
+            report = await erase(self.stores, tenant, erased_at=self._clock())
         return report.model_copy(update={"cancelled": dict(cancelled.counts)})
+
+    async def readmit(self, agent_id: str, user_id: str) -> bool:
+        """Let an erased user's id be written again; ``True`` if it had an erasure record.
+
+        On SQLite and PostgreSQL an erase leaves a record that refuses every
+        later write of the user (:class:`~prefrontal.errors.ErasedTenantError`),
+        from any process over the database, so that work in flight elsewhere
+        never brings the user back. Call this once that work is over and the
+        id is to name a user again (the in-memory backend keeps no record).
+        """
+        return await readmit(self.stores, Tenant(agent_id=agent_id, user_id=user_id))
 
     async def _found(
         self, tenant: Tenant, item_id: str

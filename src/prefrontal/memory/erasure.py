@@ -8,6 +8,9 @@ profile belongs to the agent, not to one of its users.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from prefrontal.forgetting import forget_everything
@@ -79,9 +82,43 @@ async def forget_statistics(stores: Stores, kinds: tuple[str, ...]) -> None:
             await method()
 
 
-async def erase(stores: Stores, tenant: Tenant) -> ErasureReport:
-    """Remove every record ``tenant`` owns from every store kind that holds any, then the
-    copies of its shared memories in other users' sessions, then scrub.
+def _databases(stores: Stores, kinds: tuple[str, ...], method: str) -> list[Any]:
+    """The distinct databases behind ``kinds`` that offer ``method``, in the order of ``kinds``."""
+    found: dict[int, Any] = {}
+    for kind in kinds:
+        database = getattr(getattr(stores, kind), "database", None)
+        if getattr(database, method, None) is not None:
+            found.setdefault(id(database), database)
+    return list(found.values())
+
+
+async def record_erasure(stores: Stores, tenant: Tenant, erased_at: datetime) -> None:
+    """Record ``tenant`` as erased in each database that keeps erasure records: from then
+    on every insert of theirs there is refused, whichever process makes it
+    (:mod:`prefrontal.stores.erasures`)."""
+    now_us = int(erased_at.timestamp() * 1_000_000)
+    for database in _databases(stores, ERASED_KINDS, "record_erasure"):
+        await database.record_erasure(tenant, now_us)
+
+
+async def readmit(stores: Stores, tenant: Tenant) -> bool:
+    """Remove ``tenant``'s erasure records, so its id may be written again; ``True`` if any
+    database held one."""
+    found = False
+    for database in _databases(stores, ERASED_KINDS, "readmit"):
+        found = await database.readmit(tenant) or found
+    return found
+
+
+async def erase(
+    stores: Stores, tenant: Tenant, *, erased_at: datetime | None = None
+) -> ErasureReport:
+    """Record the erasure, remove every record ``tenant`` owns from every store kind that
+    holds any, then the copies of its shared memories in other users' sessions, then scrub.
+
+    The record comes first (``erased_at``, default now): a write of the user
+    by any process over the same database either commits before it, and is
+    removed here, or is refused.
 
     The copies go before the scrub: their sessions are rewritten then, and
     the scrub's checkpoint carries those pages into the database file too
@@ -93,6 +130,7 @@ async def erase(stores: Stores, tenant: Tenant) -> ErasureReport:
     Records of other users, the agent's other users' shared items included,
     are never touched.
     """
+    await record_erasure(stores, tenant, erased_at or datetime.now(UTC))
     removed: dict[str, int] = {}
     for kind in ERASED_KINDS:
         store = getattr(stores, kind)

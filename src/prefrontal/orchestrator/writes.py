@@ -59,7 +59,7 @@ import anyio
 import structlog
 
 from prefrontal.config import WritesConfig
-from prefrontal.errors import TransientStoreError
+from prefrontal.errors import ErasedTenantError, TransientStoreError
 from prefrontal.exchange.background import BackgroundRunner
 from prefrontal.memory.fence import Ticket
 from prefrontal.phases.finalize import TurnWrite
@@ -296,6 +296,10 @@ class TurnWrites:
     ) -> None:
         try:
             merged = await self._retried(write)
+        except ErasedTenantError:  # the database's erasure record refused it: asked for
+            failed.append(write)
+            self._failed(turn_id, write, ERASED)
+            return
         except Exception as error:
             failed.append(write)
             self._failed(turn_id, write, f"{type(error).__name__}: {error}".rstrip(": "))

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from prefrontal.errors import (
     BudgetBelowFloorError,
+    ErasedTenantError,
     ItemRejectedError,
     NotFoundError,
     OverloadedError,
@@ -80,7 +81,7 @@ def actionable(tool: str, error: ToolError) -> str:
             f"{tool}: {_sentence(str(cause))} "
             f"Call again with a token_budget of at least {cause.floor}."
         )
-    if isinstance(cause, NotFoundError | ItemRejectedError | ValueError):
+    if isinstance(cause, NotFoundError | ItemRejectedError | ErasedTenantError | ValueError):
         return f"{tool}: {_sentence(str(cause))}"
     if isinstance(cause, StoreError):
         return f"{tool}: a memory store is unavailable. This is temporary: retry in a few seconds."

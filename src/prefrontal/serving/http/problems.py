@@ -10,7 +10,7 @@ tenants' ids stay in the server's log.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -22,6 +22,7 @@ from starlette.routing import Match
 
 from prefrontal.errors import (
     BudgetBelowFloorError,
+    ErasedTenantError,
     ItemRejectedError,
     NotFoundError,
     OverloadedError,
@@ -44,6 +45,7 @@ TITLES = {
     404: "Not found",
     405: "Method not allowed",
     409: "Conflict",
+    410: "Gone",
     413: "Request body too large",
     415: "Unsupported media type",
     422: "Invalid request",
@@ -142,6 +144,24 @@ async def below_floor(request: Request, error: Exception) -> JSONResponse:
     return problem(422, sentence(str(error)), errors=[entry])
 
 
+SAID_AS_IS: dict[type[Exception], int] = {
+    NotFoundError: 404,
+    TurnConflictError: 409,
+    ErasedTenantError: 410,
+    ItemRejectedError: 422,
+}
+"""Errors answered with their own message, by status (an erased user's writes: 410 Gone)."""
+
+
+def _as_is(status: int) -> Callable[[Request, Exception], Awaitable[JSONResponse]]:
+    """A handler answering ``status`` with the error's own message as the detail."""
+
+    async def handler(request: Request, error: Exception) -> JSONResponse:
+        return problem(status, sentence(str(error)))
+
+    return handler
+
+
 def install(app: FastAPI) -> None:
     """Make every error ``app`` raises a problem-details response."""
 
@@ -161,15 +181,6 @@ def install(app: FastAPI) -> None:
         if error.status_code == 405:
             headers = {"Allow": ", ".join(allowed_methods(request))}
         return problem(error.status_code, sentence(text), headers=headers)
-
-    async def on_not_found(request: Request, error: Exception) -> JSONResponse:
-        return problem(404, sentence(str(error)))
-
-    async def on_turn_conflict(request: Request, error: Exception) -> JSONResponse:
-        return problem(409, sentence(str(error)))
-
-    async def on_rejected(request: Request, error: Exception) -> JSONResponse:
-        return problem(422, sentence(str(error)))
 
     async def on_store(request: Request, error: Exception) -> JSONResponse:
         wait = getattr(error, "retry_after_s", STORE_RETRY_AFTER_S)
@@ -194,9 +205,8 @@ def install(app: FastAPI) -> None:
 
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(HTTPException, on_http)
-    app.add_exception_handler(NotFoundError, on_not_found)
-    app.add_exception_handler(TurnConflictError, on_turn_conflict)
-    app.add_exception_handler(ItemRejectedError, on_rejected)
+    for error_type, status in SAID_AS_IS.items():
+        app.add_exception_handler(error_type, _as_is(status))
     app.add_exception_handler(BudgetBelowFloorError, below_floor)
     app.add_exception_handler(StoreError, on_store)
     app.add_exception_handler(OverloadedError, on_overloaded)

@@ -30,14 +30,17 @@ import asyncpg
 
 from prefrontal.errors import (
     ConfigurationError,
+    ErasedTenantError,
     ItemRejectedError,
     StoreError,
     TransientStoreError,
 )
 from prefrontal.stores.durable import encodable
+from prefrontal.stores.erasures import refused
 from prefrontal.stores.postgres import planner_statistics
-from prefrontal.stores.postgres.migrations import migrate
+from prefrontal.stores.postgres.migrations import ERASE_LOCK, migrate
 from prefrontal.stores.postgres.replicas import MAX_STALENESS, Replicas
+from prefrontal.stores.tenancy import Tenant
 
 T = TypeVar("T")
 Connection = Any
@@ -157,6 +160,33 @@ class PostgresDatabase:
         (an erase's last step: :mod:`.planner_statistics`)."""
         await self.execute(planner_statistics.ANALYZE, store="database")
 
+    async def record_erasure(self, tenant: Tenant, now_us: int) -> None:
+        """Record ``tenant`` as erased once every transaction inserting a row of theirs has
+        ended (the exclusive side of :data:`~.migrations.ERASE_LOCK`); every later insert
+        of theirs is refused (:mod:`prefrontal.stores.erasures`)."""
+
+        async def record(connection: Connection) -> None:
+            args = (tenant.agent_id, tenant.user_id)
+            await connection.execute(f"SELECT pg_advisory_xact_lock({ERASE_LOCK})", *args)
+            await connection.execute(
+                "INSERT INTO erased_tenants (agent_id, user_id, erased_at) VALUES ($1, $2, $3)"
+                " ON CONFLICT (agent_id, user_id) DO UPDATE SET erased_at = excluded.erased_at",
+                *args,
+                now_us,
+            )
+
+        await self.write(record, store="database")
+
+    async def readmit(self, tenant: Tenant) -> bool:
+        """Remove ``tenant``'s erasure record; ``True`` if there was one."""
+        removed = await self.count(
+            "DELETE FROM erased_tenants WHERE agent_id = $1 AND user_id = $2",
+            tenant.agent_id,
+            tenant.user_id,
+            store="database",
+        )
+        return removed > 0
+
     async def count(self, statement: str, *args: object, store: str) -> int:
         """Run one ``DELETE`` or ``UPDATE`` in a transaction of its own; the rows it touched."""
 
@@ -254,6 +284,11 @@ def mapped_errors(store: str) -> Iterator[None]:
     except _TRANSIENT as error:
         raise TransientStoreError(f"postgres: {error}", store=store) from error
     except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as error:
+        if refused(str(error)):
+            raise ErasedTenantError(
+                "this user was erased from the database; Memory.readmit lets the id be used again",
+                store=store,
+            ) from error
         raise StoreError(f"postgres: {error}", store=store) from error
 
 

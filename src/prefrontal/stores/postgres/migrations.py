@@ -31,6 +31,7 @@ from typing import Any
 from prefrontal.errors import StoreError
 from prefrontal.retrieval.impacts import sql_code
 from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
+from prefrontal.stores.erasures import REFUSED, TENANT_TABLES
 from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.postgres import planner_statistics, vector_log, visibility
 from prefrontal.stores.postgres.term_keys import key
@@ -519,6 +520,37 @@ _TRACE_INDEXES = {
 }
 """The traces' indexes since schema 8 (the columns before the turn id each ends in)."""
 
+ERASE_LOCK = "hashtext(current_schema() || ':erase:' || $1 || chr(31) || $2)"
+"""The advisory lock key of tenant (agent ``$1``, user ``$2``) in this schema: each insert
+of the tenant holds it shared until its transaction ends, the erase's record takes it
+exclusive (so it waits for those transactions, and later ones see the record)."""
+
+_ERASURE_RECORDS = (
+    """CREATE TABLE IF NOT EXISTS erased_tenants (
+        agent_id text NOT NULL,
+        user_id text NOT NULL,
+        erased_at bigint NOT NULL,
+        PRIMARY KEY (agent_id, user_id)
+    )""",
+    f"""CREATE OR REPLACE FUNCTION refuse_erased() RETURNS trigger LANGUAGE plpgsql AS $fn$
+    BEGIN
+        PERFORM pg_advisory_xact_lock_shared(hashtext(
+            current_schema() || ':erase:' || new.agent_id || chr(31) || new.user_id));
+        IF EXISTS (SELECT 1 FROM erased_tenants
+                   WHERE agent_id = new.agent_id AND user_id = new.user_id) THEN
+            RAISE EXCEPTION '{REFUSED}' USING ERRCODE = 'PF001';
+        END IF;
+        RETURN new;
+    END
+    $fn$""",
+    *(f"DROP TRIGGER IF EXISTS {table}_erased ON {table}" for table in TENANT_TABLES),
+    *(
+        f"""CREATE TRIGGER {table}_erased BEFORE INSERT ON {table}
+            FOR EACH ROW EXECUTE FUNCTION refuse_erased()"""
+        for table in TENANT_TABLES
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "every store kind: tables, indexes, GIN term index, BM25 statistics", _INITIAL),
     Migration(
@@ -606,6 +638,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         "no planner statistics for the record text (body) of any table, and those kept "
         "until now dropped: pg_stats holds no copy of what users wrote",
         planner_statistics.WITHOUT_TEXT,
+    ),
+    Migration(
+        14,
+        "erasure records: every table of a user's records refuses an insert for a user "
+        "erased in this schema, whichever process writes; an erase waits for the "
+        "transactions writing that user to end",
+        _ERASURE_RECORDS,
     ),
 )
 LATEST = MIGRATIONS[-1].version

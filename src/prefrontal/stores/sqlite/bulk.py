@@ -44,6 +44,7 @@ from operator import itemgetter
 from typing import Any
 
 from prefrontal.retrieval.impacts import length_bucket
+from prefrontal.stores.erasures import REFUSED
 from prefrontal.stores.sqlite.migrations import insert_triggers
 from prefrontal.stores.statistics_owner import SHARED
 
@@ -54,6 +55,10 @@ analysed terms, in order (``terms`` joined by spaces)."""
 AT_LEAST = 64
 """Runs of fewer new items are written row by row (dropping triggers costs a schema change)."""
 
+_ERASED = """SELECT 1 FROM erased_tenants AS e JOIN json_each(?) AS t
+    ON e.agent_id = json_extract(t.value, '$[0]') AND e.user_id = json_extract(t.value, '$[1]')
+    LIMIT 1"""
+"""Whether any tenant of a JSON list of ``[agent, user]`` pairs has an erasure record."""
 _INSERTS = re.compile(r"\b(?:BEFORE|AFTER|INSTEAD\s+OF)\s+INSERT\b", re.IGNORECASE)
 _COLUMNS = (
     "agent_id, item_id, user_id, scope, kind, importance, created_at, valid_until,"
@@ -197,7 +202,14 @@ class BulkWriter:
     def _write_new(
         self, connection: sqlite3.Connection, rows: Sequence[Row], triggers: list[tuple[str, str]]
     ) -> None:
-        """Insert ``rows`` (new keys, superseding nothing) with the insert triggers' work done."""
+        """Insert ``rows`` (new keys, superseding nothing) with the insert triggers' work done.
+
+        Refuses the run, as the erasure trigger would, when a row's tenant has
+        an erasure record (:mod:`prefrontal.stores.erasures`).
+        """
+        tenants = json.dumps(sorted({(row["agent"], row["user"]) for row in rows}))
+        if connection.execute(_ERASED, (tenants,)).fetchone() is not None:
+            raise sqlite3.IntegrityError(REFUSED)
         for name, _ in triggers:
             connection.execute(f'DROP TRIGGER "{name}"')
         try:

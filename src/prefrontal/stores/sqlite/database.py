@@ -54,12 +54,14 @@ import anyio.to_thread
 
 from prefrontal.errors import (
     ConfigurationError,
+    ErasedTenantError,
     ItemRejectedError,
     StoreError,
     TransientStoreError,
 )
 from prefrontal.files import create_private, private_directory
 from prefrontal.stores.durable import encodable
+from prefrontal.stores.erasures import refused
 from prefrontal.stores.sqlite.mapped_pages import populate_maps
 from prefrontal.stores.sqlite.migrations import migrate
 from prefrontal.stores.tenancy import Tenant
@@ -208,6 +210,29 @@ class Database:
         await self._ensure_open(store)
         call = partial(self._run_write, fn, store)
         return await self._waiting_for_locks(call, self._writers)
+
+    async def record_erasure(self, tenant: Tenant, now_us: int) -> None:
+        """Record ``tenant`` as erased: every later insert of theirs is refused
+        (:mod:`prefrontal.stores.erasures`); committed when this returns."""
+
+        def record(connection: sqlite3.Connection) -> None:
+            connection.execute(
+                "INSERT INTO erased_tenants (agent_id, user_id, erased_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (agent_id, user_id) DO UPDATE SET erased_at = excluded.erased_at",
+                (tenant.agent_id, tenant.user_id, now_us),
+            )
+
+        await self.write(record, store="database")
+
+    async def readmit(self, tenant: Tenant) -> bool:
+        """Remove ``tenant``'s erasure record; ``True`` if there was one."""
+
+        def remove(connection: sqlite3.Connection) -> bool:
+            params = (tenant.agent_id, tenant.user_id)
+            sql = "DELETE FROM erased_tenants WHERE agent_id = ? AND user_id = ?"
+            return connection.execute(sql, params).rowcount > 0
+
+        return await self.write(remove, store="database")
 
     async def scrub(self, fts_tables: Sequence[str] = (), *, store: str) -> None:
         """Leave no copy of deleted rows on disk: rewrite ``fts_tables``, truncate the log.
@@ -453,6 +478,13 @@ def _guarded(fn: Callable[[], T], store: str) -> T:
         return fn()
     except (UnicodeEncodeError, OverflowError) as error:
         raise ItemRejectedError(f"cannot store a value: {error}", store=store) from error
+    except sqlite3.IntegrityError as error:
+        if refused(str(error)):
+            raise ErasedTenantError(
+                "this user was erased from the database; Memory.readmit lets the id be used again",
+                store=store,
+            ) from error
+        raise StoreError(f"sqlite: {error}", store=store) from error
     except sqlite3.OperationalError as error:
         message = str(error)
         if "locked" in message or "busy" in message:

@@ -27,6 +27,7 @@ import sqlite3
 from prefrontal.errors import StoreError
 from prefrontal.retrieval.impacts import sql_code
 from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
+from prefrontal.stores.erasures import REFUSED, TENANT_TABLES
 from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.sqlite import visibility
 from prefrontal.stores.sqlite.vectors import change_insert_trigger, change_log, pruned_change_log
@@ -276,6 +277,27 @@ def _impacts_insert_trigger(name: str, *, tenant: bool = False) -> str:
     return f"CREATE TRIGGER {name}_impacts_insert AFTER INSERT ON {name}_items BEGIN {add} END"
 
 
+def erased_trigger(table: str) -> str:
+    """The trigger refusing an insert into ``table`` for a tenant with an erasure record."""
+    return f"""CREATE TRIGGER {table}_erased BEFORE INSERT ON {table}
+        WHEN EXISTS (SELECT 1 FROM erased_tenants
+                     WHERE agent_id = new.agent_id AND user_id = new.user_id)
+        BEGIN SELECT RAISE(ABORT, '{REFUSED}'); END"""
+
+
+_ERASURE_RECORDS = (
+    """CREATE TABLE IF NOT EXISTS erased_tenants (
+        agent_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        erased_at INTEGER NOT NULL,
+        PRIMARY KEY (agent_id, user_id)
+    ) WITHOUT ROWID""",
+    *(f"DROP TRIGGER IF EXISTS {table}_erased" for table in TENANT_TABLES),
+    *(erased_trigger(table) for table in TENANT_TABLES),
+)
+"""Idempotent: a file taken back to an older schema by a test keeps the table."""
+
+
 def insert_triggers(name: str) -> dict[str, str]:
     """The triggers the latest schema runs on an insert into ``<name>_items``, by name.
 
@@ -284,6 +306,7 @@ def insert_triggers(name: str) -> dict[str, str]:
     :mod:`prefrontal.stores.sqlite.bulk`, which does their work set-wise).
     """
     return {
+        f"{name}_items_erased": erased_trigger(f"{name}_items"),
         f"{name}_change_insert": change_insert_trigger(name),
         f"{name}_index_insert": _owner_insert_trigger(name),
         f"{name}_impacts_insert": _impacts_insert_trigger(name, tenant=True),
@@ -771,6 +794,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "memory BM25 statistics kept per agent and owner (the agent's shared items, each "
         "user's private ones): a search counts only what its user may read",
         tuple(statement for name in MEMORY_TABLES for statement in _owner_statistics(name)),
+    ),
+    Migration(
+        13,
+        "erasure records: every table of a user's records refuses an insert for a user "
+        "erased in this database, whichever process writes",
+        _ERASURE_RECORDS,
     ),
 )
 LATEST = MIGRATIONS[-1].version
