@@ -39,7 +39,7 @@ def test_the_guides_have_code_to_run() -> None:
 def test_page_code_blocks_run(
     page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
-    """The page's blocks run in order, each Python block in the page's one namespace.
+    """The page's blocks run in order, each Python block alone unless it continues the one before.
 
     A page that reads ``PREFRONTAL_DB`` gets a database of the test PostgreSQL
     server there (and is skipped where none can start).
@@ -55,6 +55,8 @@ def test_page_code_blocks_run(
         if block.directive == "file":
             (tmp_path / block.argument).write_text(block.source, encoding="utf-8")
         elif block.runs and block.language == "python":
+            if not block.continues:
+                namespace = {"__name__": "__docs__"}
             anyio.run(_run_python, block, namespace)
         elif block.runs:
             _run_shell(block, tmp_path)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, ConfigDict, Field
+from pydantic import BeforeValidator, ConfigDict, Field, StrictBool
 
 from prefrontal.agents.api import belongs_to
 from prefrontal.handles import handle_of
@@ -103,7 +103,7 @@ class GoalBody(Body):
     detail: str = Field(default="", max_length=MAX_DETAIL)
     priority: Share = Field(default=0.5, description="0 (low) to 1 (urgent).")
     owner: Owner = Field(default=Owner.AGENT, description="Who acts on it: `agent` or `user`.")
-    blocking: bool = Field(default=False, description="Whether other work waits on it.")
+    blocking: StrictBool = Field(default=False, description="Whether other work waits on it.")
     belongs_to: BelongsTo = Field(
         default="user",
         description="`user`: the user's own. `agent`: the agent's own, shown to every user "
@@ -143,7 +143,7 @@ class GoalUpdateBody(Body):
     status: FrontalStatus | None = Field(
         default=None, description="`active`, `blocked`, `done` or `cancelled`."
     )
-    blocking: bool | None = None
+    blocking: StrictBool | None = None
     due_at: Instant | None = None
     tags: tuple[str, ...] | None = Field(default=None, max_length=50)
     expected_version: VersionNumber | None = Version
