@@ -214,9 +214,46 @@ def _operation(method: str, path: str, op: dict[str, Any], schemas: dict[str, An
     body = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema")
     if body:
         lines += _body_fields(body, schemas)
+    responses = op.get("responses", {})
+    for status, response in responses.items():
+        schema = response.get("content", {}).get("application/json", {}).get("schema")
+        if status.startswith("2") and schema:
+            lines += _response_fields(status, schema, schemas)
     lines += ["| status | meaning |", "|---|---|"]
-    for status, response in op.get("responses", {}).items():
+    for status, response in sorted(responses.items()):
         lines.append(f"| {status} | {_cell(response.get('description', ''))} |")
+    return [*lines, ""]
+
+
+def _response_fields(status: str, schema: dict[str, Any], schemas: dict[str, Any]) -> list[str]:
+    """The success body's fields, then those of each model a field holds (one level down)."""
+    listed = schema.get("type") == "array"
+    name, resolved = _resolve(schema.get("items", {}) if listed else schema, schemas)
+    title = f"list of `{name}`" if listed else f"`{name}`"
+    lines = [f"Response {status}: {title}", "", *_fields_table(resolved, schemas)]
+    for held in _held_models(resolved):
+        lines += [f"`{held}`:", "", *_fields_table(schemas.get(held, {}), schemas)]
+    return lines
+
+
+def _held_models(schema: dict[str, Any]) -> list[str]:
+    """The models the fields of ``schema`` hold, directly or as a list, in field order."""
+    found: list[str] = []
+    for spec in schema.get("properties", {}).values():
+        for option in [spec, *spec.get("anyOf", ())]:
+            ref = option.get("$ref") or option.get("items", {}).get("$ref")
+            if ref and ref.rsplit("/", 1)[-1] not in found:
+                found.append(ref.rsplit("/", 1)[-1])
+    return found
+
+
+def _fields_table(schema: dict[str, Any], schemas: dict[str, Any]) -> list[str]:
+    lines = ["| field | type | meaning |", "|---|---|---|"]
+    for field, spec in schema.get("properties", {}).items():
+        lines.append(
+            f"| `{field}` | {_cell(_schema_type(spec, schemas))} "
+            f"| {_cell(_first_paragraph(spec.get('description')))} |"
+        )
     return [*lines, ""]
 
 

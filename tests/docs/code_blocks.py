@@ -3,9 +3,11 @@
 The pages are the ones the site's navigation (``mkdocs.yml``) lists. In each
 page, in order:
 
-- a ```` ```python ```` block is Python, run in one namespace per page (so a
-  later block uses what an earlier one defined), with top-level ``await``
-  allowed, as a reader pastes it into ``python -m asyncio``;
+- a ```` ```python ```` block is Python, run alone in a namespace of its own,
+  with top-level ``await`` allowed, as a reader pastes it into
+  ``python -m asyncio``; a block preceded by ``<!-- test: continues -->``
+  runs in the namespace of the block before it instead (it uses what that
+  one defined, as a reader pastes both into one session);
 - a ```` ```bash ```` block of the tutorial or a how-to guide is shell, run
   with ``bash -euo pipefail`` in the page's working directory (holding a
   copy of the checkout's ``examples/``, as a reader's checkout does) with
@@ -30,8 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 RUN_SECTIONS = ("Tutorial", "How-to guides")
+CONTINUES = "continues"
 _FENCE = re.compile(
-    r"(?:<!-- test: (?P<directive>skip|file) (?P<argument>[^>]*?) -->\s*\n)?"
+    r"(?:<!-- test: (?P<directive>skip|file|continues)(?: (?P<argument>[^>]*?))? -->\s*\n)?"
     r"^(?P<indent>[ ]*)```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```[ ]*$",
     re.MULTILINE | re.DOTALL,
 )
@@ -53,9 +56,14 @@ class CodeBlock:
     @property
     def runs(self) -> bool:
         """True when the test runs this block (Python, or a guide's shell; not skipped)."""
-        if self.directive is not None:
+        if self.directive not in (None, CONTINUES):
             return False
         return self.language == "python" or (self.guide and self.language == "bash")
+
+    @property
+    def continues(self) -> bool:
+        """True when the block runs in the namespace of the block before it."""
+        return self.directive == CONTINUES
 
     @property
     def label(self) -> str:
@@ -115,10 +123,13 @@ def summary() -> str:
     run = [block for block in blocks if block.runs]
     guides = [block for block in run if block.guide]
     skipped = [block for block in blocks if block.directive == "skip"]
+    python = [block for block in run if block.language == "python"]
     lines = [
         f"{len(pages)} pages, {len(blocks)} code blocks: {len(run)} run as tests "
         f"({len(guides)} of them in the tutorial and how-to guides, "
-        f"on {len({block.page for block in run})} pages)"
+        f"on {len({block.page for block in run})} pages); "
+        f"{len(python)} Python blocks, {sum(not b.continues for b in python)} of them alone "
+        f"and {sum(b.continues for b in python)} continuing the block before"
     ]
     lines += [f"  skipped {block.label}: {block.argument}" for block in skipped]
     return "\n".join(lines)

@@ -39,7 +39,7 @@ def test_the_guides_have_code_to_run() -> None:
 def test_page_code_blocks_run(
     page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
-    """The page's blocks run in order, each Python block in the page's one namespace.
+    """The page's blocks run in order, each Python block alone unless it continues the one before.
 
     A page that reads ``PREFRONTAL_DB`` gets a database of the test PostgreSQL
     server there (and is skipped where none can start).
@@ -50,14 +50,24 @@ def test_page_code_blocks_run(
     if any("PREFRONTAL_DB" in block.source for block in blocks if block.runs):
         monkeypatch.setenv("PREFRONTAL_DB", request.getfixturevalue("postgres_dsn"))
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    namespace: dict[str, Any] = {"__name__": "__docs__"}
-    for block in blocks:
+    for namespace, block in _with_namespaces(blocks):
         if block.directive == "file":
             (tmp_path / block.argument).write_text(block.source, encoding="utf-8")
         elif block.runs and block.language == "python":
             anyio.run(_run_python, block, namespace)
         elif block.runs:
             _run_shell(block, tmp_path)
+
+
+def _with_namespaces(blocks: list[CodeBlock]) -> list[tuple[dict[str, Any], CodeBlock]]:
+    """Each block with the namespace it runs in: a new one, or the last one if it continues."""
+    paired = []
+    namespace: dict[str, Any] = {"__name__": "__docs__"}
+    for block in blocks:
+        if block.language == "python" and not block.continues:
+            namespace = {"__name__": "__docs__"}
+        paired.append((namespace, block))
+    return paired
 
 
 async def _run_python(block: CodeBlock, namespace: dict[str, Any]) -> None:
@@ -79,3 +89,34 @@ def _run_shell(block: CodeBlock, cwd: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, f"{block.label} exited {done.returncode}:\n{done.stderr[-2000:]}"
+
+
+def test_a_continuing_block_follows_a_python_block() -> None:
+    """Every block marked ``continues`` is Python right after another Python block of its page."""
+    marked = 0
+    for page in site_pages():
+        everything = blocks_of(page)
+        for block in everything:
+            if block.continues:
+                marked += 1
+                before = everything[everything.index(block) - 1]
+                assert block.language == "python" and before.language == "python", block.label
+    assert marked
+
+
+def test_a_block_alone_does_not_see_the_names_of_the_block_before() -> None:
+    """A Python block not marked ``continues`` runs in a fresh namespace, so earlier names fail."""
+    first = CodeBlock(page="p.md", line=1, language="python", source="x = 1\n")
+    alone = CodeBlock(page="p.md", line=5, language="python", source="assert x == 1\n")
+    going_on = CodeBlock(
+        page="p.md", line=9, language="python", source="assert x == 1\n", directive="continues"
+    )
+    assert _namespaces_hold([first, going_on])
+    with pytest.raises(NameError):
+        _namespaces_hold([first, alone])
+
+
+def _namespaces_hold(blocks: list[CodeBlock]) -> bool:
+    for namespace, block in _with_namespaces(blocks):
+        anyio.run(_run_python, block, namespace)
+    return True

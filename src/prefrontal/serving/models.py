@@ -87,11 +87,11 @@ class StartTurnBody(Body):
 class Fragment(Out):
     """One piece of the assembled context and where it came from."""
 
-    section: str
-    text: str
-    tokens: int
-    store: str
-    item_ids: tuple[str, ...]
+    section: str = Field(description="The section of the context it is in.")
+    text: str = Field(description="Its text, as it appears in the context.")
+    tokens: int = Field(description="Its tokens (cl100k).")
+    store: str = Field(description="The store it came from.")
+    item_ids: tuple[str, ...] = Field(description="The stored items it renders.")
 
 
 class TurnOut(Out):
@@ -107,9 +107,14 @@ class TurnOut(Out):
     source_breakdown: dict[str, int] = Field(description="Tokens per section.")
     checksum: str
     status: str = Field(description="`ok`, or `degraded` when a store failed or was slow.")
-    ready_for_router: bool
-    warnings: tuple[str, ...]
-    fragments: tuple[Fragment, ...]
+    ready_for_router: bool = Field(
+        description="True when the context may go to the model: it holds the agent's identity "
+        "and rules, within a budget at or above the agent's floor; `warnings` says why not."
+    )
+    warnings: tuple[str, ...] = Field(description="What went wrong or is missing, in words.")
+    fragments: tuple[Fragment, ...] = Field(
+        description="The pieces of `text`, each with its section, tokens and source items."
+    )
 
     @classmethod
     def of(cls, result: TurnResult) -> TurnOut:

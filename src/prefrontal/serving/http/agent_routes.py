@@ -48,8 +48,14 @@ from prefrontal.serving.agent_models import (
     VersionBody,
 )
 from prefrontal.serving.http.auth import grant_of, require, tenant_for
-from prefrontal.serving.http.problems import PROBLEM_JSON
-from prefrontal.serving.http.responses import NOT_FOUND, WITH_BODY
+from prefrontal.serving.http.responses import (
+    CALLER,
+    CONFLICT,
+    INVALID_PARAMS,
+    WITH_BODY,
+    answers,
+    not_found,
+)
 from prefrontal.serving.keys import KeyGrant, KeyRing
 from prefrontal.serving.rights import Operation, needed
 from prefrontal.serving.service import Service
@@ -59,13 +65,27 @@ from prefrontal.stores.tenancy import Tenant
 
 T = TypeVar("T")
 
-CONFLICT = (
-    WITH_BODY
-    | NOT_FOUND
-    | {409: {"description": "Changed since the version read", "content": {PROBLEM_JSON: {}}}}
-)
 UserQuery = Annotated[Id, Query(description="The user acted for.")]
-PathId = Annotated[Id, Path(description="An agent or item id.")]
+AgentPath = Annotated[
+    Id, Path(description="The agent whose profile this is: the one the API key acts for.")
+]
+GoalPath = Annotated[
+    Id,
+    Path(
+        description="The goal's (action's, question's) `item_id`, or the handle the context "
+        "shows: `%23482913` (`#482913` URL-encoded) or `482913`."
+    ),
+]
+EntryPath = Annotated[
+    Id,
+    Path(
+        description="The scratch entry's `item_id`, or the handle the context shows: "
+        "`%23482913` (`#482913` URL-encoded) or `482913`."
+    ),
+]
+NO_PROFILE = not_found("The agent has no profile yet (`PUT` one first)")
+NO_GOAL = not_found("No goal, action or question by that id or handle visible to this user")
+NO_ENTRY = not_found("No scratch entry by that id or handle visible to this user")
 LIST_LIMIT = 200
 
 
@@ -122,19 +142,29 @@ PROFILE_PATCH = Body(
 # Every route is declared here, one nested function each, like app.py.
 def agent_router(service: Service) -> APIRouter:  # noqa: C901
     """The routes of the agent's state over ``service``."""
-    router = APIRouter(prefix="/v1", responses=CONFLICT)
+    router = APIRouter(prefix="/v1")
     agents = service.orchestrator.agents
 
-    @router.get("/agents/{agent_id}/profile", tags=["agents"])
-    async def get_profile(agent_id: PathId, grant: Caller) -> ProfileOut:
+    @router.get(
+        "/agents/{agent_id}/profile",
+        tags=["agents"],
+        responses=answers(200, "The profile", INVALID_PARAMS, CALLER, NO_PROFILE),
+    )
+    async def get_profile(agent_id: AgentPath, grant: Caller) -> ProfileOut:
         """The agent's profile: identity, values, rules, modes and capabilities."""
         profile = await agents.get_profile(_agent_tenant(grant, agent_id, Operation.READ_PROFILE))
         if profile is None:
             raise NotFoundError(f"agent {agent_id!r} has no profile")
         return ProfileOut.of(profile)
 
-    @router.put("/agents/{agent_id}/profile", tags=["agents"])
-    async def put_profile(agent_id: PathId, body: ProfileBody, grant: Caller) -> ProfileOut:
+    @router.put(
+        "/agents/{agent_id}/profile",
+        tags=["agents"],
+        responses=answers(
+            200, "The profile as stored, with its new version", WITH_BODY, CALLER, CONFLICT
+        ),
+    )
+    async def put_profile(agent_id: AgentPath, body: ProfileBody, grant: Caller) -> ProfileOut:
         """Replace the agent's whole profile: a field left out is reset to its default.
 
         To change some fields and keep the others (a mode switch, one more
@@ -147,9 +177,20 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
         )
         return ProfileOut.of(profile)
 
-    @router.patch("/agents/{agent_id}/profile", tags=["agents"])
+    @router.patch(
+        "/agents/{agent_id}/profile",
+        tags=["agents"],
+        responses=answers(
+            200,
+            "The profile as changed, with its new version",
+            WITH_BODY,
+            CALLER,
+            NO_PROFILE,
+            CONFLICT,
+        ),
+    )
     async def patch_profile(
-        agent_id: PathId,
+        agent_id: AgentPath,
         grant: Caller,
         patch: Annotated[dict[str, Any], PROFILE_PATCH],
     ) -> ProfileOut:
@@ -168,14 +209,27 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
         )
         return ProfileOut.of(profile)
 
-    @router.get("/goals", tags=["goals"])
+    @router.get(
+        "/goals",
+        tags=["goals"],
+        responses=answers(
+            200, "The goals, actions and questions, newest change first", INVALID_PARAMS, CALLER
+        ),
+    )
     async def list_goals(user_id: UserQuery, grant: Caller) -> list[GoalOut]:
         """The user's goals, pending actions and open questions, newest change first."""
         require(grant, needed(Operation.READ_GOALS))
         tenant = tenant_for(grant, user_id)
         return [GoalOut.of(i) for i in await agents.list_items(tenant, limit=LIST_LIMIT)]
 
-    @router.post("/goals", status_code=201, tags=["goals"])
+    @router.post(
+        "/goals",
+        status_code=201,
+        tags=["goals"],
+        responses=answers(
+            201, "The item as stored, with its id and handle", WITH_BODY, CALLER, CONFLICT
+        ),
+    )
     async def add_goal(body: GoalBody, grant: Caller) -> GoalOut:
         """Add a goal, a pending action or an open question (the user's, or the agent's own)."""
         for_agent = body.belongs_to == "agent"
@@ -199,8 +253,12 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
         )
         return GoalOut.of(item)
 
-    @router.patch("/goals/{item_id}", tags=["goals"])
-    async def update_goal(item_id: PathId, body: GoalUpdateBody, grant: Caller) -> GoalOut:
+    @router.patch(
+        "/goals/{item_id}",
+        tags=["goals"],
+        responses=answers(200, "The item as changed", WITH_BODY, CALLER, NO_GOAL, CONFLICT),
+    )
+    async def update_goal(item_id: GoalPath, body: GoalUpdateBody, grant: Caller) -> GoalOut:
         """Change a goal's progress, status, priority, wording, blocking, due date or tags."""
         require(grant, needed(Operation.CHANGE_GOAL))
         tenant = tenant_for(grant, body.user_id)
@@ -220,8 +278,12 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
         )
         return GoalOut.of(item)
 
-    @router.post("/goals/{item_id}/complete", tags=["goals"])
-    async def complete_goal(item_id: PathId, body: VersionBody, grant: Caller) -> GoalOut:
+    @router.post(
+        "/goals/{item_id}/complete",
+        tags=["goals"],
+        responses=answers(200, "The item, done", WITH_BODY, CALLER, NO_GOAL, CONFLICT),
+    )
+    async def complete_goal(item_id: GoalPath, body: VersionBody, grant: Caller) -> GoalOut:
         """Mark a goal (action, question) done; one already done is returned unchanged."""
         require(grant, needed(Operation.CHANGE_GOAL))
         tenant = tenant_for(grant, body.user_id)
@@ -234,8 +296,12 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
         )
         return GoalOut.of(item)
 
-    @router.post("/goals/{item_id}/abandon", tags=["goals"])
-    async def abandon_goal(item_id: PathId, body: VersionBody, grant: Caller) -> GoalOut:
+    @router.post(
+        "/goals/{item_id}/abandon",
+        tags=["goals"],
+        responses=answers(200, "The item, cancelled", WITH_BODY, CALLER, NO_GOAL, CONFLICT),
+    )
+    async def abandon_goal(item_id: GoalPath, body: VersionBody, grant: Caller) -> GoalOut:
         """Mark a goal (action, question) cancelled; one already cancelled is returned unchanged."""
         require(grant, needed(Operation.CHANGE_GOAL))
         tenant = tenant_for(grant, body.user_id)
@@ -248,7 +314,11 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
         )
         return GoalOut.of(item)
 
-    @router.get("/scratch", tags=["scratch"])
+    @router.get(
+        "/scratch",
+        tags=["scratch"],
+        responses=answers(200, "The active entries, most important first", INVALID_PARAMS, CALLER),
+    )
     async def list_scratch(user_id: UserQuery, grant: Caller) -> list[ScratchOut]:
         """The user's active scratch page, most important first."""
         require(grant, needed(Operation.READ_SCRATCH))
@@ -256,7 +326,14 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
         entries = await agents.active_entries(tenant, limit=LIST_LIMIT)
         return [ScratchOut.of(e) for e in entries]
 
-    @router.post("/scratch", status_code=201, tags=["scratch"])
+    @router.post(
+        "/scratch",
+        status_code=201,
+        tags=["scratch"],
+        responses=answers(
+            201, "The entry as stored, with its id and handle", WITH_BODY, CALLER, CONFLICT
+        ),
+    )
     async def add_scratch(body: ScratchBody, grant: Caller) -> ScratchOut:
         """Note an observation, a risk alert or a pending confirmation."""
         require(grant, needed(Operation.NOTE))
@@ -274,8 +351,12 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
         )
         return ScratchOut.of(entry)
 
-    @router.post("/scratch/{item_id}/resolve", tags=["scratch"])
-    async def resolve_scratch(item_id: PathId, body: ResolveBody, grant: Caller) -> ScratchOut:
+    @router.post(
+        "/scratch/{item_id}/resolve",
+        tags=["scratch"],
+        responses=answers(200, "The entry, resolved", WITH_BODY, CALLER, NO_ENTRY, CONFLICT),
+    )
+    async def resolve_scratch(item_id: EntryPath, body: ResolveBody, grant: Caller) -> ScratchOut:
         """Resolve an entry: ``confirmed``, ``declined`` or ``resolved``."""
         require(grant, needed(Operation.RESOLVE))
         tenant = tenant_for(grant, body.user_id)

@@ -29,7 +29,7 @@ from typing import Annotated
 import structlog
 from fastapi import Depends, FastAPI, Path, Query, Request, Security
 from fastapi.security import APIKeyHeader, HTTPBearer
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from starlette.responses import JSONResponse, Response
 
 from prefrontal.errors import NotFoundError
@@ -42,10 +42,14 @@ from prefrontal.serving.http.metrics import Metrics
 from prefrontal.serving.http.openapi import truthful_openapi
 from prefrontal.serving.http.problems import install, problem
 from prefrontal.serving.http.responses import (
-    NOT_FOUND,
+    AT_LIMIT,
+    CALLER,
+    INVALID_PARAMS,
     NOT_READY,
     WITH_BODY,
-    WITH_QUERY,
+    answers,
+    not_found,
+    problem_answer,
 )
 from prefrontal.serving.http.rights import check_mode, may_change
 from prefrontal.serving.http.unexpected import CatchUnexpected
@@ -102,9 +106,24 @@ Caller = Annotated[KeyGrant, Depends(caller)]
 
 
 class Health(BaseModel):
-    """The process or its stores answer."""
+    """The process answers."""
 
-    status: str
+    status: str = Field(description="`ok`.")
+
+
+class Readiness(BaseModel):
+    """The stores answer; the agents whose turns cannot be ready for the router, and why."""
+
+    status: str = Field(description="`ready`.")
+    agents_not_ready: dict[str, str] = Field(
+        description="Each agent a key acts for whose turns cannot be ready (no profile), "
+        "with the reason; empty when every one can be."
+    )
+
+
+NO_TURN = not_found("No turn by that id for this user")
+ENDED_OTHERWISE = problem_answer(409, "The turn was already ended with another reply")
+NO_MEMORY = not_found("No memory (or message of a turn) by that id for this user")
 
 
 # Every route is declared here, one nested function each: long, but flat.
@@ -142,7 +161,18 @@ def create_app(  # noqa: C901
     app.include_router(agent_router(service))
     app.include_router(ui_router(lambda: service.stores.traces, keys))
 
-    @app.post("/v1/turns", tags=["turns"], responses=WITH_BODY)
+    @app.post(
+        "/v1/turns",
+        tags=["turns"],
+        responses=answers(
+            200,
+            "The turn: its assembled context (`text`, `fragments`), whether it is "
+            "`ready_for_router`, and what each phase did",
+            WITH_BODY,
+            CALLER,
+            AT_LIMIT,
+        ),
+    )
     async def start_turn(body: StartTurnBody, grant: Caller) -> TurnOut:
         """Start a turn: assemble the working memory for the user's message within the budget."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
@@ -154,7 +184,19 @@ def create_app(  # noqa: C901
         )
         return await service.start_turn(request)
 
-    @app.post("/v1/turns/{turn_id}/end", tags=["turns"], responses=WITH_BODY | NOT_FOUND)
+    @app.post(
+        "/v1/turns/{turn_id}/end",
+        tags=["turns"],
+        responses=answers(
+            200,
+            "The turn ended: the messages and memories it wrote (for a retry with the same "
+            "reply, `written` is false)",
+            WITH_BODY,
+            CALLER,
+            NO_TURN,
+            ENDED_OTHERWISE,
+        ),
+    )
     async def end_turn(turn_id: TurnPath, body: EndTurnBody, grant: Caller) -> EndTurnOut:
         """End a turn: record the assistant's reply as the session's history (idempotent)."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
@@ -163,7 +205,11 @@ def create_app(  # noqa: C901
             tenant, turn_id, body.reply, tool_calls=body.tool_calls, outcome=body.outcome
         )
 
-    @app.get("/v1/turns/{turn_id}/trace", tags=["turns"], responses=WITH_QUERY | NOT_FOUND)
+    @app.get(
+        "/v1/turns/{turn_id}/trace",
+        tags=["turns"],
+        responses=answers(200, "The turn's trace, phase by phase", INVALID_PARAMS, CALLER, NO_TURN),
+    )
     async def trace(
         turn_id: TurnPath, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
     ) -> TraceOut:
@@ -172,7 +218,12 @@ def create_app(  # noqa: C901
         require(grant, needed(Operation.READ_TRACE))
         return await service.trace(tenant, turn_id)
 
-    @app.post("/v1/memories", status_code=201, tags=["memories"], responses=WITH_BODY)
+    @app.post(
+        "/v1/memories",
+        status_code=201,
+        tags=["memories"],
+        responses=answers(201, "The memory as stored, with its id", WITH_BODY, CALLER),
+    )
     async def remember(body: RememberBody, grant: Caller) -> MemoryOut:
         """Remember something: a fact or preference (semantic) or an event (episodic).
 
@@ -182,7 +233,13 @@ def create_app(  # noqa: C901
         require(grant, needed(Operation.REMEMBER, body.scope))
         return await service.remember(tenant, body, author=grant.name)
 
-    @app.post("/v1/memories/search", tags=["memories"], responses=WITH_BODY)
+    @app.post(
+        "/v1/memories/search",
+        tags=["memories"],
+        responses=answers(
+            200, "The memories recalled, best first (none when not needed)", WITH_BODY, CALLER
+        ),
+    )
     async def search(body: SearchBody, grant: Caller) -> RecallOut:
         """Recall memories; with a session, only when its working memory lacks the topic."""
         tenant = tenant_for(grant, body.user_id, body.agent_id)
@@ -191,7 +248,11 @@ def create_app(  # noqa: C901
             tenant, body.query, top_k=body.top_k, session_id=body.session_id
         )
 
-    @app.patch("/v1/memories/{item_id}", tags=["memories"], responses=WITH_BODY | NOT_FOUND)
+    @app.patch(
+        "/v1/memories/{item_id}",
+        tags=["memories"],
+        responses=answers(200, "The memory as changed", WITH_BODY, CALLER, NO_MEMORY),
+    )
     async def update(item_id: ItemPath, body: UpdateBody, grant: Caller) -> MemoryOut:
         """Change a memory's content or importance (a shared one, whoever wrote it, with the
         ``write_shared`` right)."""
@@ -206,7 +267,11 @@ def create_app(  # noqa: C901
             author=grant.name,
         )
 
-    @app.delete("/v1/memories/{item_id}", tags=["memories"], responses=WITH_QUERY | NOT_FOUND)
+    @app.delete(
+        "/v1/memories/{item_id}",
+        tags=["memories"],
+        responses=answers(200, "The memory forgotten", INVALID_PARAMS, CALLER, NO_MEMORY),
+    )
     async def forget(
         item_id: ItemPath, grant: Caller, user_id: UserQuery, agent_id: AgentQuery = None
     ) -> ForgetOut:
@@ -220,14 +285,18 @@ def create_app(  # noqa: C901
             raise NotFoundError(f"no memory {quoted(item_id)} for this user")
         return forgotten
 
-    @app.delete("/v1/users/{user_id}", tags=["users"], responses=WITH_QUERY)
+    @app.delete(
+        "/v1/users/{user_id}",
+        tags=["users"],
+        responses=answers(200, "What was erased, counted per store", INVALID_PARAMS, CALLER),
+    )
     async def erase(user_id: UserPath, grant: Caller, agent_id: AgentQuery = None) -> ErasureOut:
         """Erase everything the agent holds of one user, in every store."""
         tenant = tenant_for(grant, user_id, agent_id)
         require(grant, needed(Operation.ERASE_USER))
         return await service.erase(tenant)
 
-    @app.get("/healthz", tags=["health"])
+    @app.get("/healthz", tags=["health"], responses=answers(200, "The process answers"))
     async def healthz() -> Health:
         """The process answers."""
         return Health(status="ok")
@@ -242,7 +311,12 @@ def create_app(  # noqa: C901
         """The process answers (no body)."""
         return Response(status_code=200)
 
-    @app.get("/readyz", tags=["health"], responses=NOT_READY)
+    @app.get(
+        "/readyz",
+        tags=["health"],
+        response_model=Readiness,
+        responses=answers(200, "The stores answer", NOT_READY),
+    )
     async def readyz() -> Response:
         """The stores answer (503 while they do not), which agents cannot be ready, and why.
 

@@ -17,15 +17,23 @@ from prefrontal.serving.http.problems import PROBLEM_JSON, TITLES
 DEFAULT_MAX_BODY_BYTES = 1_048_576
 
 
+BODYLESS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
+"""Methods whose routes read no body: a body sent with them is never read, so never refused."""
+
+
 class BodyLimit:
-    """ASGI middleware: refuse request bodies over ``max_bytes`` with a 413 problem."""
+    """ASGI middleware: refuse request bodies over ``max_bytes`` with a 413 problem.
+
+    Requests of the :data:`BODYLESS` methods pass untouched: no route of
+    theirs reads a body, so none answers 413.
+    """
 
     def __init__(self, app: ASGIApp, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
         self.app = app
         self.max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["method"] in BODYLESS:
             await self.app(scope, receive, send)
             return
         declared = _content_length(scope)

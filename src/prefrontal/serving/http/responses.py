@@ -1,10 +1,14 @@
 """The statuses each route of the HTTP API can answer with, for the OpenAPI document.
 
-Every ``/v1/`` route may refuse the caller (401, 403), refuse a request
-(400 malformed JSON, 413 too large, 422 invalid fields), be unable to serve
-it (503: a store is unavailable, or the server runs as many turns as it
-admits) or fail (500); routes that name a resource may not find it (404).
-The health routes answer 200, and ``/readyz`` 503 while the stores do not.
+Each route declares its own: its success with a description (the body's
+model comes from the route's return type) and only the problems it can
+answer. Every ``/v1/`` route may refuse the caller (401, 403), be unable to
+serve (503: a store is unavailable; for the turn routes also the server at
+its limit of turns) or fail (500); a route with a JSON body may refuse it
+(400 not JSON, 413 too large, 422 invalid fields), one with parameters only
+refuse them (422); a route that names a resource may not find it (404); a
+versioned change may conflict (409). The health routes answer 200, and
+``/readyz`` 503 while the stores do not answer.
 """
 
 from __future__ import annotations
@@ -13,38 +17,64 @@ from typing import Any
 
 from prefrontal.serving.http.problems import PROBLEM_JSON
 
+Responses = dict[int | str, dict[str, Any]]
+"""The ``responses=`` of one route: status to OpenAPI response object."""
 
-def _problems(*pairs: tuple[int, str]) -> dict[int | str, dict[str, Any]]:
+
+def problem_answer(status: int, description: str) -> Responses:
+    """``status`` with ``description`` and a problem-details body."""
     problem_schema = {"$ref": "#/components/schemas/Problem"}
     return {
         status: {"description": description, "content": {PROBLEM_JSON: {"schema": problem_schema}}}
-        for status, description in pairs
     }
 
 
-CALLER = _problems(
-    (401, "No API key, or an unknown one"),
-    (403, "The key may not act for this agent or user"),
-    (500, "The server failed; the failure is logged"),
-    (503, "A store is unavailable, or the server is at its limit of turns (see Retry-After)"),
+def answers(status: int, description: str, *problems: Responses) -> Responses:
+    """One route's responses: its success ``status`` described, then each problem it may answer.
+
+    The success keeps the response model FastAPI derives from the route's
+    return type; only its description is set here.
+    """
+    out: Responses = {status: {"description": description}}
+    for one in problems:
+        out |= one
+    return out
+
+
+UNAUTHORIZED = problem_answer(401, "No API key, or an unknown one")
+FORBIDDEN = problem_answer(403, "The key may not act for this agent or user, or lacks the right")
+FAILED = problem_answer(500, "The server failed; the failure is logged")
+STORE_DOWN = problem_answer(503, "A store is unavailable (see Retry-After)")
+CALLER = UNAUTHORIZED | FORBIDDEN | FAILED | STORE_DOWN
+"""What every ``/v1/`` route may answer besides success."""
+
+AT_LIMIT = problem_answer(
+    503, "A store is unavailable, or the server runs as many turns as it admits (see Retry-After)"
 )
-"""What any ``/v1/`` route may answer besides success."""
+"""503 of the routes that run a turn's phases, which the server admits a limited number of."""
 
-WITH_BODY = CALLER | _problems(
-    (400, "The body is not JSON of the expected shape"),
-    (413, "The body is over the size limit"),
-    (422, "Invalid or missing fields"),
+NOT_JSON = problem_answer(400, "The body is not JSON of the expected shape")
+TOO_LARGE = problem_answer(413, "The body is over the size limit")
+INVALID_BODY = problem_answer(422, "Invalid or missing fields (each named in `errors`)")
+WITH_BODY = NOT_JSON | TOO_LARGE | INVALID_BODY
+"""What a route with a JSON body may answer when the body is wrong."""
+
+INVALID_PARAMS = problem_answer(422, "Invalid or missing parameters (each named in `errors`)")
+"""What a route with path or query parameters only may answer when they are wrong."""
+
+CONFLICT = problem_answer(
+    409, "Changed since the version read (`expected_version`), or exists already"
 )
-"""What a ``/v1/`` route with a JSON body may answer besides success."""
+"""A versioned change refused: the caller did not read the version it changes."""
 
-WITH_QUERY = CALLER | _problems((422, "Invalid or missing parameters"))
-"""What a ``/v1/`` route with path or query parameters only may answer besides success."""
 
-NOT_FOUND = _problems((404, "Nothing of this user by that id"))
-"""What a route naming a turn or a memory may answer when the user has none by that id."""
+def not_found(description: str) -> Responses:
+    """404, described for what the route names (a turn, a memory, a goal...)."""
+    return problem_answer(404, description)
 
-NOT_READY = _problems((503, "The stores are not reachable"))
-"""``/readyz`` while the stores do not answer."""
+
+NOT_READY = problem_answer(503, "The stores are not reachable, or no agent can be ready")
+"""``/readyz`` while the stores do not answer, or while no agent a key acts for can be ready."""
 
 PROBLEM_SCHEMA: dict[str, Any] = {
     "title": "Problem",
