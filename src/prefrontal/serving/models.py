@@ -98,14 +98,14 @@ class TurnOut(Out):
     """A started turn: the context to give the model, its size and how it went."""
 
     turn_id: str = Field(description="Pass it to end the turn and to read its trace.")
-    agent_id: str
-    user_id: str
-    session_id: str
+    agent_id: str = Field(description="The agent the turn ran for.")
+    user_id: str = Field(description="The user the turn ran for.")
+    session_id: str = Field(description="The session the turn belongs to.")
     text: str = Field(description="The assembled context: put it in the model's prompt.")
     total_tokens: int = Field(description="Tokens in `text` (cl100k).")
     budget: int = Field(description="The token budget the context was assembled within.")
     source_breakdown: dict[str, int] = Field(description="Tokens per section.")
-    checksum: str
+    checksum: str = Field(description="A hash of `text`: equal contexts have equal checksums.")
     status: str = Field(description="`ok`, or `degraded` when a store failed or was slow.")
     ready_for_router: bool = Field(
         description="True when the context may go to the model: it holds the agent's identity "
