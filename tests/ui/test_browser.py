@@ -179,7 +179,7 @@ def test_a_degraded_turn_shows_the_phase_cut_and_why(page: Page, base: str, turn
 
 
 def test_a_fragments_provenance_opens_by_keyboard(page: Page, base: str, turns: Turns) -> None:
-    """Each fragment of the bundle opens to its store, item, score and why it was taken."""
+    """Each fragment of the bundle opens to its store, item, score and why it was taken (pinned)."""
     sign_in(page, base)
     page.goto(f"{base}/ui/turns/{turns.launch[0]}")
     first = page.locator("ol.fragments details").first
@@ -190,7 +190,7 @@ def test_a_fragments_provenance_opens_by_keyboard(page: Page, base: str, turns: 
     expect(provenance).to_be_visible()
     expect(provenance).to_contain_text("Store")
     expect(provenance).to_contain_text("Why taken")
-    expect(provenance).to_contain_text("within its allocation")
+    expect(provenance).to_contain_text("pinned: the owner's section")
 
 
 def test_two_turns_compared_and_the_session_walked(page: Page, base: str, turns: Turns) -> None:
