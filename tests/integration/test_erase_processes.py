@@ -23,6 +23,7 @@ import pytest
 from prefrontal import Stores
 from prefrontal.memory import MemoryAPI
 from prefrontal.stores import (
+from tests.conftest import fixed_clock
     FrontalQuery,
     MemoryQuery,
     SessionKey,
@@ -84,7 +85,7 @@ async def erase_beside_a_writer(
         with anyio.fail_after(120):
             await ready.wait()
         stores: Stores = open_stores()  # type: ignore[operator]
-        report = await MemoryAPI(stores).erase("atlas", "alice")
+        report = await MemoryAPI(stores, clock=fixed_clock).erase("atlas", "alice")
         assert report.total > 0
         await anyio.sleep(AFTER_ERASE_S)
         await anyio.Path(stop).touch()
@@ -101,7 +102,7 @@ async def check(result: dict[str, object], stores: Stores) -> None:
         assert int(str(result["refused"])) >= 1
         assert int(str(result["bob_rounds"])) >= 2
         assert {"episodic", "frontal_cortex", "traces"} <= set(await held(stores, BOB))
-        memory = MemoryAPI(stores)
+        memory = MemoryAPI(stores, clock=fixed_clock)
         assert await memory.readmit("atlas", "alice")
         await memory.remember(ALICE, "marker welcome back")
         assert await held(stores, ALICE) == {"semantic": 1}
