@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from prefrontal.bundle.fence import BREAK_MARK
 from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnTrace
 
 SYMBOLS = {
@@ -242,3 +243,33 @@ def item_diffs(a: TurnTrace, b: TurnTrace) -> tuple[list[str], list[str], list[s
         [i for i in in_a if i in in_b],
         [i for i in in_b if i not in in_a],
     )
+
+
+@dataclass(frozen=True)
+class SentView:
+    """One message of the context as sent, cut where untrusted text had a line break."""
+
+    index: int
+    role: str
+    parts: tuple[tuple[str, bool], ...]
+    """The content in order: ``(text, False)``, or ``(BREAK_MARK, True)`` for a fence mark."""
+
+    @property
+    def text(self) -> str:
+        """The content exactly as sent."""
+        return "".join(part for part, _ in self.parts)
+
+
+def sent(trace: TurnTrace) -> list[SentView]:
+    """The trace's messages as sent, each with the fence's break marks found in it."""
+    views = []
+    for index, message in enumerate(trace.sent, start=1):
+        pieces = message.content.split(BREAK_MARK)
+        parts: list[tuple[str, bool]] = []
+        for n, piece in enumerate(pieces):
+            if n:
+                parts.append((BREAK_MARK, True))
+            if piece:
+                parts.append((piece, False))
+        views.append(SentView(index, message.role, tuple(parts)))
+    return views
