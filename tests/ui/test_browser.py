@@ -161,6 +161,12 @@ def test_the_list_shows_the_agents_turns_and_filters_by_session(
     expect(page.get_by_label("Session")).to_have_value(LAUNCH)
     listed = [rows.nth(i).locator("td").last.inner_text() for i in range(len(turns.launch))]
     assert listed == list(reversed(turns.launch))
+    said = [rows.nth(i).locator("td.said-cell").inner_text() for i in range(len(turns.launch))]
+    assert said == [
+        "And the launch checklist?",
+        "What is blocking the <b>payments</b> migration?",
+        "Can we still make the December 3 launch?",
+    ]
 
 
 def test_a_degraded_turn_shows_the_phase_cut_and_why(page: Page, base: str, turns: Turns) -> None:
