@@ -215,6 +215,7 @@ def ui_router(traces: Callable[[], TraceStore], keys: KeyRing | None) -> APIRout
             sections=views.sections(trace),
             fragments=views.fragments(trace),
             sent=views.sent(trace) if viewer.sees_context else None,
+            overrun=views.overrun(trace),
             buffer=views.buffer(trace),
             previous=previous,
             following=following,
