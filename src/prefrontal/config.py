@@ -199,6 +199,13 @@ class OrchestratorConfig(_Settings):
     """Turns in flight per orchestrator, and how long a turn waits to be admitted."""
     writes: WritesConfig = WritesConfig()
     """The writes behind each turn (trace, buffer, recall counts)."""
+    record_context: bool = False
+    """Keep the context as sent in each turn's trace: the bundle's chat messages
+    (``TurnTrace.sent``) and each dropped fragment's text (``DroppedRecord.text``), for
+    the trace viewer. The text lives in the trace store's row of the turn: erasing the
+    user removes it, and forgetting one of the turn's own messages empties ``sent``,
+    but forgetting an item does not take its copies out of other turns' traces
+    (prune them), so it is off unless asked for."""
 
     @field_validator("tokenizer")
     @classmethod

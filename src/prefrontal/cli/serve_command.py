@@ -153,11 +153,13 @@ def _service(
     err: Console,
     observers: Sequence[Observer] = (),
     max_turns_in_flight: int = 32,
+    record_context: bool = False,
 ) -> Service:
     config = OrchestratorConfig(
         total_token_budget=budget,
         deadline_ms=deadline_ms,
         admission=AdmissionConfig(max_turns_in_flight=max_turns_in_flight),
+        record_context=record_context,
     )
     try:
         _check_database_file(db)
@@ -220,6 +222,11 @@ def serve_http(
     ),
     reuse_port: bool = typer.Option(False, "--reuse-port", hidden=True),
     agent_file: Path | None = AgentFileOption,
+    record_context: bool = typer.Option(
+        False,
+        "--record-context",
+        help="Keep each turn's context as sent in its trace, for the viewer (see docs/traces.md).",
+    ),
 ) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json); every /v1/ call needs an API key."""
     err = Console(stderr=True)
@@ -247,7 +254,7 @@ def serve_http(
         raise typer.Exit(2)
     metrics = installed_metrics()
     observers = [metrics.observer] if metrics is not None else []
-    service = _service(db, budget, deadline_ms, err, observers, max_turns_in_flight)
+    service = _service(db, budget, deadline_ms, err, observers, max_turns_in_flight, record_context)
     app = create_app(service, keys, max_body_bytes=max_body_bytes, metrics=metrics)
     try:
         sock = bind(host, port, reuse_port=reuse_port or workers > 1)

@@ -4,7 +4,8 @@ A turn's trace keeps the user's input (so that ``end_turn`` can record it
 from a bare turn id) and, once ended, the reply. When one of the turn's
 messages is forgotten its text goes from the trace as well: the user's
 message leaves ``user_input`` (``None``), the reply leaves the ending's
-``reply`` (empty), and the trace lists the forgotten ids in ``forgotten``.
+``reply`` (empty), the context as sent (``sent``, which ends with the user's
+message) is emptied, and the trace lists the forgotten ids in ``forgotten``.
 The rest of the trace (timings, ids, token counts) stays: it holds no text
 of what was said.
 """
@@ -57,4 +58,5 @@ def redacted(trace: TurnTrace, messages: Iterable[ConversationTurn]) -> TurnTrac
             update["ending"] = trace.ending.model_copy(update={"reply": ""})
         forgotten.append(message.item_id)
     update["forgotten"] = tuple(dict.fromkeys(forgotten))
+    update["sent"] = ()
     return trace.model_copy(update=update)

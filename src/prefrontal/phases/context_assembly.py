@@ -150,6 +150,7 @@ def _drop(fragment: Fragment, reason: str) -> DroppedRecord:
         item_ids=fragment.provenance.item_ids,
         tokens=fragment.tokens,
         reason=reason,
+        text=fragment.text,
     )
 
 

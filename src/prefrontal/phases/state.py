@@ -32,6 +32,7 @@ from prefrontal.traces.models import (
     PhaseRecord,
     PhaseStatus,
     SectionUsage,
+    SentMessage,
     TurnStatus,
     TurnTrace,
 )
@@ -188,6 +189,7 @@ class TurnState:
     def _trace(self, **sealed: Any) -> TurnTrace:
         """The turn's trace with who, when and what it spent, and the ``sealed`` fields given."""
         c, bundle = self.context, self.bundle
+        record = self.config.record_context
         return TurnTrace(
             turn_id=c.turn_id,
             parent_turn_id=c.parent_turn_id,
@@ -201,8 +203,16 @@ class TurnState:
             total_tokens=bundle.total_tokens if bundle else 0,
             checksum=bundle.checksum if bundle else "",
             sections=tuple(self.sections),
-            dropped=tuple(self.dropped),
+            dropped=tuple(self.dropped) if record else tuple(_textless(self.dropped)),
             version=self.version,
             user_input=self.request.user_input,
+            sent=tuple(SentMessage(**m) for m in bundle.to_messages(self.request.user_input))
+            if bundle and record
+            else (),
             **sealed,
         )
+
+
+def _textless(dropped: list[DroppedRecord]) -> list[DroppedRecord]:
+    """``dropped`` without the fragments' text (the context is not recorded)."""
+    return [d.model_copy(update={"text": ""}) for d in dropped]

@@ -46,6 +46,7 @@ class Operation(StrEnum):
     NOTE = "note an observation, a risk or a confirmation"
     RESOLVE = "resolve a scratch entry"
     VIEW_TRACES = "see every turn of the agent in the trace viewer"
+    VIEW_CONTEXT = "see the context as sent and the dropped items' text in the trace viewer"
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ RULES: tuple[Rule, ...] = (
         Right.ADMINISTER,
         ("GET /ui", "GET /ui/turns/{turn_id}", "GET /ui/compare", "POST /ui/signin"),
     ),
+    _same(Operation.VIEW_CONTEXT, Right.ADMINISTER, ("GET /ui/turns/{turn_id}",)),
 )
 """Every operation of the HTTP API and the MCP tools, once."""
 

@@ -18,6 +18,7 @@ from prefrontal.traces.models import (
     PhaseRecord,
     PhaseStatus,
     SectionUsage,
+    SentMessage,
     TurnStatus,
     TurnTrace,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "PhaseRecord",
     "PhaseStatus",
     "SectionUsage",
+    "SentMessage",
     "TurnIdentity",
     "TurnStatus",
     "TurnTrace",

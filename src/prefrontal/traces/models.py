@@ -55,6 +55,15 @@ class DroppedRecord(TraceModel):
     item_ids: tuple[str, ...]
     tokens: int
     reason: str
+    text: str = ""
+    """The fragment's text as it would have been rendered (empty in traces older than it)."""
+
+
+class SentMessage(TraceModel):
+    """One chat message of the context as :meth:`ContextBundle.to_messages` produced it."""
+
+    role: str
+    content: str
 
 
 class RecallMode(StrEnum):
@@ -151,6 +160,10 @@ class TurnTrace(TraceModel):
     version: str = ""
     user_input: str | None = None
     """The user's message, so that ``end_turn`` can record it from a bare turn id."""
+    sent: tuple[SentMessage, ...] = ()
+    """The context as sent: the bundle's chat messages with the user's message last.
+    It lives in the trace (the trace store's row of the turn) and goes with it:
+    erasing the user, pruning traces, or forgetting one of this turn's messages."""
     forgotten: tuple[str, ...] = ()
     """Ids of this turn's messages forgotten since: their text is gone from the trace
     (``user_input`` is ``None`` for the user's, the ending's ``reply`` empty for the reply).

@@ -66,7 +66,7 @@ def test_every_http_route_that_takes_a_key_is_in_the_table() -> None:
     turns = [rule.operation for rule in RULES if "POST /v1/turns" in rule.http]
     assert turns == [Operation.START_TURN, Operation.CHOOSE_MODE]
     twice = {route for route, count in Counter(named).items() if count > 1}
-    assert twice == {"POST /v1/turns", "POST /v1/goals"}
+    assert twice == {"POST /v1/turns", "POST /v1/goals", "GET /ui/turns/{turn_id}"}
 
 
 @pytest.mark.anyio

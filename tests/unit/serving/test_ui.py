@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from prefrontal.cli.app import app as cli
 from prefrontal.serving.keys import KeyGrant, KeyRing, Right, hash_key
-from prefrontal.serving.ui import ui_router
+from prefrontal.serving.ui import ui_router, views
 from prefrontal.serving.ui.access import COOKIE
 from prefrontal.serving.ui.local import local_app
 from prefrontal.stores import sqlite
@@ -83,7 +83,7 @@ def filled() -> InMemoryTraceStore:
             status=TurnStatus.DEGRADED,
             user_input="<script>alert(1)</script>",
         )
-        await store.put(bobs.model_copy(update={"phases": (cut_phase(),)}))
+        await store.put(bobs.model_copy(update={"phases": (cut_phase(),), "deadline_ms": 400.0}))
         await store.put(trace("theirs", STRANGER, started_at=at(201), user_input="their plans"))
 
     anyio.run(put)
@@ -183,7 +183,9 @@ def test_a_cut_phase_says_so_and_why(client: TestClient) -> None:
     page = client.get("/ui/turns/bobs", headers=bearer(ADMIN)).text
     row = page.split('id="phase-episodic"', 1)[1].split("</tr>", 1)[0]
     assert "✂ timeout" in row
-    assert "cut at its deadline: DeadlineExceeded: cut at the 400 ms deadline" in row
+    assert "cut by the turn&#39;s 400 ms deadline at 400.0 ms, after running 390.0 ms" in row
+    assert "nothing it was loading reached the context" in row
+    assert "DeadlineExceeded" not in row
     assert "retried: 2 attempts" in row and "over its 150 ms budget by 240.0 ms" in row
 
 
@@ -272,3 +274,32 @@ def test_prefrontal_ui_serves_one_database(tmp_path: Path) -> None:
         assert turn_ids(local.get("/ui").text) == ["kept"]
     missing = CliRunner().invoke(cli, ["ui", "--db", str(tmp_path / "none.db")])
     assert missing.exit_code == 2 and "no database" in missing.output
+
+
+def test_a_bare_timeout_says_which_budget_cut_it_and_an_overrun_is_explained() -> None:
+    """``TimeoutError: TimeoutError`` becomes the phase's own budget, when, and what was lost."""
+    bare = cut_phase().model_copy(
+        update={
+            "name": "context_assembly",
+            "started_ms": 2.0,
+            "duration_ms": 60.0,
+            "budget_ms": 50.0,
+            "attempts": 1,
+            "items_loaded": 0,
+            "warnings": (),
+            "errors": (ErrorRecord(type="TimeoutError", message="TimeoutError"),),
+        }
+    )
+    marks = views.waterfall((bare,), 1_000.0).bars[0].marks
+    assert marks[0] == (
+        "cut by its own 50 ms time budget at 62.0 ms, after running 60.0 ms; "
+        "nothing it was loading reached the context"
+    )
+    assert not any("TimeoutError" in m for m in marks)
+    late = trace("late").model_copy(
+        update={"duration_ms": 25.9, "deadline_ms": 15.0, "phases": (cut_phase(),)}
+    )
+    assert views.overrun(late) is not None and "10.9 ms past the deadline" in str(
+        views.overrun(late)
+    )
+    assert views.overrun(trace("in-time")) is None

@@ -30,6 +30,9 @@ class Viewer:
 
     agent_id: str | None
     name: str
+    sees_context: bool = True
+    """Whether the turn page shows the context as sent and the dropped items' text
+    (:data:`~prefrontal.serving.rights.Operation.VIEW_CONTEXT`)."""
 
 
 EVERYONE = Viewer(agent_id=None, name="local")
@@ -63,7 +66,7 @@ class Access:
             return None
         if not grant.allows(needed(Operation.VIEW_TRACES)):
             raise Refused
-        return Viewer(agent_id=grant.agent_id, name=grant.name)
+        return Viewer(agent_id=grant.agent_id, name=grant.name, sees_context=_sees_context(grant))
 
     def sign_in(self, key: str) -> tuple[Viewer, str] | None:
         """The viewer of ``key`` and the cookie value to set; ``None`` for an unknown key.
@@ -75,7 +78,8 @@ class Access:
             return None
         if not grant.allows(needed(Operation.VIEW_TRACES)):
             raise Refused
-        return Viewer(grant.agent_id, grant.name), f"{grant.sha256}.{self._mac(grant.sha256)}"
+        viewer = Viewer(grant.agent_id, grant.name, _sees_context(grant))
+        return viewer, f"{grant.sha256}.{self._mac(grant.sha256)}"
 
     def _by_header(self, request: Request) -> KeyGrant | None:
         # Here, not at the top: the HTTP application includes this package's router.
@@ -94,3 +98,7 @@ class Access:
 
     def _mac(self, digest: str) -> str:
         return hmac.new(self._secret, digest.encode(), hashlib.sha256).hexdigest()
+
+
+def _sees_context(grant: KeyGrant) -> bool:
+    return grant.allows(needed(Operation.VIEW_CONTEXT))

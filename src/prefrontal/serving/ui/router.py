@@ -214,6 +214,8 @@ def ui_router(traces: Callable[[], TraceStore], keys: KeyRing | None) -> APIRout
             steps=views.waterfall(trace.ending.steps, 0.0) if trace.ending else None,
             sections=views.sections(trace),
             fragments=views.fragments(trace),
+            sent=views.sent(trace) if viewer.sees_context else None,
+            overrun=views.overrun(trace),
             buffer=views.buffer(trace),
             previous=previous,
             following=following,

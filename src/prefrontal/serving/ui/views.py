@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from prefrontal.bundle.fence import BREAK_MARK
 from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnTrace
 
 SYMBOLS = {
@@ -56,20 +57,66 @@ def _permille(ms: float, scale: float) -> int:
     return max(0, min(1000, round(1000 * ms / scale))) if scale > 0 else 0
 
 
-def _marks(record: PhaseRecord) -> tuple[str, ...]:
-    marks: list[str] = []
+BARE = {"TimeoutError", "CancelledError", ""}
+"""Error messages that only repeat the error's type: they say nothing a person can use."""
+
+
+def cut_reason(record: PhaseRecord, deadline_ms: float) -> str:
+    """Which deadline cut ``record`` (the turn's or the phase's own budget), when, what was lost.
+
+    A phase the runner marked ``DeadlineExceeded``, or that ended at or past
+    the turn's deadline, was cut by that deadline; one that ran
+    past its own time budget, by that budget; otherwise by a time limit
+    inside it (a store call's). The turn's own words (``DeadlineExceeded``)
+    are kept; a bare ``TimeoutError`` is replaced by this account.
+    """
+    ended = record.started_ms + record.duration_ms
+    by_turn = any(e.type == "DeadlineExceeded" for e in record.errors)
+    if by_turn or (deadline_ms > 0 and ended >= deadline_ms - 0.5):
+        which = f"the turn's {deadline_ms:g} ms deadline"
+    elif record.duration_ms >= record.budget_ms:
+        which = f"its own {record.budget_ms:g} ms time budget"
+    else:
+        which = "a time limit inside it (a store call's)"
+    lost = (
+        "nothing it was loading reached the context"
+        if record.items_loaded == 0
+        else f"{record.items_loaded} item(s) it loaded before the cut were kept"
+    )
+    return f"cut by {which} at {ended:.1f} ms, after running {record.duration_ms:.1f} ms; {lost}"
+
+
+UNSAID_DEGRADED = "a phase it needs did not finish, or a store call was retried or partial"
+"""What a degraded phase that recorded no reason of its own may have met (the runner's causes)."""
+
+
+def _reasons(record: PhaseRecord) -> list[str]:
     said = {e.message for e in record.errors}
-    reasons = [f"{e.type}: {e.message}" for e in record.errors]
+    reasons = [
+        f"{e.type}: {e.message}"
+        for e in record.errors
+        if e.message not in BARE and e.message != e.type and e.type != "DeadlineExceeded"
+    ]
     reasons += [w for w in record.warnings if w not in said]
-    reason = "; ".join(reasons)
+    return reasons
+
+
+def _marks(record: PhaseRecord, deadline_ms: float = 0.0) -> tuple[str, ...]:
+    marks: list[str] = []
+    reason = "; ".join(_reasons(record))
     if record.status is PhaseStatus.TIMEOUT:
-        marks.append(f"cut at its deadline{': ' + reason if reason else ''}")
+        cut = cut_reason(record, deadline_ms)
+        marks.append(f"{cut}{' (' + reason + ')' if reason else ''}")
     elif record.status is PhaseStatus.CANCELLED:
         marks.append(f"cancelled{': ' + reason if reason else ''}")
     elif record.status is PhaseStatus.FAILED:
         marks.append(f"failed{': ' + reason if reason else ''}")
     elif record.status is PhaseStatus.DEGRADED:
-        marks.append(f"degraded{': ' + reason if reason else ''}")
+        why = (
+            reason
+            or "a phase it needs did not finish, a store call was retried, or its store was slow"
+        )
+        marks.append(f"degraded: {why}")
     elif reason:
         marks.append(reason)
     if record.attempts > 1:
@@ -78,6 +125,24 @@ def _marks(record: PhaseRecord) -> tuple[str, ...]:
         over = record.duration_ms - record.budget_ms
         marks.append(f"over its {record.budget_ms:g} ms budget by {over:.1f} ms")
     return tuple(marks)
+
+
+def overrun(trace: TurnTrace) -> str | None:
+    """Why a turn took longer than its deadline, in words; ``None`` when it did not."""
+    if trace.duration_ms <= trace.deadline_ms:
+        return None
+    late = [p for p in trace.phases if p.started_ms + p.duration_ms > trace.deadline_ms]
+    cut = [p.name for p in late if p.status is PhaseStatus.TIMEOUT]
+    after = [p.name for p in late if p.status is not PhaseStatus.TIMEOUT]
+    parts = [f"{trace.duration_ms - trace.deadline_ms:.1f} ms past the deadline"]
+    if cut:
+        parts.append(f"the deadline cut {', '.join(cut)}")
+    if after:
+        parts.append(
+            f"then {', '.join(after)} still ran to assemble what had arrived "
+            "(the phases after loading always run, within their own budgets)"
+        )
+    return "; ".join(parts) + "."
 
 
 def _overlaps(a: PhaseRecord, b: PhaseRecord) -> bool:
@@ -95,7 +160,7 @@ def waterfall(phases: tuple[PhaseRecord, ...], deadline_ms: float) -> Waterfall:
             x=_permille(p.started_ms, scale),
             width=max(2, _permille(p.duration_ms, scale)),
             budget_width=_permille(p.budget_ms, scale),
-            marks=_marks(p),
+            marks=_marks(p, deadline_ms),
             alongside=tuple(o.name for o in phases if o is not p and _overlaps(p, o)),
         )
         for p in phases
@@ -242,3 +307,33 @@ def item_diffs(a: TurnTrace, b: TurnTrace) -> tuple[list[str], list[str], list[s
         [i for i in in_a if i in in_b],
         [i for i in in_b if i not in in_a],
     )
+
+
+@dataclass(frozen=True)
+class SentView:
+    """One message of the context as sent, cut where untrusted text had a line break."""
+
+    index: int
+    role: str
+    parts: tuple[tuple[str, bool], ...]
+    """The content in order: ``(text, False)``, or ``(BREAK_MARK, True)`` for a fence mark."""
+
+    @property
+    def text(self) -> str:
+        """The content exactly as sent."""
+        return "".join(part for part, _ in self.parts)
+
+
+def sent(trace: TurnTrace) -> list[SentView]:
+    """The trace's messages as sent, each with the fence's break marks found in it."""
+    views = []
+    for index, message in enumerate(trace.sent, start=1):
+        pieces = message.content.split(BREAK_MARK)
+        parts: list[tuple[str, bool]] = []
+        for n, piece in enumerate(pieces):
+            if n:
+                parts.append((BREAK_MARK, True))
+            if piece:
+                parts.append((piece, False))
+        views.append(SentView(index, message.role, tuple(parts)))
+    return views
