@@ -23,7 +23,6 @@ import pytest
 from prefrontal import Stores
 from prefrontal.memory import MemoryAPI
 from prefrontal.stores import (
-from tests.conftest import fixed_clock
     FrontalQuery,
     MemoryQuery,
     SessionKey,
@@ -32,6 +31,7 @@ from tests.conftest import fixed_clock
     postgres,
     sqlite,
 )
+from tests.conftest import fixed_clock
 
 pytestmark = pytest.mark.anyio
 WRITER = Path(__file__).with_name("erase_writer.py")
