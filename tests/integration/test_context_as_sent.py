@@ -42,7 +42,9 @@ async def remember_many(orchestrator: Orchestrator) -> None:
 
 async def test_the_trace_holds_the_messages_as_sent_and_the_dropped_text(tmp_path: Path) -> None:
     """``sent`` equals ``bundle.to_messages(user_input)``; dropped records carry their text."""
-    async with Orchestrator(sqlite.open_stores(tmp_path / "s.db"), RECORDING) as orchestrator:
+    async with Orchestrator(
+        sqlite.open_stores(tmp_path / "s.db"), RECORDING, clock=lambda: T0
+    ) as orchestrator:
         await remember_many(orchestrator)
         turn = await orchestrator.start_turn(request("What about the garden plan?"))
     expected = turn.bundle.to_messages("What about the garden plan?")
@@ -58,7 +60,9 @@ async def test_the_trace_holds_the_messages_as_sent_and_the_dropped_text(tmp_pat
 async def test_without_record_context_the_trace_holds_no_context_text(tmp_path: Path) -> None:
     """Off (the default), ``sent`` is empty and no dropped record carries text."""
     config = RECORDING.model_copy(update={"record_context": False})
-    async with Orchestrator(sqlite.open_stores(tmp_path / "s.db"), config) as orchestrator:
+    async with Orchestrator(
+        sqlite.open_stores(tmp_path / "s.db"), config, clock=lambda: T0
+    ) as orchestrator:
         await remember_many(orchestrator)
         turn = await orchestrator.start_turn(request("What about the garden plan?"))
     assert turn.trace.sent == ()
@@ -83,7 +87,9 @@ async def test_erasing_the_user_leaves_no_byte_of_the_recorded_context(tmp_path:
 
 async def test_forgetting_the_turns_message_empties_its_context_as_sent(tmp_path: Path) -> None:
     """The user's message is the last message sent: forgetting it empties ``sent`` too."""
-    async with Orchestrator(sqlite.open_stores(tmp_path / "s.db"), RECORDING) as orchestrator:
+    async with Orchestrator(
+        sqlite.open_stores(tmp_path / "s.db"), RECORDING, clock=lambda: T0
+    ) as orchestrator:
         turn = await orchestrator.start_turn(request("My locker code is 4417."))
         ended = await orchestrator.end_turn(turn, "Noted.")
         await orchestrator.wait_background()
