@@ -57,11 +57,20 @@ def pick(items: Iterable[H], handle: str, what: str) -> H:
     :class:`NotFoundError` when none has it, or when two do (then the
     message says to use the item's id instead).
     """
-    found = [item for item in items if handle_of(item) == handle]
-    if not found:
+    found = only_with_handle(items, handle)
+    if found is None:
         raise NotFoundError(f"no {what} {handle} visible to this user")
+    return found
+
+
+def only_with_handle(items: Iterable[H], handle: str) -> H | None:
+    """The one item of ``items`` whose handle is ``handle``, or ``None`` when none has it.
+
+    :class:`NotFoundError` when two do: the message says to use the item's id instead.
+    """
+    found = [item for item in items if handle_of(item) == handle]
     if len(found) > 1:
         raise NotFoundError(
             f"{len(found)} items share the handle {handle}: use the item_id instead"
         )
-    return found[0]
+    return found[0] if found else None

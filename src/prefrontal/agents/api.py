@@ -31,13 +31,13 @@ field refuses it) naming the field.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from prefrontal.agents.merge_patch import merge_patch
 from prefrontal.errors import ConfigurationError, ConflictError, NotFoundError
-from prefrontal.handles import as_handle, pick
+from prefrontal.handles import as_handle, only_with_handle
 from prefrontal.memory.api import new_ulid
 from prefrontal.stores.authors import HOLDER
 from prefrontal.stores.consciousness import AgentProfile
@@ -236,21 +236,11 @@ class AgentStateAPI:
         a handle among every item the tenant sees. A handle two items share
         raises ``NotFoundError`` saying to use the id.
         """
-        store = _frontal(self.stores)
-        for holder in (tenant, agent_tenant(tenant.agent_id)):
-            found = await store.get(holder, item_id)
-            if found is not None and (holder == tenant or found.scope is Scope.SHARED):
-                return found
+        found = await _own_or_shared(_frontal(self.stores).get, tenant, item_id)
         handle = as_handle(item_id)
-        if handle is None:
-            return None
-        visible = await self.list_items(tenant, limit=LOOKUP_LIMIT)
-        try:
-            return pick(visible, handle, "goal, action or question")
-        except NotFoundError as error:
-            if "share the handle" in str(error):
-                raise
-            return None
+        if found is not None or handle is None:
+            return found
+        return only_with_handle(await self.list_items(tenant, limit=LOOKUP_LIMIT), handle)
 
     async def get_item(self, tenant: Tenant, item_id: str | FrontalItem) -> FrontalItem:
         """The goal, action or question ``item_id`` the tenant sees; ``NotFoundError`` if none.
@@ -402,21 +392,11 @@ class AgentStateAPI:
         An id is looked for among the tenant's own entries, then the agent's;
         a handle among the active entries the tenant sees.
         """
-        store = _scratch(self.stores)
-        for holder in (tenant, agent_tenant(tenant.agent_id)):
-            found = await store.get(holder, item_id)
-            if found is not None and (holder == tenant or found.scope is Scope.SHARED):
-                return found
+        found = await _own_or_shared(_scratch(self.stores).get, tenant, item_id)
         handle = as_handle(item_id)
-        if handle is None:
-            return None
-        active = await self.active_entries(tenant, limit=LOOKUP_LIMIT)
-        try:
-            return pick(active, handle, "scratch entry")
-        except NotFoundError as error:
-            if "share the handle" in str(error):
-                raise
-            return None
+        if found is not None or handle is None:
+            return found
+        return only_with_handle(await self.active_entries(tenant, limit=LOOKUP_LIMIT), handle)
 
     async def get_entry(self, tenant: Tenant, item_id: str | Observation) -> Observation:
         """The scratch entry ``item_id`` the tenant sees; ``NotFoundError`` if none.
@@ -514,6 +494,20 @@ def _profiles(stores: Stores) -> VersionedProfiles:
     if not isinstance(store, VersionedProfiles):
         raise _unversioned(store, "consciousness")
     return store
+
+
+Stored = TypeVar("Stored", FrontalItem, Observation)
+
+
+async def _own_or_shared(
+    get: Callable[[Tenant, str], Awaitable[Stored | None]], tenant: Tenant, item_id: str
+) -> Stored | None:
+    """The item ``item_id`` among ``tenant``'s own, else among the agent's shared ones."""
+    for holder in (tenant, agent_tenant(tenant.agent_id)):
+        found = await get(holder, item_id)
+        if found is not None and (holder == tenant or found.scope is Scope.SHARED):
+            return found
+    return None
 
 
 def _frontal(stores: Stores) -> VersionedFrontal:
