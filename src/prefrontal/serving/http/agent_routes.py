@@ -29,7 +29,7 @@ Included in the application by :func:`agent_router`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Protocol, TypeVar
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request
 from pydantic import ValidationError
@@ -64,6 +64,20 @@ from prefrontal.stores.scratch_page import Observation
 from prefrontal.stores.tenancy import Tenant
 
 T = TypeVar("T")
+
+
+class _Close(Protocol):
+    """``complete`` or ``abandon`` of :class:`~prefrontal.agents.AgentStateAPI`."""
+
+    def __call__(
+        self,
+        tenant: Tenant,
+        item_id: str | FrontalItem,
+        *,
+        expected_version: int | None = None,
+        author: str | None = None,
+    ) -> Awaitable[FrontalItem]: ...
+
 
 UserQuery = Annotated[Id, Query(description="The user acted for.")]
 AgentPath = Annotated[
@@ -144,6 +158,40 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     """The routes of the agent's state over ``service``."""
     router = APIRouter(prefix="/v1")
     agents = service.orchestrator.agents
+
+    async def goal_to_change(
+        grant: KeyGrant, user_id: str, item_id: str
+    ) -> tuple[Tenant, FrontalItem]:
+        """The goal ``item_id`` (id or handle) the user sees, once the key may change it.
+
+        403 without ``change_goal``'s right (``write_shared`` for a shared
+        goal, looked up on the item); 404 when the user sees no such item.
+        """
+        require(grant, needed(Operation.CHANGE_GOAL))
+        tenant = tenant_for(grant, user_id)
+        found = await agents.get_item(tenant, item_id)
+        require_to_change(grant, found, Operation.CHANGE_GOAL)
+        return tenant, found
+
+    async def entry_to_change(
+        grant: KeyGrant, user_id: str, item_id: str
+    ) -> tuple[Tenant, Observation]:
+        """The scratch entry ``item_id`` the user sees, once the key may resolve it."""
+        require(grant, needed(Operation.RESOLVE))
+        tenant = tenant_for(grant, user_id)
+        found = await agents.get_entry(tenant, item_id)
+        require_to_change(grant, found, Operation.RESOLVE)
+        return tenant, found
+
+    async def close_goal(
+        item_id: str, body: VersionBody, grant: KeyGrant, close: _Close
+    ) -> GoalOut:
+        """``close`` (complete or abandon) the goal, versioned and authored by the key."""
+        tenant, found = await goal_to_change(grant, body.user_id, item_id)
+        item = await _versioned(
+            lambda: close(tenant, found, expected_version=body.expected_version, author=grant.name)
+        )
+        return GoalOut.of(item)
 
     @router.get(
         "/agents/{agent_id}/profile",
@@ -260,13 +308,10 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     )
     async def update_goal(item_id: GoalPath, body: GoalUpdateBody, grant: Caller) -> GoalOut:
         """Change a goal's progress, status, priority, wording, blocking, due date or tags."""
-        require(grant, needed(Operation.CHANGE_GOAL))
-        tenant = tenant_for(grant, body.user_id)
+        tenant, found = await goal_to_change(grant, body.user_id, item_id)
         changes = body.changes()
         if not changes:
             raise HTTPException(422, "Nothing to change: give progress, status, priority or text.")
-        found = await agents.get_item(tenant, item_id)
-        require_to_change(grant, found, Operation.CHANGE_GOAL)
         item = await _versioned(
             lambda: agents.update_item(
                 tenant,
@@ -285,16 +330,7 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     )
     async def complete_goal(item_id: GoalPath, body: VersionBody, grant: Caller) -> GoalOut:
         """Mark a goal (action, question) done; one already done is returned unchanged."""
-        require(grant, needed(Operation.CHANGE_GOAL))
-        tenant = tenant_for(grant, body.user_id)
-        found = await agents.get_item(tenant, item_id)
-        require_to_change(grant, found, Operation.CHANGE_GOAL)
-        item = await _versioned(
-            lambda: agents.complete(
-                tenant, found, expected_version=body.expected_version, author=grant.name
-            )
-        )
-        return GoalOut.of(item)
+        return await close_goal(item_id, body, grant, agents.complete)
 
     @router.post(
         "/goals/{item_id}/abandon",
@@ -303,16 +339,7 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     )
     async def abandon_goal(item_id: GoalPath, body: VersionBody, grant: Caller) -> GoalOut:
         """Mark a goal (action, question) cancelled; one already cancelled is returned unchanged."""
-        require(grant, needed(Operation.CHANGE_GOAL))
-        tenant = tenant_for(grant, body.user_id)
-        found = await agents.get_item(tenant, item_id)
-        require_to_change(grant, found, Operation.CHANGE_GOAL)
-        item = await _versioned(
-            lambda: agents.abandon(
-                tenant, found, expected_version=body.expected_version, author=grant.name
-            )
-        )
-        return GoalOut.of(item)
+        return await close_goal(item_id, body, grant, agents.abandon)
 
     @router.get(
         "/scratch",
@@ -358,10 +385,7 @@ def agent_router(service: Service) -> APIRouter:  # noqa: C901
     )
     async def resolve_scratch(item_id: EntryPath, body: ResolveBody, grant: Caller) -> ScratchOut:
         """Resolve an entry: ``confirmed``, ``declined`` or ``resolved``."""
-        require(grant, needed(Operation.RESOLVE))
-        tenant = tenant_for(grant, body.user_id)
-        found = await agents.get_entry(tenant, item_id)
-        require_to_change(grant, found, Operation.RESOLVE)
+        tenant, found = await entry_to_change(grant, body.user_id, item_id)
         entry = await _versioned(
             lambda: agents.resolve(
                 tenant,
