@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator, Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -32,6 +32,12 @@ def anyio_backend() -> str:
 
 def fixed_clock() -> datetime:
     return FIXED_NOW
+
+
+def ticking_clock(start: datetime) -> Callable[[], datetime]:
+    """A clock that moves one millisecond from ``start`` on every reading: nothing ties."""
+    readings = itertools.count(1)
+    return lambda: start + timedelta(milliseconds=next(readings))
 
 
 def counting_ids(prefix: str = "turn") -> Callable[[], str]:

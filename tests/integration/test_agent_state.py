@@ -16,8 +16,8 @@ from prefrontal.errors import ConflictError, NotFoundError
 from prefrontal.handles import handle_of
 from prefrontal.stores.frontal_cortex import FrontalStatus
 from prefrontal.stores.tenancy import Tenant
-from tests.conftest import fixed_clock
-from tests.servers.test_agent_loop import ticking
+from tests.conftest import fixed_clock, ticking_clock
+from tests.servers.test_agent_loop import T0
 
 pytestmark = pytest.mark.anyio
 
@@ -90,7 +90,9 @@ async def test_items_belong_to_their_user(stores: Stores) -> None:
 
 async def test_changes_show_in_the_next_turn_and_its_trace(stores: Stores) -> None:
     """A goal added, advanced and a risk noted between turns: the next turn shows and traces them."""
-    orchestrator = Orchestrator(stores, OrchestratorConfig(deadline_ms=60_000), clock=ticking())
+    orchestrator = Orchestrator(
+        stores, OrchestratorConfig(deadline_ms=60_000), clock=ticking_clock(T0)
+    )
     api = orchestrator.agents
     await api.set_profile(MAYA, name="Atlas")
     request = TurnRequest(agent_id="atlas", user_id="maya", session_id="s", user_input="Status?")

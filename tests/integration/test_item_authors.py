@@ -11,8 +11,8 @@ from prefrontal.stores.authors import AGENT, OWNER
 from prefrontal.stores.frontal_cortex import FrontalKind, FrontalStatus
 from prefrontal.stores.scratch_page import ScratchKind
 from prefrontal.stores.tenancy import Scope, Tenant
-from tests.conftest import fixed_clock
-from tests.servers.test_agent_loop import ticking
+from tests.conftest import fixed_clock, ticking_clock
+from tests.servers.test_agent_loop import T0
 from tests.servers.test_agent_rights import unhandled
 
 pytestmark = pytest.mark.anyio
@@ -56,7 +56,7 @@ async def test_the_context_says_who_wrote_each_goal_and_entry(stores: Stores) ->
     config = OrchestratorConfig.model_validate(
         {"deadline_ms": 60_000, "frontal_cortex": {"active_goals": 10}}
     )
-    orchestrator = Orchestrator(stores, config, clock=ticking())
+    orchestrator = Orchestrator(stores, config, clock=ticking_clock(T0))
     api = orchestrator.agents
     await api.set_profile(MAYA, name="Atlas")
     await api.add_item(MAYA, FrontalKind.GOAL, "Team goal", scope=Scope.SHARED, author="curator")

@@ -9,8 +9,7 @@ SDK's own client connected in-process.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from prefrontal.serving.mcp_tools import build_mcp
 from prefrontal.serving.service import Service
 from prefrontal.stores.frontal_cortex import FrontalItem
 from prefrontal.stores.tenancy import Tenant
+from tests.conftest import ticking_clock
 
 pytestmark = pytest.mark.anyio
 
@@ -30,18 +30,6 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent.toml"
 TENANT = Tenant(agent_id="atlas", user_id="maya")
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 GOAL = "Book the venue for the launch party"
-
-
-def ticking() -> Callable[[], datetime]:
-    """A clock that moves one millisecond on every reading: changes and turns never tie."""
-    readings = 0
-
-    def now() -> datetime:
-        nonlocal readings
-        readings += 1
-        return T0 + timedelta(milliseconds=readings)
-
-    return now
 
 
 async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -64,7 +52,7 @@ def expected(turn: int, handle: str) -> tuple[str | None, int | None]:
 
 
 async def test_twenty_turns_steered_through_the_mcp_tools(stores: Stores) -> None:
-    clock = ticking()
+    clock = ticking_clock(T0)
     orchestrator = Orchestrator(stores, OrchestratorConfig(deadline_ms=60_000), clock=clock)
     await apply(orchestrator.agents, load(EXAMPLE))
     service = Service(orchestrator, clock=clock)

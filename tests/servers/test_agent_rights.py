@@ -9,9 +9,8 @@ over the in-memory, SQLite and PostgreSQL stores, driven by real clients.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -28,6 +27,7 @@ from prefrontal.stores.frontal_cortex import FrontalKind
 from prefrontal.stores.scratch_page import ScratchKind
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Scope, Tenant
+from tests.conftest import ticking_clock
 from tests.servers.loopback import http_app_served, mcp_served
 from tests.servers.test_mcp import http_client
 
@@ -74,18 +74,6 @@ def auth(name: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
-def ticking() -> Callable[[], datetime]:
-    """A clock that moves one millisecond on every reading."""
-    readings = 0
-
-    def now() -> datetime:
-        nonlocal readings
-        readings += 1
-        return T0 + timedelta(milliseconds=readings)
-
-    return now
-
-
 @dataclass
 class World:
     """The service over one backend's stores, with the agent's profile set."""
@@ -101,7 +89,7 @@ class World:
 @pytest.fixture
 async def world(stores: Stores) -> World:
     """Atlas in mode ``support`` (allowed: refunds); its ``admin`` mode allows wire transfers."""
-    clock = ticking()
+    clock = ticking_clock(T0)
     orchestrator = Orchestrator(stores, OrchestratorConfig(deadline_ms=60_000), clock=clock)
     await orchestrator.agents.set_profile(
         MAYA,

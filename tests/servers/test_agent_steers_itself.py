@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from prefrontal.budgets.tokens import default_counter
 from prefrontal.serving.mcp_tools import build_mcp
 from prefrontal.serving.service import Service
 from prefrontal.stores.tenancy import Tenant
+from tests.conftest import ticking_clock
 
 pytestmark = pytest.mark.anyio
 
@@ -34,21 +34,9 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 TOOL_LIST_LIMIT = 3_000
 
 
-def ticking() -> Callable[[], datetime]:
-    """A clock one millisecond later at every reading."""
-    readings = 0
-
-    def now() -> datetime:
-        nonlocal readings
-        readings += 1
-        return T0 + timedelta(milliseconds=readings)
-
-    return now
-
-
 async def served(stores: Stores) -> tuple[Orchestrator, Service]:
     """An orchestrator and service over ``stores`` with the example agent file applied."""
-    clock = ticking()
+    clock = ticking_clock(T0)
     orchestrator = Orchestrator(stores, OrchestratorConfig(deadline_ms=60_000), clock=clock)
     await apply(orchestrator.agents, load(EXAMPLE))
     return orchestrator, Service(orchestrator, clock=clock)
@@ -123,8 +111,8 @@ async def test_an_unknown_handle_says_where_handles_are(stores: Stores) -> None:
 
 async def test_the_tool_list_costs_at_most_3000_tokens() -> None:
     """The tools as listed to a model, as compact JSON, count at most 3,000 cl100k tokens."""
-    orchestrator = Orchestrator(Stores.in_memory(), clock=ticking())
-    service = Service(orchestrator, clock=ticking())
+    orchestrator = Orchestrator(Stores.in_memory(), clock=ticking_clock(T0))
+    service = Service(orchestrator, clock=ticking_clock(T0))
     async with Client(build_mcp(service, TENANT)) as client:
         listed = await client.list_tools()
     tools = [t.model_dump(mode="json", exclude_none=True, by_alias=True) for t in listed.tools]

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from prefrontal.serving.mcp_tools import build_mcp
 from prefrontal.serving.service import Service
 from prefrontal.stores import postgres, sqlite
 from prefrontal.stores.tenancy import Tenant
+from tests.conftest import ticking_clock
 
 pytestmark = pytest.mark.anyio
 
@@ -72,18 +73,6 @@ class Seen:
     progress: float
     blocked: bool
     status: str = "active"
-
-
-def ticking() -> Callable[[], datetime]:
-    """One clock for the whole run, restarts included: a millisecond later at every reading."""
-    readings = 0
-
-    def now() -> datetime:
-        nonlocal readings
-        readings += 1
-        return T0 + timedelta(milliseconds=readings)
-
-    return now
 
 
 def read_context(context: str) -> dict[str, Seen]:
@@ -172,7 +161,7 @@ async def server(
 
 async def live(open_stores: StoresFactory) -> Tally:
     """The 30-turn run; every assertion on what each context shows is made here."""
-    clock = ticking()
+    clock = ticking_clock(T0)
     setup = open_stores()
     try:
         await apply(Orchestrator(setup, clock=clock).agents, load(EXAMPLE))
