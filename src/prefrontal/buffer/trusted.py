@@ -22,11 +22,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from prefrontal.buffer.models import BufferModel
+from pydantic import BaseModel
+
 from prefrontal.forgetting import remembered
 
-M = TypeVar("M", bound=BufferModel)
-"""A buffer model: frozen, no extra fields, no private attributes (what both functions assume)."""
+M = TypeVar("M", bound=BaseModel)
+"""A frozen model with no extra fields and no private attributes (what both functions
+assume): the buffer's models, and a context's fragments and their provenance."""
 
 _new = object.__new__
 _set = object.__setattr__
@@ -53,7 +55,7 @@ def assemble(cls: type[M], fields: dict[str, Any]) -> M:
 
 
 @remembered(maxsize=None, holds_text=False)
-def _names(cls: type[BufferModel]) -> set[str]:
+def _names(cls: type[BaseModel]) -> set[str]:
     """The field names of ``cls``: every assembled ``cls`` shares this set as its set fields
     (never changed in place: the models are frozen, and ``model_copy`` copies it first)."""
     return set(cls.__pydantic_fields__)
