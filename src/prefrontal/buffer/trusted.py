@@ -69,12 +69,15 @@ def evolve(model: M, changes: Mapping[str, Any]) -> M:
     (``model_copy`` would drop it silently).
     """
     cls = type(model)
-    if not changes.keys() <= cls.__pydantic_fields__.keys():
-        unknown = sorted(changes.keys() - cls.__pydantic_fields__.keys())
-        raise TypeError(f"{cls.__name__}: unknown fields {unknown}")
+    set_fields: set[str] = model.__pydantic_fields_set__
+    if not changes.keys() <= set_fields:  # (an assembled model has every field set: shared)
+        if not changes.keys() <= cls.__pydantic_fields__.keys():
+            unknown = sorted(changes.keys() - cls.__pydantic_fields__.keys())
+            raise TypeError(f"{cls.__name__}: unknown fields {unknown}")
+        set_fields = set_fields | changes.keys()
     copied = _new(cls)
     _set(copied, "__dict__", {**model.__dict__, **changes})
-    _set(copied, "__pydantic_fields_set__", model.__pydantic_fields_set__ | changes.keys())
+    _set(copied, "__pydantic_fields_set__", set_fields)
     _set(copied, "__pydantic_extra__", None)
     _set(copied, "__pydantic_private__", None)
     return copied
