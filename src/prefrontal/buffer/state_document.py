@@ -99,8 +99,8 @@ for that very object (an id reused by another object after the first was freed d
 match it)."""
 register(_PARSED)
 register(_ITEMS)
-_HEAD = frozenset({"format", "config"})
-_TAIL_LEFT_OUT = frozenset({"format", "config", "items"})
+_HEAD: Final = {"format", "config"}
+_TAIL_LEFT_OUT: Final = {"format", "config", "items"}
 
 
 def encode(snapshot: BufferSnapshot) -> dict[str, Any]:
