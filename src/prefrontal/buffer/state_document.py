@@ -91,14 +91,44 @@ _PARSED: Recent[str, BufferSnapshot] = Recent(DECODED_DOCUMENTS)
 _SERIALIZER = BufferSnapshot.__pydantic_serializer__
 _ITEM_SERIALIZER = BufferItem.__pydantic_serializer__
 ENCODED_ITEMS: Final = 1_024
-"""Items whose JSON :func:`encode` remembers (by the item itself): about the items of the
-sessions a process turns between, as :data:`DECODED_DOCUMENTS` holds their snapshots."""
-_ITEMS: Recent[int, tuple[BufferItem, bytes]] = Recent(ENCODED_ITEMS)
-"""Each item's JSON by the item's ``id()``, the item kept beside it: an entry is used only
-for that very object (an id reused by another object after the first was freed does not
-match it)."""
+"""Items whose JSON :func:`encode` remembers (by the item itself), at most: about the items
+of the sessions a process turns between, as :data:`DECODED_DOCUMENTS` holds their
+snapshots. Past it the cache starts again empty (cheaper, item by item, than keeping an
+order of use)."""
+
+
+class _ItemJson:
+    """Each item's JSON by the item's ``id()``, the item kept beside it: an entry is used
+    only for that very object (an id reused by another object after the first was freed
+    does not match it). A plain dictionary: its reads and writes are atomic in CPython, and
+    event loops in several threads may share it."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: dict[int, tuple[BufferItem, bytes]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __call__(self, item: BufferItem) -> bytes:
+        """``item``'s JSON, remembered for that object."""
+        kept = self._entries.get(id(item))
+        if kept is not None and kept[0] is item:
+            return kept[1]
+        text: bytes = _ITEM_SERIALIZER.to_json(item)
+        if len(self._entries) >= self._size:
+            self._entries = {}
+        self._entries[id(item)] = (item, text)
+        return text
+
+    def clear(self) -> None:
+        """Drop every entry (an erased user's items among them)."""
+        self._entries = {}
+
+
+_item_json = _ItemJson(ENCODED_ITEMS)
 register(_PARSED)
-register(_ITEMS)
+register(_item_json)
 _HEAD: Final = {"format", "config"}
 _TAIL_LEFT_OUT: Final = {"format", "config", "items"}
 
@@ -123,16 +153,6 @@ def encode(snapshot: BufferSnapshot) -> dict[str, Any]:
     document = (head[:-1] + b',"items":[' + items + b"]," + tail[1:]).decode()
     _PARSED.put(document, snapshot)
     return {STATE_FIELD: document}
-
-
-def _item_json(item: BufferItem) -> bytes:
-    """``item``'s JSON, remembered for that object."""
-    kept = _ITEMS.get(id(item))
-    if kept is not None and kept[0] is item:
-        return kept[1]
-    text: bytes = _ITEM_SERIALIZER.to_json(item)
-    _ITEMS.put(id(item), (item, text))
-    return text
 
 
 def forget(state: dict[str, Any]) -> None:
