@@ -1,8 +1,9 @@
 """The in-memory conversation store reads recent turns from each agent's timeline.
 
-The timeline is sorted again after every write for its agent, so a new,
-replaced or erased turn is seen by the next read, in the same order and
-with the same tenancy as a scan of every turn would give.
+The timeline is kept in order by every append (and sorted again after a
+delete or an erase), so a new, replaced or erased turn is seen by the next
+read, in the same order and with the same tenancy as a scan of every turn
+would give.
 """
 
 from __future__ import annotations
@@ -67,6 +68,24 @@ async def test_writes_are_seen_by_the_next_read() -> None:
     assert await ids(store) == ["b", "c", "a"]
     await store.erase(MAYA)
     assert await ids(store) == []
+
+
+async def test_appends_after_a_read_keep_the_order_a_fresh_sort_gives() -> None:
+    """Turns appended out of order, at equal times and replaced after a read are
+    recent in the order a store that sorts every turn afresh gives."""
+    kept, fresh = InMemoryConversationStore(), InMemoryConversationStore()
+    writes = [("a", 5), ("b", 1), ("c", 5), ("d", 3), ("b", 7), ("e", 0), ("c", 2), ("f", 5)]
+    first: dict[str, int] = {}
+    latest: dict[str, int] = {}
+    for item_id, minutes in writes:
+        await kept.append(said(item_id, minutes))
+        first.setdefault(item_id, len(first))
+        latest[item_id] = minutes
+        expected = sorted(latest, key=lambda i: (latest[i], first[i]))
+        assert await ids(kept, limit=20) == expected  # read between writes: kept in place
+        await fresh.append(said(item_id, minutes))
+    assert await ids(kept, limit=20) == await ids(fresh, limit=20)
+    assert await ids(kept, limit=20) == ["e", "c", "d", "a", "f", "b"]
 
 
 async def test_a_tenant_sees_its_own_and_shared_turns_of_its_agent_only() -> None:

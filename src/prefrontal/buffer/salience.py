@@ -129,6 +129,8 @@ def _item_terms(text: str, labels: tuple[str, ...]) -> frozenset[str]:
 
 
 def _urgency(item: NewItem) -> float:
+    if not item.tags:  # (most offers: a turn's fragments carry no tags)
+        return item.urgency
     tagged = any(tag.casefold() in URGENT_TAGS for tag in item.tags)
     return 1.0 if tagged else item.urgency
 

@@ -17,7 +17,9 @@ The cache holds values only (frozen snapshots, by their JSON), never state
 a caller could observe: a document decodes to an equal snapshot whether it
 was remembered or parsed. A session that saves a new document has the one
 it replaces forgotten (:func:`forget`), so a session keeps at most its
-latest document remembered, not one per turn.
+latest document remembered, not one per turn. Both caches are in the
+forgetting registry (:func:`prefrontal.forgetting.register`): erasing a
+user or forgetting a memory empties them.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ import threading
 from collections import OrderedDict
 from typing import Any, Final, Generic, TypeVar
 
+from prefrontal.buffer.models import BufferItem
 from prefrontal.buffer.snapshot import BufferSnapshot
+from prefrontal.forgetting import register
 
 STATE_FIELD: Final = "buffer"
 """The key of the document in a session's ``SessionState.state``."""
@@ -69,6 +73,11 @@ class Recent(Generic[K, V]):
         with self._lock:
             self._entries.pop(key, None)
 
+    def clear(self) -> None:
+        """Drop every entry (an erased user's items among them)."""
+        with self._lock:
+            self._entries.clear()
+
     def put(self, key: K, value: V) -> V:
         with self._lock:
             self._entries[key] = value
@@ -80,6 +89,48 @@ class Recent(Generic[K, V]):
 
 _PARSED: Recent[str, BufferSnapshot] = Recent(DECODED_DOCUMENTS)
 _SERIALIZER = BufferSnapshot.__pydantic_serializer__
+_ITEM_SERIALIZER = BufferItem.__pydantic_serializer__
+ENCODED_ITEMS: Final = 1_024
+"""Items whose JSON :func:`encode` remembers (by the item itself), at most: about the items
+of the sessions a process turns between, as :data:`DECODED_DOCUMENTS` holds their
+snapshots. Past it the cache starts again empty (cheaper, item by item, than keeping an
+order of use)."""
+
+
+class _ItemJson:
+    """Each item's JSON by the item's ``id()``, the item kept beside it: an entry is used
+    only for that very object (an id reused by another object after the first was freed
+    does not match it). A plain dictionary: its reads and writes are atomic in CPython, and
+    event loops in several threads may share it."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: dict[int, tuple[BufferItem, bytes]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __call__(self, item: BufferItem) -> bytes:
+        """``item``'s JSON, remembered for that object."""
+        kept = self._entries.get(id(item))
+        if kept is not None and kept[0] is item:
+            return kept[1]
+        text: bytes = _ITEM_SERIALIZER.to_json(item)
+        if len(self._entries) >= self._size:
+            self._entries = {}
+        self._entries[id(item)] = (item, text)
+        return text
+
+    def clear(self) -> None:
+        """Drop every entry (an erased user's items among them)."""
+        self._entries = {}
+
+
+_item_json = _ItemJson(ENCODED_ITEMS)
+register(_PARSED)
+register(_item_json)
+_HEAD: Final = {"format", "config"}
+_TAIL_LEFT_OUT: Final = {"format", "config", "items"}
 
 
 def encode(snapshot: BufferSnapshot) -> dict[str, Any]:
@@ -88,8 +139,18 @@ def encode(snapshot: BufferSnapshot) -> dict[str, Any]:
     One string rather than a tree of dicts: a store holding many sessions in
     process memory keeps one object per session, and loading goes through
     pydantic's JSON parser in one step.
+
+    A turn saves its session twice (when its context is ready, and at its end
+    with the reply offered), and the second save holds nearly the same item
+    objects as the first (read back from the document the first wrote): each
+    item's JSON is remembered by the item, and the document is spliced from
+    those and the snapshot's other fields, the very text
+    ``snapshot.model_dump_json()`` gives.
     """
-    document = _SERIALIZER.to_json(snapshot).decode()
+    head = _SERIALIZER.to_json(snapshot, include=_HEAD)
+    tail = _SERIALIZER.to_json(snapshot, exclude=_TAIL_LEFT_OUT)
+    items = b",".join(_item_json(item) for item in snapshot.items)
+    document = (head[:-1] + b',"items":[' + items + b"]," + tail[1:]).decode()
     _PARSED.put(document, snapshot)
     return {STATE_FIELD: document}
 

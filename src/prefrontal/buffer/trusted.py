@@ -22,11 +22,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from prefrontal.buffer.models import BufferModel
+from pydantic import BaseModel
+
 from prefrontal.forgetting import remembered
 
-M = TypeVar("M", bound=BufferModel)
-"""A buffer model: frozen, no extra fields, no private attributes (what both functions assume)."""
+M = TypeVar("M", bound=BaseModel)
+"""A frozen model with no extra fields and no private attributes (what both functions
+assume): the buffer's models, and a context's fragments and their provenance."""
 
 _new = object.__new__
 _set = object.__setattr__
@@ -53,7 +55,7 @@ def assemble(cls: type[M], fields: dict[str, Any]) -> M:
 
 
 @remembered(maxsize=None, holds_text=False)
-def _names(cls: type[BufferModel]) -> set[str]:
+def _names(cls: type[BaseModel]) -> set[str]:
     """The field names of ``cls``: every assembled ``cls`` shares this set as its set fields
     (never changed in place: the models are frozen, and ``model_copy`` copies it first)."""
     return set(cls.__pydantic_fields__)
@@ -67,12 +69,15 @@ def evolve(model: M, changes: Mapping[str, Any]) -> M:
     (``model_copy`` would drop it silently).
     """
     cls = type(model)
-    if not changes.keys() <= cls.__pydantic_fields__.keys():
-        unknown = sorted(changes.keys() - cls.__pydantic_fields__.keys())
-        raise TypeError(f"{cls.__name__}: unknown fields {unknown}")
+    set_fields: set[str] = model.__pydantic_fields_set__
+    if not changes.keys() <= set_fields:  # (an assembled model has every field set: shared)
+        if not changes.keys() <= cls.__pydantic_fields__.keys():
+            unknown = sorted(changes.keys() - cls.__pydantic_fields__.keys())
+            raise TypeError(f"{cls.__name__}: unknown fields {unknown}")
+        set_fields = set_fields | changes.keys()
     copied = _new(cls)
     _set(copied, "__dict__", {**model.__dict__, **changes})
-    _set(copied, "__pydantic_fields_set__", model.__pydantic_fields_set__ | changes.keys())
+    _set(copied, "__pydantic_fields_set__", set_fields)
     _set(copied, "__pydantic_extra__", None)
     _set(copied, "__pydantic_private__", None)
     return copied

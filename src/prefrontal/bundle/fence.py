@@ -243,7 +243,21 @@ def speaker_label(name: str) -> str:
     for one; any other name that starts with structure is escaped. A name
     that is a spoken role (``user``, ``assistant``) stays as it is: it says
     no more than prefrontal's own label for that role.
+
+    Remembered by name (a conversation has few speakers, each named on every
+    line of theirs); names longer than :data:`CACHED_CHARS` are worked out again.
     """
+    if len(name) > CACHED_CHARS:
+        return _speaker_label(name)
+    return _remembered_speaker_label(name)
+
+
+@remembered(maxsize=4_096)
+def _remembered_speaker_label(name: str) -> str:
+    return _speaker_label(name)
+
+
+def _speaker_label(name: str) -> str:
     label = as_data(name, opens_line=False)
     words = _WORD.findall(fold(label[:_HEAD_CHARS]))
     if any(w in _reserved_folds() for w in words):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Set
 from datetime import datetime
 
-from prefrontal.bundle.models import Fragment, Section
+from prefrontal.buffer.trusted import assemble
+from prefrontal.bundle.models import Fragment, Provenance, Section
 from prefrontal.object_cache import ObjectCache
 from prefrontal.phases.state import TurnState
 from prefrontal.retrieval.analysis import term_set, terms
@@ -39,9 +40,77 @@ def fragment(  # noqa: PLR0913
 ) -> Fragment:
     """A fragment of ``text`` with its token count and provenance filled in.
 
-    Validated in one call, its provenance as a plain row: a nested model
-    built in Python costs twice as much.
+    The loading phases make dozens a turn (every memory that may be shown),
+    from values of the types the fields take: the fragment is assembled
+    without validating them again (:mod:`prefrontal.buffer.trusted`), the
+    numbers made the fields' types first. What the fields' constraints
+    refuse (an empty text, no item ids, no store or phase) is validated, and
+    raises as before.
     """
+    if not (text and item_ids and store and phase):
+        return _validated(
+            turn,
+            section,
+            text,
+            store,
+            item_ids,
+            phase,
+            rank,
+            position,
+            score,
+            created_at,
+            updated_at,
+            version,
+            heading,
+            role,
+            volatile,
+        )
+    provenance = assemble(
+        Provenance,
+        {
+            "store": store,
+            "item_ids": tuple(item_ids),
+            "phase": phase,
+            "score": None if score is None else float(score),
+            "created_at": created_at,
+            "updated_at": updated_at,
+            "version": version,
+        },
+    )
+    return assemble(
+        Fragment,
+        {
+            "section": section,
+            "text": text,
+            "tokens": turn.count(text),
+            "provenance": provenance,
+            "rank": int(rank),
+            "position": float(position),
+            "heading": heading,
+            "role": role,
+            "volatile": bool(volatile),
+        },
+    )
+
+
+def _validated(  # noqa: PLR0913
+    turn: TurnState,
+    section: Section,
+    text: str,
+    store: str,
+    item_ids: tuple[str, ...],
+    phase: str,
+    rank: int,
+    position: float,
+    score: float | None,
+    created_at: datetime | None,
+    updated_at: datetime | None,
+    version: str | None,
+    heading: str | None,
+    role: str | None,
+    volatile: bool,
+) -> Fragment:
+    """The fragment validated in one call, its provenance as a plain row."""
     return Fragment.model_validate(
         {
             "section": section,

@@ -96,3 +96,19 @@ async def test_a_session_keeps_only_its_latest_document_remembered() -> None:
     assert decode(second.state) is decode(second.state)  # remembered
     parsed = decode(first.state)
     assert parsed == first_snapshot and parsed is not first_snapshot  # forgotten: parsed again
+
+
+async def test_a_spliced_document_is_the_snapshots_json_empty_or_with_items_seen_before() -> None:
+    """An empty buffer's document, and one spliced from items encoded before, are
+    ``model_dump_json()`` of their snapshots; a new item's JSON is its own, never a
+    remembered one's."""
+    buffer = make_buffer(OverflowPolicy.LRU, max_items=4)
+    empty = buffer.snapshot()
+    assert encode(empty)[STATE_FIELD] == empty.model_dump_json()
+    for n in range(6):  # past max_items: items leave, others take their places
+        await buffer.add(item(f"Step {n} of the payment review."), now=at(n))
+        snapshot = buffer.snapshot()
+        assert encode(snapshot)[STATE_FIELD] == snapshot.model_dump_json()
+    again = buffer.snapshot()
+    assert encode(again)[STATE_FIELD] == again.model_dump_json()
+    assert decode({STATE_FIELD: again.model_dump_json()}) == again

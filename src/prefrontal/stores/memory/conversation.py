@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -15,8 +16,9 @@ Said = tuple[datetime, int, ConversationTurn]
 class InMemoryConversationStore:
     """Turns in insertion order; one summary per ``(agent, user)``.
 
-    Each agent's turns are also kept as a timeline, oldest first, sorted
-    again only after a write for that agent: ``recent`` walks it back from
+    Each agent's turns are also kept as a timeline, oldest first: built
+    sorted on the first read, then kept in order in place by each append
+    (sorted again only after a delete or an erase): ``recent`` walks it back from
     the newest, never past the ``limit`` turns it returns and those it may
     not show, instead of sorting every turn of every agent on each read.
     """
@@ -34,7 +36,11 @@ class InMemoryConversationStore:
             self._sequence += 1
         order = previous[0] if previous is not None else self._sequence
         self._turns[key] = (order, turn)
-        self._timelines.pop(turn.agent_id, None)
+        timeline = self._timelines.get(turn.agent_id)
+        if timeline is not None:  # kept in order in place: a conversation grows by appends
+            if previous is not None:
+                _take_out(timeline, order, previous[1])
+            insort(timeline, (turn.created_at, order, turn), key=_when)
 
     async def recent(
         self, tenant: Tenant, *, limit: int, session_id: str | None = None
@@ -60,7 +66,7 @@ class InMemoryConversationStore:
                     for order, turn in self._turns.values()
                     if turn.agent_id == agent_id
                 ),
-                key=lambda said: (said[0], said[1]),
+                key=_when,
             )
             self._timelines[agent_id] = timeline
         return timeline
@@ -91,3 +97,15 @@ class InMemoryConversationStore:
         self._timelines.pop(tenant.agent_id, None)
         summary = self._summaries.pop((tenant.agent_id, tenant.user_id), None)
         return len(mine) + (summary is not None)
+
+
+def _when(said: Said) -> tuple[datetime, int]:
+    """A timeline's order: when said, then insertion order (unique: one order per message)."""
+    return said[0], said[1]
+
+
+def _take_out(timeline: list[Said], order: int, turn: ConversationTurn) -> None:
+    """Remove ``turn`` (its insertion ``order``) from the sorted ``timeline``."""
+    index = bisect_left(timeline, (turn.created_at, order), key=_when)
+    if index < len(timeline) and timeline[index][1] == order:
+        del timeline[index]

@@ -6,8 +6,10 @@ per section, their details); as JSON it is one the garbage collector never
 walks (the heading and the pair holding both are two more), and it takes a
 fraction of the memory. A process keeping its
 10,000 newest traces held some 800,000 such objects, and every full
-collection walked them all. Reading a trace back parses it (about 20
-microseconds for a demo turn's); writing one serializes it (about 12).
+collection walked them all. Writing a trace serializes it (about 12
+microseconds for a demo turn's); reading one back parses it (about 20),
+unless it is among the documents :mod:`prefrontal.traces.documents`
+remembers (the last few written or read): the same frozen trace again.
 """
 
 from __future__ import annotations
@@ -18,12 +20,11 @@ from typing import NamedTuple
 
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
+from prefrontal.traces.documents import parse, serialize
 from prefrontal.traces.models import TurnTrace
 
 DEFAULT_KEEP = 10_000
 """Traces an in-memory store keeps unless told otherwise: a process's memory stays bounded."""
-
-_SERIALIZER = TurnTrace.__pydantic_serializer__
 
 
 class Heading(NamedTuple):
@@ -81,7 +82,7 @@ class _Kept(NamedTuple):
     document: bytes
 
     def trace(self) -> TurnTrace:
-        return TurnTrace.model_validate_json(self.document)
+        return parse(self.document)
 
 
 class InMemoryTraceStore:
@@ -92,7 +93,7 @@ class InMemoryTraceStore:
     of ``(started_at, turn_id)`` (entries of traces replaced or removed since
     are skipped when they come up), so a ``put`` costs ``O(log n)``, not a
     scan of every trace kept. What ``get`` and ``list`` return are equal to
-    the traces put, not the same objects.
+    the traces put (frozen values; a recent one may be the very trace put).
     """
 
     def __init__(self, *, keep: int | None = DEFAULT_KEEP) -> None:
@@ -104,7 +105,7 @@ class InMemoryTraceStore:
 
     async def put(self, trace: TurnTrace) -> None:
         heading = Heading.of(trace)
-        self._traces[trace.turn_id] = _Kept(heading, _SERIALIZER.to_json(trace))
+        self._traces[trace.turn_id] = _Kept(heading, serialize(trace))
         if self._keep is None:
             return
         heapq.heappush(self._ages, heading.age())

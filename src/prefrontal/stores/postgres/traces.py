@@ -14,6 +14,7 @@ from prefrontal.stores.postgres.database import (
 )
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import OPEN_SUFFIX, TraceQuery, ended_body
+from prefrontal.traces.documents import parse, remember
 from prefrontal.traces.models import TurnTrace
 
 _STORE = "traces"
@@ -42,8 +43,15 @@ def _row(trace: TurnTrace) -> tuple[object, ...]:
         trace.session_id,
         trace.status.value,
         trace.started_at,
-        dump(trace, store=_STORE),
+        _body(trace),
     )
+
+
+def _body(trace: TurnTrace) -> str:
+    """``trace``'s JSON, remembered as it: the turn's end reads it back without parsing."""
+    body = dump(trace, store=_STORE)
+    remember(body, trace)
+    return body
 
 
 class PostgresTraceStore(SharesDatabase[PostgresDatabase]):
@@ -86,7 +94,7 @@ class PostgresTraceStore(SharesDatabase[PostgresDatabase]):
             tenant.agent_id,
             tenant.user_id,
         )
-        return None if body is None else read_one(body, TurnTrace.model_validate_json, store=_STORE)
+        return None if body is None else read_one(body, parse, store=_STORE)
 
     async def get(self, tenant: Tenant, turn_id: str) -> TurnTrace | None:
         if not storable(turn_id):
@@ -100,7 +108,7 @@ class PostgresTraceStore(SharesDatabase[PostgresDatabase]):
 
         async def run(connection: Connection) -> list[TurnTrace]:
             rows = await connection.fetch(sql, *params)
-            return readable((r[0] for r in rows), TurnTrace.model_validate_json, store=_STORE)
+            return readable((r[0] for r in rows), parse, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 

@@ -10,6 +10,7 @@ from prefrontal.stores.durable import SharesDatabase, dump, encodable, read_one,
 from prefrontal.stores.sqlite.database import Database, erase, to_us
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import OPEN_SUFFIX, TraceQuery
+from prefrontal.traces.documents import parse, remember
 from prefrontal.traces.models import TurnTrace
 
 _STORE = "traces"
@@ -31,8 +32,9 @@ class SqliteTraceStore(SharesDatabase[Database]):
             trace.session_id,
             trace.status.value,
             to_us(trace.started_at),
-            dump(trace, store=_STORE),
+            body := dump(trace, store=_STORE),
         )
+        remember(body, trace)  # the turn's end reads it back without parsing
         connection.execute(
             "INSERT OR REPLACE INTO traces (turn_id, parent_turn_id, agent_id, user_id,"
             " session_id, status, started_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -55,9 +57,7 @@ class SqliteTraceStore(SharesDatabase[Database]):
             "SELECT body FROM traces WHERE turn_id = ? AND agent_id = ? AND user_id = ?",
             (turn_id, tenant.agent_id, tenant.user_id),
         ).fetchone()
-        return (
-            None if row is None else read_one(row[0], TurnTrace.model_validate_json, store=_STORE)
-        )
+        return None if row is None else read_one(row[0], parse, store=_STORE)
 
     async def get(self, tenant: Tenant, turn_id: str) -> TurnTrace | None:
         return await self.database.read(lambda c: self.get_in(c, tenant, turn_id), store=_STORE)
@@ -67,7 +67,7 @@ class SqliteTraceStore(SharesDatabase[Database]):
 
         def run(connection: sqlite3.Connection) -> list[TurnTrace]:
             rows = connection.execute(sql, params).fetchall()
-            return readable((b for (b,) in rows), TurnTrace.model_validate_json, store=_STORE)
+            return readable((b for (b,) in rows), parse, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 
