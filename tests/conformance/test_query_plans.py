@@ -9,7 +9,6 @@ statement the store runs.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import pytest
 from prefrontal.stores.postgres import PostgresDatabase, PostgresMemoryStore
 from prefrontal.stores.postgres.memory_sql import Statements as PostgresStatements
 from prefrontal.stores.sqlite import Database, SqliteMemoryStore
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.sqlite.memory_sql import Statements as SqliteStatements
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.testing.synthetic import memories
