@@ -88,3 +88,29 @@ async def test_a_forget_writes_a_sliver_of_the_index(tmp_path: Path) -> None:
     assert size > 1_000_000
     assert cost < size / 4
     assert len(hits) == 5
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+async def test_a_forgotten_word_leaves_the_file_with_either_library(
+    tmp_path: Path, in_place: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """0 copies of a forgotten item's word in the files, whether the indexes delete in place
+    or (a SQLite older than 3.44) are optimised whole; the kept item's word stays."""
+    from prefrontal.stores.sqlite import driver
+
+    monkeypatch.setattr(driver, "DELETES_IN_PLACE", in_place and DELETES_IN_PLACE)
+    path = tmp_path / "stores.db"
+    stores = sqlite.open_stores(path)
+    api = MemoryAPI(stores, clock=fixed_clock)
+    await stores.episodic.put_many(list(memories(500, tenant=CROWD, start=FIXED_NOW)))
+    gone = await api.remember(SMALL, "the vault code is qzvforgotword", store="episodic")
+    await api.remember(SMALL, "the lantern is qzvkeptword", store="episodic")
+    assert await api.forget(SMALL, gone.item_id)
+    with sqlite3.connect(path) as connection:
+        secure = [driver.deletes_in_place(connection, t) for t in fts5_tables(connection)]
+    await stores.aclose()
+    files = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+    found = [f.read_bytes() for f in files if f.exists()]
+    assert sum(data.count(b"forgotword") for data in found) == 0
+    assert sum(data.count(b"keptword") for data in found) > 0
+    assert all(secure) if in_place else not any(secure)
