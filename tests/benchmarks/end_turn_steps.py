@@ -30,7 +30,6 @@ import itertools
 import json
 import os
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -39,6 +38,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
+
+from prefrontal.stores.sqlite.driver import sqlite3
 
 SIZE = 100_000
 Synchronous = Literal["FULL", "NORMAL"]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import sqlite3
 import statistics
 import time
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
 from prefrontal.stores import MemoryItem, MemoryStore, Stores, Tenant, sqlite
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.testing.synthetic import memories
 from tests.benchmarks.backend_bench import bench_search, bench_whole_turn
 

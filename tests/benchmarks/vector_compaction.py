@@ -40,7 +40,6 @@ import json
 import os
 import random
 import shutil
-import sqlite3
 import statistics
 import tempfile
 import time
@@ -53,6 +52,7 @@ import anyio
 
 from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.stores import MemoryQuery, ScoredMemory, sqlite
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.testing.synthetic import memories, questions
 from tests.benchmarks.first_turn import memory

@@ -11,7 +11,6 @@ backends' kept counts equal a recount per agent and survive migration.
 from __future__ import annotations
 
 import random
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant, postgres,
 from prefrontal.stores.long_term import MemoryStore
 from prefrontal.stores.postgres import migrations as pg_migrations
 from prefrontal.stores.sqlite import migrations as sqlite_migrations
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.testing.conformance.base import at
 from tests.conftest import FIXED_NOW
 from tests.stores.postgres_schema import schema_connection, to_schema_3

@@ -9,7 +9,6 @@ statement the store runs.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import pytest
 from prefrontal.stores.postgres import PostgresDatabase, PostgresMemoryStore
 from prefrontal.stores.postgres.memory_sql import Statements as PostgresStatements
 from prefrontal.stores.sqlite import Database, SqliteMemoryStore
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.sqlite.memory_sql import Statements as SqliteStatements
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.testing.synthetic import memories
@@ -33,7 +33,8 @@ ANCHORS = ["m0000041", "m0001000", "m0001999"]
 
 
 async def test_sqlite_around_reads_only_the_neighbours(tmp_path: Path) -> None:
-    """SQLite's ``around`` finds anchors by id and neighbours by thread position, scanning no table."""
+    """SQLite's ``around`` finds anchors by their key and neighbours by thread position,
+    scanning no table (not the agent's threaded items from ``thread_id > NULL`` on)."""
     database = Database(tmp_path / "plans.db")
     store = SqliteMemoryStore(database, "episodic")
     await store.put_many(list(memories(ITEMS, tenant=TENANT)))
@@ -53,6 +54,10 @@ async def test_sqlite_around_reads_only_the_neighbours(tmp_path: Path) -> None:
     assert scans == [], plan
     assert not any(step.startswith("SEARCH m USING INDEX") for step in plan), plan
     assert "SEARCH m USING INTEGER PRIMARY KEY (rowid=?)" in plan
+    anchors = [step for step in plan if step.startswith("SEARCH a ")]
+    assert anchors == [
+        "SEARCH a USING INDEX sqlite_autoindex_episodic_items_1 (agent_id=? AND item_id=?)"
+    ], plan
 
 
 @pytest.fixture

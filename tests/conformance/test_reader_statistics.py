@@ -12,7 +12,6 @@ backend, and that they equal those of a store holding the visible items only.
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ import pytest
 from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant, postgres, sqlite
 from prefrontal.stores.long_term import MemoryStore
 from prefrontal.stores.postgres import migrations as pg_migrations
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.tenancy import Scope
 from prefrontal.testing.conformance.base import at
 from tests.conftest import FIXED_NOW

@@ -15,7 +15,6 @@ import os
 import random
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 from collections import Counter
@@ -29,6 +28,7 @@ import pytest
 from prefrontal.buffer import BufferConfig, BufferItem, ItemSource, Lifetime, NewItem, SessionBuffer
 from prefrontal.formation import consolidate, is_due, originals
 from prefrontal.stores import MemoryItem, sqlite
+from prefrontal.stores.sqlite.driver import sqlite3
 
 from .consolidation_worker import KEY
 

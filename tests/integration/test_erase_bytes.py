@@ -15,7 +15,6 @@ after the prefix it shares with the term before it.
 from __future__ import annotations
 
 import os
-import sqlite3
 import stat
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +24,7 @@ import pytest
 
 from prefrontal import Orchestrator, TurnRequest
 from prefrontal.stores import Tenant, sqlite
+from prefrontal.stores.sqlite.driver import sqlite3
 
 pytestmark = pytest.mark.anyio
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

@@ -9,7 +9,6 @@ the forgotten memory, nor of the rewritten memory's old text.
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 
 from prefrontal import Orchestrator, Stores, TurnRequest
 from prefrontal.stores import Tenant, postgres, sqlite
+from prefrontal.stores.sqlite.driver import sqlite3
 
 pytestmark = pytest.mark.anyio
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

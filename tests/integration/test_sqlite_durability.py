@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -12,6 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from prefrontal.stores.sqlite.driver import sqlite3
 
 pytestmark = pytest.mark.slow
 

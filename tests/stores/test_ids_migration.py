@@ -8,7 +8,6 @@ scores, and from then on two users may write the same id.
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +40,7 @@ from prefrontal.stores.sqlite import memory_sql as sqlite_memory_sql
 from prefrontal.stores.sqlite import migrations as sqlite_migrations
 from prefrontal.stores.sqlite import scratch_page as sqlite_scratch
 from prefrontal.stores.sqlite.database import to_us
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.testing.conformance.base import at
 
 pytestmark = pytest.mark.anyio

@@ -10,7 +10,6 @@ scores, and their term statistics agree with a database filled anew.
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections import Counter
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from prefrontal.stores.memory_search import searchable_text
 from prefrontal.stores.postgres import migrations as pg_migrations
 from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.sqlite import migrations as sqlite_migrations
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.testing.conformance.base import at
 from tests.conftest import FIXED_NOW
 from tests.stores.postgres_schema import to_schema_3

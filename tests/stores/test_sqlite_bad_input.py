@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from prefrontal.stores import (
     sqlite,
 )
 from prefrontal.stores.conversation import MAX_CONTENT_CHARS
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.testing.conformance.sessions import trace
 from tests.conftest import FIXED_NOW
 

@@ -13,7 +13,6 @@ a batch that fails leaves nothing written and the insert triggers in place.
 from __future__ import annotations
 
 import random
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ import pytest
 
 from prefrontal.stores.sqlite import open_stores
 from prefrontal.stores.sqlite.bulk import AT_LEAST, BulkWriter
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.stores.sqlite.migrations import insert_triggers, migrate
 from tests.stores.bulk_batch import TENANTS, batch, item, one_run, searched, stored, written

@@ -9,7 +9,6 @@ where it was, while the ranking stays the in-memory store's to the bit.
 from __future__ import annotations
 
 import random
-import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from prefrontal.stores import MemoryItem, MemoryQuery, Stores, Tenant
 from prefrontal.stores.memory import InMemoryMemoryStore
 from prefrontal.stores.sqlite import open_stores
 from prefrontal.stores.sqlite import topk as ranking
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.sqlite.memory_sql import Statements
 from prefrontal.stores.sqlite.migrations import LATEST
 from prefrontal.stores.tenancy import Scope

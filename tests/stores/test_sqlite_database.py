@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import anyio
@@ -15,6 +14,7 @@ from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.stores import MemoryItem, MemoryQuery, Tenant, sqlite
 from prefrontal.stores.durable import Migration
 from prefrontal.stores.sqlite import Database, SqliteMemoryStore
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.sqlite.migrations import LATEST, migrate, schema_version
 from tests.conftest import FIXED_NOW, demo_request, orchestrator
 from tests.pace import allowance_ms, collector_paused, healthy_turn_ms

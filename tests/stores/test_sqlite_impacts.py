@@ -11,7 +11,6 @@ does, and a file at schema 7 gains the index when it is opened.
 from __future__ import annotations
 
 import random
-import sqlite3
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -35,6 +34,7 @@ from prefrontal.stores.memory import InMemoryMemoryStore
 from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.sqlite import open_stores
 from prefrontal.stores.sqlite import topk as ranking
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.sqlite.migrations import LATEST, schema_version
 from prefrontal.stores.tenancy import Tenant
 from tests.stores.ranked_alike import assert_ranked_alike, random_queries

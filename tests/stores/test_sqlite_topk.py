@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import random
-import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from prefrontal.stores.long_term import MemoryItem
 from prefrontal.stores.memory import InMemoryMemoryStore
 from prefrontal.stores.sqlite import open_stores
 from prefrontal.stores.sqlite import topk as ranking
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.tenancy import Tenant
 from tests.stores.ranked_alike import assert_ranked_alike, random_queries
 

@@ -8,7 +8,6 @@ gives (``vectors = None``).
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 import textwrap
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 
 from prefrontal.stores import MemoryKind, MemoryQuery, Scope, sqlite
 from prefrontal.stores.sqlite import migrations as sqlite_migrations
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.sqlite.vectors import KEPT_DELETIONS
 from prefrontal.testing.synthetic import questions
 from tests.conftest import FIXED_NOW

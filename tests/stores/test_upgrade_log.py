@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from structlog.testing import capture_logs
 from prefrontal.stores import MemoryItem, MemoryQuery, Tenant, postgres, sqlite
 from prefrontal.stores.postgres import migrations as pg_migrations
 from prefrontal.stores.sqlite import migrations as sqlite_migrations
+from prefrontal.stores.sqlite.driver import sqlite3
 from tests.conftest import FIXED_NOW
 from tests.stores.postgres_schema import schema_connection, to_schema_3
 from tests.stores.sqlite_schema import to_schema_4

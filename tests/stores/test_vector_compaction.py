@@ -10,7 +10,6 @@ follow row ids when SQLite gives a new row the id of a deleted one.
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 import textwrap
 from pathlib import Path
@@ -23,6 +22,7 @@ from prefrontal.retrieval.vectors import to_blob
 from prefrontal.stores import MemoryItem, MemoryQuery, Scope, Stores, Tenant, sqlite
 from prefrontal.stores.sqlite import vector_file
 from prefrontal.stores.sqlite.compaction import compact_vectors
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.stores.sqlite.vector_file import GROWTH, VectorFile
 from prefrontal.testing.conformance.base import at

@@ -10,7 +10,6 @@ pace of a healthy turn timed around the checked one (:mod:`tests.pace`).
 from __future__ import annotations
 
 import math
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from prefrontal.demo import seed
 from prefrontal.errors import StoreError, TransientStoreError
 from prefrontal.stores import sqlite
 from prefrontal.stores.set import STORE_KINDS
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.testing import DelayedStore, FailingStore
 from tests.conftest import demo_request, fixed_clock, orchestrator
 from tests.pace import allowance_ms, collector_paused, healthy_turn_ms

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import chain, groupby
@@ -45,6 +44,7 @@ from typing import Any
 
 from prefrontal.retrieval.impacts import length_bucket
 from prefrontal.stores.erasures import REFUSED
+from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.sqlite.migrations import insert_triggers
 from prefrontal.stores.statistics_owner import SHARED
 

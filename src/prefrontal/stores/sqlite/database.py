@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -62,6 +61,7 @@ from prefrontal.errors import (
 from prefrontal.files import create_private, private_directory
 from prefrontal.stores.durable import encodable
 from prefrontal.stores.erasures import refused
+from prefrontal.stores.sqlite.driver import delete_in_place, deletes_in_place, sqlite3
 from prefrontal.stores.sqlite.mapped_pages import populate_maps
 from prefrontal.stores.sqlite.migrations import migrate
 from prefrontal.stores.tenancy import Tenant
@@ -235,19 +235,26 @@ class Database:
         return await self.write(remove, store="database")
 
     async def scrub(self, fts_tables: Sequence[str] = (), *, store: str) -> None:
-        """Leave no copy of deleted rows on disk: rewrite ``fts_tables``, truncate the log.
+        """Leave no copy of deleted rows on disk: truncate the log (rewriting ``fts_tables``
+        first where they keep deleted entries).
 
-        Each FTS5 table is optimised (its segments merged into one, which
-        drops the doclists of deleted rows: a cost in proportion to the
-        whole index), then the write-ahead log is checkpointed into the
-        database and truncated to 0 bytes. Freed pages are zeroed as they
-        are freed (``secure_delete`` is on for every connection).
+        An FTS5 table that deletes in place (``secure-delete``,
+        :mod:`~prefrontal.stores.sqlite.driver`) holds no entry of a deleted
+        row once its transaction committed, and its freed bytes are zeroed
+        (``secure_delete`` is on for every connection), so the scrub costs
+        about a write. One that does not (a library older than SQLite 3.44)
+        is optimised (its segments merged into one, which drops the
+        doclists of deleted rows: a cost in proportion to the whole index,
+        holding the writer). Then the write-ahead log, which may still hold
+        old images of the pages, is checkpointed into the database and
+        truncated to 0 bytes.
         """
         if fts_tables:
 
             def optimise(connection: sqlite3.Connection) -> None:
                 for table in fts_tables:
-                    connection.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+                    if not deletes_in_place(connection, table):
+                        connection.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
 
             await self.write(optimise, store=store)
         await self._ensure_open(store)
@@ -361,6 +368,13 @@ class Database:
         if str(mode).lower() != "wal":
             raise StoreError(f"{self!r} could not enter WAL mode (got {mode!r})", store="database")
         migrate(connection)
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            delete_in_place(connection)
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
         return connection
 
     def _connect(self) -> sqlite3.Connection:

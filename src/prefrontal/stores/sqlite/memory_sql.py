@@ -126,7 +126,7 @@ class Statements:
                 FROM {_IDS_TABLE} AS i CROSS JOIN {items} AS a
                 WHERE a.agent_id = :agent AND a.item_id = i.value
                   AND (a.scope = 'shared' OR a.user_id = :user)
-                  AND a.thread_id IS NOT NULL AND a.position IS NOT NULL
+                  AND +a.thread_id IS NOT NULL AND +a.position IS NOT NULL
             ), near AS MATERIALIZED (
                 SELECT DISTINCT n.rowid AS id
                 FROM anchors AS a CROSS JOIN {items} AS n
@@ -137,6 +137,10 @@ class Statements:
             SELECT {_ITEM} FROM near CROSS JOIN {items} AS m ON m.rowid = near.id
             WHERE {_VISIBLE} AND {_LIVE} AND m.item_id NOT IN {_IDS}
             ORDER BY m.thread_id, m.position, m.item_id"""
+        """The live items near each of ``:ids`` in its thread. The anchors are found by
+        their key (agent, item id): the unary ``+`` keeps the thread conditions off the
+        index, which SQLite 3.50's planner would otherwise scan from ``thread_id > NULL``
+        on (every threaded item of the agent)."""
         self.record_recall = f"""
             UPDATE {items} AS m
             SET recall_count = recall_count + 1, last_recalled_at = :at
