@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from prefrontal.stores.tenancy import Tenant
-from prefrontal.stores.traces import TraceQuery
+from prefrontal.stores.traces import TraceQuery, search_words, searched_text, text_words
 from prefrontal.traces.models import TurnTrace
 
 DEFAULT_KEEP = 10_000
@@ -41,6 +41,8 @@ class Heading(NamedTuple):
     session_id: str
     status: str
     started_at: datetime
+    words: str
+    """The words of the user's message and the reply, each between spaces (for a search)."""
 
     @classmethod
     def of(cls, trace: TurnTrace) -> Heading:
@@ -53,6 +55,7 @@ class Heading(NamedTuple):
             session_id=trace.session_id,
             status=trace.status.value,
             started_at=trace.started_at,
+            words=f" {' '.join(text_words(searched_text(trace)))} ",
         )
 
     def matches(self, query: TraceQuery) -> bool:
@@ -68,8 +71,14 @@ class Heading(NamedTuple):
             query.until is None or self.started_at < query.until,
             query.older_than is None or self.age() < query.older_than,
             query.newer_than is None or self.age() > query.newer_than,
+            query.text is None or self.holds(query.text),
         )
         return all(checks)
+
+    def holds(self, text: str) -> bool:
+        """True when every word of ``text`` is a word of the trace (an exact match of each)."""
+        words = search_words(text)
+        return bool(words) and all(f" {word} " in self.words for word in words)
 
     def age(self) -> tuple[datetime, str]:
         """The order ``list`` and ``prune`` agree on (reverse it for newest first)."""

@@ -9,7 +9,7 @@ from typing import Any
 from prefrontal.stores.durable import SharesDatabase, dump, encodable, read_one, readable
 from prefrontal.stores.sqlite.database import Database, erase, to_us
 from prefrontal.stores.tenancy import Tenant
-from prefrontal.stores.traces import OPEN_SUFFIX, TraceQuery
+from prefrontal.stores.traces import OPEN_SUFFIX, TraceQuery, search_words
 from prefrontal.traces.models import TurnTrace
 
 _STORE = "traces"
@@ -33,11 +33,7 @@ class SqliteTraceStore(SharesDatabase[Database]):
             to_us(trace.started_at),
             dump(trace, store=_STORE),
         )
-        connection.execute(
-            "INSERT OR REPLACE INTO traces (turn_id, parent_turn_id, agent_id, user_id,"
-            " session_id, status, started_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            row,
-        )
+        connection.execute(_PUT, row)
 
     def ended_in(self, connection: sqlite3.Connection, tenant: Tenant, turn_id: str) -> bool:
         """True when the tenant's trace of ``turn_id`` has an ending (inside a transaction)."""
@@ -72,8 +68,8 @@ class SqliteTraceStore(SharesDatabase[Database]):
         return await self.database.read(run, store=_STORE)
 
     async def scrub(self) -> None:
-        """Truncate the log once the erased rows are in the database (zeroed there)."""
-        await self.database.scrub(store=_STORE)
+        """Rewrite the search index and truncate the log once erased rows are gone (zeroed)."""
+        await self.database.scrub(("traces_fts",), store=_STORE)
 
     async def erase(self, tenant: Tenant) -> int:
         return await self.database.write(
@@ -95,6 +91,18 @@ class SqliteTraceStore(SharesDatabase[Database]):
 
         return await self.database.write(run, store=_STORE)
 
+
+_PUT = """
+INSERT INTO traces (turn_id, parent_turn_id, agent_id, user_id, session_id, status, started_at,
+    body)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (turn_id) DO UPDATE SET
+    parent_turn_id = excluded.parent_turn_id, agent_id = excluded.agent_id,
+    user_id = excluded.user_id, session_id = excluded.session_id, status = excluded.status,
+    started_at = excluded.started_at, body = excluded.body
+"""
+"""An upsert, not ``INSERT OR REPLACE``: the row keeps its row id, and the update trigger
+moves its words in the full-text index (a replace would not fire the delete trigger)."""
 
 _ENDED = f"""
 SELECT CASE WHEN substr(body, -{len(OPEN_SUFFIX)}) = ?1 THEN 0
@@ -133,6 +141,13 @@ def _select(query: TraceQuery) -> tuple[str, dict[str, Any]]:
         where.append("(started_at > :newer_at OR (started_at = :newer_at AND turn_id > :newer_id))")
         params["newer_at"] = to_us(query.newer_than[0])
         params["newer_id"] = query.newer_than[1]
+    if query.text is not None:
+        words = search_words(query.text)
+        if not words:
+            where.append("0")
+        else:
+            where.append("rowid IN (SELECT rowid FROM traces_fts WHERE traces_fts MATCH :text)")
+            params["text"] = " ".join('"' + word.replace('"', '""') + '"' for word in words)
     order = "ASC" if query.oldest_first else "DESC"
     params["limit"] = query.limit
     sql = (
