@@ -52,6 +52,8 @@ class TraceQuery(Record):
     parent_turn_id: str | None = None
     agent_id: str | None = None
     user_id: str | None = None
+    user_ids: tuple[str, ...] | None = None
+    """Only these users' traces (a viewer whose key acts for some users only)."""
     session_id: str | None = None
     status: TurnStatus | None = None
     since: datetime | None = None

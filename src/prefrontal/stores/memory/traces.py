@@ -65,6 +65,7 @@ class Heading(NamedTuple):
             query.parent_turn_id in (None, self.parent_turn_id),
             query.agent_id in (None, self.agent_id),
             query.user_id in (None, self.user_id),
+            query.user_ids is None or self.user_id in query.user_ids,
             query.session_id in (None, self.session_id),
             query.status is None or query.status.value == self.status,
             query.since is None or self.started_at >= query.since,

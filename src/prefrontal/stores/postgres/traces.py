@@ -141,6 +141,20 @@ DELETE FROM traces WHERE turn_id NOT IN (
 """
 
 
+def _narrowed(query: TraceQuery, where: list[str], params: list[Any]) -> bool:
+    """Add the users and the words of ``query`` to ``where``; ``False`` if no trace can match."""
+    if query.user_ids is not None:
+        params.append([user for user in query.user_ids if storable(user)])
+        where.append(f"user_id = ANY(${len(params)}::text[])")
+    if query.text is not None:
+        words = search_words(query.text)
+        if not words:
+            return False
+        params.append(" ".join(words))
+        where.append(f"words @@ plainto_tsquery('simple', ${len(params)})")
+    return True
+
+
 def _select(query: TraceQuery) -> tuple[str | None, list[Any]]:
     """The SQL and parameters of ``query`` (``None``: an id no trace can have, or no word)."""
     filters: list[tuple[str, Any]] = [
@@ -180,12 +194,8 @@ def _select(query: TraceQuery) -> tuple[str | None, list[Any]]:
         where.append(
             f'(started_at > ${at_n} OR (started_at = ${at_n} AND turn_id COLLATE "C" > ${id_n}))'
         )
-    if query.text is not None:
-        words = search_words(query.text)
-        if not words:
-            return None, []
-        params.append(" ".join(words))
-        where.append(f"words @@ plainto_tsquery('simple', ${len(params)})")
+    if not _narrowed(query, where, params):
+        return None, []
     order = "ASC" if query.oldest_first else "DESC"
     params.append(query.limit)
     sql = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import datetime
 from typing import Any
@@ -141,6 +142,9 @@ def _select(query: TraceQuery) -> tuple[str, dict[str, Any]]:
         where.append("(started_at > :newer_at OR (started_at = :newer_at AND turn_id > :newer_id))")
         params["newer_at"] = to_us(query.newer_than[0])
         params["newer_id"] = query.newer_than[1]
+    if query.user_ids is not None:
+        where.append("user_id IN (SELECT value FROM json_each(:user_ids))")
+        params["user_ids"] = json.dumps(list(query.user_ids))
     if query.text is not None:
         words = search_words(query.text)
         if not words:
