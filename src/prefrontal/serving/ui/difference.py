@@ -41,10 +41,15 @@ class SideBySide:
 
 
 def _merged(pieces: list[Piece]) -> tuple[Piece, ...]:
+    """Adjacent pieces of a kind joined; a space alone between two changes joins them."""
+    kept = [p for p in pieces if p[0]]
+    for n in range(1, len(kept) - 1):
+        text, kind = kept[n]
+        before, after = kept[n - 1][1], kept[n + 1][1]
+        if kind == "same" and text.isspace() and before == after != "same":
+            kept[n] = (text, before)
     merged: list[Piece] = []
-    for text, kind in pieces:
-        if not text:
-            continue
+    for text, kind in kept:
         if merged and merged[-1][1] == kind:
             merged[-1] = (merged[-1][0] + text, kind)
         else:
