@@ -5,7 +5,8 @@ Pure functions, no HTML. The chart is drawn in a fixed view box of
 most 600 pixels), so its labels stay legible on a 390-pixel screen. Every
 turn is a mark at its start time and duration; a turn that was not ``ok``
 is a triangle, not a dot, so colour is never the only signal; each mark
-links to its turn and names it (an SVG ``<title>``). No script draws it.
+names its turn, time and duration (an SVG ``<title>``; the table below
+links to the turns). No script draws it.
 """
 
 from __future__ import annotations
