@@ -138,13 +138,17 @@ def test_chart_geometry_puts_slower_turns_higher_and_later_ones_right() -> None:
     """A slower turn's mark is above a faster one's; a later turn's is to its right."""
     fast = trace("f", started_at=at(0)).model_copy(update={"duration_ms": 5.0})
     slow = trace("s", started_at=at(10), status=TurnStatus.DEGRADED).model_copy(
-        update={"duration_ms": 500.0}
+        update={"duration_ms": 400.0}
     )
     chart = latency_chart([slow, fast])
     assert chart is not None
     first, second = chart.marks
     assert first.turn_id == "f" and second.x > first.x and second.y < first.y
-    assert chart.y_ticks[-1][1] == "1200 ms" and chart.deadline_label == "deadline 1000 ms"
+    assert chart.y_ticks[-1][1] == "500 ms" and chart.deadline_label == "deadline 1000 ms, above"
+    assert chart.deadline_y is None
+    near = latency_chart([slow.model_copy(update={"deadline_ms": 800.0})])
+    assert near is not None and near.deadline_y is not None
+    assert near.y_ticks[-1][1] == "1000 ms" and near.deadline_label == "deadline 800 ms"
     assert "2 turns" in chart.summary and "1 not ok" in chart.summary
     assert latency_chart([]) is None
 

@@ -80,14 +80,21 @@ def _ms(value: float) -> str:
 
 
 def latency_chart(traces: Sequence[TurnTrace]) -> Chart | None:
-    """The chart of ``traces`` (any order), oldest left; ``None`` when there are none."""
+    """The chart of ``traces`` (any order), oldest left; ``None`` when there are none.
+
+    The duration axis reaches the slowest turn, and the turns' deadline (the
+    most common one) when it is at most twice that; a deadline further up
+    is named above the plot instead of drawn.
+    """
     if not traces:
         return None
     ordered = sorted(traces, key=lambda t: (t.started_at, t.turn_id))
     first, last = ordered[0].started_at, ordered[-1].started_at
     span = (last - first).total_seconds()
     deadline = Counter(t.deadline_ms for t in ordered).most_common(1)[0][0]
-    top = _nice(max([*(t.duration_ms for t in ordered), deadline, 1.0]) * 1.05)
+    slowest = max([*(t.duration_ms for t in ordered), 1.0])
+    # A deadline far above every turn would flatten them all at the bottom: left off the scale.
+    top = _nice(max(slowest, deadline if deadline <= 2 * slowest else 0.0) * 1.05)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
     def y_of(ms: float) -> float:
@@ -132,6 +139,6 @@ def latency_chart(traces: Sequence[TurnTrace]) -> Chart | None:
         y_ticks=y_ticks,
         x_ticks=x_ticks,
         deadline_y=y_of(deadline) if deadline <= top else None,
-        deadline_label=f"deadline {_ms(deadline)}",
+        deadline_label=f"deadline {_ms(deadline)}" + ("" if deadline <= top else ", above"),
         summary=summary,
     )
