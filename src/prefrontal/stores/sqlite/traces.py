@@ -60,9 +60,12 @@ class SqliteTraceStore(SharesDatabase[Database]):
         return await self.database.read(lambda c: self.get_in(c, tenant, turn_id), store=_STORE)
 
     async def list(self, query: TraceQuery) -> list[TurnTrace]:
-        sql, params = _select(query)
-
         def run(connection: sqlite3.Connection) -> list[TurnTrace]:
+            few = False
+            if query.text is not None and search_words(query.text):
+                matched = connection.execute(_MATCHES, {"text": _match(query.text)}).fetchone()
+                few = matched[0] <= FEW_MATCHES
+            sql, params = _select(query, few=few)
             rows = connection.execute(sql, params).fetchall()
             return readable((b for (b,) in rows), TurnTrace.model_validate_json, store=_STORE)
 
@@ -105,6 +108,18 @@ ON CONFLICT (turn_id) DO UPDATE SET
 """An upsert, not ``INSERT OR REPLACE``: the row keeps its row id, and the update trigger
 moves its words in the full-text index (a replace would not fire the delete trigger)."""
 
+FEW_MATCHES = 500
+"""Up to this many traces holding a search's words, they are read by row id and sorted;
+more, and the listing's index is walked newest first until a page of them is found."""
+
+_MATCHES = "SELECT count(*) FROM traces_fts WHERE traces_fts MATCH :text"
+
+
+def _match(text: str) -> str:
+    """The FTS5 query of ``text``: each word quoted (a phrase of one), all of them required."""
+    return " ".join('"' + word.replace('"', '""') + '"' for word in search_words(text))
+
+
 _ENDED = f"""
 SELECT CASE WHEN substr(body, -{len(OPEN_SUFFIX)}) = ?1 THEN 0
     ELSE json_extract(body, '$.ending') IS NOT NULL END
@@ -119,7 +134,14 @@ DELETE FROM traces WHERE turn_id NOT IN (
 """
 
 
-def _select(query: TraceQuery) -> tuple[str, dict[str, Any]]:
+def _select(query: TraceQuery, *, few: bool = False) -> tuple[str, dict[str, Any]]:
+    """The SQL of ``query``; ``few``: its words are in few traces (see :data:`FEW_MATCHES`).
+
+    With few matches the page is chosen among them (read by row id) and only
+    its bodies are read; with many, ``+rowid`` keeps the row id from being
+    used to look rows up, so the planner walks the listing's index in order
+    and stops after a page.
+    """
     filters = {
         "turn_id = :turn_id": query.turn_id,
         "parent_turn_id = :parent_turn_id": query.parent_turn_id,
@@ -150,12 +172,17 @@ def _select(query: TraceQuery) -> tuple[str, dict[str, Any]]:
         if not words:
             where.append("0")
         else:
-            where.append("rowid IN (SELECT rowid FROM traces_fts WHERE traces_fts MATCH :text)")
-            params["text"] = " ".join('"' + word.replace('"', '""') + '"' for word in words)
+            where.append("+rowid IN (SELECT rowid FROM traces_fts WHERE traces_fts MATCH :text)")
+            params["text"] = _match(query.text)
     order = "ASC" if query.oldest_first else "DESC"
     params["limit"] = query.limit
-    sql = (
-        f"SELECT body FROM traces WHERE {' AND '.join(where) or '1'}"
-        f" ORDER BY started_at {order}, turn_id {order} LIMIT :limit"
-    )
+    ordered = f"ORDER BY started_at {order}, turn_id {order}"
+    if few and "text" in params:
+        where[-1] = "f.traces_fts MATCH :text"
+        page = (
+            "SELECT traces.rowid FROM traces_fts AS f CROSS JOIN traces ON traces.rowid = f.rowid"
+            f" WHERE {' AND '.join(where)} {ordered} LIMIT :limit"
+        )
+        return f"SELECT body FROM traces WHERE rowid IN ({page}) {ordered}", params
+    sql = f"SELECT body FROM traces WHERE {' AND '.join(where) or '1'} {ordered} LIMIT :limit"
     return sql, params
