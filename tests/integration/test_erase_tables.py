@@ -3,8 +3,9 @@
 On SQLite and PostgreSQL, two users write memories and turns with words of
 their own; one is erased, and of the other one memory is forgotten and one
 rewritten. Every table with a ``user_id`` column then holds no row of the
-erased user, and the term statistics hold no word of the erased user, of
-the forgotten memory, nor of the rewritten memory's old text.
+erased user, the term statistics hold no word of the erased user, of
+the forgotten memory, nor of the rewritten memory's old text, and the
+traces' search index no word of the erased user's turns.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ async def fill_and_remove(stores: Stores) -> None:
 
 
 def sqlite_scan(path: Path) -> tuple[dict[str, int], list[str]]:
+    """Rows of the erased user per table with a ``user_id``; the memory stores' terms."""
     with sqlite3.connect(path) as connection:
         tables = [
             r[0] for r in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
@@ -68,9 +70,16 @@ def sqlite_scan(path: Path) -> tuple[dict[str, int], list[str]]:
     return rows, terms
 
 
+def trace_words(path: Path) -> set[str]:
+    """The words the traces' search index holds."""
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE VIRTUAL TABLE temp.said USING fts5vocab(main, traces_fts, row)")
+        return {r[0] for r in connection.execute("SELECT term FROM temp.said")}
+
+
 async def test_sqlite_tables_hold_nothing_of_the_user(tmp_path: Path) -> None:
     """No ``user_id`` row of the erased user but its erasure record; no removed word in the
-    term statistics."""
+    term statistics nor in the traces' search index."""
     path = tmp_path / "stores.db"
     await fill_and_remove(sqlite.open_stores(path))
     rows, terms = sqlite_scan(path)
@@ -78,12 +87,14 @@ async def test_sqlite_tables_hold_nothing_of_the_user(tmp_path: Path) -> None:
     assert rows and set(rows.values()) == {0}
     assert [t for t in terms if t in GONE] == []
     assert {"bobwordq", "newwordq"} <= set(terms)
+    said = trace_words(path)
+    assert "alicewordq" not in said and {"bobwordq", "noted"} <= said
 
 
 async def test_postgres_tables_hold_nothing_of_the_user(
     postgres_dsn: str, postgres_schema: str
 ) -> None:
-    """The same scan on PostgreSQL: live tables and the statistics."""
+    """The same scan on PostgreSQL: live tables, the statistics and the traces' words."""
     await fill_and_remove(postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=4))
     connection = await asyncpg.connect(postgres_dsn)
     try:
@@ -104,9 +115,16 @@ async def test_postgres_tables_hold_nothing_of_the_user(
             for name in ("episodic", "semantic")
             for r in await connection.fetch(f'SELECT term FROM "{postgres_schema}".{name}_terms')
         ]
+        said = {
+            r["word"]
+            for r in await connection.fetch(
+                f'SELECT word FROM ts_stat($$SELECT words FROM "{postgres_schema}".traces$$)'
+            )
+        }
     finally:
         await connection.close()
     assert rows.pop("erased_tenants") == 1  # the erasure record: ids and a time, no text
     assert rows and set(rows.values()) == {0}
     assert [t for t in terms if t in GONE] == []
     assert {"bobwordq", "newwordq"} <= set(terms)
+    assert "alicewordq" not in said and {"bobwordq", "noted"} <= said

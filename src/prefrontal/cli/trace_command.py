@@ -66,10 +66,13 @@ def list_traces(
     since: str | None = typer.Option(None, help="Started at or after: ISO date-time or 2h, 7d."),
     until: str | None = typer.Option(None, help="Started before: ISO date-time or 2h, 7d."),
     parent: str | None = typer.Option(None, help="Only the turns that followed this turn."),
+    search: str | None = typer.Option(
+        None, help="Only turns whose message or reply holds every word of this text."
+    ),
     limit: int = typer.Option(20, min=1, max=10_000, help="At most this many, newest first."),
     as_json: bool = typer.Option(False, "--json", help="Print the traces as JSON."),
 ) -> None:
-    """List turn traces, newest first, filtered by agent, user, session, status and time."""
+    """List turn traces, newest first, filtered by agent, user, session, status, time and words."""
     query = TraceQuery(
         agent_id=agent,
         user_id=user,
@@ -78,6 +81,7 @@ def list_traces(
         since=when(since),
         until=when(until),
         parent_turn_id=parent,
+        text=search,
         limit=limit,
     )
     traces = anyio.run(_list, db, query)

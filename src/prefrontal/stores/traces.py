@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -42,12 +43,17 @@ class TraceQuery(Record):
     with a smaller turn id), so the next page is found with an index seek,
     never an offset; ``newer_than`` is its mirror, and ``oldest_first``
     reverses the order (to find the turns that came next).
+    ``text`` keeps the turns whose user's message or reply holds every word
+    of it (:func:`search_words`; case and, on SQLite, accents folded), found
+    with the database's own full-text index; text with no word finds none.
     """
 
     turn_id: str | None = None
     parent_turn_id: str | None = None
     agent_id: str | None = None
     user_id: str | None = None
+    user_ids: tuple[str, ...] | None = None
+    """Only these users' traces (a viewer whose key acts for some users only)."""
     session_id: str | None = None
     status: TurnStatus | None = None
     since: datetime | None = None
@@ -55,7 +61,36 @@ class TraceQuery(Record):
     older_than: tuple[datetime, str] | None = None
     newer_than: tuple[datetime, str] | None = None
     oldest_first: bool = False
+    text: str | None = None
     limit: int = Field(default=50, ge=1, le=10_000)
+
+
+_WORD = re.compile(r"[^\W_]+")
+MAX_WORDS = 16
+"""Words of a search kept (the first ones); a longer text is cut to these."""
+
+
+def text_words(text: str) -> tuple[str, ...]:
+    """The words of ``text``: runs of letters and digits, case folded.
+
+    Punctuation, underscores and spaces only separate words, as in SQLite's
+    ``unicode61`` tokenizer.
+    """
+    return tuple(word.casefold() for word in _WORD.findall(text))
+
+
+def search_words(text: str) -> tuple[str, ...]:
+    """The words a trace search looks for in ``text`` (:func:`text_words`, the first 16).
+
+    They are data, never query syntax: each backend quotes or binds them.
+    """
+    return text_words(text)[:MAX_WORDS]
+
+
+def searched_text(trace: TurnTrace) -> str:
+    """The text of ``trace`` a search reads: the user's message and the reply."""
+    reply = trace.ending.reply if trace.ending is not None else ""
+    return f"{trace.user_input or ''} {reply}"
 
 
 @runtime_checkable

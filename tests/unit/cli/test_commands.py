@@ -54,6 +54,16 @@ def test_trace_list_filters_and_json(shared: Stores) -> None:
     assert len(recent) == 3
 
 
+def test_trace_list_searches_the_words_of_a_message(shared: Stores) -> None:
+    """``--search`` lists the turns whose message holds every word given, and no other."""
+    first, second = turn_ids("the lighthouse keeper", "the harbour master")
+    found = json.loads(invoke("trace", "list", "--json", "--search", "Lighthouse"))
+    assert [t["turn_id"] for t in found] == [first]
+    found = json.loads(invoke("trace", "list", "--json", "--search", "harbour"))
+    assert [t["turn_id"] for t in found] == [second]
+    assert json.loads(invoke("trace", "list", "--json", "--search", "harbour keeper")) == []
+
+
 def test_trace_show_json_is_the_model_and_names_what_followed(shared: Stores) -> None:
     """``show --json`` prints the TurnTrace; the text view says which turns followed."""
     first, second = turn_ids("one", "two")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
-from prefrontal.serving.keys import KeyGrant, KeyRing
+from prefrontal.serving.keys import ANY_USER, KeyGrant, KeyRing
 from prefrontal.serving.rights import Operation, needed
 
 COOKIE = "prefrontal_ui"
@@ -30,6 +30,8 @@ class Viewer:
 
     agent_id: str | None
     name: str
+    users: tuple[str, ...] | None = None
+    """The only users whose turns the viewer sees (``None``: every user of the agent)."""
     sees_context: bool = True
     """Whether the turn page shows the context as sent and the dropped items' text
     (:data:`~prefrontal.serving.rights.Operation.VIEW_CONTEXT`)."""
@@ -66,7 +68,12 @@ class Access:
             return None
         if not grant.allows(needed(Operation.VIEW_TRACES)):
             raise Refused
-        return Viewer(agent_id=grant.agent_id, name=grant.name, sees_context=_sees_context(grant))
+        return Viewer(
+            agent_id=grant.agent_id,
+            name=grant.name,
+            users=_users(grant),
+            sees_context=_sees_context(grant),
+        )
 
     def sign_in(self, key: str) -> tuple[Viewer, str] | None:
         """The viewer of ``key`` and the cookie value to set; ``None`` for an unknown key.
@@ -78,7 +85,7 @@ class Access:
             return None
         if not grant.allows(needed(Operation.VIEW_TRACES)):
             raise Refused
-        viewer = Viewer(grant.agent_id, grant.name, _sees_context(grant))
+        viewer = Viewer(grant.agent_id, grant.name, _users(grant), _sees_context(grant))
         return viewer, f"{grant.sha256}.{self._mac(grant.sha256)}"
 
     def _by_header(self, request: Request) -> KeyGrant | None:
@@ -98,6 +105,10 @@ class Access:
 
     def _mac(self, digest: str) -> str:
         return hmac.new(self._secret, digest.encode(), hashlib.sha256).hexdigest()
+
+
+def _users(grant: KeyGrant) -> tuple[str, ...] | None:
+    return None if ANY_USER in grant.users else grant.users
 
 
 def _sees_context(grant: KeyGrant) -> bool:

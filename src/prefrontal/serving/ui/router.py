@@ -19,8 +19,9 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from prefrontal.serving.keys import KeyRing
-from prefrontal.serving.ui import views
+from prefrontal.serving.ui import difference, views
 from prefrontal.serving.ui.access import COOKIE, Access, Refused, Viewer
+from prefrontal.serving.ui.chart import latency_chart
 from prefrontal.stores.traces import TraceQuery, TraceStore
 from prefrontal.traces.models import TurnStatus, TurnTrace
 
@@ -95,7 +96,9 @@ def ui_router(traces: Callable[[], TraceStore], keys: KeyRing | None) -> APIRout
         return viewer
 
     async def find(viewer: Viewer, turn_id: str) -> TurnTrace | None:
-        query = TraceQuery(turn_id=turn_id, agent_id=viewer.agent_id, limit=1)
+        query = TraceQuery(
+            turn_id=turn_id, agent_id=viewer.agent_id, user_ids=viewer.users, limit=1
+        )
         found = await traces().list(query)
         return found[0] if found else None
 
@@ -153,13 +156,15 @@ def ui_router(traces: Callable[[], TraceStore], keys: KeyRing | None) -> APIRout
         if not isinstance(viewer, Viewer):
             return viewer
         asked = {k: v.strip() for k, v in request.query_params.items() if v.strip()}
-        fields = ("agent", "user", "session", "status", "since", "until")
+        fields = ("q", "agent", "user", "session", "status", "since", "until")
         filters = {k: asked.get(k, "") for k in fields}
         try:
             status = TurnStatus(filters["status"]) if filters["status"] else None
             query = TraceQuery(
                 agent_id=viewer.agent_id or filters["agent"] or None,
                 user_id=filters["user"] or None,
+                user_ids=viewer.users,
+                text=filters["q"] or None,
                 session_id=filters["session"] or None,
                 status=status,
                 since=_when(filters["since"]),
@@ -175,6 +180,7 @@ def ui_router(traces: Callable[[], TraceStore], keys: KeyRing | None) -> APIRout
                 open=access.open,
                 filters=filters,
                 rows=[],
+                chart=None,
                 more=None,
                 error=str(error),
                 paged=False,
@@ -191,6 +197,7 @@ def ui_router(traces: Callable[[], TraceStore], keys: KeyRing | None) -> APIRout
             open=access.open,
             filters=filters,
             rows=rows,
+            chart=latency_chart(rows),
             more=more,
             error=None,
             paged="before" in asked,
@@ -232,7 +239,6 @@ def ui_router(traces: Callable[[], TraceStore], keys: KeyRing | None) -> APIRout
         second = await find(viewer, b.strip())
         if second is None:
             return missing(viewer, b)
-        only_a, both, only_b = views.item_diffs(first, second)
         return _page(
             "compare.html",
             viewer=viewer,
@@ -241,9 +247,9 @@ def ui_router(traces: Callable[[], TraceStore], keys: KeyRing | None) -> APIRout
             b=second,
             phases=views.phase_diffs(first, second),
             sections=views.section_diffs(first, second),
-            only_a=only_a,
-            both=both,
-            only_b=only_b,
+            said=difference.said(first, second),
+            sent=difference.sent(first, second) if viewer.sees_context else None,
+            fragments=difference.fragment_rows(first, second),
         )
 
     return router

@@ -295,20 +295,6 @@ def section_diffs(a: TurnTrace, b: TurnTrace) -> list[tuple[str, int | None, int
     return [(n, used_a.get(n), used_b.get(n)) for n in names]
 
 
-def item_diffs(a: TurnTrace, b: TurnTrace) -> tuple[list[str], list[str], list[str]]:
-    """The bundle items in A only, in both, and in B only."""
-
-    def items(trace: TurnTrace) -> list[str]:
-        return [i for f in fragments(trace) for i in f.get("item_ids", [])]
-
-    in_a, in_b = items(a), items(b)
-    return (
-        [i for i in in_a if i not in in_b],
-        [i for i in in_a if i in in_b],
-        [i for i in in_b if i not in in_a],
-    )
-
-
 @dataclass(frozen=True)
 class SentView:
     """One message of the context as sent, cut where untrusted text had a line break."""

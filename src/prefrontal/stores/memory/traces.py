@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from prefrontal.stores.tenancy import Tenant
-from prefrontal.stores.traces import TraceQuery
+from prefrontal.stores.traces import TraceQuery, search_words, searched_text, text_words
 from prefrontal.traces.documents import parse, serialize
 from prefrontal.traces.models import TurnTrace
 
@@ -42,6 +42,8 @@ class Heading(NamedTuple):
     session_id: str
     status: str
     started_at: datetime
+    words: str
+    """The words of the user's message and the reply, each between spaces (for a search)."""
 
     @classmethod
     def of(cls, trace: TurnTrace) -> Heading:
@@ -54,6 +56,7 @@ class Heading(NamedTuple):
             session_id=trace.session_id,
             status=trace.status.value,
             started_at=trace.started_at,
+            words=f" {' '.join(text_words(searched_text(trace)))} ",
         )
 
     def matches(self, query: TraceQuery) -> bool:
@@ -63,14 +66,21 @@ class Heading(NamedTuple):
             query.parent_turn_id in (None, self.parent_turn_id),
             query.agent_id in (None, self.agent_id),
             query.user_id in (None, self.user_id),
+            query.user_ids is None or self.user_id in query.user_ids,
             query.session_id in (None, self.session_id),
             query.status is None or query.status.value == self.status,
             query.since is None or self.started_at >= query.since,
             query.until is None or self.started_at < query.until,
             query.older_than is None or self.age() < query.older_than,
             query.newer_than is None or self.age() > query.newer_than,
+            query.text is None or self.holds(query.text),
         )
         return all(checks)
+
+    def holds(self, text: str) -> bool:
+        """True when every word of ``text`` is a word of the trace (an exact match of each)."""
+        words = search_words(text)
+        return bool(words) and all(f" {word} " in self.words for word in words)
 
     def age(self) -> tuple[datetime, str]:
         """The order ``list`` and ``prune`` agree on (reverse it for newest first)."""

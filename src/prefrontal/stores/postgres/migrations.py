@@ -520,6 +520,16 @@ _TRACE_INDEXES = {
 }
 """The traces' indexes since schema 8 (the columns before the turn id each ends in)."""
 
+_TRACE_SEARCH = (
+    "ALTER TABLE traces ADD COLUMN IF NOT EXISTS words tsvector",
+    """UPDATE traces SET words = to_tsvector('simple',
+        coalesce(body::jsonb ->> 'user_input', '') || ' ' ||
+        coalesce(body::jsonb -> 'ending' ->> 'reply', '')) WHERE words IS NULL""",
+    "CREATE INDEX IF NOT EXISTS traces_by_words ON traces USING gin (words)",
+)
+"""Schema 15: the words of each trace's message and reply (written with the trace, filled
+here for the traces already kept), indexed by GIN for a search."""
+
 ERASE_LOCK = "hashtext(current_schema() || ':erase:' || $1 || chr(31) || $2)"
 """The advisory lock key of tenant (agent ``$1``, user ``$2``) in this schema: each insert
 of the tenant holds it shared until its transaction ends, the erase's record takes it
@@ -645,6 +655,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "erased in this schema, whichever process writes; an erase waits for the "
         "transactions writing that user to end",
         _ERASURE_RECORDS,
+    ),
+    Migration(
+        15,
+        "traces searchable by the words of the user's message and the reply "
+        "(a tsvector column generated from the trace, with a GIN index)",
+        _TRACE_SEARCH,
     ),
 )
 LATEST = MIGRATIONS[-1].version

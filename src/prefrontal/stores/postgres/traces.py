@@ -13,7 +13,14 @@ from prefrontal.stores.postgres.database import (
     storable,
 )
 from prefrontal.stores.tenancy import Tenant
-from prefrontal.stores.traces import OPEN_SUFFIX, TraceQuery, ended_body
+from prefrontal.stores.traces import (
+    OPEN_SUFFIX,
+    TraceQuery,
+    ended_body,
+    search_words,
+    searched_text,
+    text_words,
+)
 from prefrontal.traces.documents import parse, remember
 from prefrontal.traces.models import TurnTrace
 
@@ -21,13 +28,14 @@ _STORE = "traces"
 
 _PUT = """
 INSERT INTO traces (turn_id, parent_turn_id, agent_id, user_id, session_id, status, started_at,
-    body)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    body, words)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, to_tsvector('simple', $9))
 ON CONFLICT (turn_id) DO UPDATE SET
     parent_turn_id = excluded.parent_turn_id, agent_id = excluded.agent_id,
     user_id = excluded.user_id, session_id = excluded.session_id, status = excluded.status,
-    started_at = excluded.started_at, body = excluded.body
+    started_at = excluded.started_at, body = excluded.body, words = excluded.words
 """
+"""A trace and the words a search finds it by (its message and reply, ``$9``)."""
 
 _ENDED = """
 SELECT CASE WHEN right(body, $4) = $5 THEN NULL ELSE body END AS body FROM traces
@@ -44,6 +52,7 @@ def _row(trace: TurnTrace) -> tuple[object, ...]:
         trace.status.value,
         trace.started_at,
         _body(trace),
+        " ".join(text_words(searched_text(trace))),
     )
 
 
@@ -140,8 +149,22 @@ DELETE FROM traces WHERE turn_id NOT IN (
 """
 
 
+def _narrowed(query: TraceQuery, where: list[str], params: list[Any]) -> bool:
+    """Add the users and the words of ``query`` to ``where``; ``False`` if no trace can match."""
+    if query.user_ids is not None:
+        params.append([user for user in query.user_ids if storable(user)])
+        where.append(f"user_id = ANY(${len(params)}::text[])")
+    if query.text is not None:
+        words = search_words(query.text)
+        if not words:
+            return False
+        params.append(" ".join(words))
+        where.append(f"words @@ plainto_tsquery('simple', ${len(params)})")
+    return True
+
+
 def _select(query: TraceQuery) -> tuple[str | None, list[Any]]:
-    """The SQL and parameters of ``query`` (``None``: an id no trace can have)."""
+    """The SQL and parameters of ``query`` (``None``: an id no trace can have, or no word)."""
     filters: list[tuple[str, Any]] = [
         ("turn_id =", query.turn_id),
         ("parent_turn_id =", query.parent_turn_id),
@@ -179,6 +202,8 @@ def _select(query: TraceQuery) -> tuple[str | None, list[Any]]:
         where.append(
             f'(started_at > ${at_n} OR (started_at = ${at_n} AND turn_id COLLATE "C" > ${id_n}))'
         )
+    if not _narrowed(query, where, params):
+        return None, []
     order = "ASC" if query.oldest_first else "DESC"
     params.append(query.limit)
     sql = (

@@ -726,6 +726,32 @@ _TRACE_INDEXES = {
 }
 """The traces' indexes since schema 10 (the columns before the turn id each ends in)."""
 
+
+def _trace_words(row: str) -> str:
+    """SQL for the text of trace ``row`` (``new`` or ``old``) a search reads: message and reply."""
+    return (
+        f"coalesce(json_extract({row}.body, '$.user_input'), '') || ' ' || "
+        f"coalesce(json_extract({row}.body, '$.ending.reply'), '')"
+    )
+
+
+_TRACE_SEARCH = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS traces_fts USING fts5("
+    "words, tokenize = 'unicode61 remove_diacritics 2')",
+    *(f"DROP TRIGGER IF EXISTS traces_words_{kind}" for kind in ("insert", "delete", "update")),
+    f"""CREATE TRIGGER traces_words_insert AFTER INSERT ON traces BEGIN
+        INSERT INTO traces_fts (rowid, words) VALUES (new.rowid, {_trace_words("new")}); END""",
+    """CREATE TRIGGER traces_words_delete AFTER DELETE ON traces BEGIN
+        DELETE FROM traces_fts WHERE rowid = old.rowid; END""",
+    f"""CREATE TRIGGER traces_words_update AFTER UPDATE ON traces BEGIN
+        DELETE FROM traces_fts WHERE rowid = old.rowid;
+        INSERT INTO traces_fts (rowid, words) VALUES (new.rowid, {_trace_words("new")}); END""",
+    "DELETE FROM traces_fts",
+    f"INSERT INTO traces_fts (rowid, words) SELECT rowid, {_trace_words('traces')} FROM traces",
+)
+"""Schema 14: each trace's message and reply in an FTS5 index of its own, kept by triggers
+(a trace is saved by an upsert, so its row id, the index's key, stays). Idempotent."""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "every store kind: tables, indexes, FTS5 and its triggers", _INITIAL),
     Migration(
@@ -800,6 +826,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "erasure records: every table of a user's records refuses an insert for a user "
         "erased in this database, whichever process writes",
         _ERASURE_RECORDS,
+    ),
+    Migration(
+        14,
+        "traces searchable by the words of the user's message and the reply, "
+        "in a full-text index of their own that erase and forget empty with the trace",
+        _TRACE_SEARCH,
     ),
 )
 LATEST = MIGRATIONS[-1].version

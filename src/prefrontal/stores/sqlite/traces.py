@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import datetime
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 from prefrontal.stores.durable import SharesDatabase, dump, encodable, read_one, readable
 from prefrontal.stores.sqlite.database import Database, erase, to_us
 from prefrontal.stores.tenancy import Tenant
-from prefrontal.stores.traces import OPEN_SUFFIX, TraceQuery
+from prefrontal.stores.traces import OPEN_SUFFIX, TraceQuery, search_words
 from prefrontal.traces.documents import parse, remember
 from prefrontal.traces.models import TurnTrace
 
@@ -35,11 +36,7 @@ class SqliteTraceStore(SharesDatabase[Database]):
             body := dump(trace, store=_STORE),
         )
         remember(body, trace)  # the turn's end reads it back without parsing
-        connection.execute(
-            "INSERT OR REPLACE INTO traces (turn_id, parent_turn_id, agent_id, user_id,"
-            " session_id, status, started_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            row,
-        )
+        connection.execute(_PUT, row)
 
     def ended_in(self, connection: sqlite3.Connection, tenant: Tenant, turn_id: str) -> bool:
         """True when the tenant's trace of ``turn_id`` has an ending (inside a transaction)."""
@@ -63,17 +60,20 @@ class SqliteTraceStore(SharesDatabase[Database]):
         return await self.database.read(lambda c: self.get_in(c, tenant, turn_id), store=_STORE)
 
     async def list(self, query: TraceQuery) -> list[TurnTrace]:
-        sql, params = _select(query)
-
         def run(connection: sqlite3.Connection) -> list[TurnTrace]:
+            few = False
+            if query.text is not None and search_words(query.text):
+                matched = connection.execute(_MATCHES, {"text": _match(query.text)}).fetchone()
+                few = matched[0] <= FEW_MATCHES
+            sql, params = _select(query, few=few)
             rows = connection.execute(sql, params).fetchall()
             return readable((b for (b,) in rows), parse, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 
     async def scrub(self) -> None:
-        """Truncate the log once the erased rows are in the database (zeroed there)."""
-        await self.database.scrub(store=_STORE)
+        """Rewrite the search index and truncate the log once erased rows are gone (zeroed)."""
+        await self.database.scrub(("traces_fts",), store=_STORE)
 
     async def erase(self, tenant: Tenant) -> int:
         return await self.database.write(
@@ -96,6 +96,30 @@ class SqliteTraceStore(SharesDatabase[Database]):
         return await self.database.write(run, store=_STORE)
 
 
+_PUT = """
+INSERT INTO traces (turn_id, parent_turn_id, agent_id, user_id, session_id, status, started_at,
+    body)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (turn_id) DO UPDATE SET
+    parent_turn_id = excluded.parent_turn_id, agent_id = excluded.agent_id,
+    user_id = excluded.user_id, session_id = excluded.session_id, status = excluded.status,
+    started_at = excluded.started_at, body = excluded.body
+"""
+"""An upsert, not ``INSERT OR REPLACE``: the row keeps its row id, and the update trigger
+moves its words in the full-text index (a replace would not fire the delete trigger)."""
+
+FEW_MATCHES = 500
+"""Up to this many traces holding a search's words, they are read by row id and sorted;
+more, and the listing's index is walked newest first until a page of them is found."""
+
+_MATCHES = "SELECT count(*) FROM traces_fts WHERE traces_fts MATCH :text"
+
+
+def _match(text: str) -> str:
+    """The FTS5 query of ``text``: each word quoted (a phrase of one), all of them required."""
+    return " ".join('"' + word.replace('"', '""') + '"' for word in search_words(text))
+
+
 _ENDED = f"""
 SELECT CASE WHEN substr(body, -{len(OPEN_SUFFIX)}) = ?1 THEN 0
     ELSE json_extract(body, '$.ending') IS NOT NULL END
@@ -110,7 +134,14 @@ DELETE FROM traces WHERE turn_id NOT IN (
 """
 
 
-def _select(query: TraceQuery) -> tuple[str, dict[str, Any]]:
+def _select(query: TraceQuery, *, few: bool = False) -> tuple[str, dict[str, Any]]:
+    """The SQL of ``query``; ``few``: its words are in few traces (see :data:`FEW_MATCHES`).
+
+    With few matches the page is chosen among them (read by row id) and only
+    its bodies are read; with many, ``+rowid`` keeps the row id from being
+    used to look rows up, so the planner walks the listing's index in order
+    and stops after a page.
+    """
     filters = {
         "turn_id = :turn_id": query.turn_id,
         "parent_turn_id = :parent_turn_id": query.parent_turn_id,
@@ -133,10 +164,25 @@ def _select(query: TraceQuery) -> tuple[str, dict[str, Any]]:
         where.append("(started_at > :newer_at OR (started_at = :newer_at AND turn_id > :newer_id))")
         params["newer_at"] = to_us(query.newer_than[0])
         params["newer_id"] = query.newer_than[1]
+    if query.user_ids is not None:
+        where.append("user_id IN (SELECT value FROM json_each(:user_ids))")
+        params["user_ids"] = json.dumps(list(query.user_ids))
+    if query.text is not None:
+        words = search_words(query.text)
+        if not words:
+            where.append("0")
+        else:
+            where.append("+rowid IN (SELECT rowid FROM traces_fts WHERE traces_fts MATCH :text)")
+            params["text"] = _match(query.text)
     order = "ASC" if query.oldest_first else "DESC"
     params["limit"] = query.limit
-    sql = (
-        f"SELECT body FROM traces WHERE {' AND '.join(where) or '1'}"
-        f" ORDER BY started_at {order}, turn_id {order} LIMIT :limit"
-    )
+    ordered = f"ORDER BY started_at {order}, turn_id {order}"
+    if few and "text" in params:
+        where[-1] = "f.traces_fts MATCH :text"
+        page = (
+            "SELECT traces.rowid FROM traces_fts AS f CROSS JOIN traces ON traces.rowid = f.rowid"
+            f" WHERE {' AND '.join(where)} {ordered} LIMIT :limit"
+        )
+        return f"SELECT body FROM traces WHERE rowid IN ({page}) {ordered}", params
+    sql = f"SELECT body FROM traces WHERE {' AND '.join(where) or '1'} {ordered} LIMIT :limit"
     return sql, params

@@ -270,6 +270,20 @@ class TraceStoreSuite(TraceOwnership, StoreSuite):
         assert await listed(store, until=at(1)) == ["a"]
         assert await listed(store, since=at(1), until=at(2)) == ["b"]
 
+    async def test_list_by_users_and_words(self, store: TraceStore) -> None:
+        """``user_ids`` keeps those users' traces; ``text`` those holding every word given."""
+        await store.put(trace("a", started_at=at(0), user_input="Book the Ferry to Skye"))
+        await store.put(trace("b", BOB, started_at=at(1), user_input="ferry times"))
+        await store.put(trace("c", STRANGER, started_at=at(2), user_input="the harbour"))
+        assert await listed(store, user_ids=("alice",)) == ["c", "a"]
+        assert await listed(store, user_ids=("bob", "nobody")) == ["b"]
+        assert await listed(store, user_ids=()) == []
+        assert await listed(store, text="ferry") == ["b", "a"]
+        assert await listed(store, text="FERRY skye") == ["a"]
+        assert await listed(store, text="ferry", user_ids=("bob",)) == ["b"]
+        assert await listed(store, text="ferry harbour") == []
+        assert await listed(store, text="!!") == []
+
     async def test_list_by_turn_and_parent(self, store: TraceStore) -> None:
         """``turn_id`` finds one turn whoever owns it; ``parent_turn_id`` lists its followers."""
         await store.put(trace("root", started_at=at(0)))

@@ -1,0 +1,156 @@
+"""Trace search: the words of a turn's message and reply find it, on every backend.
+
+Memory, a real SQLite file (FTS5) and a PostgreSQL schema (tsvector, GIN).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from prefrontal import Stores
+from prefrontal.stores import sqlite
+from prefrontal.stores.sqlite import migrations as sqlite_migrations
+from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.traces import TraceQuery, search_words
+from prefrontal.traces.models import TurnEnding, TurnStatus, TurnTrace
+
+pytestmark = pytest.mark.anyio
+T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+
+
+def trace(
+    turn_id: str, minute: int, said: str | None, reply: str | None = None, **changes: object
+) -> TurnTrace:
+    """A small trace of atlas and maya that said ``said`` and was answered ``reply``."""
+    fields: dict[str, object] = {
+        "turn_id": turn_id,
+        "agent_id": "atlas",
+        "user_id": "maya",
+        "session_id": "s1",
+        "started_at": T0 + timedelta(minutes=minute),
+        "duration_ms": 12.0,
+        "deadline_ms": 1_000.0,
+        "status": TurnStatus.OK,
+        "total_budget": 4_000,
+        "total_tokens": 900,
+        "checksum": "c",
+        "ready_for_router": True,
+        "phases": (),
+        "user_input": said,
+        "ending": None
+        if reply is None
+        else TurnEnding(ended_at=T0 + timedelta(minutes=minute, seconds=1), reply=reply),
+    }
+    return TurnTrace.model_validate(fields | changes)
+
+
+TRACES = [
+    trace("t1", 0, "Where is the harbour?", "The harbour is north of the café."),
+    trace("t2", 1, "Book the ferry to Skye", "Booked: the ferry leaves at nine."),
+    trace("t3", 2, "What did I say about ferries?", None, status=TurnStatus.DEGRADED),
+    trace("t4", 3, "Cancel the ferry", "Cancelled.", session_id="s2"),
+    trace("r1", 4, "Book the ferry for me too", "Booked.", user_id="ravi"),
+    trace("o1", 5, "ferry timetable", "Here it is.", agent_id="orion"),
+    trace("q1", 6, None, "A reply with zanzibar in it"),
+]
+
+
+async def ids(stores: Stores, **query: object) -> list[str]:
+    """The ids of the traces ``TraceQuery(**query)`` lists, newest first."""
+    return [t.turn_id for t in await stores.traces.list(TraceQuery.model_validate(query))]
+
+
+async def filled(stores: Stores) -> Stores:
+    """``stores`` holding ``TRACES``."""
+    for t in TRACES:
+        await stores.traces.put(t)
+    return stores
+
+
+async def test_a_word_finds_the_turns_that_said_it_and_no_other(stores: Stores) -> None:
+    """A word of a message or a reply lists exactly the turns holding it, newest first."""
+    await filled(stores)
+    assert await ids(stores, text="ferry") == ["o1", "r1", "t4", "t2"]
+    assert await ids(stores, text="harbour") == ["t1"]
+    assert await ids(stores, text="zanzibar") == ["q1"]
+    assert await ids(stores, text="nothing-here") == []
+
+
+async def test_every_word_must_be_there_whatever_the_case(stores: Stores) -> None:
+    """Several words match only a turn holding all of them; case does not matter."""
+    await filled(stores)
+    assert await ids(stores, text="BOOK Ferry") == ["r1", "t2"]
+    assert await ids(stores, text="booked nine") == ["t2"]
+    assert await ids(stores, text="ferry harbour") == []
+
+
+async def test_search_combines_with_the_other_filters(stores: Stores) -> None:
+    """The text narrows the listing together with agent, user, session, status and paging."""
+    await filled(stores)
+    mine = {"agent_id": "atlas", "user_id": "maya"}
+    assert await ids(stores, text="ferry", **mine) == ["t4", "t2"]
+    assert await ids(stores, text="ferry", session_id="s1", **mine) == ["t2"]
+    assert await ids(stores, text="ferries", status=TurnStatus.DEGRADED) == ["t3"]
+    assert await ids(stores, text="ferry", agent_id="atlas", limit=1) == ["r1"]
+    after = (TRACES[4].started_at, "r1")
+    assert await ids(stores, text="ferry", agent_id="atlas", older_than=after) == ["t4", "t2"]
+
+
+async def test_query_syntax_is_only_words(stores: Stores) -> None:
+    """Operators, quotes and stars are separators, never syntax; no word finds nothing."""
+    await filled(stores)
+    assert await ids(stores, text='ferry" OR "harbour') == []
+    assert await ids(stores, text="harbour*") == ["t1"]
+    assert await ids(stores, text="NEAR(harbour café)") == []
+    assert await ids(stores, text="?!  --") == []
+    assert search_words('a "b" c_d NEAR(é)') == ("a", "b", "c", "d", "near", "é")
+
+
+async def test_a_changed_trace_is_found_by_its_new_words_only(stores: Stores) -> None:
+    """Saving a trace again (its ending, a forgotten message) moves its words in the index."""
+    await filled(stores)
+    await stores.traces.put(TRACES[2].model_copy(update={"ending": TRACES[0].ending}))
+    assert await ids(stores, text="café") == ["t3", "t1"]
+    await stores.traces.put(TRACES[0].model_copy(update={"user_input": None, "ending": None}))
+    assert await ids(stores, text="harbour") == ["t3"]
+
+
+async def test_erase_and_prune_take_the_words_with_the_trace(stores: Stores) -> None:
+    """An erased user's and a pruned trace's words find nothing any more."""
+    await filled(stores)
+    assert await stores.traces.erase(Tenant(agent_id="atlas", user_id="ravi")) == 1
+    assert await ids(stores, text="ferry") == ["o1", "t4", "t2"]
+    assert await stores.traces.prune(before=TRACES[2].started_at) == 2
+    assert await ids(stores, text="ferry") == ["o1", "t4"]
+    assert await ids(stores, text="harbour") == []
+
+
+async def test_sqlite_folds_accents(tmp_path: Path) -> None:
+    """On SQLite the index folds accents: "cafe" finds "café"."""
+    stores = await filled(sqlite.open_stores(tmp_path / "s.db"))
+    try:
+        assert await ids(stores, text="cafe") == ["t1"]
+    finally:
+        await stores.aclose()
+
+
+async def test_an_older_sqlite_file_has_its_traces_indexed(tmp_path: Path) -> None:
+    """Traces written before the index existed are found once the file is upgraded."""
+    path = tmp_path / "old.db"
+    stores = await filled(sqlite.open_stores(path))
+    await stores.aclose()
+    with sqlite3.connect(path) as connection:
+        for kind in ("insert", "delete", "update"):
+            connection.execute(f"DROP TRIGGER traces_words_{kind}")
+        connection.execute("DROP TABLE traces_fts")
+        connection.execute(f"PRAGMA user_version = {sqlite_migrations.LATEST - 1}")
+    connection.close()
+    stores = sqlite.open_stores(path)
+    try:
+        assert await ids(stores, text="harbour") == ["t1"]
+    finally:
+        await stores.aclose()
