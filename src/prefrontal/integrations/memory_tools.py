@@ -125,9 +125,7 @@ class MemoryTools:
             )
         except ValidationError as error:
             raise ToolRefused(f"remember: {summary(error.errors())}") from None
-        stored = await self._service.remember(
-            tenant, body, author=None if self.grant is None else self.grant.name
-        )
+        stored = await self._service.remember(tenant, body, author=self.author)
         return f"Remembered ({stored.kind}, id {stored.item_id}): {as_data(stored.content)}"
 
     async def recall(
