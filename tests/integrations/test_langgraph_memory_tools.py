@@ -67,7 +67,7 @@ async def test_ten_turns_with_memory_tool_calls(
     assert tool_turns.recalled(str(recall.content))
     (remember,) = tool_results(model, "remember")
     assert str(remember.content).startswith("Remembered (fact, id ")
-    assert recorded.turn_id  # turn 10 ended: every run of the graph was recorded
+    assert recorded.written  # turn 10 ended: every run of the graph was recorded
 
 
 async def test_a_read_only_key_is_refused_in_the_tool_message(tmp_path: Path) -> None:
