@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("langgraph")
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.prebuilt import create_react_agent
 
 from prefrontal.integrations.langgraph import PrefrontalTurn, memory_tools
@@ -101,7 +102,7 @@ async def test_a_tool_call_for_another_user_is_refused(tmp_path: Path) -> None:
         remember = memory_tools(MemoryTools(orchestrator, agent_id=conv.AGENT), user_id=conv.USER)[
             0
         ]
-        other = {"configurable": {"user_id": "mallory", "thread_id": "t"}}
+        other: RunnableConfig = {"configurable": {"user_id": "mallory", "thread_id": "t"}}
         with pytest.raises(ValueError, match="serves user 'maya'"):
             await remember.ainvoke({"content": "planted"}, other)
         assert await orchestrator.memory.recall(conv.tenant(), "planted") == []

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from prefrontal.integrations.extras import require
 
@@ -40,7 +40,7 @@ require("langchain", "langchain")
 
 from langchain.agents.middleware import AgentMiddleware, AgentState  # noqa: E402
 from langchain.agents.middleware.types import ModelRequest, ModelResponse  # noqa: E402
-from langchain_core.messages import BaseMessage, SystemMessage  # noqa: E402
+from langchain_core.messages import AnyMessage, BaseMessage, SystemMessage  # noqa: E402
 from langchain_core.runnables import RunnableConfig  # noqa: E402
 from langgraph.config import get_config  # noqa: E402
 from langgraph.runtime import Runtime  # noqa: E402
@@ -82,7 +82,7 @@ class PrefrontalMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         system = [text_of(m) for m in given if isinstance(m, SystemMessage)]
         if request.system_message is not None:
             system.append(text_of(request.system_message))
-        rest = [m for m in given if not isinstance(m, SystemMessage)]
+        rest = [cast(AnyMessage, m) for m in given if not isinstance(m, SystemMessage)]
         return request.override(
             system_message=SystemMessage(content="\n\n".join(system)) if system else None,
             messages=rest,
