@@ -26,6 +26,8 @@ def test_a_missing_module_names_the_extra() -> None:
         ("prefrontal.integrations.langgraph", "langgraph", "langgraph"),
         ("prefrontal.integrations.openai_agents", "agents", "openai-agents"),
         ("prefrontal.integrations.pydantic_ai", "pydantic_ai", "pydantic-ai"),
+        ("prefrontal.integrations.langchain_agent", "langchain", "langchain"),
+        ("prefrontal.integrations.openai_agents_tools", "agents", "openai-agents"),
     ],
 )
 def test_each_integration_names_its_extra(

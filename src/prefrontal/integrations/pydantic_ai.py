@@ -24,7 +24,13 @@ a run come from its ``deps`` (any object with ``user_id`` and
   and the run's tool calls with their returns; a run that fails (an
   ``on_run_error`` hook) is recorded too, its user message with the reply
   :data:`FAILED_REPLY` and the outcome ``failed: <error type>``, and the
-  error goes on.
+  error goes on;
+- :meth:`~PrefrontalMemory.toolset` (``Agent(toolsets=[...])``): the memory
+  tools for the model, ``remember``, ``recall`` and ``update_goal``
+  (:class:`~prefrontal.integrations.memory_tools.MemoryTools`: the MCP
+  tools' rights with a ``grant``, fenced results) for the run's user and
+  session; a refusal reaches the model as a retry prompt with its sentence
+  (``ModelRetry``).
 
 Needs the ``pydantic-ai`` extra (``pip install 'prefrontal[pydantic-ai]'``).
 """
@@ -32,16 +38,16 @@ Needs the ``pydantic-ai`` extra (``pip install 'prefrontal[pydantic-ai]'``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from prefrontal.integrations.extras import require
 
 require("pydantic_ai", "pydantic-ai")
 
 import anyio  # noqa: E402
-from pydantic_ai import RunContext  # noqa: E402
+from pydantic_ai import ModelRetry, RunContext  # noqa: E402
 from pydantic_ai.capabilities import Hooks  # noqa: E402
 from pydantic_ai.messages import (  # noqa: E402
     ModelMessage,
@@ -54,11 +60,20 @@ from pydantic_ai.messages import (  # noqa: E402
 )
 from pydantic_ai.models import ModelRequestContext  # noqa: E402
 from pydantic_ai.run import AgentRunResult  # noqa: E402
+from pydantic_ai.toolsets import FunctionToolset  # noqa: E402
 
 from prefrontal.bundle.messages import Message  # noqa: E402
 from prefrontal.exchange.models import ToolCall  # noqa: E402
+from prefrontal.integrations.memory_tools import (  # noqa: E402
+    RECALL_DOC,
+    REMEMBER_DOC,
+    UPDATE_GOAL_DOC,
+    MemoryTools,
+    ToolRefused,
+)
 from prefrontal.integrations.turns import FrameworkTurns, Placed, split, tool_call  # noqa: E402
 from prefrontal.orchestrator import Orchestrator  # noqa: E402
+from prefrontal.serving.keys import KeyGrant  # noqa: E402
 from prefrontal.turn import TurnResult  # noqa: E402
 
 FAILED_REPLY = "(no reply: the run failed)"
@@ -132,6 +147,51 @@ class PrefrontalMemory:
         self, orchestrator: Orchestrator, *, agent_id: str, token_budget: int | None = None
     ) -> None:
         self.turns = FrameworkTurns(orchestrator, agent_id=agent_id, token_budget=token_budget)
+
+    def toolset(self, *, grant: KeyGrant | None = None) -> FunctionToolset[Any]:
+        """The memory tools for the model, for each run's user (``grant``: the key's rights)."""
+        orchestrator = self.turns.orchestrator
+        tools = MemoryTools(orchestrator, agent_id=self.turns.agent_id, grant=grant)
+        toolset: FunctionToolset[Any] = FunctionToolset()
+
+        async def guarded(call: Awaitable[str]) -> str:
+            try:
+                return await call
+            except ToolRefused as refused:
+                raise ModelRetry(str(refused)) from None
+
+        async def remember(ctx: RunContext[Any], content: str, importance: float = 0.5) -> str:
+            user_id, _ = self._ids(ctx)
+            return await guarded(tools.remember(user_id, content, importance=importance))
+
+        async def recall(ctx: RunContext[Any], query: str, top_k: int = 5) -> str:
+            user_id, session_id = self._ids(ctx)
+            return await guarded(tools.recall(user_id, query, session_id=session_id, top_k=top_k))
+
+        async def update_goal(
+            ctx: RunContext[Any],
+            goal_id: str,
+            progress: float | None = None,
+            status: Literal["active", "blocked", "cancelled"] | None = None,
+            detail: str | None = None,
+            expected_version: int | None = None,
+        ) -> str:
+            user_id, _ = self._ids(ctx)
+            return await guarded(
+                tools.update_goal(
+                    user_id,
+                    goal_id,
+                    progress=progress,
+                    status=status,
+                    detail=detail,
+                    expected_version=expected_version,
+                )
+            )
+
+        toolset.add_function(remember, description=REMEMBER_DOC)
+        toolset.add_function(recall, description=RECALL_DOC)
+        toolset.add_function(update_goal, description=UPDATE_GOAL_DOC)
+        return toolset
 
     def capabilities(self) -> list[Any]:
         """The capabilities to give the agent: the model's input per request, the recording."""

@@ -184,6 +184,11 @@ class Orchestrator:
         return await self._exit.__aexit__(exc_type, exc, tb)
 
     @property
+    def clock(self) -> Clock:
+        """The clock turns, memories and the agent's state are dated by (timezone-aware)."""
+        return self._clock
+
+    @property
     def memory(self) -> MemoryAPI:
         """The memory API (remember, recall, get, update, forget, erase) over these stores.
 

@@ -32,6 +32,7 @@ from prefrontal.serving.agent_models import (
     ScratchOut,
     Title,
 )
+from prefrontal.serving.goal_change import NOTHING_TO_CHANGE, change_goal
 from prefrontal.serving.mcp_rights import author_in, require
 from prefrontal.serving.rights import Operation, needed
 from prefrontal.serving.service import Service
@@ -144,25 +145,16 @@ def register_agent_tools(server: MCPServer, service: Service, tenant: Tenant) ->
             detail=detail,
             expected_version=expected_version,
         )
-        changes = body.changes()
-        if not changes:
-            raise ToolError("nothing to change: give progress, status, priority or detail")
-        found = await _tool_call(lambda: agents.get_item(tenant, goal_id))
-        require_to_change(ctx, found, Operation.CHANGE_GOAL)
-        if changes == {"status": FrontalStatus.CANCELLED}:
-            item = await _tool_call(
-                lambda: agents.abandon(
-                    tenant, found, expected_version=body.expected_version, author=author_in(ctx)
-                )
-            )
-            return GoalOut.of(item)
+        if not body.changes():
+            raise ToolError(NOTHING_TO_CHANGE)
         item = await _tool_call(
-            lambda: agents.update_item(
+            lambda: change_goal(
+                agents,
                 tenant,
-                found,
-                expected_version=body.expected_version,
+                goal_id,
+                body,
                 author=author_in(ctx),
-                **changes,
+                allow=lambda right: require(ctx, right),
             )
         )
         return GoalOut.of(item)

@@ -20,6 +20,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
 from prefrontal.serving.keys import KeyGrant, Right
+from prefrontal.serving.rights import refusal
 from prefrontal.stores.authors import AGENT
 
 __all__ = ["GRANT", "author_in", "grant_in", "require"]
@@ -41,9 +42,9 @@ def grant_in(ctx: Context[Any, Any]) -> KeyGrant | None:
 
 def require(ctx: Context[Any, Any], right: Right) -> None:
     """Return when the call may do what ``right`` allows; a tool error saying so otherwise."""
-    grant = grant_in(ctx)
-    if grant is not None and not grant.allows(right):
-        raise ToolError(f"This API key lacks the {right.value!r} right this tool needs.")
+    refused = refusal(grant_in(ctx), right)
+    if refused is not None:
+        raise ToolError(refused)
 
 
 def author_in(ctx: Context[Any, Any]) -> str:

@@ -22,7 +22,15 @@ from enum import StrEnum
 from prefrontal.serving.keys import KeyGrant, Right
 from prefrontal.stores.tenancy import Scope
 
-__all__ = ["RULES", "Operation", "Rule", "may_choose_mode", "needed", "rights_markdown"]
+__all__ = [
+    "RULES",
+    "Operation",
+    "Rule",
+    "may_choose_mode",
+    "needed",
+    "refusal",
+    "rights_markdown",
+]
 
 
 class Operation(StrEnum):
@@ -122,6 +130,18 @@ def needed(operation: Operation, scope: Scope = Scope.PRIVATE) -> Right:
     """The right ``operation`` needs on an item of ``scope`` (a new one, or the one it changes)."""
     rule = _BY_OPERATION[operation]
     return rule.shared if scope is Scope.SHARED else rule.private
+
+
+def refusal(grant: KeyGrant | None, right: Right) -> str | None:
+    """Why a call with ``grant`` may not do what ``right`` allows, or ``None`` when it may.
+
+    No grant (a server without keys, an application in process) may do
+    everything. The sentence is what the MCP tools and the frameworks'
+    memory tools tell the model.
+    """
+    if grant is None or grant.allows(right):
+        return None
+    return f"This API key lacks the {right.value!r} right this tool needs."
 
 
 def may_choose_mode(grant: KeyGrant, requested: str | None, current: str | None) -> bool:

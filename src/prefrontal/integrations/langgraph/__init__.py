@@ -7,7 +7,10 @@
 - :class:`PrefrontalTurn`: a ``pre_model_hook`` (or node) that runs
   ``start_turn`` and puts the bundle's messages in front of the model, and a
   node after the model that calls ``end_turn`` with the reply and its tool
-  calls.
+  calls; :meth:`~PrefrontalTurn.before_model_sync` and
+  :meth:`~PrefrontalTurn.after_model_sync` for a graph run synchronously;
+- :func:`memory_tools`: ``remember``, ``recall`` and ``update_goal`` as
+  tools for the model (LangMem-style), with the MCP tools' rights.
 
 Needs the ``langgraph`` extra (``pip install 'prefrontal[langgraph]'``).
 """
@@ -22,5 +25,6 @@ from prefrontal.integrations.langgraph.nodes import (  # noqa: E402
     UserMismatch,
 )
 from prefrontal.integrations.langgraph.store import PrefrontalStore  # noqa: E402
+from prefrontal.integrations.langgraph.tools import memory_tools  # noqa: E402
 
-__all__ = ["PrefrontalState", "PrefrontalStore", "PrefrontalTurn", "UserMismatch"]
+__all__ = ["PrefrontalState", "PrefrontalStore", "PrefrontalTurn", "UserMismatch", "memory_tools"]

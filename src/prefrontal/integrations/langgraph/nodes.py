@@ -16,6 +16,17 @@
   its tool's result). ``create_react_agent``'s ``post_model_hook``, or the
   node after the model.
 
+A graph run synchronously (``graph.invoke``) takes
+:meth:`~PrefrontalTurn.before_model_sync` and
+:meth:`~PrefrontalTurn.after_model_sync` instead, inside ``with
+turn.blocking():``, which enters the orchestrator on prefrontal's own event
+loop thread (:class:`~prefrontal.integrations.blocking.BlockingLoop`) for the
+block; the turns run there, whichever thread LangGraph calls the nodes from
+(parallel nodes included). A sync node called on a thread whose event loop
+is running (an async caller) raises
+:class:`~prefrontal.integrations.blocking.SyncFromRunningLoop` rather than
+block that loop: the async nodes are the ones to use there.
+
 The session is the run's ``configurable.thread_id``. The user is the
 ``user_id`` fixed when the nodes were made; a run whose
 ``configurable.user_id`` names another user is refused
@@ -26,7 +37,8 @@ user's memory. Nodes made without a ``user_id`` take the run's
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, NotRequired, TypedDict
 
 from langchain_core.messages import (
@@ -42,6 +54,7 @@ from langgraph.graph import MessagesState
 
 from prefrontal.bundle.messages import Message
 from prefrontal.exchange.models import ToolCall
+from prefrontal.integrations.blocking import BlockingLoop
 from prefrontal.integrations.turns import FrameworkTurns, tool_call
 from prefrontal.orchestrator import Orchestrator
 
@@ -116,6 +129,25 @@ class UserMismatch(ValueError):
     """A run's ``configurable.user_id`` names a user other than the one the nodes serve."""
 
 
+def run_user(config: RunnableConfig, fixed: str | None) -> str | None:
+    """The run's user: ``fixed`` when given (a run naming another is refused), else the run's."""
+    configurable = config.get("configurable") or {}
+    asked = configurable.get("user_id")
+    if fixed is not None and asked is not None and str(asked) != fixed:
+        raise UserMismatch(
+            f"this PrefrontalTurn serves user {fixed!r}; the run's "
+            f"configurable.user_id names {str(asked)!r}"
+        )
+    user_id = fixed if fixed is not None else asked
+    return None if not user_id else str(user_id)
+
+
+def run_thread(config: RunnableConfig) -> str | None:
+    """The run's ``configurable.thread_id`` (its session), if it has one."""
+    thread = (config.get("configurable") or {}).get("thread_id")
+    return None if not thread else str(thread)
+
+
 class PrefrontalTurn:
     """Starts a prefrontal turn before the model and ends it after, inside a graph."""
 
@@ -129,20 +161,35 @@ class PrefrontalTurn:
     ) -> None:
         self.turns = FrameworkTurns(orchestrator, agent_id=agent_id, token_budget=token_budget)
         self.user_id = user_id
+        self.loop = BlockingLoop()
+        """The event loop thread the sync nodes run the turns on."""
 
     def _ids(self, config: RunnableConfig) -> tuple[str, str]:
-        configurable = config.get("configurable") or {}
-        asked = configurable.get("user_id")
-        if self.user_id is not None and asked is not None and str(asked) != self.user_id:
-            raise UserMismatch(
-                f"this PrefrontalTurn serves user {self.user_id!r}; the run's "
-                f"configurable.user_id names {str(asked)!r}"
-            )
-        user_id = self.user_id if self.user_id is not None else asked
-        session_id = configurable.get("thread_id")
+        user_id = run_user(config, self.user_id)
+        session_id = run_thread(config)
         if not user_id or not session_id:
             raise ValueError("a prefrontal turn needs configurable user_id and thread_id")
-        return str(user_id), str(session_id)
+        return user_id, session_id
+
+    @contextmanager
+    def blocking(self) -> Iterator[PrefrontalTurn]:
+        """For sync runs: the orchestrator entered on :attr:`loop`'s thread for the block.
+
+        Leaving drains the turns' writes, closes the stores and stops the thread.
+        """
+        try:
+            with self.loop.entered(self.turns.orchestrator):
+                yield self
+        finally:
+            self.loop.close()
+
+    def before_model_sync(self, state: Any, config: RunnableConfig) -> Update:
+        """:meth:`before_model` for a graph run synchronously (inside :meth:`blocking`)."""
+        return self.loop.call(lambda: self.before_model(state, config), instead="before_model")
+
+    def after_model_sync(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
+        """:meth:`after_model` for a graph run synchronously (inside :meth:`blocking`)."""
+        return self.loop.call(lambda: self.after_model(state, config), instead="after_model")
 
     async def before_model(self, state: Any, config: RunnableConfig) -> Update:
         """Start (or reuse) the turn of the newest user message; the model's input messages.
