@@ -47,7 +47,7 @@ docs-check: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 unit: $(STAMP)
-	$(BIN)/pytest -q --cov --cov-report=term:skip-covered --cov-fail-under=$(COVERAGE_FLOOR)
+	$(BIN)/pytest -q -n auto --dist worksteal --cov --cov-report=term:skip-covered --cov-fail-under=$(COVERAGE_FLOOR)
 
 # The package: a wheel and an sdist in dist/, checked (metadata, README rendering).
 dist: $(STAMP)
