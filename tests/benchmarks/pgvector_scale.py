@@ -31,11 +31,16 @@ primary until a search on the replica returns nothing of the erased user
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
+import os
+import pwd
 import statistics
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +53,19 @@ from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.testing.synthetic import memories, questions
 from tests.benchmarks import child
 from tests.conftest import FIXED_NOW as NOW
-from tests.postgres_server import running_replica, running_server
+from tests.postgres_server import (
+    SETTINGS,
+    Server,
+    _run_as_server_user,
+    _started,
+    flavour_binaries,
+    running_replica,
+    running_server,
+)
 
 DIMENSIONS = 384
 BATCH = 5_000
+SERVER_SETTINGS = ("shared_buffers=1GB", "max_wal_size=8GB", "checkpoint_timeout=30min")
 TENANT = Tenant(agent_id="agent-bench", user_id="user-bench")
 
 
@@ -76,22 +90,54 @@ def _episodic(stores: Stores) -> PostgresMemoryStore:
     return store
 
 
+async def _filled(dsn: str, schema: str) -> dict[str, float] | None:
+    """The load and index build times of ``schema`` when an earlier run filled it (``--data``)."""
+    connection = await postgres_connection(dsn, schema)
+    try:
+        if await connection.fetchval("SELECT to_regclass('bench_filled')") is None:
+            return None
+        row = await connection.fetchrow("SELECT load_s, index_build_s FROM bench_filled")
+        return None if row is None else {"load_s": row[0], "index_build_s": row[1]}
+    finally:
+        await connection.close()
+
+
+def _maintenance_memory(items: int) -> str:
+    """``maintenance_work_mem`` for building the index of ``items`` vectors in memory (the
+    graph of 384 floats and 32 links an item, with room)."""
+    return f"{max(1024, items * (DIMENSIONS * 4 + 600) // 2**20 + 512)}MB"
+
+
 async def _fill(
     dsn: str, schema: str, items: int, m: int = dense.M, construction: int = dense.EF_CONSTRUCTION
 ) -> dict[str, float]:
-    """Fill ``schema`` with ``items`` items; the load and index build times."""
+    """Fill ``schema`` with ``items`` items (progress on stderr); the load and index build
+    times. A schema an earlier run filled (``--data``) is kept as it is."""
+    done = await _filled(dsn, schema)
+    if done is not None:
+        return done
     stores = _open(dsn, schema, "pgvector")
     await stores.open()
     connection = await postgres_connection(dsn, schema)
     try:
-        await connection.execute("DROP INDEX episodic_dense")
+        await connection.execute("DROP INDEX IF EXISTS episodic_dense")
+        await connection.execute("TRUNCATE episodic_items")
         started = time.perf_counter()
         generated = memories(items, tenant=TENANT)
+        written = 0
         while batch := list(itertools.islice(generated, BATCH)):
             await stores.episodic.put_many(batch)
+            written += len(batch)
+            if written % (20 * BATCH) == 0 or written == items:
+                elapsed = time.perf_counter() - started
+                print(
+                    f"{schema}: {written:,} of {items:,} items, {elapsed:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
         loaded = time.perf_counter() - started
         started = time.perf_counter()
-        await connection.execute("SET maintenance_work_mem = '1GB'")
+        await connection.execute(f"SET maintenance_work_mem = '{_maintenance_memory(items)}'")
         column = _episodic(stores).dense
         assert column is not None
         await connection.execute(
@@ -100,11 +146,61 @@ async def _fill(
                 WITH (m = {m}, ef_construction = {construction})"""
         )
         built = time.perf_counter() - started
+        print(f"{schema}: index built in {built:.0f} s", file=sys.stderr, flush=True)
         await connection.execute("VACUUM ANALYZE episodic_items")
+        figures = {"load_s": round(loaded, 1), "index_build_s": round(built, 1)}
+        await connection.execute(
+            "CREATE TABLE bench_filled AS SELECT $1::float8 AS load_s, $2::float8 AS index_build_s",
+            figures["load_s"],
+            figures["index_build_s"],
+        )
     finally:
         await connection.close()
         await stores.aclose()
-    return {"load_s": round(loaded, 1), "index_build_s": round(built, 1)}
+    return figures
+
+
+@contextlib.contextmanager
+def _kept_server(root: Path) -> Iterator[Server]:
+    """The pgvector server whose files are kept in ``root`` (made there on the first run),
+    started for the block (or joined, when another run has it started): a later run measures
+    the items an earlier one loaded."""
+    bin_dir = flavour_binaries("pgvector")
+    if bin_dir is None:
+        raise RuntimeError("PostgreSQL binaries (pgvector) not found")
+    root = root.resolve()
+    if not (root / "data").exists():
+        (root / "socket").mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            user = pwd.getpwnam("postgres")
+            for path in (root, root / "socket"):
+                os.chown(path, user.pw_uid, user.pw_gid)
+        _run_as_server_user(
+            str(bin_dir / "initdb"), "-D", str(root / "data"), "-U", "postgres", "-A", "trust",
+            "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions",
+        )  # fmt: skip
+    server = Server(root=root, bin=bin_dir, flavour="pgvector")
+    as_server = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    status = subprocess.run([*as_server, str(bin_dir / "pg_ctl"), "-D", str(root / "data"),
+                             "status"], capture_output=True, check=False)  # fmt: skip
+    if status.returncode == 0:
+        yield server
+        return
+    with _started(bin_dir, root, (*SETTINGS, *SERVER_SETTINGS)):
+        yield server
+
+
+async def _kept_database(server: Server, name: str = "bench") -> str:
+    """The DSN of database ``name`` on ``server``, created when missing."""
+    import asyncpg
+
+    connection = await asyncpg.connect(server.dsn())
+    try:
+        if not await connection.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name):
+            await connection.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await connection.close()
+    return server.dsn(name)
 
 
 async def postgres_connection(dsn: str, schema: str) -> Any:
@@ -270,12 +366,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ef-construction", type=int, default=dense.EF_CONSTRUCTION)
     parser.add_argument("--ef-search", type=int, nargs="+", default=list(EF_SEARCHES))
     parser.add_argument("--recall-only", action="store_true", help="no workers")
+    parser.add_argument("--fill-only", action="store_true", help="load, measure nothing")
+    parser.add_argument(
+        "--data", type=Path, help="keep the server's files here; reuse what an earlier run loaded"
+    )
     args = parser.parse_args(argv)
     if args.child:
         _child(args)
         return
-    with running_server("pgvector", settings=("shared_buffers=512MB",)) as server:
-        dsn = server.create_database("bench")
+    with contextlib.ExitStack() as stack:
+        if args.data is None:
+            server = stack.enter_context(running_server("pgvector", settings=SERVER_SETTINGS))
+            dsn = server.create_database("bench")
+        else:
+            server = stack.enter_context(_kept_server(args.data))
+            dsn = anyio.run(_kept_database, server)
         results: dict[str, Any] = {}
         for items in args.items:
             schema = f"items_{items}"
@@ -283,6 +388,9 @@ def main(argv: list[str] | None = None) -> None:
                 _fill, dsn, schema, items, args.m, args.ef_construction
             )
             figures |= {"m": args.m, "ef_construction": args.ef_construction}
+            if args.fill_only:
+                results[str(items)] = figures
+                continue
             figures |= anyio.run(_recall, dsn, schema, tuple(args.ef_search))
             for mode in () if args.recall_only else ("pgvector", "cache"):
                 figures[mode] = child.module(
