@@ -9,7 +9,7 @@ user embedded by ``HashingEmbedder(384)`` (``put_many`` in batches of
 5,000, the HNSW index dropped during the load and built after it, then
 ``VACUUM ANALYZE``). Then, per size, it prints as JSON:
 
-- ``recall_at_10``: over 200 questions, the share of the exact top 10 by
+- ``recall_at_10``: over ``--questions`` questions (200), the share of the exact top 10 by
   cosine (the tenancy filter applied, no index) that the HNSW walk with
   iterative scans finds, for ``ef_search`` 40, 100 and 200 (the store's),
   strictly by key and allowing ties (a row whose cosine reaches the exact
@@ -17,7 +17,7 @@ user embedded by ``HashingEmbedder(384)`` (``put_many`` in batches of
   ``ef_construction``); ``load_s`` and ``index_build_s``;
 - for ``pgvector`` and for ``cache`` (the process cache), each in a fresh
   worker process: ``start_to_first_search_ms`` (open the stores, then the
-  first hybrid search), ``hybrid_p50_ms``/``hybrid_p95_ms`` (400 top-10
+  first hybrid search), ``hybrid_p50_ms``/``hybrid_p95_ms`` (``--searches`` top-10
   hybrid searches after 50 untimed), and the worker's ``rss_mb``/``pss_mb``
   after them (``/proc/self/smaps_rollup``).
 
@@ -214,8 +214,10 @@ EF_SEARCHES = (40, 100, 200)
 :data:`~prefrontal.stores.postgres.dense.EF_SEARCH`)."""
 
 
-async def _recall(dsn: str, schema: str, searches: tuple[int, ...] = EF_SEARCHES) -> dict[str, Any]:
-    """recall@10 of the index walk against exact search, over 200 questions, per
+async def _recall(
+    dsn: str, schema: str, searches: tuple[int, ...] = EF_SEARCHES, asked: int = 200
+) -> dict[str, Any]:
+    """recall@10 of the index walk against exact search, over ``asked`` questions, per
     ``ef_search``: strict (the exact top 10's keys found) and allowing ties (a walked row
     counts when its cosine reaches the exact 10th: many rows share a cosine)."""
     stores = _open(dsn, schema, "pgvector")
@@ -228,7 +230,7 @@ async def _recall(dsn: str, schema: str, searches: tuple[int, ...] = EF_SEARCHES
     tied: dict[int, list[float]] = {ef: [] for ef in searches}
     walk_ms: dict[int, list[float]] = {ef: [] for ef in searches}
     try:
-        for text in questions(200):
+        for text in questions(asked):
             (vector,) = await _embedder().embed([text])
             literal = dense.literal(vector, DIMENSIONS)
             params: tuple[object, ...] = (
@@ -271,8 +273,8 @@ def _memory() -> dict[str, float]:
     return figures
 
 
-async def _worker(dsn: str, schema: str, mode: str) -> dict[str, Any]:
-    """One fresh worker: open, first search, 400 timed searches, memory."""
+async def _worker(dsn: str, schema: str, mode: str, searches: int = 400) -> dict[str, Any]:
+    """One fresh worker: open, first search, ``searches`` timed searches, memory."""
     before = _memory()
     started = time.perf_counter()
     stores = _open(dsn, schema, mode)
@@ -283,7 +285,7 @@ async def _worker(dsn: str, schema: str, mode: str) -> dict[str, Any]:
     for _ in range(50):
         await stores.episodic.search(TENANT, next(asked))
     times = []
-    for _ in range(400):
+    for _ in range(searches):
         query = next(asked)
         at = time.perf_counter()
         await stores.episodic.search(TENANT, query)
@@ -351,7 +353,7 @@ async def _erase_window(dsn: str, replica_dsn: str, schema: str) -> dict[str, An
 
 
 def _child(args: argparse.Namespace) -> None:
-    print(json.dumps(anyio.run(_worker, args.dsn, args.schema, args.mode)))
+    print(json.dumps(anyio.run(_worker, args.dsn, args.schema, args.mode, args.searches)))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -366,6 +368,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ef-construction", type=int, default=dense.EF_CONSTRUCTION)
     parser.add_argument("--ef-search", type=int, nargs="+", default=list(EF_SEARCHES))
     parser.add_argument("--recall-only", action="store_true", help="no workers")
+    parser.add_argument("--questions", type=int, default=200, help="recall questions")
+    parser.add_argument("--searches", type=int, default=400, help="timed searches a worker")
     parser.add_argument("--fill-only", action="store_true", help="load, measure nothing")
     parser.add_argument(
         "--data", type=Path, help="keep the server's files here; reuse what an earlier run loaded"
@@ -391,11 +395,12 @@ def main(argv: list[str] | None = None) -> None:
             if args.fill_only:
                 results[str(items)] = figures
                 continue
-            figures |= anyio.run(_recall, dsn, schema, tuple(args.ef_search))
+            figures |= anyio.run(_recall, dsn, schema, tuple(args.ef_search), args.questions)
             for mode in () if args.recall_only else ("pgvector", "cache"):
                 figures[mode] = child.module(
                     "tests.benchmarks.pgvector_scale", Path(child.ROOT / "src"),
                     "--dsn", dsn, "--schema", schema, "--mode", mode,
+                    "--searches", str(args.searches),
                 )  # fmt: skip
             results[str(items)] = figures
             print(json.dumps({str(items): figures}), file=sys.stderr, flush=True)
