@@ -209,7 +209,7 @@ async def postgres_connection(dsn: str, schema: str) -> Any:
     return await asyncpg.connect(dsn, server_settings={"search_path": schema})
 
 
-EF_SEARCHES = (40, 100, 200)
+EF_SEARCHES = (100, 200, 400)
 """The ``hnsw.ef_search`` values whose recall is measured (the store's is
 :data:`~prefrontal.stores.postgres.dense.EF_SEARCH`)."""
 
@@ -352,6 +352,48 @@ async def _erase_window(dsn: str, replica_dsn: str, schema: str) -> dict[str, An
     }
 
 
+def _sampled(pid: int) -> dict[str, float] | None:
+    """The RSS and PSS of process ``pid`` now (``None`` once it has exited)."""
+    try:
+        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+    except OSError:
+        return None
+    figures = {}
+    for line in lines:
+        fields = line.split()
+        if fields and fields[0] in ("Rss:", "Pss:"):
+            figures[f"{fields[0][:-1].lower()}_mb"] = round(int(fields[1]) / 1024, 1)
+    return figures or None
+
+
+def _watched_worker(
+    dsn: str, schema: str, mode: str, searches: int, deadline: float
+) -> dict[str, Any]:
+    """One fresh worker (:func:`_worker`), its memory sampled each second; stopped after
+    ``deadline`` seconds, when the figures are how far it got: its largest RSS and PSS
+    seen, and ``stopped_after_s``."""
+    process = child.start(
+        Path(child.ROOT / "src"), "-m", "tests.benchmarks.pgvector_scale", "--child",
+        "--dsn", dsn, "--schema", schema, "--mode", mode, "--searches", str(searches),
+    )  # fmt: skip
+    started, peak = time.monotonic(), {"rss_mb": 0.0, "pss_mb": 0.0}
+    while process.poll() is None:
+        if time.monotonic() - started > deadline:
+            process.kill()
+            process.communicate()
+            return {
+                "stopped_after_s": round(deadline),
+                "peak_rss_mb": peak["rss_mb"],
+                "peak_pss_mb": peak["pss_mb"],
+            }
+        now = _sampled(process.pid)
+        if now is not None:
+            peak = {key: max(peak[key], now.get(key, 0.0)) for key in peak}
+        time.sleep(1.0)
+    figures: dict[str, Any] = child.finish(process)
+    return figures
+
+
 def _child(args: argparse.Namespace) -> None:
     print(json.dumps(anyio.run(_worker, args.dsn, args.schema, args.mode, args.searches)))
 
@@ -370,6 +412,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--recall-only", action="store_true", help="no workers")
     parser.add_argument("--questions", type=int, default=200, help="recall questions")
     parser.add_argument("--searches", type=int, default=400, help="timed searches a worker")
+    parser.add_argument(
+        "--deadline", type=float, default=3600.0, help="seconds a worker may take before stopped"
+    )
     parser.add_argument("--fill-only", action="store_true", help="load, measure nothing")
     parser.add_argument(
         "--data", type=Path, help="keep the server's files here; reuse what an earlier run loaded"
@@ -397,11 +442,7 @@ def main(argv: list[str] | None = None) -> None:
                 continue
             figures |= anyio.run(_recall, dsn, schema, tuple(args.ef_search), args.questions)
             for mode in () if args.recall_only else ("pgvector", "cache"):
-                figures[mode] = child.module(
-                    "tests.benchmarks.pgvector_scale", Path(child.ROOT / "src"),
-                    "--dsn", dsn, "--schema", schema, "--mode", mode,
-                    "--searches", str(args.searches),
-                )  # fmt: skip
+                figures[mode] = _watched_worker(dsn, schema, mode, args.searches, args.deadline)
             results[str(items)] = figures
             print(json.dumps({str(items): figures}), file=sys.stderr, flush=True)
         if args.replica:
