@@ -209,7 +209,7 @@ async def postgres_connection(dsn: str, schema: str) -> Any:
     return await asyncpg.connect(dsn, server_settings={"search_path": schema})
 
 
-EF_SEARCHES = (100, 200, 400)
+EF_SEARCHES = (200, 400, 1000)
 """The ``hnsw.ef_search`` values whose recall is measured (the store's is
 :data:`~prefrontal.stores.postgres.dense.EF_SEARCH`)."""
 
