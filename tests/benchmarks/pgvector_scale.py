@@ -22,7 +22,12 @@ user embedded by ``HashingEmbedder(384)`` (``put_many`` in batches of
   after them (``/proc/self/smaps_rollup``).
 
 ``--m``, ``--ef-construction`` and ``--ef-search`` set the index and the walks
-measured; ``--recall-only`` leaves out the workers. With ``--replica``, it also starts a streaming replica (``pg_basebackup``)
+measured; ``--recall-only`` leaves out the workers. ``--data DIR`` keeps the
+server's files in DIR (git-ignored ``.benchmarks/`` is the place): a later run
+measures what an earlier one loaded (``--fill-only`` only loads), and joins the
+server when another run has it started. Each worker's memory is sampled every
+second; one still running after ``--deadline`` seconds is stopped and reported
+by how far it got (``stopped_after_s``, ``peak_rss_mb``, ``peak_pss_mb``). With ``--replica``, it also starts a streaming replica (``pg_basebackup``)
 and measures ``erase_window_ms``: from the commit of an erase on the
 primary until a search on the replica returns nothing of the erased user
 (median of 10). Figures are reported, never asserted.
