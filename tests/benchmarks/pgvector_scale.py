@@ -9,7 +9,7 @@ user embedded by ``HashingEmbedder(384)`` (``put_many`` in batches of
 5,000, the HNSW index dropped during the load and built after it, then
 ``VACUUM ANALYZE``). Then, per size, it prints as JSON:
 
-- ``recall_at_10``: over 200 questions, the share of the exact top 10 by
+- ``recall_at_10``: over ``--questions`` questions (200), the share of the exact top 10 by
   cosine (the tenancy filter applied, no index) that the HNSW walk with
   iterative scans finds, for ``ef_search`` 40, 100 and 200 (the store's),
   strictly by key and allowing ties (a row whose cosine reaches the exact
@@ -17,12 +17,17 @@ user embedded by ``HashingEmbedder(384)`` (``put_many`` in batches of
   ``ef_construction``); ``load_s`` and ``index_build_s``;
 - for ``pgvector`` and for ``cache`` (the process cache), each in a fresh
   worker process: ``start_to_first_search_ms`` (open the stores, then the
-  first hybrid search), ``hybrid_p50_ms``/``hybrid_p95_ms`` (400 top-10
+  first hybrid search), ``hybrid_p50_ms``/``hybrid_p95_ms`` (``--searches`` top-10
   hybrid searches after 50 untimed), and the worker's ``rss_mb``/``pss_mb``
   after them (``/proc/self/smaps_rollup``).
 
 ``--m``, ``--ef-construction`` and ``--ef-search`` set the index and the walks
-measured; ``--recall-only`` leaves out the workers. With ``--replica``, it also starts a streaming replica (``pg_basebackup``)
+measured; ``--recall-only`` leaves out the workers. ``--data DIR`` keeps the
+server's files in DIR (git-ignored ``.benchmarks/`` is the place): a later run
+measures what an earlier one loaded (``--fill-only`` only loads), and joins the
+server when another run has it started. Each worker's memory is sampled every
+second; one still running after ``--deadline`` seconds is stopped and reported
+by how far it got (``stopped_after_s``, ``peak_rss_mb``, ``peak_pss_mb``). With ``--replica``, it also starts a streaming replica (``pg_basebackup``)
 and measures ``erase_window_ms``: from the commit of an erase on the
 primary until a search on the replica returns nothing of the erased user
 (median of 10). Figures are reported, never asserted.
@@ -31,11 +36,16 @@ primary until a search on the replica returns nothing of the erased user
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
+import os
+import pwd
 import statistics
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +58,19 @@ from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.testing.synthetic import memories, questions
 from tests.benchmarks import child
 from tests.conftest import FIXED_NOW as NOW
-from tests.postgres_server import running_replica, running_server
+from tests.postgres_server import (
+    SETTINGS,
+    Server,
+    _run_as_server_user,
+    _started,
+    flavour_binaries,
+    running_replica,
+    running_server,
+)
 
 DIMENSIONS = 384
 BATCH = 5_000
+SERVER_SETTINGS = ("shared_buffers=1GB", "max_wal_size=8GB", "checkpoint_timeout=30min")
 TENANT = Tenant(agent_id="agent-bench", user_id="user-bench")
 
 
@@ -76,22 +95,54 @@ def _episodic(stores: Stores) -> PostgresMemoryStore:
     return store
 
 
+async def _filled(dsn: str, schema: str) -> dict[str, float] | None:
+    """The load and index build times of ``schema`` when an earlier run filled it (``--data``)."""
+    connection = await postgres_connection(dsn, schema)
+    try:
+        if await connection.fetchval("SELECT to_regclass('bench_filled')") is None:
+            return None
+        row = await connection.fetchrow("SELECT load_s, index_build_s FROM bench_filled")
+        return None if row is None else {"load_s": row[0], "index_build_s": row[1]}
+    finally:
+        await connection.close()
+
+
+def _maintenance_memory(items: int) -> str:
+    """``maintenance_work_mem`` for building the index of ``items`` vectors in memory (the
+    graph of 384 floats and 32 links an item, with room)."""
+    return f"{max(1024, items * (DIMENSIONS * 4 + 600) // 2**20 + 512)}MB"
+
+
 async def _fill(
     dsn: str, schema: str, items: int, m: int = dense.M, construction: int = dense.EF_CONSTRUCTION
 ) -> dict[str, float]:
-    """Fill ``schema`` with ``items`` items; the load and index build times."""
+    """Fill ``schema`` with ``items`` items (progress on stderr); the load and index build
+    times. A schema an earlier run filled (``--data``) is kept as it is."""
+    done = await _filled(dsn, schema)
+    if done is not None:
+        return done
     stores = _open(dsn, schema, "pgvector")
     await stores.open()
     connection = await postgres_connection(dsn, schema)
     try:
-        await connection.execute("DROP INDEX episodic_dense")
+        await connection.execute("DROP INDEX IF EXISTS episodic_dense")
+        await connection.execute("TRUNCATE episodic_items")
         started = time.perf_counter()
         generated = memories(items, tenant=TENANT)
+        written = 0
         while batch := list(itertools.islice(generated, BATCH)):
             await stores.episodic.put_many(batch)
+            written += len(batch)
+            if written % (20 * BATCH) == 0 or written == items:
+                elapsed = time.perf_counter() - started
+                print(
+                    f"{schema}: {written:,} of {items:,} items, {elapsed:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
         loaded = time.perf_counter() - started
         started = time.perf_counter()
-        await connection.execute("SET maintenance_work_mem = '1GB'")
+        await connection.execute(f"SET maintenance_work_mem = '{_maintenance_memory(items)}'")
         column = _episodic(stores).dense
         assert column is not None
         await connection.execute(
@@ -100,11 +151,61 @@ async def _fill(
                 WITH (m = {m}, ef_construction = {construction})"""
         )
         built = time.perf_counter() - started
+        print(f"{schema}: index built in {built:.0f} s", file=sys.stderr, flush=True)
         await connection.execute("VACUUM ANALYZE episodic_items")
+        figures = {"load_s": round(loaded, 1), "index_build_s": round(built, 1)}
+        await connection.execute(
+            "CREATE TABLE bench_filled AS SELECT $1::float8 AS load_s, $2::float8 AS index_build_s",
+            figures["load_s"],
+            figures["index_build_s"],
+        )
     finally:
         await connection.close()
         await stores.aclose()
-    return {"load_s": round(loaded, 1), "index_build_s": round(built, 1)}
+    return figures
+
+
+@contextlib.contextmanager
+def _kept_server(root: Path) -> Iterator[Server]:
+    """The pgvector server whose files are kept in ``root`` (made there on the first run),
+    started for the block (or joined, when another run has it started): a later run measures
+    the items an earlier one loaded."""
+    bin_dir = flavour_binaries("pgvector")
+    if bin_dir is None:
+        raise RuntimeError("PostgreSQL binaries (pgvector) not found")
+    root = root.resolve()
+    if not (root / "data").exists():
+        (root / "socket").mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            user = pwd.getpwnam("postgres")
+            for path in (root, root / "socket"):
+                os.chown(path, user.pw_uid, user.pw_gid)
+        _run_as_server_user(
+            str(bin_dir / "initdb"), "-D", str(root / "data"), "-U", "postgres", "-A", "trust",
+            "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions",
+        )  # fmt: skip
+    server = Server(root=root, bin=bin_dir, flavour="pgvector")
+    as_server = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    status = subprocess.run([*as_server, str(bin_dir / "pg_ctl"), "-D", str(root / "data"),
+                             "status"], capture_output=True, check=False)  # fmt: skip
+    if status.returncode == 0:
+        yield server
+        return
+    with _started(bin_dir, root, (*SETTINGS, *SERVER_SETTINGS)):
+        yield server
+
+
+async def _kept_database(server: Server, name: str = "bench") -> str:
+    """The DSN of database ``name`` on ``server``, created when missing."""
+    import asyncpg
+
+    connection = await asyncpg.connect(server.dsn())
+    try:
+        if not await connection.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name):
+            await connection.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await connection.close()
+    return server.dsn(name)
 
 
 async def postgres_connection(dsn: str, schema: str) -> Any:
@@ -113,13 +214,15 @@ async def postgres_connection(dsn: str, schema: str) -> Any:
     return await asyncpg.connect(dsn, server_settings={"search_path": schema})
 
 
-EF_SEARCHES = (40, 100, 200)
+EF_SEARCHES = (200, 400, 1000)
 """The ``hnsw.ef_search`` values whose recall is measured (the store's is
 :data:`~prefrontal.stores.postgres.dense.EF_SEARCH`)."""
 
 
-async def _recall(dsn: str, schema: str, searches: tuple[int, ...] = EF_SEARCHES) -> dict[str, Any]:
-    """recall@10 of the index walk against exact search, over 200 questions, per
+async def _recall(
+    dsn: str, schema: str, searches: tuple[int, ...] = EF_SEARCHES, asked: int = 200
+) -> dict[str, Any]:
+    """recall@10 of the index walk against exact search, over ``asked`` questions, per
     ``ef_search``: strict (the exact top 10's keys found) and allowing ties (a walked row
     counts when its cosine reaches the exact 10th: many rows share a cosine)."""
     stores = _open(dsn, schema, "pgvector")
@@ -132,7 +235,7 @@ async def _recall(dsn: str, schema: str, searches: tuple[int, ...] = EF_SEARCHES
     tied: dict[int, list[float]] = {ef: [] for ef in searches}
     walk_ms: dict[int, list[float]] = {ef: [] for ef in searches}
     try:
-        for text in questions(200):
+        for text in questions(asked):
             (vector,) = await _embedder().embed([text])
             literal = dense.literal(vector, DIMENSIONS)
             params: tuple[object, ...] = (
@@ -175,8 +278,8 @@ def _memory() -> dict[str, float]:
     return figures
 
 
-async def _worker(dsn: str, schema: str, mode: str) -> dict[str, Any]:
-    """One fresh worker: open, first search, 400 timed searches, memory."""
+async def _worker(dsn: str, schema: str, mode: str, searches: int = 400) -> dict[str, Any]:
+    """One fresh worker: open, first search, ``searches`` timed searches, memory."""
     before = _memory()
     started = time.perf_counter()
     stores = _open(dsn, schema, mode)
@@ -187,7 +290,7 @@ async def _worker(dsn: str, schema: str, mode: str) -> dict[str, Any]:
     for _ in range(50):
         await stores.episodic.search(TENANT, next(asked))
     times = []
-    for _ in range(400):
+    for _ in range(searches):
         query = next(asked)
         at = time.perf_counter()
         await stores.episodic.search(TENANT, query)
@@ -254,8 +357,50 @@ async def _erase_window(dsn: str, replica_dsn: str, schema: str) -> dict[str, An
     }
 
 
+def _sampled(pid: int) -> dict[str, float] | None:
+    """The RSS and PSS of process ``pid`` now (``None`` once it has exited)."""
+    try:
+        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+    except OSError:
+        return None
+    figures = {}
+    for line in lines:
+        fields = line.split()
+        if fields and fields[0] in ("Rss:", "Pss:"):
+            figures[f"{fields[0][:-1].lower()}_mb"] = round(int(fields[1]) / 1024, 1)
+    return figures or None
+
+
+def _watched_worker(
+    dsn: str, schema: str, mode: str, searches: int, deadline: float
+) -> dict[str, Any]:
+    """One fresh worker (:func:`_worker`), its memory sampled each second; stopped after
+    ``deadline`` seconds, when the figures are how far it got: its largest RSS and PSS
+    seen, and ``stopped_after_s``."""
+    process = child.start(
+        Path(child.ROOT / "src"), "-m", "tests.benchmarks.pgvector_scale", "--child",
+        "--dsn", dsn, "--schema", schema, "--mode", mode, "--searches", str(searches),
+    )  # fmt: skip
+    started, peak = time.monotonic(), {"rss_mb": 0.0, "pss_mb": 0.0}
+    while process.poll() is None:
+        if time.monotonic() - started > deadline:
+            process.kill()
+            process.communicate()
+            return {
+                "stopped_after_s": round(deadline),
+                "peak_rss_mb": peak["rss_mb"],
+                "peak_pss_mb": peak["pss_mb"],
+            }
+        now = _sampled(process.pid)
+        if now is not None:
+            peak = {key: max(peak[key], now.get(key, 0.0)) for key in peak}
+        time.sleep(1.0)
+    figures: dict[str, Any] = child.finish(process)
+    return figures
+
+
 def _child(args: argparse.Namespace) -> None:
-    print(json.dumps(anyio.run(_worker, args.dsn, args.schema, args.mode)))
+    print(json.dumps(anyio.run(_worker, args.dsn, args.schema, args.mode, args.searches)))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -270,12 +415,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ef-construction", type=int, default=dense.EF_CONSTRUCTION)
     parser.add_argument("--ef-search", type=int, nargs="+", default=list(EF_SEARCHES))
     parser.add_argument("--recall-only", action="store_true", help="no workers")
+    parser.add_argument("--questions", type=int, default=200, help="recall questions")
+    parser.add_argument("--searches", type=int, default=400, help="timed searches a worker")
+    parser.add_argument(
+        "--deadline", type=float, default=3600.0, help="seconds a worker may take before stopped"
+    )
+    parser.add_argument("--fill-only", action="store_true", help="load, measure nothing")
+    parser.add_argument(
+        "--data", type=Path, help="keep the server's files here; reuse what an earlier run loaded"
+    )
     args = parser.parse_args(argv)
     if args.child:
         _child(args)
         return
-    with running_server("pgvector", settings=("shared_buffers=512MB",)) as server:
-        dsn = server.create_database("bench")
+    with contextlib.ExitStack() as stack:
+        if args.data is None:
+            server = stack.enter_context(running_server("pgvector", settings=SERVER_SETTINGS))
+            dsn = server.create_database("bench")
+        else:
+            server = stack.enter_context(_kept_server(args.data))
+            dsn = anyio.run(_kept_database, server)
         results: dict[str, Any] = {}
         for items in args.items:
             schema = f"items_{items}"
@@ -283,12 +442,12 @@ def main(argv: list[str] | None = None) -> None:
                 _fill, dsn, schema, items, args.m, args.ef_construction
             )
             figures |= {"m": args.m, "ef_construction": args.ef_construction}
-            figures |= anyio.run(_recall, dsn, schema, tuple(args.ef_search))
+            if args.fill_only:
+                results[str(items)] = figures
+                continue
+            figures |= anyio.run(_recall, dsn, schema, tuple(args.ef_search), args.questions)
             for mode in () if args.recall_only else ("pgvector", "cache"):
-                figures[mode] = child.module(
-                    "tests.benchmarks.pgvector_scale", Path(child.ROOT / "src"),
-                    "--dsn", dsn, "--schema", schema, "--mode", mode,
-                )  # fmt: skip
+                figures[mode] = _watched_worker(dsn, schema, mode, args.searches, args.deadline)
             results[str(items)] = figures
             print(json.dumps({str(items): figures}), file=sys.stderr, flush=True)
         if args.replica:

@@ -58,6 +58,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "eval_app",
         "Evaluate the assembled context: LoCoMo evidence recall within a token budget.",
     ),
+    "doctor": (
+        "prefrontal.cli.doctor_command",
+        "doctor",
+        "Say what vector search runs on (pgvector or the cache), the index, replicas and lag.",
+    ),
     "serve": ("prefrontal.cli.serve_command", "serve_app", "Serve prefrontal over HTTP or MCP."),
     "agent": (
         "prefrontal.cli.agent_command",

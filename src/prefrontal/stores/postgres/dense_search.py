@@ -37,7 +37,7 @@ EXACT_ROWS = 1024
 """A tenant who sees at most this many rows with vectors is searched exactly."""
 MARGIN = 16
 """Rows taken past ``limit`` from the index walk."""
-DEPTH = 8
+DEPTH = 1
 """The BM25 top taken, in multiples of ``limit``, past the sample."""
 
 Signals = dict[str, dict[str, float]]
@@ -136,10 +136,36 @@ class DenseSearch:
             self.dense.near, *self.params, vector, keys, query.limit + MARGIN, ids, list(lexical)
         )
         bm25 = dict(lexical)
+        extra: dict[str, float] = {}
         for found, value, length, counts in rows:
-            cosine[found] = max(float(value), 0.0)
+            extra[found] = max(float(value), 0.0)
             if scorer is not None and bound > 0 and found not in bm25:
                 scored = scorer(counts, length)
                 if scored > 0:
                     bm25[found] = scored
-        return {"bm25": bm25, "vector": cosine}
+        return {"bm25": bm25, "vector": keeping_median(cosine, extra)}
+
+
+def keeping_median(sample: dict[str, float], extra: dict[str, float]) -> dict[str, float]:
+    """``sample``'s cosines with ``extra``'s, the sample's median kept the median.
+
+    The rows of ``extra`` (the nearest, the lexical top) are no sample: most
+    lie above the typical row, and would raise the median fusion measures
+    each cosine from. For each row of ``extra`` not in ``sample``, the
+    sample's row nearest its median on the same side leaves the signal: a
+    row that near the median scores next to nothing by vector (0 at the
+    median).
+    """
+    ordered = sorted(sample, key=sample.__getitem__)
+    if not ordered:
+        return dict(extra)
+    middle = len(ordered) // 2
+    typical = sample[ordered[middle]]
+    new = [value for found, value in extra.items() if found not in sample]
+    above = sum(1 for value in new if value > typical)
+    below = len(new) - above
+    above = min(above, len(ordered) - middle - 1)
+    below = min(below, middle)
+    dropped = set(ordered[middle + 1 : middle + 1 + above]) | set(ordered[middle - below : middle])
+    kept = {found: value for found, value in sample.items() if found not in dropped}
+    return kept | extra
