@@ -4,7 +4,8 @@ Two users write memories and turns holding a marker of their own; one is
 erased, and one memory and one turn's two messages of the other forgotten;
 the stores are closed. The database, its ``-wal`` and ``-shm`` files then
 hold no copy of the erased user's marker, of the forgotten memory's nor of
-the forgotten messages', and every word of the other user's is still there. It holds with ``secure_delete`` forced off at open
+the forgotten messages', and every word of the other user's is still there (framework
+session items included). It holds with ``secure_delete`` forced off at open
 (prefrontal sets it itself), and on a database made before term rows at 0
 were deleted.
 
@@ -23,7 +24,7 @@ from typing import Any
 import pytest
 
 from prefrontal import Orchestrator, TurnRequest
-from prefrontal.stores import Tenant, sqlite
+from prefrontal.stores import SessionKey, Tenant, sqlite
 from prefrontal.stores.sqlite.driver import sqlite3
 
 pytestmark = pytest.mark.anyio
@@ -62,6 +63,13 @@ async def write_both(orchestrator: Orchestrator) -> tuple[str, tuple[str, ...]]:
                 )
             )
             await orchestrator.end_turn(result, f"Noted xqj{marker.decode()} {n}.")
+        session = SessionKey(agent_id=tenant.agent_id, user_id=tenant.user_id, session_id="s1")
+        call = {"type": "function_call", "call_id": "c1", "name": "note", "arguments": "{}"}
+        said = {
+            "role": "user",
+            "content": [{"type": "input_text", "text": f"xqj{marker.decode()}"}],
+        }
+        await orchestrator.stores.session_items.append(session, [said, call])
     told = await orchestrator.start_turn(
         TurnRequest(
             agent_id="atlas",
@@ -101,6 +109,7 @@ async def test_erased_and_forgotten_text_leaves_the_files(
         assert occurrences(path, SAID) > 0
         report = await orchestrator.memory.erase("atlas", "alice")
         assert report.removed["semantic"] == 20
+        assert report.removed["session_items"] == 2
         assert await orchestrator.memory.forget(BOB, forgotten)
         for message_id in messages:
             assert await orchestrator.memory.forget(BOB, message_id)

@@ -142,6 +142,7 @@ async def test_erase_leaves_nothing_of_the_user_and_everything_of_the_others(
         "semantic": 2,
         "scratch_page": 1,
         "working_memory": 1,
+        "session_items": 0,
         "traces": 2,
     }
     assert report.total == 12

@@ -13,7 +13,6 @@ import pytest
 
 from prefrontal import Stores
 from prefrontal.stores import sqlite
-from prefrontal.stores.sqlite import migrations as sqlite_migrations
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery, search_words
 from prefrontal.traces.models import TurnEnding, TurnStatus, TurnTrace
@@ -147,7 +146,7 @@ async def test_an_older_sqlite_file_has_its_traces_indexed(tmp_path: Path) -> No
         for kind in ("insert", "delete", "update"):
             connection.execute(f"DROP TRIGGER traces_words_{kind}")
         connection.execute("DROP TABLE traces_fts")
-        connection.execute(f"PRAGMA user_version = {sqlite_migrations.LATEST - 1}")
+        connection.execute("PRAGMA user_version = 13")  # before schema 14, the trace search
     connection.close()
     stores = sqlite.open_stores(path)
     try:

@@ -224,15 +224,25 @@ class AsyncSqlitePrefrontalStore(SqlitePrefrontalStore):
 
 
 class SQLitePrefrontalSession:
-    """``SQLiteSession(session_id, db_path)`` as a PrefrontalSession over prefrontal's stores.
+    """``SQLiteSession(session_id, db_path, ...)`` as a PrefrontalSession over prefrontal's stores.
 
     ``":memory:"``: in-memory stores of the session's own; a file path:
-    prefrontal's SQLite stores in that file, shared by every session of it.
+    prefrontal's SQLite stores in that file, one orchestrator per file in
+    this process, so every session of the file shares them. The table names
+    are SQLiteSession's and mean nothing here; ``session_settings`` is
+    passed on.
     """
 
     _opened: ClassVar[dict[str, Any]] = {}
 
-    def __new__(cls, session_id: str, db_path: str | Path = ":memory:", **options: Any) -> Any:
+    def __new__(
+        cls,
+        session_id: str,
+        db_path: str | Path = ":memory:",
+        sessions_table: str = "agent_sessions",
+        messages_table: str = "agent_messages",
+        session_settings: Any = None,
+    ) -> Any:
         from prefrontal.integrations.openai_agents import PrefrontalSession
         from prefrontal.orchestrator import Orchestrator
 
@@ -243,13 +253,13 @@ class SQLitePrefrontalSession:
             if path not in cls._opened:
                 cls._opened[path] = Orchestrator(sqlite.open_stores(Path(path)))
             orchestrator = cls._opened[path]
-        session = PrefrontalSession(
-            orchestrator, agent_id=AGENT, user_id=USER, session_id=str(session_id)
+        return PrefrontalSession(
+            orchestrator,
+            agent_id=AGENT,
+            user_id=USER,
+            session_id=str(session_id),
+            session_settings=session_settings,
         )
-        settings = options.get("session_settings")
-        if settings is not None:
-            session.session_settings = settings
-        return session
 
 
 def _swap_agents() -> None:

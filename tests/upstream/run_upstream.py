@@ -7,8 +7,8 @@ unmodified with the plugin :mod:`prefrontal_upstream` (which swaps
 ``PrefrontalStore`` in for the framework's store). Every test's outcome is
 written to ``docs/upstream.md``: a table of passed / not applicable / failed
 per suite, then each test with its outcome and, where it does not apply,
-the reason. The exit status is 0 whatever the counts: the page is the
-result.
+the reason. The exit status is 1 when a test failed or errored, or a
+suite ran no test at all (``.ci/run`` runs it, so CI fails then), else 0.
 
 Usage: ``python tests/upstream/run_upstream.py [--out docs/upstream.md]``
 (with ``PYTHONPATH=src:tests/upstream``, as ``make upstream`` runs it).
@@ -141,12 +141,17 @@ def main() -> None:
     options = parser.parse_args()
     results = {suite: run(suite) for suite in SUITES}
     options.out.write_text(page(results), encoding="utf-8")
+    broken = False
     for suite, outcomes in results.items():
         counts = Counter(o["outcome"] for o in outcomes)
+        failed = counts["failed"] + counts["error"]
+        broken = broken or failed > 0 or counts["passed"] == 0
         print(
             f"{suite.package} {version(suite.package)}: {counts['passed']} passed, "
-            f"{counts['n.a.']} n.a., {counts['failed'] + counts['error']} failed"
+            f"{counts['n.a.']} n.a., {failed} failed"
         )
+    if broken:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

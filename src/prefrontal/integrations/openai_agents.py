@@ -1,4 +1,4 @@
-"""The OpenAI Agents SDK: a ``Session`` over prefrontal's conversation, and its instructions.
+"""The OpenAI Agents SDK: a ``Session`` over prefrontal's stores, and its instructions.
 
 :class:`PrefrontalSession` is one user's session of one agent. It plugs
 into three of the SDK's seats::
@@ -8,36 +8,49 @@ into three of the SDK's seats::
     result = await Runner.run(agent, "Where is the wedding?", session=session,
                               run_config=session.run_config())
 
+- the ``Session`` protocol, as ``SQLiteSession`` keeps it: every item the
+  SDK (or anyone) adds is kept as given (messages with their content parts,
+  function calls and their outputs, reasoning items, ids), in order, in the
+  stores' session-items store (:mod:`prefrontal.stores.session_items`: in
+  memory, the SQLite file, the PostgreSQL schema), so every session object
+  of one id, in any process over the same database, reads the same items;
+  ``get_items(limit)``, ``pop_item`` and ``clear_session`` read and change
+  them as ``SQLiteSession`` does. They are the user's records: erasing the
+  user (``orchestrator.memory.erase``) removes them;
 - ``run_config()`` sets ``session_input_callback``: it starts the turn for
-  the run's user input and gives the model, as input messages, the
-  non-system part of ``bundle.to_messages(user_input=...)`` (the recent
-  conversation prefrontal chose, what it labels as data, the input); the
-  SDK's raw history is not replayed, as prefrontal's selection holds it
-  within the token budget;
+  the run's user input and gives the model prefrontal's context (the
+  non-system messages of ``bundle.to_messages()``: what it labels as data,
+  and the recent conversation it chose within the token budget), then the
+  run's input items as given. With a ``session_input_callback`` of the
+  caller's own, or a ``SessionSettings.limit`` (on the session or in the
+  run config), the caller chooses the history instead: the model gets
+  prefrontal's data, then what the callback returns from the history the
+  SDK read with that limit (every item as stored) and the new input;
 - ``instructions`` (dynamic instructions) returns only the system part of
   the turn's ``to_messages()``: text users and tools wrote never takes the
   system seat. It refuses (:class:`SessionNotPlaced`, before the first
-  model call) a run whose input is not the one ``run_config()`` placed: a
-  run without it would reach the model without the owner's instructions
-  and with the stored history replayed raw;
-- the ``Session`` protocol: ``get_items`` is the session's conversation in
-  prefrontal's conversation store, then the items of the run in progress;
-  ``add_items`` collects the run's items, and when the run completes (the
-  SDK saves the final assistant message, every tool call answered) calls
-  ``end_turn`` with the reply and the tool calls, which records the
-  exchange (input and reply as conversation, episodic memory);
-  ``pop_item`` and ``clear_session`` act on the run in progress: recorded
-  exchanges are memory, removed only by erasure
-  (``orchestrator.memory.erase``).
+  model call) a run whose input does not hold what ``run_config()``
+  placed: a run without it would reach the model without the owner's
+  instructions and with the stored history replayed raw.
+
+In a placed run, when the SDK saves the final assistant message (every
+tool call answered), ``end_turn`` records the exchange: the input and the
+reply as conversation, the tool calls, episodic memory. Recorded exchanges
+are memory, apart from the session's items: ``pop_item`` and
+``clear_session`` change the items only. A run without ``run_config()``
+whose agent does not use ``session.instructions`` works as with any SDK
+session (the history replayed raw) and records no turn.
 
 Needs the ``openai-agents`` extra (``pip install 'prefrontal[openai-agents]'``).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from weakref import WeakKeyDictionary
 
 from prefrontal.integrations.extras import require
@@ -48,15 +61,21 @@ from agents import Agent, RunConfig, RunContextWrapper  # noqa: E402
 from agents.exceptions import UserError  # noqa: E402
 from agents.items import TResponseInputItem  # noqa: E402
 from agents.memory import SessionABC, SessionSettings  # noqa: E402
-from agents.memory.session_settings import resolve_session_limit  # noqa: E402
+from agents.memory.session_settings import (  # noqa: E402
+    coerce_session_settings,
+    resolve_session_limit,
+)
 
+from prefrontal.bundle.messages import data_text  # noqa: E402
 from prefrontal.exchange.models import EndTurnResult, ToolCall  # noqa: E402
 from prefrontal.integrations.turns import FrameworkTurns, split, tool_call  # noqa: E402
 from prefrontal.orchestrator import Orchestrator  # noqa: E402
-from prefrontal.stores.tenancy import Tenant  # noqa: E402
+from prefrontal.stores.working_memory import SessionKey  # noqa: E402
+from prefrontal.turn import TurnResult  # noqa: E402
 
-MAX_ITEMS = 10_000
-"""``get_items()`` without a limit returns at most this many stored messages."""
+Items = list[TResponseInputItem]
+InputCallback = Callable[[Items, Items], Any]
+"""A ``session_input_callback``: ``(history, new_items)`` to the model's input (or awaitable)."""
 
 
 def text_of(item: Any) -> str:
@@ -77,7 +96,7 @@ def _is_reply(item: Any) -> bool:
     )
 
 
-def tool_calls_of(items: list[Any]) -> list[ToolCall]:
+def tool_calls_of(items: Sequence[Any]) -> list[ToolCall]:
     """The function calls among ``items``, each with its output."""
     outputs = {
         item.get("call_id"): item.get("output")
@@ -104,7 +123,7 @@ def tool_calls_of(items: list[Any]) -> list[ToolCall]:
     return calls
 
 
-def _answered(items: list[Any]) -> bool:
+def _answered(items: Sequence[Any]) -> bool:
     """Whether every function call among ``items`` has its output."""
     called = {
         i.get("call_id") for i in items if isinstance(i, dict) and i.get("type") == "function_call"
@@ -121,18 +140,42 @@ class SessionNotPlaced(UserError):
     """A run reached the model without the input ``PrefrontalSession.run_config()`` places."""
 
 
-def _pairs(items: list[Any]) -> list[tuple[str, str]]:
+def _said(items: Sequence[Any]) -> list[tuple[str, str]]:
+    """The messages among ``items`` as ``(role, text)`` pairs (other items left out)."""
     return [
-        (str(i.get("role")), text_of(i)) if isinstance(i, dict) else ("", repr(i)) for i in items
+        (str(i.get("role")), text_of(i))
+        for i in items
+        if isinstance(i, dict) and i.get("role") in ("user", "assistant", "system", "developer")
     ]
+
+
+def _within(placed: list[tuple[str, str]], given: list[tuple[str, str]]) -> bool:
+    """Whether ``placed`` occurs in ``given`` in order (other messages may come between)."""
+    found = iter(given)
+    return all(any(pair == other for other in found) for pair in placed)
+
+
+def _take(pool: list[dict[str, str]], item: Any) -> bool:
+    """Remove one item equal to ``item`` from ``pool``; whether there was one."""
+    for index, candidate in enumerate(pool):
+        if candidate == item:
+            del pool[index]
+            return True
+    return False
 
 
 @dataclass
 class _Shared:
-    """What every session object of one (orchestrator, agent, user, session id) shares."""
+    """The run in progress of one (orchestrator, agent, user, session id), in this process."""
 
-    context: list[dict[str, str]] = field(default_factory=list)
-    pending: list[TResponseInputItem] = field(default_factory=list)
+    placed: list[dict[str, str]] = field(default_factory=list)
+    """The context messages the callback placed before the run's input."""
+    unsaved: list[dict[str, str]] = field(default_factory=list)
+    """Those of them the SDK has not offered to save yet (never saved: they are not items)."""
+    run_items: Items = field(default_factory=list)
+    """The items saved during the placed run, until its turn ends."""
+    user_input: str = ""
+    """The text the run's turn was started for."""
     turns: FrameworkTurns | None = None
 
 
@@ -143,9 +186,13 @@ _SHARED: WeakKeyDictionary[Orchestrator, dict[tuple[str, str, str], _Shared]] = 
 class PrefrontalSession(SessionABC):
     """One user's session of one agent, with prefrontal's memory in the SDK's seats.
 
-    Every ``PrefrontalSession`` of one orchestrator, agent, user and session
-    id shares one state: the started turn, the run's placed input and its
-    items, so a session object made for the same id mid-run sees them.
+    The items are in the stores, shared by every session object of the id
+    (in any process on a durable backend). Every ``PrefrontalSession`` of one
+    orchestrator, agent, user and session id in a process also shares the
+    run in progress: the started turn and what was placed for it.
+    ``session_settings`` (a ``SessionSettings`` or its dictionary) as
+    ``SQLiteSession`` takes it; its ``limit`` is the default of
+    :meth:`get_items`.
     """
 
     session_settings: SessionSettings | None = None
@@ -159,9 +206,15 @@ class PrefrontalSession(SessionABC):
         session_id: str,
         token_budget: int | None = None,
         turns: FrameworkTurns | None = None,
+        session_settings: SessionSettings | dict[str, Any] | None = None,
     ) -> None:
         self.session_id = session_id
         self.user_id = user_id
+        self.session_settings = (
+            SessionSettings()
+            if session_settings is None
+            else coerce_session_settings(session_settings)
+        )
         sessions = _SHARED.setdefault(orchestrator, {})
         self._shared = sessions.setdefault((agent_id, user_id, session_id), _Shared())
         if turns is not None:
@@ -171,20 +224,49 @@ class PrefrontalSession(SessionABC):
                 orchestrator, agent_id=agent_id, token_budget=token_budget
             )
         self.turns: FrameworkTurns = self._shared.turns
-        self._tenant = Tenant(agent_id=agent_id, user_id=user_id)
+        self._items = orchestrator.stores.session_items
+        self._key = SessionKey(agent_id=agent_id, user_id=user_id, session_id=session_id)
         self.ended: EndTurnResult | None = None
         """What the last ``end_turn`` of this session returned."""
 
     # -- the seats ------------------------------------------------------------
 
     def run_config(self, **settings: Any) -> RunConfig:
-        """A ``RunConfig`` whose ``session_input_callback`` starts the turn, with ``settings``."""
-        return RunConfig(session_input_callback=self.session_input, **settings)
+        """A ``RunConfig`` whose ``session_input_callback`` starts the turn, with ``settings``.
+
+        A ``session_input_callback`` among ``settings`` is the caller's own:
+        it chooses the history (see :meth:`session_input`); so does a
+        ``session_settings`` with a ``limit``.
+        """
+        theirs: InputCallback | None = settings.pop("session_input_callback", None)
+        config = RunConfig(**settings)
+        chosen = theirs is not None or self._limit(config.session_settings) is not None
+
+        async def placed(history: Items, new_items: Items) -> Items:
+            return await self.session_input(history, new_items, theirs=theirs, chosen=chosen)
+
+        config.session_input_callback = placed
+        return config
+
+    def _limit(self, override: SessionSettings | None) -> int | None:
+        own = self.session_settings or SessionSettings()
+        return (own.resolve(override) if override is not None else own).limit
 
     async def session_input(
-        self, history: list[TResponseInputItem], new_items: list[TResponseInputItem]
-    ) -> list[TResponseInputItem]:
-        """Start the turn for the run's user input; the model's input: the turn's messages."""
+        self,
+        history: Items,
+        new_items: Items,
+        *,
+        theirs: InputCallback | None = None,
+        chosen: bool = False,
+    ) -> Items:
+        """Start the turn for the run's user input; the model's input.
+
+        Prefrontal's context (its data, and unless ``chosen`` its choice of
+        the recent conversation), then: ``new_items`` as given; or, when
+        ``chosen``, what ``theirs`` returns for ``(history, new_items)``
+        (``history`` followed by ``new_items`` without it).
+        """
         user_input = "\n\n".join(
             text_of(item)
             for item in new_items
@@ -192,26 +274,52 @@ class PrefrontalSession(SessionABC):
         ).strip()
         if not user_input:
             raise ValueError("the run has no user input to start a turn for")
+        rest: Items = list(new_items)
+        if theirs is not None:
+            prepared = theirs(history, new_items)
+            if inspect.isawaitable(prepared):
+                prepared = await prepared
+            if not isinstance(prepared, list):
+                raise UserError("Session input callback must return a list of input items.")
+            rest = prepared
+        elif chosen:
+            rest = [*history, *new_items]
         result = await self.turns.start(self.user_id, self.session_id, user_input)
-        placed = split(result.bundle.to_messages(user_input=user_input))
-        self._shared.context = [
-            {"role": m["role"], "content": m["content"]} for m in placed.messages
-        ]
-        self._shared.pending = []
+        context = self._context(result, chosen=chosen)
+        shared = self._shared
+        shared.placed = context
+        shared.unsaved = [dict(message) for message in context]
+        shared.run_items = []
+        shared.user_input = user_input
         self.ended = None
-        return [dict(item) for item in self._shared.context]  # type: ignore[misc]
+        return [*cast(Items, [dict(message) for message in context]), *rest]
+
+    @staticmethod
+    def _context(result: TurnResult, *, chosen: bool) -> list[dict[str, str]]:
+        if chosen:
+            data = data_text(result.bundle.fragments)
+            return [{"role": "user", "content": data}] if data else []
+        placed = split(result.bundle.to_messages())
+        return [{"role": m["role"], "content": m["content"]} for m in placed.messages]
 
     async def instructions(self, context: RunContextWrapper[Any], agent: Agent[Any]) -> str:
         """The system part of the turn's messages; refuses a run this session did not place.
 
         Raises :class:`SessionNotPlaced` when no turn is started, or when the
-        run's input does not begin with what :meth:`session_input` placed
-        (a run without ``run_config=session.run_config()``).
+        run's input does not hold what :meth:`session_input` placed, in
+        order, before the user's input (a run without
+        ``run_config=session.run_config()``).
         """
         result = self.turns.pending(self.user_id, self.session_id)
-        placed = _pairs(list(self._shared.context))
-        given = _pairs(list(context.turn_input))
-        if result is None or not placed or given[: len(placed)] != placed:
+        given = _said(list(context.turn_input))
+        asked = [text for role, text in given if role == "user"]
+        if (
+            result is None
+            or not asked
+            or not _within(_said(self._shared.placed), given)
+            or not asked[-1].strip()
+            or asked[-1].strip() not in self._shared.user_input
+        ):
             raise SessionNotPlaced(
                 "a PrefrontalSession run needs run_config=session.run_config(): without it "
                 "the model would get neither the owner's instructions nor a fenced history"
@@ -220,55 +328,58 @@ class PrefrontalSession(SessionABC):
 
     # -- the Session protocol -------------------------------------------------
 
-    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
-        """The stored conversation, oldest first, then the run's items: the newest ``limit``.
+    async def get_items(self, limit: int | None = None) -> Items:
+        """The session's items as they were given, oldest first.
 
-        ``limit`` as the SDK's sessions read it: ``None`` takes
-        ``session_settings.limit`` (``None`` there: every item, up to
-        :data:`MAX_ITEMS` stored ones); a positive limit the newest that
-        many; ``0`` none; a negative one every item.
+        ``limit`` as ``SQLiteSession`` reads it: ``None`` takes
+        ``session_settings.limit`` (``None`` there: every item); a positive
+        limit the newest that many; ``0`` none; a negative one every item.
         """
         wanted = resolve_session_limit(limit, self.session_settings)
         if wanted == 0:
             return []
-        stored = await self.turns.orchestrator.stores.conversation.recent(
-            self._tenant,
-            limit=wanted if wanted is not None and wanted > 0 else MAX_ITEMS,
-            session_id=self.session_id,
-        )
-        items: list[TResponseInputItem] = [
-            {"role": str(turn.role.value), "content": turn.content}  # type: ignore[misc]
-            for turn in stored
-            if turn.role.value in ("user", "assistant")
-        ]
-        items.extend(self._shared.pending)
-        return items[-wanted:] if wanted is not None and wanted > 0 else items
+        found = await self._items.items(self._key, limit=wanted if wanted and wanted > 0 else None)
+        return cast(Items, found)
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
-        """Collect the run's items; once the reply is in, end the turn with it and the tools."""
-        for item in items:
-            if isinstance(item, dict) and item in self._shared.context:
-                continue  # the turn's own context, given as input: already memory
-            self._shared.pending.append(item)
-        last = self._shared.pending[-1] if self._shared.pending else None
-        if _is_reply(last) and _answered(list(self._shared.pending)):
+        """Keep ``items`` as given; in a placed run, end the turn once the reply is in.
+
+        The context messages :meth:`session_input` placed are not the
+        session's items: the SDK offers them to be saved with the run's
+        input, and they are left out. When the run's final assistant
+        message arrives (every tool call answered), ``end_turn`` records
+        the exchange.
+        """
+        shared = self._shared
+        kept = [item for item in items if not _take(shared.unsaved, item)]
+        if kept:
+            await self._items.append(self._key, cast(list[dict[str, Any]], kept))
+        if self.turns.pending(self.user_id, self.session_id) is None:
+            return
+        shared.run_items.extend(kept)
+        last = shared.run_items[-1] if shared.run_items else None
+        if _is_reply(last) and _answered(shared.run_items):
             self.ended = await self.turns.end(
-                self.user_id,
-                self.session_id,
-                text_of(last),
-                tool_calls_of(list(self._shared.pending)),
+                self.user_id, self.session_id, text_of(last), tool_calls_of(shared.run_items)
             )
-            self._shared.pending = []
-            self._shared.context = []
+            self._forget_run()
 
     async def pop_item(self) -> TResponseInputItem | None:
-        """Remove and return the newest item of the run in progress (``None`` when it has none)."""
-        return self._shared.pending.pop() if self._shared.pending else None
+        """Remove and return the newest item (``None`` when the session has none)."""
+        popped = await self._items.pop(self._key)
+        run = self._shared.run_items
+        if popped is not None and run and run[-1] == popped:
+            run.pop()
+        return cast(TResponseInputItem | None, popped)
 
     def close(self) -> None:
         """Nothing to release, unlike ``SQLiteSession.close``: the stores are the orchestrator's."""
 
     async def clear_session(self) -> None:
-        """Forget the run in progress (recorded exchanges stay memory)."""
-        self._shared.pending = []
-        self._shared.context = []
+        """Remove the session's items and forget the run in progress (recorded turns stay)."""
+        await self._items.clear(self._key)
+        self._shared.run_items = []
+
+    def _forget_run(self) -> None:
+        shared = self._shared
+        shared.placed, shared.unsaved, shared.run_items, shared.user_input = [], [], [], ""

@@ -25,6 +25,7 @@ ERASED_KINDS = (
     "semantic",
     "scratch_page",
     "working_memory",
+    "session_items",
     "traces",
 )
 """The store kinds that hold records owned by one user, in the order they are erased."""

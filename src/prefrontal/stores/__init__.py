@@ -45,6 +45,7 @@ from prefrontal.stores.long_term import (
     ScoredMemory,
 )
 from prefrontal.stores.scratch_page import Observation, ScratchKind, ScratchPageStore
+from prefrontal.stores.session_items import SessionItemStore
 from prefrontal.stores.set import STORE_KINDS, Stores
 from prefrontal.stores.tenancy import Scope, Tenant, visible_to
 from prefrontal.stores.traces import TraceQuery, TraceStore
@@ -78,6 +79,7 @@ __all__ = [
     "ScoredMemory",
     "ScratchKind",
     "ScratchPageStore",
+    "SessionItemStore",
     "SessionKey",
     "SessionState",
     "Stores",

@@ -21,7 +21,7 @@ from prefrontal.stores.durable import MEMORY_TABLES
 REFUSED = "prefrontal: erased tenant"
 """The message the triggers raise; the error mapping knows a refusal by it."""
 
-TENANT_TABLES = (
+FIRST_TENANT_TABLES = (
     "frontal_items",
     "conversation_turns",
     "conversation_summaries",
@@ -30,6 +30,13 @@ TENANT_TABLES = (
     "traces",
     *(f"{name}_items" for name in MEMORY_TABLES),
 )
+"""The tables holding rows owned by one user when erasure records came (their triggers made
+then, by one step of each backend's schema)."""
+
+SESSION_ITEMS_TABLE = "session_items"
+"""The framework sessions' items: a user's rows too, in a table (and trigger) of a later step."""
+
+TENANT_TABLES = (*FIRST_TENANT_TABLES, SESSION_ITEMS_TABLE)
 """Every table holding rows owned by one user (by ``agent_id`` and ``user_id``)."""
 
 

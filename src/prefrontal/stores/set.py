@@ -12,6 +12,7 @@ from prefrontal.stores.conversation import ConversationStore
 from prefrontal.stores.frontal_cortex import FrontalCortexStore
 from prefrontal.stores.long_term import MemoryStore
 from prefrontal.stores.scratch_page import ScratchPageStore
+from prefrontal.stores.session_items import SessionItemStore
 from prefrontal.stores.traces import TraceStore
 from prefrontal.stores.working_memory import WorkingMemoryStore
 
@@ -27,6 +28,7 @@ STORE_KINDS = (
     "scratch_page",
     "working_memory",
     "traces",
+    "session_items",
 )
 
 
@@ -49,6 +51,8 @@ class Stores:
     scratch_page: ScratchPageStore
     working_memory: WorkingMemoryStore
     traces: TraceStore
+    session_items: SessionItemStore
+    """A framework session's items as given (the Agents SDK's): no turn reads them."""
 
     @classmethod
     def in_memory(cls, *, embedder: Embedder | None = None) -> Stores:
@@ -68,6 +72,7 @@ class Stores:
             scratch_page=m.InMemoryScratchPageStore(),
             working_memory=m.InMemoryWorkingMemoryStore(),
             traces=m.InMemoryTraceStore(),
+            session_items=m.InMemorySessionItemStore(),
         )
 
     def replace(self, **backends: Any) -> Stores:

@@ -18,6 +18,7 @@ from prefrontal.stores.memory.conversation import InMemoryConversationStore
 from prefrontal.stores.memory.frontal_cortex import InMemoryFrontalCortexStore
 from prefrontal.stores.memory.memory import InMemoryMemoryStore
 from prefrontal.stores.memory.scratch_page import InMemoryScratchPageStore
+from prefrontal.stores.memory.session_items import InMemorySessionItemStore
 from prefrontal.stores.memory.traces import InMemoryTraceStore
 from prefrontal.stores.memory.working_memory import InMemoryWorkingMemoryStore
 
@@ -29,6 +30,7 @@ REFERENCE_BACKENDS: tuple[type, ...] = (
     InMemoryFrontalCortexStore,
     InMemoryMemoryStore,
     InMemoryScratchPageStore,
+    InMemorySessionItemStore,
     InMemoryTraceStore,
     InMemoryWorkingMemoryStore,
 )

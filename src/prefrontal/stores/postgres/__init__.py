@@ -12,6 +12,7 @@ from prefrontal.stores.postgres.frontal_cortex import PostgresFrontalCortexStore
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.stores.postgres.open import open_stores
 from prefrontal.stores.postgres.scratch_page import PostgresScratchPageStore
+from prefrontal.stores.postgres.session_items import PostgresSessionItemStore
 from prefrontal.stores.postgres.traces import PostgresTraceStore
 from prefrontal.stores.postgres.working_memory import PostgresWorkingMemoryStore
 
@@ -22,6 +23,7 @@ __all__ = [
     "PostgresFrontalCortexStore",
     "PostgresMemoryStore",
     "PostgresScratchPageStore",
+    "PostgresSessionItemStore",
     "PostgresTraceStore",
     "PostgresWorkingMemoryStore",
     "open_stores",

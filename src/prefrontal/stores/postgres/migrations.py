@@ -31,7 +31,7 @@ from typing import Any
 from prefrontal.errors import StoreError
 from prefrontal.retrieval.impacts import sql_code
 from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
-from prefrontal.stores.erasures import REFUSED, TENANT_TABLES
+from prefrontal.stores.erasures import FIRST_TENANT_TABLES, REFUSED, SESSION_ITEMS_TABLE
 from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.postgres import planner_statistics, vector_log, visibility
 from prefrontal.stores.postgres.term_keys import key
@@ -553,13 +553,30 @@ _ERASURE_RECORDS = (
         RETURN new;
     END
     $fn$""",
-    *(f"DROP TRIGGER IF EXISTS {table}_erased ON {table}" for table in TENANT_TABLES),
+    *(f"DROP TRIGGER IF EXISTS {table}_erased ON {table}" for table in FIRST_TENANT_TABLES),
     *(
         f"""CREATE TRIGGER {table}_erased BEFORE INSERT ON {table}
             FOR EACH ROW EXECUTE FUNCTION refuse_erased()"""
-        for table in TENANT_TABLES
+        for table in FIRST_TENANT_TABLES
     ),
 )
+
+_SESSION_ITEMS = (
+    f"""CREATE TABLE IF NOT EXISTS {SESSION_ITEMS_TABLE} (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        agent_id text NOT NULL,
+        user_id text NOT NULL,
+        session_id text NOT NULL,
+        body text NOT NULL
+    )""",
+    f"ALTER TABLE {SESSION_ITEMS_TABLE} ALTER COLUMN body SET STATISTICS 0",
+    f"CREATE INDEX IF NOT EXISTS session_items_by_session ON {SESSION_ITEMS_TABLE}"
+    " (agent_id, user_id, session_id, seq)",
+    f"DROP TRIGGER IF EXISTS {SESSION_ITEMS_TABLE}_erased ON {SESSION_ITEMS_TABLE}",
+    f"""CREATE TRIGGER {SESSION_ITEMS_TABLE}_erased BEFORE INSERT ON {SESSION_ITEMS_TABLE}
+        FOR EACH ROW EXECUTE FUNCTION refuse_erased()""",
+)
+"""Idempotent, like the erasure records: a schema taken back to an older version keeps it."""
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "every store kind: tables, indexes, GIN term index, BM25 statistics", _INITIAL),
@@ -661,6 +678,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         "traces searchable by the words of the user's message and the reply "
         "(a tsvector column generated from the trace, with a GIN index)",
         _TRACE_SEARCH,
+    ),
+    Migration(
+        16,
+        "framework sessions' items (the Agents SDK's), in order and as given, per session "
+        "of a user (no planner statistics for their text); an erased user's refused like "
+        "every other record of theirs",
+        _SESSION_ITEMS,
     ),
 )
 LATEST = MIGRATIONS[-1].version

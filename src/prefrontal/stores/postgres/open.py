@@ -13,6 +13,7 @@ from prefrontal.stores.postgres.frontal_cortex import PostgresFrontalCortexStore
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.stores.postgres.replicas import MAX_STALENESS
 from prefrontal.stores.postgres.scratch_page import PostgresScratchPageStore
+from prefrontal.stores.postgres.session_items import PostgresSessionItemStore
 from prefrontal.stores.postgres.traces import PostgresTraceStore
 from prefrontal.stores.postgres.vector_cache import VectorCache
 from prefrontal.stores.postgres.working_memory import PostgresWorkingMemoryStore
@@ -83,4 +84,5 @@ def open_stores(  # noqa: PLR0913
         scratch_page=PostgresScratchPageStore(db),
         working_memory=PostgresWorkingMemoryStore(db),
         traces=PostgresTraceStore(db),
+        session_items=PostgresSessionItemStore(db),
     )

@@ -12,6 +12,7 @@ from prefrontal.stores.sqlite.frontal_cortex import SqliteFrontalCortexStore
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.stores.sqlite.open import open_stores
 from prefrontal.stores.sqlite.scratch_page import SqliteScratchPageStore
+from prefrontal.stores.sqlite.session_items import SqliteSessionItemStore
 from prefrontal.stores.sqlite.traces import SqliteTraceStore
 from prefrontal.stores.sqlite.working_memory import SqliteWorkingMemoryStore
 
@@ -22,6 +23,7 @@ __all__ = [
     "SqliteFrontalCortexStore",
     "SqliteMemoryStore",
     "SqliteScratchPageStore",
+    "SqliteSessionItemStore",
     "SqliteTraceStore",
     "SqliteWorkingMemoryStore",
     "open_stores",

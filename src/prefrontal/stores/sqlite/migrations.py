@@ -27,7 +27,7 @@ import sqlite3
 from prefrontal.errors import StoreError
 from prefrontal.retrieval.impacts import sql_code
 from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
-from prefrontal.stores.erasures import REFUSED, TENANT_TABLES
+from prefrontal.stores.erasures import FIRST_TENANT_TABLES, REFUSED, SESSION_ITEMS_TABLE
 from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.sqlite import visibility
 from prefrontal.stores.sqlite.vectors import change_insert_trigger, change_log, pruned_change_log
@@ -292,10 +292,25 @@ _ERASURE_RECORDS = (
         erased_at INTEGER NOT NULL,
         PRIMARY KEY (agent_id, user_id)
     ) WITHOUT ROWID""",
-    *(f"DROP TRIGGER IF EXISTS {table}_erased" for table in TENANT_TABLES),
-    *(erased_trigger(table) for table in TENANT_TABLES),
+    *(f"DROP TRIGGER IF EXISTS {table}_erased" for table in FIRST_TENANT_TABLES),
+    *(erased_trigger(table) for table in FIRST_TENANT_TABLES),
 )
 """Idempotent: a file taken back to an older schema by a test keeps the table."""
+
+_SESSION_ITEMS = (
+    f"""CREATE TABLE IF NOT EXISTS {SESSION_ITEMS_TABLE} (
+        seq INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        body TEXT NOT NULL
+    )""",
+    f"CREATE INDEX IF NOT EXISTS session_items_by_session ON {SESSION_ITEMS_TABLE}"
+    " (agent_id, user_id, session_id, seq)",
+    f"DROP TRIGGER IF EXISTS {SESSION_ITEMS_TABLE}_erased",
+    erased_trigger(SESSION_ITEMS_TABLE),
+)
+"""Idempotent, like the erasure records: a file taken back to an older schema keeps it."""
 
 
 def insert_triggers(name: str) -> dict[str, str]:
@@ -832,6 +847,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "traces searchable by the words of the user's message and the reply, "
         "in a full-text index of their own that erase and forget empty with the trace",
         _TRACE_SEARCH,
+    ),
+    Migration(
+        15,
+        "framework sessions' items (the Agents SDK's), in order and as given, per session "
+        "of a user; an erased user's refused like every other record of theirs",
+        _SESSION_ITEMS,
     ),
 )
 LATEST = MIGRATIONS[-1].version

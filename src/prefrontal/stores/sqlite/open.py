@@ -13,6 +13,7 @@ from prefrontal.stores.sqlite.database import Database
 from prefrontal.stores.sqlite.frontal_cortex import SqliteFrontalCortexStore
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.stores.sqlite.scratch_page import SqliteScratchPageStore
+from prefrontal.stores.sqlite.session_items import SqliteSessionItemStore
 from prefrontal.stores.sqlite.traces import SqliteTraceStore
 from prefrontal.stores.sqlite.working_memory import SqliteWorkingMemoryStore
 
@@ -45,4 +46,5 @@ def open_stores(
         scratch_page=SqliteScratchPageStore(db),
         working_memory=SqliteWorkingMemoryStore(db),
         traces=SqliteTraceStore(db),
+        session_items=SqliteSessionItemStore(db),
     )
