@@ -34,6 +34,7 @@ from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.erasures import REFUSED, TENANT_TABLES
 from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.postgres import planner_statistics, vector_log, visibility
+from prefrontal.stores.postgres.memory_versions import versions_schema
 from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.statistics_owner import owner_sql
 
@@ -645,6 +646,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "erased in this schema, whichever process writes; an erase waits for the "
         "transactions writing that user to end",
         _ERASURE_RECORDS,
+    ),
+    Migration(
+        15,
+        "memory items keep the versions a put replaced (who changed what, when), "
+        "deleted with the item; items indexed by id for listing page by page",
+        tuple(statement for name in MEMORY_TABLES for statement in versions_schema(name)),
     ),
 )
 LATEST = MIGRATIONS[-1].version

@@ -30,6 +30,7 @@ from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.erasures import REFUSED, TENANT_TABLES
 from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.sqlite import visibility
+from prefrontal.stores.sqlite.memory_versions import versions_schema
 from prefrontal.stores.sqlite.vectors import change_insert_trigger, change_log, pruned_change_log
 from prefrontal.stores.statistics_owner import owner_sql
 
@@ -800,6 +801,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "erasure records: every table of a user's records refuses an insert for a user "
         "erased in this database, whichever process writes",
         _ERASURE_RECORDS,
+    ),
+    Migration(
+        14,
+        "memory items keep the versions a put replaced (who changed what, when), "
+        "deleted with the item",
+        tuple(statement for name in MEMORY_TABLES for statement in versions_schema(name)),
     ),
 )
 LATEST = MIGRATIONS[-1].version
