@@ -20,29 +20,34 @@ _C = 'COLLATE "C"'
 
 
 def versions_schema(name: str) -> tuple[str, ...]:
-    """The table of ``name``'s replaced versions, its triggers, and the index pages read."""
+    """The table of ``name``'s replaced versions, its triggers, and the index pages read.
+
+    Each statement may run again (a schema taken back for a migration test): the
+    triggers name no column, so that an earlier migration may still change one."""
     items, versions = f"{name}_items", f"{name}_versions"
     return (
-        f"""CREATE TABLE {versions} (
+        f"""CREATE TABLE IF NOT EXISTS {versions} (
             n bigserial PRIMARY KEY,
             agent_id text NOT NULL,
             user_id text NOT NULL,
             item_id text NOT NULL,
             body text NOT NULL)""",
         f"ALTER TABLE {versions} ALTER COLUMN body SET STATISTICS 0",
-        f"CREATE INDEX {versions}_of ON {versions} (agent_id, user_id, item_id, n)",
-        f"""CREATE FUNCTION {versions}_kept() RETURNS trigger
+        f"CREATE INDEX IF NOT EXISTS {versions}_of ON {versions} (agent_id, user_id, item_id, n)",
+        f"""CREATE OR REPLACE FUNCTION {versions}_kept() RETURNS trigger
             LANGUAGE plpgsql SET search_path FROM CURRENT AS $body$
             BEGIN
-                INSERT INTO {versions} (agent_id, user_id, item_id, body)
-                VALUES (old.agent_id, old.user_id, old.item_id, old.body);
+                IF old.body IS DISTINCT FROM new.body THEN
+                    INSERT INTO {versions} (agent_id, user_id, item_id, body)
+                    VALUES (old.agent_id, old.user_id, old.item_id, old.body);
+                END IF;
                 RETURN NULL;
             END
             $body$""",
-        f"""CREATE TRIGGER {versions}_kept AFTER UPDATE OF body ON {items}
-            FOR EACH ROW WHEN (old.body IS DISTINCT FROM new.body)
-            EXECUTE FUNCTION {versions}_kept()""",
-        f"""CREATE FUNCTION {versions}_dropped() RETURNS trigger
+        f"DROP TRIGGER IF EXISTS {versions}_kept ON {items}",
+        f"""CREATE TRIGGER {versions}_kept AFTER UPDATE ON {items}
+            FOR EACH ROW EXECUTE FUNCTION {versions}_kept()""",
+        f"""CREATE OR REPLACE FUNCTION {versions}_dropped() RETURNS trigger
             LANGUAGE plpgsql SET search_path FROM CURRENT AS $body$
             BEGIN
                 DELETE FROM {versions} WHERE agent_id = old.agent_id
@@ -50,9 +55,11 @@ def versions_schema(name: str) -> tuple[str, ...]:
                 RETURN NULL;
             END
             $body$""",
+        f"DROP TRIGGER IF EXISTS {versions}_dropped ON {items}",
         f"""CREATE TRIGGER {versions}_dropped AFTER DELETE ON {items}
             FOR EACH ROW EXECUTE FUNCTION {versions}_dropped()""",
-        f"CREATE INDEX {items}_listed ON {items} (agent_id, item_id {_C}, user_id {_C})",
+        f"""CREATE INDEX IF NOT EXISTS {items}_listed
+            ON {items} (agent_id, item_id {_C}, user_id {_C})""",
     )
 
 

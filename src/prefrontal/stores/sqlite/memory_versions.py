@@ -15,21 +15,25 @@ from prefrontal.stores.sqlite.memory_sql import ITEM_COLUMNS
 
 
 def versions_schema(name: str) -> tuple[str, ...]:
-    """The table of ``name``'s replaced versions and the two triggers that keep it."""
+    """The table of ``name``'s replaced versions and the two triggers that keep it (each
+    statement may run again: a file taken back to an older schema in a migration test)."""
     items, versions = f"{name}_items", f"{name}_versions"
     return (
-        f"""CREATE TABLE {versions} (
+        f"""CREATE TABLE IF NOT EXISTS {versions} (
             rowid INTEGER PRIMARY KEY,
             agent_id TEXT NOT NULL,
             user_id TEXT NOT NULL,
             item_id TEXT NOT NULL,
             body TEXT NOT NULL)""",
-        f"CREATE INDEX {versions}_of ON {versions} (agent_id, user_id, item_id, rowid)",
+        f"""CREATE INDEX IF NOT EXISTS {versions}_of
+            ON {versions} (agent_id, user_id, item_id, rowid)""",
+        f"DROP TRIGGER IF EXISTS {versions}_kept",
         f"""CREATE TRIGGER {versions}_kept AFTER UPDATE OF body ON {items}
             WHEN old.body IS NOT new.body BEGIN
                 INSERT INTO {versions} (agent_id, user_id, item_id, body)
                 VALUES (old.agent_id, old.user_id, old.item_id, old.body);
             END""",
+        f"DROP TRIGGER IF EXISTS {versions}_dropped",
         f"""CREATE TRIGGER {versions}_dropped AFTER DELETE ON {items} BEGIN
                 DELETE FROM {versions} WHERE agent_id = old.agent_id
                     AND user_id = old.user_id AND item_id = old.item_id;
