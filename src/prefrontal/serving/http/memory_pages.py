@@ -11,9 +11,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
+from fastapi import Depends, FastAPI, Path, Query, Request
 from pydantic import Field
 
+from prefrontal.errors import NotFoundError
 from prefrontal.ids import Id
 from prefrontal.memory.listing import MemoryVersion
 from prefrontal.serving.http.auth import grant_of, require, tenant_for
@@ -30,6 +31,7 @@ UserQuery = Annotated[Id, Query(description="The user whose memories are listed.
 AgentQuery = Annotated[Id | None, Query(description="Optional: the API key's agent.")]
 ItemPath = Annotated[Id, Path(description="The memory's `item_id`.")]
 NO_MEMORY = not_found("No memory by that id for this user")
+NO_PAGE = not_found("No page at that cursor: it is not one a page of memories returned")
 
 
 class ListedMemoryOut(MemoryOut):
@@ -97,16 +99,21 @@ def _caller(request: Request) -> KeyGrant:
 Caller = Annotated[KeyGrant, Depends(_caller)]
 
 
-def memory_pages_router(service: Service) -> APIRouter:
-    """The two read routes over ``service``'s memory API."""
-    router = APIRouter(prefix="/v1")
+def add_memory_pages(app: FastAPI, service: Service) -> None:
+    """Add the two read routes over ``service``'s memory API to ``app``.
+
+    On the application itself, not through an included router: ``GET`` and
+    ``POST /v1/memories`` are then two routes of one router, and a 405's
+    ``Allow`` names both (:func:`~prefrontal.serving.http.problems.allowed_methods`).
+    """
+    router = app
     memory = service.orchestrator.memory
 
     @router.get(
-        "/memories",
+        "/v1/memories",
         tags=["memories"],
         responses=answers(
-            200, "A page of the user's memories, newest first", INVALID_PARAMS, CALLER
+            200, "A page of the user's memories, newest first", INVALID_PARAMS, CALLER, NO_PAGE
         ),
     )
     async def list_memories(
@@ -129,15 +136,16 @@ def memory_pages_router(service: Service) -> APIRouter:
         """The memories the user may see (its own and the agent's shared ones), newest first.
 
         Live or not. Keyset paging: pass `next_cursor` back as `cursor`, with
-        the same filters, for the next page; a page costs the same wherever it is."""
+        the same filters, for the next page; a page costs the same wherever it is.
+        A cursor this API did not return names no page (404)."""
         tenant = tenant_for(grant, user_id, agent_id)
         require(grant, needed(Operation.LIST_MEMORIES))
         try:
             page = await memory.list(
                 tenant, kinds=kind, store=store, scope=scope, limit=limit, after=cursor
             )
-        except ValueError as error:
-            raise HTTPException(422, str(error)) from None
+        except ValueError as error:  # the only value the schema lets through: the cursor
+            raise NotFoundError(str(error)) from None
         return MemoryPageOut(
             memories=[
                 ListedMemoryOut(**MemoryOut.of(m.item).model_dump(), store=m.store)
@@ -147,7 +155,7 @@ def memory_pages_router(service: Service) -> APIRouter:
         )
 
     @router.get(
-        "/memories/{item_id}/history",
+        "/v1/memories/{item_id}/history",
         tags=["memories"],
         responses=answers(
             200, "The memory's versions, oldest first", INVALID_PARAMS, CALLER, NO_MEMORY
@@ -167,5 +175,3 @@ def memory_pages_router(service: Service) -> APIRouter:
             store=versions[-1].store,
             versions=[VersionOut.of(version) for version in versions],
         )
-
-    return router
