@@ -109,11 +109,12 @@ async def test_a_bad_cursor_or_limit_is_refused(stores: Stores) -> None:
 
 
 def test_cursor_round_trips() -> None:
-    """A cursor decodes to the position and store it was made from."""
-    assert decode_cursor(encode_cursor(("m-1", "alice"), "episodic")) == (
-        ("m-1", "alice"),
+    """A cursor decodes to the position and store it was made from; any of its form decodes."""
+    assert decode_cursor(encode_cursor(("m-1", "alicé"), "episodic")) == (
+        ("m-1", "alicé"),
         "episodic",
     )
+    assert decode_cursor("sff00.") == (("\ufffd\ufffd", ""), "semantic")
 
 
 async def test_history_names_each_version_its_author_time_and_change(stores: Stores) -> None:

@@ -8,7 +8,7 @@ capabilities of :mod:`prefrontal.stores.memory_pages`.
 ordered by ``(item_id, owner, store)`` descending: newest id first. A page
 asks each store for the items below the cursor (a keyset read), merges them
 and stops at ``limit``; its :attr:`MemoryPage.next_cursor` names the last
-item's position. The cursor is opaque (URL-safe base64): pass it back as it
+item's position (:func:`encode_cursor` says how it is written): pass it back as it
 came. It holds the position only, never a right: every page is read with the
 visibility rules of the tenant asking.
 
@@ -22,9 +22,7 @@ was private then.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
+import re
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -83,23 +81,35 @@ class MemoryVersion(Record):
     current: bool
 
 
+CURSOR_PATTERN = r"^[es](?:[0-9a-f]{2})*\.(?:[0-9a-f]{2})*$"
+"""What a cursor looks like: the store's initial, then the item id and the owner's user id,
+each as the hexadecimal of its UTF-8, joined by a dot."""
+_CURSOR = re.compile(CURSOR_PATTERN)
+
+
 def encode_cursor(position: Position, store: MemoryStoreName) -> str:
-    """The opaque cursor of a page that stops at ``position`` in ``store``."""
-    raw = json.dumps([position[0], position[1], store], separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    """The cursor of a page that stops at ``position`` in ``store``."""
+    item_id, user_id = position
+    return f"{store[0]}{item_id.encode().hex()}.{user_id.encode().hex()}"
 
 
 def decode_cursor(cursor: str) -> tuple[Position, MemoryStoreName]:
-    """The position and store in ``cursor``; ``ValueError`` when it is not one this API made."""
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        item_id, user_id, store = json.loads(raw)
-    except (binascii.Error, ValueError, TypeError) as error:
-        raise ValueError("cursor is not one a page of memories returned") from error
-    if not (isinstance(item_id, str) and isinstance(user_id, str) and store in STORE_NAMES):
+    """The position and store in ``cursor``; ``ValueError`` when it does not look like one.
+
+    Any cursor of the right form names a position, even one no page returned:
+    a position is only a place in the order (pages continue below it), and
+    carries no right. Bytes that are not UTF-8, and NUL, read as U+FFFD.
+    """
+    if not _CURSOR.match(cursor):
         raise ValueError("cursor is not one a page of memories returned")
-    name: MemoryStoreName = "semantic" if store == "semantic" else "episodic"
-    return (item_id, user_id), name
+    head, _, owner = cursor[1:].partition(".")
+    item_id, user_id = (_text(part) for part in (head, owner))
+    store: MemoryStoreName = "episodic" if cursor[0] == "e" else "semantic"
+    return (item_id, user_id), store
+
+
+def _text(hexadecimal: str) -> str:
+    return bytes.fromhex(hexadecimal).decode("utf-8", "replace").replace("\x00", "\ufffd")
 
 
 def _lister(stores: Stores, name: MemoryStoreName) -> ListsMemories:

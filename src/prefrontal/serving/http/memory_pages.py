@@ -11,12 +11,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from fastapi import Depends, FastAPI, Path, Query, Request
+from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request
 from pydantic import Field
 
-from prefrontal.errors import NotFoundError
 from prefrontal.ids import Id
-from prefrontal.memory.listing import MemoryVersion
+from prefrontal.memory.listing import CURSOR_PATTERN, MemoryVersion
 from prefrontal.serving.http.auth import grant_of, require, tenant_for
 from prefrontal.serving.http.responses import CALLER, INVALID_PARAMS, answers, not_found
 from prefrontal.serving.keys import KeyGrant, KeyRing
@@ -31,7 +30,6 @@ UserQuery = Annotated[Id, Query(description="The user whose memories are listed.
 AgentQuery = Annotated[Id | None, Query(description="Optional: the API key's agent.")]
 ItemPath = Annotated[Id, Path(description="The memory's `item_id`.")]
 NO_MEMORY = not_found("No memory by that id for this user")
-NO_PAGE = not_found("No page at that cursor: it is not one a page of memories returned")
 
 
 class ListedMemoryOut(MemoryOut):
@@ -113,7 +111,7 @@ def add_memory_pages(app: FastAPI, service: Service) -> None:
         "/v1/memories",
         tags=["memories"],
         responses=answers(
-            200, "A page of the user's memories, newest first", INVALID_PARAMS, CALLER, NO_PAGE
+            200, "A page of the user's memories, newest first", INVALID_PARAMS, CALLER
         ),
     )
     async def list_memories(
@@ -123,7 +121,11 @@ def add_memory_pages(app: FastAPI, service: Service) -> None:
         limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="At most this many.")] = 50,
         cursor: Annotated[
             str | None,
-            Query(max_length=2_000, description="The `next_cursor` of the page before."),
+            Query(
+                max_length=2_000,
+                pattern=CURSOR_PATTERN,
+                description="The `next_cursor` of the page before.",
+            ),
         ] = None,
         kind: Annotated[
             list[MemoryKind] | None, Query(description="Only these kinds (repeatable).")
@@ -136,16 +138,15 @@ def add_memory_pages(app: FastAPI, service: Service) -> None:
         """The memories the user may see (its own and the agent's shared ones), newest first.
 
         Live or not. Keyset paging: pass `next_cursor` back as `cursor`, with
-        the same filters, for the next page; a page costs the same wherever it is.
-        A cursor this API did not return names no page (404)."""
+        the same filters, for the next page; a page costs the same wherever it is."""
         tenant = tenant_for(grant, user_id, agent_id)
         require(grant, needed(Operation.LIST_MEMORIES))
         try:
             page = await memory.list(
                 tenant, kinds=kind, store=store, scope=scope, limit=limit, after=cursor
             )
-        except ValueError as error:  # the only value the schema lets through: the cursor
-            raise NotFoundError(str(error)) from None
+        except ValueError as error:
+            raise HTTPException(422, str(error)) from None
         return MemoryPageOut(
             memories=[
                 ListedMemoryOut(**MemoryOut.of(m.item).model_dump(), store=m.store)
