@@ -1,8 +1,8 @@
 """``MemoryAPI``: seed 002's memory API over a set of stores.
 
-``remember``, ``recall``, ``get``, ``update`` and ``forget`` act for one
-tenant (an agent and one of its users), under the same tenancy rules as a
-turn; ``erase`` removes everything of one user from every store.
+``remember``, ``recall``, ``get``, ``list``, ``history``, ``update`` and
+``forget`` act for one tenant (an agent and one of its users), under the
+same tenancy rules as a turn; ``erase`` removes everything of one user from every store.
 
 Bad input raises ``ValueError`` with a message that names the argument
 (pydantic's ``ValidationError``, a ``ValueError`` too, where a model field
@@ -28,6 +28,7 @@ from prefrontal.ids import checked_id, is_blank
 from prefrontal.memory.buffers import forget_in_buffers
 from prefrontal.memory.erasure import ErasureReport, erase, readmit, scrub
 from prefrontal.memory.fence import TenantFence
+from prefrontal.memory.listing import MemoryPage, MemoryVersion, memory_history, memory_page
 from prefrontal.memory.recall import STORE_NAMES, MemoryStoreName, fused, search_both
 from prefrontal.memory.turn_traces import message_turn, redact
 from prefrontal.stores.long_term import (
@@ -225,7 +226,10 @@ class MemoryAPI:
             owned = [(name, item) for name, item in found if _may_change(tenant, item, shared)]
             if not owned:
                 raise NotFoundError(f"no memory {item_id!r} of user {tenant.user_id!r}")
-            revised = [(name, _revised(item, content, importance, author)) for name, item in owned]
+            now = self._clock()
+            revised = [
+                (name, _revised(item, content, importance, author, now)) for name, item in owned
+            ]
             for name, item in revised:
                 await self._store(name).put(item)
         return revised[0][1]
@@ -344,6 +348,50 @@ class MemoryAPI:
         store: MemoryStore = getattr(self.stores, name)
         return store
 
+    async def history(self, tenant: Tenant, memory_id: str) -> list[MemoryVersion]:
+        """Every version of the memory ``get`` returns for ``memory_id``, oldest first.
+
+        Each says what it held, who wrote it (``metadata["author"]``), when
+        (its ``updated_at``, else ``created_at``) and which fields changed
+        from the one before; the last is the current one. A version is kept
+        each time a put replaces the item with one that differs (an
+        ``update``, a ``remember`` with the same id), and goes when the item
+        is forgotten or its user erased. Of another user's shared memory,
+        only the versions that were shared are returned. Raises
+        :class:`~prefrontal.errors.NotFoundError` when ``tenant`` sees no
+        memory of that id. See :mod:`prefrontal.memory.listing`.
+        """
+        found = await self._found(tenant, _checked_id(memory_id))
+        if not found:
+            raise NotFoundError(f"no memory {memory_id!r} of user {tenant.user_id!r}")
+        store, item = found[0]
+        return await memory_history(self.stores, tenant, item, store)
+
+    # Last in the class: past this, ``list`` names the method, not the type.
+    async def list(
+        self,
+        tenant: Tenant,
+        *,
+        kinds: Sequence[MemoryKind] | None = None,
+        store: MemoryStoreName | None = None,
+        scope: Scope | None = None,
+        limit: int = 50,
+        after: str | None = None,
+    ) -> MemoryPage:
+        """A page of the memories ``tenant`` may see, newest first; live or not.
+
+        Its own, private or shared, and the agent's shared memories of
+        other users, of episodic and semantic memory (``store`` to list one),
+        of ``kinds`` and ``scope`` when given. At most ``limit`` (1 to 1,000);
+        pass the page's ``next_cursor`` as ``after`` for the next page, with
+        the same filters. Paging is by keyset (item id, owner, store
+        descending): a page costs the same wherever it is, and items written
+        meanwhile never shift a later page. See :mod:`prefrontal.memory.listing`.
+        """
+        return await memory_page(
+            self.stores, tenant, limit=limit, after=after, kinds=kinds, store=store, scope=scope
+        )
+
 
 def _check_text(name: str, text: str) -> None:
     if is_blank(text):
@@ -385,11 +433,15 @@ def _may_change(tenant: Tenant, item: MemoryItem, shared: bool) -> bool:
 
 
 def _revised(
-    item: MemoryItem, content: str | None, importance: float | None, author: str | None
+    item: MemoryItem,
+    content: str | None,
+    importance: float | None,
+    author: str | None,
+    now: datetime,
 ) -> MemoryItem:
-    """``item`` with the new content or importance (and author), validated; new content drops
-    the embedding."""
-    data = item.model_dump()
+    """``item`` with the new content or importance (and author), changed at ``now``, validated;
+    new content drops the embedding."""
+    data = item.model_dump() | {"updated_at": now}
     if author is not None:
         data["metadata"] = data["metadata"] | {AUTHOR_KEY: author}
     if content is not None and content != item.content:

@@ -41,6 +41,7 @@ class Operation(StrEnum):
     END_TURN = "end a turn"
     READ_TRACE = "read a turn's trace"
     RECALL = "recall and search memories"
+    LIST_MEMORIES = "list memories page by page and read a memory's history"
     REMEMBER = "remember a memory"
     CHANGE_MEMORY = "change or forget a memory"
     ERASE_USER = "erase everything of one user"
@@ -55,6 +56,11 @@ class Operation(StrEnum):
     RESOLVE = "resolve a scratch entry"
     VIEW_TRACES = "see every turn of the agent in the trace viewer"
     VIEW_CONTEXT = "see the context as sent and the dropped items' text in the trace viewer"
+    VIEW_AGENT = (
+        "see the agent's page in the viewer: profile, mode, a user's goals, scratch page, "
+        "memories and their history"
+    )
+    FORGET_IN_VIEWER = "forget a memory from its page in the viewer"
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,11 @@ RULES: tuple[Rule, ...] = (
     _same(Operation.END_TURN, Right.WRITE, ("POST /v1/turns/{turn_id}/end",), ("end_turn",)),
     _same(Operation.READ_TRACE, Right.READ, ("GET /v1/turns/{turn_id}/trace",), ("trace",)),
     _same(Operation.RECALL, Right.READ, ("POST /v1/memories/search",), ("recall",)),
+    _same(
+        Operation.LIST_MEMORIES,
+        Right.READ,
+        ("GET /v1/memories", "GET /v1/memories/{item_id}/history"),
+    ),
     _scoped(Operation.REMEMBER, ("POST /v1/memories",), ("remember",)),
     _scoped(
         Operation.CHANGE_MEMORY,
@@ -120,6 +131,20 @@ RULES: tuple[Rule, ...] = (
         ("GET /ui", "GET /ui/turns/{turn_id}", "GET /ui/compare", "POST /ui/signin"),
     ),
     _same(Operation.VIEW_CONTEXT, Right.ADMINISTER, ("GET /ui/turns/{turn_id}",)),
+    _same(
+        Operation.VIEW_AGENT,
+        Right.ADMINISTER,
+        (
+            "GET /ui/agents/{agent_id}",
+            "GET /ui/agents/{agent_id}/memories/{item_id}",
+            "GET /ui/agents/{agent_id}/memories/{item_id}/forget",
+        ),
+    ),
+    _same(
+        Operation.FORGET_IN_VIEWER,
+        Right.ADMINISTER,
+        ("POST /ui/agents/{agent_id}/memories/{item_id}/forget",),
+    ),
 )
 """Every operation of the HTTP API and the MCP tools, once."""
 

@@ -61,6 +61,9 @@ class MemoryItem(OwnedRecord):
     importance: float = Field(default=0.5, ge=0.0, le=1.0)
     occurred_at: Timestamp | None = None
     """When the remembered thing happened (``created_at`` is when it was stored)."""
+    updated_at: Timestamp | None = None
+    """When it was last changed (:meth:`~prefrontal.memory.api.MemoryAPI.update`); ``None``
+    while it is as first stored."""
     recall_count: int = Field(default=0, ge=0)
     last_recalled_at: Timestamp | None = None
     valid_until: Timestamp | None = None

@@ -10,13 +10,16 @@ from types import ModuleType
 import pytest
 from fastapi.routing import APIRoute
 
+from prefrontal.agents import AgentStateAPI
 from prefrontal.errors import ConfigurationError
+from prefrontal.memory.api import MemoryAPI
 from prefrontal.serving.http.app import create_app
 from prefrontal.serving.keys import KeyGrant, KeyRing, Right, hash_key, key_entry
 from prefrontal.serving.mcp_tools import build_mcp
 from prefrontal.serving.rights import RULES, Operation, may_choose_mode, needed, rights_markdown
 from prefrontal.serving.service import Service
 from prefrontal.serving.ui import ui_router
+from prefrontal.serving.ui.agent_pages import AgentSource
 from prefrontal.stores.authors import is_reserved
 from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Scope, Tenant
@@ -31,6 +34,15 @@ UI_FREE = {"GET /ui/static/{name}", "GET /ui/signin", "POST /ui/signout"}
 def service() -> Service:
     """A service over empty in-memory stores."""
     return Service(orchestrator(Stores.in_memory()), clock=fixed_clock)
+
+
+def agent_source() -> AgentSource:
+    """The agent pages' source over empty in-memory stores."""
+    stores = Stores.in_memory()
+    return AgentSource(
+        lambda: MemoryAPI(stores, clock=fixed_clock),
+        lambda: AgentStateAPI(stores, clock=fixed_clock),
+    )
 
 
 def hook() -> ModuleType:
@@ -57,7 +69,9 @@ def test_every_http_route_that_takes_a_key_is_in_the_table() -> None:
     }
     viewer = {
         f"{method} {route.path}"
-        for route in ui_router(lambda: Stores.in_memory().traces, KeyRing(())).routes
+        for route in ui_router(
+            lambda: Stores.in_memory().traces, KeyRing(()), agents=agent_source()
+        ).routes
         if isinstance(route, APIRoute)
         for method in (route.methods or set()) - {"HEAD"}
     }

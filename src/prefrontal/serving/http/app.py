@@ -38,6 +38,7 @@ from prefrontal.serving.echo import quoted
 from prefrontal.serving.http.agent_routes import agent_router
 from prefrontal.serving.http.auth import grant_of, require, tenant_for
 from prefrontal.serving.http.limits import DEFAULT_MAX_BODY_BYTES, BodyLimit
+from prefrontal.serving.http.memory_pages import add_memory_pages
 from prefrontal.serving.http.metrics import Metrics
 from prefrontal.serving.http.openapi import truthful_openapi
 from prefrontal.serving.http.problems import install, problem
@@ -72,6 +73,7 @@ from prefrontal.serving.readiness import agents_not_ready
 from prefrontal.serving.rights import Operation, needed
 from prefrontal.serving.service import Service
 from prefrontal.serving.ui import ui_router
+from prefrontal.serving.ui.agent_pages import AgentSource
 from prefrontal.serving.version import package_version
 from prefrontal.stores.vector_search import vector_search
 from prefrontal.turn import TurnRequest
@@ -159,7 +161,9 @@ def create_app(  # noqa: C901
 
     app.state.keys = keys
     app.include_router(agent_router(service))
-    app.include_router(ui_router(lambda: service.stores.traces, keys))
+    add_memory_pages(app, service)
+    pages = AgentSource(lambda: service.orchestrator.memory, lambda: service.orchestrator.agents)
+    app.include_router(ui_router(lambda: service.stores.traces, keys, agents=pages))
 
     @app.post(
         "/v1/turns",

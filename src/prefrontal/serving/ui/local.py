@@ -12,13 +12,17 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from fastapi import FastAPI
 from starlette.responses import RedirectResponse
 
+from prefrontal.agents import AgentStateAPI
+from prefrontal.memory.api import MemoryAPI
+from prefrontal.serving.ui.agent_pages import AgentSource
 from prefrontal.serving.ui.router import ui_router
 from prefrontal.stores.set import Stores
 from prefrontal.stores.traces import TraceStore
 
 
 def local_app(open_stores: Callable[[], AbstractAsyncContextManager[Stores]]) -> FastAPI:
-    """The viewer over the stores ``open_stores()`` opens for the application's lifetime."""
+    """The viewer over the stores ``open_stores()`` opens for the application's lifetime,
+    with the agent pages (a memory forgotten there leaves these stores)."""
     held: list[Stores] = []
 
     @asynccontextmanager
@@ -33,8 +37,14 @@ def local_app(open_stores: Callable[[], AbstractAsyncContextManager[Stores]]) ->
     def traces() -> TraceStore:
         return held[0].traces
 
+    def memory() -> MemoryAPI:
+        return MemoryAPI(held[0])
+
+    def agents() -> AgentStateAPI:
+        return AgentStateAPI(held[0])
+
     app = FastAPI(lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None)
-    app.include_router(ui_router(traces, None))
+    app.include_router(ui_router(traces, None, agents=AgentSource(memory, agents)))
 
     @app.get("/", include_in_schema=False)
     async def root() -> RedirectResponse:

@@ -21,6 +21,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from prefrontal.serving.keys import KeyRing
 from prefrontal.serving.ui import difference, views
 from prefrontal.serving.ui.access import COOKIE, Access, Refused, Viewer
+from prefrontal.serving.ui.agent_pages import AgentSource, add_agent_pages
 from prefrontal.serving.ui.chart import latency_chart
 from prefrontal.stores.traces import TraceQuery, TraceStore
 from prefrontal.traces.models import TurnStatus, TurnTrace
@@ -74,8 +75,12 @@ def _cursor(value: str | None) -> tuple[datetime, str] | None:
     return started, turn_id
 
 
-def ui_router(traces: Callable[[], TraceStore], keys: KeyRing | None) -> APIRouter:  # noqa: C901
+def ui_router(  # noqa: C901
+    traces: Callable[[], TraceStore], keys: KeyRing | None, *, agents: AgentSource | None = None
+) -> APIRouter:
     """The viewer over the trace store ``traces()`` returns.
+
+    With ``agents``, also the agent pages (:mod:`prefrontal.serving.ui.agent_pages`).
 
     With ``keys``, a viewer is a key with the administer right and sees its
     own agent's turns only (a turn of another agent is "not found", 404);
@@ -94,6 +99,11 @@ def ui_router(traces: Callable[[], TraceStore], keys: KeyRing | None) -> APIRout
         if viewer is None:
             return RedirectResponse("/ui/signin", status_code=303, headers=HEADERS)
         return viewer
+
+    if agents is not None:
+        add_agent_pages(
+            router, agents, who=who, render=_page, headers=HEADERS, open_viewer=access.open
+        )
 
     async def find(viewer: Viewer, turn_id: str) -> TurnTrace | None:
         query = TraceQuery(

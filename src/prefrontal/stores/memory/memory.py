@@ -20,6 +20,7 @@ replaced or erased item's vector is zeroed in the index's arrays at once.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
@@ -27,12 +28,13 @@ import numpy as np
 
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.ranking import Corpus, LexicalMatches, query_terms
-from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
+from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory.agent_index import AgentIndex
 from prefrontal.stores.memory.vectors import microseconds, unit
+from prefrontal.stores.memory_pages import Position, changed
 from prefrontal.stores.memory_search import query_embedding, searchable_text, with_embeddings
 from prefrontal.stores.records import utc_now
-from prefrontal.stores.tenancy import Tenant, owns, preferred, visible_to
+from prefrontal.stores.tenancy import Scope, Tenant, owns, preferred, visible_to
 
 Key = tuple[str, str, str]
 """``(agent_id, user_id, item_id)``: ids are unique per agent and user."""
@@ -61,6 +63,11 @@ class InMemoryMemoryStore:
         """Each item's index id (:func:`_doc_id`) and its key."""
         self._threads: dict[tuple[str, str], dict[int, set[Key]]] = {}
         """The items of each ``(agent_id, thread_id)``, by position: ``around`` without a scan."""
+        self._versions: dict[Key, list[MemoryItem]] = {}
+        """Each item's replaced versions, oldest first (:mod:`prefrontal.stores.memory_pages`)."""
+        self._ordered: dict[str, list[Position]] = {}
+        """Each agent's ``(item_id, user_id)`` keys, ascending, for :meth:`listed`: made when
+        first listed, dropped by a write that adds or removes an item of the agent."""
 
     async def put(self, item: MemoryItem) -> None:
         await self.put_many([item])
@@ -87,6 +94,10 @@ class InMemoryMemoryStore:
             item = item.model_copy(update={"superseded_by": existing.superseded_by})
         if existing is not None:
             self._unthread(key, existing)
+            if changed(existing, item):
+                self._versions.setdefault(key, []).append(self._whole(existing))
+        else:
+            self._ordered.pop(item.agent_id, None)
         self._items[key] = item
         if item.thread_id is not None and item.position is not None:
             thread = self._threads.setdefault((item.agent_id, item.thread_id), {})
@@ -158,6 +169,8 @@ class InMemoryMemoryStore:
         if item is None:
             return 0
         self._unthread(key, item)
+        self._versions.pop(key, None)
+        self._ordered.pop(key[0], None)
         users = self._owners[(key[0], key[2])]
         users.discard(key[1])
         if not users:
@@ -246,6 +259,45 @@ class InMemoryMemoryStore:
         ]
         out.sort(key=lambda i: (i.thread_id or "", i.position or 0, i.item_id))
         return out
+
+    async def listed(
+        self,
+        tenant: Tenant,
+        *,
+        limit: int,
+        below: Position | None = None,
+        inclusive: bool = False,
+        kinds: Sequence[MemoryKind] | None = None,
+        scope: Scope | None = None,
+    ) -> list[MemoryItem]:
+        """A keyset page (:class:`~prefrontal.stores.memory_pages.ListsMemories`): a binary
+        search into the agent's sorted keys, then a walk down them to ``limit`` matches."""
+        keys = self._ordered.get(tenant.agent_id)
+        if keys is None:
+            keys = sorted((k[2], k[1]) for k in self._items if k[0] == tenant.agent_id)
+            self._ordered[tenant.agent_id] = keys
+        end = (
+            len(keys)
+            if below is None
+            else (bisect_right if inclusive else bisect_left)(keys, below)
+        )
+        found: list[MemoryItem] = []
+        for index in range(end - 1, -1, -1):
+            if len(found) >= limit:
+                break
+            item_id, user_id = keys[index]
+            item = self._items[(tenant.agent_id, user_id, item_id)]
+            if (
+                visible_to(item, tenant)
+                and (kinds is None or item.kind in kinds)
+                and (scope is None or item.scope is scope)
+            ):
+                found.append(self._whole(item))
+        return found
+
+    async def versions(self, owner: Tenant, item_id: str) -> list[MemoryItem]:
+        """The replaced versions of ``owner``'s item, oldest first."""
+        return list(self._versions.get((owner.agent_id, owner.user_id, item_id), ()))
 
     async def record_recall(self, tenant: Tenant, item_ids: list[str], at: datetime) -> None:
         found = (self._visible(tenant, item_id) for item_id in item_ids)

@@ -30,7 +30,8 @@ from prefrontal.retrieval.ranking import Candidate, Corpus, LexicalMatches, quer
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.capabilities import ranked_search, scored_hits
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
-from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
+from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery, ScoredMemory
+from prefrontal.stores.memory_pages import Position
 from prefrontal.stores.memory_search import (
     key_item_ids,
     query_embedding,
@@ -38,6 +39,7 @@ from prefrontal.stores.memory_search import (
     with_embeddings,
 )
 from prefrontal.stores.postgres import memory_sql as sql
+from prefrontal.stores.postgres import memory_versions as versions
 from prefrontal.stores.postgres.bulk import BulkWriter
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase, storable_ids
 from prefrontal.stores.postgres.dense import DenseColumn, detect, literal, set_up
@@ -47,7 +49,7 @@ from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.postgres.topk import TopK
 from prefrontal.stores.postgres.vector_cache import VectorCache
 from prefrontal.stores.records import utc_now
-from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.tenancy import Scope, Tenant
 
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
 """Fields kept only as columns (they change in place), not in ``body``."""
@@ -347,6 +349,45 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         await self.database.execute(
             self._sql.record_recall, *_tenant(tenant), at, wanted, store=self.name
         )
+
+    async def listed(
+        self,
+        tenant: Tenant,
+        *,
+        limit: int,
+        below: Position | None = None,
+        inclusive: bool = False,
+        kinds: Sequence[MemoryKind] | None = None,
+        scope: Scope | None = None,
+    ) -> list[MemoryItem]:
+        """A keyset page (:class:`~prefrontal.stores.memory_pages.ListsMemories`)."""
+        statement = versions.page_sql(self.name, below=below is not None, inclusive=inclusive)
+        args: list[Any] = [
+            *_tenant(tenant),
+            limit,
+            None if kinds is None else [str(kind) for kind in kinds],
+            None if scope is None else str(scope),
+        ]
+        if below is not None:
+            args += [below[0], below[1]]
+
+        async def run(connection: Connection) -> list[MemoryItem]:
+            rows = await connection.fetch(statement, *args)
+            return readable(rows, _item, store=self.name)
+
+        return await self.database.read(run, store=self.name)
+
+    async def versions(self, owner: Tenant, item_id: str) -> list[MemoryItem]:
+        """The replaced versions of ``owner``'s item, oldest first."""
+        statement = versions.versions_sql(self.name)
+
+        async def run(connection: Connection) -> list[MemoryItem]:
+            rows = await connection.fetch(statement, *_tenant(owner), item_id)
+            return readable(
+                rows, lambda row: MemoryItem.model_validate_json(row[0]), store=self.name
+            )
+
+        return await self.database.read(run, store=self.name)
 
     async def delete(self, tenant: Tenant, item_ids: list[str]) -> int:
         wanted = storable_ids(list(dict.fromkeys(item_ids)))

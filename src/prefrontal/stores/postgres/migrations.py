@@ -34,6 +34,7 @@ from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.erasures import FIRST_TENANT_TABLES, REFUSED, SESSION_ITEMS_TABLE
 from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.postgres import planner_statistics, vector_log, visibility
+from prefrontal.stores.postgres.memory_versions import versions_schema
 from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.statistics_owner import owner_sql
 
@@ -685,6 +686,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "of a user (no planner statistics for their text); an erased user's refused like "
         "every other record of theirs",
         _SESSION_ITEMS,
+    ),
+    Migration(
+        17,
+        "memory items keep the versions a put replaced (who changed what, when), "
+        "deleted with the item; items indexed by id for listing page by page",
+        tuple(statement for name in MEMORY_TABLES for statement in versions_schema(name)),
     ),
 )
 LATEST = MIGRATIONS[-1].version

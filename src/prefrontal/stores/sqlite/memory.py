@@ -29,7 +29,8 @@ from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.ranking import query_terms
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
-from prefrontal.stores.long_term import MemoryItem, MemoryQuery, ScoredMemory
+from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery, ScoredMemory
+from prefrontal.stores.memory_pages import Position
 from prefrontal.stores.memory_search import (
     best_hits,
     key_item_ids,
@@ -39,6 +40,7 @@ from prefrontal.stores.memory_search import (
 )
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.sqlite import memory_sql as sql
+from prefrontal.stores.sqlite import memory_versions as versions
 from prefrontal.stores.sqlite import topk
 from prefrontal.stores.sqlite.bulk import BulkWriter
 from prefrontal.stores.sqlite.database import (
@@ -50,7 +52,7 @@ from prefrontal.stores.sqlite.database import (
 )
 from prefrontal.stores.sqlite.hybrid import HybridSearch, best_rows
 from prefrontal.stores.sqlite.vector_file import VectorFile
-from prefrontal.stores.tenancy import Tenant
+from prefrontal.stores.tenancy import Scope, Tenant
 from prefrontal.text_cache import TextCache
 
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
@@ -197,6 +199,42 @@ class SqliteMemoryStore(SharesDatabase[Database]):
 
     async def erase(self, tenant: Tenant) -> int:
         return await self._remove(self._sql.erase, _tenant(tenant))
+
+    async def listed(
+        self,
+        tenant: Tenant,
+        *,
+        limit: int,
+        below: Position | None = None,
+        inclusive: bool = False,
+        kinds: Sequence[MemoryKind] | None = None,
+        scope: Scope | None = None,
+    ) -> list[MemoryItem]:
+        """A keyset page (:class:`~prefrontal.stores.memory_pages.ListsMemories`)."""
+        statement = versions.page_sql(self.name, below=below is not None, inclusive=inclusive)
+        params = _tenant(tenant) | {
+            "limit": limit,
+            "kinds": None if kinds is None else json.dumps([str(kind) for kind in kinds]),
+            "scope": None if scope is None else str(scope),
+        }
+        if below is not None:
+            params |= {"below_id": below[0], "below_user": below[1]}
+
+        def run(connection: sqlite3.Connection) -> list[MemoryItem]:
+            return readable(connection.execute(statement, params), _item, store=self.name)
+
+        return await self.database.read(run, store=self.name)
+
+    async def versions(self, owner: Tenant, item_id: str) -> list[MemoryItem]:
+        """The replaced versions of ``owner``'s item, oldest first."""
+        params = _tenant(owner) | {"item": item_id}
+        statement = versions.versions_sql(self.name)
+
+        def run(connection: sqlite3.Connection) -> list[MemoryItem]:
+            rows = connection.execute(statement, params)
+            return readable(rows, lambda row: _decoded(row[0]), store=self.name)
+
+        return await self.database.read(run, store=self.name)
 
     async def scrub(self) -> None:
         """Rewrite this store's full-text indexes and truncate the log (after a removal)."""

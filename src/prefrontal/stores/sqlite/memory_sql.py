@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-_ITEM = "m.body, m.superseded_by, m.recall_count, m.last_recalled_at, m.embedding"
+ITEM_COLUMNS = "m.body, m.superseded_by, m.recall_count, m.last_recalled_at, m.embedding"
+_ITEM = ITEM_COLUMNS
 """The columns :func:`prefrontal.stores.sqlite.memory._item` reads, in its order."""
 
 _VISIBLE = "m.agent_id = :agent AND (m.scope = 'shared' OR m.user_id = :user)"

@@ -30,6 +30,7 @@ from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.erasures import FIRST_TENANT_TABLES, REFUSED, SESSION_ITEMS_TABLE
 from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.sqlite import visibility
+from prefrontal.stores.sqlite.memory_versions import versions_schema
 from prefrontal.stores.sqlite.vectors import change_insert_trigger, change_log, pruned_change_log
 from prefrontal.stores.statistics_owner import owner_sql
 
@@ -853,6 +854,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "framework sessions' items (the Agents SDK's), in order and as given, per session "
         "of a user; an erased user's refused like every other record of theirs",
         _SESSION_ITEMS,
+    ),
+    Migration(
+        16,
+        "memory items keep the versions a put replaced (who changed what, when), "
+        "deleted with the item",
+        tuple(statement for name in MEMORY_TABLES for statement in versions_schema(name)),
     ),
 )
 LATEST = MIGRATIONS[-1].version
