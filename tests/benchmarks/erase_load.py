@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
-import statistics
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -27,6 +25,7 @@ import anyio
 from prefrontal.memory import MemoryAPI
 from prefrontal.stores import MemoryItem, Tenant, postgres
 from prefrontal.testing.synthetic import memories
+from tests.benchmarks.latency import report, summary
 
 AGENT = "atlas"
 ERASED = Tenant(agent_id=AGENT, user_id="leaving")
@@ -83,13 +82,7 @@ async def _run(dsn: str, schema: str, writers: int) -> dict[str, Any]:
             group.start_soon(write, n)
         group.start_soon(erase)
     await stores.aclose()
-    ordered = sorted(latencies)
-    outcome["writes"] = {
-        "count": len(ordered),
-        "p50_ms": round(statistics.median(ordered), 1),
-        "p99_ms": round(ordered[int(len(ordered) * 0.99)], 1),
-        "max_ms": round(ordered[-1], 1),
-    }
+    outcome["writes"] = summary(latencies, digits=1)
     return outcome
 
 
@@ -104,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
         dsn = server.create_database("erase")
         anyio.run(_fill, dsn, "public", args.items)
         figures = anyio.run(_run, dsn, "public", args.writers)
-    print(json.dumps({"items": args.items, "writers": args.writers} | figures, indent=2))
+    report({"items": args.items, "writers": args.writers} | figures)
 
 
 if __name__ == "__main__":

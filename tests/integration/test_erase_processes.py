@@ -122,11 +122,6 @@ async def test_sqlite_writer_in_another_process_cannot_write_an_erased_user_back
     await check(result, stores)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known race on PostgreSQL: in some runs here, one episodic item the "
-    "writer process put while the erase ran is still there afterwards (docs/privacy.md)",
-)
 async def test_postgres_writer_in_another_process_cannot_write_an_erased_user_back(
     postgres_dsn: str, postgres_schema: str, tmp_path: Path
 ) -> None:

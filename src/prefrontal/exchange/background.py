@@ -5,7 +5,11 @@ orchestrator (``async with Orchestrator(...)``) and left with it, after the
 work in flight is done. At most ``limit`` jobs run or wait at once;
 :meth:`BackgroundRunner.submit` waits for a slot beyond that, so nothing is
 dropped. Jobs must handle their own errors (an escaping error would cancel
-the orchestrator's task group).
+the orchestrator's task group), with one exception the runner takes itself:
+a write the database refused because the user was erased there
+(:class:`~prefrontal.errors.ErasedTenantError`, an erase made by another
+process or service on the same database while the job ran) ends the job,
+logged at info: its work belongs to a user who is gone.
 """
 
 from __future__ import annotations
@@ -14,9 +18,14 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 
 import anyio
+import structlog
 from anyio.abc import TaskGroup
 
+from prefrontal.errors import ErasedTenantError
+
 Job = Callable[[], Awaitable[None]]
+
+_log = structlog.get_logger("prefrontal.background")
 
 
 class BackgroundRunner:
@@ -61,6 +70,8 @@ class BackgroundRunner:
         async def run() -> None:
             try:
                 await job()
+            except ErasedTenantError:
+                _log.info("background_job_stopped_by_erase")
             finally:
                 self._slots.release()
                 self._ended()

@@ -405,7 +405,9 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
 
         Each batch holds the agent's statistics row locked only while it
         runs, so the other users' writes wait for one batch, never for the
-        whole erase. Repeated until a batch removes nothing.
+        whole erase. Repeated until a batch finds nothing: a batch that removes fewer
+        than it chose (another transaction removed some first) is no sign that none
+        are left.
         """
         removed = 0
         while True:
@@ -413,7 +415,7 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
                 self._sql.erase, *_tenant(tenant), ERASE_BATCH, store=self.name
             )
             removed += done
-            if done < ERASE_BATCH:
+            if done == 0:
                 if removed:
                     await self.follow()
                 return removed

@@ -87,8 +87,12 @@ class Statements:
             DELETE FROM {items}
             WHERE agent_id = $1 AND user_id = $2 AND item_id = ANY($3::text[])"""
         self.erase = f"""
-            DELETE FROM {items} WHERE ctid = ANY (ARRAY(
-                SELECT ctid FROM {items} WHERE agent_id = $1 AND user_id = $2 LIMIT $3))"""
+            DELETE FROM {items}
+            WHERE agent_id = $1 AND user_id = $2 AND item_id = ANY (ARRAY(
+                SELECT item_id FROM {items} WHERE agent_id = $1 AND user_id = $2 LIMIT $3))"""
+        """Up to ``$3`` of tenant (``$1``, ``$2``)'s own items removed, chosen and removed by key:
+        a row another transaction updates meanwhile (a recall counted) is removed in its new
+        version (a row's place, ``ctid``, would name the old version only, and miss it)."""
         owners = "owner IN ('', $3)"
         self.statistics = f"""
             SELECT sum(s.docs)::bigint, sum(s.tokens)::bigint, ARRAY(
