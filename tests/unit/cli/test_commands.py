@@ -170,7 +170,9 @@ def test_eval_locomo_reports_bad_input_in_one_line(
     """A malformed data file or an unknown embedder exits 2 with one error line, no traceback."""
     path = tmp_path / "data.json"
     path.write_text(content, encoding="utf-8")
-    result = RUNNER.invoke(app, ["eval", "locomo", str(path), *extra], env=WIDE)
+    # Wide enough that no temporary path, however deep, wraps the one line.
+    env = {**WIDE, "COLUMNS": "1000"}
+    result = RUNNER.invoke(app, ["eval", "locomo", str(path), *extra], env=env)
     assert result.exit_code == 2
     assert result.output.startswith("error: ")
     assert message in result.output
