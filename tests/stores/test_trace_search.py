@@ -6,7 +6,7 @@ Memory, a real SQLite file (FTS5) and a PostgreSQL schema (tsvector, GIN).
 from __future__ import annotations
 
 import sqlite3
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -16,35 +16,19 @@ from prefrontal.stores import sqlite
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery, search_words
 from prefrontal.traces.models import TurnEnding, TurnStatus, TurnTrace
+from tests.unit.traces.helpers import T0, small_trace
 
 pytestmark = pytest.mark.anyio
-T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 
 
 def trace(
     turn_id: str, minute: int, said: str | None, reply: str | None = None, **changes: object
 ) -> TurnTrace:
     """A small trace of atlas and maya that said ``said`` and was answered ``reply``."""
-    fields: dict[str, object] = {
-        "turn_id": turn_id,
-        "agent_id": "atlas",
-        "user_id": "maya",
-        "session_id": "s1",
-        "started_at": T0 + timedelta(minutes=minute),
-        "duration_ms": 12.0,
-        "deadline_ms": 1_000.0,
-        "status": TurnStatus.OK,
-        "total_budget": 4_000,
-        "total_tokens": 900,
-        "checksum": "c",
-        "ready_for_router": True,
-        "phases": (),
-        "user_input": said,
-        "ending": None
-        if reply is None
-        else TurnEnding(ended_at=T0 + timedelta(minutes=minute, seconds=1), reply=reply),
-    }
-    return TurnTrace.model_validate(fields | changes)
+    ending = None
+    if reply is not None:
+        ending = TurnEnding(ended_at=T0 + timedelta(minutes=minute, seconds=1), reply=reply)
+    return small_trace(turn_id, minute, user_input=said, ending=ending, **changes)
 
 
 TRACES = [

@@ -6,7 +6,7 @@ Run on the in-memory store, and on SQLite when this build has it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -16,29 +16,8 @@ from prefrontal.stores import sqlite
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceQuery
 from prefrontal.traces.models import TurnStatus, TurnTrace
-from tests.unit.traces.helpers import run
-
-T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
-
-
-def trace(turn_id: str, minute: int, **changes: object) -> TurnTrace:
-    fields: dict[str, object] = {
-        "turn_id": turn_id,
-        "agent_id": "atlas",
-        "user_id": "maya",
-        "session_id": "s1",
-        "started_at": T0 + timedelta(minutes=minute),
-        "duration_ms": 12.0,
-        "deadline_ms": 1_000.0,
-        "status": TurnStatus.OK,
-        "total_budget": 4_000,
-        "total_tokens": 900,
-        "checksum": "c",
-        "ready_for_router": True,
-        "phases": (),
-    }
-    return TurnTrace.model_validate(fields | changes)
-
+from tests.unit.traces.helpers import T0, run
+from tests.unit.traces.helpers import small_trace as trace
 
 TRACES = [
     trace("t1", 0),
