@@ -91,3 +91,28 @@ async def test_a_changed_row_is_read_as_it_is_now(
     found = await store.get(ALICE, ["m1"])
     assert found[0].content == "The ferry to Lisbon leaves at ten."
     assert len(validations) == 2
+
+
+async def test_a_recalled_row_read_again_is_built_once(
+    store: sqlite_memory.SqliteMemoryStore, validations: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reads of a recalled row build its item (body and recall columns) once, until the columns
+    change, and every read carries the row's own columns."""
+    built: list[str] = []
+    build: Callable[[str], MemoryItem] = sqlite_memory._counted._compute
+
+    def counted(key: str) -> MemoryItem:
+        built.append(key)
+        return build(key)
+
+    monkeypatch.setattr(sqlite_memory._counted, "_compute", counted)
+    await store.put(item("m1", "The ferry to Lisbon leaves at nine."))
+    await store.record_recall(ALICE, ["m1"], FIXED_NOW)
+    reads = [(await store.get(ALICE, ["m1"]))[0] for _ in range(3)]
+    assert [(r.recall_count, r.last_recalled_at) for r in reads] == [(1, FIXED_NOW)] * 3
+    assert len(built) == 1
+    later = FIXED_NOW + timedelta(hours=1)
+    await store.record_recall(ALICE, ["m1"], later)
+    again = (await store.get(ALICE, ["m1"]))[0]
+    assert (again.recall_count, again.last_recalled_at, len(built)) == (2, later, 2)
+    assert again.content == "The ferry to Lisbon leaves at nine."

@@ -35,6 +35,7 @@ from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.sqlite import open_stores
 from prefrontal.stores.sqlite import topk as ranking
 from prefrontal.stores.sqlite.driver import sqlite3
+from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays
 from prefrontal.stores.sqlite.migrations import LATEST, schema_version
 from prefrontal.stores.tenancy import Tenant
 from tests.stores.ranked_alike import assert_ranked_alike, random_queries
@@ -172,8 +173,10 @@ async def test_triggers_keep_every_row_under_its_tokens(tmp_path: Path) -> None:
 
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Chunks of 8 postings, and the terms whose holders were read by impact class."""
+    """Chunks of 8 postings, and the terms whose holders were read by impact class (every
+    search walking FTS5's postings, the arrays never current)."""
     monkeypatch.setattr(ranking, "_CHUNK", 8)
+    monkeypatch.setattr(LexicalArrays, "current", lambda self, connection: False)
     read: list[str] = []
     original = ranking._TopK.visit_impacts
 

@@ -45,6 +45,7 @@ from prefrontal.retrieval.fusion import fuse
 from prefrontal.retrieval.ranking import Scorer, top
 from prefrontal.retrieval.vector_index import MARGIN, LexicalTop, Similarities, hybrid_rows
 from prefrontal.stores.sqlite import topk
+from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays
 from prefrontal.stores.sqlite.vector_file import MappedRows
 
 T = TypeVar("T")
@@ -111,6 +112,8 @@ class HybridSearch:
     ) -> None:
         self.statements, self.params, self.kinds = statements, params, kinds
         self.embedding, self.limit = embedding, limit
+        self.lexical: LexicalArrays | None = None
+        """The table's postings as arrays (:mod:`.lexical_arrays`), when the store keeps them."""
 
     def lexical_top(self, connection: sqlite3.Connection, texts: list[str]) -> Lexical:
         """The BM25 top ``limit`` that :meth:`signals` starts from, ranked ahead of it.
@@ -180,7 +183,9 @@ class HybridSearch:
         """The BM25 top ``depth`` by row id, a bound on every other's score, the scorer."""
         if not texts:
             return {}, 0.0, None
-        found, bound, scorer = topk.by_rowid(connection, self.statements, self.params, texts, depth)
+        found, bound, scorer = topk.by_rowid(
+            connection, self.statements, self.params, texts, depth, self.lexical
+        )
         return found, bound, scorer
 
     def _contenders(

@@ -51,6 +51,7 @@ from prefrontal.stores.sqlite.database import (
     to_us_or_none,
 )
 from prefrontal.stores.sqlite.hybrid import HybridSearch, best_rows
+from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays
 from prefrontal.stores.sqlite.vector_file import VectorFile
 from prefrontal.stores.tenancy import Scope, Tenant
 from prefrontal.text_cache import TextCache
@@ -83,13 +84,24 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         self.vectors: VectorFile | None = VectorFile(database.path, name)
         """The stored vectors in memory-mapped files for search; ``None``: every search reads
         and decodes every visible vector instead (the way to compare with scoring every row)."""
+        self.lexical: LexicalArrays | None = LexicalArrays(self.name)
+        """The table's postings as arrays in the process (:mod:`.lexical_arrays`); ``None``:
+        every search walks FTS5's postings instead (:mod:`.topk`)."""
 
     async def open(self) -> None:
         """Open the database (:meth:`Database.open`) and, with an embedder, map the vector
         files at what is committed (built from the rows when missing or stale) and make the
-        embedder's first call (a model's lazy set-up): the work a process's first search
-        would do, done at start-up instead."""
+        embedder's first call (a model's lazy set-up); read the table's postings into
+        arrays: the work a process's first search would do, done at start-up instead."""
         await super().open()
+        lexical = self.lexical
+        if lexical is not None:
+
+            def read(connection: sqlite3.Connection) -> None:
+                with lexical.lock:
+                    lexical.current(connection)
+
+            await self.database.read(read, store=self.name)
         if self.embedder is not None:
             await self._follow()
             await self.embedder.embed([_WARM_UP_TEXT])
@@ -160,7 +172,7 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         embedding = await query_embedding(query, self.embedder)
         params = _tenant(tenant) | _filters(query)
         search = _Search(self._sql, params, query.text, embedding, query.limit)
-        search.vectors = self.vectors
+        search.vectors, search.lexical = self.vectors, self.lexical
         found = await self.database.read(search, store=self.name)
         if found is None:  # the files moved past the snapshot its BM25 top was ranked in
             search.wait = True
@@ -275,6 +287,8 @@ class _Search:
         self.vectors: VectorFile | None = None
         """The store's vector files; without them (or when they reflect a later snapshot than
         the search's) every visible vector is read and decoded."""
+        self.lexical: LexicalArrays | None = None
+        """The table's postings as arrays, when the store keeps them."""
         self.wait = False
         """Wait for the vector files before the transaction's first statement, whoever holds
         them (else rank the BM25 top while another search of the store holds them)."""
@@ -289,6 +303,7 @@ class _Search:
             search = HybridSearch(
                 self.statements, self.params, self.kinds, self.embedding, self.limit
             )
+            search.lexical = self.lexical
             lock, first = self.vectors.lock, None
             if not lock.acquire(blocking=self.wait):
                 first = search.lexical_top(connection, texts)
@@ -324,7 +339,7 @@ class _Search:
 
     def _bm25(self, connection: sqlite3.Connection, texts: list[str]) -> dict[str, float]:
         limit = self.limit if self.embedding is None else None
-        return topk.scores(connection, self.statements, self.params, texts, limit)
+        return topk.scores(connection, self.statements, self.params, texts, limit, self.lexical)
 
     def _vector(
         self, connection: sqlite3.Connection, embedding: Sequence[float]
@@ -385,7 +400,46 @@ in a session's searches). The items are frozen, so every read shares the one dec
 
 
 def _item(row: Sequence[Any]) -> MemoryItem:
-    """An item from ``body, superseded_by, recall_count, last_recalled_at, embedding``."""
+    """An item from ``body, superseded_by, recall_count, last_recalled_at, embedding``.
+
+    Without a vector, the item of the same row is built once while it is read
+    turn after turn (:data:`_counted`): the body decoded with the columns it
+    lacks set, shared as :data:`_decoded` shares the body.
+    """
+    body, superseded_by, recall_count, last_recalled_at, embedding = row
+    if embedding is None:
+        if superseded_by is None and not recall_count and last_recalled_at is None:
+            decoded = _decoded(body)
+            if _unset(decoded):
+                return decoded
+        columns = json.dumps([superseded_by, recall_count, last_recalled_at])
+        return _counted(f"{columns}\n{body}")
+    return _with_columns(row)
+
+
+def _unset(item: MemoryItem) -> bool:
+    """True when ``item`` holds none of the columns a body leaves out."""
+    return (
+        item.superseded_by is None
+        and not item.recall_count
+        and item.last_recalled_at is None
+        and item.embedding is None
+    )
+
+
+def _from_key(key: str) -> MemoryItem:
+    """The item :data:`_counted` keeps under ``key``: its columns as JSON, a line, its body."""
+    columns, body = key.split("\n", 1)
+    superseded_by, recall_count, last_recalled_at = json.loads(columns)
+    return _with_columns((body, superseded_by, recall_count, last_recalled_at, None))
+
+
+_counted: TextCache[MemoryItem] = TextCache(_from_key, max_bytes=8_000_000, weigh=_body_weight)
+"""Each item without a vector, its stored columns set, by its columns and body."""
+
+
+def _with_columns(row: Sequence[Any]) -> MemoryItem:
+    """The decoded body of ``row`` with the columns it lacks set."""
     body, superseded_by, recall_count, last_recalled_at, embedding = row
     return _decoded(body).model_copy(
         update={

@@ -53,6 +53,7 @@ from typing import Any, NamedTuple
 
 from prefrontal.retrieval.impacts import class_tokens, reaching
 from prefrontal.retrieval.ranking import BoundedTerm, Corpus, Scorer
+from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays
 from prefrontal.stores.sqlite.visibility import restricted
 
 _CHUNK = 512
@@ -108,6 +109,7 @@ def scores(
     params: Mapping[str, Any],
     texts: list[str],
     limit: int | None,
+    arrays: LexicalArrays | None = None,
 ) -> dict[str, float]:
     """BM25 scores of matching items: a superset of the best ``limit`` (all when ``None``).
 
@@ -116,7 +118,8 @@ def scores(
     ``limit``, only items scoring at least the k-th score are returned (ties
     with it included), so the caller sorts a handful, not every item seen.
     """
-    return keyed(connection, statements, by_rowid(connection, statements, params, texts, limit)[0])
+    found = by_rowid(connection, statements, params, texts, limit, arrays)[0]
+    return keyed(connection, statements, found)
 
 
 def by_rowid(
@@ -125,14 +128,24 @@ def by_rowid(
     params: Mapping[str, Any],
     texts: list[str],
     limit: int | None,
+    arrays: LexicalArrays | None = None,
 ) -> tuple[dict[int, float], float, Scorer]:
     """:func:`scores` by rowid, with a bound on every other match's score and the scorer.
 
     No live visible item outside the result scores more than the bound (0
     when every match was scored); the scorer scores other items alike
-    (:func:`rows_scores`).
+    (:func:`rows_scores`). With ``arrays`` (the table's postings in the
+    process, :mod:`.lexical_arrays`), the scores are added up over them when
+    they can be brought to the transaction's snapshot; else, and without
+    them, FTS5's postings are walked as the module says.
     """
     corpus, terms = query_terms(connection, statements, texts, params["agent"], params["user"])
+    if arrays is not None:
+        kinds = None if params["kinds"] is None else frozenset(json.loads(params["kinds"]))
+        with arrays.lock:
+            if arrays.current(connection):
+                found, bound = arrays.top(corpus, terms, params, kinds, limit)
+                return found, bound, _scorer(corpus, terms)
     search = _TopK(connection, statements, params, corpus, terms)
     found = search.run(limit)
     bound = 0.0

@@ -1,0 +1,268 @@
+"""The BM25 postings of one SQLite memory table as arrays in the process, kept in step.
+
+The rows of ``<name>_items`` are the truth (their ``terms`` and ``length``,
+as FTS5 indexes them); this is a cache of what lexical search scores, so a
+search adds up numpy arrays, as the in-memory store does, instead of
+walking FTS5's postings item by item. Items fall in segments by who may
+see them, as in memory (:mod:`prefrontal.stores.memory.segment`): per
+agent, its shared items and each user's private ones, so a tenant's search
+reads two segments and nothing another user holds privately. A segment
+numbers its items by slot and keeps per slot whether it holds an item, its
+row id, whether it was superseded, when it expires (µs), its kind and its
+length; per term, the slots holding it and how often
+(:class:`~prefrontal.stores.memory.segment.TermPostings`).
+
+**The same scores, to the bit.** The collection's statistics are read in
+the search's own transaction (``<name>_owner_stats`` and ``<name>_terms``,
+as :mod:`.topk` reads them), each term's score for every holder is
+:func:`~prefrontal.retrieval.scored_arrays.term_scores` and they are added
+in sorted term order from 0.0, as :class:`~prefrontal.retrieval.ranking.Scorer`
+adds them: the scores :mod:`.topk` and the in-memory store give.
+
+**Kept in step by the change log** (:mod:`prefrontal.stores.sqlite.vectors`):
+inside each search's read transaction the table's change count is read;
+when it moved, the rows stamped since and the deletions logged since are
+applied (the whole table is read again when the log no longer covers the
+count held). A search whose snapshot is older than what is held (another
+thread moved it on meanwhile) is told so (``None``) and ranks with
+:mod:`.topk` instead, so a search never sees a write its transaction does
+not.
+
+**Deletions.** A removed item's slot is cleared at once; the postings
+naming it stay, stale, and the slot is not reused while they do: a
+segment's postings are compacted when stale entries outnumber live ones.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from prefrontal.retrieval.ranking import BoundedTerm, Corpus
+from prefrontal.retrieval.scored_arrays import best_positions, term_scores
+from prefrontal.retrieval.vector_index import grown_to
+from prefrontal.stores.memory.segment import COMPACT_AT, TermPostings
+
+FOREVER = np.iinfo(np.int64).max
+"""The expiry of an item that does not expire (µs)."""
+
+Row = tuple[int, str, str, str, str, int | None, int, str, int]
+"""``rowid, agent_id, user_id, scope, kind, valid_until, superseded, terms, length``."""
+
+
+class Segment:
+    """The items of one agent that one class of tenants sees, by slot, with their postings."""
+
+    __slots__ = (
+        "dead",
+        "entries",
+        "free",
+        "freed",
+        "kind",
+        "length",
+        "postings",
+        "present",
+        "rowids",
+        "size",
+        "slots",
+        "stale",
+        "terms",
+        "until",
+    )
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.slots: dict[int, int] = {}
+        """Each held row id and its slot."""
+        self.terms: list[tuple[str, ...]] = []
+        """Each slot's distinct terms."""
+        self.rowids = np.zeros(0, dtype=np.int64)
+        self.present = np.zeros(0, dtype=bool)
+        self.dead = np.zeros(0, dtype=bool)
+        self.until = np.zeros(0, dtype=np.int64)
+        self.kind: list[str] = []
+        self.length = np.zeros(0, dtype=np.int64)
+        self.postings: dict[str, TermPostings] = {}
+        self.free: list[int] = []
+        self.freed: list[int] = []
+        self.entries = 0
+        self.stale = 0
+
+    def __len__(self) -> int:
+        return len(self.slots)
+
+    def put(self, row: Row, counts: Counter[str]) -> None:
+        """Hold ``row`` with its term ``counts`` (the row id not held)."""
+        rowid, _, _, _, kind, until, superseded, _, length = row
+        slot = self._slot()
+        self.slots[rowid] = slot
+        self.rowids[slot] = rowid
+        self.terms[slot] = tuple(counts)
+        self.present[slot] = True
+        self.dead[slot] = bool(superseded)
+        self.until[slot] = FOREVER if until is None else until
+        self.kind[slot] = kind
+        self.length[slot] = length
+        postings = self.postings
+        for term, count in counts.items():
+            posting = postings.get(term)
+            if posting is None:
+                posting = postings[term] = TermPostings()
+            posting.append(slot, count)
+        self.entries += len(counts)
+
+    def remove(self, rowid: int) -> None:
+        """Forget ``rowid`` (held)."""
+        slot = self.slots.pop(rowid)
+        self.present[slot] = False
+        self.stale += len(self.terms[slot])
+        self.terms[slot] = ()
+        self.freed.append(slot)
+        if self.stale > COMPACT_AT and 2 * self.stale > self.entries:
+            for term in list(self.postings):
+                posting = self.postings[term]
+                posting.keep(self.present)
+                if not posting.n:
+                    del self.postings[term]
+            self.entries -= self.stale
+            self.stale = 0
+            self.free.extend(self.freed)
+            self.freed.clear()
+
+    def allowed(self, now: int, kinds: Collection[str] | None) -> np.ndarray:
+        """Whether each slot holds an item live at ``now`` (µs) of ``kinds`` (any when ``None``)."""
+        n = self.size
+        mask: np.ndarray = self.present[:n] & ~self.dead[:n] & (self.until[:n] > now)
+        if kinds is not None:
+            mask &= np.fromiter((k in kinds for k in self.kind[:n]), dtype=bool, count=n)
+        return mask
+
+    def bm25(self, terms: Sequence[BoundedTerm], average: float) -> np.ndarray:
+        """Each slot's BM25 score for ``terms`` (sorted by text): 0.0 where it holds none."""
+        scores = np.zeros(self.size)
+        length = self.length
+        for term in terms:
+            posting = self.postings.get(term.text)
+            if posting is None:
+                continue
+            slots = posting.slots[: posting.n]
+            scores[slots] += term_scores(
+                term.weight, posting.counts[: posting.n], length[slots], average
+            )
+        return scores
+
+    def _slot(self) -> int:
+        if self.free:
+            return self.free.pop()
+        if self.size == len(self.present):
+            capacity = max(64, 2 * self.size)
+            self.rowids = grown_to(self.rowids, capacity)
+            self.length = grown_to(self.length, capacity)
+            self.present = grown_to(self.present, capacity)
+            self.dead = grown_to(self.dead, capacity)
+            self.until = grown_to(self.until, capacity)
+        self.terms.append(())
+        self.kind.append("")
+        self.size += 1
+        return self.size - 1
+
+
+class LexicalArrays:
+    """One memory table's postings in arrays, at the change count :attr:`changes`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.changes = -1
+        """The change count held (-1: nothing read yet)."""
+        self.segments: dict[tuple[str, str], Segment] = {}
+        """By agent and owner (``""`` for the agent's shared items)."""
+        self.where: dict[int, tuple[str, str]] = {}
+        self.lock = threading.Lock()
+        """Held while the arrays are brought to a count and searched."""
+        columns = (
+            "rowid, agent_id, user_id, scope, kind, valid_until,"
+            " superseded_by IS NOT NULL, terms, length"
+        )
+        items = f"{name}_items"
+        self._count = f"SELECT changes, pruned FROM {name}_stats"
+        self._all = f"SELECT {columns} FROM {items}"
+        self._since = f"SELECT {columns} FROM {items} WHERE changed > ?"
+        self._gone = f"SELECT row FROM {name}_gone WHERE changed > ?"
+
+    def current(self, connection: sqlite3.Connection) -> bool:
+        """Bring the arrays to the transaction's snapshot (the lock held); ``False`` when they
+        hold a later one than it."""
+        changes, pruned = connection.execute(self._count).fetchone()
+        if self.changes == changes:
+            return True
+        if self.changes > changes:
+            return False
+        if self.changes < pruned or self.changes < 0:
+            self.segments, self.where = {}, {}
+            self._put(connection.execute(self._all))
+        else:
+            for (rowid,) in connection.execute(self._gone, (self.changes,)):
+                self._remove(rowid)
+            self._put(connection.execute(self._since, (self.changes,)))
+        self.changes = changes
+        return True
+
+    def top(
+        self,
+        corpus: Corpus,
+        terms: Sequence[BoundedTerm],
+        params: Mapping[str, Any],
+        kinds: Collection[str] | None,
+        limit: int | None,
+    ) -> tuple[dict[int, float], float]:
+        """The rows that may be in the BM25 top ``limit`` (every match when ``None``), by row id,
+        and a bound on every other allowed row's score (0 when every match is returned).
+
+        ``terms``: the query's terms the collection holds with their weights; ``params``
+        holds the tenant (``agent``, ``user``) and ``now`` (µs). Every score returned is
+        exact; with a ``limit``, the rows scoring at least the ``limit``-th best (ties
+        with it included).
+        """
+        ordered = sorted(terms, key=lambda term: term.text)
+        agent, user = params["agent"], params["user"]
+        rowids, values = [], []
+        for owner in dict.fromkeys((user, "")):
+            segment = self.segments.get((agent, owner))
+            if segment is None or not len(segment):
+                continue
+            scores = segment.bm25(ordered, corpus.average)
+            held = np.flatnonzero((scores > 0) & segment.allowed(params["now"], kinds))
+            rowids.append(segment.rowids[held])
+            values.append(scores[held])
+        if not rowids:
+            return {}, 0.0
+        found, scored = np.concatenate(rowids), np.concatenate(values)
+        bound = 0.0
+        if limit is not None:
+            picked = best_positions(scored, limit)
+            if len(picked) < len(scored):
+                bound = float(scored[picked].min())
+            found, scored = found[picked], scored[picked]
+        return dict(zip(found.tolist(), scored.tolist(), strict=True)), bound
+
+    def _put(self, rows: Iterable[Row]) -> None:
+        for row in rows:
+            rowid, agent, user, scope = row[0], row[1], row[2], row[3]
+            if rowid in self.where:
+                self._remove(rowid)
+            place = (agent, "" if scope == "shared" else user)
+            segment = self.segments.get(place)
+            if segment is None:
+                segment = self.segments[place] = Segment()
+            segment.put(row, Counter(row[7].split()))
+            self.where[rowid] = place
+
+    def _remove(self, rowid: int) -> None:
+        place = self.where.pop(rowid, None)
+        if place is not None:
+            self.segments[place].remove(rowid)

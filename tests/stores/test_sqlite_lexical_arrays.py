@@ -1,0 +1,147 @@
+"""SQLite's postings as arrays in the process: the in-memory ranking, kept in step with the file."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from prefrontal.retrieval.ranking import query_terms
+from prefrontal.stores.long_term import MemoryItem, MemoryKind
+from prefrontal.stores.memory import InMemoryMemoryStore
+from prefrontal.stores.sqlite import memory_sql, open_stores, topk
+from prefrontal.stores.sqlite.driver import sqlite3
+from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays
+from prefrontal.stores.tenancy import Scope, Tenant
+from tests.stores.ranked_alike import assert_ranked_alike, random_queries
+
+NOW = datetime(2026, 2, 1, tzinfo=UTC)
+WORDS = ["apple", "pear", "plum", "fig", "kiwi", "lime", "quince", "yuzu", "sloe", "medlar"]
+TENANTS = [Tenant(agent_id=a, user_id=u) for a in ("a1", "a2") for u in ("alice", "bob", "cy")]
+
+
+def corpus(rng: random.Random, count: int, prefix: str = "i") -> list[MemoryItem]:
+    """``count`` items over :data:`TENANTS`, shared or private, of two kinds, some expiring."""
+    items = []
+    for i in range(count):
+        tenant = rng.choice(TENANTS)
+        words = rng.choices(WORDS, k=rng.randint(1, 6)) + ["filler"] * rng.choice([0, 3, 20])
+        items.append(
+            MemoryItem(
+                item_id=f"{prefix}{i:04d}",
+                agent_id=tenant.agent_id,
+                user_id=tenant.user_id,
+                scope=rng.choice([Scope.SHARED, Scope.PRIVATE]),
+                kind=rng.choice([MemoryKind.EVENT, MemoryKind.FACT]),
+                content=" ".join(words),
+                created_at=NOW - timedelta(days=2),
+                valid_until=rng.choice([None, None, NOW - timedelta(days=1)]),
+            )
+        )
+    return items
+
+
+async def changed(rng: random.Random, items: list[MemoryItem], stores: list[object]) -> None:
+    """Rewrite, re-scope, supersede and delete some of ``items`` in each of ``stores`` alike."""
+    rewritten = [
+        item.model_copy(update={"content": " ".join(rng.choices(WORDS, k=3)), "scope": scope})
+        for item in rng.sample(items, 40)
+        for scope in [rng.choice([Scope.SHARED, Scope.PRIVATE])]
+    ]
+    newer = [
+        item.model_copy(update={"item_id": f"{item.item_id}-v2", "supersedes": item.item_id})
+        for item in rng.sample(items, 20)
+    ]
+    gone = rng.sample(items, 60)
+    for store in stores:
+        await store.put_many(rewritten)  # type: ignore[attr-defined]
+        await store.put_many(newer)  # type: ignore[attr-defined]
+        for item in gone:
+            tenant = Tenant(agent_id=item.agent_id, user_id=item.user_id)
+            await store.delete(tenant, [item.item_id])  # type: ignore[attr-defined]
+
+
+@pytest.mark.anyio
+async def test_arrays_and_the_fts5_walk_rank_as_the_in_memory_store(tmp_path: Path) -> None:
+    """Every tenant, kinds and limits, after rewrites, re-scoping, supersession and deletions:
+    the arrays and the FTS5 walk both give the in-memory store's hits, order and scores."""
+    rng = random.Random(5)
+    items = corpus(rng, 700)
+    memory, stores = InMemoryMemoryStore(), open_stores(tmp_path / "arrays.db")
+    walking = open_stores(tmp_path / "arrays.db")
+    walking.episodic.lexical = None  # type: ignore[attr-defined]
+    await memory.put_many(items)
+    await stores.episodic.put_many(items)
+    queries = random_queries(rng, WORDS, (1, 5, 40, 300), 30, NOW)
+    queries += [q.model_copy(update={"kinds": [MemoryKind.FACT]}) for q in queries[:10]]
+    for tenant in TENANTS:
+        await assert_ranked_alike(memory, stores.episodic, tenant, queries)
+    await changed(rng, items, [memory, stores.episodic])
+    for tenant in TENANTS:
+        await assert_ranked_alike(memory, stores.episodic, tenant, queries)
+        await assert_ranked_alike(memory, walking.episodic, tenant, queries)
+    await stores.aclose()
+    await walking.aclose()
+
+
+@pytest.mark.anyio
+async def test_another_process_writes_show_at_the_next_search(tmp_path: Path) -> None:
+    """Writes and deletions through another opening of the file, compaction of stale postings
+    and a change log pruned past the arrays' count all leave the in-memory ranking."""
+    rng = random.Random(9)
+    items = corpus(rng, 300)
+    memory, reader = InMemoryMemoryStore(), open_stores(tmp_path / "shared.db")
+    writer = open_stores(tmp_path / "shared.db")
+    await memory.put_many(items)
+    await writer.episodic.put_many(items)
+    queries = random_queries(rng, WORDS, (3, 50), 20, NOW)
+    await assert_ranked_alike(memory, reader.episodic, TENANTS[0], queries)
+    more = corpus(rng, 1500, prefix="m")
+    for store in (memory, writer.episodic):
+        await store.put_many(more)
+        for item in more[:1400]:  # enough stale entries to compact the postings
+            await store.delete(Tenant(agent_id=item.agent_id, user_id=item.user_id), [item.item_id])
+    await changed(rng, items, [memory, writer.episodic])
+    for tenant in TENANTS:
+        await assert_ranked_alike(memory, reader.episodic, tenant, queries)
+    arrays = reader.episodic.lexical  # type: ignore[attr-defined]
+    assert isinstance(arrays, LexicalArrays)
+    late = corpus(rng, 1, prefix="late")[0]
+    await writer.episodic.put(late)
+    await memory.put(late)
+    with sqlite3.connect(tmp_path / "shared.db") as connection:  # the log no longer covers it
+        connection.execute("UPDATE episodic_stats SET pruned = changes")
+    for tenant in TENANTS:
+        await assert_ranked_alike(memory, reader.episodic, tenant, queries)
+    await reader.aclose()
+    await writer.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_search_older_than_the_arrays_walks_fts5_in_its_own_snapshot(
+    tmp_path: Path,
+) -> None:
+    """A transaction that began before a deletion the arrays already hold still finds the item,
+    as its snapshot has it, by walking FTS5's postings."""
+    path = tmp_path / "snapshot.db"
+    stores = open_stores(path)
+    item = MemoryItem(item_id="x", agent_id="a1", user_id="alice", content="quince jam")
+    await stores.episodic.put(item)
+    await stores.aclose()
+    statements = memory_sql.Statements("episodic")
+    params = {"agent": "a1", "user": "alice", "now": 0, "kinds": None}
+    arrays, texts = LexicalArrays("episodic"), query_terms("quince")
+    old = sqlite3.connect(path, isolation_level=None)
+    old.execute("BEGIN")
+    assert topk.by_rowid(old, statements, params, texts, 5, arrays)[0]  # arrays at count n
+    newer = sqlite3.connect(path, isolation_level=None)
+    newer.execute("DELETE FROM episodic_items WHERE item_id = 'x'")
+    newer.execute("BEGIN")
+    assert topk.by_rowid(newer, statements, params, texts, 5, arrays)[0] == {}
+    assert arrays.current(old) is False  # the arrays hold the deletion, the old snapshot not
+    found = topk.by_rowid(old, statements, params, texts, 5, arrays)[0]
+    assert list(found) == [1]
+    old.execute("COMMIT")
+    newer.execute("COMMIT")
