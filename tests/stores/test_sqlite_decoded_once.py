@@ -93,26 +93,17 @@ async def test_a_changed_row_is_read_as_it_is_now(
     assert len(validations) == 2
 
 
-async def test_a_recalled_row_read_again_is_built_once(
-    store: sqlite_memory.SqliteMemoryStore, validations: list[str], monkeypatch: pytest.MonkeyPatch
+async def test_a_row_never_recalled_is_its_decoded_body_and_a_recalled_one_its_own(
+    store: sqlite_memory.SqliteMemoryStore, validations: list[str]
 ) -> None:
-    """Reads of a recalled row build its item (body and recall columns) once, until the columns
-    change, and every read carries the row's own columns."""
-    built: list[str] = []
-    build: Callable[[str], MemoryItem] = sqlite_memory._counted._compute
-
-    def counted(key: str) -> MemoryItem:
-        built.append(key)
-        return build(key)
-
-    monkeypatch.setattr(sqlite_memory._counted, "_compute", counted)
+    """Reads of a row never recalled share its one decoded item (no copy); once recalled, each
+    read carries the row's recall columns."""
     await store.put(item("m1", "The ferry to Lisbon leaves at nine."))
-    await store.record_recall(ALICE, ["m1"], FIXED_NOW)
-    reads = [(await store.get(ALICE, ["m1"]))[0] for _ in range(3)]
-    assert [(r.recall_count, r.last_recalled_at) for r in reads] == [(1, FIXED_NOW)] * 3
-    assert len(built) == 1
+    first, second = (await store.get(ALICE, ["m1"]))[0], (await store.get(ALICE, ["m1"]))[0]
+    assert first is second
     later = FIXED_NOW + timedelta(hours=1)
     await store.record_recall(ALICE, ["m1"], later)
-    again = (await store.get(ALICE, ["m1"]))[0]
-    assert (again.recall_count, again.last_recalled_at, len(built)) == (2, later, 2)
-    assert again.content == "The ferry to Lisbon leaves at nine."
+    recalled = (await store.get(ALICE, ["m1"]))[0]
+    assert (recalled.recall_count, recalled.last_recalled_at) == (1, later)
+    assert (first.recall_count, first.last_recalled_at) == (0, None)
+    assert recalled.content == first.content and len(validations) == 1

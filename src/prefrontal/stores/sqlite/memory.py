@@ -402,18 +402,14 @@ in a session's searches). The items are frozen, so every read shares the one dec
 def _item(row: Sequence[Any]) -> MemoryItem:
     """An item from ``body, superseded_by, recall_count, last_recalled_at, embedding``.
 
-    Without a vector, the item of the same row is built once while it is read
-    turn after turn (:data:`_counted`): the body decoded with the columns it
-    lacks set, shared as :data:`_decoded` shares the body.
+    A row whose columns hold nothing the body lacks (never recalled nor
+    superseded, no vector) is its decoded body itself, shared (no copy).
     """
     body, superseded_by, recall_count, last_recalled_at, embedding = row
-    if embedding is None:
-        if superseded_by is None and not recall_count and last_recalled_at is None:
-            decoded = _decoded(body)
-            if _unset(decoded):
-                return decoded
-        columns = json.dumps([superseded_by, recall_count, last_recalled_at])
-        return _counted(f"{columns}\n{body}")
+    if embedding is None and superseded_by is None and last_recalled_at is None:
+        decoded = _decoded(body)
+        if not recall_count and _unset(decoded):
+            return decoded
     return _with_columns(row)
 
 
@@ -425,17 +421,6 @@ def _unset(item: MemoryItem) -> bool:
         and item.last_recalled_at is None
         and item.embedding is None
     )
-
-
-def _from_key(key: str) -> MemoryItem:
-    """The item :data:`_counted` keeps under ``key``: its columns as JSON, a line, its body."""
-    columns, body = key.split("\n", 1)
-    superseded_by, recall_count, last_recalled_at = json.loads(columns)
-    return _with_columns((body, superseded_by, recall_count, last_recalled_at, None))
-
-
-_counted: TextCache[MemoryItem] = TextCache(_from_key, max_bytes=8_000_000, weigh=_body_weight)
-"""Each item without a vector, its stored columns set, by its columns and body."""
 
 
 def _with_columns(row: Sequence[Any]) -> MemoryItem:
