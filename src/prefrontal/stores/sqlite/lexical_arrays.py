@@ -60,10 +60,12 @@ class Segment:
 
     __slots__ = (
         "dead",
+        "distinct",
         "entries",
         "free",
         "freed",
         "kind",
+        "kinds",
         "length",
         "postings",
         "present",
@@ -71,7 +73,6 @@ class Segment:
         "size",
         "slots",
         "stale",
-        "terms",
         "until",
     )
 
@@ -79,14 +80,16 @@ class Segment:
         self.size = 0
         self.slots: dict[int, int] = {}
         """Each held row id and its slot."""
-        self.terms: list[tuple[str, ...]] = []
-        """Each slot's distinct terms."""
         self.rowids = np.zeros(0, dtype=np.int64)
         self.present = np.zeros(0, dtype=bool)
         self.dead = np.zeros(0, dtype=bool)
         self.until = np.zeros(0, dtype=np.int64)
-        self.kind: list[str] = []
+        self.kind = np.zeros(0, dtype=np.int32)
+        self.kinds: dict[str, int] = {}
+        """Each kind's code in :attr:`kind`."""
         self.length = np.zeros(0, dtype=np.int64)
+        self.distinct = np.zeros(0, dtype=np.int32)
+        """How many distinct terms each slot holds (its entries in the postings)."""
         self.postings: dict[str, TermPostings] = {}
         self.free: list[int] = []
         self.freed: list[int] = []
@@ -102,11 +105,11 @@ class Segment:
         slot = self._slot()
         self.slots[rowid] = slot
         self.rowids[slot] = rowid
-        self.terms[slot] = tuple(counts)
+        self.distinct[slot] = len(counts)
         self.present[slot] = True
         self.dead[slot] = bool(superseded)
         self.until[slot] = FOREVER if until is None else until
-        self.kind[slot] = kind
+        self.kind[slot] = self.kinds.setdefault(kind, len(self.kinds))
         self.length[slot] = length
         postings = self.postings
         for term, count in counts.items():
@@ -120,8 +123,7 @@ class Segment:
         """Forget ``rowid`` (held)."""
         slot = self.slots.pop(rowid)
         self.present[slot] = False
-        self.stale += len(self.terms[slot])
-        self.terms[slot] = ()
+        self.stale += int(self.distinct[slot])
         self.freed.append(slot)
         if self.stale > COMPACT_AT and 2 * self.stale > self.entries:
             for term in list(self.postings):
@@ -134,12 +136,12 @@ class Segment:
             self.free.extend(self.freed)
             self.freed.clear()
 
-    def allowed(self, now: int, kinds: Collection[str] | None) -> np.ndarray:
-        """Whether each slot holds an item live at ``now`` (µs) of ``kinds`` (any when ``None``)."""
-        n = self.size
-        mask: np.ndarray = self.present[:n] & ~self.dead[:n] & (self.until[:n] > now)
+    def allowed(self, slots: np.ndarray, now: int, kinds: Collection[str] | None) -> np.ndarray:
+        """Which of ``slots`` hold an item live at ``now`` (µs) of ``kinds`` (any when ``None``)."""
+        mask: np.ndarray = self.present[slots] & ~self.dead[slots] & (self.until[slots] > now)
         if kinds is not None:
-            mask &= np.fromiter((k in kinds for k in self.kind[:n]), dtype=bool, count=n)
+            codes = [self.kinds[kind] for kind in kinds if kind in self.kinds]
+            mask &= np.isin(self.kind[slots], codes)
         return mask
 
     def bm25(self, terms: Sequence[BoundedTerm], average: float) -> np.ndarray:
@@ -166,8 +168,8 @@ class Segment:
             self.present = grown_to(self.present, capacity)
             self.dead = grown_to(self.dead, capacity)
             self.until = grown_to(self.until, capacity)
-        self.terms.append(())
-        self.kind.append("")
+            self.kind = grown_to(self.kind, capacity)
+            self.distinct = grown_to(self.distinct, capacity)
         self.size += 1
         return self.size - 1
 
@@ -236,7 +238,8 @@ class LexicalArrays:
             if segment is None or not len(segment):
                 continue
             scores = segment.bm25(ordered, corpus.average)
-            held = np.flatnonzero((scores > 0) & segment.allowed(params["now"], kinds))
+            held = np.flatnonzero(scores > 0)
+            held = held[segment.allowed(held, params["now"], kinds)]
             rowids.append(segment.rowids[held])
             values.append(scores[held])
         if not rowids:

@@ -2,11 +2,14 @@
 
 What is indexed is :func:`~prefrontal.stores.memory_search.searchable_text`
 analysed by :func:`~prefrontal.retrieval.analysis.terms` (stop words out,
-Porter stems). Search takes each query term's postings from FTS5, counts the
-terms of each candidate and has the core score them
+Porter stems). Search scores the table's postings held as arrays in the
+process with the core's arithmetic (:mod:`prefrontal.stores.sqlite.lexical_arrays`,
+kept in step with the file by its change log); when they cannot be brought
+to the search's snapshot it takes each query term's postings from FTS5,
+counts the terms of each candidate and has the core score them
 (:class:`~prefrontal.retrieval.ranking.Scorer`), skipping what the core's
-bounds say cannot reach the top k (:mod:`prefrontal.stores.sqlite.topk`), so
-every backend ranks the same data the same way. User text reaches FTS5 only as analysed
+bounds say cannot reach the top k (:mod:`prefrontal.stores.sqlite.topk`).
+Either way every backend ranks the same data the same way. User text reaches FTS5 only as analysed
 terms, each quoted: quotes, ``NEAR``, ``*``, ``column:`` and parentheses in
 the input are never syntax.
 
