@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.retrieval.ranking import query_terms
 from prefrontal.stores.long_term import MemoryItem, MemoryKind
 from prefrontal.stores.memory import InMemoryMemoryStore
@@ -145,3 +146,29 @@ async def test_a_search_older_than_the_arrays_walks_fts5_in_its_own_snapshot(
     assert list(found) == [1]
     old.execute("COMMIT")
     newer.execute("COMMIT")
+
+
+@pytest.mark.anyio
+async def test_hybrid_search_over_the_arrays_ranks_as_walking_fts5(tmp_path: Path) -> None:
+    """Fused BM25 and cosine over the arrays (contenders outside the BM25 top scored from them)
+    give the hits, order and scores of walking FTS5, and the in-memory store's hits and order
+    (its array fusion may round a score's last bit apart)."""
+    rng = random.Random(13)
+    items = corpus(rng, 900)
+    embedder = HashingEmbedder(64)
+    memory = InMemoryMemoryStore(embedder=embedder)
+    stores = open_stores(tmp_path / "hybrid.db", embedder=embedder)
+    walking = open_stores(tmp_path / "hybrid.db", embedder=embedder)
+    walking.episodic.lexical = None  # type: ignore[attr-defined]
+    await memory.put_many(items)
+    await stores.episodic.put_many(items)
+    queries = random_queries(rng, WORDS, (1, 5, 40), 25, NOW)
+    for tenant in TENANTS[:3]:
+        await assert_ranked_alike(walking.episodic, stores.episodic, tenant, queries)
+        for query in queries:
+            got = await stores.episodic.search(tenant, query)
+            want = await memory.search(tenant, query)
+            assert [h.item.item_id for h in got] == [h.item.item_id for h in want]
+            assert [h.score for h in got] == pytest.approx([h.score for h in want], rel=1e-12)
+    await stores.aclose()
+    await walking.aclose()

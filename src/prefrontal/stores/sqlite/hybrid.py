@@ -45,13 +45,13 @@ from prefrontal.retrieval.fusion import fuse
 from prefrontal.retrieval.ranking import Scorer, top
 from prefrontal.retrieval.vector_index import MARGIN, LexicalTop, Similarities, hybrid_rows
 from prefrontal.stores.sqlite import topk
-from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays
+from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays, ScoredRows
 from prefrontal.stores.sqlite.vector_file import MappedRows
 
 T = TypeVar("T")
 Signals = dict[str, dict[int, float]]
 """Each signal's scores by row id."""
-Lexical = tuple[dict[int, float], float, Scorer | None]
+Lexical = tuple[dict[int, float], float, Scorer | ScoredRows | None]
 """A BM25 top by row id, a bound on every other row's score, and the scorer of the others."""
 
 CONTENDERS = 2048

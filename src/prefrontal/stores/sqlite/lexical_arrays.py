@@ -174,6 +174,29 @@ class Segment:
         return self.size - 1
 
 
+class ScoredRows:
+    """The BM25 score of every allowed row holding a query term, in arrays sorted by row id."""
+
+    __slots__ = ("rowids", "values")
+
+    def __init__(self, rowids: np.ndarray, values: np.ndarray) -> None:
+        order = np.argsort(rowids)
+        self.rowids, self.values = rowids[order], values[order]
+
+    def of(self, rowids: Sequence[int]) -> dict[int, float]:
+        """The score of each of ``rowids`` that holds a query term, by row id."""
+        if not len(self.rowids) or not rowids:
+            return {}
+        asked = np.asarray(rowids, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.rowids, asked), len(self.rowids) - 1)
+        held = self.rowids[at] == asked
+        return dict(zip(asked[held].tolist(), self.values[at[held]].tolist(), strict=True))
+
+
+NOTHING = ScoredRows(np.zeros(0, dtype=np.int64), np.zeros(0))
+"""No row scored."""
+
+
 class LexicalArrays:
     """One memory table's postings in arrays, at the change count :attr:`changes`."""
 
@@ -221,9 +244,10 @@ class LexicalArrays:
         params: Mapping[str, Any],
         kinds: Collection[str] | None,
         limit: int | None,
-    ) -> tuple[dict[int, float], float]:
+    ) -> tuple[dict[int, float], float, ScoredRows]:
         """The rows that may be in the BM25 top ``limit`` (every match when ``None``), by row id,
-        and a bound on every other allowed row's score (0 when every match is returned).
+        a bound on every other allowed row's score (0 when every match is returned) and
+        every allowed match's score.
 
         ``terms``: the query's terms the collection holds with their weights; ``params``
         holds the tenant (``agent``, ``user``) and ``now`` (µs). Every score returned is
@@ -243,15 +267,16 @@ class LexicalArrays:
             rowids.append(segment.rowids[held])
             values.append(scores[held])
         if not rowids:
-            return {}, 0.0
-        found, scored = np.concatenate(rowids), np.concatenate(values)
+            return {}, 0.0, NOTHING
+        every = ScoredRows(np.concatenate(rowids), np.concatenate(values))
+        found, scored = every.rowids, every.values
         bound = 0.0
         if limit is not None:
             picked = best_positions(scored, limit)
             if len(picked) < len(scored):
                 bound = float(scored[picked].min())
             found, scored = found[picked], scored[picked]
-        return dict(zip(found.tolist(), scored.tolist(), strict=True)), bound
+        return dict(zip(found.tolist(), scored.tolist(), strict=True)), bound, every
 
     def _put(self, rows: Iterable[Row]) -> None:
         for row in rows:

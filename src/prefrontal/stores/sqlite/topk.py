@@ -53,7 +53,7 @@ from typing import Any, NamedTuple
 
 from prefrontal.retrieval.impacts import class_tokens, reaching
 from prefrontal.retrieval.ranking import BoundedTerm, Corpus, Scorer
-from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays
+from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays, ScoredRows
 from prefrontal.stores.sqlite.visibility import restricted
 
 _CHUNK = 512
@@ -129,23 +129,23 @@ def by_rowid(
     texts: list[str],
     limit: int | None,
     arrays: LexicalArrays | None = None,
-) -> tuple[dict[int, float], float, Scorer]:
+) -> tuple[dict[int, float], float, Scorer | ScoredRows]:
     """:func:`scores` by rowid, with a bound on every other match's score and the scorer.
 
     No live visible item outside the result scores more than the bound (0
     when every match was scored); the scorer scores other items alike
     (:func:`rows_scores`). With ``arrays`` (the table's postings in the
     process, :mod:`.lexical_arrays`), the scores are added up over them when
-    they can be brought to the transaction's snapshot; else, and without
-    them, FTS5's postings are walked as the module says.
+    they can be brought to the transaction's snapshot, and the scorer is
+    every allowed match's score; else, and without them, FTS5's postings
+    are walked as the module says.
     """
     corpus, terms = query_terms(connection, statements, texts, params["agent"], params["user"])
     if arrays is not None:
         kinds = None if params["kinds"] is None else frozenset(json.loads(params["kinds"]))
         with arrays.lock:
             if arrays.current(connection):
-                found, bound = arrays.top(corpus, terms, params, kinds, limit)
-                return found, bound, _scorer(corpus, terms)
+                return arrays.top(corpus, terms, params, kinds, limit)
     search = _TopK(connection, statements, params, corpus, terms)
     found = search.run(limit)
     bound = 0.0
@@ -155,9 +155,15 @@ def by_rowid(
 
 
 def rows_scores(
-    connection: sqlite3.Connection, statements: Any, score: Scorer, rowids: Sequence[int]
+    connection: sqlite3.Connection,
+    statements: Any,
+    score: Scorer | ScoredRows,
+    rowids: Sequence[int],
 ) -> dict[int, float]:
-    """The BM25 score of each item of ``rowids`` holding a query term, by rowid."""
+    """The BM25 score of each item of ``rowids`` holding a query term, by rowid (each live
+    visible one's, when ``score`` holds every allowed match's)."""
+    if isinstance(score, ScoredRows):
+        return score.of(rowids)
     if not rowids:
         return {}
     rows = connection.execute(statements.terms_of, {"rowids": json.dumps(list(rowids))})
