@@ -8,14 +8,16 @@ from pathlib import Path
 
 import pytest
 
+from prefrontal.memory.api import MemoryAPI
 from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.retrieval.ranking import query_terms
-from prefrontal.stores.long_term import MemoryItem, MemoryKind
+from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery
 from prefrontal.stores.memory import InMemoryMemoryStore
 from prefrontal.stores.sqlite import memory_sql, open_stores, topk
 from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays
 from prefrontal.stores.tenancy import Scope, Tenant
+from tests.conftest import fixed_clock
 from tests.stores.ranked_alike import assert_ranked_alike, random_queries
 
 NOW = datetime(2026, 2, 1, tzinfo=UTC)
@@ -172,3 +174,25 @@ async def test_hybrid_search_over_the_arrays_ranks_as_walking_fts5(tmp_path: Pat
             assert [h.score for h in got] == pytest.approx([h.score for h in want], rel=1e-12)
     await stores.aclose()
     await walking.aclose()
+
+
+@pytest.mark.anyio
+async def test_an_erase_leaves_no_word_of_the_user_in_the_arrays(tmp_path: Path) -> None:
+    """Erasing a user empties the arrays of every word, theirs included, and the next search
+    reads the table again and ranks as the in-memory store does."""
+    stores = open_stores(tmp_path / "erase.db")
+    memory = InMemoryMemoryStore()
+    secret = MemoryItem(item_id="s", agent_id="a1", user_id="bob", content="zanzibar quince")
+    kept = MemoryItem(item_id="k", agent_id="a1", user_id="alice", content="quince jam")
+    for store in (memory, stores.episodic):
+        await store.put_many([secret, kept])
+    query = MemoryQuery(text="quince zanzibar", limit=5, now=NOW)
+    await assert_ranked_alike(memory, stores.episodic, TENANTS[1], [query])
+    arrays = stores.episodic.lexical  # type: ignore[attr-defined]
+    assert any("zanzibar" in s.postings for s in arrays.segments.values())
+    await MemoryAPI(stores, clock=fixed_clock).erase("a1", "bob")
+    await memory.erase(Tenant(agent_id="a1", user_id="bob"))
+    assert not arrays.segments and arrays.changes == -1
+    await assert_ranked_alike(memory, stores.episodic, TENANTS[0], [query])
+    assert not any("zanzibar" in s.postings for s in arrays.segments.values())
+    await stores.aclose()

@@ -30,7 +30,10 @@ not.
 
 **Deletions.** A removed item's slot is cleared at once; the postings
 naming it stay, stale, and the slot is not reused while they do: a
-segment's postings are compacted when stale entries outnumber live ones.
+segment's postings are compacted when stale entries outnumber live ones,
+and a segment left empty is dropped. The arrays are registered with
+:mod:`prefrontal.forgetting`: an erase or a forget empties them, words and
+all, and the next search reads the table again.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from prefrontal.forgetting import register
 from prefrontal.retrieval.ranking import BoundedTerm, Corpus
 from prefrontal.retrieval.scored_arrays import best_positions, term_scores
 from prefrontal.retrieval.vector_index import grown_to
@@ -218,6 +222,12 @@ class LexicalArrays:
         self._all = f"SELECT {columns} FROM {items}"
         self._since = f"SELECT {columns} FROM {items} WHERE changed > ?"
         self._gone = f"SELECT row FROM {name}_gone WHERE changed > ?"
+        register(self)
+
+    def clear(self) -> None:
+        """Drop everything held (the next search reads the table again)."""
+        with self.lock:
+            self.segments, self.where, self.changes = {}, {}, -1
 
     def current(self, connection: sqlite3.Connection) -> bool:
         """Bring the arrays to the transaction's snapshot (the lock held); ``False`` when they
@@ -293,4 +303,7 @@ class LexicalArrays:
     def _remove(self, rowid: int) -> None:
         place = self.where.pop(rowid, None)
         if place is not None:
-            self.segments[place].remove(rowid)
+            segment = self.segments[place]
+            segment.remove(rowid)
+            if not len(segment):
+                del self.segments[place]
