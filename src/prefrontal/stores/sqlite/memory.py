@@ -29,7 +29,7 @@ from typing import Any
 
 from prefrontal.retrieval.analysis import terms, terms_of_each
 from prefrontal.retrieval.embedder import Embedder
-from prefrontal.retrieval.ranking import query_terms
+from prefrontal.retrieval.ranking import query_terms, top
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery, ScoredMemory
@@ -300,8 +300,13 @@ class _Search:
     def __call__(self, connection: sqlite3.Connection) -> list[ScoredMemory] | None:
         """The hits; ``None`` when the search is to be run again in a new transaction."""
         texts = query_terms(self.text)
-        if not texts and self.embedding is None:
-            return []
+        if self.embedding is None:
+            if not texts:
+                return []
+            lexical = topk.by_rowid(
+                connection, self.statements, self.params, texts, self.limit, self.lexical
+            )
+            return self._lexical_best(connection, lexical[0])
         if self.embedding is not None and self.vectors is not None:
             search = HybridSearch(
                 self.statements, self.params, self.kinds, self.embedding, self.limit
@@ -339,6 +344,22 @@ class _Search:
         params = self.params | {"ids": json.dumps(key_item_ids(keys)), "keys": json.dumps(keys)}
         rows = {row[0]: row[1:] for row in connection.execute(self.statements.by_keys, params)}
         return readable(best, lambda b: _scored(rows[b[0]], b[1], b[2]), store="memory")
+
+    def _lexical_best(
+        self, connection: sqlite3.Connection, found: dict[int, float]
+    ) -> list[ScoredMemory]:
+        """The best hits of BM25 scores by row id, ranked by key as
+        :func:`~prefrontal.stores.memory_search.best_hits` ranks one signal, read in one
+        statement with the tenant's conditions."""
+        positive = [rowid for rowid, value in found.items() if value > 0]
+        if not positive:
+            return []
+        params = self.params | {"rowids": json.dumps(positive)}
+        rows = {row[1]: row for row in connection.execute(self.statements.by_rowids, params)}
+        ranked = top({key: found[row[0]] for key, row in rows.items()}, self.limit)
+        return readable(
+            ranked, lambda hit: _scored(rows[hit[0]][2:], hit[1], {"bm25": hit[1]}), store="memory"
+        )
 
     def _bm25(self, connection: sqlite3.Connection, texts: list[str]) -> dict[str, float]:
         limit = self.limit if self.embedding is None else None
