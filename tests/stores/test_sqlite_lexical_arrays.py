@@ -73,8 +73,8 @@ async def test_arrays_and_the_fts5_walk_rank_as_the_in_memory_store(tmp_path: Pa
     rng = random.Random(5)
     items = corpus(rng, 700)
     memory, stores = InMemoryMemoryStore(), open_stores(tmp_path / "arrays.db")
-    walking = open_stores(tmp_path / "arrays.db")
-    walking.episodic.lexical = None  # type: ignore[attr-defined]
+    walking = open_stores(tmp_path / "arrays.db", lexical_arrays=False)
+    assert walking.episodic.lexical is None  # type: ignore[attr-defined]
     await memory.put_many(items)
     await stores.episodic.put_many(items)
     queries = random_queries(rng, WORDS, (1, 5, 40, 300), 30, NOW)

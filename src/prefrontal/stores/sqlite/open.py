@@ -25,6 +25,7 @@ def open_stores(
     pool_size: int = 4,
     synchronous: Literal["FULL", "NORMAL"] = "FULL",
     populate: bool = True,
+    lexical_arrays: bool = True,
 ) -> Stores:
     """Every store in one SQLite file (created on first use): durable, no server.
 
@@ -35,14 +36,23 @@ def open_stores(
     survive a killed process, not a power cut. ``populate``: opening the
     stores (:meth:`Stores.open`) enters the file's pages into the
     process's page tables (:class:`~prefrontal.stores.sqlite.Database`).
+    ``lexical_arrays``: the memory stores hold their postings as arrays in
+    the process (:mod:`~prefrontal.stores.sqlite.lexical_arrays`: memory
+    and a read of every item at opening, for searches that add up arrays);
+    ``False`` walks FTS5's postings at every search instead, with the same
+    results.
     """
     db = Database(path, pool_size=pool_size, synchronous=synchronous, populate=populate)
+    episodic = SqliteMemoryStore(db, "episodic", embedder=embedder)
+    semantic = SqliteMemoryStore(db, "semantic", embedder=embedder)
+    if not lexical_arrays:
+        episodic.lexical = semantic.lexical = None
     return Stores(
         consciousness=SqliteConsciousnessStore(db),
         frontal_cortex=SqliteFrontalCortexStore(db),
         conversation=SqliteConversationStore(db),
-        episodic=SqliteMemoryStore(db, "episodic", embedder=embedder),
-        semantic=SqliteMemoryStore(db, "semantic", embedder=embedder),
+        episodic=episodic,
+        semantic=semantic,
         scratch_page=SqliteScratchPageStore(db),
         working_memory=SqliteWorkingMemoryStore(db),
         traces=SqliteTraceStore(db),
