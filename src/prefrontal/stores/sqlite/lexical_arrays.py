@@ -71,6 +71,7 @@ class Segment:
         "kind",
         "kinds",
         "length",
+        "place",
         "postings",
         "present",
         "rowids",
@@ -82,6 +83,8 @@ class Segment:
 
     def __init__(self) -> None:
         self.size = 0
+        self.place: tuple[str, str] = ("", "")
+        """The agent and owner whose items these are."""
         self.slots: dict[int, int] = {}
         """Each held row id and its slot."""
         self.rowids = np.zeros(0, dtype=np.int64)
@@ -297,8 +300,9 @@ class LexicalArrays:
             segment = self.segments.get(place)
             if segment is None:
                 segment = self.segments[place] = Segment()
+                segment.place = place
             segment.put(row, Counter(row[7].split()))
-            self.where[rowid] = place
+            self.where[rowid] = segment.place  # one tuple per segment, not one per row
 
     def _remove(self, rowid: int) -> None:
         place = self.where.pop(rowid, None)
