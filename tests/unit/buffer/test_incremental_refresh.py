@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import prefrontal.buffer.buffer as buffer_module
+import prefrontal.buffer.salience as salience
 import prefrontal.buffer.scoring as scoring_module
 from prefrontal.buffer import (
     AddResult,
@@ -155,7 +156,7 @@ class Counted:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.factors = 0
         self.decisions = 0
-        factors, decide = Scoring._factors, buffer_module.decide
+        factors, decide = Scoring._factors, salience.decide
 
         def counted_factors(scoring: Scoring, *args: Any) -> Any:
             self.factors += 1
