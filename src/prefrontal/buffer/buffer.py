@@ -61,7 +61,13 @@ from prefrontal.buffer.salience import (
     threshold,
 )
 from prefrontal.buffer.scoring import Refusal, Scored, refusals
-from prefrontal.buffer.snapshot import AddResult, BufferCounters, BufferSnapshot, Outcome
+from prefrontal.buffer.snapshot import (
+    AddResult,
+    BufferCounters,
+    BufferSnapshot,
+    Outcome,
+    add_result,
+)
 from prefrontal.buffer.summarizer import ExtractiveSummarizer, Summarizer
 from prefrontal.buffer.themes import Coherence, coherence, dominant_themes
 from prefrontal.buffer.tokens import CountTokens
@@ -605,13 +611,7 @@ class WorkingMemoryBuffer:
         self._held.replace(updated)
         self._held.count("refreshed")
         self._held.emit(EventKind.UPDATED, at, held.item_id, "refreshed")
-        return AddResult(
-            item_id=held.item_id,
-            outcome=Outcome.REFRESHED,
-            reason="already_held",
-            tokens=tokens,
-            item=updated,
-        )
+        return add_result(held.item_id, Outcome.REFRESHED, "already_held", tokens, item=updated)
 
     async def _refresh(
         self,
@@ -715,14 +715,8 @@ class WorkingMemoryBuffer:
         kind = EventKind.ADDED if previous is None else EventKind.UPDATED
         self._held.emit(kind, at, item.item_id, outcome.value)
         reason = "admitted" if previous is None else "already_held"
-        return AddResult(
-            item_id=item.item_id,
-            outcome=outcome,
-            reason=reason,
-            tokens=item.tokens,
-            decision=decision,
-            item=item,
-            evicted=tuple(evictions),
+        return add_result(
+            item.item_id, outcome, reason, item.tokens, decision, item, tuple(evictions)
         )
 
     async def _fold(
@@ -858,13 +852,7 @@ class WorkingMemoryBuffer:
         self, item_id: str, tokens: int, reason: str, decision: AdmissionDecision | None
     ) -> AddResult:
         self._held.count("refused")
-        return AddResult(
-            item_id=item_id,
-            outcome=Outcome.REFUSED,
-            reason=reason,
-            tokens=tokens,
-            decision=decision,
-        )
+        return add_result(item_id, Outcome.REFUSED, reason, tokens, decision)
 
     # ---------------------------------------------------------------- snapshot
 

@@ -25,9 +25,8 @@ threads sharing it never see half of one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Final, Generic, TypeVar
+from typing import Final, Generic, NamedTuple, TypeVar
 
 from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.decay import happened_recency
@@ -50,9 +49,9 @@ REMEMBERED_OFFERS: Final = 4_096
 """Offer ids whose last scoring is remembered, at most (past it the memory starts again)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Scored:
-    """An offer new to the buffer, with its id, its tokens, its salience factors and scores."""
+class Scored(NamedTuple):
+    """An offer new to the buffer, with its id, its tokens, its salience factors and scores
+    (a named tuple: one is made for every new offer of every turn)."""
 
     new: NewItem
     item_id: str

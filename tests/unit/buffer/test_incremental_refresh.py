@@ -4,6 +4,7 @@ each fragment in turn would."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
@@ -17,17 +18,20 @@ import prefrontal.buffer.salience as salience
 import prefrontal.buffer.scoring as scoring_module
 from prefrontal.buffer import (
     AddResult,
+    AdmissionDecision,
     BufferConfig,
     Focus,
     Lifetime,
     NewItem,
     OverflowPolicy,
     RefreshReport,
+    SalienceFactors,
     WorkingMemoryBuffer,
 )
 from prefrontal.buffer.decay import awaits_promotion
 from prefrontal.buffer.salience import admission_score, measure, salience_factors
 from prefrontal.buffer.scoring import Scoring
+from prefrontal.buffer.snapshot import Outcome, add_result
 
 from .conftest import at, item, words
 
@@ -223,3 +227,25 @@ def test_a_rescored_offer_keeps_the_factors_of_its_terms_and_equals_a_fresh_scor
     scored = second(after, "m", 7)
     assert scored.factors == salience_factors(after, second.against, at(5), config)
     assert scored.score == admission_score(scored.factors, config)
+
+
+def test_reports_made_without_init_equal_those_made_with_it() -> None:
+    """A refusal and a decision made field by field equal the dataclasses built as usual,
+    every field set (a field added to either would show here)."""
+    factors = SalienceFactors(relevance=0.5, recency=1.0)
+    decision = salience.decide("m", item("text", item_id="m"), factors, 0.5, BufferConfig())
+    base, score = salience.scores(factors, BufferConfig())
+    assert decision == AdmissionDecision(
+        item_id="m",
+        admitted=score >= decision.threshold,
+        score=score,
+        threshold=decision.threshold,
+        salience=base,
+        factors=factors,
+    )
+    made = add_result("m", Outcome.REFUSED, "no_room", 3, decision)
+    assert made == AddResult(
+        item_id="m", outcome=Outcome.REFUSED, reason="no_room", tokens=3, decision=decision
+    )
+    every = [getattr(made, f.name) for f in fields(AddResult)]
+    assert every == ["m", Outcome.REFUSED, "no_room", 3, decision, None, ()]
