@@ -152,7 +152,7 @@ def offer(fragment: Fragment) -> NewItem:
     not one a score.
     """
     p = fragment.provenance
-    if fragment.section not in MEMORY_SECTIONS or p.score is None:
+    if fragment.section not in MEMORY_SECTIONS:
         return _offer(
             fragment.section,
             fragment.text,
@@ -176,9 +176,11 @@ def offer(fragment: Fragment) -> NewItem:
     return scored(unscored, p.score)
 
 
-def scored(unscored: NewItem, score: float) -> NewItem:
+def scored(unscored: NewItem, score: float | None) -> NewItem:
     """A memory's offer made without a score, given ``score``: ``_offer`` with that score
-    (its clamp as priority and relevance, the score in its provenance), in two copies."""
+    (its clamp as priority and relevance, the score in its provenance), made anew."""
+    if score is None:
+        return evolve(unscored, {})
     clamped = unit(score)
     provenance = evolve(unscored.provenance, {"score": score})
     return evolve(unscored, {"priority": clamped, "relevance": clamped, "provenance": provenance})
