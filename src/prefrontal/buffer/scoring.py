@@ -10,16 +10,23 @@ each offer id, the last offer it scored with what the score depended on:
   an offer with a time) gets the same :class:`Scored` back, nothing worked
   out;
 - an offer of the same text and labels (a memory with a new score, say)
-  keeps the factors that come from its terms (attention, task relevance,
-  coherence) and works out the others;
+  keeps each factor its terms give while what that factor depends on is the
+  same (attention: the focus tags and intensity; task relevance: the task;
+  coherence: the themes), and works out the others;
 - anything else is scored from scratch (:func:`~.salience.salience_factors`).
+
+:data:`refusals` remembers each offer id's last refusal the same way: the
+buffer gives the same scored offer, refused against the same threshold for
+the same reason, that refusal again (counted again) without deciding anew.
 
 Every path gives the values :func:`~.salience.salience_factors` and
 :func:`~.salience.scores` give (the tests compare them). The memory is
 process-wide (sessions of one process share fragments), holds offers and
 so their text, is registered to be emptied on erase and forget
 (:func:`prefrontal.forgetting.register`), and starts again empty past
-:data:`REMEMBERED_OFFERS` ids. Its entries are tuples replaced whole, so
+:data:`REMEMBERED_OFFERS` ids. Entries are found by the offer's id and kept
+only for the very same offer (or one of the same terms), so an offer of one
+session never gets a value worked out from another's. Its entries are tuples replaced whole, so
 threads sharing it never see half of one.
 """
 
@@ -45,8 +52,11 @@ from prefrontal.buffer.trusted import assemble
 from prefrontal.forgetting import register
 
 V = TypeVar("V")
-REMEMBERED_OFFERS: Final = 4_096
-"""Offer ids whose last scoring is remembered, at most (past it the memory starts again)."""
+REMEMBERED_OFFERS: Final = 1_024
+"""Offer ids whose last scoring (and last refusal) is remembered, at most: past it the memory
+starts again. About the fragments of the few sessions a process turns between in quick
+succession, as :data:`~prefrontal.buffer.state_document.ENCODED_ITEMS` holds their items:
+every entry keeps objects alive for the garbage collector to walk."""
 
 
 class Scored(NamedTuple):
