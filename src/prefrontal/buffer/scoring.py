@@ -24,10 +24,12 @@ Every path gives the values :func:`~.salience.salience_factors` and
 process-wide (sessions of one process share fragments), holds offers and
 so their text, is registered to be emptied on erase and forget
 (:func:`prefrontal.forgetting.register`), and starts again empty past
-:data:`REMEMBERED_OFFERS` ids. Entries are found by the offer's id and kept
-only for the very same offer (or one of the same terms), so an offer of one
-session never gets a value worked out from another's. Its entries are tuples replaced whole, so
-threads sharing it never see half of one.
+:data:`REMEMBERED_OFFERS` ids. Entries are found by the offer's id and used
+only for the very same offer (or, for the factors of its terms, one of the
+same text and labels against the same focus, task and themes): whichever
+session offers it, an offer gets exactly the values its own inputs give.
+Its entries are tuples replaced whole, so threads sharing it never see half
+of one.
 """
 
 from __future__ import annotations
