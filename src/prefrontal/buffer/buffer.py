@@ -53,8 +53,21 @@ from prefrontal.buffer.policies import (
 from prefrontal.buffer.promotion import Keeper, PromotionError, promotion_note
 from prefrontal.buffer.recall_gate import RecallCounters, RecallDecision
 from prefrontal.buffer.refresh import refresh_turn
-from prefrontal.buffer.salience import AdmissionDecision, decide, measure, salience_factors
-from prefrontal.buffer.snapshot import AddResult, BufferCounters, BufferSnapshot, Outcome
+from prefrontal.buffer.salience import (
+    AdmissionDecision,
+    decide,
+    measure,
+    salience_factors,
+    threshold,
+)
+from prefrontal.buffer.scoring import Refusal, Scored, refusals
+from prefrontal.buffer.snapshot import (
+    AddResult,
+    BufferCounters,
+    BufferSnapshot,
+    Outcome,
+    add_result,
+)
 from prefrontal.buffer.summarizer import ExtractiveSummarizer, Summarizer
 from prefrontal.buffer.themes import Coherence, coherence, dominant_themes
 from prefrontal.buffer.tokens import CountTokens
@@ -68,6 +81,9 @@ if TYPE_CHECKING:
     from prefrontal.buffer.snapshot import RefreshReport
 
 Clock = Callable[[], datetime]
+BELOW = "below_threshold"
+"""Why an offer was refused when its score is below the threshold (a refusal for want of
+room is remembered with the items that kept it out: see :meth:`WorkingMemoryBuffer._kept`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -446,24 +462,116 @@ class WorkingMemoryBuffer:
                 new, measure(focus or Focus(), self._themes), at, self.config
             )
         decision = decide(item_id, new, factors, self.utilisation, self.config)
+        return await self._admit(new, item_id, tokens, decision, at, focus, protected, turn_id)
+
+    async def admit_scored(
+        self,
+        offer: Scored,
+        *,
+        focus: Focus | None,
+        now: datetime | None = None,
+        protected: Collection[str] = (),
+        turn_id: str | None = None,
+    ) -> AddResult:
+        """What :meth:`add` does for ``offer``, an item it does not hold whose factors and
+        scores are known (for this focus, these themes and this time): a turn's refresh
+        scores its new fragments first, to offer them best first."""
+        at = self.moment(now)
+        new, item_id, tokens = offer.new, offer.item_id, offer.tokens
+        config = self._held.config
+        if tokens > config.max_tokens or item_id in self._held.items:
+            return await self.add(
+                new,
+                focus=focus,
+                now=at,
+                protected=protected,
+                factors=offer.factors,
+                turn_id=turn_id,
+            )
+        utilisation = self.utilisation
+        bar = threshold(utilisation, config)
+        last = refusals.entries.get(item_id)
+        if last is None or last[0] is not offer or last[1] != bar:
+            scored = (offer.salience, offer.score)
+            decision = decide(item_id, new, offer.factors, utilisation, config, scored)
+            last = None
+        else:  # the same scored offer against the same threshold: the same decision
+            decision = last[2]
         if not decision.admitted:
-            reason = f"below_threshold: score {decision.score:.3f} < {decision.threshold:.3f}"
-            return self._refuse(item_id, tokens, reason, decision)
+            return self._refused_again(last, BELOW) or self._refused(
+                offer, bar, BELOW, self._below(decision), decision
+            )
+        ctx = self._context(at, focus)
+        victims = self._victims(tokens, ctx, protected)
+        if victims is None:  # refused before the item is built
+            kept = self._kept(protected)
+            return self._refused_again(last, kept) or self._refused(
+                offer, bar, kept, self._no_room(tokens, protected), decision
+            )
+        item = building.admitted(item_id, new, tokens, decision, at, self._held.take_seq(), turn_id)
+        return await self._place(item, decision, at, ctx, protected, victims)
+
+    def _refused_again(self, last: Refusal | None, why: object) -> AddResult | None:
+        """``last``'s refusal, counted again, when it was refused for ``why`` too."""
+        if last is None or last[3] != why:
+            return None
+        self._held.count("refused")
+        return last[4]
+
+    def _refused(
+        self, offer: Scored, bar: float, why: object, reason: str, decision: AdmissionDecision
+    ) -> AddResult:
+        """Refuse ``offer`` for ``reason`` and remember it (see :data:`.scoring.refusals`)."""
+        refusal = self._refuse(offer.item_id, offer.tokens, reason, decision)
+        refusals.put(offer.item_id, (offer, bar, decision, why, refusal))
+        return refusal
+
+    @staticmethod
+    def _below(decision: AdmissionDecision) -> str:
+        return f"below_threshold: score {decision.score:.3f} < {decision.threshold:.3f}"
+
+    async def _admit(
+        self,
+        new: NewItem,
+        item_id: str,
+        tokens: int,
+        decision: AdmissionDecision,
+        at: datetime,
+        focus: Focus | None,
+        protected: Collection[str],
+        turn_id: str | None,
+    ) -> AddResult:
+        """Admit ``new``, an item not held, as ``decision`` says, making room for it; or
+        refuse it, saying why (the rest of :meth:`add`)."""
+        if not decision.admitted:
+            return self._refuse(item_id, tokens, self._below(decision), decision)
         ctx = self._context(at, focus)
         victims = self._victims(tokens, ctx, protected)
         if victims is None:  # refused before the item is built
             return self._refuse(item_id, tokens, self._no_room(tokens, protected), decision)
-        seq = self._held.take_seq()
-        item = building.admitted(item_id, new, tokens, decision, at, seq, turn_id)
+        item = building.admitted(item_id, new, tokens, decision, at, self._held.take_seq(), turn_id)
+        return await self._place(item, decision, at, ctx, protected, victims)
+
+    async def _place(
+        self,
+        item: BufferItem,
+        decision: AdmissionDecision,
+        at: datetime,
+        ctx: EvictionContext,
+        protected: Collection[str],
+        victims: list[tuple[BufferItem, float]],
+    ) -> AddResult:
+        """Put the admitted ``item`` in, ``victims`` leaving first (others in their place
+        when a note among them cannot be promoted; refused when nothing else may leave)."""
         try:
             return await self._insert(item, ctx, protected, at, decision, victims)
         except PromotionError as failure:
             kept = self._unpromoted(protected)
-            victims = self._victims(tokens, ctx, kept)
-            if victims is None:
-                reason = f"{self._no_room(tokens, kept)}; {promotion_note(str(failure))}"
-                return self._refuse(item_id, tokens, reason, decision)
-            return await self._insert(item, ctx, kept, at, decision, victims)
+            instead = self._victims(item.tokens, ctx, kept)
+            if instead is None:
+                reason = f"{self._no_room(item.tokens, kept)}; {promotion_note(str(failure))}"
+                return self._refuse(item.item_id, item.tokens, reason, decision)
+            return await self._insert(item, ctx, kept, at, decision, instead)
 
     async def refresh_turn(
         self,
@@ -503,13 +611,7 @@ class WorkingMemoryBuffer:
         self._held.replace(updated)
         self._held.count("refreshed")
         self._held.emit(EventKind.UPDATED, at, held.item_id, "refreshed")
-        return AddResult(
-            item_id=held.item_id,
-            outcome=Outcome.REFRESHED,
-            reason="already_held",
-            tokens=tokens,
-            item=updated,
-        )
+        return add_result(held.item_id, Outcome.REFRESHED, "already_held", tokens, item=updated)
 
     async def _refresh(
         self,
@@ -613,14 +715,8 @@ class WorkingMemoryBuffer:
         kind = EventKind.ADDED if previous is None else EventKind.UPDATED
         self._held.emit(kind, at, item.item_id, outcome.value)
         reason = "admitted" if previous is None else "already_held"
-        return AddResult(
-            item_id=item.item_id,
-            outcome=outcome,
-            reason=reason,
-            tokens=item.tokens,
-            decision=decision,
-            item=item,
-            evicted=tuple(evictions),
+        return add_result(
+            item.item_id, outcome, reason, item.tokens, decision, item, tuple(evictions)
         )
 
     async def _fold(
@@ -756,13 +852,7 @@ class WorkingMemoryBuffer:
         self, item_id: str, tokens: int, reason: str, decision: AdmissionDecision | None
     ) -> AddResult:
         self._held.count("refused")
-        return AddResult(
-            item_id=item_id,
-            outcome=Outcome.REFUSED,
-            reason=reason,
-            tokens=tokens,
-            decision=decision,
-        )
+        return add_result(item_id, Outcome.REFUSED, reason, tokens, decision)
 
     # ---------------------------------------------------------------- snapshot
 

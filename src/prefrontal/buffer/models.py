@@ -164,7 +164,12 @@ class BufferItem(BufferModel):
     @property
     def labels(self) -> frozenset[str]:
         """Tags and entities, lower-cased: what focus and themes are matched against."""
+        if not self.tags and not self.entities:  # (a turn's fragments carry none)
+            return NO_LABELS
         return folded_labels(self.tags, self.entities)
+
+
+NO_LABELS: frozenset[str] = frozenset()
 
 
 @remembered(maxsize=8_192)

@@ -29,9 +29,11 @@ from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.decay import awaits_promotion
 from prefrontal.buffer.models import BufferItem, Focus, Lifetime, NewItem, SalienceFactors
 from prefrontal.buffer.policies import Eviction
-from prefrontal.buffer.salience import admission_score, measure, salience_factors
+from prefrontal.buffer.salience import measure
+from prefrontal.buffer.scoring import Scored, Scoring
 from prefrontal.buffer.snapshot import AddResult, Outcome, RefreshReport
 from prefrontal.buffer.themes import Coherence
+from prefrontal.buffer.tokens import CountTokens
 
 
 class TurnBuffer(Protocol):
@@ -39,6 +41,8 @@ class TurnBuffer(Protocol):
 
     @property
     def config(self) -> BufferConfig: ...
+    @property
+    def count_tokens(self) -> CountTokens: ...
     @property
     def items(self) -> tuple[BufferItem, ...]: ...
     @property
@@ -59,6 +63,15 @@ class TurnBuffer(Protocol):
         now: datetime | None = None,
         protected: Collection[str] = (),
         factors: SalienceFactors | None = None,
+        turn_id: str | None = None,
+    ) -> AddResult: ...
+    async def admit_scored(
+        self,
+        offer: Scored,
+        *,
+        focus: Focus | None,
+        now: datetime | None = None,
+        protected: Collection[str] = (),
         turn_id: str | None = None,
     ) -> AddResult: ...
     def renew(
@@ -82,22 +95,35 @@ async def refresh_turn(
     ``turn_id``, when given, is the turn whose fragments they are: the
     provenance of every item they admit or refresh names it (the fragments
     themselves need not, so that one offer serves a fragment turn after turn).
+    The new fragments are scored by a :class:`~.scoring.Scoring`: what the
+    last turns scored alike is not worked out again.
     """
     at = buffer.moment(now)
     offered = _distinct(fragments)
     evicted: list[Eviction] = [*await buffer.fade(at)]
-    evicted += buffer.retire_turn_items({f.resolved_id() for f in offered}, at)
-    results: list[AddResult] = []
+    evicted += buffer.retire_turn_items(offered, at)
     placed = {i.item_id for i in buffer.items if awaits_promotion(i)}
-    for fragment, factors in _offer_order(buffer, offered, focus, at):
-        renewed = buffer.renew(fragment, now=at, turn_id=turn_id) if factors is None else None
-        result = renewed or await buffer.add(
-            fragment, focus=focus, now=at, protected=placed, factors=factors, turn_id=turn_id
+    held = [(i, f) for i, f in offered.items() if i in buffer]
+    held.sort(key=lambda entry: not entry[1].pinned)  # pinned first, then as given
+    ranked = _ranked(buffer, [(i, f) for i, f in offered.items() if i not in buffer], focus, at)
+    results: list[AddResult] = []
+    for _, fragment in held:
+        result = buffer.renew(fragment, now=at, turn_id=turn_id) or await buffer.add(
+            fragment, focus=focus, now=at, protected=placed, turn_id=turn_id
         )
         results.append(result)
         evicted += result.evicted
         if result.outcome is not Outcome.REFUSED:
             placed.add(result.item_id)
+    protected = frozenset(placed)  # grows only as offers are placed: one set per admission
+    for offer in ranked:
+        result = await buffer.admit_scored(
+            offer, focus=focus, now=at, protected=protected, turn_id=turn_id
+        )
+        results.append(result)
+        evicted += result.evicted
+        if result.outcome is not Outcome.REFUSED:
+            protected = protected | {result.item_id}
     themes = buffer.refresh_themes()
     buffer.mark_turn(at)
     return RefreshReport(
@@ -112,35 +138,30 @@ async def refresh_turn(
     )
 
 
-def _distinct(fragments: Sequence[NewItem]) -> list[NewItem]:
-    """Each fragment once (by id, the first kept), marked as a turn fragment."""
+def _distinct(fragments: Sequence[NewItem]) -> dict[str, NewItem]:
+    """Each fragment once, by id (the first kept), marked as a turn fragment."""
     seen: dict[str, NewItem] = {}
     for fragment in fragments:
         seen.setdefault(fragment.resolved_id(), fragment)
-    return [
-        f if f.lifetime is Lifetime.TURN else f.model_copy(update={"lifetime": Lifetime.TURN})
-        for f in seen.values()
+    for item_id, fragment in seen.items():
+        if fragment.lifetime is not Lifetime.TURN:
+            seen[item_id] = fragment.model_copy(update={"lifetime": Lifetime.TURN})
+    return seen
+
+
+def _ranked(
+    buffer: TurnBuffer, fresh: list[tuple[str, NewItem]], focus: Focus, at: datetime
+) -> list[Scored]:
+    """The fragments new to the buffer, scored: pinned first, then by admission score (best
+    first), then as given."""
+    scoring = Scoring(measure(focus, buffer.themes), at, buffer.config)
+    count = buffer.count_tokens
+    scored = [
+        scoring(f, item_id, f.tokens if f.tokens is not None else count(f.content))
+        for item_id, f in fresh
     ]
-
-
-def _offer_order(
-    buffer: TurnBuffer, offered: list[NewItem], focus: Focus, at: datetime
-) -> list[tuple[NewItem, SalienceFactors | None]]:
-    """Held first, then pinned, then by admission score (best first), then as given.
-
-    Each new fragment comes with its salience factors, computed once here.
-    """
-    keyed: list[tuple[tuple[bool, bool, float, int], NewItem, SalienceFactors | None]] = []
-    against = measure(focus, buffer.themes)
-    for index, item in enumerate(offered):
-        if item.resolved_id() in buffer:
-            keyed.append(((False, not item.pinned, 0.0, index), item, None))
-            continue
-        factors = salience_factors(item, against, at, buffer.config)
-        score = admission_score(factors, buffer.config)
-        keyed.append(((True, not item.pinned, -score, index), item, factors))
-    keyed.sort(key=lambda entry: entry[0])
-    return [(item, factors) for _, item, factors in keyed]
+    scored.sort(key=lambda s: (not s.new.pinned, -s.score))
+    return scored
 
 
 def _with(results: list[AddResult], outcome: Outcome) -> tuple[AddResult, ...]:

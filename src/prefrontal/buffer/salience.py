@@ -103,22 +103,27 @@ def salience_factors(
     relevance or urgency, a halving recency, a focus intensity times a
     share), so the model is assembled unchecked (:mod:`.trusted`).
     """
-    item_terms = _item_terms(item.content, (*item.tags, *item.entities))
-    relevance = (
-        item.relevance if item.relevance is not None else overlap(item_terms, against.input_terms)
-    )
+    terms = item_terms(item)
+    relevance = item.relevance
+    if relevance is None:
+        relevance = overlap(terms, against.input_terms)
     age = None if item.occurred_at is None else (now - item.occurred_at).total_seconds()
     return assemble(
         SalienceFactors,
         {
             "relevance": relevance,
-            "urgency": _urgency(item),
+            "urgency": urgency(item),
             "recency": happened_recency(age, config),
-            "attention": against.focus.intensity * coverage(item_terms, against.tag_terms),
-            "task_relevance": overlap(item_terms, against.task_terms),
-            "coherence": overlap(item_terms, against.theme_terms),
+            "attention": against.focus.intensity * coverage(terms, against.tag_terms),
+            "task_relevance": overlap(terms, against.task_terms),
+            "coherence": overlap(terms, against.theme_terms),
         },
     )
+
+
+def item_terms(item: NewItem) -> frozenset[str]:
+    """The terms of ``item``'s content, tags and entities (what its factors compare)."""
+    return _item_terms(item.content, (*item.tags, *item.entities))
 
 
 @remembered(maxsize=512)
@@ -128,7 +133,8 @@ def _item_terms(text: str, labels: tuple[str, ...]) -> frozenset[str]:
     return frozenset(terms(text)) | label_terms(labels)
 
 
-def _urgency(item: NewItem) -> float:
+def urgency(item: NewItem) -> float:
+    """The urgency of ``item``: its own, or 1.0 when it carries an urgent tag."""
     if not item.tags:  # (most offers: a turn's fragments carry no tags)
         return item.urgency
     tagged = any(tag.casefold() in URGENT_TAGS for tag in item.tags)
@@ -158,6 +164,12 @@ def admission_score(
     return (salience(factors, config) if base is None else base) * modulation
 
 
+def scores(factors: SalienceFactors, config: BufferConfig) -> tuple[float, float]:
+    """Salience and admission score of ``factors``: what :func:`decide` compares."""
+    base = salience(factors, config)
+    return base, admission_score(factors, config, base)
+
+
 def threshold(utilisation: float, config: BufferConfig) -> float:
     """The admission threshold when the buffer is ``utilisation`` full (0 to 1)."""
     return config.base_threshold * (1.0 + config.pressure * min(max(utilisation, 0.0), 1.0))
@@ -169,11 +181,14 @@ def decide(
     factors: SalienceFactors,
     utilisation: float,
     config: BufferConfig,
+    scored: tuple[float, float] | None = None,
 ) -> AdmissionDecision:
     """Admit ``item`` when pinned, when its score reaches the threshold, or when it is the
-    agent's own (session lifetime) and its priority is at least ``config.keep_priority``."""
-    base = salience(factors, config)
-    score = admission_score(factors, config, base)
+    agent's own (session lifetime) and its priority is at least ``config.keep_priority``.
+
+    ``scored`` is what :func:`scores` gives for ``factors``, when known already.
+    """
+    base, score = scored or scores(factors, config)
     bar = threshold(utilisation, config)
     for_priority = (
         not item.pinned
@@ -181,16 +196,39 @@ def decide(
         and item.lifetime is Lifetime.SESSION
         and item.priority >= config.keep_priority
     )
-    return AdmissionDecision(
-        item_id=item_id,
-        admitted=item.pinned or score >= bar or for_priority,
-        kept_for_priority=for_priority,
-        score=score,
-        threshold=bar,
-        salience=base,
-        factors=factors,
-        pinned=item.pinned,
-    )
+    admitted = item.pinned or score >= bar or for_priority
+    return _decision(item_id, admitted, score, bar, base, factors, item.pinned, for_priority)
+
+
+_decision_setters = tuple(
+    AdmissionDecision.__dict__[name].__set__ for name in AdmissionDecision.__slots__
+)
+_new = object.__new__
+
+
+def _decision(
+    item_id: str,
+    admitted: bool,
+    score: float,
+    bar: float,
+    base: float,
+    factors: SalienceFactors,
+    pinned: bool,
+    for_priority: bool,
+) -> AdmissionDecision:
+    """An :class:`AdmissionDecision` made without the dataclass's ``__init__`` (a third of
+    its time: one is made for every new offer of every turn)."""
+    s_id, s_admitted, s_score, s_bar, s_base, s_factors, s_pinned, s_priority = _decision_setters
+    decision: AdmissionDecision = _new(AdmissionDecision)
+    s_id(decision, item_id)
+    s_admitted(decision, admitted)
+    s_score(decision, score)
+    s_bar(decision, bar)
+    s_base(decision, base)
+    s_factors(decision, factors)
+    s_pinned(decision, pinned)
+    s_priority(decision, for_priority)
+    return decision
 
 
 def _reasons(pinned: bool, factors: SalienceFactors, score: float, bar: float) -> tuple[str, ...]:

@@ -101,6 +101,33 @@ class AddResult:
     evicted: tuple[Eviction, ...] = ()
 
 
+_result_setters = tuple(AddResult.__dict__[name].__set__ for name in AddResult.__slots__)
+_new = object.__new__
+
+
+def add_result(
+    item_id: str,
+    outcome: Outcome,
+    reason: str,
+    tokens: int,
+    decision: AdmissionDecision | None = None,
+    item: BufferItem | None = None,
+    evicted: tuple[Eviction, ...] = (),
+) -> AddResult:
+    """``AddResult(item_id, outcome, ...)``, made without the dataclass's ``__init__`` (a
+    third of its time: the buffer makes one for every offer of every turn)."""
+    s_id, s_outcome, s_reason, s_tokens, s_decision, s_item, s_evicted = _result_setters
+    result: AddResult = _new(AddResult)
+    s_id(result, item_id)
+    s_outcome(result, outcome)
+    s_reason(result, reason)
+    s_tokens(result, tokens)
+    s_decision(result, decision)
+    s_item(result, item)
+    s_evicted(result, evicted)
+    return result
+
+
 @dataclass(frozen=True, slots=True)
 class RefreshReport:
     """What one turn's refresh did to the buffer."""

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from enum import StrEnum
+from itertools import chain
 
 from pydantic import Field
 
@@ -69,10 +70,9 @@ def _carried(items: Iterable[BufferItem]) -> Carried:
 def _strongest(carried: Carried, limit: int) -> tuple[str, ...]:
     """:func:`dominant_themes` of items by their content and labels (cached: a session's
     turns mostly hold the same items, refreshed)."""
-    strength: Counter[str] = Counter()
-    for content, labels in carried:
-        strength.update(labels)
-        strength.update(_themes(content, labels))
+    strength = Counter(
+        chain.from_iterable(chain(labels, _themes(content, labels)) for content, labels in carried)
+    )
     ranked = sorted((t for t, s in strength.items() if s >= 2), key=lambda t: (-strength[t], t))
     return tuple(ranked[:limit])
 

@@ -21,7 +21,7 @@ from prefrontal.buffer import (
     SessionLink,
 )
 from prefrontal.buffer.models import MAX_ITEM_ID, BufferItem, ItemProvenance
-from prefrontal.buffer.trusted import assemble
+from prefrontal.buffer.trusted import assemble, evolve
 from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.forgetting import remembered
@@ -146,13 +146,24 @@ def offer(fragment: Fragment) -> NewItem:
     """The buffer item offered for one fragment of a turn's context (see :func:`_offer`).
 
     Remembered by what it is made of only (a fragment's rank or times do not
-    change its offer). A memory's fragment is offered anew each time: its
-    rerank score moves with every recall counted, so remembering those would
-    mostly keep old offers alive for the garbage collector to walk.
+    change its offer). A memory's rerank score moves with every recall
+    counted: its offer is the one remembered without a score, given this
+    score (:func:`scored`), so that what is remembered is one offer a memory,
+    not one a score.
     """
     p = fragment.provenance
-    make = _offer.__wrapped__ if fragment.section in MEMORY_SECTIONS else _offer
-    return make(
+    if fragment.section not in MEMORY_SECTIONS:
+        return _offer(
+            fragment.section,
+            fragment.text,
+            fragment.tokens,
+            fragment.role,
+            p.store,
+            p.item_ids,
+            p.phase,
+            p.score,
+        )
+    unscored = _offer(
         fragment.section,
         fragment.text,
         fragment.tokens,
@@ -160,8 +171,19 @@ def offer(fragment: Fragment) -> NewItem:
         p.store,
         p.item_ids,
         p.phase,
-        p.score,
+        None,
     )
+    return scored(unscored, p.score)
+
+
+def scored(unscored: NewItem, score: float | None) -> NewItem:
+    """A memory's offer made without a score, given ``score``: ``_offer`` with that score
+    (its clamp as priority and relevance, the score in its provenance), made anew."""
+    if score is None:
+        return evolve(unscored, {})
+    clamped = unit(score)
+    provenance = evolve(unscored.provenance, {"score": score})
+    return evolve(unscored, {"priority": clamped, "relevance": clamped, "provenance": provenance})
 
 
 @remembered(maxsize=4_096)
