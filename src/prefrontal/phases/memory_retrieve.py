@@ -15,7 +15,7 @@ their weights are :class:`~prefrontal.retrieval.settings.RecallSettings`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from prefrontal.phases.state import TurnState
 from prefrontal.phases.store_calls import call_store
@@ -205,24 +205,38 @@ async def _lift(
     )
     for item in near:
         items.setdefault(item.item_id, item)
-    neighbours = {a: _factors(items[a], near, settings) for a in anchors}
+    threads = _by_thread(near)
+    neighbours = {
+        a: _factors(items[a], threads.get(items[a].thread_id, ()), settings) for a in anchors
+    }
     return lift_neighbours(scores, neighbours)
 
 
+def _by_thread(near: list[MemoryItem]) -> dict[str | None, list[MemoryItem]]:
+    """``near`` grouped by thread, each group in the order given: an anchor is compared
+    only with the items of its own thread, not with every item fetched."""
+    threads: dict[str | None, list[MemoryItem]] = {}
+    for item in near:
+        if item.position is not None:
+            threads.setdefault(item.thread_id, []).append(item)
+    return threads
+
+
 def _factors(
-    anchor: MemoryItem, near: list[MemoryItem], settings: RecallSettings
+    anchor: MemoryItem, near: Sequence[MemoryItem], settings: RecallSettings
 ) -> list[tuple[str, float]]:
-    """The anchor's neighbours with the share of its score each gets (replies, then context)."""
+    """The anchor's neighbours with the share of its score each gets (replies, then context).
+
+    ``near``: the fetched items, or those of the anchor's thread (the same neighbours).
+    """
+    position, radius = anchor.position, settings.neighbour_radius
+    if anchor.thread_id is None or position is None:
+        return []
+    after, before = settings.neighbour_factor, settings.neighbour_before_factor
     out = []
     for item in near:
-        if _adjacent(anchor, item, settings.neighbour_radius):
-            after = (item.position or 0) > (anchor.position or 0)
-            factor = settings.neighbour_factor if after else settings.neighbour_before_factor
-            out.append((item.item_id, factor))
+        if item.thread_id == anchor.thread_id and item.position is not None:
+            distance = item.position - position
+            if 0 < abs(distance) <= radius:
+                out.append((item.item_id, after if distance > 0 else before))
     return out
-
-
-def _adjacent(anchor: MemoryItem, item: MemoryItem, radius: int) -> bool:
-    if anchor.thread_id != item.thread_id or anchor.position is None or item.position is None:
-        return False
-    return 0 < abs(anchor.position - item.position) <= radius

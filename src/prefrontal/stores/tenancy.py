@@ -122,7 +122,7 @@ def screen_for(cls: type) -> Screen:
 
 def _made_screen(cls: type) -> Screen:
     if not _never_has(cls, "item"):
-        return _judged
+        return _through_item if _holds_item(cls) else _judged
     if _never_has(cls, "agent_id"):
         return _unowned
     if _never_has(cls, "user_id"):
@@ -167,6 +167,29 @@ def _owned_by(
         return False
     user = read(value, "user_id", None)
     return user is None or scope is Scope.SHARED or user == tenant.user_id
+
+
+def _holds_item(cls: type) -> bool:
+    """True when every ``cls`` holds an ``item`` field: a closed pydantic model declaring one."""
+    return (
+        issubclass(cls, BaseModel)
+        and cls.model_config.get("extra") != "allow"
+        and "item" in cls.model_fields
+    )
+
+
+def _through_item(value: object, tenant: Tenant) -> bool:
+    """:func:`_judged` for a hit (a model with an ``item`` field), by its item's own screen.
+
+    An item of a type whose screen names its owner fields (a memory item) is
+    judged by that screen, as :func:`_judged` would judge it; any other is
+    left to :func:`_judged`.
+    """
+    inner = getattr(value, "item", None)
+    screen = screen_for(type(inner))
+    if screen is _judged or screen is _unowned or screen is _through_item:
+        return _judged(value, tenant)
+    return screen(inner, tenant)
 
 
 def _judged(value: object, tenant: Tenant) -> bool:

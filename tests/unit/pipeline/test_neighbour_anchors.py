@@ -82,3 +82,23 @@ async def test_a_neighbour_live_at_the_turns_clock_is_lifted() -> None:
         "t00-0",
         "t00-1",
     }
+
+
+def test_an_anchor_shares_its_score_only_with_its_own_threads_neighbours() -> None:
+    """Items at the same positions in another thread, or past the radius, get no share."""
+    from prefrontal.phases.memory_retrieve import _by_thread, _factors
+
+    settings = RecallSettings()
+    radius = settings.neighbour_radius
+    near = [turn(t, p, "x") for p in range(0, 2 * radius + 3) for t in (1, 2)]
+    middle = radius + 1
+    anchor = turn(1, middle, "anchor")
+    shares = _factors(anchor, _by_thread(near).get(anchor.thread_id, []), settings)
+    expected = [
+        (f"t01-{p}", settings.neighbour_factor if p > middle else settings.neighbour_before_factor)
+        for p in range(1, 2 * radius + 2)
+        if p != middle
+    ]
+    assert shares == expected
+    assert _factors(anchor, near, settings) == expected
+    assert _factors(turn(3, 1, "alone"), near, settings) == []

@@ -126,3 +126,30 @@ def test_each_kind_of_record_is_screened_by_the_owner_fields_its_type_has() -> N
         assert not may_see(TraceLike(agent_id="other-agent", user_id="maya"), ATLAS_MAYA)
         assert may_see(3, ATLAS_MAYA)
     assert screen_for(MemoryItem) is screen_for(MemoryItem)
+
+
+class ItemHolder(BaseModel):
+    """A closed model whose ``item`` may hold anything: a record, or a value naming no owner."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    item: Any
+    agent_id: str | None = None
+
+
+def test_a_hit_is_judged_by_its_item_whatever_the_item_is() -> None:
+    """A hit is screened by its item's owners; an item naming none leaves the holder judged."""
+    cases = [
+        (stranger_memory("atlas", "maya"), True),
+        (stranger_memory("atlas", "tom"), False),
+        (stranger_memory("atlas", "tom", Scope.SHARED), True),
+        (stranger_memory("other-agent", "maya", Scope.SHARED), False),
+    ]
+    for _ in range(2):
+        for item, visible in cases:
+            assert may_see(ScoredMemory(item=item, score=1.0), ATLAS_MAYA) is visible
+            assert may_see(ItemHolder(item=item), ATLAS_MAYA) is visible
+        assert may_see(ItemHolder(item=profile("atlas")), ATLAS_MAYA)
+        assert not may_see(ItemHolder(item=profile("other-agent")), ATLAS_MAYA)
+        assert may_see(ItemHolder(item=3, agent_id="atlas"), ATLAS_MAYA)
+        assert not may_see(ItemHolder(item=3, agent_id="other-agent"), ATLAS_MAYA)

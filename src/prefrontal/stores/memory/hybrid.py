@@ -289,8 +289,12 @@ def _ranked(
 ) -> list[Hit]:
     """The ``limit`` best hits at ``positions`` with ``scores``, ties broken by document."""
     ranked = sorted(
-        (-score, view.doc(position), position)
-        for position, score in zip(positions.tolist(), scores.tolist(), strict=True)
+        zip(
+            (-score for score in scores.tolist()),
+            view.docs_at(positions),
+            positions.tolist(),
+            strict=True,
+        )
     )[:limit]
     return [Hit(doc, -negative, own(position)) for negative, doc, position in ranked]
 

@@ -66,10 +66,18 @@ class View:
         masks = [segment.allowed(now, kinds) for segment in self.segments]
         self.allowed: np.ndarray = np.concatenate(masks) if masks else np.zeros(0, dtype=bool)
 
-    def doc(self, position: int) -> str:
-        """The document (index id) at ``position``."""
-        index = int(np.searchsorted(self.starts, position, side="right")) - 1
-        return self.segments[index].docs[position - int(self.starts[index])]
+    def docs_at(self, positions: np.ndarray) -> list[str]:
+        """The documents at ``positions`` (any order), in the order given (their segments
+        found in one search)."""
+        if len(positions) == 0:
+            return []
+        indexes = np.searchsorted(self.starts, positions, side="right") - 1
+        offsets = (positions - self.starts[indexes]).tolist()
+        segments = self.segments
+        return [
+            segments[index].docs[offset]
+            for index, offset in zip(indexes.tolist(), offsets, strict=True)
+        ]
 
     def docs(self, positions: np.ndarray) -> list[str]:
         """The documents at ``positions`` (sorted), in order."""
