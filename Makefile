@@ -29,7 +29,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/prefrontal demo
 
-test: lint typecheck docs-check unit install-check
+# The checks are independent, so they run side by side (make -j): the suite on every core,
+# mypy, and the wheel's install into a clean environment (mostly waiting on the package
+# registry) beside it. The suite builds the documentation site strictly
+# (tests/docs/test_reference.py), so `docs-check` is not run twice. Each check's output
+# is printed whole when it ends.
+TEST_JOBS ?= 4
+test: $(STAMP)
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target unit typecheck lint install-check
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests docs/hooks

@@ -17,6 +17,38 @@ from tests.postgres_server import Server, missing_reason, running_server
 
 FIXED_NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 
+HEAVY_MODULES = (
+    "tests/integrations/test_contract.py",
+    "tests/servers/test_http_fuzz.py",
+    "tests/security/test_injection.py",
+    "tests/docs/test_code_blocks.py",
+    "tests/servers/test_injection_servers.py",
+    "tests/stores/test_vector_compaction.py",
+    "tests/integration/test_agent_cli_steering.py",
+    "tests/servers/test_mcp.py",
+    "tests/integration/test_no_reference_cycles.py",
+    "tests/security/test_fence_attack.py",
+    "tests/stores/test_sqlite_vectors.py",
+    "tests/servers/test_erase_workers.py",
+)
+"""The modules whose tests take longest (tens of seconds each on two busy cores), run first.
+
+Only the order changes: ``pytest -n auto --dist worksteal`` hands each worker a
+contiguous share and lets an idle worker take half of another's queue, so long
+tests at the start keep both workers busy to the end, while one left for last runs
+alone. A module missing here costs balance, never a result.
+"""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests of :data:`HEAVY_MODULES` first, in that order; the rest as collected.
+
+    The sort is by module and stable, so a module's tests stay together and in their
+    order (its module-scoped fixtures are set up once).
+    """
+    rank = {module: n for n, module in enumerate(HEAVY_MODULES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
 
 @pytest.fixture(autouse=True)
 def _structlog_as_configured_by_nobody() -> Iterator[None]:

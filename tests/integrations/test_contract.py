@@ -67,13 +67,13 @@ class Seen:
         self.system = system
         self.others = list(others)
 
-    def check(self, owner_system: str, markers: Sequence[str]) -> None:
+    def check(self, owner_system: str, markers: Sequence[str], framework: str) -> None:
         """The system seat is the owner's, whole; every marker arrives outside it."""
-        assert self.system == owner_system
-        assert OWNER_RULE in self.system
-        assert not [m for m in markers if m in self.system]
+        assert self.system == owner_system, framework
+        assert OWNER_RULE in self.system, framework
+        assert not [m for m in markers if m in self.system], framework
         missing = [m for m in markers if not any(m in text for text in self.others)]
-        assert not missing
+        assert not missing, framework
 
 
 def langgraph_seen(messages: Sequence[BaseMessage]) -> Seen:
@@ -142,22 +142,25 @@ async def run_pydantic(orch: Orchestrator, question: str, session: str) -> Seen:
 RUNNERS = {"langgraph": run_langgraph, "agents": run_agents, "pydantic-ai": run_pydantic}
 
 
-@pytest.mark.parametrize("framework", sorted(RUNNERS))
-async def test_hostile_text_never_takes_the_system_seat(stores: Stores, framework: str) -> None:
-    """Every hostile string, stored on every path, reaches the model outside the owner's system seat."""
+async def test_hostile_text_never_takes_the_system_seat(stores: Stores) -> None:
+    """Every hostile string, stored on every path, reaches each framework's model outside the
+    owner's system seat.
+
+    Each batch is stored once and each framework runs a turn on it, in a session of its own.
+    """
     await seed(stores)
     orch = orchestrator(stores)
     owner_system = await control_system(orch)
-    run = RUNNERS[framework]
-    checked = 0
+    checked = dict.fromkeys(RUNNERS, 0)
     for start, batch in batches():
         await store_batch(stores, orch, start, batch)
         markers = markers_of(start, batch)
-        seen = await run(orch, " ".join(markers), f"attack-{start}")
-        seen.check(owner_system, markers)
-        checked += len(markers)
+        for framework, run in RUNNERS.items():
+            seen = await run(orch, " ".join(markers), f"attack-{framework}-{start}")
+            seen.check(owner_system, markers, framework)
+            checked[framework] += len(markers)
         await clear(stores, start, batch)
-    assert checked >= 5 * len(HOSTILE)
+    assert all(n >= 5 * len(HOSTILE) for n in checked.values()), checked
 
 
 async def private_memories(orch: Orchestrator) -> None:
