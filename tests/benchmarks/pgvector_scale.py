@@ -143,13 +143,17 @@ async def _fill(
         loaded = time.perf_counter() - started
         started = time.perf_counter()
         await connection.execute(f"SET maintenance_work_mem = '{_maintenance_memory(items)}'")
+        await connection.execute("SET max_parallel_maintenance_workers = 1")
         column = _episodic(stores).dense
         assert column is not None
-        await connection.execute(
-            f"""CREATE INDEX episodic_dense ON episodic_items USING hnsw
-                (dense "{column.extension_schema}".vector_cosine_ops)
-                WITH (m = {m}, ef_construction = {construction})"""
-        )
+        async with anyio.create_task_group() as watching:
+            watching.start_soon(_progress, dsn, schema)
+            await connection.execute(
+                f"""CREATE INDEX episodic_dense ON episodic_items USING hnsw
+                    (dense "{column.extension_schema}".vector_cosine_ops)
+                    WITH (m = {m}, ef_construction = {construction})"""
+            )
+            watching.cancel_scope.cancel()
         built = time.perf_counter() - started
         print(f"{schema}: index built in {built:.0f} s", file=sys.stderr, flush=True)
         await connection.execute("VACUUM ANALYZE episodic_items")
@@ -163,6 +167,32 @@ async def _fill(
         await connection.close()
         await stores.aclose()
     return figures
+
+
+PROGRESS = """SELECT phase, tuples_done, tuples_total FROM pg_stat_progress_create_index
+    WHERE relid = to_regclass('episodic_items')"""
+
+
+async def _progress(dsn: str, schema: str, every: float = 60.0) -> None:
+    """Print the index build's phase and rows done (``pg_stat_progress_create_index``) on
+    stderr every ``every`` seconds, until cancelled."""
+    connection = await postgres_connection(dsn, schema)
+    started = time.perf_counter()
+    try:
+        while True:
+            await anyio.sleep(every)
+            row = await connection.fetchrow(PROGRESS)
+            if row is not None:
+                done = f"{row[1]:,}" + (f" of {row[2]:,}" if row[2] else "")
+                print(
+                    f"{schema}: index build {row[0]}, {done} rows, "
+                    f"{time.perf_counter() - started:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    finally:
+        with anyio.CancelScope(shield=True):
+            await connection.close()
 
 
 @contextlib.contextmanager
@@ -214,26 +244,33 @@ async def postgres_connection(dsn: str, schema: str) -> Any:
     return await asyncpg.connect(dsn, server_settings={"search_path": schema})
 
 
-EF_SEARCHES = (200, 400, 1000)
-"""The ``hnsw.ef_search`` values whose recall is measured (the store's is
-:data:`~prefrontal.stores.postgres.dense.EF_SEARCH`)."""
+WALKS = ((dense.EF_SEARCH, dense.CANDIDATES),)
+"""The walks whose recall is measured: (``hnsw.ef_search``, rows the walk hands on for the
+exact re-rank); the store's by default."""
+
+
+def _walk(text: str) -> tuple[int, int]:
+    """``EF:CANDIDATES`` as a walk (``--walks 1000:26 400:2000``)."""
+    ef, _, candidates = text.partition(":")
+    return int(ef), int(candidates or dense.CANDIDATES)
 
 
 async def _recall(
-    dsn: str, schema: str, searches: tuple[int, ...] = EF_SEARCHES, asked: int = 200
+    dsn: str, schema: str, walks: tuple[tuple[int, int], ...] = WALKS, asked: int = 200
 ) -> dict[str, Any]:
-    """recall@10 of the index walk against exact search, over ``asked`` questions, per
-    ``ef_search``: strict (the exact top 10's keys found) and allowing ties (a walked row
-    counts when its cosine reaches the exact 10th: many rows share a cosine)."""
+    """recall@10 of the store's index walk against exact search, over ``asked`` questions,
+    per walk (``ef_search``, candidates re-ranked): strict (the exact top 10's keys found) and
+    allowing ties (a walked row counts when its cosine reaches the exact 10th: many rows
+    share a cosine); the walk statement's p50 and p95 time."""
     stores = _open(dsn, schema, "pgvector")
     await stores.open()
     store = _episodic(stores)
     assert store._dense_sql is not None
     statement = store._dense_sql.near
     connection = await postgres_connection(dsn, schema)
-    strict: dict[int, list[float]] = {ef: [] for ef in searches}
-    tied: dict[int, list[float]] = {ef: [] for ef in searches}
-    walk_ms: dict[int, list[float]] = {ef: [] for ef in searches}
+    strict: dict[tuple[int, int], list[float]] = {walk: [] for walk in walks}
+    tied: dict[tuple[int, int], list[float]] = {walk: [] for walk in walks}
+    walk_ms: dict[tuple[int, int], list[float]] = {walk: [] for walk in walks}
     try:
         for text in questions(asked):
             (vector,) = await _embedder().embed([text])
@@ -244,28 +281,30 @@ async def _recall(
             )
             async with connection.transaction():
                 await connection.execute("SET LOCAL enable_indexscan = off")
-                exact = {row[0]: row[1] for row in await connection.fetch(statement, *params)}
+                exact = {row[0]: row[1] for row in await connection.fetch(statement, *params, 10)}
             tenth = min(exact.values()) - 1e-6
-            for ef in searches:
+            for walk in walks:
+                ef, candidates = walk
                 async with connection.transaction():
                     await connection.execute(
                         store._dense_sql.walk, str(ef), str(dense.MAX_SCAN_TUPLES)
                     )
                     started = time.perf_counter()
-                    walked = await connection.fetch(statement, *params)
-                    walk_ms[ef].append((time.perf_counter() - started) * 1000)
-                strict[ef].append(len({row[0] for row in walked} & set(exact)) / len(exact))
-                tied[ef].append(sum(1 for row in walked if row[1] >= tenth) / len(exact))
+                    walked = await connection.fetch(statement, *params, max(10, candidates))
+                    walk_ms[walk].append((time.perf_counter() - started) * 1000)
+                strict[walk].append(len({row[0] for row in walked} & set(exact)) / len(exact))
+                tied[walk].append(sum(1 for row in walked if row[1] >= tenth) / len(exact))
     finally:
         await connection.close()
         await stores.aclose()
     return {
-        f"ef_search_{ef}": {
-            "recall_at_10": round(statistics.fmean(strict[ef]), 4),
-            "recall_at_10_ties": round(statistics.fmean(tied[ef]), 4),
-            "walk_p50_ms": round(statistics.median(walk_ms[ef]), 2),
+        f"ef_search_{ef}_candidates_{candidates}": {
+            "recall_at_10": round(statistics.fmean(strict[(ef, candidates)]), 4),
+            "recall_at_10_ties": round(statistics.fmean(tied[(ef, candidates)]), 4),
+            "walk_p50_ms": round(statistics.median(walk_ms[(ef, candidates)]), 2),
+            "walk_p95_ms": round(statistics.quantiles(walk_ms[(ef, candidates)], n=20)[18], 2),
         }
-        for ef in searches
+        for ef, candidates in walks
     }
 
 
@@ -413,7 +452,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--replica", action="store_true")
     parser.add_argument("--m", type=int, default=dense.M)
     parser.add_argument("--ef-construction", type=int, default=dense.EF_CONSTRUCTION)
-    parser.add_argument("--ef-search", type=int, nargs="+", default=list(EF_SEARCHES))
+    parser.add_argument(
+        "--walks", type=_walk, nargs="+", default=list(WALKS), help="EF_SEARCH:CANDIDATES ..."
+    )
     parser.add_argument("--recall-only", action="store_true", help="no workers")
     parser.add_argument("--questions", type=int, default=200, help="recall questions")
     parser.add_argument("--searches", type=int, default=400, help="timed searches a worker")
@@ -445,7 +486,7 @@ def main(argv: list[str] | None = None) -> None:
             if args.fill_only:
                 results[str(items)] = figures
                 continue
-            figures |= anyio.run(_recall, dsn, schema, tuple(args.ef_search), args.questions)
+            figures |= anyio.run(_recall, dsn, schema, tuple(args.walks), args.questions)
             for mode in () if args.recall_only else ("pgvector", "cache"):
                 figures[mode] = _watched_worker(dsn, schema, mode, args.searches, args.deadline)
             results[str(items)] = figures
