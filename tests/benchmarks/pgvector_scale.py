@@ -95,16 +95,27 @@ def _episodic(stores: Stores) -> PostgresMemoryStore:
     return store
 
 
-async def _filled(dsn: str, schema: str) -> dict[str, float] | None:
-    """The load and index build times of ``schema`` when an earlier run filled it (``--data``)."""
-    connection = await postgres_connection(dsn, schema)
-    try:
-        if await connection.fetchval("SELECT to_regclass('bench_filled')") is None:
-            return None
-        row = await connection.fetchrow("SELECT load_s, index_build_s FROM bench_filled")
-        return None if row is None else {"load_s": row[0], "index_build_s": row[1]}
-    finally:
-        await connection.close()
+async def _filled(connection: Any) -> dict[str, Any] | None:
+    """The load and index build times of the schema when an earlier run filled it
+    (``--data``), with its index's settings (``m``, ``ef_construction``)."""
+    if await connection.fetchval("SELECT to_regclass('bench_filled')") is None:
+        return None
+    row = await connection.fetchrow("SELECT load_s, index_build_s FROM bench_filled")
+    if row is None:
+        return None
+    return {"load_s": row[0], "index_build_s": row[1], **await _index_settings(connection)}
+
+
+async def _index_settings(connection: Any) -> dict[str, int]:
+    """The HNSW index's ``m`` and ``ef_construction`` (pgvector's defaults where unset)."""
+    options = await connection.fetchval(
+        "SELECT reloptions FROM pg_class WHERE oid = to_regclass('episodic_dense')"
+    )
+    settings = {"m": 16, "ef_construction": 64}
+    for option in options or ():
+        name, _, value = option.partition("=")
+        settings[name] = int(value)
+    return settings
 
 
 def _maintenance_memory(items: int) -> str:
@@ -114,17 +125,31 @@ def _maintenance_memory(items: int) -> str:
 
 
 async def _fill(
-    dsn: str, schema: str, items: int, m: int = dense.M, construction: int = dense.EF_CONSTRUCTION
-) -> dict[str, float]:
+    dsn: str,
+    schema: str,
+    items: int,
+    m: int = dense.M,
+    construction: int = dense.EF_CONSTRUCTION,
+    rebuild: bool = False,
+) -> dict[str, Any]:
     """Fill ``schema`` with ``items`` items (progress on stderr); the load and index build
-    times. A schema an earlier run filled (``--data``) is kept as it is."""
-    done = await _filled(dsn, schema)
-    if done is not None:
-        return done
+    times and the index's settings. A schema an earlier run filled (``--data``) is kept as it
+    is, its index rebuilt with ``m`` and ``construction`` when ``rebuild`` and they differ."""
     stores = _open(dsn, schema, "pgvector")
     await stores.open()
     connection = await postgres_connection(dsn, schema)
     try:
+        column = _episodic(stores).dense
+        assert column is not None
+        done = await _filled(connection)
+        wanted = {"m": m, "ef_construction": construction}
+        if done is not None:
+            if not rebuild or all(done[name] == value for name, value in wanted.items()):
+                return done
+            await connection.execute("DROP INDEX IF EXISTS episodic_dense")
+            built = await _build_index(dsn, schema, connection, column, items, m, construction)
+            await connection.execute("UPDATE bench_filled SET index_build_s = $1", built)
+            return done | {"index_build_s": built} | wanted
         await connection.execute("DROP INDEX IF EXISTS episodic_dense")
         await connection.execute("TRUNCATE episodic_items")
         started = time.perf_counter()
@@ -140,33 +165,45 @@ async def _fill(
                     file=sys.stderr,
                     flush=True,
                 )
-        loaded = time.perf_counter() - started
-        started = time.perf_counter()
-        await connection.execute(f"SET maintenance_work_mem = '{_maintenance_memory(items)}'")
-        await connection.execute("SET max_parallel_maintenance_workers = 1")
-        column = _episodic(stores).dense
-        assert column is not None
-        async with anyio.create_task_group() as watching:
-            watching.start_soon(_progress, dsn, schema)
-            await connection.execute(
-                f"""CREATE INDEX episodic_dense ON episodic_items USING hnsw
-                    (dense "{column.extension_schema}".vector_cosine_ops)
-                    WITH (m = {m}, ef_construction = {construction})"""
-            )
-            watching.cancel_scope.cancel()
-        built = time.perf_counter() - started
-        print(f"{schema}: index built in {built:.0f} s", file=sys.stderr, flush=True)
+        loaded = round(time.perf_counter() - started, 1)
+        built = await _build_index(dsn, schema, connection, column, items, m, construction)
         await connection.execute("VACUUM ANALYZE episodic_items")
-        figures = {"load_s": round(loaded, 1), "index_build_s": round(built, 1)}
         await connection.execute(
             "CREATE TABLE bench_filled AS SELECT $1::float8 AS load_s, $2::float8 AS index_build_s",
-            figures["load_s"],
-            figures["index_build_s"],
+            loaded,
+            built,
         )
     finally:
         await connection.close()
         await stores.aclose()
-    return figures
+    return {"load_s": loaded, "index_build_s": built} | wanted
+
+
+async def _build_index(
+    dsn: str,
+    schema: str,
+    connection: Any,
+    column: dense.DenseColumn,
+    items: int,
+    m: int,
+    construction: int,
+) -> float:
+    """Build the HNSW index in memory with one parallel worker, its progress on stderr; the
+    seconds it took."""
+    started = time.perf_counter()
+    await connection.execute(f"SET maintenance_work_mem = '{_maintenance_memory(items)}'")
+    await connection.execute("SET max_parallel_maintenance_workers = 1")
+    async with anyio.create_task_group() as watching:
+        watching.start_soon(_progress, dsn, schema)
+        await connection.execute(
+            f"""CREATE INDEX episodic_dense ON episodic_items USING hnsw
+                (dense "{column.extension_schema}".vector_cosine_ops)
+                WITH (m = {m}, ef_construction = {construction})"""
+        )
+        watching.cancel_scope.cancel()
+    built = round(time.perf_counter() - started, 1)
+    print(f"{schema}: index built in {built:.0f} s", file=sys.stderr, flush=True)
+    return built
 
 
 PROGRESS = """SELECT phase, tuples_done, tuples_total FROM pg_stat_progress_create_index
@@ -461,6 +498,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--deadline", type=float, default=3600.0, help="seconds a worker may take before stopped"
     )
+    parser.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="with --data: rebuild a kept store's index with --m and --ef-construction",
+    )
     parser.add_argument("--fill-only", action="store_true", help="load, measure nothing")
     parser.add_argument(
         "--data", type=Path, help="keep the server's files here; reuse what an earlier run loaded"
@@ -480,9 +522,8 @@ def main(argv: list[str] | None = None) -> None:
         for items in args.items:
             schema = f"items_{items}"
             figures: dict[str, Any] = anyio.run(
-                _fill, dsn, schema, items, args.m, args.ef_construction
+                _fill, dsn, schema, items, args.m, args.ef_construction, args.rebuild
             )
-            figures |= {"m": args.m, "ef_construction": args.ef_construction}
             if args.fill_only:
                 results[str(items)] = figures
                 continue
