@@ -281,22 +281,22 @@ async def postgres_connection(dsn: str, schema: str) -> Any:
     return await asyncpg.connect(dsn, server_settings={"search_path": schema})
 
 
-WALKS = ((dense.EF_SEARCH, dense.CANDIDATES),)
-"""The walks whose recall is measured: (``hnsw.ef_search``, rows the walk hands on for the
-exact re-rank); the store's by default."""
+WALKS = ((dense.EF_SEARCH, 26),)
+"""The walks whose recall is measured: (``hnsw.ef_search``, rows taken from the walk, of which
+the nearest 10 count); the store's by default (``limit + 16`` rows)."""
 
 
 def _walk(text: str) -> tuple[int, int]:
     """``EF:CANDIDATES`` as a walk (``--walks 1000:26 400:2000``)."""
     ef, _, candidates = text.partition(":")
-    return int(ef), int(candidates or dense.CANDIDATES)
+    return int(ef), int(candidates or 26)
 
 
 async def _recall(
     dsn: str, schema: str, walks: tuple[tuple[int, int], ...] = WALKS, asked: int = 200
 ) -> dict[str, Any]:
     """recall@10 of the store's index walk against exact search, over ``asked`` questions,
-    per walk (``ef_search``, candidates re-ranked): strict (the exact top 10's keys found) and
+    per walk (``ef_search``; candidates taken, the nearest 10 of them kept): strict (the exact top 10's keys found) and
     allowing ties (a walked row counts when its cosine reaches the exact 10th: many rows
     share a cosine); the walk statement's p50 and p95 time."""
     stores = _open(dsn, schema, "pgvector")
@@ -312,13 +312,13 @@ async def _recall(
         for text in questions(asked):
             (vector,) = await _embedder().embed([text])
             literal = dense.literal(vector, DIMENSIONS)
-            params: tuple[object, ...] = (
-                *(TENANT.agent_id, TENANT.user_id, None, None, literal),
-                *([], 10, [], []),
-            )
+            params: tuple[object, ...] = (TENANT.agent_id, TENANT.user_id, None, None, literal)
             async with connection.transaction():
                 await connection.execute("SET LOCAL enable_indexscan = off")
-                exact = {row[0]: row[1] for row in await connection.fetch(statement, *params, 10)}
+                exact = {
+                    row[0]: row[1]
+                    for row in await connection.fetch(statement, *params, [], 10, [], [])
+                }
             tenth = min(exact.values()) - 1e-6
             for walk in walks:
                 ef, candidates = walk
@@ -327,8 +327,11 @@ async def _recall(
                         store._dense_sql.walk, str(ef), str(dense.MAX_SCAN_TUPLES)
                     )
                     started = time.perf_counter()
-                    walked = await connection.fetch(statement, *params, max(10, candidates))
+                    taken = await connection.fetch(
+                        statement, *params, [], max(10, candidates), [], []
+                    )
                     walk_ms[walk].append((time.perf_counter() - started) * 1000)
+                walked = sorted(taken, key=lambda row: -row[1])[:10]
                 strict[walk].append(len({row[0] for row in walked} & set(exact)) / len(exact))
                 tied[walk].append(sum(1 for row in walked if row[1] >= tenth) / len(exact))
     finally:

@@ -205,8 +205,8 @@ async def test_indexed_search_keeps_other_users_nearer_rows_out_of_the_walk(
                 for setting in ("enable_seqscan", "enable_bitmapscan", "enable_sort"):
                     await connection.execute(f"SET LOCAL {setting} = off")
                 await connection.execute(store._dense_sql.walk, "40", "20000")
-                plan = await connection.fetch("EXPLAIN " + statement, *params, [], 10, [], [], 10)
-                walked = await connection.fetch(statement, *params, [], 10, [], [], 10)
+                plan = await connection.fetch("EXPLAIN " + statement, *params, [], 10, [], [])
+                walked = await connection.fetch(statement, *params, [], 10, [], [])
         finally:
             await connection.close()
         assert "Index Scan using episodic_dense" in "\n".join(row[0] for row in plan)

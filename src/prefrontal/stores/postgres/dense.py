@@ -39,9 +39,6 @@ recall@10 of 0.99 at 100,000 items (docs/performance.md)."""
 EF_SEARCH = 1000
 """HNSW's candidate list while searching (``hnsw.ef_search``), pgvector's largest: 200 and 400
 fell short of recall@10 of 0.99 at 100,000 items (docs/performance.md)."""
-CANDIDATES = 26
-"""How many rows the index walk hands on (``LIMIT``), re-ranked by their exact distance for
-the nearest ``limit + 16``: more than ``hnsw.ef_search`` makes the iterative scan walk on."""
 MAX_SCAN_TUPLES = 20_000
 """How many index tuples an iterative scan visits at most (``hnsw.max_scan_tuples``) while
 the tenancy filter rejects what it finds."""

@@ -29,13 +29,7 @@ from typing import Any
 
 from prefrontal.retrieval.ranking import scores
 from prefrontal.stores.postgres import memory_sql as sql
-from prefrontal.stores.postgres.dense import (
-    CANDIDATES,
-    EF_SEARCH,
-    MAX_SCAN_TUPLES,
-    DenseColumn,
-    literal,
-)
+from prefrontal.stores.postgres.dense import EF_SEARCH, MAX_SCAN_TUPLES, DenseColumn, literal
 from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.postgres.topk import TopK
 
@@ -69,22 +63,17 @@ class DenseStatements:
             SELECT {sql.KEY}, {cosine} FROM {items} AS m WHERE {_FILTER} LIMIT $6"""
         """The key and cosine of up to ``$6`` live visible rows."""
         self.near = f"""
-            WITH w AS MATERIALIZED (
-                SELECT m.slot, {distance} AS d FROM {items} AS m WHERE {_FILTER}
-                ORDER BY {distance} LIMIT $10),
-            n AS (
-                SELECT w.slot, coalesce(nullif(1 - w.d, 'NaN'::float8), 0) AS c FROM w
-                ORDER BY w.d LIMIT $7)
+            WITH n AS MATERIALIZED (
+                SELECT m.slot, {cosine} AS c FROM {items} AS m WHERE {_FILTER}
+                ORDER BY {distance} LIMIT $7)
             SELECT {sql.KEY}, n.c, m.length, {_COUNTS}
             FROM n JOIN {items} AS m ON m.slot = n.slot
             UNION ALL
             SELECT {sql.KEY}, {cosine}, m.length, {_COUNTS}
             FROM {items} AS m
             WHERE {_FILTER} AND m.item_id = ANY($8::text[]) AND {sql.KEY} = ANY($9::text[])"""
-        """The ``$7`` nearest of the ``$10`` live visible rows the index walk finds first
-        (re-ranked by their exact distance: the iterative scan's order is relaxed), then the
-        rows of keys ``$9`` (items ``$8``): key, cosine, length and counts of the term keys
-        ``$6``."""
+        """The ``$7`` nearest live visible rows by the index, then the rows of keys ``$9``
+        (items ``$8``): key, cosine, length and counts of the term keys ``$6``."""
         self.walk = """SELECT set_config('hnsw.ef_search', $1, true),
             set_config('hnsw.iterative_scan', 'relaxed_order', true),
             set_config('hnsw.max_scan_tuples', $2, true),
@@ -143,11 +132,9 @@ class DenseSearch:
                 bound, scorer = search.best[0], search.scorer
         await self.connection.execute(self.dense.walk, str(EF_SEARCH), str(MAX_SCAN_TUPLES))
         ids = sorted({k.split("\x1f", 1)[0] for k in lexical})
-        wanted = query.limit + MARGIN
         rows = await self.connection.fetch(
-            self.dense.near, *self.params, vector, keys, wanted, ids, list(lexical),
-            max(wanted, CANDIDATES),
-        )  # fmt: skip
+            self.dense.near, *self.params, vector, keys, query.limit + MARGIN, ids, list(lexical)
+        )
         bm25 = dict(lexical)
         extra: dict[str, float] = {}
         for found, value, length, counts in rows:
