@@ -23,6 +23,7 @@ import anyio
 import asyncpg
 import numpy as np
 import pytest
+from structlog.testing import capture_logs
 
 from prefrontal.stores import MemoryItem, MemoryQuery, MemoryStore, Scope, Stores, Tenant, postgres
 from prefrontal.stores.postgres.dense import literal
@@ -97,6 +98,31 @@ async def test_opening_sets_up_the_column_and_index_and_drops_the_cache(
         assert "vector_cosine_ops" in index
     finally:
         await stores.aclose()
+
+
+async def test_setting_up_on_rows_already_there_says_how_many_first(pgvector_dsn: str) -> None:
+    """Setting pgvector up on a table that already holds rows logs how many it fills and
+    indexes, and where the index build's progress shows, before it starts."""
+    plain = _open(pgvector_dsn, "logged", dense=False)
+    await plain.open()
+    try:
+        await plain.episodic.put_many(_items(ALICE, np.eye(16, 64, dtype=np.float32), "a"))
+    finally:
+        await plain.aclose()
+    stores = _open(pgvector_dsn, "logged")
+    try:
+        with capture_logs() as logged:
+            await stores.open()
+        assert _episodic(stores).dense is not None
+    finally:
+        await stores.aclose()
+    set_up = [entry for entry in logged if entry["event"] == "pgvector_set_up"]
+    assert {entry["table"]: entry["rows"] for entry in set_up} == {
+        "logged.episodic_items": 16,
+        "logged.semantic_items": 0,
+    }
+    assert set_up[0]["index"] == "hnsw m=16 ef_construction=128"
+    assert set_up[0]["progress"] == "pg_stat_progress_create_index"
 
 
 async def test_plain_server_keeps_the_cache_and_says_why(postgres_dsn: str) -> None:

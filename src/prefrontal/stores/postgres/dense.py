@@ -26,6 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
+import structlog
+
+_log = structlog.get_logger("prefrontal.stores")
 
 VECTOR_MAX = 2000
 """The most dimensions pgvector's HNSW index takes for ``vector``."""
@@ -112,7 +115,10 @@ async def set_up(connection: Any, name: str, dimensions: int) -> DenseColumn | s
     is the prefrontal schema), under the schema's migration lock: many
     processes starting at once set up once. Rows already there are filled
     from their embeddings (a rewrite of the table: minutes at millions of
-    rows). A column of another size is left alone (the reason says so).
+    rows, an hour and more with the index); a log line ``pgvector_set_up``
+    says how many before it starts, and the server's
+    ``pg_stat_progress_create_index`` shows the index build as it goes. A
+    column of another size is left alone (the reason says so).
     """
     kind = kind_for(dimensions)
     if kind is None:
@@ -132,6 +138,14 @@ async def set_up(connection: Any, name: str, dimensions: int) -> DenseColumn | s
             if extension is None:
                 return "the server has no pgvector extension"
             column = DenseColumn(extension, kind, dimensions)
+            rows = await connection.fetchval(f"SELECT count(*) FROM {name}_items")
+            _log.info(
+                "pgvector_set_up",
+                table=f"{schema}.{name}_items",
+                rows=rows,
+                index=f"hnsw m={M} ef_construction={EF_CONSTRUCTION}",
+                progress="pg_stat_progress_create_index",
+            )
             for statement in _statements(name, column, schema):
                 await connection.execute(statement)
             return column
