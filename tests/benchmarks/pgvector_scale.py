@@ -52,8 +52,10 @@ from typing import Any
 import anyio
 
 from prefrontal.retrieval.embedder import HashingEmbedder
+from prefrontal.retrieval.ranking import query_terms
 from prefrontal.stores import MemoryItem, MemoryQuery, Scope, Stores, Tenant, postgres
 from prefrontal.stores.postgres import dense
+from prefrontal.stores.postgres.dense_search import DenseSearch
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.testing.synthetic import memories, questions
 from tests.benchmarks import child
@@ -296,18 +298,23 @@ async def _recall(
     dsn: str, schema: str, walks: tuple[tuple[int, int], ...] = WALKS, asked: int = 200
 ) -> dict[str, Any]:
     """recall@10 of the store's index walk against exact search, over ``asked`` questions,
-    per walk (``ef_search``; candidates taken, the nearest 10 of them kept): strict (the exact top 10's keys found) and
-    allowing ties (a walked row counts when its cosine reaches the exact 10th: many rows
-    share a cosine); the walk statement's p50 and p95 time."""
+    per walk (``ef_search``; candidates taken, the nearest 10 of them kept): strict (the
+    exact top 10's keys found) and allowing ties (a walked row counts when its cosine reaches
+    the exact 10th: many rows share a cosine); the walk statement's p50 and p95 time. Then
+    ``search``: the same of the 10 nearest rows the store's hybrid search scores by vector
+    (the walk with the store's settings, the BM25 top rows and the sample)."""
     stores = _open(dsn, schema, "pgvector")
     await stores.open()
     store = _episodic(stores)
     assert store._dense_sql is not None
     statement = store._dense_sql.near
+    column = store.dense
+    assert column is not None
     connection = await postgres_connection(dsn, schema)
     strict: dict[tuple[int, int], list[float]] = {walk: [] for walk in walks}
     tied: dict[tuple[int, int], list[float]] = {walk: [] for walk in walks}
     walk_ms: dict[tuple[int, int], list[float]] = {walk: [] for walk in walks}
+    searched: dict[str, list[float]] = {"strict": [], "tied": [], "ms": []}
     try:
         for text in questions(asked):
             (vector,) = await _embedder().embed([text])
@@ -334,6 +341,19 @@ async def _recall(
                 walked = sorted(taken, key=lambda row: -row[1])[:10]
                 strict[walk].append(len({row[0] for row in walked} & set(exact)) / len(exact))
                 tied[walk].append(sum(1 for row in walked if row[1] >= tenth) / len(exact))
+            query = MemoryQuery(text=text, limit=10, now=NOW)
+            search = DenseSearch(
+                store._sql, store._dense_sql, column, connection, (*params[:2], NOW, None), None
+            )
+            async with connection.transaction(isolation="repeatable_read"):
+                started = time.perf_counter()
+                signals = await search.signals(TENANT, query, query_terms(text), vector)
+                searched["ms"].append((time.perf_counter() - started) * 1000)
+            assert signals is not None and not search.exact
+            cosines = signals["vector"]
+            nearest = sorted(cosines, key=lambda found: -cosines[found])[:10]
+            searched["strict"].append(len(set(nearest) & set(exact)) / len(exact))
+            searched["tied"].append(sum(1 for k in nearest if cosines[k] >= tenth) / len(exact))
     finally:
         await connection.close()
         await stores.aclose()
@@ -345,6 +365,13 @@ async def _recall(
             "walk_p95_ms": round(statistics.quantiles(walk_ms[(ef, candidates)], n=20)[18], 2),
         }
         for ef, candidates in walks
+    } | {
+        "search": {
+            "ef_search": dense.EF_SEARCH,
+            "recall_at_10": round(statistics.fmean(searched["strict"]), 4),
+            "recall_at_10_ties": round(statistics.fmean(searched["tied"]), 4),
+            "dense_signals_p50_ms": round(statistics.median(searched["ms"]), 2),
+        }
     }
 
 
