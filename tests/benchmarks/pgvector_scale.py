@@ -261,7 +261,22 @@ def _kept_server(root: Path) -> Iterator[Server]:
         yield server
         return
     with _started(bin_dir, root, (*SETTINGS, *SERVER_SETTINGS)):
-        yield server
+        try:
+            yield server
+        finally:
+            anyio.run(_checkpoint, server.dsn())
+
+
+async def _checkpoint(dsn: str) -> None:
+    """Write everything to disk: the server is stopped in ``immediate`` mode after, and with
+    ``synchronous_commit`` off its last commits would be lost (a load or index with them)."""
+    import asyncpg
+
+    connection = await asyncpg.connect(dsn)
+    try:
+        await connection.execute("CHECKPOINT")
+    finally:
+        await connection.close()
 
 
 async def _kept_database(server: Server, name: str = "bench") -> str:
