@@ -90,7 +90,7 @@ def _open(dsn: str, schema: str, mode: str, **options: Any) -> Stores:
         schema=schema,
         embedder=_embedder(),
         max_size=4,
-        dense=mode == "pgvector",
+        dense=mode.startswith("pgvector"),
         **options,
     )
 
@@ -404,7 +404,10 @@ def _memory() -> dict[str, float]:
 
 
 async def _worker(dsn: str, schema: str, mode: str, searches: int = 400) -> dict[str, Any]:
-    """One fresh worker: open, first search, ``searches`` timed searches, memory."""
+    """One fresh worker: open, first search, ``searches`` timed searches, memory
+    (``pgvector-wide``: pgvector walking with the largest ``ef_search`` at any size)."""
+    if mode == "pgvector-wide":
+        dense.SMALL_TABLE = -1
     before = _memory()
     started = time.perf_counter()
     stores = _open(dsn, schema, mode)
@@ -542,6 +545,13 @@ def main(argv: list[str] | None = None) -> None:
         "--walks", type=_walk, nargs="+", default=list(WALKS), help="EF_SEARCH:CANDIDATES ..."
     )
     parser.add_argument("--recall-only", action="store_true", help="no workers")
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        default=["pgvector", "cache"],
+        choices=["pgvector", "pgvector-wide", "cache"],
+        help="the workers, one after the other (pgvector-wide: ef_search 1000 at any size)",
+    )
     parser.add_argument("--questions", type=int, default=200, help="recall questions")
     parser.add_argument("--searches", type=int, default=400, help="timed searches a worker")
     parser.add_argument(
@@ -577,8 +587,9 @@ def main(argv: list[str] | None = None) -> None:
                 results[str(items)] = figures
                 continue
             figures |= anyio.run(_recall, dsn, schema, tuple(args.walks), args.questions)
-            for mode in () if args.recall_only else ("pgvector", "cache"):
-                figures[mode] = _watched_worker(dsn, schema, mode, args.searches, args.deadline)
+            for n, mode in enumerate(() if args.recall_only else args.modes):
+                named = mode if args.modes.count(mode) == 1 else f"{mode}_{n + 1}"
+                figures[named] = _watched_worker(dsn, schema, mode, args.searches, args.deadline)
             results[str(items)] = figures
             print(json.dumps({str(items): figures}), file=sys.stderr, flush=True)
         if args.replica:
