@@ -9,23 +9,27 @@ user embedded by ``HashingEmbedder(384)`` (``put_many`` in batches of
 5,000, the HNSW index dropped during the load and built after it, then
 ``VACUUM ANALYZE``). Then, per size, it prints as JSON:
 
-- ``recall_at_10``: over ``--questions`` questions (200), the share of the exact top 10 by
+- recall: over ``--questions`` questions (200), the share of the exact top 10 by
   cosine (the tenancy filter applied, no index) that the HNSW walk with
-  iterative scans finds, for ``ef_search`` 40, 100 and 200 (the store's),
-  strictly by key and allowing ties (a row whose cosine reaches the exact
-  10th counts); the walk's median time; the index settings (``m``,
-  ``ef_construction``); ``load_s`` and ``index_build_s``;
+  iterative scans finds, per ``--walks EF:ROWS`` (``hnsw.ef_search``, rows taken from
+  the walk, the nearest 10 kept; the store's two by default), strictly by key and
+  allowing ties (a row whose cosine reaches the exact 10th counts), with the walk's
+  p50 and p95 time; ``search``: the same of the rows the store's hybrid search
+  scores by vector (walk, BM25 top, sample); the index settings (``m``,
+  ``ef_construction``, read from the index); ``load_s`` and ``index_build_s``
+  (the build's progress on stderr each minute);
 - for ``pgvector`` and for ``cache`` (the process cache), each in a fresh
   worker process: ``start_to_first_search_ms`` (open the stores, then the
   first hybrid search), ``hybrid_p50_ms``/``hybrid_p95_ms`` (``--searches`` top-10
   hybrid searches after 50 untimed), and the worker's ``rss_mb``/``pss_mb``
   after them (``/proc/self/smaps_rollup``).
 
-``--m``, ``--ef-construction`` and ``--ef-search`` set the index and the walks
-measured; ``--recall-only`` leaves out the workers. ``--data DIR`` keeps the
-server's files in DIR (git-ignored ``.benchmarks/`` is the place): a later run
-measures what an earlier one loaded (``--fill-only`` only loads), and joins the
-server when another run has it started. Each worker's memory is sampled every
+``--m`` and ``--ef-construction`` set the index; ``--recall-only`` leaves out the
+workers. ``--data DIR`` keeps the server's files in DIR (git-ignored
+``.benchmarks/`` is the place): a later run measures what an earlier one loaded
+(``--fill-only`` only loads; ``--rebuild`` builds the kept store's index again with
+``--m`` and ``--ef-construction``), and joins the server when another run has it
+started. Each worker's memory is sampled every
 second; one still running after ``--deadline`` seconds is stopped and reported
 by how far it got (``stopped_after_s``, ``peak_rss_mb``, ``peak_pss_mb``). With ``--replica``, it also starts a streaming replica (``pg_basebackup``)
 and measures ``erase_window_ms``: from the commit of an erase on the
@@ -52,8 +56,10 @@ from typing import Any
 import anyio
 
 from prefrontal.retrieval.embedder import HashingEmbedder
+from prefrontal.retrieval.ranking import query_terms
 from prefrontal.stores import MemoryItem, MemoryQuery, Scope, Stores, Tenant, postgres
 from prefrontal.stores.postgres import dense
+from prefrontal.stores.postgres.dense_search import DenseSearch
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.testing.synthetic import memories, questions
 from tests.benchmarks import child
@@ -84,7 +90,7 @@ def _open(dsn: str, schema: str, mode: str, **options: Any) -> Stores:
         schema=schema,
         embedder=_embedder(),
         max_size=4,
-        dense=mode == "pgvector",
+        dense=mode.startswith("pgvector"),
         **options,
     )
 
@@ -95,16 +101,27 @@ def _episodic(stores: Stores) -> PostgresMemoryStore:
     return store
 
 
-async def _filled(dsn: str, schema: str) -> dict[str, float] | None:
-    """The load and index build times of ``schema`` when an earlier run filled it (``--data``)."""
-    connection = await postgres_connection(dsn, schema)
-    try:
-        if await connection.fetchval("SELECT to_regclass('bench_filled')") is None:
-            return None
-        row = await connection.fetchrow("SELECT load_s, index_build_s FROM bench_filled")
-        return None if row is None else {"load_s": row[0], "index_build_s": row[1]}
-    finally:
-        await connection.close()
+async def _filled(connection: Any) -> dict[str, Any] | None:
+    """The load and index build times of the schema when an earlier run filled it
+    (``--data``), with its index's settings (``m``, ``ef_construction``)."""
+    if await connection.fetchval("SELECT to_regclass('bench_filled')") is None:
+        return None
+    row = await connection.fetchrow("SELECT load_s, index_build_s FROM bench_filled")
+    if row is None:
+        return None
+    return {"load_s": row[0], "index_build_s": row[1], **await _index_settings(connection)}
+
+
+async def _index_settings(connection: Any) -> dict[str, int]:
+    """The HNSW index's ``m`` and ``ef_construction`` (pgvector's defaults where unset)."""
+    options = await connection.fetchval(
+        "SELECT reloptions FROM pg_class WHERE oid = to_regclass('episodic_dense')"
+    )
+    settings = {"m": 16, "ef_construction": 64}
+    for option in options or ():
+        name, _, value = option.partition("=")
+        settings[name] = int(value)
+    return settings
 
 
 def _maintenance_memory(items: int) -> str:
@@ -114,17 +131,31 @@ def _maintenance_memory(items: int) -> str:
 
 
 async def _fill(
-    dsn: str, schema: str, items: int, m: int = dense.M, construction: int = dense.EF_CONSTRUCTION
-) -> dict[str, float]:
+    dsn: str,
+    schema: str,
+    items: int,
+    m: int = dense.M,
+    construction: int = dense.EF_CONSTRUCTION,
+    rebuild: bool = False,
+) -> dict[str, Any]:
     """Fill ``schema`` with ``items`` items (progress on stderr); the load and index build
-    times. A schema an earlier run filled (``--data``) is kept as it is."""
-    done = await _filled(dsn, schema)
-    if done is not None:
-        return done
+    times and the index's settings. A schema an earlier run filled (``--data``) is kept as it
+    is, its index rebuilt with ``m`` and ``construction`` when ``rebuild`` and they differ."""
     stores = _open(dsn, schema, "pgvector")
     await stores.open()
     connection = await postgres_connection(dsn, schema)
     try:
+        column = _episodic(stores).dense
+        assert column is not None
+        done = await _filled(connection)
+        wanted = {"m": m, "ef_construction": construction}
+        if done is not None:
+            if not rebuild or all(done[name] == value for name, value in wanted.items()):
+                return done
+            await connection.execute("DROP INDEX IF EXISTS episodic_dense")
+            built = await _build_index(dsn, schema, connection, column, items, m, construction)
+            await connection.execute("UPDATE bench_filled SET index_build_s = $1", built)
+            return done | {"index_build_s": built} | wanted
         await connection.execute("DROP INDEX IF EXISTS episodic_dense")
         await connection.execute("TRUNCATE episodic_items")
         started = time.perf_counter()
@@ -140,29 +171,71 @@ async def _fill(
                     file=sys.stderr,
                     flush=True,
                 )
-        loaded = time.perf_counter() - started
-        started = time.perf_counter()
-        await connection.execute(f"SET maintenance_work_mem = '{_maintenance_memory(items)}'")
-        column = _episodic(stores).dense
-        assert column is not None
+        loaded = round(time.perf_counter() - started, 1)
+        built = await _build_index(dsn, schema, connection, column, items, m, construction)
+        await connection.execute("VACUUM ANALYZE episodic_items")
+        await connection.execute(
+            "CREATE TABLE bench_filled AS SELECT $1::float8 AS load_s, $2::float8 AS index_build_s",
+            loaded,
+            built,
+        )
+    finally:
+        await connection.close()
+        await stores.aclose()
+    return {"load_s": loaded, "index_build_s": built} | wanted
+
+
+async def _build_index(
+    dsn: str,
+    schema: str,
+    connection: Any,
+    column: dense.DenseColumn,
+    items: int,
+    m: int,
+    construction: int,
+) -> float:
+    """Build the HNSW index in memory with one parallel worker, its progress on stderr; the
+    seconds it took."""
+    started = time.perf_counter()
+    await connection.execute(f"SET maintenance_work_mem = '{_maintenance_memory(items)}'")
+    await connection.execute("SET max_parallel_maintenance_workers = 1")
+    async with anyio.create_task_group() as watching:
+        watching.start_soon(_progress, dsn, schema)
         await connection.execute(
             f"""CREATE INDEX episodic_dense ON episodic_items USING hnsw
                 (dense "{column.extension_schema}".vector_cosine_ops)
                 WITH (m = {m}, ef_construction = {construction})"""
         )
-        built = time.perf_counter() - started
-        print(f"{schema}: index built in {built:.0f} s", file=sys.stderr, flush=True)
-        await connection.execute("VACUUM ANALYZE episodic_items")
-        figures = {"load_s": round(loaded, 1), "index_build_s": round(built, 1)}
-        await connection.execute(
-            "CREATE TABLE bench_filled AS SELECT $1::float8 AS load_s, $2::float8 AS index_build_s",
-            figures["load_s"],
-            figures["index_build_s"],
-        )
+        watching.cancel_scope.cancel()
+    built = round(time.perf_counter() - started, 1)
+    print(f"{schema}: index built in {built:.0f} s", file=sys.stderr, flush=True)
+    return built
+
+
+PROGRESS = """SELECT phase, tuples_done, tuples_total FROM pg_stat_progress_create_index
+    WHERE relid = to_regclass('episodic_items')"""
+
+
+async def _progress(dsn: str, schema: str, every: float = 60.0) -> None:
+    """Print the index build's phase and rows done (``pg_stat_progress_create_index``) on
+    stderr every ``every`` seconds, until cancelled."""
+    connection = await postgres_connection(dsn, schema)
+    started = time.perf_counter()
+    try:
+        while True:
+            await anyio.sleep(every)
+            row = await connection.fetchrow(PROGRESS)
+            if row is not None:
+                done = f"{row[1]:,}" + (f" of {row[2]:,}" if row[2] else "")
+                print(
+                    f"{schema}: index build {row[0]}, {done} rows, "
+                    f"{time.perf_counter() - started:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
     finally:
-        await connection.close()
-        await stores.aclose()
-    return figures
+        with anyio.CancelScope(shield=True):
+            await connection.close()
 
 
 @contextlib.contextmanager
@@ -192,7 +265,22 @@ def _kept_server(root: Path) -> Iterator[Server]:
         yield server
         return
     with _started(bin_dir, root, (*SETTINGS, *SERVER_SETTINGS)):
-        yield server
+        try:
+            yield server
+        finally:
+            anyio.run(_checkpoint, server.dsn())
+
+
+async def _checkpoint(dsn: str) -> None:
+    """Write everything to disk: the server is stopped in ``immediate`` mode after, and with
+    ``synchronous_commit`` off its last commits would be lost (a load or index with them)."""
+    import asyncpg
+
+    connection = await asyncpg.connect(dsn)
+    try:
+        await connection.execute("CHECKPOINT")
+    finally:
+        await connection.close()
 
 
 async def _kept_database(server: Server, name: str = "bench") -> str:
@@ -214,58 +302,95 @@ async def postgres_connection(dsn: str, schema: str) -> Any:
     return await asyncpg.connect(dsn, server_settings={"search_path": schema})
 
 
-EF_SEARCHES = (200, 400, 1000)
-"""The ``hnsw.ef_search`` values whose recall is measured (the store's is
-:data:`~prefrontal.stores.postgres.dense.EF_SEARCH`)."""
+WALKS = ((dense.EF_SEARCH_SMALL, 26), (dense.EF_SEARCH, 26))
+"""The walks whose recall is measured: (``hnsw.ef_search``, rows taken from the walk, of which
+the nearest 10 count); the store's two by default (``limit + 16`` rows)."""
+
+
+def _walk(text: str) -> tuple[int, int]:
+    """``EF:CANDIDATES`` as a walk (``--walks 1000:26 400:2000``)."""
+    ef, _, candidates = text.partition(":")
+    return int(ef), int(candidates or 26)
 
 
 async def _recall(
-    dsn: str, schema: str, searches: tuple[int, ...] = EF_SEARCHES, asked: int = 200
+    dsn: str, schema: str, walks: tuple[tuple[int, int], ...] = WALKS, asked: int = 200
 ) -> dict[str, Any]:
-    """recall@10 of the index walk against exact search, over ``asked`` questions, per
-    ``ef_search``: strict (the exact top 10's keys found) and allowing ties (a walked row
-    counts when its cosine reaches the exact 10th: many rows share a cosine)."""
+    """recall@10 of the store's index walk against exact search, over ``asked`` questions,
+    per walk (``ef_search``; candidates taken, the nearest 10 of them kept): strict (the
+    exact top 10's keys found) and allowing ties (a walked row counts when its cosine reaches
+    the exact 10th: many rows share a cosine); the walk statement's p50 and p95 time. Then
+    ``search``: the same of the 10 nearest rows the store's hybrid search scores by vector
+    (the walk with the store's settings, the BM25 top rows and the sample)."""
     stores = _open(dsn, schema, "pgvector")
     await stores.open()
     store = _episodic(stores)
     assert store._dense_sql is not None
     statement = store._dense_sql.near
+    column = store.dense
+    assert column is not None
     connection = await postgres_connection(dsn, schema)
-    strict: dict[int, list[float]] = {ef: [] for ef in searches}
-    tied: dict[int, list[float]] = {ef: [] for ef in searches}
-    walk_ms: dict[int, list[float]] = {ef: [] for ef in searches}
+    strict: dict[tuple[int, int], list[float]] = {walk: [] for walk in walks}
+    tied: dict[tuple[int, int], list[float]] = {walk: [] for walk in walks}
+    walk_ms: dict[tuple[int, int], list[float]] = {walk: [] for walk in walks}
+    searched: dict[str, list[float]] = {"strict": [], "tied": [], "ms": []}
     try:
         for text in questions(asked):
             (vector,) = await _embedder().embed([text])
             literal = dense.literal(vector, DIMENSIONS)
-            params: tuple[object, ...] = (
-                *(TENANT.agent_id, TENANT.user_id, None, None, literal),
-                *([], 10, [], []),
-            )
+            params: tuple[object, ...] = (TENANT.agent_id, TENANT.user_id, None, None, literal)
             async with connection.transaction():
                 await connection.execute("SET LOCAL enable_indexscan = off")
-                exact = {row[0]: row[1] for row in await connection.fetch(statement, *params)}
+                exact = {
+                    row[0]: row[1]
+                    for row in await connection.fetch(statement, *params, [], 10, [], [])
+                }
             tenth = min(exact.values()) - 1e-6
-            for ef in searches:
+            for walk in walks:
+                ef, candidates = walk
                 async with connection.transaction():
                     await connection.execute(
                         store._dense_sql.walk, str(ef), str(dense.MAX_SCAN_TUPLES)
                     )
                     started = time.perf_counter()
-                    walked = await connection.fetch(statement, *params)
-                    walk_ms[ef].append((time.perf_counter() - started) * 1000)
-                strict[ef].append(len({row[0] for row in walked} & set(exact)) / len(exact))
-                tied[ef].append(sum(1 for row in walked if row[1] >= tenth) / len(exact))
+                    taken = await connection.fetch(
+                        statement, *params, [], max(10, candidates), [], []
+                    )
+                    walk_ms[walk].append((time.perf_counter() - started) * 1000)
+                walked = sorted(taken, key=lambda row: -row[1])[:10]
+                strict[walk].append(len({row[0] for row in walked} & set(exact)) / len(exact))
+                tied[walk].append(sum(1 for row in walked if row[1] >= tenth) / len(exact))
+            query = MemoryQuery(text=text, limit=10, now=NOW)
+            search = DenseSearch(
+                store._sql, store._dense_sql, column, connection, (*params[:2], NOW, None), None
+            )
+            async with connection.transaction(isolation="repeatable_read"):
+                started = time.perf_counter()
+                signals = await search.signals(TENANT, query, query_terms(text), vector)
+                searched["ms"].append((time.perf_counter() - started) * 1000)
+            assert signals is not None and not search.exact
+            cosines = signals["vector"]
+            nearest = sorted(cosines, key=lambda found: -cosines[found])[:10]
+            searched["strict"].append(len(set(nearest) & set(exact)) / len(exact))
+            searched["tied"].append(sum(1 for k in nearest if cosines[k] >= tenth) / len(exact))
     finally:
         await connection.close()
         await stores.aclose()
     return {
-        f"ef_search_{ef}": {
-            "recall_at_10": round(statistics.fmean(strict[ef]), 4),
-            "recall_at_10_ties": round(statistics.fmean(tied[ef]), 4),
-            "walk_p50_ms": round(statistics.median(walk_ms[ef]), 2),
+        f"ef_search_{ef}_candidates_{candidates}": {
+            "recall_at_10": round(statistics.fmean(strict[(ef, candidates)]), 4),
+            "recall_at_10_ties": round(statistics.fmean(tied[(ef, candidates)]), 4),
+            "walk_p50_ms": round(statistics.median(walk_ms[(ef, candidates)]), 2),
+            "walk_p95_ms": round(statistics.quantiles(walk_ms[(ef, candidates)], n=20)[18], 2),
         }
-        for ef in searches
+        for ef, candidates in walks
+    } | {
+        "search": {
+            "ef_search": dense.EF_SEARCH_SHOWN,
+            "recall_at_10": round(statistics.fmean(searched["strict"]), 4),
+            "recall_at_10_ties": round(statistics.fmean(searched["tied"]), 4),
+            "dense_signals_p50_ms": round(statistics.median(searched["ms"]), 2),
+        }
     }
 
 
@@ -279,7 +404,10 @@ def _memory() -> dict[str, float]:
 
 
 async def _worker(dsn: str, schema: str, mode: str, searches: int = 400) -> dict[str, Any]:
-    """One fresh worker: open, first search, ``searches`` timed searches, memory."""
+    """One fresh worker: open, first search, ``searches`` timed searches, memory
+    (``pgvector-wide``: pgvector walking with the largest ``ef_search`` at any size)."""
+    if mode == "pgvector-wide":
+        dense.SMALL_TABLE = -1
     before = _memory()
     started = time.perf_counter()
     stores = _open(dsn, schema, mode)
@@ -413,12 +541,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--replica", action="store_true")
     parser.add_argument("--m", type=int, default=dense.M)
     parser.add_argument("--ef-construction", type=int, default=dense.EF_CONSTRUCTION)
-    parser.add_argument("--ef-search", type=int, nargs="+", default=list(EF_SEARCHES))
+    parser.add_argument(
+        "--walks", type=_walk, nargs="+", default=list(WALKS), help="EF_SEARCH:CANDIDATES ..."
+    )
     parser.add_argument("--recall-only", action="store_true", help="no workers")
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        default=["pgvector", "cache"],
+        choices=["pgvector", "pgvector-wide", "cache"],
+        help="the workers, one after the other (pgvector-wide: ef_search 1000 at any size)",
+    )
     parser.add_argument("--questions", type=int, default=200, help="recall questions")
     parser.add_argument("--searches", type=int, default=400, help="timed searches a worker")
     parser.add_argument(
         "--deadline", type=float, default=3600.0, help="seconds a worker may take before stopped"
+    )
+    parser.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="with --data: rebuild a kept store's index with --m and --ef-construction",
     )
     parser.add_argument("--fill-only", action="store_true", help="load, measure nothing")
     parser.add_argument(
@@ -439,15 +581,15 @@ def main(argv: list[str] | None = None) -> None:
         for items in args.items:
             schema = f"items_{items}"
             figures: dict[str, Any] = anyio.run(
-                _fill, dsn, schema, items, args.m, args.ef_construction
+                _fill, dsn, schema, items, args.m, args.ef_construction, args.rebuild
             )
-            figures |= {"m": args.m, "ef_construction": args.ef_construction}
             if args.fill_only:
                 results[str(items)] = figures
                 continue
-            figures |= anyio.run(_recall, dsn, schema, tuple(args.ef_search), args.questions)
-            for mode in () if args.recall_only else ("pgvector", "cache"):
-                figures[mode] = _watched_worker(dsn, schema, mode, args.searches, args.deadline)
+            figures |= anyio.run(_recall, dsn, schema, tuple(args.walks), args.questions)
+            for n, mode in enumerate(() if args.recall_only else args.modes):
+                named = mode if args.modes.count(mode) == 1 else f"{mode}_{n + 1}"
+                figures[named] = _watched_worker(dsn, schema, mode, args.searches, args.deadline)
             results[str(items)] = figures
             print(json.dumps({str(items): figures}), file=sys.stderr, flush=True)
         if args.replica:

@@ -18,15 +18,24 @@ import signal
 import sys
 import textwrap
 from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio
 import asyncpg
 import numpy as np
 import pytest
+from structlog.testing import capture_logs
 
 from prefrontal.stores import MemoryItem, MemoryQuery, MemoryStore, Scope, Stores, Tenant, postgres
-from prefrontal.stores.postgres.dense import literal
-from prefrontal.stores.postgres.dense_search import EXACT_ROWS
+from prefrontal.stores.postgres import dense
+from prefrontal.stores.postgres.dense import (
+    EF_SEARCH,
+    EF_SEARCH_SMALL,
+    SMALL_TABLE,
+    ef_search_for,
+    literal,
+)
+from prefrontal.stores.postgres.dense_search import EXACT_ROWS, DenseSearch
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.stores.vector_search import vector_search
 from prefrontal.testing import conformance as c
@@ -97,6 +106,31 @@ async def test_opening_sets_up_the_column_and_index_and_drops_the_cache(
         assert "vector_cosine_ops" in index
     finally:
         await stores.aclose()
+
+
+async def test_setting_up_on_rows_already_there_says_how_many_first(pgvector_dsn: str) -> None:
+    """Setting pgvector up on a table that already holds rows logs how many it fills and
+    indexes, and where the index build's progress shows, before it starts."""
+    plain = _open(pgvector_dsn, "logged", dense=False)
+    await plain.open()
+    try:
+        await plain.episodic.put_many(_items(ALICE, np.eye(16, 64, dtype=np.float32), "a"))
+    finally:
+        await plain.aclose()
+    stores = _open(pgvector_dsn, "logged")
+    try:
+        with capture_logs() as logged:
+            await stores.open()
+        assert _episodic(stores).dense is not None
+    finally:
+        await stores.aclose()
+    set_up = [entry for entry in logged if entry["event"] == "pgvector_set_up"]
+    assert {entry["table"]: entry["rows"] for entry in set_up} == {
+        "logged.episodic_items": 16,
+        "logged.semantic_items": 0,
+    }
+    assert set_up[0]["index"] == "hnsw m=16 ef_construction=128"
+    assert set_up[0]["progress"] == "pg_stat_progress_create_index"
 
 
 async def test_plain_server_keeps_the_cache_and_says_why(postgres_dsn: str) -> None:
@@ -174,6 +208,45 @@ def _items(tenant: Tenant, vectors: np.ndarray, prefix: str) -> list[MemoryItem]
         )
         for n, vector in enumerate(vectors)
     ]
+
+
+def test_the_walk_is_wider_past_a_small_table() -> None:
+    """``hnsw.ef_search`` is the small table's up to ``SMALL_TABLE`` rows, the largest past
+    them, and the largest when the table was never counted (a negative estimate)."""
+    assert ef_search_for(0) == ef_search_for(SMALL_TABLE) == EF_SEARCH_SMALL < EF_SEARCH
+    assert ef_search_for(SMALL_TABLE + 1) == ef_search_for(-1) == EF_SEARCH
+
+
+async def test_indexed_search_sizes_its_walk_by_the_table(
+    pgvector_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the exact size, the search walks with the ``ef_search`` of the table's row count
+    as the planner estimates it: the small table's, or the largest once the table counts
+    more rows than ``SMALL_TABLE``."""
+    walks: list[int] = []
+    indexed = DenseSearch._indexed
+
+    async def spy(self: DenseSearch, *args: Any) -> Any:
+        walks.append(args[-1])
+        return await indexed(self, *args)
+
+    monkeypatch.setattr(DenseSearch, "_indexed", spy)
+    stores = postgres.open_stores(pgvector_dsn, schema="sized", max_size=4, dense=16)
+    try:
+        await stores.open()
+        await stores.episodic.put_many(_items(ALICE, _vectors(EXACT_ROWS + 300, 3), "a"))
+        connection = await asyncpg.connect(pgvector_dsn)
+        try:
+            await connection.execute("ANALYZE sized.episodic_items")
+        finally:
+            await connection.close()
+        query = MemoryQuery(text="", embedding=(1.0,) * 16, limit=10, now=FIXED_NOW)
+        assert await stores.episodic.search(ALICE, query)
+        monkeypatch.setattr(dense, "SMALL_TABLE", EXACT_ROWS)
+        assert await stores.episodic.search(ALICE, query)
+    finally:
+        await stores.aclose()
+    assert walks == [EF_SEARCH_SMALL, EF_SEARCH]
 
 
 async def test_indexed_search_keeps_other_users_nearer_rows_out_of_the_walk(

@@ -26,6 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
+import structlog
+
+_log = structlog.get_logger("prefrontal.stores")
 
 VECTOR_MAX = 2000
 """The most dimensions pgvector's HNSW index takes for ``vector``."""
@@ -37,8 +40,24 @@ EF_CONSTRUCTION = 128
 """HNSW's candidate list while building (``ef_construction``): twice pgvector's default, for
 recall@10 of 0.99 at 100,000 items (docs/performance.md)."""
 EF_SEARCH = 1000
-"""HNSW's candidate list while searching (``hnsw.ef_search``), pgvector's largest: 200 and 400
-fell short of recall@10 of 0.99 at 100,000 items (docs/performance.md)."""
+"""HNSW's candidate list while searching (``hnsw.ef_search``) in a table of more than
+:data:`SMALL_TABLE` rows, pgvector's largest: 400 fell short of recall@10 of 0.99 at 200,000
+items (docs/performance.md)."""
+EF_SEARCH_SMALL = 400
+"""``hnsw.ef_search`` in a table of at most :data:`SMALL_TABLE` rows: recall@10 of 0.994 at
+100,000 items, in less than half the time of :data:`EF_SEARCH` (docs/performance.md)."""
+SMALL_TABLE = 100_000
+"""The most rows (the planner's estimate, ``pg_class.reltuples``) searched with
+:data:`EF_SEARCH_SMALL`."""
+
+
+def ef_search_for(rows: float) -> int:
+    """``hnsw.ef_search`` for a table of about ``rows`` rows (negative: never counted)."""
+    return EF_SEARCH_SMALL if 0 <= rows <= SMALL_TABLE else EF_SEARCH
+
+
+EF_SEARCH_SHOWN = f"ef_search={EF_SEARCH} ({EF_SEARCH_SMALL} to {SMALL_TABLE:,} rows)"
+"""The search settings as status output shows them."""
 MAX_SCAN_TUPLES = 20_000
 """How many index tuples an iterative scan visits at most (``hnsw.max_scan_tuples``) while
 the tenancy filter rejects what it finds."""
@@ -65,7 +84,7 @@ class DenseColumn:
 
     def describe(self) -> str:
         """How vector search runs, for status output: ``pgvector vector(384), hnsw``."""
-        return f"pgvector {self.kind}({self.dimensions}), hnsw m={M} ef_search={EF_SEARCH}"
+        return f"pgvector {self.kind}({self.dimensions}), hnsw m={M} {EF_SEARCH_SHOWN}"
 
 
 def kind_for(dimensions: int) -> str | None:
@@ -112,7 +131,10 @@ async def set_up(connection: Any, name: str, dimensions: int) -> DenseColumn | s
     is the prefrontal schema), under the schema's migration lock: many
     processes starting at once set up once. Rows already there are filled
     from their embeddings (a rewrite of the table: minutes at millions of
-    rows). A column of another size is left alone (the reason says so).
+    rows, an hour and more with the index); a log line ``pgvector_set_up``
+    says how many before it starts, and the server's
+    ``pg_stat_progress_create_index`` shows the index build as it goes. A
+    column of another size is left alone (the reason says so).
     """
     kind = kind_for(dimensions)
     if kind is None:
@@ -132,6 +154,14 @@ async def set_up(connection: Any, name: str, dimensions: int) -> DenseColumn | s
             if extension is None:
                 return "the server has no pgvector extension"
             column = DenseColumn(extension, kind, dimensions)
+            rows = await connection.fetchval(f"SELECT count(*) FROM {name}_items")
+            _log.info(
+                "pgvector_set_up",
+                table=f"{schema}.{name}_items",
+                rows=rows,
+                index=f"hnsw m={M} ef_construction={EF_CONSTRUCTION}",
+                progress="pg_stat_progress_create_index",
+            )
             for statement in _statements(name, column, schema):
                 await connection.execute(statement)
             return column

@@ -29,7 +29,12 @@ from typing import Any
 
 from prefrontal.retrieval.ranking import scores
 from prefrontal.stores.postgres import memory_sql as sql
-from prefrontal.stores.postgres.dense import EF_SEARCH, MAX_SCAN_TUPLES, DenseColumn, literal
+from prefrontal.stores.postgres.dense import (
+    MAX_SCAN_TUPLES,
+    DenseColumn,
+    ef_search_for,
+    literal,
+)
 from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.postgres.topk import TopK
 
@@ -60,8 +65,11 @@ class DenseStatements:
         distance = f"(m.dense {column.distance} {vector})"
         cosine = f"coalesce(nullif(1 - {distance}, 'NaN'::float8), 0)"
         self.sample = f"""
-            SELECT {sql.KEY}, {cosine} FROM {items} AS m WHERE {_FILTER} LIMIT $6"""
-        """The key and cosine of up to ``$6`` live visible rows."""
+            SELECT {sql.KEY}, {cosine},
+                (SELECT c.reltuples FROM pg_class AS c WHERE c.oid = '{items}'::regclass)
+            FROM {items} AS m WHERE {_FILTER} LIMIT $6"""
+        """The key and cosine of up to ``$6`` live visible rows, each with the table's
+        estimated row count (for :func:`.dense.ef_search_for`)."""
         self.near = f"""
             WITH n AS MATERIALIZED (
                 SELECT m.slot, {cosine} AS c FROM {items} AS m WHERE {_FILTER}
@@ -116,10 +124,10 @@ class DenseSearch:
             if words:
                 bm25 = scores(await self.snapshot.lexical_matches(tenant, query, words))
             return {"bm25": bm25, "vector": cosine}
-        return await self._indexed(query, words, vector, cosine)
+        return await self._indexed(query, words, vector, cosine, ef_search_for(rows[0][2]))
 
     async def _indexed(
-        self, query: Any, words: list[str], vector: str, cosine: dict[str, float]
+        self, query: Any, words: list[str], vector: str, cosine: dict[str, float], ef: int
     ) -> Signals:
         keys = [key(w) for w in words]
         lexical: dict[str, float] = {}
@@ -130,7 +138,7 @@ class DenseSearch:
             lexical = await search.scores(depth)
             if len(search.best) >= depth and search.best:
                 bound, scorer = search.best[0], search.scorer
-        await self.connection.execute(self.dense.walk, str(EF_SEARCH), str(MAX_SCAN_TUPLES))
+        await self.connection.execute(self.dense.walk, str(ef), str(MAX_SCAN_TUPLES))
         ids = sorted({k.split("\x1f", 1)[0] for k in lexical})
         rows = await self.connection.fetch(
             self.dense.near, *self.params, vector, keys, query.limit + MARGIN, ids, list(lexical)

@@ -29,7 +29,7 @@ from typing import Any
 
 import asyncpg
 
-from prefrontal.stores.postgres.dense import EF_SEARCH, detect
+from prefrontal.stores.postgres.dense import EF_SEARCH_SHOWN, detect
 from prefrontal.stores.postgres.replicas import MAX_STALENESS
 
 MEMORY_TABLES = ("episodic", "semantic")
@@ -203,7 +203,7 @@ async def _table(connection: Any, store: str) -> VectorTable:
         described = (
             f"{index[2]} m={options.get('m', '16')} "
             f"ef_construction={options.get('ef_construction', '64')} "
-            f"ef_search={EF_SEARCH}, {_size(int(index[1]))}"
+            f"{EF_SEARCH_SHOWN}, {_size(int(index[1]))}"
         )
     return VectorTable(
         store=store,
