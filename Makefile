@@ -16,7 +16,8 @@ SCALE_ITEMS ?= 100000
 UPSTREAM_VENV := .venv-upstream
 # `make upstream`: the frameworks' own store tests, from their sdists, against prefrontal.
 # Its own virtual environment (the frameworks' test plugins stay out of .venv); needs the
-# package registry, so it is not part of `make test`. Writes docs/upstream.md.
+# package registry, so it is not part of `make test`; .ci/run runs it after `make test`.
+# Each suite is killed after 900 s (run_upstream.py --suite-timeout). Writes docs/upstream.md.
 
 .PHONY: demo test lint upstream typecheck unit docs docs-check dist install-check bench bench-scale bench-postgres bench-pgvector eval clean
 

@@ -78,29 +78,48 @@ def sdist(package: str) -> Path:
     return folder
 
 
-def run(suite: Suite) -> list[dict[str, str]]:
-    """Run the suite's files with the plugin; each test's outcome."""
+SUITE_TIMEOUT_S = 900
+"""How long one suite may run before it is killed and counted as failed."""
+
+
+def run(suite: Suite, timeout_s: float = SUITE_TIMEOUT_S) -> list[dict[str, str]]:
+    """Run the suite's files with the plugin; each test's outcome.
+
+    A suite still running after ``timeout_s`` is killed (its process, threads
+    and all) and adds a failed outcome saying so: a hang fails the run loudly.
+    """
     folder = sdist(suite.package)
     report = WORK / f"{suite.package}.jsonl"
     report.unlink(missing_ok=True)
     paths = [str(ROOT / "src"), str(ROOT / "tests" / "upstream")]
-    subprocess.run(
-        [
-            *(sys.executable, "-m", "pytest", "-q", "-p", "prefrontal_upstream"),
-            *("-p", "no:randomly", "-p", "no:cacheprovider", "-o", "addopts="),
-            *("--timeout", "120", *suite.files),
-        ],
-        cwd=folder,
-        env={
-            **os.environ,
-            "PYTHONPATH": ":".join(paths),
-            "PREFRONTAL_UPSTREAM_REPORT": str(report),
-            "PREFRONTAL_UPSTREAM_SUITE": suite.package,
-        },
-        check=False,
-    )
+    command = [
+        *(sys.executable, "-m", "pytest", "-q", "-p", "prefrontal_upstream"),
+        *("-p", "no:randomly", "-p", "no:cacheprovider", "-o", "addopts="),
+        *("--timeout", "120", *suite.files),
+    ]
+    environment = {
+        **os.environ,
+        "PYTHONPATH": ":".join(paths),
+        "PREFRONTAL_UPSTREAM_REPORT": str(report),
+        "PREFRONTAL_UPSTREAM_SUITE": suite.package,
+    }
+    timed_out = False
+    try:
+        subprocess.run(command, cwd=folder, env=environment, check=False, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
     lines = report.read_text(encoding="utf-8").splitlines() if report.exists() else []
-    return [json.loads(line) for line in lines]
+    outcomes = [json.loads(line) for line in lines]
+    if timed_out:
+        print(f"{suite.package}: still running after {timeout_s:g} s, killed", file=sys.stderr)
+        outcomes.append(
+            {
+                "test": "(the whole suite)",
+                "outcome": "failed",
+                "reason": f"still running after {timeout_s:g} s: killed",
+            }
+        )
+    return outcomes
 
 
 def page(results: dict[Suite, list[dict[str, str]]]) -> str:
@@ -113,7 +132,8 @@ def page(results: dict[Suite, list[dict[str, str]]]) -> str:
         "`tests/upstream/prefrontal_upstream.py`, swaps prefrontal's seat in for the",
         "framework's store or session), and writes this page. A test that does not apply tests",
         "the framework store's or session's own machinery; its reason is given. `make test` never",
-        "runs these (it stays offline).",
+        "runs these (it stays offline); CI (`.ci/run`) runs `make upstream` after it, and a",
+        "suite still running after its timeout (900 s) is killed and counted as failed.",
         "",
         "| suite | version | seat | passed | n.a. | failed |",
         "|---|---|---|---|---|---|",
@@ -138,8 +158,14 @@ def page(results: dict[Suite, list[dict[str, str]]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "upstream.md")
+    parser.add_argument(
+        "--suite-timeout",
+        type=float,
+        default=SUITE_TIMEOUT_S,
+        help="seconds one suite may run before it is killed and counted as failed",
+    )
     options = parser.parse_args()
-    results = {suite: run(suite) for suite in SUITES}
+    results = {suite: run(suite, options.suite_timeout) for suite in SUITES}
     options.out.write_text(page(results), encoding="utf-8")
     broken = False
     for suite, outcomes in results.items():

@@ -7,6 +7,11 @@ keeps ``database is locked`` for other processes). Reads use a bounded pool
 of read-only connections; in WAL mode they never wait for the writer and see
 every write that has returned.
 
+Any event loop in any thread may use one ``Database``: the limiters that
+queue calls are made per running loop (:mod:`~prefrontal.stores.sqlite.per_loop`),
+and the writer is held across loops by a threading lock taken in the worker
+thread, in slices like SQLite's own lock waits.
+
 Reads map the file into memory (``mmap_size``, up to SQLite's largest,
 2 GB): the pages live once, in the operating system's cache, shared by
 every connection, instead of being copied into each connection's page
@@ -64,6 +69,7 @@ from prefrontal.stores.erasures import refused
 from prefrontal.stores.sqlite.driver import delete_in_place, deletes_in_place, sqlite3
 from prefrontal.stores.sqlite.mapped_pages import populate_maps
 from prefrontal.stores.sqlite.migrations import migrate
+from prefrontal.stores.sqlite.per_loop import PerLoop
 from prefrontal.stores.tenancy import Tenant
 
 T = TypeVar("T")
@@ -154,9 +160,10 @@ class Database:
         self._synchronous = synchronous
         self._pool_size = pool_size
         self._populate = populate
-        self._readers = anyio.CapacityLimiter(pool_size)
-        self._writers = anyio.CapacityLimiter(1)
-        self._open_lock = anyio.Lock()
+        self._readers = PerLoop(partial(anyio.CapacityLimiter, pool_size))
+        self._writers = PerLoop(partial(anyio.CapacityLimiter, 1))
+        self._writer_lock = threading.Lock()
+        self._open_lock = threading.Lock()
         self._idle: list[sqlite3.Connection] = []
         self._idle_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
@@ -194,7 +201,7 @@ class Database:
         """Run ``fn(connection)`` in a read transaction in a worker thread."""
         await self._ensure_open(store)
         call = partial(self._run_read, fn, store)
-        return await self._waiting_for_locks(call, self._readers)
+        return await self._waiting_for_locks(call, self._readers.get())
 
     async def write(self, fn: Callable[[sqlite3.Connection], T], *, store: str) -> T:
         """Run ``fn(connection)`` in one write transaction; committed when this returns.
@@ -208,8 +215,8 @@ class Database:
             call = partial(_in_savepoint, batch.connection, f"w{batch.savepoints}", fn, store)
             return await anyio.to_thread.run_sync(call, limiter=batch.limiter)
         await self._ensure_open(store)
-        call = partial(self._run_write, fn, store)
-        return await self._waiting_for_locks(call, self._writers)
+        call = partial(self._holding_writer, partial(self._run_write, fn, store), store)
+        return await self._waiting_for_locks(call, self._writers.get())
 
     async def record_erasure(self, tenant: Tenant, now_us: int) -> None:
         """Record ``tenant`` as erased: every later insert of theirs is refused
@@ -266,7 +273,9 @@ class Database:
                     partial(writer.execute, "PRAGMA wal_checkpoint(TRUNCATE)"), store
                 ).fetchall()
 
-        await self._waiting_for_locks(checkpoint, self._writers)
+        await self._waiting_for_locks(
+            partial(self._holding_writer, checkpoint, store), self._writers.get()
+        )
 
     async def vacuum(self, *, store: str) -> None:
         """``VACUUM`` the database (rewritten without free pages), then truncate the log."""
@@ -277,7 +286,9 @@ class Database:
             if writer is not None:
                 _guarded(partial(writer.execute, "VACUUM"), store)
 
-        await self._waiting_for_locks(vacuum, self._writers)
+        await self._waiting_for_locks(
+            partial(self._holding_writer, vacuum, store), self._writers.get()
+        )
         await self.scrub(store=store)
 
     @asynccontextmanager
@@ -293,24 +304,49 @@ class Database:
             yield joined
             return
         await self._ensure_open("database")
-        async with self._writers:
+        async with self._writers.get():
+            connection = await self._waiting_for_locks(self._begun, anyio.CapacityLimiter(1))
+            try:
+                batch = WriteBatch(self, connection)
+                token = _BATCH.set(batch)
+                try:
+                    yield batch
+                except BaseException:
+                    with anyio.CancelScope(shield=True):
+                        await anyio.to_thread.run_sync(partial(_roll_back, connection))
+                    raise
+                finally:
+                    _BATCH.reset(token)
+                await anyio.to_thread.run_sync(partial(_commit_or_roll_back, connection))
+                batch.committed = True
+            finally:
+                self._writer_lock.release()
+
+    def _begun(self) -> sqlite3.Connection:
+        """The writer in a transaction begun, the writer lock held (the caller releases it)."""
+        self._take_writer_lock("database")
+        try:
             connection = self._writer
             if connection is None:
                 raise StoreError(f"{self!r} is closed", store="database")
-            begin = partial(_guarded, partial(connection.execute, "BEGIN IMMEDIATE"), "database")
-            await self._waiting_for_locks(begin, anyio.CapacityLimiter(1))
-            batch = WriteBatch(self, connection)
-            token = _BATCH.set(batch)
-            try:
-                yield batch
-            except BaseException:
-                with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(partial(_roll_back, connection))
-                raise
-            finally:
-                _BATCH.reset(token)
-            await anyio.to_thread.run_sync(partial(_commit_or_roll_back, connection))
-            batch.committed = True
+            _guarded(partial(connection.execute, "BEGIN IMMEDIATE"), "database")
+        except BaseException:
+            self._writer_lock.release()
+            raise
+        return connection
+
+    def _take_writer_lock(self, store: str) -> None:
+        """Take the writer from any loop's calls, waiting a slice at most (then busy)."""
+        if not self._writer_lock.acquire(timeout=LOCK_SLICE_MS / 1_000):
+            raise TransientStoreError(f"{self!r}: the writer is in use", store=store)
+
+    def _holding_writer(self, call: Callable[[], T], store: str) -> T:
+        """``call()`` with the writer lock held (:meth:`_take_writer_lock`)."""
+        self._take_writer_lock(store)
+        try:
+            return call()
+        finally:
+            self._writer_lock.release()
 
     async def _waiting_for_locks(self, call: Callable[[], T], limiter: anyio.CapacityLimiter) -> T:
         """``call()`` in a worker thread, tried again while another connection holds the lock.
@@ -336,25 +372,39 @@ class Database:
         Further calls raise :class:`StoreError`; a read in flight closes its
         connection when it returns.
         """
-        async with self._open_lock:
+        with self._open_lock:
             self._closed = True
-            async with self._writers:
-                writer, self._writer = self._writer, None
-            with self._idle_lock:
-                idle, self._idle = self._idle, []
+        async with self._writers.get():
+            while True:
+                try:
+                    writer = await anyio.to_thread.run_sync(
+                        partial(self._holding_writer, self._writer_taken, "database")
+                    )
+                    break
+                except TransientStoreError:
+                    await anyio.sleep(LOCK_PAUSE_S)
+        with self._idle_lock:
+            idle, self._idle = self._idle, []
         if writer is not None:
             idle.append(writer)
         await anyio.to_thread.run_sync(partial(_close_all, idle))
 
+    def _writer_taken(self) -> sqlite3.Connection | None:
+        writer, self._writer = self._writer, None
+        return writer
+
     async def _ensure_open(self, store: str) -> None:
         if self._writer is not None:
             return
-        async with self._open_lock:
+        await anyio.to_thread.run_sync(partial(self._opened_once, store))
+
+    def _opened_once(self, store: str) -> None:
+        """Open the writer unless a call of any loop has (or the database is closed)."""
+        with self._open_lock:
             if self._closed:
                 raise StoreError(f"{self!r} is closed", store=store)
             if self._writer is None:
-                opener = partial(_guarded, self._open_writer, store)
-                self._writer = await anyio.to_thread.run_sync(opener)
+                self._writer = _guarded(self._open_writer, store)
 
     def _open_writer(self) -> sqlite3.Connection:
         if str(self.path) != ":memory:":
@@ -399,7 +449,7 @@ class Database:
             return _guarded(partial(_in_transaction, connection, "BEGIN", fn), store)
         finally:
             with self._idle_lock:
-                if self._closed:
+                if self._closed or len(self._idle) >= self._pool_size:
                     connection.close()
                 else:
                     self._idle.append(connection)
