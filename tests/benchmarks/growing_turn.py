@@ -1,7 +1,8 @@
-"""A turn in a growing conversation: CPU per turn (start and end) as memory grows, in memory and on SQLite.
+"""A turn in a growing conversation: CPU per turn (start and end) as memory grows, in memory, on SQLite and on PostgreSQL.
 
     python -m tests.benchmarks.growing_turn                          # this checkout
     python -m tests.benchmarks.growing_turn --against /tmp/old/src   # and another, same run
+    python -m tests.benchmarks.growing_turn --backends postgres --against /tmp/old/src
 
 The demo agent is seeded into fresh stores, then ``--turns`` (300) turns
 run one after another over ``--sessions`` (16) sessions of the demo user,
@@ -13,13 +14,18 @@ the exchange, episodic items and the rolling summary, so the stores, the
 buffer and the history grow with the turns: the fresh-store demo turn
 hides what that growth costs.
 
-Each backend (``memory``: :meth:`Stores.in_memory`; ``sqlite``: a file in
-a temporary directory, through whichever opener the checkout has) runs in
+Each backend of ``--backends`` (``memory``: :meth:`Stores.in_memory`; ``sqlite``: a file in
+a temporary directory, through whichever opener the checkout has; ``postgres``: a fresh
+database per run on the tests' throwaway server, :mod:`tests.postgres_server`) runs in
 a child process of its own per checkout (this one's ``src`` first on its path), with ``--against`` the two
 checkouts alternating ``--rounds`` times (1). A turn's CPU is the process
 time (every thread: SQLite's workers too) from before ``start_turn`` to
 after the background work of ``end_turn``; the clock is a fixed one that
 ticks a second per reading, so no figure depends on the day it runs.
+
+On PostgreSQL each turn also counts the statements it sent (at the driver:
+:func:`tests.postgres_statements.counted_statements`) and the CPU the
+server's processes used meanwhile (``postgres_*`` figures).
 
 It prints one JSON line: per backend and checkout the p50 CPU of the first
 and the last ``--window`` (30) turns and of all of them (ms), of the start
@@ -46,7 +52,9 @@ from typing import Any
 
 from tests.benchmarks import child
 
-BACKENDS = ("memory", "sqlite")
+BACKENDS = ("memory", "sqlite", "postgres")
+POSTGRES_ENV = "GROWING_TURN_POSTGRES"
+"""The child's PostgreSQL database and the server's pid (``DSN PID``), set by the parent."""
 
 
 ULID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
@@ -68,11 +76,16 @@ def digest(result: Any, numbers: dict[str, int]) -> str:
 
 
 def open_stores(backend: str, folder: Path) -> Any:
-    """Fresh stores of ``backend`` (``memory`` or ``sqlite`` in ``folder``)."""
+    """Fresh stores of ``backend`` (``memory``, ``sqlite`` in ``folder``, or ``postgres`` on the
+    database the parent named)."""
     from prefrontal import Stores
 
     if backend == "memory":
         return Stores.in_memory()
+    if backend == "postgres":
+        from prefrontal.stores import postgres
+
+        return postgres.open_stores(os.environ[POSTGRES_ENV].split()[0])
     try:
         from prefrontal.stores.sqlite import open_stores as sqlite_stores
     except ImportError:  # an older checkout
@@ -99,8 +112,15 @@ async def conversation(backend: str, turns: int, sessions: int) -> list[dict[str
             self.now += timedelta(seconds=1)
             return self.now
 
+    from tests.benchmarks.process_cpu import TreeCpu
+    from tests.postgres_statements import counted_statements
+
+    server = TreeCpu(int(os.environ[POSTGRES_ENV].split()[1]) if backend == "postgres" else None)
     records: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="prefrontal-growing-") as scratch:
+    with (
+        tempfile.TemporaryDirectory(prefix="prefrontal-growing-") as scratch,
+        counted_statements() as sent,
+    ):
         stores = open_stores(backend, Path(scratch))
         await stores.open()
         await seed(stores)
@@ -117,6 +137,8 @@ async def conversation(backend: str, turns: int, sessions: int) -> list[dict[str
                     user_input=text,
                     parent_turn_id=parents.get(session),
                 )
+                server.start()
+                before = len(sent)
                 began = time.process_time()
                 result = await orchestrator.start_turn(request)
                 started = time.process_time()
@@ -125,11 +147,14 @@ async def conversation(backend: str, turns: int, sessions: int) -> list[dict[str
                 await orchestrator.end_turn(result, reply)
                 await orchestrator.wait_background()
                 ended = time.process_time()
+                postgres_s = server.seconds()
                 parents[session] = result.context.turn_id
                 records.append(
                     {
                         "start": (started - began) * 1e3,
                         "end": (ended - started) * 1e3,
+                        "statements": len(sent) - before,
+                        "postgres": None if postgres_s is None else postgres_s * 1e3,
                         "tokens": result.bundle.total_tokens,
                         "status": str(result.trace.status),
                         "digest": digest(result, numbers),
@@ -147,12 +172,20 @@ def summary(records: list[dict[str, Any]], window: int) -> dict[str, Any]:
         return round(statistics.median(values), 2)
 
     parts = {"first": records[:window], "last": records[-window:], "all": records}
+    postgres = {}
+    if records[0].get("postgres") is not None:
+        postgres = {  # its CPU in clock ticks (10 ms): a mean, not a median
+            f"{name}_postgres_cpu_mean_ms": round(statistics.fmean(r["postgres"] for r in part), 2)
+            for name, part in parts.items()
+        } | {f"{name}_statements_p50": p50(part, "statements") for name, part in parts.items()}
+        postgres["statements_max"] = max(r["statements"] for r in records)
     return {
         **{
             f"{name}_{key}_cpu_p50_ms": p50(part, key)
             for name, part in parts.items()
             for key in ("turn", "start", "end")
         },
+        **postgres,
         "bundle_tokens_first_last": [records[0]["tokens"], records[-1]["tokens"]],
         "statuses": sorted({r["status"] for r in records}),
     }
@@ -185,18 +218,49 @@ def profile(backend: str, turns: int, sessions: int, top: int) -> None:
 
 
 def run(
-    *, turns: int, sessions: int, window: int, rounds: int, against: Path | None
+    *,
+    turns: int,
+    sessions: int,
+    window: int,
+    rounds: int,
+    against: Path | None,
+    backends: tuple[str, ...] = ("memory", "sqlite"),
 ) -> dict[str, Any]:
     """Time the growing conversation on each backend, per checkout (the module docstring)."""
+    if "postgres" in backends:
+        from tests.postgres_server import running_server
+
+        with running_server() as server:
+            pid_file = server.root / "data" / "postmaster.pid"
+            databases = iter(range(1_000_000))
+
+            def fresh() -> None:
+                dsn = server.create_database(f"growing_{next(databases)}")
+                os.environ[POSTGRES_ENV] = f"{dsn} {pid_file.read_text().split()[0]}"
+
+            return _run(turns, sessions, window, rounds, against, backends, fresh)
+    return _run(turns, sessions, window, rounds, against, backends, lambda: None)
+
+
+def _run(
+    turns: int,
+    sessions: int,
+    window: int,
+    rounds: int,
+    against: Path | None,
+    backends: tuple[str, ...],
+    fresh: Any,
+) -> dict[str, Any]:
     sources: dict[str, Path | None] = {"new": child.ROOT / "src"}
     if against is not None:
         sources["old"] = against
     figures: dict[str, Any] = {}
-    for backend in BACKENDS:
+    for backend in backends:
         found: dict[str, list[list[dict[str, Any]]]] = {name: [] for name in sources}
         for round_number in range(rounds):
             order = list(sources.items())
             for name, source in order if round_number % 2 == 0 else reversed(order):
+                fresh()
                 found[name].append(
                     child.module(
                         "tests.benchmarks.growing_turn",
@@ -212,6 +276,7 @@ def run(
                     **runs[0][index],
                     "start": statistics.median(r[index]["start"] for r in runs),
                     "end": statistics.median(r[index]["end"] for r in runs),
+                    "postgres": _median_of(r[index]["postgres"] for r in runs),
                 }
                 for index in range(turns)
             ]
@@ -229,11 +294,17 @@ def run(
             result["ratio_old_new"] = {
                 key: round(result["old"][key] / result["new"][key], 2)
                 for key in result["new"]
-                if key.endswith("_ms") and result["new"][key] > 0
+                if key.endswith(("_ms", "_p50", "_max")) and result["new"][key] > 0
             }
         figures[backend] = result
     figures["load"] = round(os.getloadavg()[0], 1)
     return figures
+
+
+def _median_of(values: Any) -> float | None:
+    """The median of ``values``, or ``None`` when they are (not measured)."""
+    found = [value for value in values if value is not None]
+    return statistics.median(found) if found else None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -244,10 +315,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--sessions", type=int, default=16)
     parser.add_argument("--window", type=int, default=30, help="turns at the start and the end")
-    parser.add_argument("--profile", choices=BACKENDS, help="profile one backend's turns instead")
+    parser.add_argument(
+        "--profile", choices=("memory", "sqlite"), help="profile one backend's turns instead"
+    )
     parser.add_argument("--top", type=int, default=40, help="functions listed by --profile")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--against", type=Path, default=None, help="an older checkout's src")
+    parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=["memory", "sqlite"])
     options = parser.parse_args(argv)
     if options.child:
         backend, turns, sessions = options.child
@@ -262,6 +336,7 @@ def main(argv: list[str] | None = None) -> None:
         window=options.window,
         rounds=options.rounds,
         against=options.against,
+        backends=tuple(options.backends),
     )
     print(json.dumps(figures))
 

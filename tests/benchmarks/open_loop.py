@@ -2,6 +2,8 @@
 
     python -m tests.benchmarks.open_loop --backend both --workers 1 2   # the full protocol
     python -m tests.benchmarks.open_loop --backend sqlite --workers 1 --hold 20
+    python -m tests.benchmarks.open_loop --backend both --against /tmp/old/src  # two checkouts
+    python -m tests.benchmarks.open_loop --backend postgres --workers 1 --replica
 
 As wrk2 and vegeta do, turns arrive at a constant rate whatever the server
 answers (each arrival starts a turn, ``POST /v1/turns``, and ends it,
@@ -37,6 +39,18 @@ PostgreSQL and of this load generator, and the generator's share of a
 core: they all share the machine's cores, so ``cores / (their sum)`` is
 the most turns a second the machine could run, whatever the server does.
 
+``--against SRC`` measures another checkout (its ``src``) as well, in the
+same run: for each backend and worker count, that checkout's capacity right
+after this one's, each server run from its own ``src`` on a database seeded
+by its own code; the table then gives this checkout's capacity as a
+multiple of the other's. ``--replica`` (PostgreSQL) measures each worker
+count twice: on the primary alone, then with a streaming replica of it
+(``pg_basebackup``, :func:`tests.postgres_server.running_replica`) that the
+server's memory searches go to (``PREFRONTAL_READ_DSNS``); the replica's
+CPU is counted with PostgreSQL's, and the table gives the ratio of the two
+capacities (this checkout only). Both servers share this machine's cores, so the ratio shows
+what a replica costs or saves here, not what a second machine would add.
+
 Prints one JSON object per run, then a table. Not a test: it measures and
 never fails on a figure.
 """
@@ -64,10 +78,10 @@ import httpx
 
 from prefrontal.demo import DEMO_USER
 from prefrontal.testing.synthetic import questions, sentence
+from tests.benchmarks import child
 from tests.benchmarks.process_cpu import TreeCpu, own_cpu_s
-from tests.servers.conftest import seeded
+from tests.postgres_server import Server
 from tests.servers.harness import AGENT_KEY, http_server
-from tests.servers.test_http_postgres import seeded_postgres
 
 QUESTIONS = tuple(questions(4_096, seed=36))
 _REPLY_RNG = random.Random(36)
@@ -203,19 +217,64 @@ async def run_rate(base: str, rate: float, seconds: float, first: int = 0) -> St
 
 @dataclass
 class Target:
-    """Where runs go: a fresh seeded database per run, and the PostgreSQL server's process."""
+    """Where runs go: a fresh seeded database per run, the server's environment, and the
+    PostgreSQL servers' processes (the primary's, then a replica's)."""
 
     backend: str
     fresh: Callable[[], str]
-    postgres_pid: int | None = None
+    checkout: str = "this"
+    env: Callable[[str], dict[str, str]] = lambda db: {}
+    postgres_pids: list[int] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        """The backend, ``+replica`` when a replica answers the searches."""
+        return self.backend + ("+replica" if len(self.postgres_pids) > 1 else "")
+
+
+def _seed(source: Path, backend: str, db: str) -> None:
+    """Seed the demo data into ``db`` with the code of ``source`` (a checkout's ``src``)."""
+    child.run(source, "-m", "tests.benchmarks.open_loop", "--child", "seed", backend, db)
+
+
+def _seed_child(backend: str, db: str) -> None:
+    """The seeding child: the demo agent into ``db`` (this process's ``prefrontal``)."""
+    if backend == "sqlite":
+        from tests.servers.conftest import seeded
+
+        anyio.run(seeded, Path(db))
+    else:
+        from tests.servers.test_http_postgres import seeded_postgres
+
+        anyio.run(seeded_postgres, db)
+    print(json.dumps({"seeded": db}))
+
+
+def _pid(server: Server) -> int | None:
+    pid_file = server.root / "data" / "postmaster.pid"
+    return int(pid_file.read_text().split()[0]) if pid_file.exists() else None
+
+
+@dataclass
+class PostgresPlace:
+    """The tests' throwaway PostgreSQL server, and a streaming replica of it when one runs."""
+
+    primary: Server
+    standby: Server | None = None
 
 
 @contextlib.contextmanager
-def target(backend: str) -> Iterator[Target]:
-    """Seed the demo data once; every :meth:`Target.fresh` is a new copy of it."""
+def target(
+    backend: str, source: Path, checkout: str, place: PostgresPlace | None = None
+) -> Iterator[Target]:
+    """Seed the demo data once with ``source``'s code; every :meth:`Target.fresh` is a new copy
+    of it, served by that code. On PostgreSQL, the databases are ``place.primary``'s; when
+    ``place.standby`` runs, the server's searches read its copy of each one."""
+    code = {"PYTHONPATH": str(source)}
     if backend == "sqlite":
         with tempfile.TemporaryDirectory(prefix="prefrontal-open-loop-") as tmp:
-            template = anyio.run(seeded, Path(tmp) / "template.db")
+            template = Path(tmp) / "template.db"
+            _seed(source, backend, str(template))
             copies = iter(range(1_000_000))
 
             def fresh_file() -> str:
@@ -226,24 +285,29 @@ def target(backend: str) -> Iterator[Target]:
                         old.unlink(missing_ok=True)
                 return str(path)
 
-            yield Target(backend, fresh_file)
+            yield Target(backend, fresh_file, checkout, lambda db: code)
         return
-    from tests.postgres_server import running_server
+    assert place is not None
+    server, standby = place.primary, place.standby
+    prefix = f"open_loop_{checkout}" + ("_replica" if standby is not None else "")
+    template_dsn = server.create_database(f"{prefix}_template")
+    _seed(source, backend, template_dsn)
+    name = urlsplit(template_dsn).path.lstrip("/")
+    copies = iter(range(1_000_000))
 
-    with running_server() as server:
-        template_dsn = server.create_database("open_loop_template")
-        anyio.run(seeded_postgres, template_dsn)
-        name = urlsplit(template_dsn).path.lstrip("/")
-        copies = iter(range(1_000_000))
+    def fresh_database() -> str:
+        copy = f"{prefix}_{next(copies)}"
+        server._psql(f'CREATE DATABASE "{copy}" TEMPLATE "{name}"')
+        return server.dsn(copy)
 
-        def fresh_database() -> str:
-            copy = f"open_loop_run_{next(copies)}"
-            server._psql(f'CREATE DATABASE "{copy}" TEMPLATE "{name}"')
-            return server.dsn(copy)
+    def environment(db: str) -> dict[str, str]:
+        if standby is None:
+            return code
+        return code | {"PREFRONTAL_READ_DSNS": standby.dsn(urlsplit(db).path.lstrip("/"))}
 
-        pid_file = server.root / "data" / "postmaster.pid"
-        pid = int(pid_file.read_text().split()[0]) if pid_file.exists() else None
-        yield Target(backend, fresh_database, postgres_pid=pid)
+    found = [_pid(server), None if standby is None else _pid(standby)]
+    pids = [pid for pid in found if pid is not None]
+    yield Target(backend, fresh_database, checkout, environment, pids)
 
 
 def _listeners(base: str) -> list[str]:
@@ -258,11 +322,14 @@ def _listeners(base: str) -> list[str]:
 
 def measured(base: str, server_pid: int, rate: float, seconds: float, place: Target) -> Step:
     """:func:`run_rate`, with the CPU of the server's processes and of PostgreSQL."""
-    server, database = TreeCpu(server_pid), TreeCpu(place.postgres_pid)
+    server, databases = TreeCpu(server_pid), [TreeCpu(pid) for pid in place.postgres_pids]
     server.start()
-    database.start()
+    for database in databases:
+        database.start()
     step = anyio.run(run_rate, base, rate, seconds, _first(base))
-    step.server_cpu_s, step.postgres_cpu_s = server.seconds(), database.seconds()
+    step.server_cpu_s = server.seconds()
+    if databases:
+        step.postgres_cpu_s = sum(database.seconds() or 0.0 for database in databases)
     return step
 
 
@@ -281,7 +348,8 @@ def served(place: Target, workers: int, args: argparse.Namespace) -> Iterator[tu
     Yields its base URL and its first process's pid.
     """
     options = ("--deadline-ms", str(args.deadline_ms), "--workers", str(workers))
-    with http_server(place.fresh(), *options, test_clock=False) as (base, process):
+    db = place.fresh()
+    with http_server(db, *options, test_clock=False, **place.env(db)) as (base, process):
         deadline = time.monotonic() + 30
         while workers > 1 and time.monotonic() < deadline:  # the other workers finish starting
             if len(_listeners(base)) >= workers:
@@ -299,7 +367,7 @@ def print_step(label: dict[str, Any], phase: str, step: Step, deadline_ms: float
 
 def capacity(place: Target, workers: int, args: argparse.Namespace) -> dict[str, Any]:
     """Bracket, confirm by bisection, then run at ``--load`` of the capacity."""
-    label = {"backend": place.backend, "workers": workers}
+    label = {"backend": place.label, "workers": workers, "checkout": place.checkout}
     began = time.monotonic()
     held_short, failed_short = 0.0, 0.0
     with served(place, workers, args) as (base, pid):
@@ -350,14 +418,15 @@ def _cell(value: Any, unit: str = "") -> str:
 
 
 def table(results: list[dict[str, Any]], cores: int, hold_s: float) -> str:
-    """The summaries as a Markdown table, with the ratio of two workers to one."""
+    """The summaries as a Markdown table, with the ratios: two workers to one, this checkout to
+    the other, a replica to the primary alone."""
     head = (
-        f"| backend | workers | capacity (turns/s held {hold_s:g} s) | lowest failed | "
+        f"| checkout | backend | workers | capacity (turns/s held {hold_s:g} s) | lowest failed | "
         "at load: rate | p50 | p99 | max | errors / degraded | "
         "CPU ms a turn: server / postgres / generator | "
         f"{cores} cores / CPU a turn | generator, share of a core |"
     )
-    lines = [head, "|" + "---|" * 12]
+    lines = [head, "|" + "---|" * 13]
     for r in results:
         load = r.get("at_load") or {}
         cpu = load.get("cpu_ms_per_turn") or (r.get("at_capacity") or {}).get("cpu_ms_per_turn")
@@ -365,32 +434,47 @@ def table(results: list[dict[str, Any]], cores: int, hold_s: float) -> str:
         parts = [cpu.get("server"), cpu.get("postgres"), cpu.get("generator")]
         total = sum(p for p in parts if p is not None)
         ceiling = round(cores * 1_000 / total, 1) if total else None
-        lines.append(
-            "| "
-            + " | ".join(
-                [
-                    r["backend"],
-                    str(r["workers"]),
-                    _cell(r["capacity_per_s"]),
-                    _cell(r["lowest_failed_per_s"]),
-                    _cell(load.get("rate_per_s")),
-                    _cell(load.get("p50_ms"), " ms"),
-                    _cell(load.get("p99_ms"), " ms"),
-                    _cell(load.get("max_ms"), " ms"),
-                    f"{load.get('errors', '-')} / {load.get('degraded', '-')}",
-                    " / ".join(_cell(p) for p in parts),
-                    _cell(ceiling, " turns/s"),
-                    _cell(load.get("generator_cpu_per_s")),
-                ]
-            )
-            + " |"
-        )
-    by = {(r["backend"], r["workers"]): r["capacity_per_s"] for r in results}
-    for backend in dict.fromkeys(r["backend"] for r in results):
-        one, two = by.get((backend, 1)), by.get((backend, 2))
-        if one and two:
-            lines.append(f"\n{backend}: two workers hold {two / one:.2f} times one worker's rate")
-    return "\n".join(lines)
+        cells = [
+            r["checkout"],
+            r["backend"],
+            str(r["workers"]),
+            _cell(r["capacity_per_s"]),
+            _cell(r["lowest_failed_per_s"]),
+            _cell(load.get("rate_per_s")),
+            _cell(load.get("p50_ms"), " ms"),
+            _cell(load.get("p99_ms"), " ms"),
+            _cell(load.get("max_ms"), " ms"),
+            f"{load.get('errors', '-')} / {load.get('degraded', '-')}",
+            " / ".join(_cell(p) for p in parts),
+            _cell(ceiling, " turns/s"),
+            _cell(load.get("generator_cpu_per_s")),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join([*lines, "", *ratios(results)])
+
+
+def ratios(results: list[dict[str, Any]]) -> list[str]:
+    """Each capacity against its counterpart: two workers to one, this checkout to the other,
+    the primary with a replica to the primary alone (same run)."""
+    by = {(r["checkout"], r["backend"], r["workers"]): r["capacity_per_s"] for r in results}
+    lines = []
+    for (checkout, backend, workers), capacity in by.items():
+        pairs = [
+            ("two workers to one", (checkout, backend, 1), workers == 2),
+            ("this checkout to the other", ("against", backend, workers), checkout == "this"),
+            (
+                "primary and replica to the primary alone",
+                (checkout, backend.removesuffix("+replica"), workers),
+                backend.endswith("+replica"),
+            ),
+        ]
+        for what, other, applies in pairs:
+            base = by.get(other)
+            if applies and base and capacity:
+                lines.append(
+                    f"{checkout} {backend}, {workers} worker(s): {what} {capacity / base:.2f}"
+                )
+    return lines
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -410,17 +494,55 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=float, default=2.0, help="Seconds first, not counted.")
     parser.add_argument("--load", type=float, default=0.8, help="Share of capacity to run at.")
     parser.add_argument("--deadline-ms", type=float, default=1_000.0)
+    parser.add_argument("--against", help="Another checkout's src/, measured in the same run.")
+    parser.add_argument(
+        "--replica", action="store_true", help="PostgreSQL: also with a streaming replica."
+    )
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child:
+        _seed_child(*args.child[1:])
+        return
     backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
+    sources = {"this": child.ROOT / "src"}
+    if args.against:
+        sources["against"] = Path(args.against).resolve()
     began = time.monotonic()
-    results = []
+    results: list[dict[str, Any]] = []
     for backend in backends:
-        with target(backend) as place:
-            for workers in args.workers:
-                results.append(capacity(place, workers, args))
+        if backend == "sqlite":
+            results += _measure_all(backend, sources, args)
+            continue
+        from tests.postgres_server import running_replica, running_server
+
+        with running_server() as server:
+            results += _measure_all(backend, sources, args, PostgresPlace(server))
+            if args.replica:
+                with running_replica(server) as standby:
+                    place = PostgresPlace(server, standby)  # this checkout's: it names replicas
+                    results += _measure_all(backend, {"this": sources["this"]}, args, place)
     cores = os.cpu_count() or 1
     print(f"\n{table(results, cores, args.hold)}")
     print(f"\nwhole run: {(time.monotonic() - began) / 60:.1f} minutes", flush=True)
+
+
+def _measure_all(
+    backend: str,
+    sources: dict[str, Path],
+    args: argparse.Namespace,
+    place: PostgresPlace | None = None,
+) -> list[dict[str, Any]]:
+    """The capacity of each worker count, each checkout's right after the other's."""
+    found = []
+    with contextlib.ExitStack() as stack:
+        targets = [
+            stack.enter_context(target(backend, source, checkout, place))
+            for checkout, source in sources.items()
+        ]
+        for workers in args.workers:
+            for place_of_checkout in targets:
+                found.append(capacity(place_of_checkout, workers, args))
+    return found
 
 
 if __name__ == "__main__":

@@ -4,11 +4,14 @@
 PostgreSQL database, any other ``scheme://`` is an error (never a file name,
 so a DSN's password never lands on disk as a directory), anything else is a
 SQLite file. Commands that only read (``trace list``, ``trace show``) open
-an existing file and never create one.
+an existing file and never create one. With a PostgreSQL URL,
+``PREFRONTAL_READ_DSNS`` (URLs separated by spaces) names read replicas for
+the memory searches (``open_stores(read_dsns=...)``).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -26,6 +29,8 @@ DEFAULT_DB = Path(".prefrontal") / "prefrontal.db"
 MEMORY = ":memory:"
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+READ_DSNS_ENV = "PREFRONTAL_READ_DSNS"
+"""The read replicas' URLs, separated by spaces, for a PostgreSQL ``--db``."""
 PASSWORD = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^:@/]*):[^@/]*@")
 
 DbOption = typer.Option(
@@ -52,7 +57,7 @@ def build(db: str, *, create: bool = True) -> Stores:
         if scheme.group(1).lower() in POSTGRES_SCHEMES:
             from prefrontal.stores import postgres  # asyncpg: only when asked for
 
-            return postgres.open_stores(db)
+            return postgres.open_stores(db, read_dsns=os.environ.get(READ_DSNS_ENV, "").split())
         raise ConfigurationError(
             f"--db: unknown scheme {scheme.group(1)!r}; use postgresql://user@host/db, "
             "a SQLite file path, or :memory:"

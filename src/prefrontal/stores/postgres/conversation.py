@@ -111,6 +111,14 @@ class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
         """Add or replace ``turn`` inside the caller's transaction."""
         await append_in(connection, turn)
 
+    async def append_all_in(
+        self, connection: Connection, turns: Sequence[ConversationTurn]
+    ) -> None:
+        """Add or replace ``turns``, in order, inside the caller's transaction: one pipelined
+        round trip (``executemany``) for all of them."""
+        if turns:
+            await connection.executemany(_APPEND, [_row(turn) for turn in turns])
+
     async def leaving_in(
         self, connection: Connection, lookup: Lookup
     ) -> tuple[ConversationSummary | None, tuple[ConversationTurn, ...]]:

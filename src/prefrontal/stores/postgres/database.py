@@ -5,9 +5,20 @@ use, and migrates its schema forward then (:mod:`.migrations`). Every
 connection's ``search_path`` is that schema, so the SQL of the stores names
 tables without it and one database can hold several independent schemas.
 
-Reads run in a read-only transaction (``repeatable read`` when they take
-more than one statement, so every statement sees the same snapshot); writes
-in one read-committed transaction, committed when the call returns.
+Round trips are what a turn pays for, so none is spent on ceremony:
+
+- reads at ``read committed`` run statement by statement with no
+  ``BEGIN``/``COMMIT`` around them (in read committed each statement takes
+  its own snapshot anyway, so an explicit transaction adds two round trips
+  and nothing else); reads that need one snapshot (``repeatable read``) run
+  in a read-only transaction of that level;
+- writes run in one read-committed transaction, committed when the call
+  returns; a write of one statement (:meth:`PostgresDatabase.write_one`)
+  runs alone, atomic by itself;
+- a connection goes back to the pool with no reset query: the stores keep
+  no session state (settings are ``SET LOCAL``/``set_config(..., true)``,
+  advisory locks are transaction-scoped), and an open transaction is still
+  rolled back by the pool.
 
 Foreign errors are mapped here, at one boundary: lost connections (and the
 client's protocol errors a connection closed by the server leaves behind),
@@ -133,8 +144,12 @@ class PostgresDatabase:
         isolation: Isolation = "read_committed",
         replica: bool = False,
     ) -> T:
-        """Run ``await fn(connection)`` in a read-only transaction; with ``replica``, on a
-        read replica when one may answer (:mod:`.replicas`), else on the primary."""
+        """Run ``await fn(connection)``, which only reads; with ``replica``, on a read replica
+        when one may answer (:mod:`.replicas`), else on the primary.
+
+        ``fn`` sees one snapshot only with ``repeatable_read`` (a read-only transaction of
+        that level); at ``read_committed`` its statements run one by one, each on its own
+        snapshot, with no transaction around them."""
         if replica and self.replicas is not None:
             await self._ensure_open(store)  # the schema is migrated on the primary first
             with mapped_errors(store):
@@ -147,13 +162,24 @@ class PostgresDatabase:
         """Run ``await fn(connection)`` in one transaction; committed when this returns."""
         return await self._run(fn, store, isolation="read_committed", readonly=False)
 
+    async def write_one(self, fn: Callable[[Connection], Awaitable[T]], *, store: str) -> T:
+        """Run ``await fn(connection)``, which sends exactly one statement that writes: alone,
+        with no ``BEGIN``/``COMMIT`` around it (one statement is atomic by itself)."""
+        pool = await self._ensure_open(store)
+        with mapped_errors(store):
+            async with pool.acquire() as connection:
+                found = await fn(connection)
+                if self.replicas is not None:
+                    self.replicas.wrote(await connection.fetchval(_WAL_POSITION))
+                return found
+
     async def execute(self, statement: str, *args: object, store: str) -> None:
-        """Run one statement with ``args`` in a transaction of its own (:meth:`write`)."""
+        """Run one statement with ``args``, alone (:meth:`write_one`)."""
 
         async def run(connection: Connection) -> None:
             await connection.execute(statement, *args)
 
-        await self.write(run, store=store)
+        await self.write_one(run, store=store)
 
     async def forget_statistics(self) -> None:
         """Analyse every table again, so the planner's statistics count only the rows left
@@ -188,13 +214,13 @@ class PostgresDatabase:
         return removed > 0
 
     async def count(self, statement: str, *args: object, store: str) -> int:
-        """Run one ``DELETE`` or ``UPDATE`` in a transaction of its own; the rows it touched."""
+        """Run one ``DELETE`` or ``UPDATE``, alone (:meth:`write_one`); the rows it touched."""
 
         async def run(connection: Connection) -> int:
             status: str = await connection.execute(statement, *args)
             return int(status.rsplit(" ", 1)[-1])
 
-        return await self.write(run, store=store)
+        return await self.write_one(run, store=store)
 
     async def aclose(self) -> None:
         """Close the pool once the calls in flight are done; later calls raise StoreError."""
@@ -234,6 +260,8 @@ class PostgresDatabase:
         pool = await self._ensure_open(store)
         with mapped_errors(store):
             async with pool.acquire() as connection:
+                if readonly and isolation == "read_committed":
+                    return await fn(connection)
                 transaction = connection.transaction(isolation=isolation, readonly=readonly)
                 wrote = False
                 async with transaction:
@@ -262,6 +290,7 @@ class PostgresDatabase:
             min_size=self._min_size,
             max_size=self._max_size,
             server_settings={"search_path": f'"{self.schema}"', "application_name": "prefrontal"},
+            reset=keep_session,
         )
         try:
             async with pool.acquire() as connection:
@@ -270,6 +299,11 @@ class PostgresDatabase:
             pool.terminate()  # at once, with no await: this may be a cancellation
             raise
         return pool
+
+
+async def keep_session(connection: Connection) -> None:
+    """A pool's reset of a released connection: nothing to send (the stores leave no session
+    state behind; the pool rolls back an open transaction before this)."""
 
 
 @contextlib.contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
@@ -31,7 +32,9 @@ class ConversationSql(Protocol):
 
     database: PostgresDatabase
 
-    async def append_in(self, connection: Connection, turn: ConversationTurn) -> None: ...
+    async def append_all_in(
+        self, connection: Connection, turns: Sequence[ConversationTurn]
+    ) -> None: ...
 
     async def leaving_in(
         self, connection: Connection, lookup: Lookup
@@ -94,8 +97,7 @@ class PostgresExchangeWriter:
             last = await self.episodic.last_position_in(connection, tenant, exchange.thread_id)
             placed = embedded.placed(last + 1)
             await self.episodic.put_in(connection, placed.memories)
-            for message in placed.messages:
-                await self.conversation.append_in(connection, message)
+            await self.conversation.append_all_in(connection, placed.messages)
             change = placed.summary
             if change is not None and not await self.conversation.replace_summary_in(
                 connection, change

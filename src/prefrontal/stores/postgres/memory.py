@@ -237,8 +237,9 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         return await self.database.read(run, store=self.name)
 
     async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
-        """The hybrid (or lexical) search; on a read replica when the database has one and
-        this store keeps no vector cache (pgvector, or none), which follows the primary."""
+        """The hybrid (or lexical) search; on a read replica when the database has one and the
+        search reads no vector cache (which follows the primary): pgvector, no cache, or a
+        search without vectors."""
         embedding = await query_embedding(query, self.embedder)
         kinds = None if query.kinds is None else [kind.value for kind in query.kinds]
         params = (*_tenant(tenant), query.now, kinds)
@@ -262,7 +263,7 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         cache = self.vectors if embedding is not None else None
         if cache is None:
             return await self.database.read(
-                run, store=self.name, isolation="repeatable_read", replica=self.vectors is None
+                run, store=self.name, isolation="repeatable_read", replica=True
             )
         async with cache.held():
             return await self.database.read(run, store=self.name, isolation="repeatable_read")

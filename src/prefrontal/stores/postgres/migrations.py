@@ -579,6 +579,13 @@ _SESSION_ITEMS = (
 )
 """Idempotent, like the erasure records: a schema taken back to an older version keeps it."""
 
+FILLFACTOR = 70
+"""How full PostgreSQL fills a memory table's pages on insert. Every turn updates the items it
+recalled (their count and time); an update that finds room on the row's page is a HOT update,
+which writes no entry in the table's GIN index of term keys, where a full page sends the new row
+version elsewhere and every index (some 50 GIN keys a row) gets it again. Pages written before
+this setting fill up as they were until the table is rewritten (``VACUUM FULL``)."""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "every store kind: tables, indexes, GIN term index, BM25 statistics", _INITIAL),
     Migration(
@@ -692,6 +699,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "memory items keep the versions a put replaced (who changed what, when), "
         "deleted with the item; items indexed by id for listing page by page",
         tuple(statement for name in MEMORY_TABLES for statement in versions_schema(name)),
+    ),
+    Migration(
+        18,
+        "memory tables leave a third of each page free (fillfactor 70): a recall's update "
+        "of an item stays on its page (HOT) and writes no index entry",
+        tuple(f"ALTER TABLE {n}_items SET (fillfactor = {FILLFACTOR})" for n in MEMORY_TABLES),
     ),
 )
 LATEST = MIGRATIONS[-1].version

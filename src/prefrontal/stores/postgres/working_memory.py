@@ -77,7 +77,7 @@ class PostgresWorkingMemoryStore(SharesDatabase[PostgresDatabase]):
                 )
             return saved
 
-        return await self.database.write(run, store=_STORE)
+        return await self.database.write_one(run, store=_STORE)  # the conflict's read: no write
 
     async def recent_sessions(
         self, tenant: Tenant, *, since: datetime, limit: int
