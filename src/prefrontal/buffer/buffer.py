@@ -60,13 +60,14 @@ from prefrontal.buffer.salience import (
     salience_factors,
     threshold,
 )
-from prefrontal.buffer.scoring import Refusal, Scored, refusals
+from prefrontal.buffer.scoring import Scored
 from prefrontal.buffer.snapshot import (
     AddResult,
     BufferCounters,
     BufferSnapshot,
     Outcome,
     add_result,
+    refused_later,
 )
 from prefrontal.buffer.summarizer import ExtractiveSummarizer, Summarizer
 from prefrontal.buffer.themes import Coherence, coherence, dominant_themes
@@ -81,9 +82,6 @@ if TYPE_CHECKING:
     from prefrontal.buffer.snapshot import RefreshReport
 
 Clock = Callable[[], datetime]
-BELOW = "below_threshold"
-"""Why an offer was refused when its score is below the threshold (a refusal for want of
-room is remembered with the items that kept it out: see :meth:`WorkingMemoryBuffer._kept`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -452,8 +450,7 @@ class WorkingMemoryBuffer:
         item_id = new.resolved_id()
         tokens = new.tokens if new.tokens is not None else self.count_tokens(new.content)
         if tokens > self.config.max_tokens:
-            reason = f"too_large: {tokens} tokens > max_tokens {self.config.max_tokens}"
-            return self._refuse(item_id, tokens, reason, None)
+            return self._refuse(item_id, tokens, _too_large(tokens, self.config), None)
         held = self._held.items.get(item_id)
         if held is not None:
             return await self._refresh(held, new, tokens, at, focus, protected, turn_id)
@@ -489,46 +486,44 @@ class WorkingMemoryBuffer:
                 turn_id=turn_id,
             )
         utilisation = self.utilisation
-        bar = threshold(utilisation, config)
-        last = refusals.entries.get(item_id)
-        if last is None or last[0] is not offer or last[1] != bar:
-            scored = (offer.salience, offer.score)
-            decision = decide(item_id, new, offer.factors, utilisation, config, scored)
-            last = None
-        else:  # the same scored offer against the same threshold: the same decision
-            decision = last[2]
-        if not decision.admitted:
-            return self._refused_again(last, BELOW) or self._refused(
-                offer, bar, BELOW, self._below(decision), decision
-            )
+        if not _admits(new, offer.score, threshold(utilisation, config), config):
+            self._held.count("refused")
+            return refused_later(item_id, tokens, _below_explained, (offer, utilisation, config))
+        decision = decide(item_id, new, offer.factors, utilisation, config, offer.scores)
         ctx = self._context(at, focus)
         victims = self._victims(tokens, ctx, protected)
         if victims is None:  # refused before the item is built
-            kept = self._kept(protected)
-            return self._refused_again(last, kept) or self._refused(
-                offer, bar, kept, self._no_room(tokens, protected), decision
-            )
+            return self._refuse(item_id, tokens, self._no_room(tokens, protected), decision)
         item = building.admitted(item_id, new, tokens, decision, at, self._held.take_seq(), turn_id)
         return await self._place(item, decision, at, ctx, protected, victims)
 
-    def _refused_again(self, last: Refusal | None, why: object) -> AddResult | None:
-        """``last``'s refusal, counted again, when it was refused for ``why`` too."""
-        if last is None or last[3] != why:
+    def refuse_all(
+        self, offers: Sequence[Scored], protected: Collection[str] = ()
+    ) -> list[AddResult] | None:
+        """Every one of ``offers`` (items it does not hold, scored for now) refused, when
+        nothing new can enter: every slot holds an item that may not leave (pinned or
+        ``protected``). ``None`` (nothing done) when something might.
+
+        Each refusal is what :meth:`admit_scored` gives that offer, counted the same; its
+        reason and decision are worked out when first read (a turn's refresh meets this
+        once its fragments have filled the buffer: most of the offers left are never
+        read one by one).
+        """
+        held, config = self._held, self._held.config
+        if len(held.items) < config.max_items or not self._kept(protected).everything:
             return None
-        self._held.count("refused")
-        return last[4]
-
-    def _refused(
-        self, offer: Scored, bar: float, why: object, reason: str, decision: AdmissionDecision
-    ) -> AddResult:
-        """Refuse ``offer`` for ``reason`` and remember it (see :data:`.scoring.refusals`)."""
-        refusal = self._refuse(offer.item_id, offer.tokens, reason, decision)
-        refusals.put(offer.item_id, (offer, bar, decision, why, refusal))
-        return refusal
-
-    @staticmethod
-    def _below(decision: AdmissionDecision) -> str:
-        return f"below_threshold: score {decision.score:.3f} < {decision.threshold:.3f}"
+        closed = _Closed(self.utilisation, config, self._kept(protected))
+        explain, largest = closed.explain, config.max_tokens
+        refused = [
+            refused_later(offer.item_id, offer.tokens, explain, offer)
+            if offer.tokens <= largest
+            else add_result(
+                offer.item_id, Outcome.REFUSED, _too_large(offer.tokens, config), offer.tokens
+            )
+            for offer in offers
+        ]
+        held.count("refused", len(refused))
+        return refused
 
     async def _admit(
         self,
@@ -544,7 +539,7 @@ class WorkingMemoryBuffer:
         """Admit ``new``, an item not held, as ``decision`` says, making room for it; or
         refuse it, saying why (the rest of :meth:`add`)."""
         if not decision.admitted:
-            return self._refuse(item_id, tokens, self._below(decision), decision)
+            return self._refuse(item_id, tokens, _below(decision), decision)
         ctx = self._context(at, focus)
         victims = self._victims(tokens, ctx, protected)
         if victims is None:  # refused before the item is built
@@ -841,12 +836,7 @@ class WorkingMemoryBuffer:
         return kept
 
     def _no_room(self, tokens: int, protected: Collection[str]) -> str:
-        kept = self._kept(protected)
-        return (
-            f"no_room: {tokens} tokens do not fit beside {kept.count} pinned or protected "
-            f"items of {kept.tokens} tokens (max_tokens "
-            f"{self.config.max_tokens}, max_items {self.config.max_items})"
-        )
+        return _no_room(tokens, self._kept(protected), self.config)
 
     def _refuse(
         self, item_id: str, tokens: int, reason: str, decision: AdmissionDecision | None
@@ -957,3 +947,59 @@ def _promoted_fold(folded: Folded, promoted: Mapping[str, str]) -> Folded:
     if not promoted:
         return folded
     return replace(folded, evictions=[_promoted(e, promoted) for e in folded.evictions])
+
+
+def _too_large(tokens: int, config: BufferConfig) -> str:
+    return f"too_large: {tokens} tokens > max_tokens {config.max_tokens}"
+
+
+def _below(decision: AdmissionDecision) -> str:
+    return f"below_threshold: score {decision.score:.3f} < {decision.threshold:.3f}"
+
+
+def _no_room(tokens: int, kept: _Kept, config: BufferConfig) -> str:
+    return (
+        f"no_room: {tokens} tokens do not fit beside {kept.count} pinned or protected "
+        f"items of {kept.tokens} tokens (max_tokens "
+        f"{config.max_tokens}, max_items {config.max_items})"
+    )
+
+
+def _admits(new: NewItem, score: float, bar: float, config: BufferConfig) -> bool:
+    """Whether :func:`~.salience.decide` admits ``new`` of admission ``score`` against ``bar``
+    (without making the decision)."""
+    return (
+        new.pinned
+        or score >= bar
+        or (new.lifetime is Lifetime.SESSION and new.priority >= config.keep_priority)
+    )
+
+
+def _below_explained(
+    subject: tuple[Scored, float, BufferConfig],
+) -> tuple[str, AdmissionDecision | None]:
+    """The reason and decision of a refusal below the threshold, of an offer scored
+    ``subject[0]`` when the buffer was ``subject[1]`` full, under ``subject[2]``."""
+    offer, utilisation, config = subject
+    decision = decide(offer.item_id, offer.new, offer.factors, utilisation, config, offer.scores)
+    return _below(decision), decision
+
+
+@dataclass(frozen=True, slots=True)
+class _Closed:
+    """A buffer nothing new can enter, as its refusals explain it: how full it was, its
+    settings, and the items that may not leave."""
+
+    utilisation: float
+    config: BufferConfig
+    kept: _Kept
+
+    def explain(self, offer: Scored) -> tuple[str, AdmissionDecision | None]:
+        """What :meth:`WorkingMemoryBuffer.admit_scored` said, refusing ``offer`` here."""
+        config = self.config
+        decision = decide(
+            offer.item_id, offer.new, offer.factors, self.utilisation, config, offer.scores
+        )
+        if not decision.admitted:
+            return _below(decision), decision
+        return _no_room(offer.tokens, self.kept, config), decision

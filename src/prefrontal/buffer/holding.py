@@ -95,9 +95,9 @@ class Holding:
         """What the buffer has done over its life."""
         return BufferCounters(**self._counts)
 
-    def count(self, name: str) -> None:
-        """Add one to the counter ``name`` (``admitted``, ``evicted``, ``turns``...)."""
-        self._counts[name] += 1
+    def count(self, name: str, times: int = 1) -> None:
+        """Add ``times`` (one) to the counter ``name`` (``admitted``, ``evicted``, ``turns``...)."""
+        self._counts[name] += times
 
     def emit(
         self,

@@ -77,6 +77,9 @@ class TurnBuffer(Protocol):
     def renew(
         self, new: NewItem, *, now: datetime | None = None, turn_id: str | None = None
     ) -> AddResult | None: ...
+    def refuse_all(
+        self, offers: Sequence[Scored], protected: Collection[str] = ()
+    ) -> list[AddResult] | None: ...
     def refresh_themes(self) -> tuple[str, ...]: ...
     def mark_turn(self, now: datetime | None = None) -> None: ...
     def coherence(self) -> Coherence: ...
@@ -95,8 +98,10 @@ async def refresh_turn(
     ``turn_id``, when given, is the turn whose fragments they are: the
     provenance of every item they admit or refresh names it (the fragments
     themselves need not, so that one offer serves a fragment turn after turn).
-    The new fragments are scored by a :class:`~.scoring.Scoring`: what the
-    last turns scored alike is not worked out again.
+    The new fragments are scored first (:class:`~.scoring.Scoring`), to be
+    offered best first; once nothing new can enter (every slot holds an item
+    that may not leave), the rest are refused at once, each refusal's reason
+    and decision worked out when read (:meth:`~.buffer.WorkingMemoryBuffer.refuse_all`).
     """
     at = buffer.moment(now)
     offered = _distinct(fragments)
@@ -116,7 +121,11 @@ async def refresh_turn(
         if result.outcome is not Outcome.REFUSED:
             placed.add(result.item_id)
     protected = frozenset(placed)  # grows only as offers are placed: one set per admission
-    for offer in ranked:
+    for index, offer in enumerate(ranked):
+        refused = buffer.refuse_all(ranked[index:], protected)
+        if refused is not None:  # nothing new can enter: the rest are refused at once
+            results += refused
+            break
         result = await buffer.admit_scored(
             offer, focus=focus, now=at, protected=protected, turn_id=turn_id
         )

@@ -3,8 +3,8 @@ each fragment in turn would."""
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Sequence
-from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 import prefrontal.buffer.buffer as buffer_module
 import prefrontal.buffer.salience as salience
-import prefrontal.buffer.scoring as scoring_module
 from prefrontal.buffer import (
     AddResult,
     AdmissionDecision,
@@ -31,7 +30,7 @@ from prefrontal.buffer import (
 from prefrontal.buffer.decay import awaits_promotion
 from prefrontal.buffer.salience import admission_score, measure, salience_factors
 from prefrontal.buffer.scoring import Scoring
-from prefrontal.buffer.snapshot import Outcome, add_result
+from prefrontal.buffer.snapshot import Outcome, add_result, refused_later
 
 from .conftest import at, item, words
 
@@ -155,69 +154,60 @@ def test_the_refresh_decides_as_offering_each_fragment_in_turn_would(
 
 
 class Counted:
-    """Counts the factors worked out and the admission decisions made."""
+    """Counts the admission decisions made."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.factors = 0
         self.decisions = 0
-        factors, decide = Scoring._factors, salience.decide
-
-        def counted_factors(scoring: Scoring, *args: Any) -> Any:
-            self.factors += 1
-            return factors(scoring, *args)
+        decide = salience.decide
 
         def counted_decide(*args: Any) -> Any:
             self.decisions += 1
             return decide(*args)
 
-        monkeypatch.setattr(Scoring, "_factors", counted_factors)
         monkeypatch.setattr(buffer_module, "decide", counted_decide)
 
-    def reset(self) -> tuple[int, int]:
-        seen = (self.factors, self.decisions)
-        self.factors = self.decisions = 0
+    def reset(self) -> int:
+        seen = self.decisions
+        self.decisions = 0
         return seen
 
 
-async def test_a_turn_offering_nothing_new_works_out_no_score_and_no_decision(
+async def test_a_turn_offering_nothing_new_makes_no_decision(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A full buffer offered the same 40 fragments again, its themes as they were, works out
-    no factors and makes no decision; a later turn that changes one fragment works out that
-    one alone, and its refusals are the ones it gave before (counted as refusals again)."""
-    scoring_module.refusals.clear()
-    scoring_module._remembered.clear()
+    """A full buffer offered the same 40 fragments again makes no admission decision: the
+    offers left once the turn's fragments fill it are refused at once, each refusal's
+    reason and decision worked out when read (equal to those of an offer-by-offer refresh),
+    and every refusal counted."""
     counted = Counted(monkeypatch)
     config = BufferConfig(max_items=8, max_tokens=400, base_threshold=0.3)
     buffer = WorkingMemoryBuffer(config, count_tokens=words)
+    reference = WorkingMemoryBuffer(config, count_tokens=words)
     fragments = [
         item(f"{TEXTS[n % 6]} #{n}", item_id=f"m{n}", relevance=n / 40, lifetime=Lifetime.TURN)
         for n in range(40)
     ]
     focus = FOCI[0]
     first = await buffer.refresh_turn(fragments, focus=focus, now=at(0))
-    assert counted.reset() == (40, 40)
-    assert len(first.admitted) == 8
-    settled = await buffer.refresh_turn(fragments, focus=focus, now=at(10))
-    assert counted.reset() == (32, 32)  # scored against the first turn's themes: all new
-    assert settled.themes == first.themes
-    again = await buffer.refresh_turn(fragments, focus=focus, now=at(20))
-    assert counted.reset() == (0, 0)
-    assert len(again.refreshed) == 8 and again.refused == settled.refused
+    assert counted.reset() == 8  # the admitted alone: the buffer then holds this turn's 8
+    assert len(first.admitted) == 8 and len(first.refused) == 32
+    reports = []
+    for step in (10, 20):
+        reports.append(await buffer.refresh_turn(fragments, focus=focus, now=at(step)))
+        assert counted.reset() == 0
     lowest = item(fragments[0].content, item_id="m0", relevance=0.01, lifetime=Lifetime.TURN)
     third = await buffer.refresh_turn([lowest, *fragments[1:]], focus=focus, now=at(30))
-    assert counted.reset() == (1, 1)
-    kept = [r for r in third.refused if r.item_id != "m0"]
-    before = [r for r in again.refused if r.item_id != "m0"]
-    assert len(kept) == len(before) == len(again.refused) - 1
-    assert all(now is then for now, then in zip(kept, before, strict=True))  # the very same
+    assert counted.reset() == 0
     assert buffer.counters.refused == 32 * 4
+    offered = [fragments, fragments, fragments, [lowest, *fragments[1:]]]
+    for step, turn, report in zip((0, 10, 20, 30), offered, (first, *reports, third), strict=True):
+        assert report == await offer_by_offer(reference, turn, focus, at(step), None)
+    assert third.refused[0].reason.startswith(("below_threshold: ", "no_room: "))
 
 
-def test_a_rescored_offer_keeps_the_factors_of_its_terms_and_equals_a_fresh_scoring() -> None:
+def test_a_rescored_offer_is_scored_as_salience_factors_scores_it() -> None:
     """An offer of the same text with a new relevance, against another task and other
-    themes, is scored as :func:`salience_factors` scores it from scratch."""
-    scoring_module._remembered.clear()
+    themes, is scored as :func:`salience_factors` and :func:`admission_score` score it."""
     config = BufferConfig()
     first = Scoring(measure(FOCI[0], ("payment", "review")), at(0), config)
     second = Scoring(measure(FOCI[1], ("lisbon",)), at(5), config)
@@ -227,6 +217,7 @@ def test_a_rescored_offer_keeps_the_factors_of_its_terms_and_equals_a_fresh_scor
     scored = second(after, "m", 7)
     assert scored.factors == salience_factors(after, second.against, at(5), config)
     assert scored.score == admission_score(scored.factors, config)
+    assert scored.scores == salience.scores(scored.factors, config)
 
 
 def test_reports_made_without_init_equal_those_made_with_it() -> None:
@@ -247,5 +238,21 @@ def test_reports_made_without_init_equal_those_made_with_it() -> None:
     assert made == AddResult(
         item_id="m", outcome=Outcome.REFUSED, reason="no_room", tokens=3, decision=decision
     )
-    every = [getattr(made, f.name) for f in fields(AddResult)]
+    every = [getattr(made, name) for name in AddResult.FIELDS]
     assert every == ["m", Outcome.REFUSED, "no_room", 3, decision, None, ()]
+    later = refused_later("m", 3, lambda why: (why, decision), "no_room")
+    assert later == made and hash(later) == hash(made)
+    assert [getattr(later, name) for name in AddResult.FIELDS] == every
+
+
+def test_a_refusal_explained_later_is_frozen_and_copies_as_its_fields() -> None:
+    """A refusal made with its reason left to work out cannot be changed, and a copy of it
+    (pickled and read back) has the same fields, its reason and decision worked out."""
+    decision = salience.decide(
+        "m", item("text", item_id="m"), SalienceFactors(), 1.0, BufferConfig()
+    )
+    later = refused_later("m", 3, lambda why: (why, decision), "below_threshold")
+    with pytest.raises(AttributeError):
+        later.tokens = 4
+    copied = pickle.loads(pickle.dumps(later))
+    assert copied == later and copied.reason == "below_threshold" and copied.decision == decision
