@@ -490,11 +490,16 @@ class WorkingMemoryBuffer:
             self._held.count("refused")
             return refused_later(item_id, tokens, _below_explained, (offer, utilisation, config))
         decision = decide(item_id, new, offer.factors, utilisation, config, offer.scores)
+        held = self._held
+        if len(held.items) < config.max_items and held.tokens + tokens <= config.max_tokens:
+            item = building.admitted(item_id, new, tokens, decision, at, held.take_seq(), turn_id)
+            held.put(item)  # room enough: nothing leaves, nothing is folded
+            return self._admitted(item, decision, None, None, [], at)
         ctx = self._context(at, focus)
         victims = self._victims(tokens, ctx, protected)
         if victims is None:  # refused before the item is built
             return self._refuse(item_id, tokens, self._no_room(tokens, protected), decision)
-        item = building.admitted(item_id, new, tokens, decision, at, self._held.take_seq(), turn_id)
+        item = building.admitted(item_id, new, tokens, decision, at, held.take_seq(), turn_id)
         return await self._place(item, decision, at, ctx, protected, victims)
 
     def refuse_all(

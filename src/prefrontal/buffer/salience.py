@@ -126,10 +126,12 @@ def item_terms(item: NewItem) -> frozenset[str]:
     return _item_terms(item.content, (*item.tags, *item.entities))
 
 
-@remembered(maxsize=512)
+@remembered(maxsize=4_096)
 def _item_terms(text: str, labels: tuple[str, ...]) -> frozenset[str]:
     # Not through term_set's cache: this cache already holds the result, and an
-    # offered text such as the clock's line is new every minute.
+    # offered text such as the clock's line is new every minute. As many as the
+    # offers remembered (phase 10's): a growing session offers a few hundred
+    # texts over and over, more than a smaller cache keeps.
     return frozenset(terms(text)) | label_terms(labels)
 
 

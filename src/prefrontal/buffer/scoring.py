@@ -27,7 +27,7 @@ from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.decay import happened_recency
 from prefrontal.buffer.models import NewItem, SalienceFactors
 from prefrontal.buffer.salience import Measure, item_terms, urgency
-from prefrontal.buffer.text import coverage, overlap
+from prefrontal.buffer.text import coverage
 from prefrontal.buffer.trusted import assemble
 
 FACTORS: Final = (
@@ -95,16 +95,17 @@ class Scoring:
         :func:`~.salience.salience_factors` and :func:`~.salience.scores` give it."""
         against = self.against
         terms = item_terms(new)
+        size = len(terms)
         relevance = new.relevance
-        if relevance is None:
-            relevance = overlap(terms, against.input_terms)
+        if relevance is None:  # (the overlaps of :func:`~.text.overlap`, worked out here)
+            relevance = _overlap(terms, size, against.input_terms)
         at = new.occurred_at
         recency = (
             1.0 if at is None else happened_recency((self.now - at).total_seconds(), self.config)
         )
         attention = against.focus.intensity * coverage(terms, against.tag_terms)
-        task = overlap(terms, against.task_terms)
-        coherence = overlap(terms, against.theme_terms)
+        task = _overlap(terms, size, against.task_terms)
+        coherence = _overlap(terms, size, against.theme_terms)
         felt = urgency(new)
         w_relevance, w_urgency, w_recency, w_attention = self._weights
         base = (
@@ -117,3 +118,10 @@ class Scoring:
         score = base * (1.0 + task_weight * task + coherence_weight * coherence)
         values = (relevance, felt, recency, attention, task, coherence)
         return Scored(new, item_id, tokens, values, base, score)
+
+
+def _overlap(terms: frozenset[str], size: int, other: frozenset[str]) -> float:
+    """:func:`~.text.overlap` of ``terms`` (``size`` of them) and ``other``."""
+    if not size or not other:
+        return 0.0
+    return len(terms & other) / min(size, len(other))

@@ -8,7 +8,7 @@ working-memory store keeps) round-trips exactly.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import FrozenInstanceError, dataclass
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
@@ -87,45 +87,26 @@ Explainer = Callable[[Any], tuple[str, AdmissionDecision | None]]
 """Works out a refusal's reason and decision from what it was refused for (:class:`AddResult`)."""
 
 
-class AddResult:
+class AddResult(tuple[Any, ...]):
     """The fate of one offered item: admitted, refreshed or refused, and why.
 
     Like the other reports of the buffer's operations (:class:`RefreshReport`,
     :class:`~prefrontal.buffer.AdmissionDecision`,
-    :class:`~prefrontal.buffer.Eviction`), a plain, frozen value: built for
-    every offer of every turn and never stored, so no validated model. A
-    refusal may be made with its :attr:`reason` and :attr:`decision` left to
-    work out (:func:`refused_later`): most of a turn's offers are refused and
-    few of those reasons are ever read. Equal results have equal fields,
-    however they were made.
+    :class:`~prefrontal.buffer.Eviction`), a plain, immutable value: built for
+    every offer of every turn and never stored, so no validated model (a
+    tuple underneath, the cheapest object to make). A refusal may be made
+    with its :attr:`reason` and :attr:`decision` left to work out
+    (:func:`refused_later`): most of a turn's offers are refused and few of
+    those reasons are ever read. Equal results have equal fields, however
+    they were made.
     """
 
-    __slots__ = (
-        "_decision",
-        "_explainer",
-        "_reason",
-        "_subject",
-        "evicted",
-        "item",
-        "item_id",
-        "outcome",
-        "tokens",
-    )
+    __slots__ = ()
     FIELDS: Final = ("item_id", "outcome", "reason", "tokens", "decision", "item", "evicted")
     """The fields, in order: what equality, hashing and the representation use."""
 
-    item_id: str
-    outcome: Outcome
-    tokens: int
-    item: BufferItem | None
-    evicted: tuple[Eviction, ...]
-    _reason: str
-    _decision: AdmissionDecision | None
-    _explainer: Explainer | None
-    _subject: object
-
-    def __init__(
-        self,
+    def __new__(
+        cls,
         item_id: str,
         outcome: Outcome,
         reason: str,
@@ -133,47 +114,68 @@ class AddResult:
         decision: AdmissionDecision | None = None,
         item: BufferItem | None = None,
         evicted: tuple[Eviction, ...] = (),
-    ) -> None:
-        _fill(self, item_id, outcome, reason, tokens, decision, item, evicted, None, None)
+    ) -> AddResult:
+        return _tuple(cls, (item_id, outcome, reason, tokens, decision, item, evicted, None, None))
+
+    @property
+    def item_id(self) -> str:
+        """The offered item's id."""
+        item_id: str = self[0]
+        return item_id
+
+    @property
+    def outcome(self) -> Outcome:
+        """Admitted, refreshed or refused."""
+        outcome: Outcome = self[1]
+        return outcome
 
     @property
     def reason(self) -> str:
         """Why: ``admitted``, ``already_held``, or the refusal's reason."""
-        explainer = self._explainer
-        if explainer is not None:
-            self._explain(explainer)
-        return self._reason
+        explainer: Explainer | None = self[7]
+        reason: str = self[2] if explainer is None else explainer(self[8])[0]
+        return reason
+
+    @property
+    def tokens(self) -> int:
+        """The offered item's tokens."""
+        tokens: int = self[3]
+        return tokens
 
     @property
     def decision(self) -> AdmissionDecision | None:
         """The admission decision (``None`` when refused before scoring or when refreshed)."""
-        explainer = self._explainer
-        if explainer is not None:
-            self._explain(explainer)
-        return self._decision
+        explainer: Explainer | None = self[7]
+        decision: AdmissionDecision | None = self[4] if explainer is None else explainer(self[8])[1]
+        return decision
 
-    def _explain(self, explainer: Explainer) -> None:
-        reason, decision = explainer(self._subject)
-        _set_reason(self, reason)
-        _set_decision(self, decision)
-        _set_explainer(self, None)
-        _set_subject(self, None)
+    @property
+    def item(self) -> BufferItem | None:
+        """The item as held, when it was admitted or refreshed."""
+        item: BufferItem | None = self[5]
+        return item
+
+    @property
+    def evicted(self) -> tuple[Eviction, ...]:
+        """What left to make room for it."""
+        evicted: tuple[Eviction, ...] = self[6]
+        return evicted
 
     def _fields(self) -> tuple[object, ...]:
-        return (
-            self.item_id,
-            self.outcome,
-            self.reason,
-            self.tokens,
-            self.decision,
-            self.item,
-            self.evicted,
-        )
+        explainer: Explainer | None = self[7]
+        if explainer is None:
+            return self[:7]
+        reason, decision = explainer(self[8])
+        return (self[0], self[1], reason, self[3], decision, self[5], self[6])
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, AddResult):
             return NotImplemented
         return self is other or self._fields() == other._fields()
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
 
     def __hash__(self) -> int:
         return hash(self._fields())
@@ -185,59 +187,8 @@ class AddResult:
     def __reduce__(self) -> tuple[type[AddResult], tuple[object, ...]]:
         return AddResult, self._fields()
 
-    def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-
-_slot = AddResult.__dict__
-_set_reason = _slot["_reason"].__set__
-_set_decision = _slot["_decision"].__set__
-_set_explainer = _slot["_explainer"].__set__
-_set_subject = _slot["_subject"].__set__
-_result_setters = tuple(
-    _slot[name].__set__
-    for name in (
-        "item_id",
-        "outcome",
-        "_reason",
-        "tokens",
-        "_decision",
-        "item",
-        "evicted",
-        "_explainer",
-        "_subject",
-    )
-)
-_new = object.__new__
-
-
-def _fill(  # noqa: PLR0913
-    result: AddResult,
-    item_id: str,
-    outcome: Outcome,
-    reason: str | None,
-    tokens: int,
-    decision: AdmissionDecision | None,
-    item: BufferItem | None,
-    evicted: tuple[Eviction, ...],
-    explainer: Explainer | None,
-    subject: object,
-) -> None:
-    s_id, s_outcome, s_reason, s_tokens, s_decision, s_item, s_evicted, s_explainer, s_subject = (
-        _result_setters
-    )
-    s_id(result, item_id)
-    s_outcome(result, outcome)
-    s_reason(result, reason)
-    s_tokens(result, tokens)
-    s_decision(result, decision)
-    s_item(result, item)
-    s_evicted(result, evicted)
-    s_explainer(result, explainer)
-    s_subject(result, subject)
+_tuple = tuple.__new__
 
 
 def add_result(
@@ -249,19 +200,17 @@ def add_result(
     item: BufferItem | None = None,
     evicted: tuple[Eviction, ...] = (),
 ) -> AddResult:
-    """``AddResult(item_id, outcome, ...)``, made without a call to ``__init__`` (the
-    buffer makes one for every offer of every turn)."""
-    result: AddResult = _new(AddResult)
-    _fill(result, item_id, outcome, reason, tokens, decision, item, evicted, None, None)
-    return result
+    """``AddResult(item_id, outcome, ...)`` (the buffer makes one for every offer of every turn)."""
+    fields = (item_id, outcome, reason, tokens, decision, item, evicted, None, None)
+    return _tuple(AddResult, fields)
 
 
 def refused_later(item_id: str, tokens: int, explainer: Explainer, subject: object) -> AddResult:
-    """A refusal of ``item_id`` (of ``tokens``) whose reason and decision are
-    ``explainer(subject)``, worked out when first read (once)."""
-    result: AddResult = _new(AddResult)
-    _fill(result, item_id, Outcome.REFUSED, None, tokens, None, None, (), explainer, subject)
-    return result
+    """A refusal of ``item_id`` (of ``tokens``) whose reason and decision are what
+    ``explainer(subject)`` gives, worked out when read (a pure function: again at every read)."""
+    return _tuple(
+        AddResult, (item_id, Outcome.REFUSED, None, tokens, None, None, (), explainer, subject)
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ has it. Tags and entities count double, because someone chose them.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -73,8 +74,8 @@ def _strongest(carried: Carried, limit: int) -> tuple[str, ...]:
     strength = Counter(
         chain.from_iterable(chain(labels, _themes(content, labels)) for content, labels in carried)
     )
-    ranked = sorted((t for t, s in strength.items() if s >= 2), key=lambda t: (-strength[t], t))
-    return tuple(ranked[:limit])
+    ranked = heapq.nsmallest(limit, [(-s, t) for t, s in strength.items() if s >= 2])
+    return tuple(t for _, t in ranked)
 
 
 def carries(item: BufferItem, themes: frozenset[str]) -> bool:

@@ -253,6 +253,6 @@ def test_a_refusal_explained_later_is_frozen_and_copies_as_its_fields() -> None:
     )
     later = refused_later("m", 3, lambda why: (why, decision), "below_threshold")
     with pytest.raises(AttributeError):
-        later.tokens = 4
+        later.tokens = 4  # type: ignore[misc]
     copied = pickle.loads(pickle.dumps(later))
     assert copied == later and copied.reason == "below_threshold" and copied.decision == decision
