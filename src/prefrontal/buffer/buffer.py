@@ -488,7 +488,7 @@ class WorkingMemoryBuffer:
         utilisation = self.utilisation
         if not _admits(new, offer.score, threshold(utilisation, config), config):
             self._held.count("refused")
-            return refused_later(item_id, tokens, _below_explained, (offer, utilisation, config))
+            return refused_later(item_id, tokens, _BELOW, (offer, utilisation, config))
         decision = decide(item_id, new, offer.factors, utilisation, config, offer.scores)
         held = self._held
         if len(held.items) < config.max_items and held.tokens + tokens <= config.max_tokens:
@@ -518,9 +518,9 @@ class WorkingMemoryBuffer:
         if len(held.items) < config.max_items or not self._kept(protected).everything:
             return None
         closed = _Closed(self.utilisation, config, self._kept(protected))
-        explain, largest = closed.explain, config.max_tokens
+        largest = config.max_tokens
         refused = [
-            refused_later(offer.item_id, offer.tokens, explain, offer)
+            refused_later(offer.item_id, offer.tokens, closed, offer)
             if offer.tokens <= largest
             else add_result(
                 offer.item_id, Outcome.REFUSED, _too_large(offer.tokens, config), offer.tokens
@@ -959,7 +959,11 @@ def _too_large(tokens: int, config: BufferConfig) -> str:
 
 
 def _below(decision: AdmissionDecision) -> str:
-    return f"below_threshold: score {decision.score:.3f} < {decision.threshold:.3f}"
+    return _below_bar(decision.score, decision.threshold)
+
+
+def _below_bar(score: float, bar: float) -> str:
+    return f"below_threshold: score {score:.3f} < {bar:.3f}"
 
 
 def _no_room(tokens: int, kept: _Kept, config: BufferConfig) -> str:
@@ -980,31 +984,43 @@ def _admits(new: NewItem, score: float, bar: float, config: BufferConfig) -> boo
     )
 
 
-def _below_explained(
-    subject: tuple[Scored, float, BufferConfig],
-) -> tuple[str, AdmissionDecision | None]:
-    """The reason and decision of a refusal below the threshold, of an offer scored
-    ``subject[0]`` when the buffer was ``subject[1]`` full, under ``subject[2]``."""
-    offer, utilisation, config = subject
-    decision = decide(offer.item_id, offer.new, offer.factors, utilisation, config, offer.scores)
-    return _below(decision), decision
+class _Below:
+    """Explains a refusal below the threshold, of an offer scored when the buffer was so
+    full, under those settings (the subject: the three of them)."""
+
+    @staticmethod
+    def reason(subject: tuple[Scored, float, BufferConfig]) -> str:
+        offer, utilisation, config = subject
+        return _below_bar(offer.score, threshold(utilisation, config))
+
+    @staticmethod
+    def decision(subject: tuple[Scored, float, BufferConfig]) -> AdmissionDecision:
+        offer, utilisation, config = subject
+        return decide(offer.item_id, offer.new, offer.factors, utilisation, config, offer.scores)
 
 
 @dataclass(frozen=True, slots=True)
 class _Closed:
-    """A buffer nothing new can enter, as its refusals explain it: how full it was, its
-    settings, and the items that may not leave."""
+    """Explains the refusals of a buffer nothing new can enter (the subject: the offer): how
+    full it was, its settings, and the items that may not leave."""
 
     utilisation: float
     config: BufferConfig
     kept: _Kept
 
-    def explain(self, offer: Scored) -> tuple[str, AdmissionDecision | None]:
+    def reason(self, offer: Scored) -> str:
         """What :meth:`WorkingMemoryBuffer.admit_scored` said, refusing ``offer`` here."""
         config = self.config
-        decision = decide(
-            offer.item_id, offer.new, offer.factors, self.utilisation, config, offer.scores
+        bar = threshold(self.utilisation, config)
+        if not _admits(offer.new, offer.score, bar, config):
+            return _below_bar(offer.score, bar)
+        return _no_room(offer.tokens, self.kept, config)
+
+    def decision(self, offer: Scored) -> AdmissionDecision:
+        """The decision :meth:`WorkingMemoryBuffer.admit_scored` made, refusing ``offer``."""
+        return decide(
+            offer.item_id, offer.new, offer.factors, self.utilisation, self.config, offer.scores
         )
-        if not decision.admitted:
-            return _below(decision), decision
-        return _no_room(offer.tokens, self.kept, config), decision
+
+
+_BELOW = _Below()

@@ -7,10 +7,9 @@ working-memory store keeps) round-trips exactly.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from pydantic import Field
 
@@ -83,8 +82,17 @@ class Outcome(StrEnum):
     REFUSED = "refused"
 
 
-Explainer = Callable[[Any], tuple[str, AdmissionDecision | None]]
-"""Works out a refusal's reason and decision from what it was refused for (:class:`AddResult`)."""
+class Explainer(Protocol):
+    """Works out a refusal's reason and decision from what it was refused for (see
+    :func:`refused_later`): each apart, as a reader may want only one."""
+
+    def reason(self, subject: Any) -> str:
+        """The refusal's reason."""
+        ...
+
+    def decision(self, subject: Any) -> AdmissionDecision | None:
+        """The refusal's admission decision."""
+        ...
 
 
 class AddResult(tuple[Any, ...]):
@@ -133,7 +141,7 @@ class AddResult(tuple[Any, ...]):
     def reason(self) -> str:
         """Why: ``admitted``, ``already_held``, or the refusal's reason."""
         explainer: Explainer | None = self[7]
-        reason: str = self[2] if explainer is None else explainer(self[8])[0]
+        reason: str = self[2] if explainer is None else explainer.reason(self[8])
         return reason
 
     @property
@@ -146,7 +154,9 @@ class AddResult(tuple[Any, ...]):
     def decision(self) -> AdmissionDecision | None:
         """The admission decision (``None`` when refused before scoring or when refreshed)."""
         explainer: Explainer | None = self[7]
-        decision: AdmissionDecision | None = self[4] if explainer is None else explainer(self[8])[1]
+        if explainer is not None:
+            return explainer.decision(self[8])
+        decision: AdmissionDecision | None = self[4]
         return decision
 
     @property
@@ -165,7 +175,8 @@ class AddResult(tuple[Any, ...]):
         explainer: Explainer | None = self[7]
         if explainer is None:
             return self[:7]
-        reason, decision = explainer(self[8])
+        subject = self[8]
+        reason, decision = explainer.reason(subject), explainer.decision(subject)
         return (self[0], self[1], reason, self[3], decision, self[5], self[6])
 
     def __eq__(self, other: object) -> bool:
@@ -207,7 +218,8 @@ def add_result(
 
 def refused_later(item_id: str, tokens: int, explainer: Explainer, subject: object) -> AddResult:
     """A refusal of ``item_id`` (of ``tokens``) whose reason and decision are what
-    ``explainer(subject)`` gives, worked out when read (a pure function: again at every read)."""
+    ``explainer`` gives for ``subject``, worked out when read (pure functions: again at every
+    read)."""
     return _tuple(
         AddResult, (item_id, Outcome.REFUSED, None, tokens, None, None, (), explainer, subject)
     )

@@ -220,6 +220,19 @@ def test_a_rescored_offer_is_scored_as_salience_factors_scores_it() -> None:
     assert scored.scores == salience.scores(scored.factors, config)
 
 
+class Told:
+    """An explainer that gives its subject as the reason, and one decision."""
+
+    def __init__(self, decision: AdmissionDecision) -> None:
+        self.told = decision
+
+    def reason(self, subject: str) -> str:
+        return subject
+
+    def decision(self, subject: str) -> AdmissionDecision:
+        return self.told
+
+
 def test_reports_made_without_init_equal_those_made_with_it() -> None:
     """A refusal and a decision made field by field equal the dataclasses built as usual,
     every field set (a field added to either would show here)."""
@@ -240,7 +253,7 @@ def test_reports_made_without_init_equal_those_made_with_it() -> None:
     )
     every = [getattr(made, name) for name in AddResult.FIELDS]
     assert every == ["m", Outcome.REFUSED, "no_room", 3, decision, None, ()]
-    later = refused_later("m", 3, lambda why: (why, decision), "no_room")
+    later = refused_later("m", 3, Told(decision), "no_room")
     assert later == made and hash(later) == hash(made)
     assert [getattr(later, name) for name in AddResult.FIELDS] == every
 
@@ -251,7 +264,7 @@ def test_a_refusal_explained_later_is_frozen_and_copies_as_its_fields() -> None:
     decision = salience.decide(
         "m", item("text", item_id="m"), SalienceFactors(), 1.0, BufferConfig()
     )
-    later = refused_later("m", 3, lambda why: (why, decision), "below_threshold")
+    later = refused_later("m", 3, Told(decision), "below_threshold")
     with pytest.raises(AttributeError):
         later.tokens = 4  # type: ignore[misc]
     copied = pickle.loads(pickle.dumps(later))
