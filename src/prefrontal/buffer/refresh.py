@@ -108,15 +108,21 @@ async def refresh_turn(
     evicted: list[Eviction] = [*await buffer.fade(at)]
     evicted += buffer.retire_turn_items(offered, at)
     placed = {i.item_id for i in buffer.items if awaits_promotion(i)}
-    held = [(i, f) for i, f in offered.items() if i in buffer]
-    held.sort(key=lambda entry: not entry[1].pinned)  # pinned first, then as given
-    ranked = _ranked(buffer, [(i, f) for i, f in offered.items() if i not in buffer], focus, at)
-    results: list[AddResult] = []
-    for _, fragment in held:
+    held: list[NewItem] = []
+    fresh: list[tuple[str, NewItem]] = []
+    for item_id, fragment in offered.items():
+        if item_id in buffer:
+            held.append(fragment)
+        else:
+            fresh.append((item_id, fragment))
+    held.sort(key=lambda fragment: not fragment.pinned)  # pinned first, then as given
+    ranked = _ranked(buffer, fresh, focus, at)
+    outcomes: dict[Outcome, list[AddResult]] = {outcome: [] for outcome in Outcome}
+    for fragment in held:
         result = buffer.renew(fragment, now=at, turn_id=turn_id) or await buffer.add(
             fragment, focus=focus, now=at, protected=placed, turn_id=turn_id
         )
-        results.append(result)
+        outcomes[result.outcome].append(result)
         evicted += result.evicted
         if result.outcome is not Outcome.REFUSED:
             placed.add(result.item_id)
@@ -124,21 +130,21 @@ async def refresh_turn(
     for index, offer in enumerate(ranked):
         refused = buffer.refuse_all(ranked[index:], protected)
         if refused is not None:  # nothing new can enter: the rest are refused at once
-            results += refused
+            outcomes[Outcome.REFUSED] += refused
             break
         result = await buffer.admit_scored(
             offer, focus=focus, now=at, protected=protected, turn_id=turn_id
         )
-        results.append(result)
+        outcomes[result.outcome].append(result)
         evicted += result.evicted
         if result.outcome is not Outcome.REFUSED:
             protected = protected | {result.item_id}
     themes = buffer.refresh_themes()
     buffer.mark_turn(at)
     return RefreshReport(
-        admitted=_with(results, Outcome.ADMITTED),
-        refreshed=_with(results, Outcome.REFRESHED),
-        refused=_with(results, Outcome.REFUSED),
+        admitted=tuple(outcomes[Outcome.ADMITTED]),
+        refreshed=tuple(outcomes[Outcome.REFRESHED]),
+        refused=tuple(outcomes[Outcome.REFUSED]),
         evicted=tuple(evicted),
         items=buffer.items,
         total_tokens=buffer.total_tokens,
@@ -171,7 +177,3 @@ def _ranked(
     ]
     scored.sort(key=lambda s: (not s.new.pinned, -s.score))
     return scored
-
-
-def _with(results: list[AddResult], outcome: Outcome) -> tuple[AddResult, ...]:
-    return tuple(r for r in results if r.outcome is outcome)

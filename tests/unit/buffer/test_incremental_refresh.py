@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 import prefrontal.buffer.buffer as buffer_module
 import prefrontal.buffer.salience as salience
+import prefrontal.buffer.scoring as scoring_module
+import prefrontal.buffer.trusted as trusted
 from prefrontal.buffer import (
     AddResult,
     AdmissionDecision,
@@ -154,31 +156,36 @@ def test_the_refresh_decides_as_offering_each_fragment_in_turn_would(
 
 
 class Counted:
-    """Counts the admission decisions made."""
+    """Counts the admission decisions made and the salience factors models built."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.decisions = 0
-        decide = salience.decide
+        self.decisions = self.factors = 0
+        decide, assemble = salience.decide, trusted.assemble
 
         def counted_decide(*args: Any) -> Any:
             self.decisions += 1
             return decide(*args)
 
-        monkeypatch.setattr(buffer_module, "decide", counted_decide)
+        def counted_assemble(cls: Any, fields: Any) -> Any:
+            self.factors += cls is SalienceFactors
+            return assemble(cls, fields)
 
-    def reset(self) -> int:
-        seen = self.decisions
-        self.decisions = 0
+        monkeypatch.setattr(buffer_module, "decide", counted_decide)
+        monkeypatch.setattr(scoring_module, "assemble", counted_assemble)
+
+    def reset(self) -> tuple[int, int]:
+        seen = (self.decisions, self.factors)
+        self.decisions = self.factors = 0
         return seen
 
 
 async def test_a_turn_offering_nothing_new_makes_no_decision(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A full buffer offered the same 40 fragments again makes no admission decision: the
-    offers left once the turn's fragments fill it are refused at once, each refusal's
-    reason and decision worked out when read (equal to those of an offer-by-offer refresh),
-    and every refusal counted."""
+    """A full buffer offered the same 40 fragments again makes no admission decision and
+    builds no factors model: the offers left once the turn's fragments fill it are refused
+    at once, each refusal's reason and decision worked out when read (equal to those of an
+    offer-by-offer refresh), and every refusal counted."""
     counted = Counted(monkeypatch)
     config = BufferConfig(max_items=8, max_tokens=400, base_threshold=0.3)
     buffer = WorkingMemoryBuffer(config, count_tokens=words)
@@ -189,15 +196,15 @@ async def test_a_turn_offering_nothing_new_makes_no_decision(
     ]
     focus = FOCI[0]
     first = await buffer.refresh_turn(fragments, focus=focus, now=at(0))
-    assert counted.reset() == 8  # the admitted alone: the buffer then holds this turn's 8
+    assert counted.reset() == (8, 8)  # the admitted alone: the buffer then holds the 8
     assert len(first.admitted) == 8 and len(first.refused) == 32
     reports = []
     for step in (10, 20):
         reports.append(await buffer.refresh_turn(fragments, focus=focus, now=at(step)))
-        assert counted.reset() == 0
+        assert counted.reset() == (0, 0)
     lowest = item(fragments[0].content, item_id="m0", relevance=0.01, lifetime=Lifetime.TURN)
     third = await buffer.refresh_turn([lowest, *fragments[1:]], focus=focus, now=at(30))
-    assert counted.reset() == 0
+    assert counted.reset() == (0, 0)
     assert buffer.counters.refused == 32 * 4
     offered = [fragments, fragments, fragments, [lowest, *fragments[1:]]]
     for step, turn, report in zip((0, 10, 20, 30), offered, (first, *reports, third), strict=True):
