@@ -31,7 +31,13 @@ M = TypeVar("M", bound=BaseModel)
 assume): the buffer's models, and a context's fragments and their provenance."""
 
 _new = object.__new__
-_set = object.__setattr__
+_slots = BaseModel.__dict__
+_set_dict = _slots["__dict__"].__set__
+_set_fields_set = _slots["__pydantic_fields_set__"].__set__
+_set_extra = _slots["__pydantic_extra__"].__set__
+_set_private = _slots["__pydantic_private__"].__set__
+"""The setters of the attributes every model has (its slots), called directly: the model's
+own ``__setattr__`` refuses a frozen model's, and ``object.__setattr__`` looks each up."""
 
 
 def assemble(cls: type[M], fields: dict[str, Any]) -> M:
@@ -47,10 +53,10 @@ def assemble(cls: type[M], fields: dict[str, Any]) -> M:
         missing, unknown = sorted(names - fields.keys()), sorted(fields.keys() - names)
         raise TypeError(f"{cls.__name__}: fields missing {missing}, unknown {unknown}")
     model = _new(cls)
-    _set(model, "__dict__", fields)
-    _set(model, "__pydantic_fields_set__", names)
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
+    _set_dict(model, fields)
+    _set_fields_set(model, names)
+    _set_extra(model, None)
+    _set_private(model, None)
     return model
 
 
@@ -70,14 +76,14 @@ def evolve(model: M, changes: Mapping[str, Any]) -> M:
     """
     cls = type(model)
     set_fields: set[str] = model.__pydantic_fields_set__
-    if not changes.keys() <= set_fields:  # (an assembled model has every field set: shared)
+    if not set_fields.issuperset(changes):  # (an assembled model has every field set: shared)
         if not changes.keys() <= cls.__pydantic_fields__.keys():
             unknown = sorted(changes.keys() - cls.__pydantic_fields__.keys())
             raise TypeError(f"{cls.__name__}: unknown fields {unknown}")
         set_fields = set_fields | changes.keys()
     copied = _new(cls)
-    _set(copied, "__dict__", {**model.__dict__, **changes})
-    _set(copied, "__pydantic_fields_set__", set_fields)
-    _set(copied, "__pydantic_extra__", None)
-    _set(copied, "__pydantic_private__", None)
+    _set_dict(copied, {**model.__dict__, **changes})
+    _set_fields_set(copied, set_fields)
+    _set_extra(copied, None)
+    _set_private(copied, None)
     return copied
