@@ -19,7 +19,7 @@ import re
 
 from prefrontal.bundle.checksum import checksum
 from prefrontal.bundle.costs import fragment_cost, header_cost
-from prefrontal.bundle.fitting import fit_rendered
+from prefrontal.bundle.fitting import PIECEWISE_ENCODINGS, fit_rendered
 from prefrontal.bundle.models import SECTION_ORDER, ContextBundle, Fragment, Section
 from prefrontal.bundle.pinning import Pin, owner_parts_that_fit
 from prefrontal.config import PhaseName
@@ -160,7 +160,10 @@ def _fit(turn: TurnState, selection: _Selection) -> tuple[list[Fragment], str, i
     Returns the fragments kept, in rendering order, the text and its tokens.
     """
     chosen = [f for s in SECTION_ORDER for f in selection.chosen[s]]
-    fitted = fit_rendered(chosen, turn.policy.available, turn.count, selection.pinned)
+    piecewise = turn.counter.encoding_name in PIECEWISE_ENCODINGS
+    fitted = fit_rendered(
+        chosen, turn.policy.available, turn.counter.count, selection.pinned, piecewise=piecewise
+    )
     reason = "trimmed to fit the rendered total"
     selection.dropped.extend(_drop(f, reason) for f in fitted.dropped)
     return fitted.in_order, fitted.text, fitted.tokens
