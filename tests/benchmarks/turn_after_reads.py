@@ -72,7 +72,7 @@ def child_main(turns: int, sessions: int) -> None:
         finally:
             phases[phase.name] = (time.thread_time() - began) * 1e3
 
-    runner._run_recorded = timed  # type: ignore[assignment]
+    runner._run_recorded = timed
     collector = Collector()
     gc.callbacks.append(collector)
     records: list[dict[str, Any]] = []
@@ -92,7 +92,7 @@ def _wrap_end(records: list[dict[str, Any]], phases: dict[str, float], collector
 
     end_turn, wait_background = Orchestrator.end_turn, Orchestrator.wait_background
     ending: dict[str, float] = {}
-    last = [0.0, [0, 0, 0]]
+    last: dict[str, Any] = {"seconds": 0.0, "runs": [0, 0, 0]}
 
     async def end(self: Any, *arguments: Any, **options: Any) -> Any:
         ending["began"] = time.thread_time()
@@ -105,11 +105,11 @@ def _wrap_end(records: list[dict[str, Any]], phases: dict[str, float], collector
             {
                 **{name: phases.get(name, 0.0) for name in AFTER_READS},
                 "end": (time.thread_time() - ending.get("began", time.thread_time())) * 1e3,
-                "gc_ms": (seconds - last[0]) * 1e3,
-                "gc_runs": [a - b for a, b in zip(runs, last[1], strict=True)],
+                "gc_ms": (seconds - last["seconds"]) * 1e3,
+                "gc_runs": [a - b for a, b in zip(runs, last["runs"], strict=True)],
             }
         )
-        last[:] = [seconds, runs]
+        last.update(seconds=seconds, runs=runs)
         phases.clear()
 
     Orchestrator.end_turn = end  # type: ignore[method-assign]
