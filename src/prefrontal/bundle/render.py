@@ -60,18 +60,23 @@ def render_pieces(ordered: Iterable[Fragment]) -> list[str]:
     :func:`prefrontal.bundle.fitting.rendered_tokens`). Most pieces are one
     fragment's line, the same text turn after turn.
     """
-    pieces: list[str] = []
+    lines: list[str] = []
+    breaks: list[str] = []
     for section, group in groupby(ordered, key=_section_of):
-        lines = _section_lines(section, group)
-        if pieces:
-            pieces[-1] += SECTION_SEPARATOR
-        pieces.append(lines[0])
-        for line in lines[1:]:
-            pieces[-1] += "\n"
-            if line[:1].isspace() or line[:1] in _GLUED:
-                pieces[-1] += line
-            else:
-                pieces.append(line)
+        if breaks:
+            breaks[-1] = SECTION_SEPARATOR
+        block = _section_lines(section, group)
+        lines += block
+        breaks += ["\n"] * len(block)
+    if breaks:
+        breaks[-1] = ""
+    pieces: list[str] = []
+    for line, after in zip(lines, breaks, strict=True):
+        first = line[:1]
+        if pieces and (first in _GLUED or first.isspace()):
+            pieces[-1] += line + after
+        else:
+            pieces.append(line + after)
     return pieces
 
 

@@ -16,6 +16,7 @@ not one per fragment. The bundle never exceeds the budget.
 from __future__ import annotations
 
 import re
+from operator import attrgetter
 
 from prefrontal.bundle.checksum import checksum
 from prefrontal.bundle.costs import fragment_cost, header_cost
@@ -31,6 +32,9 @@ from prefrontal.traces.models import DroppedRecord, SectionUsage
 
 NAME: PhaseName = "context_assembly"
 _SPACE = re.compile(r"\W+")
+_RANK = attrgetter("rank")
+_SECTION_NAMES = {section: section.value for section in SECTION_ORDER}
+"""Each section's name, looked up rather than read through the enum for every fragment."""
 
 
 def _key(fragment: Fragment) -> str:
@@ -99,10 +103,10 @@ def _select(turn: TurnState) -> _Selection:
     leftovers: list[tuple[Fragment, str]] = []
     for section in SECTION_ORDER:
         limit = turn.allocation.get(section.value, 0)
-        for fragment in sorted(turn.loads.get(section, []), key=lambda f: f.rank):
+        for fragment in sorted(turn.loads.get(section, []), key=_RANK):
             if id(fragment) in selection.pinned:
                 continue
-            key = _key(fragment)
+            key = _folded_text(fragment.text)
             twin = selection.seen.get(key)
             if twin is not None:
                 reason = f"duplicate of {twin.provenance.item_ids[0]}"
@@ -123,7 +127,7 @@ def _below_floor(turn: TurnState, selection: _Selection, pinned: Pin) -> _Select
     for fragment in kept:
         selection.place_pinned(fragment)
     for section in SECTION_ORDER:
-        for fragment in sorted(turn.loads.get(section, []), key=lambda f: f.rank):
+        for fragment in sorted(turn.loads.get(section, []), key=_RANK):
             if id(fragment) not in selection.pinned:
                 selection.dropped.append(_drop(fragment, BELOW_FLOOR))
     return selection
@@ -146,7 +150,7 @@ def _spend_unused(
 
 def _drop(fragment: Fragment, reason: str) -> DroppedRecord:
     return DroppedRecord(
-        section=fragment.section.value,
+        section=_SECTION_NAMES[fragment.section],
         item_ids=fragment.provenance.item_ids,
         tokens=fragment.tokens,
         reason=reason,
@@ -178,27 +182,35 @@ def _provenance(selection: _Selection, fragments: list[Fragment]) -> list[dict[s
 
     No text: the trace says which items made the context, the stores hold what they say.
     """
-    return [
-        {
-            "section": f.section.value,
-            "store": f.provenance.store,
-            "item_ids": list(f.provenance.item_ids),
-            "phase": f.provenance.phase,
-            "score": None if f.provenance.score is None else round(f.provenance.score, 4),
-            "rank": f.rank,
-            "tokens": f.tokens,
-            "taken": _taken(selection, f),
-        }
-        for f in fragments[:FRAGMENT_LIMIT]
-    ]
+    described: list[dict[str, object]] = []
+    for f in fragments[:FRAGMENT_LIMIT]:
+        source = f.provenance
+        score = source.score
+        described.append(
+            {
+                "section": _SECTION_NAMES[f.section],
+                "store": source.store,
+                "item_ids": list(source.item_ids),
+                "phase": source.phase,
+                "score": None if score is None else round(score, 4),
+                "rank": f.rank,
+                "tokens": f.tokens,
+                "taken": _taken(selection, f),
+            }
+        )
+    return described
+
+
+PINNED_TAKEN = "pinned: the owner's section, placed before any data"
+SPARE_TAKEN = "from budget other sections left unused"
 
 
 def _taken(selection: _Selection, fragment: Fragment) -> str:
     """Why ``fragment`` is in the bundle, as the trace says it."""
     if id(fragment) in selection.pinned:
-        return "pinned: the owner's section, placed before any data"
+        return PINNED_TAKEN
     if id(fragment) in selection.spare:
-        return "from budget other sections left unused"
+        return SPARE_TAKEN
     return f"ranked {fragment.rank} in its section, within its allocation"
 
 
@@ -207,7 +219,7 @@ def _tokens_by_section(fragments: list[Fragment]) -> dict[str, int]:
     used = dict.fromkeys(SECTION_ORDER, 0)
     for f in fragments:
         used[f.section] += f.tokens
-    return {s.value: tokens for s, tokens in used.items()}
+    return {_SECTION_NAMES[s]: tokens for s, tokens in used.items()}
 
 
 def _usage(turn: TurnState, used: dict[str, int]) -> list[SectionUsage]:
