@@ -19,7 +19,7 @@ import re
 from operator import attrgetter
 
 from prefrontal.bundle.checksum import checksum
-from prefrontal.bundle.costs import fragment_cost, header_cost
+from prefrontal.bundle.costs import LINE_BREAK_TOKENS, fragment_cost, header_cost
 from prefrontal.bundle.fitting import PIECEWISE_ENCODINGS, fit_rendered
 from prefrontal.bundle.models import SECTION_ORDER, ContextBundle, Fragment, Section
 from prefrontal.bundle.pinning import Pin, owner_parts_that_fit
@@ -67,9 +67,9 @@ class _Selection:
         """Tokens ``fragment`` adds now: its line, and its section's header if it is the first."""
         if self.chosen[fragment.section]:
             return fragment_cost(fragment)
-        return fragment_cost(fragment) + self._header_cost(fragment.section)
+        return fragment_cost(fragment) + self.header_cost(fragment.section)
 
-    def _header_cost(self, section: Section) -> int:
+    def header_cost(self, section: Section) -> int:
         """``header_cost`` of ``section``, counted once per turn."""
         cost = self._headers.get(section)
         if cost is None:
@@ -101,18 +101,32 @@ def _select(turn: TurnState) -> _Selection:
     for fragment in pinned.fragments:
         selection.place_pinned(fragment)
     leftovers: list[tuple[Fragment, str]] = []
+    seen, placed, pinned_ids = selection.seen, selection.chosen, selection.pinned
     for section in SECTION_ORDER:
-        limit = turn.allocation.get(section.value, 0)
-        for fragment in sorted(turn.loads.get(section, []), key=_RANK):
-            if id(fragment) in selection.pinned:
+        loaded = turn.loads.get(section)
+        if not loaded:
+            continue
+        limit = turn.allocation.get(_SECTION_NAMES[section], 0)
+        for fragment in sorted(loaded, key=_RANK):
+            if id(fragment) in pinned_ids:
                 continue
             key = _folded_text(fragment.text)
-            twin = selection.seen.get(key)
+            twin = seen.get(key)
             if twin is not None:
                 reason = f"duplicate of {twin.provenance.item_ids[0]}"
                 selection.dropped.append(_drop(fragment, reason))
-            elif not selection.try_add(fragment, limit, key):
+                continue
+            own = fragment.section  # the cost of ``_Selection.cost``, inlined: one call less each
+            cost = fragment.tokens + LINE_BREAK_TOKENS
+            if not placed[own]:
+                cost += selection.header_cost(own)
+            spent = selection.spent[own] + cost
+            if spent > limit:
                 leftovers.append((fragment, key))
+                continue
+            selection.spent[own] = spent
+            placed[own].append(fragment)
+            seen[key] = fragment
     _spend_unused(turn, selection, leftovers)
     return selection
 

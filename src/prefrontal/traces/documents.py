@@ -47,9 +47,10 @@ _HEAD_FIELDS: Final = tuple(name for name in TurnTrace.model_fields if name != "
 assert tuple(TurnTrace.model_fields)[-1] == "ending", "a trace's JSON must end with its ending"
 _NO_ENDING: Final = b"null}"
 """How an open trace's JSON ends: its ``ending``, then the closing brace."""
-WRITTEN_HEADS: Final = 8
+WRITTEN_HEADS: Final = PARSED_DOCUMENTS // 2
 """Turns whose last written trace :func:`serialize` remembers with its JSON up to ``ending``:
-the few turns a process runs at once."""
+the turns whose documents (an open and an ended one each) :func:`parse` remembers, so no
+trace stays alive longer for it (with 8, a growing conversation ran more collections)."""
 
 
 class _Parsed:
