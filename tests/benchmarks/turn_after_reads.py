@@ -18,6 +18,7 @@ turn, on the thread's CPU clock:
 It prints one JSON line: per checkout the p50 of each phase and of the end
 (ms), the collector's mean ms a turn and collections a turn per generation;
 with ``--against`` the ratios old/new. Figures are reported, never asserted.
+(:mod:`tests.benchmarks.gc_cost` gives the collector's cost of the fresh-store demo turn.)
 """
 
 from __future__ import annotations
