@@ -28,7 +28,9 @@ right after a line break that a character other than whitespace or ``/`` follows
 pattern of theirs runs on from line breaks into such a character, and the one that ends
 in line breaks (``\\s*[\\r\\n]+``) is tried before the one that looks ahead
 (``\\s+(?!\\S)``). GPT-2's ``r50k_base`` and ``p50k_base`` are not among them: a text's
-closing line breaks there split unlike the same breaks followed by more text."""
+closing line breaks there split unlike the same breaks followed by more text. A
+:class:`~prefrontal.budgets.tokens.TokenCounter` whose ``encoding_name`` is one of these is
+taken to count as tiktoken does in that encoding; any other is counted whole."""
 
 
 def rendered_tokens(pieces: Sequence[str], count: Callable[[str], int]) -> int:
