@@ -28,6 +28,10 @@ from prefrontal.stores.frontal_cortex import FrontalKind, FrontalStatus
 
 NAME: PhaseName = "budget_allocation"
 OPEN = (FrontalStatus.ACTIVE, FrontalStatus.BLOCKED)
+PINNED_FROM = frozenset({Section.CONSCIOUSNESS, Section.FRONTAL_CORTEX})
+"""The sections :func:`pin` takes the pinned fragments from: the others' are all data."""
+_SECTION_NAMES = {section: section.value for section in Section}
+"""Each section's name, in the enum's order, read through the enum once."""
 
 
 def pinned_goal_ids(turn: TurnState) -> frozenset[str]:
@@ -71,18 +75,23 @@ async def run(turn: TurnState) -> PhaseOutcome:
     """Pin the owner's section; allocate what it leaves across the data under the policy."""
     pinned = turn.pin = pin(turn)
     held = {id(f) for f in pinned.fragments}
-    turn.demands = {s.value: demand(turn.count, s, turn.loads.get(s, [])) for s in Section}
+    demands: dict[str, int] = {}
     pinned_cost: dict[str, int] = {}
     data_demands: dict[str, int] = {}
-    for section in Section:
+    for section, name in _SECTION_NAMES.items():
         loaded = turn.loads.get(section, [])
+        whole = demands[name] = demand(turn.count, section, loaded)
+        if section not in PINNED_FROM or not held:  # no pinned fragment: all of it is data
+            pinned_cost[name], data_demands[name] = 0, whole
+            continue
         mine = [f for f in loaded if id(f) in held]
         data = [f for f in loaded if id(f) not in held]
-        pinned_cost[section.value] = demand(turn.count, section, mine)
-        data_demands[section.value] = _data_demand(turn, section, data, bool(mine))
+        pinned_cost[name] = demand(turn.count, section, mine)
+        data_demands[name] = _data_demand(turn, section, data, bool(mine))
+    turn.demands = demands
     left = pinned.available - pinned.tokens if pinned.fits else 0
     shares = memory_first(turn.policy, data_demands, available=left)
-    turn.allocation = {s.value: pinned_cost[s.value] + shares.get(s.value, 0) for s in Section}
+    turn.allocation = {n: pinned_cost[n] + shares.get(n, 0) for n in _SECTION_NAMES.values()}
     asked = sum(turn.demands.values())
     given = sum(turn.allocation.values())
     return PhaseOutcome(

@@ -16,10 +16,11 @@ not one per fragment. The bundle never exceeds the budget.
 from __future__ import annotations
 
 import re
+from operator import attrgetter
 
 from prefrontal.bundle.checksum import checksum
-from prefrontal.bundle.costs import fragment_cost, header_cost
-from prefrontal.bundle.fitting import fit_rendered
+from prefrontal.bundle.costs import LINE_BREAK_TOKENS, fragment_cost, header_cost
+from prefrontal.bundle.fitting import PIECEWISE_ENCODINGS, fit_rendered
 from prefrontal.bundle.models import SECTION_ORDER, ContextBundle, Fragment, Section
 from prefrontal.bundle.pinning import Pin, owner_parts_that_fit
 from prefrontal.config import PhaseName
@@ -31,6 +32,9 @@ from prefrontal.traces.models import DroppedRecord, SectionUsage
 
 NAME: PhaseName = "context_assembly"
 _SPACE = re.compile(r"\W+")
+_RANK = attrgetter("rank")
+_SECTION_NAMES = {section: section.value for section in SECTION_ORDER}
+"""Each section's name, looked up rather than read through the enum for every fragment."""
 
 
 def _key(fragment: Fragment) -> str:
@@ -63,9 +67,9 @@ class _Selection:
         """Tokens ``fragment`` adds now: its line, and its section's header if it is the first."""
         if self.chosen[fragment.section]:
             return fragment_cost(fragment)
-        return fragment_cost(fragment) + self._header_cost(fragment.section)
+        return fragment_cost(fragment) + self.header_cost(fragment.section)
 
-    def _header_cost(self, section: Section) -> int:
+    def header_cost(self, section: Section) -> int:
         """``header_cost`` of ``section``, counted once per turn."""
         cost = self._headers.get(section)
         if cost is None:
@@ -97,18 +101,32 @@ def _select(turn: TurnState) -> _Selection:
     for fragment in pinned.fragments:
         selection.place_pinned(fragment)
     leftovers: list[tuple[Fragment, str]] = []
+    seen, placed, pinned_ids = selection.seen, selection.chosen, selection.pinned
     for section in SECTION_ORDER:
-        limit = turn.allocation.get(section.value, 0)
-        for fragment in sorted(turn.loads.get(section, []), key=lambda f: f.rank):
-            if id(fragment) in selection.pinned:
+        loaded = turn.loads.get(section)
+        if not loaded:
+            continue
+        limit = turn.allocation.get(_SECTION_NAMES[section], 0)
+        for fragment in sorted(loaded, key=_RANK):
+            if id(fragment) in pinned_ids:
                 continue
-            key = _key(fragment)
-            twin = selection.seen.get(key)
+            key = _folded_text(fragment.text)
+            twin = seen.get(key)
             if twin is not None:
                 reason = f"duplicate of {twin.provenance.item_ids[0]}"
                 selection.dropped.append(_drop(fragment, reason))
-            elif not selection.try_add(fragment, limit, key):
+                continue
+            own = fragment.section  # the cost of ``_Selection.cost``, inlined: one call less each
+            cost = fragment.tokens + LINE_BREAK_TOKENS
+            if not placed[own]:
+                cost += selection.header_cost(own)
+            spent = selection.spent[own] + cost
+            if spent > limit:
                 leftovers.append((fragment, key))
+                continue
+            selection.spent[own] = spent
+            placed[own].append(fragment)
+            seen[key] = fragment
     _spend_unused(turn, selection, leftovers)
     return selection
 
@@ -123,7 +141,7 @@ def _below_floor(turn: TurnState, selection: _Selection, pinned: Pin) -> _Select
     for fragment in kept:
         selection.place_pinned(fragment)
     for section in SECTION_ORDER:
-        for fragment in sorted(turn.loads.get(section, []), key=lambda f: f.rank):
+        for fragment in sorted(turn.loads.get(section, []), key=_RANK):
             if id(fragment) not in selection.pinned:
                 selection.dropped.append(_drop(fragment, BELOW_FLOOR))
     return selection
@@ -146,7 +164,7 @@ def _spend_unused(
 
 def _drop(fragment: Fragment, reason: str) -> DroppedRecord:
     return DroppedRecord(
-        section=fragment.section.value,
+        section=_SECTION_NAMES[fragment.section],
         item_ids=fragment.provenance.item_ids,
         tokens=fragment.tokens,
         reason=reason,
@@ -160,7 +178,10 @@ def _fit(turn: TurnState, selection: _Selection) -> tuple[list[Fragment], str, i
     Returns the fragments kept, in rendering order, the text and its tokens.
     """
     chosen = [f for s in SECTION_ORDER for f in selection.chosen[s]]
-    fitted = fit_rendered(chosen, turn.policy.available, turn.count, selection.pinned)
+    piecewise = turn.counter.encoding_name in PIECEWISE_ENCODINGS
+    fitted = fit_rendered(
+        chosen, turn.policy.available, turn.counter.count, selection.pinned, piecewise=piecewise
+    )
     reason = "trimmed to fit the rendered total"
     selection.dropped.extend(_drop(f, reason) for f in fitted.dropped)
     return fitted.in_order, fitted.text, fitted.tokens
@@ -175,27 +196,35 @@ def _provenance(selection: _Selection, fragments: list[Fragment]) -> list[dict[s
 
     No text: the trace says which items made the context, the stores hold what they say.
     """
-    return [
-        {
-            "section": f.section.value,
-            "store": f.provenance.store,
-            "item_ids": list(f.provenance.item_ids),
-            "phase": f.provenance.phase,
-            "score": None if f.provenance.score is None else round(f.provenance.score, 4),
-            "rank": f.rank,
-            "tokens": f.tokens,
-            "taken": _taken(selection, f),
-        }
-        for f in fragments[:FRAGMENT_LIMIT]
-    ]
+    described: list[dict[str, object]] = []
+    for f in fragments[:FRAGMENT_LIMIT]:
+        source = f.provenance
+        score = source.score
+        described.append(
+            {
+                "section": _SECTION_NAMES[f.section],
+                "store": source.store,
+                "item_ids": list(source.item_ids),
+                "phase": source.phase,
+                "score": None if score is None else round(score, 4),
+                "rank": f.rank,
+                "tokens": f.tokens,
+                "taken": _taken(selection, f),
+            }
+        )
+    return described
+
+
+PINNED_TAKEN = "pinned: the owner's section, placed before any data"
+SPARE_TAKEN = "from budget other sections left unused"
 
 
 def _taken(selection: _Selection, fragment: Fragment) -> str:
     """Why ``fragment`` is in the bundle, as the trace says it."""
     if id(fragment) in selection.pinned:
-        return "pinned: the owner's section, placed before any data"
+        return PINNED_TAKEN
     if id(fragment) in selection.spare:
-        return "from budget other sections left unused"
+        return SPARE_TAKEN
     return f"ranked {fragment.rank} in its section, within its allocation"
 
 
@@ -204,7 +233,7 @@ def _tokens_by_section(fragments: list[Fragment]) -> dict[str, int]:
     used = dict.fromkeys(SECTION_ORDER, 0)
     for f in fragments:
         used[f.section] += f.tokens
-    return {s.value: tokens for s, tokens in used.items()}
+    return {_SECTION_NAMES[s]: tokens for s, tokens in used.items()}
 
 
 def _usage(turn: TurnState, used: dict[str, int]) -> list[SectionUsage]:
