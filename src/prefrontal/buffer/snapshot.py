@@ -95,21 +95,22 @@ class Explainer(Protocol):
         ...
 
 
-class AddResult(tuple[Any, ...]):
+class AddResult:
     """The fate of one offered item: admitted, refreshed or refused, and why.
 
     Like the other reports of the buffer's operations (:class:`RefreshReport`,
     :class:`~prefrontal.buffer.AdmissionDecision`,
     :class:`~prefrontal.buffer.Eviction`), a plain, immutable value: built for
-    every offer of every turn and never stored, so no validated model (a
-    tuple underneath, the cheapest object to make). A refusal may be made
+    every offer of every turn and never stored, so no validated model (its
+    fields held in one tuple, the cheapest object to make). A refusal may be made
     with its :attr:`reason` and :attr:`decision` left to work out
     (:func:`refused_later`): most of a turn's offers are refused and few of
     those reasons are ever read. Equal results have equal fields, however
     they were made.
     """
 
-    __slots__ = ()
+    __slots__ = ("_held",)
+    _held: tuple[Any, ...]
     FIELDS: Final = ("item_id", "outcome", "reason", "tokens", "decision", "item", "evicted")
     """The fields, in order: what equality, hashing and the representation use."""
 
@@ -123,61 +124,61 @@ class AddResult(tuple[Any, ...]):
         item: BufferItem | None = None,
         evicted: tuple[Eviction, ...] = (),
     ) -> AddResult:
-        return _tuple(cls, (item_id, outcome, reason, tokens, decision, item, evicted, None, None))
+        return _made((item_id, outcome, reason, tokens, decision, item, evicted, None, None))
 
     @property
     def item_id(self) -> str:
         """The offered item's id."""
-        item_id: str = self[0]
+        item_id: str = self._held[0]
         return item_id
 
     @property
     def outcome(self) -> Outcome:
         """Admitted, refreshed or refused."""
-        outcome: Outcome = self[1]
+        outcome: Outcome = self._held[1]
         return outcome
 
     @property
     def reason(self) -> str:
         """Why: ``admitted``, ``already_held``, or the refusal's reason."""
-        explainer: Explainer | None = self[7]
-        reason: str = self[2] if explainer is None else explainer.reason(self[8])
+        explainer: Explainer | None = self._held[7]
+        reason: str = self._held[2] if explainer is None else explainer.reason(self._held[8])
         return reason
 
     @property
     def tokens(self) -> int:
         """The offered item's tokens."""
-        tokens: int = self[3]
+        tokens: int = self._held[3]
         return tokens
 
     @property
     def decision(self) -> AdmissionDecision | None:
         """The admission decision (``None`` when refused before scoring or when refreshed)."""
-        explainer: Explainer | None = self[7]
+        explainer: Explainer | None = self._held[7]
         if explainer is not None:
-            return explainer.decision(self[8])
-        decision: AdmissionDecision | None = self[4]
+            return explainer.decision(self._held[8])
+        decision: AdmissionDecision | None = self._held[4]
         return decision
 
     @property
     def item(self) -> BufferItem | None:
         """The item as held, when it was admitted or refreshed."""
-        item: BufferItem | None = self[5]
+        item: BufferItem | None = self._held[5]
         return item
 
     @property
     def evicted(self) -> tuple[Eviction, ...]:
         """What left to make room for it."""
-        evicted: tuple[Eviction, ...] = self[6]
+        evicted: tuple[Eviction, ...] = self._held[6]
         return evicted
 
     def _fields(self) -> tuple[object, ...]:
-        explainer: Explainer | None = self[7]
+        explainer: Explainer | None = self._held[7]
         if explainer is None:
-            return self[:7]
-        subject = self[8]
-        reason, decision = explainer.reason(subject), explainer.decision(subject)
-        return (self[0], self[1], reason, self[3], decision, self[5], self[6])
+            return self._held[:7]
+        held = self._held
+        reason, decision = explainer.reason(held[8]), explainer.decision(held[8])
+        return (held[0], held[1], reason, held[3], decision, held[5], held[6])
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, AddResult):
@@ -199,7 +200,14 @@ class AddResult(tuple[Any, ...]):
         return AddResult, self._fields()
 
 
-_tuple = tuple.__new__
+_new = object.__new__
+
+
+def _made(held: tuple[Any, ...]) -> AddResult:
+    """An :class:`AddResult` holding ``held`` (its seven fields, an explainer and its subject)."""
+    result: AddResult = _new(AddResult)
+    result._held = held
+    return result
 
 
 def add_result(
@@ -212,17 +220,14 @@ def add_result(
     evicted: tuple[Eviction, ...] = (),
 ) -> AddResult:
     """``AddResult(item_id, outcome, ...)`` (the buffer makes one for every offer of every turn)."""
-    fields = (item_id, outcome, reason, tokens, decision, item, evicted, None, None)
-    return _tuple(AddResult, fields)
+    return _made((item_id, outcome, reason, tokens, decision, item, evicted, None, None))
 
 
 def refused_later(item_id: str, tokens: int, explainer: Explainer, subject: object) -> AddResult:
     """A refusal of ``item_id`` (of ``tokens``) whose reason and decision are what
     ``explainer`` gives for ``subject``, worked out when read (pure functions: again at every
     read)."""
-    return _tuple(
-        AddResult, (item_id, Outcome.REFUSED, None, tokens, None, None, (), explainer, subject)
-    )
+    return _made((item_id, Outcome.REFUSED, None, tokens, None, None, (), explainer, subject))
 
 
 @dataclass(frozen=True, slots=True)
