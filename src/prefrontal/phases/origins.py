@@ -76,21 +76,16 @@ def memory_line(item: MemoryItem) -> str:
     new recall count) gives the very same line without fencing it again.
     """
     metadata = item.metadata
-    parts = (
-        item.content,
-        item.scope,
-        item.user_id,
-        metadata.get("speaker"),
-        metadata.get(SOURCE_KEY),
-        metadata.get(AUTHOR_KEY),
-    )
-    if len(item.content) > CACHED_CHARS or not all(map(_text_or_none, parts[3:])):
-        return _line(*parts)
-    return _remembered_line(*parts)
-
-
-def _text_or_none(value: object) -> bool:
-    return value is None or type(value) is str
+    speaker, source = metadata.get("speaker"), metadata.get(SOURCE_KEY)
+    author, content = metadata.get(AUTHOR_KEY), item.content
+    if (
+        len(content) <= CACHED_CHARS
+        and (speaker is None or type(speaker) is str)
+        and (source is None or type(source) is str)
+        and (author is None or type(author) is str)
+    ):
+        return _remembered_line(content, item.scope, item.user_id, speaker, source, author)
+    return _line(content, item.scope, item.user_id, speaker, source, author)
 
 
 def _line(

@@ -285,7 +285,7 @@ def _ranked(
     each with the ``signals`` that scored it (looked up for those ``limit`` only)."""
     ranked = sorted(
         zip(
-            (-score for score in scores.tolist()),
+            (-scores).tolist(),
             view.docs_at(positions),
             positions.tolist(),
             strict=True,
