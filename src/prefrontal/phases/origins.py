@@ -97,6 +97,10 @@ def _line(
     return label + as_data(content, opens_line=not label)
 
 
-_remembered_line = remembered(maxsize=8_192)(_line)
-""":func:`_line` remembered (at most ``8,192 x CACHED_CHARS`` characters of content, as
-:func:`~prefrontal.bundle.fence.as_data` holds)."""
+@remembered(maxsize=8_192)
+def _remembered_line(
+    content: str, scope: Scope, user_id: str, speaker: object, source: object, author: object
+) -> str:
+    """:func:`_line`, remembered (at most ``8,192 x CACHED_CHARS`` characters of content, as
+    :func:`~prefrontal.bundle.fence.as_data` holds)."""
+    return _line(content, scope, user_id, speaker, source, author)
