@@ -111,3 +111,18 @@ async def test_items_without_a_vector_leave_without_a_look_into_the_index(
     monkeypatch.undo()
     (embedded,) = await store.get(ALICE, ["note-007"])
     assert embedded.embedding == (0.5, 0.25, 0.125)
+
+
+async def test_a_recall_is_recorded_as_model_copy_would_record_it() -> None:
+    """A recorded recall holds what ``model_copy`` with the two counters would: equal, the
+    same fields set, its JSON alike, and the item handed out before it unchanged."""
+    store = await filled(3)
+    (before,) = await store.get(ALICE, ["note-001"])
+    at = FIXED_NOW + timedelta(minutes=5)
+    await store.record_recall(ALICE, ["note-001", "note-404"], at)
+    (after,) = await store.get(ALICE, ["note-001"])
+    expected = before.model_copy(update={"recall_count": 1, "last_recalled_at": at})
+    assert after == expected
+    assert after.model_fields_set == expected.model_fields_set
+    assert after.model_dump_json() == expected.model_dump_json()
+    assert (before.recall_count, before.last_recalled_at) == (0, None)

@@ -323,11 +323,32 @@ class InMemoryMemoryStore:
         return list(self._versions.get((owner.agent_id, owner.user_id, item_id), ()))
 
     async def record_recall(self, tenant: Tenant, item_ids: list[str], at: datetime) -> None:
-        found = (self._visible(tenant, item_id) for item_id in item_ids)
-        for item in (item for item in found if item is not None):
-            self._items[_key(item)] = item.model_copy(
-                update={"recall_count": item.recall_count + 1, "last_recalled_at": at}
-            )
+        """Count a recall of each visible item of ``item_ids`` at ``at``: a new version of each
+        held (the ones handed out are frozen), copied with its two counters changed."""
+        for item in map(self._visible, repeat(tenant), item_ids):
+            if item is not None:
+                self._items[_key(item)] = _recalled(item, at)
+
+
+_RECALL_FIELDS = frozenset({"recall_count", "last_recalled_at"})
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _recalled(item: MemoryItem, at: datetime) -> MemoryItem:
+    """``item.model_copy(update=...)`` of its recall count plus one and ``at``, without
+    pydantic's generic copy (a frozen model with no extra or private attributes: its
+    dictionary and set fields are all a copy holds)."""
+    copied = _new(MemoryItem)
+    _set(
+        copied,
+        "__dict__",
+        {**item.__dict__, "recall_count": item.recall_count + 1, "last_recalled_at": at},
+    )
+    _set(copied, "__pydantic_fields_set__", item.__pydantic_fields_set__ | _RECALL_FIELDS)
+    _set(copied, "__pydantic_extra__", None)
+    _set(copied, "__pydantic_private__", None)
+    return copied
 
 
 def _parted(item: MemoryItem) -> tuple[MemoryItem, np.ndarray | None]:
