@@ -152,8 +152,11 @@ class AgentIndex:
 
     def frequencies(self, tenant: Tenant, terms: Sequence[str]) -> list[int]:
         """How many items of ``tenant``'s collection hold each of ``terms``."""
-        read = [s.df for s in self._read(tenant)]
-        return [sum(df.get(term, 0) for df in read) for term in terms]
+        counts = [0] * len(terms)
+        for statistics in self._read(tenant):
+            get = statistics.df.get
+            counts = [count + get(term, 0) for count, term in zip(counts, terms, strict=True)]
+        return counts
 
     def lexical_matches(
         self, tenant: Tenant, now: int, kinds: Collection[str] | None, terms: Sequence[str]
