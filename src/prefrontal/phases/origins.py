@@ -17,7 +17,8 @@ comes from the writer's grant, never from what it wrote
 
 from __future__ import annotations
 
-from prefrontal.bundle.fence import as_data, speaker_label
+from prefrontal.bundle.fence import CACHED_CHARS, as_data, speaker_label
+from prefrontal.forgetting import remembered
 from prefrontal.stores.authors import HOLDER, TRUSTED
 from prefrontal.stores.long_term import AUTHOR_KEY, SOURCE_KEY, MemoryItem
 from prefrontal.stores.tenancy import Scope
@@ -32,17 +33,20 @@ OWN_SOURCES = frozenset({"user", "conversation"})
 
 def origin_label(item: MemoryItem) -> str:
     """The label (with its trailing space) a memory's line starts with, or ``""``."""
-    if item.scope is Scope.SHARED:
-        author = item.metadata.get(AUTHOR_KEY) or item.user_id
-        return f"(shared by {as_data(str(author))}) "
-    source = item.metadata.get(SOURCE_KEY)
+    metadata = item.metadata
+    return _label(item.scope, item.user_id, metadata.get(SOURCE_KEY), metadata.get(AUTHOR_KEY))
+
+
+def _label(scope: Scope, user_id: str, source: object, author: object) -> str:
+    """:func:`origin_label` of an item of ``scope`` and ``user_id`` with that source and author."""
+    if scope is Scope.SHARED:
+        return f"(shared by {as_data(str(author or user_id))}) "
     if source is None or source in OWN_SOURCES:
         return ""
     if source == EXTRACTED:
         return "(extracted) "
-    writer = item.metadata.get(AUTHOR_KEY)
-    if writer is not None and str(writer) not in TRUSTED:
-        return f"(from {as_data(str(source))}, by {as_data(str(writer))}) "
+    if author is not None and str(author) not in TRUSTED:
+        return f"(from {as_data(str(source))}, by {as_data(str(author))}) "
     return f"(from {as_data(str(source))}) "
 
 
@@ -62,9 +66,41 @@ def author_label(author: str | None, scope: Scope, user_id: str) -> str | None:
 
 
 def memory_line(item: MemoryItem) -> str:
-    """The item's text as data, after its origin and its speaker when it has them."""
-    speaker = item.metadata.get("speaker")
-    label = origin_label(item)
+    """The item's text as data, after its origin and its speaker when it has them.
+
+    Worked out from the item's content, scope, owner and the three metadata
+    values it shows; remembered for contents up to
+    :data:`~prefrontal.bundle.fence.CACHED_CHARS` long whose values are
+    strings (or absent: ``1`` and ``True`` are one key to a cache, not one
+    label), so that an item read again (turn after turn, or a copy with a
+    new recall count) gives the very same line without fencing it again.
+    """
+    metadata = item.metadata
+    speaker, source = metadata.get("speaker"), metadata.get(SOURCE_KEY)
+    author, content = metadata.get(AUTHOR_KEY), item.content
+    if (
+        len(content) <= CACHED_CHARS
+        and (speaker is None or type(speaker) is str)
+        and (source is None or type(source) is str)
+        and (author is None or type(author) is str)
+    ):
+        return _remembered_line(content, item.scope, item.user_id, speaker, source, author)
+    return _line(content, item.scope, item.user_id, speaker, source, author)
+
+
+def _line(
+    content: str, scope: Scope, user_id: str, speaker: object, source: object, author: object
+) -> str:
+    label = _label(scope, user_id, source, author)
     if speaker:
-        return f"{label}{speaker_label(str(speaker))}: {as_data(item.content, opens_line=False)}"
-    return label + as_data(item.content, opens_line=not label)
+        return f"{label}{speaker_label(str(speaker))}: {as_data(content, opens_line=False)}"
+    return label + as_data(content, opens_line=not label)
+
+
+@remembered(maxsize=8_192)
+def _remembered_line(
+    content: str, scope: Scope, user_id: str, speaker: object, source: object, author: object
+) -> str:
+    """:func:`_line`, remembered (at most ``8,192 x CACHED_CHARS`` characters of content, as
+    :func:`~prefrontal.bundle.fence.as_data` holds)."""
+    return _line(content, scope, user_id, speaker, source, author)

@@ -20,7 +20,8 @@ from datetime import date, datetime
 import anyio
 
 from prefrontal.buffer import RecallDecision
-from prefrontal.bundle.models import Fragment, Section
+from prefrontal.buffer.trusted import assemble
+from prefrontal.bundle.models import Fragment, Provenance, Section
 from prefrontal.forgetting import remembered
 from prefrontal.phases.fragments import fragment, loaded
 from prefrontal.phases.memory_retrieve import (
@@ -96,13 +97,23 @@ def _rerank_order(
     Relevance is normalised to the best candidate's; ties keep the order of the item ids,
     then the order given.
     """
-    best = max((relevance for relevance, _ in candidates), default=0.0) or 1.0
-    scored = [
-        (rerank_score(relevance / best, item, now, weights), i)
-        for i, (relevance, item) in enumerate(candidates)
-    ]
-    scored.sort(key=lambda pair: (-pair[0], candidates[pair[1]][1].item_id))
-    return scored
+    best = max([relevance for relevance, _ in candidates], default=0.0) or 1.0
+    # rerank_score, recency and novelty inline: the same operations in the same order
+    weight, share, kept = weights.relevance, weights.recency, 1.0 - weights.recency
+    importance, fresh = weights.importance, weights.novelty
+    scored: list[tuple[float, str, int]] = []
+    for i, (relevance, item) in enumerate(candidates):
+        when = item.occurred_at or item.created_at
+        age_days = max((now - when).total_seconds(), 0.0) / 86_400
+        aged = kept + share * math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
+        score = (
+            weight * (relevance / best) * aged
+            + importance * item.importance
+            + fresh * (1.0 / (1.0 + math.log1p(item.recall_count)))
+        )
+        scored.append((-score, item.item_id, i))
+    scored.sort()
+    return [(-negative, i) for negative, _, i in scored]
 
 
 def already_held(turn: TurnState) -> set[str]:
@@ -272,18 +283,51 @@ def to_fragments(
 def _fragment(
     turn: TurnState, item: MemoryItem, score: float, section: Section, phase: str, rank: int
 ) -> Fragment:
-    return fragment(
-        turn,
-        section,
-        memory_line(item),
-        store=section.value,
-        item_ids=(item.item_id,),
-        phase=phase,
-        rank=rank,
-        position=(item.occurred_at or item.created_at).timestamp() + (item.position or 0) * 1e-3,
-        score=round(score, 6),
-        created_at=item.created_at,
-        heading=memory_heading(item),
+    """The fragment of ``item`` at ``rank``: what :func:`~prefrontal.phases.fragments.fragment`
+    makes of its line, assembled here without the call's keyword plumbing (phases 5 and 6
+    make one per candidate)."""
+    text = memory_line(item)
+    when = item.occurred_at
+    created = item.created_at
+    if not (text and phase):  # what the fields refuse: raised by the validated path
+        return fragment(
+            turn,
+            section,
+            text,
+            store=section.value,
+            item_ids=(item.item_id,),
+            phase=phase,
+            rank=rank,
+            position=(when or created).timestamp() + (item.position or 0) * 1e-3,
+            score=round(score, 6),
+            created_at=created,
+            heading=memory_heading(item),
+        )
+    provenance = assemble(
+        Provenance,
+        {
+            "store": section.value,
+            "item_ids": (item.item_id,),
+            "phase": phase,
+            "score": float(round(score, 6)),
+            "created_at": created,
+            "updated_at": None,
+            "version": None,
+        },
+    )
+    return assemble(
+        Fragment,
+        {
+            "section": section,
+            "text": text,
+            "tokens": turn.count(text),
+            "provenance": provenance,
+            "rank": rank,
+            "position": (when or created).timestamp() + (item.position or 0) * 1e-3,
+            "heading": _day(when.date()) if when else None,
+            "role": None,
+            "volatile": False,
+        },
     )
 
 

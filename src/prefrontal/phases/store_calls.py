@@ -33,7 +33,7 @@ from tenacity import (
 
 from prefrontal.errors import StoreError, TransientStoreError
 from prefrontal.phases.state import TurnState
-from prefrontal.stores.tenancy import may_see
+from prefrontal.stores.tenancy import may_see, seen_by
 
 T = TypeVar("T")
 _log = structlog.get_logger("prefrontal.tenancy")
@@ -79,7 +79,7 @@ def _screened(turn: TurnState, phase: str, result: T) -> T:
     """``result`` without what the turn's tenant may not see; drops counted under ``phase``."""
     tenant = turn.tenant
     if isinstance(result, list):
-        kept = [value for value in result if may_see(value, tenant)]
+        kept = seen_by(result, tenant)
         dropped = len(result) - len(kept)
         screened: object = kept
     else:

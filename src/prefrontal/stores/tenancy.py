@@ -104,6 +104,53 @@ def may_see(value: object, tenant: Tenant) -> bool:
 Screen = Callable[[object, Tenant], bool]
 """Judges one value of a given type for a tenant, as :func:`may_see` does."""
 
+V = TypeVar("V")
+
+
+def seen_by(values: list[V], tenant: Tenant) -> list[V]:
+    """The values of ``values`` that ``tenant`` may see, each judged as :func:`may_see` judges it.
+
+    A store's answer is a list of values of one type (its items, its hits):
+    the screen is looked up once for each run of one type, a hit's item is
+    judged by its own type's screen directly, and a record with an owner
+    and a scope (a memory item) by its fields without a call per field.
+    """
+    kept: list[V] = []
+    last: type | None = None
+    screen: Screen = _unowned
+    inner_last: type | None = None
+    inner_scoped = False
+    for value in values:
+        cls = type(value)
+        if cls is not last:
+            last, screen = cls, screen_for(cls)
+        if screen is _through_item:
+            inner = value.item  # type: ignore[attr-defined]
+            if type(inner) is not inner_last:
+                inner_last = type(inner)
+                inner_scoped = screen_for(inner_last) is _scoped
+            visible = (
+                _scoped_fields(inner, tenant) if inner_scoped else _through_item(value, tenant)
+            )
+        elif screen is _scoped:
+            visible = _scoped_fields(value, tenant)
+        else:
+            visible = screen(value, tenant)
+        if visible:
+            kept.append(value)
+    return kept
+
+
+def _scoped_fields(value: object, tenant: Tenant) -> bool:
+    """:func:`_scoped` of a value whose type declares ``agent_id``, ``user_id`` and ``scope``."""
+    agent = value.agent_id  # type: ignore[attr-defined]
+    if agent is None:
+        return True
+    if agent != tenant.agent_id:
+        return False
+    user = value.user_id  # type: ignore[attr-defined]
+    return user is None or value.scope is Scope.SHARED or user == tenant.user_id  # type: ignore[attr-defined]
+
 
 def screen_for(cls: type) -> Screen:
     """The screen of ``cls``'s values, made once per type (kept for the most recent types).

@@ -24,7 +24,7 @@ candidates, without a dictionary per candidate.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Hashable, Sequence
 
 import numpy as np
 
@@ -83,6 +83,9 @@ class AgentIndex:
         self.statistics: dict[tuple[bool, str], Statistics] = {}
         self.segments: dict[tuple[bool, str], Segment] = {}
         self.where: dict[str, tuple[bool, str]] = {}
+        self._scored: tuple[Hashable, View, Signal] | None = None
+        """The last search's view and BM25 signal, by what they depend on (:meth:`_lexical`);
+        forgotten by every change of the index."""
 
     def __len__(self) -> int:
         return len(self.where)
@@ -91,6 +94,7 @@ class AgentIndex:
         """Index ``item`` under ``doc`` with the terms of ``text`` and its embedding ``vector``
         (float64, as put; ``None`` when it has none), replacing what ``doc`` held."""
         self.remove(doc)
+        self._scored = None
         counts = Counter(analysed(text))
         place = segment_of(item)
         segment = self.segments.get(place)
@@ -111,12 +115,14 @@ class AgentIndex:
     def mark(self, doc: str, item: MemoryItem) -> None:
         """Follow a change of ``item``'s supersession under ``doc``."""
         place = self.where.get(doc)
+        self._scored = None
         if place is not None:
             self.segments[place].mark(doc, item)
 
     def remove(self, doc: str) -> None:
         """Forget ``doc`` (nothing when it is not held)."""
         place = self.where.pop(doc, None)
+        self._scored = None
         if place is None:
             return
         segment = self.segments[place]
@@ -146,8 +152,11 @@ class AgentIndex:
 
     def frequencies(self, tenant: Tenant, terms: Sequence[str]) -> list[int]:
         """How many items of ``tenant``'s collection hold each of ``terms``."""
-        read = [s.df for s in self._read(tenant)]
-        return [sum(df.get(term, 0) for df in read) for term in terms]
+        counts = [0] * len(terms)
+        for statistics in self._read(tenant):
+            get = statistics.df.get
+            counts = [count + get(term, 0) for count, term in zip(counts, terms, strict=True)]
+        return counts
 
     def lexical_matches(
         self, tenant: Tenant, now: int, kinds: Collection[str] | None, terms: Sequence[str]
@@ -193,9 +202,31 @@ class AgentIndex:
         (:mod:`prefrontal.stores.memory.hybrid`), over the tenant's segment
         and the shared one only.
         """
+        found = self._lexical(tenant, now, kinds, terms)
+        if found is None:
+            return []
+        view, lexical = found
+        if query is None:
+            return lexical_top(view, lexical, limit)
+        return hybrid_top(view, lexical, query, limit)
+
+    def _lexical(
+        self, tenant: Tenant, now: int, kinds: Collection[str] | None, terms: Sequence[str]
+    ) -> tuple[View, Signal] | None:
+        """The view ``tenant`` searches at ``now`` for ``kinds`` and the BM25 of ``terms`` over
+        it (``None`` when it sees no segment).
+
+        Remembered for the next search until the index changes: a turn probes
+        its input with a few hits, then searches it for many (same tenant,
+        time, kinds and terms), and the second search only ranks again.
+        """
+        key = (tenant.user_id, now, None if kinds is None else tuple(kinds), tuple(terms))
+        scored = self._scored
+        if scored is not None and scored[0] == key:
+            return scored[1], scored[2]
         segments = self._visible(tenant)
         if not segments:
-            return []
+            return None
         view = View(segments, now, kinds)
         corpus = self.corpus(tenant)
         if terms and corpus.docs:
@@ -203,6 +234,5 @@ class AgentIndex:
             lexical = Signal(*view.bm25(terms, weights, corpus.average))
         else:
             lexical = Signal(np.zeros(0, dtype=np.int64), np.zeros(0))
-        if query is None:
-            return lexical_top(view, lexical, limit)
-        return hybrid_top(view, lexical, query, limit)
+        self._scored = (key, view, lexical)
+        return view, lexical

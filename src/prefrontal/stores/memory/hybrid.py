@@ -24,7 +24,7 @@ Either way the hits and scores are those of the exact computation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,19 +57,12 @@ class Signal:
     positions: np.ndarray
     values: np.ndarray
 
-    def at(self, position: int) -> float | None:
-        """The value at ``position``, ``None`` when the signal did not score it."""
-        found = int(np.searchsorted(self.positions, position))
-        if found < len(self.positions) and int(self.positions[found]) == position:
-            return float(self.values[found])
-        return None
-
 
 def lexical_top(view: View, lexical: Signal, limit: int) -> list[Hit]:
     """The best ``limit`` hits by BM25 alone."""
     picked = best_positions(lexical.values, limit)
     positions = lexical.positions[picked]
-    return _ranked(view, positions, lexical.values[picked], limit, lambda p: _own(p, lexical))
+    return _ranked(view, positions, lexical.values[picked], limit, (("bm25", lexical),))
 
 
 def hybrid_top(view: View, lexical: Signal, query: np.ndarray, limit: int) -> list[Hit]:
@@ -84,7 +77,7 @@ def hybrid_top(view: View, lexical: Signal, query: np.ndarray, limit: int) -> li
     fused[lexical.positions] += LEXICAL_WEIGHT * max_normalised(lexical.values)
     fused[vector.positions] += VECTOR_WEIGHT * above_typical(vector.values)
     picked = best_positions(fused, limit)
-    return _ranked(view, picked, fused[picked], limit, lambda p: _own(p, lexical, vector))
+    return _ranked(view, picked, fused[picked], limit, (("bm25", lexical), ("vector", vector)))
 
 
 def _screened(
@@ -131,7 +124,8 @@ def _screened(
     settled = np.flatnonzero(~np.isnan(exact))
     vector = Signal(embedded[settled], exact[settled])
     picked = best_positions(fused, limit)
-    return _ranked(view, scored[picked], fused[picked], limit, lambda p: _own(p, lexical, vector))
+    signals = (("bm25", lexical), ("vector", vector))
+    return _ranked(view, scored[picked], fused[picked], limit, signals)
 
 
 def _median(
@@ -285,25 +279,36 @@ def _ranked(
     positions: np.ndarray,
     scores: np.ndarray,
     limit: int,
-    own: Callable[[int], dict[str, float]],
+    signals: Sequence[tuple[str, Signal]],
 ) -> list[Hit]:
-    """The ``limit`` best hits at ``positions`` with ``scores``, ties broken by document."""
+    """The ``limit`` best hits at ``positions`` with ``scores``, ties broken by document;
+    each with the ``signals`` that scored it (looked up for those ``limit`` only)."""
     ranked = sorted(
         zip(
-            (-score for score in scores.tolist()),
+            (-scores).tolist(),
             view.docs_at(positions),
             positions.tolist(),
             strict=True,
         )
     )[:limit]
-    return [Hit(doc, -negative, own(position)) for negative, doc, position in ranked]
+    own: list[dict[str, float]] = [{} for _ in ranked]
+    if ranked:
+        kept = np.fromiter((position for _, _, position in ranked), np.int64, len(ranked))
+        for name, signal in signals:
+            for index, value in _values_at(signal, kept):
+                own[index][name] = value
+    return [
+        Hit(doc, -negative, signals)
+        for (negative, doc, _), signals in zip(ranked, own, strict=True)
+    ]
 
 
-def _own(position: int, lexical: Signal, vector: Signal | None = None) -> dict[str, float]:
-    """The signals that scored ``position``, with their values."""
-    own: dict[str, float] = {}
-    for name, signal in (("bm25", lexical), ("vector", vector)):
-        value = None if signal is None else signal.at(position)
-        if value is not None:
-            own[name] = value
-    return own
+def _values_at(signal: Signal, positions: np.ndarray) -> list[tuple[int, float]]:
+    """``(index, value)`` for each of ``positions`` the signal scored (one search for all)."""
+    found = np.searchsorted(signal.positions, positions)
+    inside = found < len(signal.positions)
+    hit = np.zeros(len(positions), dtype=bool)
+    hit[inside] = signal.positions[found[inside]] == positions[inside]
+    indexes = np.flatnonzero(hit)
+    values = signal.values[found[indexes]]
+    return list(zip(indexes.tolist(), values.tolist(), strict=True))

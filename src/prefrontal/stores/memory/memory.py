@@ -23,6 +23,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from itertools import repeat
 
 import numpy as np
 
@@ -68,6 +69,9 @@ class InMemoryMemoryStore:
         self._ordered: dict[str, list[Position]] = {}
         """Each agent's ``(item_id, user_id)`` keys, ascending, for :meth:`listed`: made when
         first listed, dropped by a write that adds or removes an item of the agent."""
+        self._embedded: set[Key] = set()
+        """The keys of the items held with an embedding in the index: any other item leaves
+        the store as it is held, with no look into the index."""
 
     async def put(self, item: MemoryItem) -> None:
         await self.put_many([item])
@@ -108,6 +112,10 @@ class InMemoryMemoryStore:
             index = self._indexes[item.agent_id] = AgentIndex()
         index.put(_doc_id(key), item, searchable_text(item), vector)
         self._keys[_doc_id(key)] = key
+        if vector is None or not len(vector):
+            self._embedded.discard(key)
+        else:
+            self._embedded.add(key)
         if item.supersedes:
             self._mark_superseded(item)
 
@@ -131,10 +139,14 @@ class InMemoryMemoryStore:
             del self._threads[(item.agent_id, item.thread_id)]
 
     def _whole(self, item: MemoryItem) -> MemoryItem:
-        """Held ``item`` as it was put: with the embedding the index holds for it, if any."""
-        if item.embedding is not None:
+        """Held ``item`` as it was put: with the embedding the index holds for it, if any.
+
+        An item held without one (most, where no embedder is configured) is given as held.
+        """
+        key = (item.agent_id, item.user_id, item.item_id)
+        if item.embedding is not None or key not in self._embedded:
             return item
-        vector = self._indexes[item.agent_id].vector(_doc_id(_key(item)))
+        vector = self._indexes[item.agent_id].vector(_doc_id(key))
         return item if vector is None else item.model_copy(update={"embedding": vector})
 
     async def get(self, tenant: Tenant, item_ids: list[str]) -> list[MemoryItem]:
@@ -169,6 +181,7 @@ class InMemoryMemoryStore:
         if item is None:
             return 0
         self._unthread(key, item)
+        self._embedded.discard(key)
         self._versions.pop(key, None)
         self._ordered.pop(key[0], None)
         users = self._owners[(key[0], key[2])]
@@ -239,26 +252,36 @@ class InMemoryMemoryStore:
     async def around(
         self, tenant: Tenant, item_ids: list[str], *, radius: int, now: datetime | None = None
     ) -> list[MemoryItem]:
-        anchors = [i for i in await self.get(tenant, item_ids) if i.thread_id is not None]
+        """The live visible neighbours of the anchors ``item_ids`` within ``radius`` positions
+        in their threads (not the anchors), by thread, position and id.
+
+        Found in the thread index, judged by the keys they are held under (agent,
+        owner) and their scope, and made whole only once kept.
+        """
+        agent, user = tenant.agent_id, tenant.user_id
         asked = set(item_ids)
         now = now or utc_now()
         near: set[Key] = set()
-        for anchor in anchors:
-            thread = self._threads.get((anchor.agent_id, anchor.thread_id or ""), {})
-            if anchor.position is None:
+        for anchor in map(self._visible, repeat(tenant), asked):
+            if anchor is None or anchor.thread_id is None or anchor.position is None:
                 continue
+            thread = self._threads.get((anchor.agent_id, anchor.thread_id), {})
             low, high = anchor.position - radius, anchor.position + radius
             positions = range(low, high + 1) if high - low < len(thread) else list(thread)
             for position in positions:
                 if low <= position <= high:
                     near.update(thread.get(position, ()))
-        out = [
-            self._whole(item)
-            for item in map(self._items.__getitem__, near)
-            if visible_to(item, tenant) and item.is_live(now) and item.item_id not in asked
+        items = self._items
+        kept = [
+            item
+            for key, item in zip(near, map(items.__getitem__, near), strict=True)
+            if key[0] == agent
+            and (key[1] == user or item.scope is Scope.SHARED)
+            and key[2] not in asked
+            and item.is_live(now)
         ]
-        out.sort(key=lambda i: (i.thread_id or "", i.position or 0, i.item_id))
-        return out
+        kept.sort(key=lambda i: (i.thread_id or "", i.position or 0, i.item_id))
+        return [self._whole(item) for item in kept]
 
     async def listed(
         self,
@@ -300,11 +323,32 @@ class InMemoryMemoryStore:
         return list(self._versions.get((owner.agent_id, owner.user_id, item_id), ()))
 
     async def record_recall(self, tenant: Tenant, item_ids: list[str], at: datetime) -> None:
-        found = (self._visible(tenant, item_id) for item_id in item_ids)
-        for item in (item for item in found if item is not None):
-            self._items[_key(item)] = item.model_copy(
-                update={"recall_count": item.recall_count + 1, "last_recalled_at": at}
-            )
+        """Count a recall of each visible item of ``item_ids`` at ``at``: a new version of each
+        held (the ones handed out are frozen), copied with its two counters changed."""
+        for item in map(self._visible, repeat(tenant), item_ids):
+            if item is not None:
+                self._items[_key(item)] = _recalled(item, at)
+
+
+_RECALL_FIELDS = frozenset({"recall_count", "last_recalled_at"})
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _recalled(item: MemoryItem, at: datetime) -> MemoryItem:
+    """``item.model_copy(update=...)`` of its recall count plus one and ``at``, without
+    pydantic's generic copy (a frozen model with no extra or private attributes: its
+    dictionary and set fields are all a copy holds)."""
+    copied = _new(MemoryItem)
+    _set(
+        copied,
+        "__dict__",
+        {**item.__dict__, "recall_count": item.recall_count + 1, "last_recalled_at": at},
+    )
+    _set(copied, "__pydantic_fields_set__", item.__pydantic_fields_set__ | _RECALL_FIELDS)
+    _set(copied, "__pydantic_extra__", None)
+    _set(copied, "__pydantic_private__", None)
+    return copied
 
 
 def _parted(item: MemoryItem) -> tuple[MemoryItem, np.ndarray | None]:
