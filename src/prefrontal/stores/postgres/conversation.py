@@ -7,7 +7,7 @@ from datetime import datetime
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
-from prefrontal.stores.exchange import Lookup, SummaryChange, stored_leaving
+from prefrontal.stores.exchange import SummaryChange
 from prefrontal.stores.postgres.database import (
     VISIBLE,
     Connection,
@@ -118,15 +118,6 @@ class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
         round trip (``executemany``) for all of them."""
         if turns:
             await connection.executemany(_APPEND, [_row(turn) for turn in turns])
-
-    async def leaving_in(
-        self, connection: Connection, lookup: Lookup
-    ) -> tuple[ConversationSummary | None, tuple[ConversationTurn, ...]]:
-        """The summary and the messages leaving the window (see
-        :func:`~prefrontal.stores.exchange.leaving`); only those stored are parsed."""
-        summary = await summary_in(connection, lookup.tenant)
-        rows = await recent_rows(connection, lookup.tenant, lookup.window + lookup.batch)
-        return summary, stored_leaving(rows, lookup, summary)
 
     async def replace_summary_in(self, connection: Connection, change: SummaryChange) -> bool:
         """Write ``change.summary`` if the stored summary is the one it replaces (in a transaction).
