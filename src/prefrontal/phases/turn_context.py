@@ -53,6 +53,7 @@ async def run(turn: TurnState) -> PhaseOutcome:
     bounded (``SESSION_WAIT_BUDGETS`` times this phase's budget): a store
     that hangs times this phase out, and the others load without the buffer.
     """
+    await _prefetch(turn)
     _start_loading_ahead(turn)
     with anyio.fail_after(turn.budgets_ms[NAME] * SESSION_WAIT_BUDGETS / 1_000):
         turn.buffer = await load_session(turn, NAME)
@@ -76,6 +77,22 @@ async def run(turn: TurnState) -> PhaseOutcome:
             "faded": len(faded),
             "promoted": [e.promoted_to for e in faded if e.promoted_to is not None],
         },
+    )
+
+
+async def _prefetch(turn: TurnState) -> None:
+    """Let the working-memory store read the turn's state in one round trip before the reads
+    start, when it offers to (an optional ``prefetch_turn``, PostgreSQL's); it waits at most
+    as long as the buffer's load may, and a read it missed is made as usual."""
+    prefetch = getattr(turn.stores.working_memory, "prefetch_turn", None)
+    if prefetch is None:
+        return
+    context = turn.context
+    await prefetch(
+        turn.session_key,
+        parent_turn_id=context.parent_turn_id,
+        now=context.started_at,
+        seconds=turn.budgets_ms[NAME] * SESSION_WAIT_BUDGETS / 1_000,
     )
 
 

@@ -45,6 +45,15 @@ state when its store shares the database. The SQL of each part is the store's ow
 (:mod:`.traces`, :mod:`.conversation`, :mod:`.working_memory`), tenancy included."""
 
 
+_ENDED_LOCKING = """
+SELECT (SELECT CASE WHEN right(t.body, $4) = $5 THEN NULL ELSE t.body END FROM traces AS t
+        WHERE t.turn_id = $1 AND t.agent_id = $2 AND t.user_id = $3 FOR UPDATE) AS body,
+    pg_advisory_xact_lock(hashtextextended($6, 0)) AS locked"""
+"""The turn's trace row locked and its body read (none when it ends as an open trace's), then
+the thread's advisory lock taken (key ``$6``, :meth:`.memory.PostgresMemoryStore.thread_lock`):
+what :meth:`~.traces.PostgresTraceStore.ended_in` and the thread's lock do, one statement."""
+
+
 def _prior(row: Any, lookup: Lookup) -> Prior:
     """Read :data:`_PRIOR`'s row."""
     body: str | None = row["trace"]
@@ -135,10 +144,22 @@ class PostgresExchangeWriter:
         embedded = await ready_to_write(exchange, self.episodic.embedder, with_session=self.shared)
 
         async def run(connection: Connection) -> Exchange | None:
-            tenant, turn_id = exchange.tenant, exchange.ended_mark()
-            if turn_id is not None and await self.traces.ended_in(connection, tenant, turn_id):
-                return None
-            last = await self.episodic.last_position_in(connection, tenant, exchange.thread_id)
+            tenant, turn_id, thread = exchange.tenant, exchange.ended_mark(), exchange.thread_id
+            if turn_id is None:
+                last = await self.episodic.last_position_in(connection, tenant, thread)
+            else:
+                body = await connection.fetchval(
+                    _ENDED_LOCKING,
+                    turn_id,
+                    tenant.agent_id,
+                    tenant.user_id,
+                    len(OPEN_SUFFIX),
+                    OPEN_SUFFIX,
+                    self.episodic.thread_lock(tenant, thread),
+                )
+                if body is not None and ended_body(body):
+                    return None
+                last = await self.episodic.last_position_locked(connection, tenant, thread)
             placed = embedded.placed(last + 1)
             await self.episodic.put_in(connection, placed.memories)
             await self.conversation.append_all_in(connection, placed.messages)

@@ -56,6 +56,9 @@ _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embe
 """Fields kept only as columns (they change in place), not in ``body``."""
 
 
+THREAD_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"
+"""Lock a thread (key ``$1``) until the transaction ends."""
+
 ERASE_BATCH = 100
 """Items one transaction of ``erase`` removes at most (see :meth:`PostgresMemoryStore.erase`)."""
 
@@ -213,10 +216,17 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         The lock (a transaction-scoped advisory lock on the thread) makes two
         writers to one thread take their positions one after the other.
         """
-        await connection.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-            "\x1f".join((self.name, tenant.agent_id, tenant.user_id, thread)),
-        )
+        await connection.execute(THREAD_LOCK, self.thread_lock(tenant, thread))
+        return await self.last_position_locked(connection, tenant, thread)
+
+    def thread_lock(self, tenant: Tenant, thread: str) -> str:
+        """The key of the tenant's ``thread``'s advisory lock (:data:`THREAD_LOCK`'s ``$1``)."""
+        return "\x1f".join((self.name, tenant.agent_id, tenant.user_id, thread))
+
+    async def last_position_locked(
+        self, connection: Connection, tenant: Tenant, thread: str
+    ) -> int:
+        """The highest position in the tenant's ``thread`` (-1 when empty), its lock held."""
         found = await connection.fetchval(
             f"SELECT max(position) FROM {self.name}_items"
             " WHERE agent_id = $1 AND thread_id = $2 AND user_id = $3",
