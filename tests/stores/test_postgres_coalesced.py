@@ -124,3 +124,40 @@ async def test_a_failing_write_fails_alone(postgres_dsn: str, postgres_schema: s
         await database.aclose()
     assert len(failed) == 1
     assert stored == 1
+
+
+async def test_waves_of_writes_are_each_written_once(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    """Writes beginning while others' joined statement is in flight: every one written, no
+    error (a leader never takes another's batch)."""
+    database = PostgresDatabase(postgres_dsn, schema=postgres_schema, max_size=4)
+    tables = ("profiles", "conversation_summaries")
+    try:
+        await database.execute(PUT, "warm", "{}", store="test")
+
+        async def writer(n: int) -> None:
+            for k in range(8):
+                if (n + k) % 2:
+                    await database.execute(PUT, f"agent-{n}-{k}", "{}", store="test")
+                else:
+                    await database.execute(
+                        "INSERT INTO conversation_summaries (agent_id, user_id, body)"
+                        " VALUES ($1, $2, $3)",
+                        f"agent-{n}",
+                        f"user-{k}",
+                        "{}",
+                        store="test",
+                    )
+
+        async with anyio.create_task_group() as group:
+            for n in range(12):
+                group.start_soon(writer, n)
+        async with database._pool.acquire() as connection:
+            counts = [
+                await connection.fetchval(f"SELECT count(*) FROM {t} WHERE agent_id <> 'warm'")
+                for t in tables
+            ]
+    finally:
+        await database.aclose()
+    assert counts == [48, 48]

@@ -83,13 +83,13 @@ class Coalescer:
             await self._follow(write, send)
             return
         self._leading = True
-        batch: list[_Write] = []
+        batch: list[_Write] | None = None
         try:
             await anyio.lowlevel.checkpoint()  # the writes begun with this one join it meanwhile
             batch, self._pending, self._leading = self._pending, [], False
-            await self._send(batch, send)
+            await self._send(write, batch, send)
         finally:
-            if self._leading:  # cancelled while waiting: the others go alone
+            if batch is None:  # cancelled while waiting: the others go alone
                 batch, self._pending, self._leading = self._pending, [], False
             for other in batch:
                 if other is not write and not other.done.is_set():
@@ -107,20 +107,21 @@ class Coalescer:
         if write.alone:
             await send(write.statement, write.args)
 
-    async def _send(self, batch: list[_Write], send: Send) -> None:
-        """Send ``batch`` as one statement; when that fails, each write again alone (this
-        one's error raised here, the others' by their callers)."""
+    async def _send(self, own: _Write, batch: list[_Write], send: Send) -> None:
+        """Send ``batch`` (``own`` among them) as one statement; when that fails, each write
+        again alone (``own``'s error raised here, the others' by their callers)."""
         if len(batch) == 1:
-            await send(batch[0].statement, batch[0].args)
+            await send(own.statement, own.args)
             return
         statement, args = joined([(w.statement, w.args) for w in batch])
         try:
             await send(statement, args)
         except Exception:
-            for other in batch[1:]:
-                other.alone = True
-                other.done.set()
-            await send(batch[0].statement, batch[0].args)
+            for other in batch:
+                if other is not own:
+                    other.alone = True
+                    other.done.set()
+            await send(own.statement, own.args)
             return
         for other in batch:
             other.done.set()
