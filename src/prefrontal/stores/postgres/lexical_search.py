@@ -40,8 +40,8 @@ ITEM_AT = 7
 each row of :func:`statement`."""
 
 
-def statement(name: str) -> str:
-    """The one-statement lexical search over ``<name>_items``.
+def statement(name: str, terms: int) -> str:
+    """The one-statement lexical search over ``<name>_items`` for a query of ``terms`` terms.
 
     Parameters: agent ``$1``, user ``$2``, query time ``$3``, kinds ``$4``
     (as every search of :mod:`.memory_sql`), the query's term keys ``$5``,
@@ -50,17 +50,21 @@ def statement(name: str) -> str:
     each with the statistics (documents, tokens, each term's holders, their
     sum) and, unless the terms are held by more than ``$7`` items or no
     candidate is left, one of the best rows (key, length, counts, item).
+    The holders are scored from their own columns (each term's count read
+    once, no subquery) and only the best are read again, by their place in
+    the table, for their bodies.
     """
     items = f"{name}_items"
     owners = "owner IN ('', $2)"
     k1, b = f"{K1!r}::float8", f"{B!r}::float8"
     ratio = "greatest((s.docs - q.df + 0.5) / (q.df + 0.5), 1e-300)"
-    weight = f"CASE WHEN ln({ratio}) > 0 THEN ln({ratio}) ELSE 1e-6 END"
-    norm = f"({k1} * (1::float8 - {b} + {b} * c.length / h.average))"
-    score = f"""(SELECT coalesce(sum(w.weight * t.tf * ({k1} + 1) / (t.tf + {norm})), 0)
-        FROM unnest(c.counts) WITH ORDINALITY AS t(tf, n)
-        JOIN unnest(h.weights) WITH ORDINALITY AS w(weight, n) ON w.n = t.n
-        WHERE t.tf > 0)"""
+    weight = f"(CASE WHEN ln({ratio}) > 0 THEN ln({ratio}) ELSE 1e-6 END) * ({k1} + 1)"
+    norm = f"({k1} * (1::float8 - {b} + {b} * m.length / h.average))"
+    score = " + ".join(
+        f"coalesce(h.weights[{i}] - h.weights[{i}] * {norm}"
+        f" / (m.counts[array_position(m.terms, ($5::text[])[{i}])] + {norm}), 0)"
+        for i in range(1, terms + 1)
+    )
     return f"""
         WITH s AS MATERIALIZED (
             SELECT sum(docs)::float8 AS docs, sum(tokens)::float8 AS tokens
@@ -77,23 +81,19 @@ def statement(name: str) -> str:
                 (SELECT coalesce(sum(q.df), 0) FROM q) AS holders
             FROM s
         ), c AS MATERIALIZED (
-            SELECT {sql.KEY} AS key, m.length, {sql.COUNTS} AS counts, {sql.ITEM}
-            FROM {items} AS m
-            WHERE (SELECT h.holders <= $7 FROM h) AND (SELECT h.docs > 0 FROM h)
+            SELECT m.ctid AS at, {score} AS score
+            FROM {items} AS m, h
+            WHERE h.holders <= $7 AND h.docs > 0
               AND {holding("$5::text[]")} AND {sql.VISIBLE_CHECKED} AND {sql.LIVE}
               AND {sql.KINDS}
-        ), r AS MATERIALIZED (
-            SELECT c.*, {score} AS score FROM c, h
-        ), best AS (
-            SELECT r.* FROM r
-            WHERE r.score >= $8::float8 * coalesce(
-                (SELECT r2.score FROM r AS r2 ORDER BY r2.score DESC OFFSET $6 - 1 LIMIT 1), 0)
+        ), best AS MATERIALIZED (
+            SELECT c.at FROM c
+            WHERE c.score >= $8::float8 * coalesce(
+                (SELECT o.score FROM c AS o ORDER BY o.score DESC OFFSET $6 - 1 LIMIT 1), 0)
         )
         SELECT h.docs::bigint, h.tokens::bigint, h.dfs, h.holders::bigint,
-            best.key, best.length, best.counts,
-            best.item_id, best.body, best.superseded_by, best.recall_count,
-            best.last_recalled_at, best.embedding
-        FROM h LEFT JOIN best ON true"""
+            {sql.KEY}, m.length, {sql.COUNTS}, {sql.ITEM}
+        FROM h LEFT JOIN (best JOIN {items} AS m ON m.ctid = best.at) ON true"""
 
 
 @dataclass(frozen=True, slots=True)

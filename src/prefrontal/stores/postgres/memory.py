@@ -85,7 +85,8 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         self._sql = sql.Statements(name)
         self._bulk = BulkWriter(name)
         self._vector_sql = VectorStatements(name)
-        self._lexical_sql = lexical.statement(name)
+        self._lexical_sql: dict[int, str] = {}
+        """The one-statement lexical search by the query's number of terms."""
         self.vectors = vectors
         """The process's cache of the table's vectors (:mod:`.vector_cache`), which hybrid
         searches scan; ``None``: every hybrid search reads every visible vector instead
@@ -305,9 +306,12 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
             return []
         keys = [key(w) for w in words]
         args = (*params, keys, query.limit, lexical.MOST_HOLDERS, lexical.ROUNDING)
+        statement = self._lexical_sql.get(len(keys))
+        if statement is None:
+            statement = self._lexical_sql[len(keys)] = lexical.statement(self.name, len(keys))
 
         async def run(connection: Connection) -> list[Any]:
-            found: list[Any] = await connection.fetch(self._lexical_sql, *args)
+            found: list[Any] = await connection.fetch(statement, *args)
             return found
 
         answer = lexical.answer(await self.database.read(run, store=self.name, replica=True))
