@@ -9,7 +9,9 @@ working-notes section. Before it loads the buffer it starts the store reads
 of phases 2, 3 and 4, which do not depend on it, and for a new session the
 read of the user's recent sessions that phase 10 links it to, each beside
 the loading phases (:mod:`prefrontal.phases.ahead`): so the working-memory
-store's latency is not added to theirs on the turn's critical path.
+store's latency is not added to theirs on the turn's critical path. First of
+all, a working-memory store that offers ``prefetch_turn`` (PostgreSQL's) reads
+those reads' state together in one round trip, then serves them from it.
 """
 
 from __future__ import annotations

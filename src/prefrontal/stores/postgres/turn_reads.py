@@ -67,19 +67,27 @@ class TurnKey:
 
 
 @dataclass
+class Asking:
+    """What one turn asked: its key and its state reads, in order (what the tenant's next
+    turn prefetches)."""
+
+    key: TurnKey
+    asked: list[Asked] = field(default_factory=list)
+
+
+@dataclass
 class Prefetched:
-    """One turn's prefetched answers (served once each) and the reads it made."""
+    """One turn's prefetched answers (served once each), held by the turn's context only."""
 
     owner: TurnReads
-    key: TurnKey
+    record: Asking
     generation: int
     until: float
     answers: dict[Asked, list[tuple[Any, ...]]] = field(default_factory=dict)
-    asked: list[Asked] = field(default_factory=list)
 
     def take(self, asked: Asked) -> list[tuple[Any, ...]] | None:
         """The prefetched answer to ``asked`` (then forgotten), if it is still good."""
-        self.asked.append(asked)
+        self.record.asked.append(asked)
         found = self.answers.pop(asked, None)
         if found is None:
             return None
@@ -99,7 +107,8 @@ class TurnReads:
     def __init__(self) -> None:
         self.generation = 0
         """Writes begun through the database (answers fetched before one are not served)."""
-        self._last: OrderedDict[tuple[str, str], Prefetched] = OrderedDict()
+        self._last: OrderedDict[tuple[str, str], Asking] = OrderedDict()
+        """What each tenant's last turn asked (no answer: those live in the turn's context)."""
 
     def wrote(self) -> None:
         """A write begins: no answer prefetched before it is served."""
@@ -116,8 +125,9 @@ class TurnReads:
         sent."""
         tenant = (key.agent_id, key.user_id)
         last = self._last.pop(tenant, None)
-        turn = Prefetched(self, key, self.generation, anyio.current_time() + seconds)
-        self._last[tenant] = turn
+        record = Asking(key)
+        turn = Prefetched(self, record, self.generation, anyio.current_time() + seconds)
+        self._last[tenant] = record
         while len(self._last) > KEPT_TENANTS:
             self._last.popitem(last=False)
         CURRENT.set(turn)
