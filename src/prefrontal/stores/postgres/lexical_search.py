@@ -32,6 +32,9 @@ from prefrontal.stores.postgres.visibility import holding
 MOST_HOLDERS = 2000
 """The most term holders (summed over the query's terms, by the tenant's statistics) a search
 scores in one statement; beyond, the pruned top-k reads fewer rows."""
+MOST_TERMS = 32
+"""The most query terms the statement scores (an expression each); a longer query runs the
+pruned top-k."""
 ROUNDING = 1 - 1e-9
 """Room for SQL's rounding: rows scoring this fraction of the k-th SQL score are sent too."""
 

@@ -300,11 +300,14 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         self, tenant: Tenant, query: MemoryQuery, params: tuple[Any, ...]
     ) -> list[ScoredMemory] | None:
         """The lexical search in one statement (:mod:`.lexical_search`); ``None`` when the
-        query's terms are held by too many items for it (the caller runs the pruned top-k)."""
+        query has too many terms for it, or its terms are held by too many items (the caller
+        runs the pruned top-k)."""
         words = query_terms(query.text)
         if not words:
             return []
         keys = [key(w) for w in words]
+        if len(keys) > lexical.MOST_TERMS:
+            return None
         args = (*params, keys, query.limit, lexical.MOST_HOLDERS, lexical.ROUNDING)
         statement = self._lexical_sql.get(len(keys))
         if statement is None:
