@@ -24,7 +24,7 @@ from prefrontal.retrieval.impacts import token
 from prefrontal.retrieval.ranking import query_terms
 from prefrontal.stores import MemoryItem, MemoryQuery, Tenant, postgres
 from prefrontal.stores.memory import InMemoryMemoryStore
-from prefrontal.stores.postgres import PostgresDatabase, PostgresMemoryStore, topk
+from prefrontal.stores.postgres import PostgresDatabase, PostgresMemoryStore, lexical_search, topk
 from prefrontal.stores.postgres import migrations as pg_migrations
 from prefrontal.stores.postgres.memory_sql import Statements
 from prefrontal.stores.postgres.term_keys import key
@@ -73,6 +73,13 @@ def queries(count: int, seed: int) -> list[str]:
     """Queries mixing common and rare words, one to five of them."""
     rng = random.Random(seed)
     return [" ".join(rng.choices(COMMON + RARE[:30], k=rng.randint(1, 5))) for _ in range(count)]
+
+
+@pytest.fixture(autouse=True)
+def pruned_top_k(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every lexical search of this module runs the pruned top-k, never the one-statement
+    search of few holders (:mod:`prefrontal.stores.postgres.lexical_search`)."""
+    monkeypatch.setattr(lexical_search, "MOST_HOLDERS", -1)
 
 
 @pytest.fixture

@@ -9,7 +9,9 @@ working-notes section. Before it loads the buffer it starts the store reads
 of phases 2, 3 and 4, which do not depend on it, and for a new session the
 read of the user's recent sessions that phase 10 links it to, each beside
 the loading phases (:mod:`prefrontal.phases.ahead`): so the working-memory
-store's latency is not added to theirs on the turn's critical path.
+store's latency is not added to theirs on the turn's critical path. First of
+all, a working-memory store that offers ``prefetch_turn`` (PostgreSQL's) reads
+those reads' state together in one round trip, then serves them from it.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ async def run(turn: TurnState) -> PhaseOutcome:
     bounded (``SESSION_WAIT_BUDGETS`` times this phase's budget): a store
     that hangs times this phase out, and the others load without the buffer.
     """
+    await _prefetch(turn)
     _start_loading_ahead(turn)
     with anyio.fail_after(turn.budgets_ms[NAME] * SESSION_WAIT_BUDGETS / 1_000):
         turn.buffer = await load_session(turn, NAME)
@@ -76,6 +79,22 @@ async def run(turn: TurnState) -> PhaseOutcome:
             "faded": len(faded),
             "promoted": [e.promoted_to for e in faded if e.promoted_to is not None],
         },
+    )
+
+
+async def _prefetch(turn: TurnState) -> None:
+    """Let the working-memory store read the turn's state in one round trip before the reads
+    start, when it offers to (an optional ``prefetch_turn``, PostgreSQL's); it waits at most
+    as long as the buffer's load may, and a read it missed is made as usual."""
+    prefetch = getattr(turn.stores.working_memory, "prefetch_turn", None)
+    if prefetch is None:
+        return
+    context = turn.context
+    await prefetch(
+        turn.session_key,
+        parent_turn_id=context.parent_turn_id,
+        now=context.started_at,
+        seconds=turn.budgets_ms[NAME] * SESSION_WAIT_BUDGETS / 1_000,
     )
 
 

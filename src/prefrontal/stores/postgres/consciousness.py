@@ -5,11 +5,13 @@ from __future__ import annotations
 from prefrontal.stores.consciousness import AgentProfile
 from prefrontal.stores.durable import SharesDatabase, dump, read_one
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase
+from prefrontal.stores.postgres.turn_reads import StateRead
 from prefrontal.stores.postgres.versioned import compare_and_put
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.versioned import check_next
 
 _STORE = "consciousness"
+_PROFILE = StateRead("body", "FROM profiles WHERE agent_id = $1")
 
 
 _PUT = (
@@ -22,17 +24,10 @@ class PostgresConsciousnessStore(SharesDatabase[PostgresDatabase]):
     """Profiles in the ``profiles`` table, keyed by agent id."""
 
     async def get_profile(self, tenant: Tenant) -> AgentProfile | None:
-        async def run(connection: Connection) -> AgentProfile | None:
-            body = await connection.fetchval(
-                "SELECT body FROM profiles WHERE agent_id = $1", tenant.agent_id
-            )
-            return (
-                None
-                if body is None
-                else read_one(body, AgentProfile.model_validate_json, store=_STORE)
-            )
-
-        return await self.database.read(run, store=_STORE)
+        rows = await self.database.state_rows(_PROFILE, tenant.agent_id, store=_STORE)
+        if not rows:
+            return None
+        return read_one(rows[0][0], AgentProfile.model_validate_json, store=_STORE)
 
     async def put_profile(self, profile: AgentProfile) -> None:
         body = dump(profile, store=_STORE)

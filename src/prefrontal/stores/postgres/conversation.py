@@ -7,7 +7,7 @@ from datetime import datetime
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
-from prefrontal.stores.exchange import Lookup, SummaryChange, stored_leaving
+from prefrontal.stores.exchange import SummaryChange
 from prefrontal.stores.postgres.database import (
     VISIBLE,
     Connection,
@@ -18,6 +18,7 @@ from prefrontal.stores.postgres.database import (
 from prefrontal.stores.postgres.exchange import PostgresExchangeWriter
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.stores.postgres.traces import PostgresTraceStore
+from prefrontal.stores.postgres.turn_reads import StateRead
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import WorkingMemoryStore
 
@@ -31,19 +32,36 @@ ON CONFLICT (agent_id, item_id, user_id) DO UPDATE SET
     created_at = excluded.created_at, body = excluded.body
 """
 
-_RECENT = f"""
-SELECT item_id, created_at, body FROM conversation_turns
+_RECENT = StateRead(
+    "item_id, created_at, body",
+    f"""FROM conversation_turns
 WHERE {VISIBLE} AND ($3::text IS NULL OR session_id = $3)
 ORDER BY created_at DESC, seq DESC LIMIT $4
-"""
+""",
+)
 
 
-_SUMMARY = "SELECT body FROM conversation_summaries WHERE agent_id = $1 AND user_id = $2"
+_SUMMARY = StateRead("body", "FROM conversation_summaries WHERE agent_id = $1 AND user_id = $2")
 _DELETE = (
     "DELETE FROM conversation_turns WHERE agent_id = $1 AND user_id = $2"
     " AND item_id = ANY($3::text[]) RETURNING body"
 )
 _DROP_SUMMARY = "DELETE FROM conversation_summaries WHERE agent_id = $1 AND user_id = $2"
+_REPLACE_SUMMARY = """
+WITH stored AS MATERIALIZED (
+    SELECT (body::jsonb)->>'through' AS through FROM conversation_summaries
+    WHERE agent_id = $1 AND user_id = $2 FOR UPDATE)
+INSERT INTO conversation_summaries (agent_id, user_id, body)
+SELECT $1, $2, $3
+WHERE CASE WHEN $4::boolean
+    THEN EXISTS (SELECT 1 FROM stored WHERE stored.through IS NOT DISTINCT FROM $5::text)
+    ELSE NOT EXISTS (SELECT 1 FROM stored) END
+ON CONFLICT (agent_id, user_id) DO UPDATE SET body = excluded.body
+RETURNING 1"""
+"""Write summary ``$3`` if the stored one is what it replaces, one statement: the stored row
+locked first (``FOR UPDATE``, read again at its newest when another holds it), then none when
+``$4`` is false, else one whose ``through`` is ``$5``
+(:meth:`~prefrontal.stores.exchange.SummaryChange.through_matches`, in SQL)."""
 _PUT_SUMMARY = (
     "INSERT INTO conversation_summaries (agent_id, user_id, body) VALUES ($1, $2, $3)"
     " ON CONFLICT (agent_id, user_id) DO UPDATE SET body = excluded.body"
@@ -52,7 +70,7 @@ _PUT_SUMMARY = (
 
 async def summary_in(connection: Connection, tenant: Tenant) -> ConversationSummary | None:
     """The tenant's rolling summary, read inside the caller's transaction."""
-    body = await connection.fetchval(_SUMMARY, tenant.agent_id, tenant.user_id)
+    body = await connection.fetchval(_SUMMARY.statement, tenant.agent_id, tenant.user_id)
     return (
         None
         if body is None
@@ -65,7 +83,9 @@ async def recent_rows(
 ) -> list[tuple[str, datetime, str]]:
     """``(item_id, created_at, body)`` of the newest ``limit`` turns visible to ``tenant``,
     oldest first."""
-    rows = await connection.fetch(_RECENT, tenant.agent_id, tenant.user_id, session_id, limit)
+    rows = await connection.fetch(
+        _RECENT.statement, tenant.agent_id, tenant.user_id, session_id, limit
+    )
     return [(r[0], r[1], r[2]) for r in reversed(rows)]
 
 
@@ -119,33 +139,21 @@ class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
         if turns:
             await connection.executemany(_APPEND, [_row(turn) for turn in turns])
 
-    async def leaving_in(
-        self, connection: Connection, lookup: Lookup
-    ) -> tuple[ConversationSummary | None, tuple[ConversationTurn, ...]]:
-        """The summary and the messages leaving the window (see
-        :func:`~prefrontal.stores.exchange.leaving`); only those stored are parsed."""
-        summary = await summary_in(connection, lookup.tenant)
-        rows = await recent_rows(connection, lookup.tenant, lookup.window + lookup.batch)
-        return summary, stored_leaving(rows, lookup, summary)
-
     async def replace_summary_in(self, connection: Connection, change: SummaryChange) -> bool:
         """Write ``change.summary`` if the stored summary is the one it replaces (in a transaction).
 
         The stored row is locked until the commit, so two replacements never both succeed.
         """
-        row = await connection.fetchrow(
-            "SELECT (body::jsonb)->>'through' FROM conversation_summaries"
-            " WHERE agent_id = $1 AND user_id = $2 FOR UPDATE",
-            change.summary.agent_id,
-            change.summary.user_id,
+        summary, replaces = change.summary, change.replaces
+        written = await connection.fetchval(
+            _REPLACE_SUMMARY,
+            summary.agent_id,
+            summary.user_id,
+            dump(summary, store=_STORE),
+            replaces is not None,
+            None if replaces is None else replaces.through,
         )
-        if not change.through_matches(row is not None, None if row is None else row[0]):
-            return False
-        summary = change.summary
-        await connection.execute(
-            _PUT_SUMMARY, summary.agent_id, summary.user_id, dump(summary, store=_STORE)
-        )
-        return True
+        return written is not None
 
     async def recent(
         self, tenant: Tenant, *, limit: int, session_id: str | None = None
@@ -153,15 +161,18 @@ class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
         if limit <= 0:
             return []
 
-        async def run(connection: Connection) -> list[ConversationTurn]:
-            rows = await recent_rows(connection, tenant, limit, session_id)
-            bodies = (body for _, _, body in rows)
-            return readable(bodies, ConversationTurn.model_validate_json, store=_STORE)
-
-        return await self.database.read(run, store=_STORE)
+        args = (tenant.agent_id, tenant.user_id, session_id, limit)
+        rows = await self.database.state_rows(_RECENT, *args, store=_STORE)
+        bodies = (row[2] for row in reversed(rows))
+        return readable(bodies, ConversationTurn.model_validate_json, store=_STORE)
 
     async def get_summary(self, tenant: Tenant) -> ConversationSummary | None:
-        return await self.database.read(lambda c: summary_in(c, tenant), store=_STORE)
+        rows = await self.database.state_rows(
+            _SUMMARY, tenant.agent_id, tenant.user_id, store=_STORE
+        )
+        if not rows:
+            return None
+        return read_one(rows[0][0], ConversationSummary.model_validate_json, store=_STORE)
 
     async def put_summary(self, summary: ConversationSummary) -> None:
         body = dump(summary, store=_STORE)

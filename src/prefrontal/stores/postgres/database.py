@@ -49,8 +49,10 @@ from prefrontal.errors import (
 from prefrontal.stores.durable import encodable
 from prefrontal.stores.erasures import refused
 from prefrontal.stores.postgres import planner_statistics
+from prefrontal.stores.postgres.coalesced import Coalescer
 from prefrontal.stores.postgres.migrations import ERASE_LOCK, migrate
 from prefrontal.stores.postgres.replicas import MAX_STALENESS, Replicas
+from prefrontal.stores.postgres.turn_reads import StateRead, TurnKey, TurnReads
 from prefrontal.stores.tenancy import Tenant
 
 T = TypeVar("T")
@@ -132,6 +134,9 @@ class PostgresDatabase:
             else None
         )
         """The read replicas (``None`` without ``read_dsns``)."""
+        self._coalescer = Coalescer()
+        self.turn_reads = TurnReads()
+        """The turns' state reads, prefetched together (:mod:`.turn_reads`)."""
 
     def __repr__(self) -> str:
         return f"PostgresDatabase(schema={self.schema!r})"
@@ -158,6 +163,36 @@ class PostgresDatabase:
                 return found[0]
         return await self._run(fn, store, isolation=isolation, readonly=True)
 
+    async def state_rows(self, read: StateRead, *args: Any, store: str) -> Sequence[Any]:
+        """The rows of ``read`` (a read of a turn's state, at read committed, on the primary),
+        each a tuple of its columns: prefetched with the turn's other reads when the turn
+        began in this context (:mod:`.turn_reads`), else read now."""
+        asked = tuple(tuple(a) if isinstance(a, list) else a for a in args)
+
+        async def run(connection: Connection) -> Sequence[Any]:
+            found: Sequence[Any] = await connection.fetch(read.statement, *asked)
+            return found
+
+        async def fetch() -> Sequence[Any]:
+            return await self.read(run, store=store)
+
+        return await self.turn_reads.rows(read, asked, fetch)
+
+    async def prefetch_turn(self, key: TurnKey, seconds: float) -> int:
+        """Read together, within ``seconds``, the state ``key``'s turn will read (what the
+        tenant's last turn read: :meth:`TurnReads.prefetch`); how many reads were. A read
+        that fails or is late here is made again when the turn asks for it."""
+
+        async def fetch(statement: str, args: tuple[Any, ...]) -> Any:
+            return await self.read(lambda c: c.fetchrow(statement, *args), store="database")
+
+        with anyio.move_on_after(seconds):
+            try:
+                return await self.turn_reads.prefetch(key, seconds, fetch)
+            except StoreError:
+                return 0
+        return 0
+
     async def write(self, fn: Callable[[Connection], Awaitable[T]], *, store: str) -> T:
         """Run ``await fn(connection)`` in one transaction; committed when this returns."""
         return await self._run(fn, store, isolation="read_committed", readonly=False)
@@ -166,6 +201,7 @@ class PostgresDatabase:
         """Run ``await fn(connection)``, which sends exactly one statement that writes: alone,
         with no ``BEGIN``/``COMMIT`` around it (one statement is atomic by itself)."""
         pool = await self._ensure_open(store)
+        self.turn_reads.wrote()
         with mapped_errors(store):
             async with pool.acquire() as connection:
                 found = await fn(connection)
@@ -174,12 +210,16 @@ class PostgresDatabase:
                 return found
 
     async def execute(self, statement: str, *args: object, store: str) -> None:
-        """Run one statement with ``args``, alone (:meth:`write_one`)."""
+        """Run one statement with ``args`` (:meth:`write_one`): with the other writes of one
+        statement begun in the same pass of the event loop, as one (:mod:`.coalesced`)."""
 
-        async def run(connection: Connection) -> None:
-            await connection.execute(statement, *args)
+        async def send(sql: str, values: Sequence[Any]) -> None:
+            async def run(connection: Connection) -> None:
+                await connection.execute(sql, *values)
 
-        await self.write_one(run, store=store)
+            await self.write_one(run, store=store)
+
+        await self._coalescer.execute(statement, args, send)
 
     async def forget_statistics(self) -> None:
         """Analyse every table again, so the planner's statistics count only the rows left
@@ -262,6 +302,8 @@ class PostgresDatabase:
             async with pool.acquire() as connection:
                 if readonly and isolation == "read_committed":
                     return await fn(connection)
+                if not readonly:
+                    self.turn_reads.wrote()
                 transaction = connection.transaction(isolation=isolation, readonly=readonly)
                 wrote = False
                 async with transaction:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
+from prefrontal.stores.durable import read_one
 from prefrontal.stores.exchange import (
     Exchange,
     Lookup,
@@ -14,17 +15,64 @@ from prefrontal.stores.exchange import (
     SummaryChange,
     ready_to_write,
     save_session,
+    stored_leaving,
     with_stored_session,
 )
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.stores.postgres.traces import PostgresTraceStore
-from prefrontal.stores.postgres.working_memory import (
-    PostgresWorkingMemoryStore,
-    load_in,
-    save_in,
-)
-from prefrontal.stores.working_memory import WorkingMemoryStore
+from prefrontal.stores.postgres.working_memory import PostgresWorkingMemoryStore, save_in
+from prefrontal.stores.traces import OPEN_SUFFIX, ended_body
+from prefrontal.stores.working_memory import SessionState, WorkingMemoryStore
+from prefrontal.traces.documents import parse
+
+_PRIOR = """
+SELECT
+    (SELECT CASE WHEN $6::boolean OR right(t.body, $4) <> $5 THEN t.body END FROM traces AS t
+     WHERE t.turn_id = $1 AND t.agent_id = $2 AND t.user_id = $3) AS trace,
+    CASE WHEN $7::boolean THEN (SELECT s.body FROM conversation_summaries AS s
+        WHERE s.agent_id = $2 AND s.user_id = $3) END AS summary,
+    CASE WHEN $7::boolean THEN ARRAY(
+        SELECT ROW(c.item_id, c.created_at, c.body) FROM conversation_turns AS c
+        WHERE c.agent_id = $2 AND (c.scope = 'shared' OR c.user_id = $3)
+        ORDER BY c.created_at DESC, c.seq DESC LIMIT $8) END AS recent,
+    CASE WHEN $9::boolean THEN (SELECT w.body FROM wm_sessions AS w
+        WHERE w.agent_id = $10 AND w.user_id = $11 AND w.session_id = $12) END AS session"""
+"""Everything :meth:`PostgresExchangeWriter.prior` reads, one statement (one snapshot): the
+turn's trace (its body when asked for or when it does not end as an open trace's), with the
+fold the summary and the newest ``$8`` messages the tenant sees, and the session's buffer
+state when its store shares the database. The SQL of each part is the store's own
+(:mod:`.traces`, :mod:`.conversation`, :mod:`.working_memory`), tenancy included."""
+
+
+_ENDED_LOCKING = """
+SELECT (SELECT CASE WHEN right(t.body, $4) = $5 THEN NULL ELSE t.body END FROM traces AS t
+        WHERE t.turn_id = $1 AND t.agent_id = $2 AND t.user_id = $3 FOR UPDATE) AS body,
+    pg_advisory_xact_lock(hashtextextended($6, 0)) AS locked"""
+"""The turn's trace row locked and its body read (none when it ends as an open trace's), then
+the thread's advisory lock taken (key ``$6``, :meth:`.memory.PostgresMemoryStore.thread_lock`):
+what :meth:`~.traces.PostgresTraceStore.ended_in` and the thread's lock do, one statement."""
+
+
+def _prior(row: Any, lookup: Lookup) -> Prior:
+    """Read :data:`_PRIOR`'s row."""
+    body: str | None = row["trace"]
+    ended = body is not None and ended_body(body)
+    trace = None
+    if body is not None and (lookup.trace or ended):
+        trace = read_one(body, parse, store="traces")
+    summary, gone = None, tuple[ConversationTurn, ...]()
+    if lookup.fold:
+        if row["summary"] is not None:
+            summary = read_one(
+                row["summary"], ConversationSummary.model_validate_json, store="conversation"
+            )
+        rows = [(r[0], r[1], r[2]) for r in reversed(row["recent"])]
+        gone = stored_leaving(rows, lookup, summary)
+    session = None
+    if row["session"] is not None:
+        session = read_one(row["session"], SessionState.model_validate_json, store="working_memory")
+    return Prior(ended=ended, trace=trace, summary=summary, leaving=gone, session=session)
 
 
 class ConversationSql(Protocol):
@@ -35,10 +83,6 @@ class ConversationSql(Protocol):
     async def append_all_in(
         self, connection: Connection, turns: Sequence[ConversationTurn]
     ) -> None: ...
-
-    async def leaving_in(
-        self, connection: Connection, lookup: Lookup
-    ) -> tuple[ConversationSummary | None, tuple[ConversationTurn, ...]]: ...
 
     async def replace_summary_in(self, connection: Connection, change: SummaryChange) -> bool: ...
 
@@ -52,7 +96,7 @@ class PostgresExchangeWriter:
     before the commit, the transaction rolls back: nothing is written. The
     working-memory state is saved in that transaction (one conditional
     statement) when its store shares the database, after the commit
-    otherwise. :meth:`prior` is one read-only transaction.
+    otherwise. :meth:`prior` is one statement.
     """
 
     def __init__(
@@ -70,19 +114,28 @@ class PostgresExchangeWriter:
         )
 
     async def prior(self, lookup: Lookup) -> Prior:
-        async def run(connection: Connection) -> Prior:
-            tenant, turn_id = lookup.tenant, lookup.turn_id
-            trace = None
-            ended = await self.traces.ended_in(connection, tenant, turn_id, lock=False)
-            if lookup.trace or ended:
-                trace = await self.traces.get_in(connection, tenant, turn_id)
-            summary, gone = None, tuple[ConversationTurn, ...]()
-            if lookup.fold:
-                summary, gone = await self.conversation.leaving_in(connection, lookup)
-            session = await load_in(connection, lookup.session) if self.shared else None
-            return Prior(ended=ended, trace=trace, summary=summary, leaving=gone, session=session)
+        """What the exchange's bookkeeping reads first, in one statement (:data:`_PRIOR`)."""
+        tenant, key = lookup.tenant, lookup.session
+        args = (
+            lookup.turn_id,
+            tenant.agent_id,
+            tenant.user_id,
+            len(OPEN_SUFFIX),
+            OPEN_SUFFIX,
+            lookup.trace,
+            lookup.fold,
+            lookup.window + lookup.batch,
+            self.shared,
+            key.agent_id,
+            key.user_id,
+            key.session_id,
+        )
 
-        prior = await self.database.read(run, store="conversation")
+        async def run(connection: Connection) -> Any:
+            return await connection.fetchrow(_PRIOR, *args)
+
+        row = await self.database.read(run, store="conversation")
+        prior = _prior(row, lookup)
         if self.shared:
             return prior
         return await with_stored_session(prior, self.working_memory, lookup.session)
@@ -91,10 +144,22 @@ class PostgresExchangeWriter:
         embedded = await ready_to_write(exchange, self.episodic.embedder, with_session=self.shared)
 
         async def run(connection: Connection) -> Exchange | None:
-            tenant, turn_id = exchange.tenant, exchange.ended_mark()
-            if turn_id is not None and await self.traces.ended_in(connection, tenant, turn_id):
-                return None
-            last = await self.episodic.last_position_in(connection, tenant, exchange.thread_id)
+            tenant, turn_id, thread = exchange.tenant, exchange.ended_mark(), exchange.thread_id
+            if turn_id is None:
+                last = await self.episodic.last_position_in(connection, tenant, thread)
+            else:
+                body = await connection.fetchval(
+                    _ENDED_LOCKING,
+                    turn_id,
+                    tenant.agent_id,
+                    tenant.user_id,
+                    len(OPEN_SUFFIX),
+                    OPEN_SUFFIX,
+                    self.episodic.thread_lock(tenant, thread),
+                )
+                if body is not None and ended_body(body):
+                    return None
+                last = await self.episodic.last_position_locked(connection, tenant, thread)
             placed = embedded.placed(last + 1)
             await self.episodic.put_in(connection, placed.memories)
             await self.conversation.append_all_in(connection, placed.messages)

@@ -11,6 +11,7 @@ from prefrontal.stores.postgres.database import (
     erase_statement,
     storable,
 )
+from prefrontal.stores.postgres.turn_reads import StateRead
 from prefrontal.stores.postgres.versioned import compare_and_put
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.versioned import check_next
@@ -25,14 +26,16 @@ ON CONFLICT (agent_id, item_id, user_id) DO UPDATE SET
     status = excluded.status, updated_at = excluded.updated_at, body = excluded.body
 """
 
-_QUERY = f"""
-SELECT body FROM frontal_items
+_QUERY = StateRead(
+    "body",
+    f"""FROM frontal_items
 WHERE {VISIBLE}
   AND ($3::text[] IS NULL OR kind = ANY($3::text[]))
   AND ($4::text[] IS NULL OR status = ANY($4::text[]))
   AND ($5::timestamptz IS NULL OR updated_at > $5)
 ORDER BY updated_at DESC, item_id COLLATE "C" DESC, user_id COLLATE "C" DESC LIMIT $6
-"""
+""",
+)
 
 
 _GET = "SELECT body FROM frontal_items WHERE agent_id = $1 AND item_id = $2 AND user_id = $3"
@@ -100,11 +103,8 @@ class PostgresFrontalCortexStore(SharesDatabase[PostgresDatabase]):
             query.limit,
         )
 
-        async def run(connection: Connection) -> list[FrontalItem]:
-            rows = await connection.fetch(_QUERY, *params)
-            return readable((r[0] for r in rows), FrontalItem.model_validate_json, store=_STORE)
-
-        return await self.database.read(run, store=_STORE)
+        rows = await self.database.state_rows(_QUERY, *params, store=_STORE)
+        return readable((r[0] for r in rows), FrontalItem.model_validate_json, store=_STORE)
 
     async def erase(self, tenant: Tenant) -> int:
         return await self.database.count(

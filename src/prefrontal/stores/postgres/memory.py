@@ -26,7 +26,7 @@ from typing import Any
 from prefrontal.retrieval.analysis import terms
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.impacts import tokens as impact_tokens
-from prefrontal.retrieval.ranking import Candidate, Corpus, LexicalMatches, query_terms
+from prefrontal.retrieval.ranking import Candidate, Corpus, LexicalMatches, query_terms, scores
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.capabilities import ranked_search, scored_hits
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
@@ -38,6 +38,7 @@ from prefrontal.stores.memory_search import (
     searchable_text,
     with_embeddings,
 )
+from prefrontal.stores.postgres import lexical_search as lexical
 from prefrontal.stores.postgres import memory_sql as sql
 from prefrontal.stores.postgres import memory_versions as versions
 from prefrontal.stores.postgres.bulk import BulkWriter
@@ -54,6 +55,9 @@ from prefrontal.stores.tenancy import Scope, Tenant
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
 """Fields kept only as columns (they change in place), not in ``body``."""
 
+
+THREAD_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"
+"""Lock a thread (key ``$1``) until the transaction ends."""
 
 ERASE_BATCH = 100
 """Items one transaction of ``erase`` removes at most (see :meth:`PostgresMemoryStore.erase`)."""
@@ -81,6 +85,8 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         self._sql = sql.Statements(name)
         self._bulk = BulkWriter(name)
         self._vector_sql = VectorStatements(name)
+        self._lexical_sql: dict[int, str] = {}
+        """The one-statement lexical search by the query's number of terms."""
         self.vectors = vectors
         """The process's cache of the table's vectors (:mod:`.vector_cache`), which hybrid
         searches scan; ``None``: every hybrid search reads every visible vector instead
@@ -211,10 +217,17 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         The lock (a transaction-scoped advisory lock on the thread) makes two
         writers to one thread take their positions one after the other.
         """
-        await connection.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-            "\x1f".join((self.name, tenant.agent_id, tenant.user_id, thread)),
-        )
+        await connection.execute(THREAD_LOCK, self.thread_lock(tenant, thread))
+        return await self.last_position_locked(connection, tenant, thread)
+
+    def thread_lock(self, tenant: Tenant, thread: str) -> str:
+        """The key of the tenant's ``thread``'s advisory lock (:data:`THREAD_LOCK`'s ``$1``)."""
+        return "\x1f".join((self.name, tenant.agent_id, tenant.user_id, thread))
+
+    async def last_position_locked(
+        self, connection: Connection, tenant: Tenant, thread: str
+    ) -> int:
+        """The highest position in the tenant's ``thread`` (-1 when empty), its lock held."""
         found = await connection.fetchval(
             f"SELECT max(position) FROM {self.name}_items"
             " WHERE agent_id = $1 AND thread_id = $2 AND user_id = $3",
@@ -239,10 +252,27 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
     async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
         """The hybrid (or lexical) search; on a read replica when the database has one and the
         search reads no vector cache (which follows the primary): pgvector, no cache, or a
-        search without vectors."""
+        search without vectors. A lexical search is one statement while its terms are held
+        by few enough items (:mod:`.lexical_search`), else the pruned top-k (:mod:`.topk`)."""
         embedding = await query_embedding(query, self.embedder)
         kinds = None if query.kinds is None else [kind.value for kind in query.kinds]
         params = (*_tenant(tenant), query.now, kinds)
+        if not self._dense_checked:
+            await self.database.read(self._check_dense, store=self.name)
+        if embedding is None:
+            found = await self._lexical(tenant, query, params)
+            if found is not None:
+                return found
+        return await self._searched(tenant, query, params, embedding)
+
+    async def _searched(
+        self,
+        tenant: Tenant,
+        query: MemoryQuery,
+        params: tuple[Any, ...],
+        embedding: Sequence[float] | None,
+    ) -> list[ScoredMemory]:
+        """The search in one repeatable-read snapshot of several statements."""
 
         async def run(connection: Connection) -> list[ScoredMemory]:
             snapshot = _Snapshot(self._sql, connection, params)
@@ -258,8 +288,6 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
                     return found
             return await ranked_search(snapshot, tenant, query, embedding)
 
-        if not self._dense_checked:
-            await self.database.read(self._check_dense, store=self.name)
         cache = self.vectors if embedding is not None else None
         if cache is None:
             return await self.database.read(
@@ -267,6 +295,36 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
             )
         async with cache.held():
             return await self.database.read(run, store=self.name, isolation="repeatable_read")
+
+    async def _lexical(
+        self, tenant: Tenant, query: MemoryQuery, params: tuple[Any, ...]
+    ) -> list[ScoredMemory] | None:
+        """The lexical search in one statement (:mod:`.lexical_search`); ``None`` when the
+        query has too many terms for it, or its terms are held by too many items (the caller
+        runs the pruned top-k)."""
+        words = query_terms(query.text)
+        if not words:
+            return []
+        keys = [key(w) for w in words]
+        if len(keys) > lexical.MOST_TERMS:
+            return None
+        args = (*params, keys, query.limit, lexical.MOST_HOLDERS, lexical.ROUNDING)
+        statement = self._lexical_sql.get(len(keys))
+        if statement is None:
+            statement = self._lexical_sql[len(keys)] = lexical.statement(self.name, len(keys))
+
+        async def run(connection: Connection) -> list[Any]:
+            found: list[Any] = await connection.fetch(statement, *args)
+            return found
+
+        answer = lexical.answer(await self.database.read(run, store=self.name, replica=True))
+        if answer.too_common:
+            return None
+        if answer.matches is None:
+            return []
+        decode = lambda pair: (pair[0], _item(pair[1]))  # noqa: E731
+        read = _Read(dict(readable(answer.rows.items(), decode, store=self.name)))
+        return await scored_hits(read, tenant, {"bm25": scores(answer.matches)}, query.limit)
 
     async def _dense(
         self,
@@ -477,6 +535,17 @@ class _Snapshot:
             self.statements.by_keys, *self.params[:2], key_item_ids(keys), list(keys)
         )
         return dict(readable(rows, lambda row: (row[0], _item(row)), store="memory"))
+
+
+class _Read:
+    """Items already read, by key: what :func:`~prefrontal.stores.capabilities.scored_hits`
+    asks for (every hit's row came with the search's statement)."""
+
+    def __init__(self, items: dict[str, MemoryItem]) -> None:
+        self.items = items
+
+    async def items_by_key(self, tenant: Tenant, keys: Sequence[str]) -> dict[str, MemoryItem]:
+        return {k: self.items[k] for k in keys if k in self.items}
 
 
 def _tenant(tenant: Tenant) -> tuple[str, str]:

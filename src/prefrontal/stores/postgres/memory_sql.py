@@ -24,6 +24,8 @@ term find rows through the index of visible keys (which holds the tenant), whate
 planner's statistics say of the agent's rows (an agent of a few rows a while ago, say)."""
 _LIVE = "m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > $3)"
 _KINDS = "($4::text[] IS NULL OR m.kind = ANY($4::text[]))"
+VISIBLE_CHECKED, LIVE, KINDS = _VISIBLE_CHECKED, _LIVE, _KINDS
+"""The filters every search applies (:mod:`.lexical_search` builds its statement from them)."""
 KEY = "m.item_id || chr(31) || m.user_id"
 """An item's :func:`~prefrontal.stores.memory_search.hit_key`, in SQL."""
 _COUNTS = """ARRAY(
@@ -31,6 +33,7 @@ _COUNTS = """ARRAY(
     FROM unnest($5::text[]) WITH ORDINALITY AS q(term, n) ORDER BY q.n
 )"""
 """An item's count of each term of ``$5``, in its order."""
+COUNTS = _COUNTS
 
 
 def first_of_its_id(items: str) -> str:

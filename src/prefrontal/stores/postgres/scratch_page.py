@@ -12,6 +12,7 @@ from prefrontal.stores.postgres.database import (
     erase_statement,
     storable,
 )
+from prefrontal.stores.postgres.turn_reads import StateRead
 from prefrontal.stores.postgres.versioned import compare_and_put
 from prefrontal.stores.scratch_page import Observation
 from prefrontal.stores.tenancy import Tenant
@@ -29,11 +30,13 @@ ON CONFLICT (agent_id, item_id, user_id) DO UPDATE SET
     expires_at = excluded.expires_at, body = excluded.body
 """
 
-_ACTIVE = f"""
-SELECT body FROM scratch_entries
+_ACTIVE = StateRead(
+    "body",
+    f"""FROM scratch_entries
 WHERE {VISIBLE} AND NOT resolved AND (expires_at IS NULL OR expires_at > $3)
 ORDER BY priority DESC, created_at DESC, item_id COLLATE "C", user_id COLLATE "C" LIMIT $4
-"""
+""",
+)
 
 _FIND = f"""
 SELECT user_id, body FROM scratch_entries WHERE {VISIBLE} AND item_id = $3
@@ -102,11 +105,9 @@ class PostgresScratchPageStore(SharesDatabase[PostgresDatabase]):
         if limit <= 0:
             return []
 
-        async def run(connection: Connection) -> list[Observation]:
-            rows = await connection.fetch(_ACTIVE, tenant.agent_id, tenant.user_id, now, limit)
-            return readable((r[0] for r in rows), Observation.model_validate_json, store=_STORE)
-
-        return await self.database.read(run, store=_STORE)
+        args = (tenant.agent_id, tenant.user_id, now, limit)
+        rows = await self.database.state_rows(_ACTIVE, *args, store=_STORE)
+        return readable((r[0] for r in rows), Observation.model_validate_json, store=_STORE)
 
     async def resolve(self, tenant: Tenant, item_id: str) -> bool:
         if not storable(item_id):

@@ -12,6 +12,7 @@ from prefrontal.stores.postgres.database import (
     erase_statement,
     storable,
 )
+from prefrontal.stores.postgres.turn_reads import StateRead
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import (
     OPEN_SUFFIX,
@@ -25,6 +26,7 @@ from prefrontal.traces.documents import parse, remember
 from prefrontal.traces.models import TurnTrace
 
 _STORE = "traces"
+_GET = StateRead("body", "FROM traces WHERE turn_id = $1 AND agent_id = $2 AND user_id = $3")
 
 _PUT = """
 INSERT INTO traces (turn_id, parent_turn_id, agent_id, user_id, session_id, status, started_at,
@@ -97,18 +99,15 @@ class PostgresTraceStore(SharesDatabase[PostgresDatabase]):
         """The tenant's trace of ``turn_id``, read inside the caller's transaction."""
         if not storable(turn_id):
             return None
-        body = await connection.fetchval(
-            "SELECT body FROM traces WHERE turn_id = $1 AND agent_id = $2 AND user_id = $3",
-            turn_id,
-            tenant.agent_id,
-            tenant.user_id,
-        )
+        body = await connection.fetchval(_GET.statement, turn_id, tenant.agent_id, tenant.user_id)
         return None if body is None else read_one(body, parse, store=_STORE)
 
     async def get(self, tenant: Tenant, turn_id: str) -> TurnTrace | None:
         if not storable(turn_id):
             return None
-        return await self.database.read(lambda c: self.get_in(c, tenant, turn_id), store=_STORE)
+        args = (turn_id, tenant.agent_id, tenant.user_id)
+        rows = await self.database.state_rows(_GET, *args, store=_STORE)
+        return read_one(rows[0][0], parse, store=_STORE) if rows else None
 
     async def list(self, query: TraceQuery) -> list[TurnTrace]:
         sql, params = _select(query)

@@ -16,11 +16,13 @@ from datetime import datetime
 from prefrontal.errors import ConflictError
 from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase, erase_statement
+from prefrontal.stores.postgres.turn_reads import StateRead, TurnKey
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState
 
 _STORE = "working_memory"
 _KEY = "agent_id = $1 AND user_id = $2 AND session_id = $3"
+_LOAD = StateRead("body", f"FROM wm_sessions WHERE {_KEY}")
 
 _CREATE = """
 INSERT INTO wm_sessions (agent_id, user_id, session_id, version, updated_at, body)
@@ -38,7 +40,7 @@ RETURNING version
 
 async def load_in(connection: Connection, key: SessionKey) -> SessionState | None:
     """The saved state of ``key``, read inside the caller's transaction."""
-    body = await connection.fetchval(f"SELECT body FROM wm_sessions WHERE {_KEY}", *_key(key))
+    body = await connection.fetchval(_LOAD.statement, *_key(key))
     return None if body is None else read_one(body, SessionState.model_validate_json, store=_STORE)
 
 
@@ -61,7 +63,19 @@ class PostgresWorkingMemoryStore(SharesDatabase[PostgresDatabase]):
     """States in ``wm_sessions``; the version check and the write are one statement."""
 
     async def load(self, key: SessionKey) -> SessionState | None:
-        return await self.database.read(lambda c: load_in(c, key), store=_STORE)
+        rows = await self.database.state_rows(_LOAD, *_key(key), store=_STORE)
+        if not rows:
+            return None
+        return read_one(rows[0][0], SessionState.model_validate_json, store=_STORE)
+
+    async def prefetch_turn(
+        self, key: SessionKey, *, parent_turn_id: str | None, now: datetime, seconds: float
+    ) -> int:
+        """Read in one round trip, within ``seconds``, the state the turn of ``key`` will read:
+        what the tenant's last turn read (:mod:`.turn_reads`); how many reads were. The turn's
+        reads in this context are then served from it, once each, while nothing is written."""
+        turn = TurnKey(key.agent_id, key.user_id, key.session_id, parent_turn_id, now)
+        return await self.database.prefetch_turn(turn, seconds)
 
     async def save(self, state: SessionState) -> SessionState:
         async def run(connection: Connection) -> SessionState:

@@ -1,0 +1,75 @@
+"""PostgreSQL's lexical search in one statement: the hits of scoring every match, one round trip.
+
+The corpus of the top-k's conformance test (common and rare words, two
+agents, private, shared, expired and superseded items): each search whose
+terms are held by few enough items sends exactly one statement, and its
+hits, scores, signals and order equal the in-memory store's; terms held by
+more fall back to the pruned top-k with the same answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from prefrontal.stores import MemoryQuery
+from prefrontal.stores.memory import InMemoryMemoryStore
+from prefrontal.stores.postgres import PostgresDatabase, PostgresMemoryStore, lexical_search
+from tests.conformance.test_postgres_topk import ALICE, BOB, OTHER, corpus, queries
+from tests.conftest import FIXED_NOW
+from tests.postgres_statements import counted_statements
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def database(postgres_dsn: str, postgres_schema: str) -> AsyncIterator[PostgresDatabase]:
+    database = PostgresDatabase(postgres_dsn, schema=postgres_schema, max_size=1)
+    yield database
+    await database.aclose()
+
+
+async def _compare(database: PostgresDatabase, limits: tuple[int, ...]) -> list[int]:
+    """Search every tenant with every query and limit on both stores, asserting equal answers
+    (twice: the first pass warms the connection); the statements each PostgreSQL search of
+    the second pass sent."""
+    sent_per_search: list[int] = []
+    compared = 0
+    with counted_statements() as sent:  # the pool opens inside the count
+        items = corpus(40, seed=11)
+        memory, store = InMemoryMemoryStore(), PostgresMemoryStore(database)
+        await memory.put_many(items)
+        await store.put_many(items)
+        for warm in (True, False):
+            for tenant in (ALICE, BOB, OTHER):
+                for text in queries(15, seed=12):
+                    for limit in limits:
+                        query = MemoryQuery(text=text, limit=limit, now=FIXED_NOW)
+                        expected = await memory.search(tenant, query)
+                        before = len(sent)
+                        got = await store.search(tenant, query)
+                        assert [(h.item.item_id, h.item.user_id, h.score) for h in got] == [
+                            (h.item.item_id, h.item.user_id, h.score) for h in expected
+                        ], (tenant, text, limit)
+                        assert [h.signals for h in got] == [h.signals for h in expected]
+                        if not warm:
+                            sent_per_search.append(len(sent) - before)
+                            compared += len(expected)
+    assert compared > 100
+    return sent_per_search
+
+
+async def test_a_search_of_few_holders_is_one_statement(database: PostgresDatabase) -> None:
+    """Each search equals the in-memory store's and sends exactly one statement."""
+    sent = await _compare(database, (1, 3, 10, 40))
+    assert set(sent) == {1}, sent
+
+
+async def test_common_terms_fall_back_to_the_top_k(
+    database: PostgresDatabase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Terms held by more than MOST_HOLDERS items: the pruned top-k answers, the same hits."""
+    monkeypatch.setattr(lexical_search, "MOST_HOLDERS", 5)
+    sent = await _compare(database, (1, 10))
+    assert max(sent) > 1
