@@ -12,13 +12,24 @@ round by round, in one process:
   framework's own memory: LangGraph's ``InMemorySaver`` checkpointer and
   ``InMemoryStore``, the Agents SDK's ``SQLiteSession`` (in memory),
   pydantic-ai's ``message_history`` carried from run to run;
+- ``<framework>_bare``: the same agent and model with no memory at all;
 - ``direct``: prefrontal's turns alone (``start_turn``, ``to_messages``,
   ``end_turn``), to show how much of a framework mode is prefrontal's turn.
 
+Both sides make the same model calls (eleven: the scripted replies, one
+tool call) over the same ten inputs; each default memory does what it does
+by default (the checkpointer saves every step and hands the model the
+whole thread; the session stores and replays every item; the history is
+passed back whole).
+
 It prints one JSON line per mode: the median round's process CPU time per
 turn (``cpu_per_turn_ms``) and, for a framework, ``cpu_ratio`` over its
-``_default`` twin measured in the same run. Figures are reported, never
-asserted.
+``_default`` twin measured in the same run, ``default_memory_ms`` (the
+default less ``_bare``: what the framework's own memory costs a turn),
+``added_ms`` (the framework mode less ``_bare`` and ``direct``: what the
+integration and the seats it hooks add to prefrontal's turn) and
+``turn_for_1_5x_ms``: the ``direct`` turn at which ``cpu_ratio`` would be
+1.5 with everything else as measured. Figures are reported, never asserted.
 """
 
 from __future__ import annotations
@@ -134,7 +145,12 @@ async def _default(mode: Default) -> float:
 
 async def run(rounds: int, backend: str) -> list[dict[str, Any]]:
     """Median CPU per turn of every mode over ``rounds`` rounds, and each framework's ratio."""
-    names = ["direct", *DEFAULTS, *(f"{name}_default" for name in DEFAULTS)]
+    names = [
+        "direct",
+        *DEFAULTS,
+        *(f"{name}_default" for name in DEFAULTS),
+        *(f"{name}_bare" for name in DEFAULTS),
+    ]
     cpus: dict[str, list[float]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as folder:
         for attempt in range(rounds + 1):  # the first round is untimed: imports, caches
@@ -151,12 +167,16 @@ async def run(rounds: int, backend: str) -> list[dict[str, Any]]:
     for name in names:
         row: dict[str, Any] = {
             "mode": name,
-            "backend": "none" if name.endswith("_default") else backend,
+            "backend": "none" if name.endswith(("_default", "_bare")) else backend,
             "cpu_per_turn_ms": round(per_turn[name], 3),
             "rounds": rounds,
         }
         if name in DEFAULTS:
-            row["cpu_ratio"] = round(per_turn[name] / per_turn[f"{name}_default"], 2)
+            default, bare = per_turn[f"{name}_default"], per_turn[f"{name}_bare"]
+            row["cpu_ratio"] = round(per_turn[name] / default, 2)
+            row["default_memory_ms"] = round(default - bare, 3)
+            row["added_ms"] = round(per_turn[name] - bare - per_turn["direct"], 3)
+            row["turn_for_1_5x_ms"] = round(1.5 * default - per_turn[name] + per_turn["direct"], 3)
         rows.append(row)
     return rows
 

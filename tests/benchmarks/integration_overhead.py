@@ -20,7 +20,17 @@ twin and ``direct`` is what the integration itself adds. It prints one JSON
 line per mode: ``per_turn_ms`` (the median round's wall time over its
 turns) and ``ratio`` (that over ``direct``'s, in the same run), and the same
 for the process's CPU time (``cpu_per_turn_ms``, ``cpu_ratio``: the steadier
-figures on a shared machine). Figures are reported, never asserted.
+figures on a shared machine); a framework's line adds ``added_cpu_ms``, its
+CPU per turn less its ``_bare`` twin's and ``direct``'s. Figures are
+reported, never asserted.
+
+``--replayed`` takes prefrontal's turns out of the measure: every mode runs
+against a :class:`ReplayedOrchestrator`, which answers ``start_turn`` with
+the turn a real orchestrator started for the same input (recorded once,
+untimed) and ``end_turn`` with its recorded end. ``direct`` then costs next
+to nothing, and a framework's ``added_cpu_ms`` is the integration's own
+work (converting, placing, recording the run's items) plus what the
+framework spends on the seats it hooks.
 """
 
 from __future__ import annotations
@@ -37,6 +47,8 @@ import anyio
 
 from prefrontal import Orchestrator, Stores, TurnRequest
 from prefrontal.demo import seed
+from prefrontal.exchange.models import EndTurnResult
+from prefrontal.turn import TurnResult
 from tests.conftest import counting_ids, fixed_clock
 from tests.integrations import conversation as conv
 
@@ -185,33 +197,84 @@ MODES: dict[str, Mode] = {
 }
 
 
-async def _timed(mode: Mode) -> tuple[float, float]:
+class ReplayedOrchestrator(Orchestrator):
+    """An orchestrator whose turns are recorded ones: ``start_turn`` and ``end_turn`` replay them.
+
+    ``started`` maps a user input to the turn started for it; ``ended`` is
+    what ``end_turn`` returns. Nothing is read or written per turn.
+    """
+
+    def __init__(
+        self, stores: Stores, started: dict[str, TurnResult], ended: EndTurnResult
+    ) -> None:
+        super().__init__(stores, clock=fixed_clock, ids=counting_ids())
+        self.started = started
+        self.ended = ended
+
+    async def start_turn(self, request: TurnRequest) -> TurnResult:
+        return self.started[request.user_input]
+
+    async def end_turn(self, turn: TurnResult | str, reply: str, **_: Any) -> EndTurnResult:
+        return self.ended
+
+
+async def recorded_turns() -> tuple[dict[str, TurnResult], EndTurnResult]:
+    """The conversation's turns, played once on seeded in-memory stores, for replaying."""
+    stores = Stores.in_memory()
+    await seed(stores)
+    started: dict[str, TurnResult] = {}
+    ended: EndTurnResult | None = None
+    async with Orchestrator(stores, clock=fixed_clock, ids=counting_ids()) as orchestrator:
+        for turn, text in enumerate(conv.INPUTS, start=1):
+            request = TurnRequest(
+                agent_id=conv.AGENT, user_id=conv.USER, session_id=conv.SESSION, user_input=text
+            )
+            started[text] = await orchestrator.start_turn(request)
+            ended = await orchestrator.end_turn(
+                started[text], conv.reply_for(turn), tool_calls=conv.tool_calls_for(turn)
+            )
+    assert ended is not None
+    return started, ended
+
+
+Replay = tuple[dict[str, TurnResult], EndTurnResult]
+
+
+async def _timed(mode: Mode, replay: Replay | None) -> tuple[float, float]:
     """Wall and CPU seconds for the ten turns of ``mode`` on fresh seeded stores (set-up untimed)."""
     stores = Stores.in_memory()
     await seed(stores)
-    async with Orchestrator(stores, clock=fixed_clock, ids=counting_ids()) as orchestrator:
+    orchestrator = (
+        Orchestrator(stores, clock=fixed_clock, ids=counting_ids())
+        if replay is None
+        else ReplayedOrchestrator(stores, *replay)
+    )
+    async with orchestrator:
         started, cpu = time.perf_counter(), time.process_time()
         await mode(orchestrator)
         return time.perf_counter() - started, time.process_time() - cpu
 
 
-async def run(rounds: int) -> list[dict[str, Any]]:
+async def run(rounds: int, replayed: bool = False) -> list[dict[str, Any]]:
     """Each mode's median per-turn time over ``rounds`` rounds, and its ratio to ``direct``."""
+    replay = await recorded_turns() if replayed else None
     walls: dict[str, list[float]] = {name: [] for name in MODES}
     cpus: dict[str, list[float]] = {name: [] for name in MODES}
     for mode in MODES.values():  # one untimed round each: imports, caches
-        await _timed(mode)
+        await _timed(mode, replay)
     for _ in range(rounds):
         for name, mode in MODES.items():
-            wall, cpu = await _timed(mode)
+            wall, cpu = await _timed(mode, replay)
             walls[name].append(wall)
             cpus[name].append(cpu)
     turns = len(conv.INPUTS)
     wall_ms = {name: statistics.median(t) / turns * 1_000 for name, t in walls.items()}
     cpu_ms = {name: statistics.median(t) / turns * 1_000 for name, t in cpus.items()}
-    return [
-        {
+    rows: list[dict[str, Any]] = []
+    for name in MODES:
+        row: dict[str, Any] = {
             "mode": name,
+            "turns_replayed": replayed,
             "per_turn_ms": round(wall_ms[name], 3),
             "ratio": round(wall_ms[name] / wall_ms["direct"], 2),
             "cpu_per_turn_ms": round(cpu_ms[name], 3),
@@ -219,15 +282,21 @@ async def run(rounds: int) -> list[dict[str, Any]]:
             "rounds": rounds,
             "turns": turns,
         }
-        for name in MODES
-    ]
+        if f"{name}_bare" in MODES:
+            added = cpu_ms[name] - cpu_ms[f"{name}_bare"] - cpu_ms["direct"]
+            row["added_cpu_ms"] = round(added, 3)
+        rows.append(row)
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument(
+        "--replayed", action="store_true", help="replay recorded turns: the integrations alone"
+    )
     args = parser.parse_args()
-    for row in anyio.run(run, args.rounds):
+    for row in anyio.run(run, args.rounds, args.replayed):
         print(json.dumps(row))
 
 

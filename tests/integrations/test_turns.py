@@ -55,3 +55,40 @@ async def test_a_turn_starts_once_per_input_and_ends_once(tmp_path: Path) -> Non
         assert await turns.end(conv.USER, conv.SESSION, "Hi again!") is None
         second = await turns.start(conv.USER, conv.SESSION, "Hello")
         assert second.context.turn_id != first.context.turn_id
+
+
+async def test_a_turn_renders_its_messages_once_however_many_hooks_ask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every hook of one turn gets the bundle's messages from one rendering, per user input."""
+    from prefrontal.bundle.models import ContextBundle
+
+    rendered: list[str | None] = []
+    original = ContextBundle.to_messages
+
+    def counted(bundle: ContextBundle, user_input: str | None = None) -> list[Message]:
+        rendered.append(user_input)
+        return original(bundle, user_input)
+
+    monkeypatch.setattr(ContextBundle, "to_messages", counted)
+    async with conv.orchestrator_on("memory", tmp_path) as orchestrator:
+        turns = FrameworkTurns(orchestrator, agent_id=conv.AGENT)
+        with pytest.raises(LookupError):
+            turns.messages(conv.USER, conv.SESSION, "Hello")
+        result = await turns.start(conv.USER, conv.SESSION, "Hello")
+        first = turns.messages(conv.USER, conv.SESSION, "Hello")
+        again = turns.messages(conv.USER, conv.SESSION, "Hello")
+        assert first == again == original(result.bundle, "Hello")
+        assert first is not again
+        assert turns.placed(conv.USER, conv.SESSION, "Hello") is turns.placed(
+            conv.USER, conv.SESSION, "Hello"
+        )
+        assert (
+            turns.placed(conv.USER, conv.SESSION).instructions
+            == split(original(result.bundle)).instructions
+        )
+        assert rendered == ["Hello", None]
+        await turns.end(conv.USER, conv.SESSION, "Hi!")
+        await turns.start(conv.USER, conv.SESSION, "Again")
+        turns.messages(conv.USER, conv.SESSION, "Again")
+        assert rendered == ["Hello", None, "Again"]

@@ -68,7 +68,7 @@ from agents.memory.session_settings import (  # noqa: E402
 
 from prefrontal.bundle.messages import data_text  # noqa: E402
 from prefrontal.exchange.models import EndTurnResult, ToolCall  # noqa: E402
-from prefrontal.integrations.turns import FrameworkTurns, split, tool_call  # noqa: E402
+from prefrontal.integrations.turns import FrameworkTurns, tool_call  # noqa: E402
 from prefrontal.orchestrator import Orchestrator  # noqa: E402
 from prefrontal.stores.working_memory import SessionKey  # noqa: E402
 from prefrontal.turn import TurnResult  # noqa: E402
@@ -294,12 +294,11 @@ class PrefrontalSession(SessionABC):
         self.ended = None
         return [*cast(Items, [dict(message) for message in context]), *rest]
 
-    @staticmethod
-    def _context(result: TurnResult, *, chosen: bool) -> list[dict[str, str]]:
+    def _context(self, result: TurnResult, *, chosen: bool) -> list[dict[str, str]]:
         if chosen:
             data = data_text(result.bundle.fragments)
             return [{"role": "user", "content": data}] if data else []
-        placed = split(result.bundle.to_messages())
+        placed = self.turns.placed(self.user_id, self.session_id)
         return [{"role": m["role"], "content": m["content"]} for m in placed.messages]
 
     async def instructions(self, context: RunContextWrapper[Any], agent: Agent[Any]) -> str:
@@ -324,7 +323,7 @@ class PrefrontalSession(SessionABC):
                 "a PrefrontalSession run needs run_config=session.run_config(): without it "
                 "the model would get neither the owner's instructions nor a fenced history"
             )
-        return split(result.bundle.to_messages()).instructions
+        return self.turns.placed(self.user_id, self.session_id).instructions
 
     # -- the Session protocol -------------------------------------------------
 

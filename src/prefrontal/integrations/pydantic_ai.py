@@ -71,10 +71,9 @@ from prefrontal.integrations.memory_tools import (  # noqa: E402
     MemoryTools,
     ToolRefused,
 )
-from prefrontal.integrations.turns import FrameworkTurns, Placed, split, tool_call  # noqa: E402
+from prefrontal.integrations.turns import FrameworkTurns, Placed, tool_call  # noqa: E402
 from prefrontal.orchestrator import Orchestrator  # noqa: E402
 from prefrontal.serving.keys import KeyGrant  # noqa: E402
-from prefrontal.turn import TurnResult  # noqa: E402
 
 FAILED_REPLY = "(no reply: the run failed)"
 """The reply a failed run is recorded with (prefrontal's words; the error's text is never kept)."""
@@ -218,16 +217,13 @@ class PrefrontalMemory:
             raise ValueError("a prefrontal turn needs deps with user_id and session_id")
         return str(user_id), str(session_id)
 
-    async def _turn(self, ctx: RunContext[Any]) -> tuple[TurnResult, str]:
+    async def _placed(self, ctx: RunContext[Any]) -> Placed:
         user_input = prompt_text(ctx.prompt).strip()
         if not user_input:
             raise ValueError("the run has no prompt to start a turn for")
         user_id, session_id = self._ids(ctx)
-        return await self.turns.start(user_id, session_id, user_input), user_input
-
-    async def _placed(self, ctx: RunContext[Any]) -> Placed:
-        result, user_input = await self._turn(ctx)
-        return split(result.bundle.to_messages(user_input=user_input))
+        await self.turns.start(user_id, session_id, user_input)
+        return self.turns.placed(user_id, session_id, user_input)
 
     async def instructions(self, ctx: RunContext[Any]) -> str:
         """The system part of the turn's messages."""

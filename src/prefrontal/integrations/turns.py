@@ -4,7 +4,9 @@
 framework's hook before the model and its hook after the run: it starts a
 turn for a user message once (a second call for the same message reuses
 it, as a framework may call its hook before every model request of one
-run), and ends it with the reply and the tool calls. :func:`split` divides
+run), renders its bundle's messages once however many hooks ask for them
+(:meth:`FrameworkTurns.messages`, :meth:`FrameworkTurns.placed`), and ends
+it with the reply and the tool calls. :func:`split` divides
 ``bundle.to_messages()`` into what may take a system seat (its system
 messages: prefrontal's framing and the owner's profile) and what is placed
 as input or history (everything else, which holds text users and tools
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from prefrontal.bundle.messages import Message
@@ -71,6 +73,10 @@ def tool_call(
 class _Pending:
     user_input: str
     result: TurnResult
+    rendered: dict[str | None, list[Message]] = field(default_factory=dict)
+    """``to_messages(user_input=key)`` of the result, by the ``user_input`` asked for."""
+    placed: dict[str | None, Placed] = field(default_factory=dict)
+    """:func:`split` of those messages, by the same key."""
 
 
 class FrameworkTurns:
@@ -115,6 +121,38 @@ class FrameworkTurns:
         """The session's started turn not ended yet, if any."""
         found = self._pending.get((user_id, session_id))
         return None if found is None else found.result
+
+    def messages(
+        self, user_id: str, session_id: str, user_input: str | None = None
+    ) -> list[Message]:
+        """The pending turn's ``bundle.to_messages(user_input=user_input)``, rendered once.
+
+        Every later call for the same turn and ``user_input`` returns a new
+        list of the same messages without rendering again (the messages are
+        shared: callers read them, never change them). Raises
+        :class:`LookupError` when the session has no pending turn.
+        """
+        pending = self._pending_of(user_id, session_id)
+        rendered = pending.rendered.get(user_input)
+        if rendered is None:
+            rendered = pending.result.bundle.to_messages(user_input=user_input)
+            pending.rendered[user_input] = rendered
+        return list(rendered)
+
+    def placed(self, user_id: str, session_id: str, user_input: str | None = None) -> Placed:
+        """:func:`split` of :meth:`messages` for the pending turn, computed once."""
+        pending = self._pending_of(user_id, session_id)
+        found = pending.placed.get(user_input)
+        if found is None:
+            found = split(self.messages(user_id, session_id, user_input))
+            pending.placed[user_input] = found
+        return found
+
+    def _pending_of(self, user_id: str, session_id: str) -> _Pending:
+        found = self._pending.get((user_id, session_id))
+        if found is None:
+            raise LookupError(f"no turn is pending for user {user_id!r}, session {session_id!r}")
+        return found
 
     async def end(
         self,

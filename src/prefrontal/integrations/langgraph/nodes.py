@@ -200,8 +200,8 @@ class PrefrontalTurn:
         index = _last_human(messages)
         user_input = text_of(messages[index])
         user_id, session_id = self._ids(config)
-        result = await self.turns.start(user_id, session_id, user_input)
-        framed = to_langchain(result.bundle.to_messages(user_input=user_input))
+        await self.turns.start(user_id, session_id, user_input)
+        framed = to_langchain(self.turns.messages(user_id, session_id, user_input))
         return {"llm_input_messages": [*framed, *messages[index + 1 :]]}
 
     async def after_model(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
