@@ -28,6 +28,16 @@ thread moved it on meanwhile) is told so (``None``) and ranks with
 :mod:`.topk` instead, so a search never sees a write its transaction does
 not.
 
+**Built behind the first searches.** Reading a whole table is the costly
+part (about 0.7 s of CPU at 100,000 items, most of it in C: SQLite hands
+the table over as a few long strings, NumPy counts the postings): it runs
+in a thread of its own (:meth:`LexicalArrays.start`, which the store's
+``open`` calls), in a read transaction of its own, and the arrays are
+installed at that transaction's count when it is done. Until then, and
+while a table is read again because the change log no longer covers the
+count held, every search walks FTS5's postings (:mod:`.topk`: the same
+hits and scores). The store waits for the thread before it closes.
+
 **Deletions.** A removed item's slot is cleared at once; the postings
 naming it stay, stale, and the slot is not reused while they do: a
 segment's postings are compacted when stale entries outnumber live ones,
@@ -38,13 +48,15 @@ all, and the next search reads the table again.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import structlog
 
 from prefrontal.forgetting import register
 from prefrontal.retrieval.ranking import BoundedTerm, Corpus
@@ -57,6 +69,12 @@ FOREVER = np.iinfo(np.int64).max
 
 Row = tuple[int, str, str, str, str, int | None, int, str, int]
 """``rowid, agent_id, user_id, scope, kind, valid_until, superseded, terms, length``."""
+Reader = Callable[[Callable[[sqlite3.Connection], None]], None]
+"""Runs a function in a read transaction of its own, in the calling thread."""
+Place = tuple[str, str]
+"""An agent and the owner of a segment (``""``: the agent's shared items)."""
+
+_log = structlog.get_logger("prefrontal.stores.sqlite")
 
 
 class Segment:
@@ -205,17 +223,28 @@ NOTHING = ScoredRows(np.zeros(0, dtype=np.int64), np.zeros(0))
 
 
 class LexicalArrays:
-    """One memory table's postings in arrays, at the change count :attr:`changes`."""
+    """One memory table's postings in arrays, at the change count :attr:`changes`.
 
-    def __init__(self, name: str) -> None:
+    ``reader``: how :meth:`start` reads the table in a thread of its own;
+    without one, :meth:`usable` reads it in the search's own transaction.
+    """
+
+    def __init__(self, name: str, reader: Reader | None = None) -> None:
         self.name = name
+        self.reader = reader
         self.changes = -1
         """The change count held (-1: nothing read yet)."""
-        self.segments: dict[tuple[str, str], Segment] = {}
+        self.segments: dict[Place, Segment] = {}
         """By agent and owner (``""`` for the agent's shared items)."""
-        self.where: dict[int, tuple[str, str]] = {}
+        self.where: dict[int, Place] = {}
         self.lock = threading.Lock()
         """Held while the arrays are brought to a count and searched."""
+        self._builder: threading.Thread | None = None
+        self._starting = threading.Lock()
+        self._cleared = 0
+        """How many times the arrays were emptied: a build begun before an erase is dropped."""
+        self.failed: BaseException | None = None
+        """Why the last build failed (searches walk FTS5 until :meth:`clear`)."""
         columns = (
             "rowid, agent_id, user_id, scope, kind, valid_until,"
             " superseded_by IS NOT NULL, terms, length"
@@ -223,6 +252,12 @@ class LexicalArrays:
         items = f"{name}_items"
         self._count = f"SELECT changes, pruned FROM {name}_stats"
         self._all = f"SELECT {columns} FROM {items}"
+        self._table = f"""SELECT count(*), json_group_array(rowid), json_group_array(agent_id),
+            json_group_array(CASE WHEN scope = 'shared' THEN '' ELSE user_id END),
+            json_group_array(kind), json_group_array(valid_until),
+            json_group_array(superseded_by IS NOT NULL), json_group_array(length),
+            group_concat(terms, ' ')
+            FROM {items}"""
         self._since = f"SELECT {columns} FROM {items} WHERE changed > ?"
         self._gone = f"SELECT row FROM {name}_gone WHERE changed > ?"
         register(self)
@@ -231,24 +266,101 @@ class LexicalArrays:
         """Drop everything held (the next search reads the table again)."""
         with self.lock:
             self.segments, self.where, self.changes = {}, {}, -1
+            self._cleared += 1
+            self.failed = None
+
+    def start(self) -> None:
+        """Read the table into arrays in a thread of its own, unless held, being read, or
+        there is no :attr:`reader`; searches walk FTS5 meanwhile."""
+        reader = self.reader
+        if reader is None or self.changes >= 0 or self.failed is not None:
+            return
+        with self._starting:
+            builder = self._builder
+            if builder is not None and builder.is_alive():
+                return
+            self._builder = threading.Thread(
+                target=self._build,
+                args=(reader, self._cleared),
+                name=f"prefrontal-{self.name}-arrays",
+            )
+            self._builder.start()
+
+    def join(self) -> None:
+        """Wait for the thread reading the table, if one is."""
+        builder = self._builder
+        if builder is not None:
+            builder.join()
+
+    def usable(self, connection: sqlite3.Connection) -> bool:
+        """Whether a search in ``connection``'s transaction may rank over the arrays (the lock
+        held): brought to its snapshot. ``False`` while the table is being read in
+        :meth:`start`'s thread (started here when nothing is held: the search walks FTS5),
+        or when the arrays hold a later snapshot than it."""
+        if self.reader is None:
+            return self.current(connection)
+        changes, pruned = connection.execute(self._count).fetchone()
+        if self.changes < 0 or self.changes < pruned:
+            if self.changes >= 0:  # the log no longer covers the count held: read it again
+                self.segments, self.where, self.changes = {}, {}, -1
+            self.start()
+            return False
+        return self._forward(connection, changes)
 
     def current(self, connection: sqlite3.Connection) -> bool:
-        """Bring the arrays to the transaction's snapshot (the lock held); ``False`` when they
-        hold a later one than it."""
+        """Bring the arrays to the transaction's snapshot (the lock held), reading the table
+        here when needed; ``False`` when they hold a later one than it."""
         changes, pruned = connection.execute(self._count).fetchone()
+        if self.changes < pruned or self.changes < 0:
+            self.segments, self.where = self._read(connection)
+            self.changes = changes
+            return True
+        return self._forward(connection, changes)
+
+    def _forward(self, connection: sqlite3.Connection, changes: int) -> bool:
+        """Apply what changed since the count held, up to ``changes`` (covered by the log)."""
         if self.changes == changes:
             return True
         if self.changes > changes:
             return False
-        if self.changes < pruned or self.changes < 0:
-            self.segments, self.where = {}, {}
-            self._put(connection.execute(self._all))
-        else:
-            for (rowid,) in connection.execute(self._gone, (self.changes,)):
-                self._remove(rowid)
-            self._put(connection.execute(self._since, (self.changes,)))
+        for (rowid,) in connection.execute(self._gone, (self.changes,)):
+            self._remove(rowid)
+        self._put(connection.execute(self._since, (self.changes,)))
         self.changes = changes
         return True
+
+    def _build(self, reader: Reader, cleared: int) -> None:
+        """Read the table in ``reader``'s transaction; install it unless cleared meanwhile."""
+        built: list[tuple[int, dict[Place, Segment], dict[int, Place]]] = []
+
+        def read(connection: sqlite3.Connection) -> None:
+            changes, _ = connection.execute(self._count).fetchone()
+            built.append((changes, *self._read(connection)))
+
+        try:
+            reader(read)
+        except Exception as error:  # searches walk FTS5, as they did while it ran
+            _log.warning("lexical_arrays_not_built", table=self.name, error=str(error))
+            with self.lock:
+                if self._cleared == cleared:
+                    self.failed = error
+            return
+        changes, segments, where = built[0]
+        with self.lock:
+            if self._cleared == cleared and self.changes < changes:
+                self.segments, self.where, self.changes = segments, where, changes
+
+    def _read(
+        self, connection: sqlite3.Connection
+    ) -> tuple[dict[Place, Segment], dict[int, Place]]:
+        """Every row of the table as segments, in ``connection``'s transaction."""
+        table = connection.execute(self._table).fetchone()
+        built = whole_table(table)
+        if built is not None:
+            return built
+        held = LexicalArrays(self.name)  # terms and lengths disagree: counted row by row
+        held._put(connection.execute(self._all))
+        return held.segments, held.where
 
     def top(
         self,
@@ -311,3 +423,102 @@ class LexicalArrays:
             segment.remove(rowid)
             if not len(segment):
                 del self.segments[place]
+
+
+def whole_table(
+    table: tuple[Any, ...],
+) -> tuple[dict[Place, Segment], dict[int, Place]] | None:
+    """The segments of a whole table as :class:`LexicalArrays` reads it (one row: the count,
+    JSON arrays of row ids, agents, owners, kinds, expiries, superseded flags and lengths,
+    and every row's terms joined by spaces), counted set-wise; ``None`` when the terms do
+    not add up to the lengths (then they are counted row by row).
+
+    Rows go to their segment in row order; each term's postings are one run of a sorted
+    array of ``(segment, term, slot)`` keys and their counts (:func:`numpy.unique`), a view
+    of which each :class:`~prefrontal.stores.memory.segment.TermPostings` holds.
+    """
+    count, rowids_json, agents, owners, kinds_json, until_json, dead_json, lengths_json, text = (
+        table
+    )
+    if not count:
+        return {}, {}
+    rowids = np.asarray(json.loads(rowids_json), dtype=np.int64)
+    lengths = np.asarray(json.loads(lengths_json), dtype=np.int64)
+    words = (text or "").split()
+    if len(words) != int(lengths.sum()):
+        return None
+    places: dict[Place, int] = {}
+    held_by = zip(json.loads(agents), json.loads(owners), strict=True)
+    place_of = np.fromiter(
+        (places.setdefault(place, len(places)) for place in held_by),
+        dtype=np.int64,
+        count=count,
+    )
+    vocabulary: dict[str, int] = {}
+    term_of = np.fromiter(
+        [vocabulary.setdefault(word, len(vocabulary)) for word in words],
+        dtype=np.int64,
+        count=len(words),
+    )
+    spread = len(places) * max(len(vocabulary), 1) * count
+    if spread >= 1 << 62:  # the keys below would overflow
+        return None
+    order = np.argsort(place_of, kind="stable")
+    sizes = np.bincount(place_of, minlength=len(places))
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    slot_of = np.empty(count, dtype=np.int64)
+    slot_of[order] = np.arange(count) - starts[place_of[order]]
+    row_of = np.repeat(np.arange(count), lengths)
+    keys = (place_of[row_of] * len(vocabulary) + term_of) * count + slot_of[row_of]
+    keys, tf = np.unique(keys, return_counts=True)
+    slots, pairs = keys % count, keys // count
+    distinct = np.bincount(starts[pairs // len(vocabulary)] + slots, minlength=count)
+    kinds: dict[str, int] = {}
+    kind_of = np.fromiter(
+        (kinds.setdefault(kind, len(kinds)) for kind in json.loads(kinds_json)),
+        dtype=np.int32,
+        count=count,
+    )
+    until = np.fromiter(
+        (FOREVER if value is None else value for value in json.loads(until_json)),
+        dtype=np.int64,
+        count=count,
+    )
+    dead = np.asarray(json.loads(dead_json), dtype=bool)
+    named = list(places)
+    segments: dict[Place, Segment] = {}
+    for number, place in enumerate(named):
+        rows = order[starts[number] : starts[number + 1]]
+        segment = segments[place] = Segment()
+        segment.place, segment.size = place, len(rows)
+        segment.rowids = rowids[rows]
+        segment.slots = dict(zip(segment.rowids.tolist(), range(len(rows)), strict=True))
+        segment.present = np.ones(len(rows), dtype=bool)
+        segment.dead, segment.until = dead[rows], until[rows]
+        segment.kind, segment.kinds = kind_of[rows], dict(kinds)
+        segment.length = lengths[rows]
+        segment.distinct = distinct[starts[number] : starts[number + 1]].astype(np.int32)
+        segment.entries = int(segment.distinct.sum())
+    terms = list(vocabulary)
+    counts = tf.astype(np.int32)
+    edges = np.flatnonzero(np.diff(pairs)) + 1
+    firsts = np.concatenate([[0], edges]).tolist()
+    lasts = [*edges.tolist(), len(pairs)]
+    at = pairs[firsts]
+    for place, term, first, last in zip(
+        (at // len(vocabulary)).tolist(),
+        (at % len(vocabulary)).tolist(),
+        firsts,
+        lasts,
+        strict=True,
+    ):
+        segments[named[place]].postings[terms[term]] = _held(slots[first:last], counts[first:last])
+    where = dict(zip(rowids.tolist(), [named[p] for p in place_of.tolist()], strict=True))
+    return segments, where
+
+
+def _held(slots: np.ndarray, counts: np.ndarray) -> TermPostings:
+    """Postings holding ``slots`` and ``counts`` (views: an append copies them first)."""
+    postings = TermPostings.__new__(TermPostings)
+    postings.slots, postings.counts, postings.n = slots, counts, len(slots)
+    return postings
