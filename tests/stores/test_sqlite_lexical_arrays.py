@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import random
+import shutil
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio
+import numpy as np
 import pytest
 
 from prefrontal.memory.api import MemoryAPI
@@ -16,9 +19,9 @@ from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.retrieval.ranking import query_terms
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery
 from prefrontal.stores.memory import InMemoryMemoryStore
-from prefrontal.stores.sqlite import memory_sql, open_stores, topk
+from prefrontal.stores.sqlite import lexical_saved, memory_sql, open_stores, topk
 from prefrontal.stores.sqlite.driver import sqlite3
-from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays, whole_table
+from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays, segments_of, whole_table
 from prefrontal.stores.tenancy import Scope, Tenant
 from tests.conftest import fixed_clock
 from tests.stores.ranked_alike import assert_ranked_alike, random_queries
@@ -280,6 +283,7 @@ async def test_a_read_begun_before_an_erase_is_dropped(
     hold.go.set()
     await stores.episodic.lexical_ready()  # type: ignore[attr-defined]
     assert arrays.changes == -1 and not arrays.segments
+    assert not lexical_saved.saved_path(tmp_path / "erase-race.db", "episodic").exists()
     await stores.aclose()
 
 
@@ -321,9 +325,9 @@ def test_the_whole_table_read_at_once_holds_what_reading_row_by_row_does(tmp_pat
     connection.execute("BEGIN")
     arrays = LexicalArrays("episodic")
     table = connection.execute(arrays._table).fetchone()
-    whole = whole_table(table)
-    assert whole is not None
-    segments, where = whole
+    parts = whole_table(table)
+    assert parts is not None
+    segments, where = segments_of(parts)
     arrays._put(connection.execute(arrays._all))
     connection.execute("COMMIT")
     assert where == arrays.where and set(segments) == set(arrays.segments)
@@ -360,3 +364,93 @@ def test_the_whole_table_read_at_once_holds_what_reading_row_by_row_does(tmp_pat
         for p in s.postings.values()
         for count in p.counts[: p.n].tolist()
     )
+
+
+def saved_count(path: Path) -> int | None:
+    """The change count of the arrays saved for ``path``'s episodic table (``None``: none)."""
+    saved = lexical_saved.saved_path(path, "episodic")
+    if not saved.exists():
+        return None
+    with np.load(saved) as held:
+        return int(json.loads(held["header"].tobytes())["changes"])
+
+
+@pytest.mark.anyio
+async def test_a_fresh_opening_loads_the_saved_arrays_and_follows_the_log(tmp_path: Path) -> None:
+    """Arrays read whole are saved beside the file (owner-only); the next opening loads them
+    without reading the table, applies what changed since, and ranks as the in-memory store."""
+    path = tmp_path / "saved.db"
+    rng = random.Random(23)
+    items = corpus(rng, 400)
+    memory, first = InMemoryMemoryStore(), open_stores(path)
+    for store in (memory, first.episodic):
+        await store.put_many(items)
+    await built(first.episodic)
+    await first.aclose()
+    saved = lexical_saved.saved_path(path, "episodic")
+    assert saved_count(path) is not None
+    assert saved.stat().st_mode & 0o777 == 0o600 and saved.parent.stat().st_mode & 0o777 == 0o700
+    more = corpus(rng, 50, prefix="late")
+    writer = open_stores(path, lexical_arrays=False)
+    for store in (memory, writer.episodic):
+        await store.put_many(more)
+    await writer.aclose()
+    again = open_stores(path)
+    await again.open()
+    arrays = again.episodic.lexical  # type: ignore[attr-defined]
+    assert arrays.changes >= 0 and arrays._builder is None  # loaded at opening, nothing read
+    queries = random_queries(rng, WORDS, (1, 10, 100), 15, NOW)
+    for tenant in TENANTS:
+        await assert_ranked_alike(memory, again.episodic, tenant, queries)
+    await again.aclose()
+
+
+@pytest.mark.anyio
+async def test_saved_arrays_are_saved_again_after_deletions_and_removed_on_erase(
+    tmp_path: Path,
+) -> None:
+    """A process that loads arrays saved before rows were deleted saves them again from the
+    table (the deleted words leave the file); an erase removes the file."""
+    path = tmp_path / "deleted.db"
+    stores = open_stores(path)
+    items = corpus(random.Random(29), 120)
+    await stores.episodic.put_many(items)
+    await built(stores.episodic)
+    before = saved_count(path)
+    gone = items[0]
+    await stores.episodic.delete(
+        Tenant(agent_id=gone.agent_id, user_id=gone.user_id), [gone.item_id]
+    )
+    await stores.aclose()
+    again = open_stores(path)
+    await again.open()
+    await again.episodic.lexical_ready()  # type: ignore[attr-defined]
+    after = saved_count(path)
+    assert before is not None and after is not None and after > before
+    await MemoryAPI(again, clock=fixed_clock).erase(gone.agent_id, gone.user_id)
+    assert saved_count(path) is None
+    await again.aclose()
+
+
+@pytest.mark.anyio
+async def test_saved_arrays_of_another_file_are_not_loaded(tmp_path: Path) -> None:
+    """A copy of the database beside a copy of the saved arrays reads its own table: the saved
+    file names the database it was read from."""
+    path = tmp_path / "original.db"
+    stores = open_stores(path)
+    await stores.episodic.put_many(corpus(random.Random(31), 50))
+    await built(stores.episodic)
+    await stores.aclose()
+    copy = tmp_path / "copy.db"
+    shutil.copyfile(path, copy)
+    lexical_saved.saved_path(copy, "episodic").parent.mkdir(mode=0o700)
+    shutil.copyfile(
+        lexical_saved.saved_path(path, "episodic"), lexical_saved.saved_path(copy, "episodic")
+    )
+    opened = open_stores(copy)
+    connection = sqlite3.connect(copy, isolation_level=None)
+    connection.execute("BEGIN")
+    assert opened.episodic.lexical.restore(connection) is None  # type: ignore[attr-defined]
+    connection.execute("COMMIT")
+    connection.close()
+    await opened.aclose()

@@ -114,6 +114,8 @@ class HybridSearch:
         self.embedding, self.limit = embedding, limit
         self.lexical: LexicalArrays | None = None
         """The table's postings as arrays (:mod:`.lexical_arrays`), when the store keeps them."""
+        self._every: ScoredRows | None = None
+        """Every allowed match's BM25 score, once the arrays gave them."""
 
     def lexical_top(self, connection: sqlite3.Connection, texts: list[str]) -> Lexical:
         """The BM25 top ``limit`` that :meth:`signals` starts from, ranked ahead of it.
@@ -180,12 +182,19 @@ class HybridSearch:
     def _lexical(
         self, connection: sqlite3.Connection, texts: list[str], depth: int | None
     ) -> Lexical:
-        """The BM25 top ``depth`` by row id, a bound on every other's score, the scorer."""
+        """The BM25 top ``depth`` by row id, a bound on every other's score, the scorer.
+
+        Once a top came from the arrays (the scorer is every allowed match's score, in this
+        transaction), a longer one is picked from those scores, not ranked again."""
         if not texts:
             return {}, 0.0, None
+        if self._every is not None:
+            return self._every.best(depth)
         found, bound, scorer = topk.by_rowid(
             connection, self.statements, self.params, texts, depth, self.lexical
         )
+        if isinstance(scorer, ScoredRows):
+            self._every = scorer
         return found, bound, scorer
 
     def _contenders(

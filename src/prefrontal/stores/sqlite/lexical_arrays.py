@@ -53,6 +53,7 @@ import sqlite3
 import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,8 @@ from prefrontal.retrieval.ranking import BoundedTerm, Corpus
 from prefrontal.retrieval.scored_arrays import best_positions, term_scores
 from prefrontal.retrieval.vector_index import grown_to
 from prefrontal.stores.memory.segment import COMPACT_AT, TermPostings
+from prefrontal.stores.sqlite import lexical_saved
+from prefrontal.stores.sqlite.lexical_saved import Part, Place
 
 FOREVER = np.iinfo(np.int64).max
 """The expiry of an item that does not expire (µs)."""
@@ -71,8 +74,6 @@ Row = tuple[int, str, str, str, str, int | None, int, str, int]
 """``rowid, agent_id, user_id, scope, kind, valid_until, superseded, terms, length``."""
 Reader = Callable[[Callable[[sqlite3.Connection], None]], None]
 """Runs a function in a read transaction of its own, in the calling thread."""
-Place = tuple[str, str]
-"""An agent and the owner of a segment (``""``: the agent's shared items)."""
 
 _log = structlog.get_logger("prefrontal.stores.sqlite")
 
@@ -208,6 +209,19 @@ class ScoredRows:
         order = np.argsort(rowids)
         self.rowids, self.values = rowids[order], values[order]
 
+    def best(self, limit: int | None) -> tuple[dict[int, float], float, ScoredRows]:
+        """The rows that may be in the top ``limit`` (every one when ``None``), by row id, a
+        bound on every other's score (0 when every one is returned), and these scores:
+        with a ``limit``, the rows scoring at least the ``limit``-th best (ties included)."""
+        found, scored = self.rowids, self.values
+        bound = 0.0
+        if limit is not None:
+            picked = best_positions(scored, limit)
+            if len(picked) < len(scored):
+                bound = float(scored[picked].min())
+            found, scored = found[picked], scored[picked]
+        return dict(zip(found.tolist(), scored.tolist(), strict=True)), bound, self
+
     def of(self, rowids: Sequence[int]) -> dict[int, float]:
         """The score of each of ``rowids`` that holds a query term, by row id."""
         if not len(self.rowids) or not rowids:
@@ -227,11 +241,19 @@ class LexicalArrays:
 
     ``reader``: how :meth:`start` reads the table in a thread of its own;
     without one, :meth:`usable` reads it in the search's own transaction.
+    ``database``: the file whose table this is, to save the arrays read
+    whole beside it and load them in later processes (:mod:`.lexical_saved`);
+    ``None``: nothing is saved.
     """
 
-    def __init__(self, name: str, reader: Reader | None = None) -> None:
+    def __init__(
+        self, name: str, reader: Reader | None = None, database: Path | None = None
+    ) -> None:
         self.name = name
         self.reader = reader
+        self.database = database
+        self.saved = None if database is None else lexical_saved.saved_path(database, name)
+        """Where the arrays read whole are saved (``None``: nowhere)."""
         self.changes = -1
         """The change count held (-1: nothing read yet)."""
         self.segments: dict[Place, Segment] = {}
@@ -241,6 +263,8 @@ class LexicalArrays:
         """Held while the arrays are brought to a count and searched."""
         self._builder: threading.Thread | None = None
         self._starting = threading.Lock()
+        self._saving = threading.Lock()
+        """Held while the saved file is written or removed."""
         self._cleared = 0
         """How many times the arrays were emptied: a build begun before an erase is dropped."""
         self.failed: BaseException | None = None
@@ -263,17 +287,44 @@ class LexicalArrays:
         register(self)
 
     def clear(self) -> None:
-        """Drop everything held (the next search reads the table again)."""
+        """Drop everything held, and the saved file (the next search reads the table again)."""
         with self.lock:
             self.segments, self.where, self.changes = {}, {}, -1
             self._cleared += 1
             self.failed = None
+        if self.saved is not None:
+            with self._saving:
+                lexical_saved.remove(self.saved)
 
-    def start(self) -> None:
-        """Read the table into arrays in a thread of its own, unless held, being read, or
-        there is no :attr:`reader`; searches walk FTS5 meanwhile."""
+    def restore(self, connection: sqlite3.Connection) -> bool | None:
+        """Load the saved arrays and bring them to ``connection``'s snapshot, unless held.
+
+        ``True`` when loaded and up to date with the file; ``False`` when loaded but
+        rows were deleted since they were saved (the file should be saved again);
+        ``None`` when nothing was loaded (no usable file, or arrays held already).
+        """
+        if self.saved is None or self.database is None:
+            return None
+        with self.lock:
+            if self.changes >= 0:
+                return None
+            changes, pruned = connection.execute(self._count).fetchone()
+            found = lexical_saved.load(self.saved, self.database, changes, pruned)
+            if found is None:
+                return None
+            count, parts = found
+            self.segments, self.where = segments_of(parts)
+            self.changes = count
+            gone = connection.execute(self._gone, (count,)).fetchone() is not None
+            self._forward(connection, changes)
+        return not gone
+
+    def start(self, *, again: bool = False) -> None:
+        """Read the table into arrays in a thread of its own, unless held (or ``again``),
+        being read, or there is no :attr:`reader`; searches walk FTS5 meanwhile when
+        nothing is held. What was read is saved (:attr:`saved`)."""
         reader = self.reader
-        if reader is None or self.changes >= 0 or self.failed is not None:
+        if reader is None or (self.changes >= 0 and not again) or self.failed is not None:
             return
         with self._starting:
             builder = self._builder
@@ -312,7 +363,7 @@ class LexicalArrays:
         here when needed; ``False`` when they hold a later one than it."""
         changes, pruned = connection.execute(self._count).fetchone()
         if self.changes < pruned or self.changes < 0:
-            self.segments, self.where = self._read(connection)
+            self.segments, self.where = segments_of(self._read(connection))
             self.changes = changes
             return True
         return self._forward(connection, changes)
@@ -330,37 +381,40 @@ class LexicalArrays:
         return True
 
     def _build(self, reader: Reader, cleared: int) -> None:
-        """Read the table in ``reader``'s transaction; install it unless cleared meanwhile."""
-        built: list[tuple[int, dict[Place, Segment], dict[int, Place]]] = []
+        """Read the table in ``reader``'s transaction; install it unless cleared meanwhile
+        (or newer arrays are held), and save it."""
+        built: list[tuple[int, list[Part]]] = []
 
         def read(connection: sqlite3.Connection) -> None:
             changes, _ = connection.execute(self._count).fetchone()
-            built.append((changes, *self._read(connection)))
+            built.append((changes, self._read(connection)))
 
         try:
             reader(read)
+            changes, parts = built[0]
+            segments, where = segments_of(parts)
+            with self.lock:
+                if self._cleared == cleared and self.changes < changes:
+                    self.segments, self.where, self.changes = segments, where, changes
+            if self.saved is not None and self.database is not None:
+                with self._saving:
+                    if self._cleared == cleared:
+                        lexical_saved.save(self.saved, self.database, changes, parts)
         except Exception as error:  # searches walk FTS5, as they did while it ran
             _log.warning("lexical_arrays_not_built", table=self.name, error=str(error))
             with self.lock:
                 if self._cleared == cleared:
                     self.failed = error
-            return
-        changes, segments, where = built[0]
-        with self.lock:
-            if self._cleared == cleared and self.changes < changes:
-                self.segments, self.where, self.changes = segments, where, changes
 
-    def _read(
-        self, connection: sqlite3.Connection
-    ) -> tuple[dict[Place, Segment], dict[int, Place]]:
-        """Every row of the table as segments, in ``connection``'s transaction."""
-        table = connection.execute(self._table).fetchone()
-        built = whole_table(table)
-        if built is not None:
-            return built
+    def _read(self, connection: sqlite3.Connection) -> list[Part]:
+        """Every row of the table as the parts of its segments, in ``connection``'s
+        transaction."""
+        parts = whole_table(connection.execute(self._table).fetchone())
+        if parts is not None:
+            return parts
         held = LexicalArrays(self.name)  # terms and lengths disagree: counted row by row
         held._put(connection.execute(self._all))
-        return held.segments, held.where
+        return [part_of(segment) for segment in held.segments.values()]
 
     def top(
         self,
@@ -393,15 +447,7 @@ class LexicalArrays:
             values.append(scores[held])
         if not rowids:
             return {}, 0.0, NOTHING
-        every = ScoredRows(np.concatenate(rowids), np.concatenate(values))
-        found, scored = every.rowids, every.values
-        bound = 0.0
-        if limit is not None:
-            picked = best_positions(scored, limit)
-            if len(picked) < len(scored):
-                bound = float(scored[picked].min())
-            found, scored = found[picked], scored[picked]
-        return dict(zip(found.tolist(), scored.tolist(), strict=True)), bound, every
+        return ScoredRows(np.concatenate(rowids), np.concatenate(values)).best(limit)
 
     def _put(self, rows: Iterable[Row]) -> None:
         for row in rows:
@@ -425,23 +471,21 @@ class LexicalArrays:
                 del self.segments[place]
 
 
-def whole_table(
-    table: tuple[Any, ...],
-) -> tuple[dict[Place, Segment], dict[int, Place]] | None:
+def whole_table(table: tuple[Any, ...]) -> list[Part] | None:
     """The segments of a whole table as :class:`LexicalArrays` reads it (one row: the count,
     JSON arrays of row ids, agents, owners, kinds, expiries, superseded flags and lengths,
     and every row's terms joined by spaces), counted set-wise; ``None`` when the terms do
     not add up to the lengths (then they are counted row by row).
 
-    Rows go to their segment in row order; each term's postings are one run of a sorted
-    array of ``(segment, term, slot)`` keys and their counts (:func:`numpy.unique`), a view
-    of which each :class:`~prefrontal.stores.memory.segment.TermPostings` holds.
+    Rows go to their segment in row order; the postings are a sorted array of
+    ``(segment, term, slot)`` keys and their counts (:func:`numpy.unique`), cut into
+    each segment's part.
     """
     count, rowids_json, agents, owners, kinds_json, until_json, dead_json, lengths_json, text = (
         table
     )
     if not count:
-        return {}, {}
+        return []
     rowids = np.asarray(json.loads(rowids_json), dtype=np.int64)
     lengths = np.asarray(json.loads(lengths_json), dtype=np.int64)
     words = (text or "").split()
@@ -460,19 +504,20 @@ def whole_table(
         dtype=np.int64,
         count=len(words),
     )
-    spread = len(places) * max(len(vocabulary), 1) * count
-    if spread >= 1 << 62:  # the keys below would overflow
+    known = max(len(vocabulary), 1)
+    if len(places) * known * count >= 1 << 62:  # the keys below would overflow
         return None
     order = np.argsort(place_of, kind="stable")
     sizes = np.bincount(place_of, minlength=len(places))
-    starts = np.concatenate([[0], np.cumsum(sizes)])
+    firsts = np.concatenate([[0], np.cumsum(sizes)])
     slot_of = np.empty(count, dtype=np.int64)
-    slot_of[order] = np.arange(count) - starts[place_of[order]]
+    slot_of[order] = np.arange(count) - firsts[place_of[order]]
     row_of = np.repeat(np.arange(count), lengths)
-    keys = (place_of[row_of] * len(vocabulary) + term_of) * count + slot_of[row_of]
+    keys = (place_of[row_of] * known + term_of) * count + slot_of[row_of]
     keys, tf = np.unique(keys, return_counts=True)
     slots, pairs = keys % count, keys // count
-    distinct = np.bincount(starts[pairs // len(vocabulary)] + slots, minlength=count)
+    segment_of, term_id = pairs // known, pairs % known
+    distinct = np.bincount(firsts[segment_of] + slots, minlength=count).astype(np.int32)
     kinds: dict[str, int] = {}
     kind_of = np.fromiter(
         (kinds.setdefault(kind, len(kinds)) for kind in json.loads(kinds_json)),
@@ -485,35 +530,59 @@ def whole_table(
         count=count,
     )
     dead = np.asarray(json.loads(dead_json), dtype=bool)
-    named = list(places)
-    segments: dict[Place, Segment] = {}
-    for number, place in enumerate(named):
-        rows = order[starts[number] : starts[number + 1]]
-        segment = segments[place] = Segment()
-        segment.place, segment.size = place, len(rows)
-        segment.rowids = rowids[rows]
-        segment.slots = dict(zip(segment.rowids.tolist(), range(len(rows)), strict=True))
-        segment.present = np.ones(len(rows), dtype=bool)
-        segment.dead, segment.until = dead[rows], until[rows]
-        segment.kind, segment.kinds = kind_of[rows], dict(kinds)
-        segment.length = lengths[rows]
-        segment.distinct = distinct[starts[number] : starts[number + 1]].astype(np.int32)
-        segment.entries = int(segment.distinct.sum())
     terms = list(vocabulary)
     counts = tf.astype(np.int32)
-    edges = np.flatnonzero(np.diff(pairs)) + 1
-    firsts = np.concatenate([[0], edges]).tolist()
-    lasts = [*edges.tolist(), len(pairs)]
-    at = pairs[firsts]
-    for place, term, first, last in zip(
-        (at // len(vocabulary)).tolist(),
-        (at % len(vocabulary)).tolist(),
-        firsts,
-        lasts,
-        strict=True,
-    ):
-        segments[named[place]].postings[terms[term]] = _held(slots[first:last], counts[first:last])
-    where = dict(zip(rowids.tolist(), [named[p] for p in place_of.tolist()], strict=True))
+    bounds = np.searchsorted(segment_of, np.arange(len(places) + 1))
+    parts = []
+    for number, place in enumerate(places):
+        rows = order[firsts[number] : firsts[number + 1]]
+        low, high = int(bounds[number]), int(bounds[number + 1])
+        held = term_id[low:high]
+        edges = np.flatnonzero(np.diff(held)) + 1
+        starts = np.concatenate([[0], edges, [high - low]]) if high > low else np.zeros(1, int)
+        parts.append(
+            Part(
+                place=place,
+                kinds=dict(kinds),
+                rowids=rowids[rows],
+                dead=dead[rows],
+                until=until[rows],
+                kind=kind_of[rows],
+                length=lengths[rows],
+                distinct=distinct[firsts[number] : firsts[number + 1]],
+                terms=[terms[t] for t in held[starts[:-1]].tolist()],
+                starts=starts.astype(np.int64),
+                slots=slots[low:high],
+                counts=counts[low:high],
+            )
+        )
+    return parts
+
+
+def segments_of(parts: Sequence[Part]) -> tuple[dict[Place, Segment], dict[int, Place]]:
+    """The segments holding ``parts``, and each row id's place (its postings are views of
+    the parts' arrays: an append copies them first)."""
+    segments: dict[Place, Segment] = {}
+    where: dict[int, Place] = {}
+    for part in parts:
+        segment = segments[part.place] = Segment()
+        size = len(part.rowids)
+        segment.place, segment.size = part.place, size
+        segment.rowids = part.rowids
+        segment.slots = dict(zip(part.rowids.tolist(), range(size), strict=True))
+        segment.present = np.ones(size, dtype=bool)
+        segment.dead, segment.until, segment.kind = part.dead, part.until, part.kind
+        segment.kinds, segment.length, segment.distinct = (
+            dict(part.kinds),
+            part.length,
+            part.distinct,
+        )
+        segment.entries = len(part.slots)
+        starts = part.starts.tolist()
+        postings = segment.postings
+        for term, first, last in zip(part.terms, starts, starts[1:], strict=False):
+            postings[term] = _held(part.slots[first:last], part.counts[first:last])
+        where.update(dict.fromkeys(part.rowids.tolist(), segment.place))
     return segments, where
 
 
@@ -522,3 +591,25 @@ def _held(slots: np.ndarray, counts: np.ndarray) -> TermPostings:
     postings = TermPostings.__new__(TermPostings)
     postings.slots, postings.counts, postings.n = slots, counts, len(slots)
     return postings
+
+
+def part_of(segment: Segment) -> Part:
+    """``segment`` (every slot held) as a part: its postings in sorted term order."""
+    size = segment.size
+    terms = sorted(segment.postings)
+    held = [segment.postings[term] for term in terms]
+    starts = np.cumsum([0, *(posting.n for posting in held)]).astype(np.int64)
+    return Part(
+        place=segment.place,
+        kinds=dict(segment.kinds),
+        rowids=segment.rowids[:size],
+        dead=segment.dead[:size],
+        until=segment.until[:size],
+        kind=segment.kind[:size],
+        length=segment.length[:size],
+        distinct=segment.distinct[:size],
+        terms=terms,
+        starts=starts,
+        slots=np.concatenate([p.slots[: p.n] for p in held]) if held else np.zeros(0, np.int64),
+        counts=np.concatenate([p.counts[: p.n] for p in held]) if held else np.zeros(0, np.int32),
+    )
