@@ -90,9 +90,7 @@ def save(path: Path, database: Path, changes: int, parts: Sequence[Part]) -> Non
             {"place": list(part.place), "kinds": part.kinds, "terms": part.terms} for part in parts
         ],
     }
-    arrays: dict[str, Any] = {
-        "header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
-    }
+    arrays: dict[str, Any] = {"header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)}
     for number, part in enumerate(parts):
         for name in ARRAYS:
             arrays[f"{number}.{name}"] = getattr(part, name)

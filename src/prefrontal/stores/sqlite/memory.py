@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
+from array import array
 from collections.abc import Sequence
 from datetime import datetime
 from functools import partial
@@ -421,8 +422,17 @@ def _row(item: MemoryItem, store: str, analysed: list[str] | None = None) -> dic
         "terms": " ".join(analysed),
         "words": analysed,
         "length": len(analysed),
-        "embedding": None if item.embedding is None else to_blob(item.embedding),
+        "embedding": None if item.embedding is None else _blob(item.embedding),
     }
+
+
+def _blob(vector: Sequence[float]) -> bytes:
+    """:func:`~prefrontal.retrieval.vectors.to_blob` of ``vector`` (the same bytes: each
+    float rounded to float32 by the C cast NumPy uses), without a NumPy array per item on a
+    little-endian machine."""
+    if sys.byteorder != "little":
+        return to_blob(vector)
+    return array("f", vector).tobytes()
 
 
 def _body_weight(item: MemoryItem) -> int:
