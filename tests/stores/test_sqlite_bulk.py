@@ -148,3 +148,23 @@ async def test_a_failed_run_keeps_the_triggers_and_rolls_back(tmp_path: Path) ->
     await stores.aclose()
     rows = dump(path, "episodic")
     assert len(rows["items"]) == len({row[1] for row in rows["fts"]}) == 2 * AT_LEAST
+
+
+def test_a_row_stores_each_vector_as_the_float32_bytes_numpy_gives() -> None:
+    """The bytes a row binds for a vector are ``to_blob``'s, float for float: rounding edges,
+    subnormals, overflow to infinity, signed zeros and NaN."""
+    import math
+    import random
+
+    import numpy as np
+
+    from prefrontal.retrieval.vectors import to_blob
+    from prefrontal.stores.sqlite.memory import _blob
+
+    rng = random.Random(3)
+    edges = [0.0, -0.0, 1e-45, 1.4e-45, 3.4028235e38, 3.5e38, -1e39, math.inf, -math.inf]
+    edges += [1 + 2**-24, 1 + 3 * 2**-24, 2**-149, 2**-150, 1 / 3, math.nan]
+    vectors = [edges, [rng.uniform(-1, 1) for _ in range(384)], [rng.gauss(0, 1e-30)] * 8]
+    for vector in vectors:
+        with np.errstate(over="ignore"):  # NumPy warns of the overflow it gives
+            assert _blob(vector) == to_blob(vector)

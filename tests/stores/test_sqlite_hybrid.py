@@ -10,7 +10,7 @@ import time
 import pytest
 
 from prefrontal.stores.memory_search import best_hits
-from prefrontal.stores.sqlite.hybrid import beside, fused, reaching
+from prefrontal.stores.sqlite.hybrid import Fused, beside
 
 
 def test_the_scan_runs_in_another_thread_and_gives_its_result() -> None:
@@ -56,7 +56,8 @@ def test_fusing_by_row_id_gives_the_scores_fusing_by_key_gives() -> None:
     """The same arithmetic: each row's fused score equals its item's, to the bit."""
     bm25 = {1: 3.25, 2: 1.5, 5: 0.75, 9: 2.0}
     vector = {1: 0.31, 2: 0.62, 3: 0.12, 7: 0.57, 9: 0.2}
-    by_rowid = fused({"bm25": bm25, "vector": vector})
+    fused = Fused({"bm25": bm25, "vector": vector})
+    by_rowid = dict(zip(fused.rowids.tolist(), fused.scores.tolist(), strict=True))
     keyed = {
         name: {f"item-{rowid}": value for rowid, value in values.items()}
         for name, values in (("bm25", bm25), ("vector", vector))
@@ -66,11 +67,13 @@ def test_fusing_by_row_id_gives_the_scores_fusing_by_key_gives() -> None:
 
 
 def test_the_rows_reaching_the_last_place_include_every_tie_and_no_zero() -> None:
-    scores = {1: 0.9, 2: 0.5, 3: 0.5, 4: 0.5, 5: 0.1, 6: 0.0}
-    assert sorted(reaching(scores, 2)) == [1, 2, 3, 4]
-    assert sorted(reaching(scores, 5)) == [1, 2, 3, 4, 5]
-    assert sorted(reaching(scores, 10)) == [1, 2, 3, 4, 5]
-    assert reaching({1: 0.0}, 3) == []
+    """The rows kept for the top k are those at or above the k-th score, ties included,
+    none scoring 0."""
+    scores = Fused({"bm25": {1: 0.9, 2: 0.5, 3: 0.5, 4: 0.5, 5: 0.1, 6: 0.0}})
+    assert sorted(scores.reaching(2)) == [1, 2, 3, 4]
+    assert sorted(scores.reaching(5)) == [1, 2, 3, 4, 5]
+    assert sorted(scores.reaching(10)) == [1, 2, 3, 4, 5]
+    assert Fused({"bm25": {1: 0.0}}).reaching(3) == {}
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -94,3 +97,30 @@ def test_a_forked_child_scans_with_threads_of_its_own() -> None:
         os.waitpid(child, 0)
         pytest.fail("the child's scan never ran")
     assert os.waitstatus_to_exitcode(done[1]) == 0
+
+
+def test_fusing_in_arrays_gives_fuse_s_scores_to_the_bit() -> None:
+    """Row by row, the array fusion scores what ``fuse`` does (ties, zeros, negative cosines,
+    rows in one signal only, a flat vector signal), and keeps the rows reaching the k-th."""
+    import heapq
+    import random
+
+    from prefrontal.retrieval.fusion import fuse
+    from prefrontal.stores.sqlite.hybrid import Fused
+
+    rng = random.Random(41)
+    for case in range(60):
+        rows = rng.sample(range(10_000), rng.randint(1, 400))
+        lexical = {r: rng.choice([0.0, rng.uniform(0, 30), 7.5]) for r in rows[: len(rows) // 2]}
+        flat = case % 10 == 0
+        vector = {r: 0.3 if flat else rng.choice([rng.uniform(-0.2, 1), 0.25]) for r in rows[3:]}
+        signals = {"bm25": lexical, "vector": vector}
+        keyed = {name: {str(r): v for r, v in scored.items()} for name, scored in signals.items()}
+        want = {int(key): value for key, value in fuse(keyed, {}).items()}
+        fused = Fused(signals)
+        assert dict(zip(fused.rowids.tolist(), fused.scores.tolist(), strict=True)) == want
+        limit = rng.choice([1, 5, 10, 50])
+        positive = [value for value in want.values() if value > 0]
+        least = heapq.nlargest(limit, positive)[-1] if len(positive) > limit else 0.0
+        reached = {row: value for row, value in want.items() if value > 0 and value >= least}
+        assert fused.reaching(limit) == reached

@@ -176,7 +176,7 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Chunks of 8 postings, and the terms whose holders were read by impact class (every
     search walking FTS5's postings, the arrays never current)."""
     monkeypatch.setattr(ranking, "_CHUNK", 8)
-    monkeypatch.setattr(LexicalArrays, "current", lambda self, connection: False)
+    monkeypatch.setattr(LexicalArrays, "usable", lambda self, connection: False)
     read: list[str] = []
     original = ranking._TopK.visit_impacts
 

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import random
+import shutil
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+import anyio
+import numpy as np
 import pytest
 
 from prefrontal.memory.api import MemoryAPI
@@ -13,9 +19,9 @@ from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.retrieval.ranking import query_terms
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery
 from prefrontal.stores.memory import InMemoryMemoryStore
-from prefrontal.stores.sqlite import memory_sql, open_stores, topk
+from prefrontal.stores.sqlite import lexical_saved, memory_sql, open_stores, topk
 from prefrontal.stores.sqlite.driver import sqlite3
-from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays
+from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays, segments_of, whole_table
 from prefrontal.stores.tenancy import Scope, Tenant
 from tests.conftest import fixed_clock
 from tests.stores.ranked_alike import assert_ranked_alike, random_queries
@@ -66,6 +72,16 @@ async def changed(rng: random.Random, items: list[MemoryItem], stores: list[obje
             await store.delete(tenant, [item.item_id])  # type: ignore[attr-defined]
 
 
+async def built(store: object) -> LexicalArrays:
+    """``store``'s arrays, read from its table now (in their own thread) and waited for."""
+    arrays = store.lexical  # type: ignore[attr-defined]
+    assert isinstance(arrays, LexicalArrays)
+    arrays.start()
+    await store.lexical_ready()  # type: ignore[attr-defined]
+    assert arrays.changes >= 0
+    return arrays
+
+
 @pytest.mark.anyio
 async def test_arrays_and_the_fts5_walk_rank_as_the_in_memory_store(tmp_path: Path) -> None:
     """Every tenant, kinds and limits, after rewrites, re-scoping, supersession and deletions:
@@ -77,6 +93,7 @@ async def test_arrays_and_the_fts5_walk_rank_as_the_in_memory_store(tmp_path: Pa
     assert walking.episodic.lexical is None  # type: ignore[attr-defined]
     await memory.put_many(items)
     await stores.episodic.put_many(items)
+    await built(stores.episodic)
     queries = random_queries(rng, WORDS, (1, 5, 40, 300), 30, NOW)
     queries += [q.model_copy(update={"kinds": [MemoryKind.FACT]}) for q in queries[:10]]
     for tenant in TENANTS:
@@ -100,6 +117,7 @@ async def test_another_process_writes_show_at_the_next_search(tmp_path: Path) ->
     await memory.put_many(items)
     await writer.episodic.put_many(items)
     queries = random_queries(rng, WORDS, (3, 50), 20, NOW)
+    await built(reader.episodic)
     await assert_ranked_alike(memory, reader.episodic, TENANTS[0], queries)
     more = corpus(rng, 1500, prefix="m")
     for store in (memory, writer.episodic):
@@ -116,6 +134,9 @@ async def test_another_process_writes_show_at_the_next_search(tmp_path: Path) ->
     await memory.put(late)
     with sqlite3.connect(tmp_path / "shared.db") as connection:  # the log no longer covers it
         connection.execute("UPDATE episodic_stats SET pruned = changes")
+    await assert_ranked_alike(memory, reader.episodic, TENANTS[0], queries)  # walks, reads again
+    await reader.episodic.lexical_ready()  # type: ignore[attr-defined]
+    assert arrays.changes >= 0
     for tenant in TENANTS:
         await assert_ranked_alike(memory, reader.episodic, tenant, queries)
     await reader.aclose()
@@ -164,6 +185,7 @@ async def test_hybrid_search_over_the_arrays_ranks_as_walking_fts5(tmp_path: Pat
     walking.episodic.lexical = None  # type: ignore[attr-defined]
     await memory.put_many(items)
     await stores.episodic.put_many(items)
+    await built(stores.episodic)
     queries = random_queries(rng, WORDS, (1, 5, 40), 25, NOW)
     for tenant in TENANTS[:3]:
         await assert_ranked_alike(walking.episodic, stores.episodic, tenant, queries)
@@ -187,12 +209,248 @@ async def test_an_erase_leaves_no_word_of_the_user_in_the_arrays(tmp_path: Path)
     for store in (memory, stores.episodic):
         await store.put_many([secret, kept])
     query = MemoryQuery(text="quince zanzibar", limit=5, now=NOW)
+    arrays = await built(stores.episodic)
     await assert_ranked_alike(memory, stores.episodic, TENANTS[1], [query])
-    arrays = stores.episodic.lexical  # type: ignore[attr-defined]
     assert any("zanzibar" in s.postings for s in arrays.segments.values())
     await MemoryAPI(stores, clock=fixed_clock).erase("a1", "bob")
     await memory.erase(Tenant(agent_id="a1", user_id="bob"))
     assert not arrays.segments and arrays.changes == -1
     await assert_ranked_alike(memory, stores.episodic, TENANTS[0], [query])
+    await stores.episodic.lexical_ready()  # type: ignore[attr-defined]
+    assert arrays.changes >= 0
+    await assert_ranked_alike(memory, stores.episodic, TENANTS[0], [query])
     assert not any("zanzibar" in s.postings for s in arrays.segments.values())
     await stores.aclose()
+
+
+class HeldBuild:
+    """Holds every table read of :class:`LexicalArrays` until :attr:`go` is set."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.go, self.reading = threading.Event(), threading.Event()
+        read = LexicalArrays._read
+
+        def held(arrays: LexicalArrays, connection: sqlite3.Connection) -> Any:
+            self.reading.set()
+            assert self.go.wait(30)
+            return read(arrays, connection)
+
+        monkeypatch.setattr(LexicalArrays, "_read", held)
+
+
+@pytest.mark.anyio
+async def test_opening_returns_while_the_arrays_are_read_and_searches_walk_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening the stores does not wait for the table to be read into arrays: searches answer
+    meanwhile, as the in-memory store does, by walking FTS5; once read, they use the arrays."""
+    rng = random.Random(17)
+    items = corpus(rng, 300)
+    memory = InMemoryMemoryStore()
+    await memory.put_many(items)
+    writer = open_stores(tmp_path / "lazy.db", lexical_arrays=False)
+    await writer.episodic.put_many(items)
+    await writer.aclose()
+    hold = HeldBuild(monkeypatch)
+    stores = open_stores(tmp_path / "lazy.db")
+    await stores.open()
+    arrays = stores.episodic.lexical  # type: ignore[attr-defined]
+    assert hold.reading.wait(30)  # the read runs in its own thread, opening is done
+    queries = random_queries(rng, WORDS, (1, 10), 10, NOW)
+    await assert_ranked_alike(memory, stores.episodic, TENANTS[0], queries)
+    assert arrays.changes == -1 and not arrays.segments  # walked: nothing read yet
+    hold.go.set()
+    await stores.episodic.lexical_ready()  # type: ignore[attr-defined]
+    assert arrays.changes >= 0 and arrays.segments
+    await assert_ranked_alike(memory, stores.episodic, TENANTS[0], queries)
+    await stores.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_read_begun_before_an_erase_is_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Arrays read from a snapshot taken before an erase emptied them are never installed:
+    the erased user's words do not come back; the next search reads the table again."""
+    stores = open_stores(tmp_path / "erase-race.db")
+    secret = MemoryItem(item_id="s", agent_id="a1", user_id="bob", content="zanzibar quince")
+    await stores.episodic.put(secret)
+    hold = HeldBuild(monkeypatch)
+    await stores.open()
+    arrays = stores.episodic.lexical  # type: ignore[attr-defined]
+    assert hold.reading.wait(30)
+    await MemoryAPI(stores, clock=fixed_clock).erase("a1", "bob")
+    hold.go.set()
+    await stores.episodic.lexical_ready()  # type: ignore[attr-defined]
+    assert arrays.changes == -1 and not arrays.segments
+    assert not lexical_saved.saved_path(tmp_path / "erase-race.db", "episodic").exists()
+    await stores.aclose()
+
+
+@pytest.mark.anyio
+async def test_closing_waits_for_the_arrays_being_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Closing the stores waits for the thread reading the table: none outlives them."""
+    stores = open_stores(tmp_path / "close.db")
+    await stores.episodic.put(MemoryItem(item_id="x", agent_id="a1", user_id="u", content="fig"))
+    hold = HeldBuild(monkeypatch)
+    await stores.open()
+    arrays = stores.episodic.lexical  # type: ignore[attr-defined]
+    assert hold.reading.wait(30)
+    threading.Timer(0.2, hold.go.set).start()
+    await stores.aclose()
+    assert arrays._builder is not None and not arrays._builder.is_alive()
+    assert arrays.changes >= 0
+
+
+def test_the_whole_table_read_at_once_holds_what_reading_row_by_row_does(tmp_path: Path) -> None:
+    """Segments, slots' columns and every term's postings read set-wise from the whole table
+    are those the row-by-row path builds, item for item (tenants, scopes, kinds, expiry,
+    supersession, repeated terms, items without terms)."""
+    rng = random.Random(21)
+    items = corpus(rng, 600)
+    items += [
+        MemoryItem(item_id="empty", agent_id="a1", user_id="cy", content="the a of"),
+        items[0].model_copy(update={"item_id": "newer", "supersedes": items[0].item_id}),
+    ]
+
+    async def fill() -> None:
+        stores = open_stores(tmp_path / "whole.db", lexical_arrays=False)
+        await stores.episodic.put_many(items)
+        await stores.aclose()
+
+    anyio.run(fill)
+    connection = sqlite3.connect(tmp_path / "whole.db", isolation_level=None)
+    connection.execute("BEGIN")
+    arrays = LexicalArrays("episodic")
+    table = connection.execute(arrays._table).fetchone()
+    parts = whole_table(table)
+    assert parts is not None
+    segments, where = segments_of(parts)
+    arrays._put(connection.execute(arrays._all))
+    connection.execute("COMMIT")
+    assert where == arrays.where and set(segments) == set(arrays.segments)
+    for place, segment in segments.items():
+        other = arrays.segments[place]
+        assert segment.entries == other.entries and len(segment) == len(other)
+        for rowid, slot in segment.slots.items():
+            mine, theirs = (segment, slot), (other, other.slots[rowid])
+            for column in ("dead", "until", "length", "distinct"):
+                assert getattr(mine[0], column)[mine[1]] == getattr(theirs[0], column)[theirs[1]]
+            kind = {code: name for name, code in segment.kinds.items()}[segment.kind[slot]]
+            assert kind == {c: n for n, c in other.kinds.items()}[other.kind[theirs[1]]]
+        assert set(segment.postings) == set(other.postings)
+        for term, posting in segment.postings.items():
+            theirs_ = other.postings[term]
+            held = dict(
+                zip(
+                    segment.rowids[posting.slots[: posting.n]].tolist(),
+                    posting.counts[: posting.n].tolist(),
+                    strict=True,
+                )
+            )
+            want = dict(
+                zip(
+                    other.rowids[theirs_.slots[: theirs_.n]].tolist(),
+                    theirs_.counts[: theirs_.n].tolist(),
+                    strict=True,
+                )
+            )
+            assert held == want
+    assert any(
+        count > 1
+        for s in segments.values()
+        for p in s.postings.values()
+        for count in p.counts[: p.n].tolist()
+    )
+
+
+def saved_count(path: Path) -> int | None:
+    """The change count of the arrays saved for ``path``'s episodic table (``None``: none)."""
+    saved = lexical_saved.saved_path(path, "episodic")
+    if not saved.exists():
+        return None
+    with np.load(saved) as held:
+        return int(json.loads(held["header"].tobytes())["changes"])
+
+
+@pytest.mark.anyio
+async def test_a_fresh_opening_loads_the_saved_arrays_and_follows_the_log(tmp_path: Path) -> None:
+    """Arrays read whole are saved beside the file (owner-only); the next opening loads them
+    without reading the table, applies what changed since, and ranks as the in-memory store."""
+    path = tmp_path / "saved.db"
+    rng = random.Random(23)
+    items = corpus(rng, 400)
+    memory, first = InMemoryMemoryStore(), open_stores(path)
+    for store in (memory, first.episodic):
+        await store.put_many(items)
+    await built(first.episodic)
+    await first.aclose()
+    saved = lexical_saved.saved_path(path, "episodic")
+    assert saved_count(path) is not None
+    assert saved.stat().st_mode & 0o777 == 0o600 and saved.parent.stat().st_mode & 0o777 == 0o700
+    more = corpus(rng, 50, prefix="late")
+    writer = open_stores(path, lexical_arrays=False)
+    for store in (memory, writer.episodic):
+        await store.put_many(more)
+    await writer.aclose()
+    again = open_stores(path)
+    await again.open()
+    arrays = again.episodic.lexical  # type: ignore[attr-defined]
+    assert arrays.changes >= 0 and arrays._builder is None  # loaded at opening, nothing read
+    queries = random_queries(rng, WORDS, (1, 10, 100), 15, NOW)
+    for tenant in TENANTS:
+        await assert_ranked_alike(memory, again.episodic, tenant, queries)
+    await again.aclose()
+
+
+@pytest.mark.anyio
+async def test_saved_arrays_are_saved_again_after_deletions_and_removed_on_erase(
+    tmp_path: Path,
+) -> None:
+    """A process that loads arrays saved before rows were deleted saves them again from the
+    table (the deleted words leave the file); an erase removes the file."""
+    path = tmp_path / "deleted.db"
+    stores = open_stores(path)
+    items = corpus(random.Random(29), 120)
+    await stores.episodic.put_many(items)
+    await built(stores.episodic)
+    before = saved_count(path)
+    gone = items[0]
+    await stores.episodic.delete(
+        Tenant(agent_id=gone.agent_id, user_id=gone.user_id), [gone.item_id]
+    )
+    await stores.aclose()
+    again = open_stores(path)
+    await again.open()
+    await again.episodic.lexical_ready()  # type: ignore[attr-defined]
+    after = saved_count(path)
+    assert before is not None and after is not None and after > before
+    await MemoryAPI(again, clock=fixed_clock).erase(gone.agent_id, gone.user_id)
+    assert saved_count(path) is None
+    await again.aclose()
+
+
+@pytest.mark.anyio
+async def test_saved_arrays_of_another_file_are_not_loaded(tmp_path: Path) -> None:
+    """A copy of the database beside a copy of the saved arrays reads its own table: the saved
+    file names the database it was read from."""
+    path = tmp_path / "original.db"
+    stores = open_stores(path)
+    await stores.episodic.put_many(corpus(random.Random(31), 50))
+    await built(stores.episodic)
+    await stores.aclose()
+    copy = tmp_path / "copy.db"
+    shutil.copyfile(path, copy)
+    lexical_saved.saved_path(copy, "episodic").parent.mkdir(mode=0o700)
+    shutil.copyfile(
+        lexical_saved.saved_path(path, "episodic"), lexical_saved.saved_path(copy, "episodic")
+    )
+    opened = open_stores(copy)
+    connection = sqlite3.connect(copy, isolation_level=None)
+    connection.execute("BEGIN")
+    assert opened.episodic.lexical.restore(connection) is None  # type: ignore[attr-defined]
+    connection.execute("COMMIT")
+    connection.close()
+    await opened.aclose()

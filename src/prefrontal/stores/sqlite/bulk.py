@@ -98,6 +98,19 @@ def _tenant(row: Row) -> str:
     return f"p{agent}x{row['user'].encode().hex().upper()}"
 
 
+def _tenants(rows: Sequence[Row]) -> list[str]:
+    """:func:`_tenant` of each of ``rows``, worked out once per agent, user and scope."""
+    known: dict[tuple[str, str, str], str] = {}
+    out = []
+    for row in rows:
+        key = (row["agent"], row["user"], row["scope"])
+        token = known.get(key)
+        if token is None:
+            token = known[key] = _tenant(row)
+        out.append(token)
+    return out
+
+
 def _owner(row: Row) -> tuple[str, str]:
     """The agent and owner whose statistics the row counts in."""
     return row["agent"], SHARED if row["scope"] == "shared" else row["user"]
@@ -229,7 +242,7 @@ class BulkWriter:
         statistics = _Statistics()
         tokens = statistics.count(rows)
         rowids = range(last + 1, last + 1 + len(rows))
-        connection.executemany(self._impacts, zip(rowids, tokens, map(_tenant, rows), strict=True))
+        connection.executemany(self._impacts, zip(rowids, tokens, _tenants(rows), strict=True))
         connection.executemany(self._agents, statistics.agent_rows())
         connection.executemany(self._owners, statistics.owner_rows())
         connection.executemany(self._terms, statistics.term_rows())

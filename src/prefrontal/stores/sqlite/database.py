@@ -203,6 +203,13 @@ class Database:
         call = partial(self._run_read, fn, store)
         return await self._waiting_for_locks(call, self._readers.get())
 
+    def read_here(self, fn: Callable[[sqlite3.Connection], T], *, store: str) -> T:
+        """Run ``fn(connection)`` in a read transaction in the calling thread: a thread of the
+        caller's own, never the event loop's (it blocks). Raises :class:`StoreError` once
+        the database is closed."""
+        self._opened_once(store)
+        return self._run_read(fn, store)
+
     async def write(self, fn: Callable[[sqlite3.Connection], T], *, store: str) -> T:
         """Run ``fn(connection)`` in one write transaction; committed when this returns.
 

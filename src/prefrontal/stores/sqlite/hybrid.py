@@ -30,19 +30,19 @@ One search, inside its read transaction and holding the vector files
 
 from __future__ import annotations
 
-import heapq
 import json
 import os
 import sqlite3
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent import futures
 from contextlib import contextmanager
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import numpy as np
 
-from prefrontal.retrieval.fusion import fuse
+from prefrontal.retrieval.fusion import SIGNAL_WEIGHTS
 from prefrontal.retrieval.ranking import Scorer, top
+from prefrontal.retrieval.scored_arrays import above_typical, max_normalised
 from prefrontal.retrieval.vector_index import MARGIN, LexicalTop, Similarities, hybrid_rows
 from prefrontal.stores.sqlite import topk
 from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays, ScoredRows
@@ -114,6 +114,8 @@ class HybridSearch:
         self.embedding, self.limit = embedding, limit
         self.lexical: LexicalArrays | None = None
         """The table's postings as arrays (:mod:`.lexical_arrays`), when the store keeps them."""
+        self._every: ScoredRows | None = None
+        """Every allowed match's BM25 score, once the arrays gave them."""
 
     def lexical_top(self, connection: sqlite3.Connection, texts: list[str]) -> Lexical:
         """The BM25 top ``limit`` that :meth:`signals` starts from, ranked ahead of it.
@@ -180,12 +182,19 @@ class HybridSearch:
     def _lexical(
         self, connection: sqlite3.Connection, texts: list[str], depth: int | None
     ) -> Lexical:
-        """The BM25 top ``depth`` by row id, a bound on every other's score, the scorer."""
+        """The BM25 top ``depth`` by row id, a bound on every other's score, the scorer.
+
+        Once a top came from the arrays (the scorer is every allowed match's score, in this
+        transaction), a longer one is picked from those scores, not ranked again."""
         if not texts:
             return {}, 0.0, None
+        if self._every is not None:
+            return self._every.best(depth)
         found, bound, scorer = topk.by_rowid(
             connection, self.statements, self.params, texts, depth, self.lexical
         )
+        if isinstance(scorer, ScoredRows):
+            self._every = scorer
         return found, bound, scorer
 
     def _contenders(
@@ -221,21 +230,43 @@ class HybridSearch:
         return scored, everything
 
 
-def fused(signals: Signals) -> dict[int, float]:
-    """Both signals fused by :func:`~prefrontal.retrieval.fusion.fuse`, by row id.
+class Fused:
+    """Both signals fused by row id, in arrays: :attr:`rowids` (every row a signal scored) and
+    their :attr:`scores`.
 
-    ``fuse`` reads keys only as keys: fusing by row id gives each row the
-    score fusing by hit key gives its item, to the bit.
+    The arithmetic of :func:`~prefrontal.retrieval.fusion.fuse`, element for
+    element: each signal normalised as it normalises it (the vector signal
+    between its upper median and its best, any other by its best), weighted,
+    and added from 0.0 in the signals' order. ``fuse`` reads keys only as
+    keys: each row scores what fusing by hit key gives its item, to the bit.
     """
-    by_key = cast(Mapping[str, Mapping[str, float]], signals)
-    return cast(dict[int, float], fuse(by_key, {}))
 
+    def __init__(self, signals: Signals) -> None:
+        at: dict[int, int] = {}
+        parts = []
+        for name, scored in signals.items():
+            rowids = np.fromiter(scored, dtype=np.int64, count=len(scored))
+            values = np.fromiter(scored.values(), dtype=np.float64, count=len(scored))
+            normalised = above_typical(values) if name == "vector" else max_normalised(values)
+            for rowid in rowids.tolist():
+                at.setdefault(rowid, len(at))
+            parts.append((rowids, SIGNAL_WEIGHTS.get(name, 1.0) * normalised))
+        self.rowids = np.fromiter(at, dtype=np.int64, count=len(at))
+        self.scores = np.zeros(len(at))
+        for rowids, weighted in parts:
+            positions = np.fromiter((at[r] for r in rowids.tolist()), np.int64, len(rowids))
+            self.scores[positions] += weighted
 
-def reaching(scores: Mapping[int, float], limit: int) -> list[int]:
-    """The row ids scoring above 0 and at least the ``limit``-th best (ties included)."""
-    positive = [value for value in scores.values() if value > 0]
-    least = heapq.nlargest(limit, positive)[-1] if len(positive) > limit else 0.0
-    return [rowid for rowid, value in scores.items() if value > 0 and value >= least]
+    def reaching(self, limit: int) -> dict[int, float]:
+        """The rows scoring above 0 and at least the ``limit``-th best (ties included), with
+        their scores."""
+        positive = self.scores > 0
+        values = self.scores[positive]
+        least = 0.0
+        if len(values) > limit:
+            least = float(np.partition(values, len(values) - limit)[len(values) - limit])
+        kept = positive & (self.scores >= least)
+        return dict(zip(self.rowids[kept].tolist(), self.scores[kept].tolist(), strict=True))
 
 
 def best_rows(
@@ -249,13 +280,13 @@ def best_rows(
     them by key, each as its score, its own signals and its row.
 
     Only the rows that may be in the top ``limit`` are read (with the
-    tenant's conditions: a row that fails them is left out).
+    tenant's conditions: a row that fails them is left out); the fusion is
+    :class:`Fused`'s, in arrays.
     """
-    scores = fused(signals)
-    rowids = reaching(scores, limit)
-    if not rowids:
+    scores = Fused(signals).reaching(limit)
+    if not scores:
         return []
-    query = {**params, "rowids": json.dumps(rowids)}
+    query = {**params, "rowids": json.dumps(list(scores))}
     found = {row[0]: row[1:] for row in connection.execute(statements.by_rowids, query)}
     keys = {row[0]: rowid for rowid, row in found.items()}
     out = []

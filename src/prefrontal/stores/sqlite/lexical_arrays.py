@@ -28,6 +28,16 @@ thread moved it on meanwhile) is told so (``None``) and ranks with
 :mod:`.topk` instead, so a search never sees a write its transaction does
 not.
 
+**Built behind the first searches.** Reading a whole table is the costly
+part (about 0.7 s of CPU at 100,000 items, most of it in C: SQLite hands
+the table over as a few long strings, NumPy counts the postings): it runs
+in a thread of its own (:meth:`LexicalArrays.start`, which the store's
+``open`` calls), in a read transaction of its own, and the arrays are
+installed at that transaction's count when it is done. Until then, and
+while a table is read again because the change log no longer covers the
+count held, every search walks FTS5's postings (:mod:`.topk`: the same
+hits and scores). The store waits for the thread before it closes.
+
 **Deletions.** A removed item's slot is cleared at once; the postings
 naming it stay, stale, and the slot is not reused while they do: a
 segment's postings are compacted when stale entries outnumber live ones,
@@ -38,25 +48,34 @@ all, and the next search reads the table again.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import structlog
 
 from prefrontal.forgetting import register
 from prefrontal.retrieval.ranking import BoundedTerm, Corpus
 from prefrontal.retrieval.scored_arrays import best_positions, term_scores
 from prefrontal.retrieval.vector_index import grown_to
 from prefrontal.stores.memory.segment import COMPACT_AT, TermPostings
+from prefrontal.stores.sqlite import lexical_saved
+from prefrontal.stores.sqlite.lexical_saved import Part, Place
 
 FOREVER = np.iinfo(np.int64).max
 """The expiry of an item that does not expire (µs)."""
 
 Row = tuple[int, str, str, str, str, int | None, int, str, int]
 """``rowid, agent_id, user_id, scope, kind, valid_until, superseded, terms, length``."""
+Reader = Callable[[Callable[[sqlite3.Connection], None]], None]
+"""Runs a function in a read transaction of its own, in the calling thread."""
+
+_log = structlog.get_logger("prefrontal.stores.sqlite")
 
 
 class Segment:
@@ -190,6 +209,19 @@ class ScoredRows:
         order = np.argsort(rowids)
         self.rowids, self.values = rowids[order], values[order]
 
+    def best(self, limit: int | None) -> tuple[dict[int, float], float, ScoredRows]:
+        """The rows that may be in the top ``limit`` (every one when ``None``), by row id, a
+        bound on every other's score (0 when every one is returned), and these scores:
+        with a ``limit``, the rows scoring at least the ``limit``-th best (ties included)."""
+        found, scored = self.rowids, self.values
+        bound = 0.0
+        if limit is not None:
+            picked = best_positions(scored, limit)
+            if len(picked) < len(scored):
+                bound = float(scored[picked].min())
+            found, scored = found[picked], scored[picked]
+        return dict(zip(found.tolist(), scored.tolist(), strict=True)), bound, self
+
     def of(self, rowids: Sequence[int]) -> dict[int, float]:
         """The score of each of ``rowids`` that holds a query term, by row id."""
         if not len(self.rowids) or not rowids:
@@ -205,17 +237,38 @@ NOTHING = ScoredRows(np.zeros(0, dtype=np.int64), np.zeros(0))
 
 
 class LexicalArrays:
-    """One memory table's postings in arrays, at the change count :attr:`changes`."""
+    """One memory table's postings in arrays, at the change count :attr:`changes`.
 
-    def __init__(self, name: str) -> None:
+    ``reader``: how :meth:`start` reads the table in a thread of its own;
+    without one, :meth:`usable` reads it in the search's own transaction.
+    ``database``: the file whose table this is, to save the arrays read
+    whole beside it and load them in later processes (:mod:`.lexical_saved`);
+    ``None``: nothing is saved.
+    """
+
+    def __init__(
+        self, name: str, reader: Reader | None = None, database: Path | None = None
+    ) -> None:
         self.name = name
+        self.reader = reader
+        self.database = database
+        self.saved = None if database is None else lexical_saved.saved_path(database, name)
+        """Where the arrays read whole are saved (``None``: nowhere)."""
         self.changes = -1
         """The change count held (-1: nothing read yet)."""
-        self.segments: dict[tuple[str, str], Segment] = {}
+        self.segments: dict[Place, Segment] = {}
         """By agent and owner (``""`` for the agent's shared items)."""
-        self.where: dict[int, tuple[str, str]] = {}
+        self.where: dict[int, Place] = {}
         self.lock = threading.Lock()
         """Held while the arrays are brought to a count and searched."""
+        self._builder: threading.Thread | None = None
+        self._starting = threading.Lock()
+        self._saving = threading.Lock()
+        """Held while the saved file is written or removed."""
+        self._cleared = 0
+        """How many times the arrays were emptied: a build begun before an erase is dropped."""
+        self.failed: BaseException | None = None
+        """Why the last build failed (searches walk FTS5 until :meth:`clear`)."""
         columns = (
             "rowid, agent_id, user_id, scope, kind, valid_until,"
             " superseded_by IS NOT NULL, terms, length"
@@ -223,32 +276,145 @@ class LexicalArrays:
         items = f"{name}_items"
         self._count = f"SELECT changes, pruned FROM {name}_stats"
         self._all = f"SELECT {columns} FROM {items}"
+        self._table = f"""SELECT count(*), json_group_array(rowid), json_group_array(agent_id),
+            json_group_array(CASE WHEN scope = 'shared' THEN '' ELSE user_id END),
+            json_group_array(kind), json_group_array(valid_until),
+            json_group_array(superseded_by IS NOT NULL), json_group_array(length),
+            group_concat(terms, ' ')
+            FROM {items}"""
         self._since = f"SELECT {columns} FROM {items} WHERE changed > ?"
         self._gone = f"SELECT row FROM {name}_gone WHERE changed > ?"
         register(self)
 
     def clear(self) -> None:
-        """Drop everything held (the next search reads the table again)."""
+        """Drop everything held, and the saved file (the next search reads the table again)."""
         with self.lock:
             self.segments, self.where, self.changes = {}, {}, -1
+            self._cleared += 1
+            self.failed = None
+        if self.saved is not None:
+            with self._saving:
+                lexical_saved.remove(self.saved)
+
+    def restore(self, connection: sqlite3.Connection) -> bool | None:
+        """Load the saved arrays and bring them to ``connection``'s snapshot, unless held.
+
+        ``True`` when loaded and up to date with the file; ``False`` when loaded but
+        rows were deleted since they were saved (the file should be saved again);
+        ``None`` when nothing was loaded (no usable file, or arrays held already).
+        """
+        if self.saved is None or self.database is None:
+            return None
+        with self.lock:
+            if self.changes >= 0:
+                return None
+            changes, pruned = connection.execute(self._count).fetchone()
+            found = lexical_saved.load(self.saved, self.database, changes, pruned)
+            if found is None:
+                return None
+            count, parts = found
+            self.segments, self.where = segments_of(parts)
+            self.changes = count
+            gone = connection.execute(self._gone, (count,)).fetchone() is not None
+            self._forward(connection, changes)
+        return not gone
+
+    def start(self, *, again: bool = False) -> None:
+        """Read the table into arrays in a thread of its own, unless held (or ``again``),
+        being read, or there is no :attr:`reader`; searches walk FTS5 meanwhile when
+        nothing is held. What was read is saved (:attr:`saved`)."""
+        reader = self.reader
+        if reader is None or (self.changes >= 0 and not again) or self.failed is not None:
+            return
+        with self._starting:
+            builder = self._builder
+            if builder is not None and builder.is_alive():
+                return
+            self._builder = threading.Thread(
+                target=self._build,
+                args=(reader, self._cleared),
+                name=f"prefrontal-{self.name}-arrays",
+            )
+            self._builder.start()
+
+    def join(self) -> None:
+        """Wait for the thread reading the table, if one is."""
+        builder = self._builder
+        if builder is not None:
+            builder.join()
+
+    def usable(self, connection: sqlite3.Connection) -> bool:
+        """Whether a search in ``connection``'s transaction may rank over the arrays (the lock
+        held): brought to its snapshot. ``False`` while the table is being read in
+        :meth:`start`'s thread (started here when nothing is held: the search walks FTS5),
+        or when the arrays hold a later snapshot than it."""
+        if self.reader is None:
+            return self.current(connection)
+        changes, pruned = connection.execute(self._count).fetchone()
+        if self.changes < 0 or self.changes < pruned:
+            if self.changes >= 0:  # the log no longer covers the count held: read it again
+                self.segments, self.where, self.changes = {}, {}, -1
+            self.start()
+            return False
+        return self._forward(connection, changes)
 
     def current(self, connection: sqlite3.Connection) -> bool:
-        """Bring the arrays to the transaction's snapshot (the lock held); ``False`` when they
-        hold a later one than it."""
+        """Bring the arrays to the transaction's snapshot (the lock held), reading the table
+        here when needed; ``False`` when they hold a later one than it."""
         changes, pruned = connection.execute(self._count).fetchone()
+        if self.changes < pruned or self.changes < 0:
+            self.segments, self.where = segments_of(self._read(connection))
+            self.changes = changes
+            return True
+        return self._forward(connection, changes)
+
+    def _forward(self, connection: sqlite3.Connection, changes: int) -> bool:
+        """Apply what changed since the count held, up to ``changes`` (covered by the log)."""
         if self.changes == changes:
             return True
         if self.changes > changes:
             return False
-        if self.changes < pruned or self.changes < 0:
-            self.segments, self.where = {}, {}
-            self._put(connection.execute(self._all))
-        else:
-            for (rowid,) in connection.execute(self._gone, (self.changes,)):
-                self._remove(rowid)
-            self._put(connection.execute(self._since, (self.changes,)))
+        for (rowid,) in connection.execute(self._gone, (self.changes,)):
+            self._remove(rowid)
+        self._put(connection.execute(self._since, (self.changes,)))
         self.changes = changes
         return True
+
+    def _build(self, reader: Reader, cleared: int) -> None:
+        """Read the table in ``reader``'s transaction; install it unless cleared meanwhile
+        (or newer arrays are held), and save it."""
+        built: list[tuple[int, list[Part]]] = []
+
+        def read(connection: sqlite3.Connection) -> None:
+            changes, _ = connection.execute(self._count).fetchone()
+            built.append((changes, self._read(connection)))
+
+        try:
+            reader(read)
+            changes, parts = built[0]
+            segments, where = segments_of(parts)
+            with self.lock:
+                if self._cleared == cleared and self.changes < changes:
+                    self.segments, self.where, self.changes = segments, where, changes
+            if self.saved is not None and self.database is not None:
+                with self._saving:
+                    if self._cleared == cleared:
+                        lexical_saved.save(self.saved, self.database, changes, parts)
+        except Exception as error:  # searches walk FTS5, as they did while it ran
+            _log.warning("lexical_arrays_not_built", table=self.name, error=str(error))
+            with self.lock:
+                if self._cleared == cleared:
+                    self.failed = error
+
+    def _read(self, connection: sqlite3.Connection) -> list[Part]:
+        """Every row of the table as the parts of its segments, in ``connection``'s
+        transaction."""
+        parts = whole_table(connection.execute(self._table).fetchone())
+        if parts is not None:
+            return parts
+        held = LexicalArrays(self.name)  # terms and lengths disagree: counted row by row
+        held._put(connection.execute(self._all))
+        return [part_of(segment) for segment in held.segments.values()]
 
     def top(
         self,
@@ -281,15 +447,7 @@ class LexicalArrays:
             values.append(scores[held])
         if not rowids:
             return {}, 0.0, NOTHING
-        every = ScoredRows(np.concatenate(rowids), np.concatenate(values))
-        found, scored = every.rowids, every.values
-        bound = 0.0
-        if limit is not None:
-            picked = best_positions(scored, limit)
-            if len(picked) < len(scored):
-                bound = float(scored[picked].min())
-            found, scored = found[picked], scored[picked]
-        return dict(zip(found.tolist(), scored.tolist(), strict=True)), bound, every
+        return ScoredRows(np.concatenate(rowids), np.concatenate(values)).best(limit)
 
     def _put(self, rows: Iterable[Row]) -> None:
         for row in rows:
@@ -311,3 +469,147 @@ class LexicalArrays:
             segment.remove(rowid)
             if not len(segment):
                 del self.segments[place]
+
+
+def whole_table(table: tuple[Any, ...]) -> list[Part] | None:
+    """The segments of a whole table as :class:`LexicalArrays` reads it (one row: the count,
+    JSON arrays of row ids, agents, owners, kinds, expiries, superseded flags and lengths,
+    and every row's terms joined by spaces), counted set-wise; ``None`` when the terms do
+    not add up to the lengths (then they are counted row by row).
+
+    Rows go to their segment in row order; the postings are a sorted array of
+    ``(segment, term, slot)`` keys and their counts (:func:`numpy.unique`), cut into
+    each segment's part.
+    """
+    count, rowids_json, agents, owners, kinds_json, until_json, dead_json, lengths_json, text = (
+        table
+    )
+    if not count:
+        return []
+    rowids = np.asarray(json.loads(rowids_json), dtype=np.int64)
+    lengths = np.asarray(json.loads(lengths_json), dtype=np.int64)
+    words = (text or "").split()
+    if len(words) != int(lengths.sum()):
+        return None
+    places: dict[Place, int] = {}
+    held_by = zip(json.loads(agents), json.loads(owners), strict=True)
+    place_of = np.fromiter(
+        (places.setdefault(place, len(places)) for place in held_by),
+        dtype=np.int64,
+        count=count,
+    )
+    vocabulary: dict[str, int] = {}
+    term_of = np.fromiter(
+        [vocabulary.setdefault(word, len(vocabulary)) for word in words],
+        dtype=np.int64,
+        count=len(words),
+    )
+    known = max(len(vocabulary), 1)
+    if len(places) * known * count >= 1 << 62:  # the keys below would overflow
+        return None
+    order = np.argsort(place_of, kind="stable")
+    sizes = np.bincount(place_of, minlength=len(places))
+    firsts = np.concatenate([[0], np.cumsum(sizes)])
+    slot_of = np.empty(count, dtype=np.int64)
+    slot_of[order] = np.arange(count) - firsts[place_of[order]]
+    row_of = np.repeat(np.arange(count), lengths)
+    keys = (place_of[row_of] * known + term_of) * count + slot_of[row_of]
+    keys, tf = np.unique(keys, return_counts=True)
+    slots, pairs = keys % count, keys // count
+    segment_of, term_id = pairs // known, pairs % known
+    distinct = np.bincount(firsts[segment_of] + slots, minlength=count).astype(np.int32)
+    kinds: dict[str, int] = {}
+    kind_of = np.fromiter(
+        (kinds.setdefault(kind, len(kinds)) for kind in json.loads(kinds_json)),
+        dtype=np.int32,
+        count=count,
+    )
+    until = np.fromiter(
+        (FOREVER if value is None else value for value in json.loads(until_json)),
+        dtype=np.int64,
+        count=count,
+    )
+    dead = np.asarray(json.loads(dead_json), dtype=bool)
+    terms = list(vocabulary)
+    counts = tf.astype(np.int32)
+    bounds = np.searchsorted(segment_of, np.arange(len(places) + 1))
+    parts = []
+    for number, place in enumerate(places):
+        rows = order[firsts[number] : firsts[number + 1]]
+        low, high = int(bounds[number]), int(bounds[number + 1])
+        held = term_id[low:high]
+        edges = np.flatnonzero(np.diff(held)) + 1
+        starts = np.concatenate([[0], edges, [high - low]]) if high > low else np.zeros(1, int)
+        parts.append(
+            Part(
+                place=place,
+                kinds=dict(kinds),
+                rowids=rowids[rows],
+                dead=dead[rows],
+                until=until[rows],
+                kind=kind_of[rows],
+                length=lengths[rows],
+                distinct=distinct[firsts[number] : firsts[number + 1]],
+                terms=[terms[t] for t in held[starts[:-1]].tolist()],
+                starts=starts.astype(np.int64),
+                slots=slots[low:high],
+                counts=counts[low:high],
+            )
+        )
+    return parts
+
+
+def segments_of(parts: Sequence[Part]) -> tuple[dict[Place, Segment], dict[int, Place]]:
+    """The segments holding ``parts``, and each row id's place (its postings are views of
+    the parts' arrays: an append copies them first)."""
+    segments: dict[Place, Segment] = {}
+    where: dict[int, Place] = {}
+    for part in parts:
+        segment = segments[part.place] = Segment()
+        size = len(part.rowids)
+        segment.place, segment.size = part.place, size
+        segment.rowids = part.rowids
+        segment.slots = dict(zip(part.rowids.tolist(), range(size), strict=True))
+        segment.present = np.ones(size, dtype=bool)
+        segment.dead, segment.until, segment.kind = part.dead, part.until, part.kind
+        segment.kinds, segment.length, segment.distinct = (
+            dict(part.kinds),
+            part.length,
+            part.distinct,
+        )
+        segment.entries = len(part.slots)
+        starts = part.starts.tolist()
+        postings = segment.postings
+        for term, first, last in zip(part.terms, starts, starts[1:], strict=False):
+            postings[term] = _held(part.slots[first:last], part.counts[first:last])
+        where.update(dict.fromkeys(part.rowids.tolist(), segment.place))
+    return segments, where
+
+
+def _held(slots: np.ndarray, counts: np.ndarray) -> TermPostings:
+    """Postings holding ``slots`` and ``counts`` (views: an append copies them first)."""
+    postings = TermPostings.__new__(TermPostings)
+    postings.slots, postings.counts, postings.n = slots, counts, len(slots)
+    return postings
+
+
+def part_of(segment: Segment) -> Part:
+    """``segment`` (every slot held) as a part: its postings in sorted term order."""
+    size = segment.size
+    terms = sorted(segment.postings)
+    held = [segment.postings[term] for term in terms]
+    starts = np.cumsum([0, *(posting.n for posting in held)]).astype(np.int64)
+    return Part(
+        place=segment.place,
+        kinds=dict(segment.kinds),
+        rowids=segment.rowids[:size],
+        dead=segment.dead[:size],
+        until=segment.until[:size],
+        kind=segment.kind[:size],
+        length=segment.length[:size],
+        distinct=segment.distinct[:size],
+        terms=terms,
+        starts=starts,
+        slots=np.concatenate([p.slots[: p.n] for p in held]) if held else np.zeros(0, np.int64),
+        counts=np.concatenate([p.counts[: p.n] for p in held]) if held else np.zeros(0, np.int32),
+    )

@@ -23,9 +23,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
+from array import array
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
+
+import anyio.to_thread
 
 from prefrontal.retrieval.analysis import terms, terms_of_each
 from prefrontal.retrieval.embedder import Embedder
@@ -87,30 +91,42 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         self.vectors: VectorFile | None = VectorFile(database.path, name)
         """The stored vectors in memory-mapped files for search; ``None``: every search reads
         and decodes every visible vector instead (the way to compare with scoring every row)."""
-        self.lexical: LexicalArrays | None = LexicalArrays(self.name)
-        """The table's postings as arrays in the process (:mod:`.lexical_arrays`); ``None``:
-        every search walks FTS5's postings instead (:mod:`.topk`)."""
+        self.lexical: LexicalArrays | None = LexicalArrays(
+            self.name, partial(database.read_here, store=self.name), database.path
+        )
+        """The table's postings as arrays in the process (:mod:`.lexical_arrays`), loaded at
+        :meth:`open` from where a process saved them, else read in a thread of their own
+        from :meth:`open` or the first search on; ``None``: every search walks FTS5's
+        postings instead (:mod:`.topk`)."""
 
     async def open(self) -> None:
         """Open the database (:meth:`Database.open`) and, with an embedder, map the vector
         files at what is committed (built from the rows when missing or stale) and make the
-        embedder's first call (a model's lazy set-up); read the table's postings into
-        arrays: the work a process's first search would do, done at start-up instead."""
+        embedder's first call (a model's lazy set-up): the work a process's first search
+        would do, done at start-up instead. The table's postings are loaded as arrays from
+        where a process saved them (:mod:`.lexical_saved`); without such a file they are
+        read in a thread of their own, behind the first searches (which walk FTS5
+        meanwhile), and saved; and saved again when rows were deleted since."""
         await super().open()
         lexical = self.lexical
         if lexical is not None:
-
-            def read(connection: sqlite3.Connection) -> None:
-                with lexical.lock:
-                    lexical.current(connection)
-
-            await self.database.read(read, store=self.name)
+            restored = await self.database.read(lexical.restore, store=self.name)
+            if restored is not True:
+                lexical.start(again=restored is False)
         if self.embedder is not None:
             await self._follow()
             await self.embedder.embed([_WARM_UP_TEXT])
 
+    async def lexical_ready(self) -> None:
+        """Wait until the thread reading the table's postings into arrays, if one runs, is
+        done (searches use the arrays from then on)."""
+        if self.lexical is not None:
+            await anyio.to_thread.run_sync(self.lexical.join)
+
     async def aclose(self) -> None:
-        """Unmap the vector files, then close the shared database."""
+        """Wait for the postings being read into arrays, unmap the vector files, then close
+        the shared database."""
+        await self.lexical_ready()
         if self.vectors is not None:
             self.vectors.close()
         await super().aclose()
@@ -406,8 +422,17 @@ def _row(item: MemoryItem, store: str, analysed: list[str] | None = None) -> dic
         "terms": " ".join(analysed),
         "words": analysed,
         "length": len(analysed),
-        "embedding": None if item.embedding is None else to_blob(item.embedding),
+        "embedding": None if item.embedding is None else _blob(item.embedding),
     }
+
+
+def _blob(vector: Sequence[float]) -> bytes:
+    """:func:`~prefrontal.retrieval.vectors.to_blob` of ``vector`` (the same bytes: each
+    float rounded to float32 by the C cast NumPy uses), without a NumPy array per item on a
+    little-endian machine."""
+    if sys.byteorder != "little":
+        return to_blob(vector)
+    return array("f", vector).tobytes()
 
 
 def _body_weight(item: MemoryItem) -> int:

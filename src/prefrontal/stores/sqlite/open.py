@@ -37,10 +37,11 @@ def open_stores(
     stores (:meth:`Stores.open`) enters the file's pages into the
     process's page tables (:class:`~prefrontal.stores.sqlite.Database`).
     ``lexical_arrays``: the memory stores hold their postings as arrays in
-    the process (:mod:`~prefrontal.stores.sqlite.lexical_arrays`: memory
-    and a read of every item at opening, for searches that add up arrays);
-    ``False`` walks FTS5's postings at every search instead, with the same
-    results.
+    the process (:mod:`~prefrontal.stores.sqlite.lexical_arrays`: memory,
+    and a read of every item in a thread of their own from opening on, for
+    searches that add up arrays; until it is done searches walk FTS5's
+    postings); ``False`` walks FTS5's postings at every search instead,
+    with the same results.
     """
     db = Database(path, pool_size=pool_size, synchronous=synchronous, populate=populate)
     episodic = SqliteMemoryStore(db, "episodic", embedder=embedder)

@@ -136,15 +136,15 @@ def by_rowid(
     when every match was scored); the scorer scores other items alike
     (:func:`rows_scores`). With ``arrays`` (the table's postings in the
     process, :mod:`.lexical_arrays`), the scores are added up over them when
-    they can be brought to the transaction's snapshot, and the scorer is
-    every allowed match's score; else, and without them, FTS5's postings
-    are walked as the module says.
+    they are built and can be brought to the transaction's snapshot, and the
+    scorer is every allowed match's score; else (while they are being built,
+    too), and without them, FTS5's postings are walked as the module says.
     """
     corpus, terms = query_terms(connection, statements, texts, params["agent"], params["user"])
     if arrays is not None:
         kinds = None if params["kinds"] is None else frozenset(json.loads(params["kinds"]))
         with arrays.lock:
-            if arrays.current(connection):
+            if arrays.usable(connection):
                 return arrays.top(corpus, terms, params, kinds, limit)
     search = _TopK(connection, statements, params, corpus, terms)
     found = search.run(limit)

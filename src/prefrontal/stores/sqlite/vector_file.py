@@ -116,6 +116,8 @@ COLUMNS = np.dtype(
     ]
 )
 """What search filters on, one record per slot."""
+VISIBLE_KEPT = 16
+"""Tenants whose visible slots :meth:`MappedRows.allowed` keeps while the rows do not change."""
 ARRAYS = ("matrix", "norms", "half", "columns", "rowids")
 """The arrays of a generation, each in a file ``<array>.<generation>``."""
 _STATE_WORDS = 12
@@ -175,6 +177,10 @@ class MappedRows:
         self.size = size
         self.dimensions = matrix.shape[1]
         self.rowids = None if rowids is None else rowids[:size]
+        self.visible: dict[Any, tuple[np.ndarray, np.ndarray]] | None = None
+        """The slots each tenant and kinds may see whatever the time, with their expiry, kept
+        for the rows as they are (:meth:`allowed`): set by an owner that empties it when
+        the rows change; ``None``: found again at each call."""
 
     @classmethod
     def of(cls, arrays: Mapping[str, np.ndarray], *, half: bool, size: int) -> MappedRows:
@@ -187,14 +193,29 @@ class MappedRows:
     def allowed(self, agent: str, user: str, now: int, kinds: Collection[str] | None) -> np.ndarray:
         """The slots of ``agent`` that ``user`` may see (shared or their own), live at
         ``now`` (µs), of ``kinds``, in increasing order."""
+        visible, key = self.visible, (agent, user, None if kinds is None else frozenset(kinds))
+        found = None if visible is None else visible.get(key)
+        if found is None:
+            found = self._visible(agent, user, kinds)
+            if visible is not None:
+                if len(visible) >= VISIBLE_KEPT:
+                    visible.clear()
+                visible[key] = found
+        slots, until = found
+        return slots[until > now]
+
+    def _visible(
+        self, agent: str, user: str, kinds: Collection[str] | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The slots of :meth:`allowed` at any time, in increasing order, and their expiry."""
         columns = self.columns[: self.size]
         mask: np.ndarray = (columns["present"] == 1) & (columns["dead"] == 0)
         mask &= columns["agent"] == code(agent)
-        mask &= columns["until"] > now
         mask &= (columns["shared"] == 1) | (columns["user"] == code(user))
         if kinds is not None:
             mask &= np.isin(columns["kind"], [code(kind) for kind in kinds])
-        return np.flatnonzero(mask)
+        slots = np.flatnonzero(mask)
+        return slots, columns["until"][slots]
 
     def keys(self, slots: np.ndarray) -> np.ndarray:
         """The row id held at each of ``slots`` (in the same order)."""
@@ -261,6 +282,10 @@ class VectorFile:
         self._mapped_as: tuple[int, int] = (-1, -1)
         self.compactions = 0
         """How many times this process compacted the files."""
+        self._visible: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
+        """:attr:`MappedRows.visible` while the files hold :attr:`_visible_at` (generation,
+        slots used, change count): the files do not change while a search holds them."""
+        self._visible_at: tuple[int, int, int] = (-1, -1, -1)
 
     # -- use -------------------------------------------------------------------------------
 
@@ -329,6 +354,8 @@ class VectorFile:
         """Unmap the files and close the state file (a later use opens them again)."""
         with self.lock:
             self._arrays.clear()
+            self._visible.clear()
+            self._visible_at = (-1, -1, -1)
             self._state = None
             self._mapped_as = (-1, -1)
             if self._state_fd >= 0:
@@ -554,7 +581,14 @@ class VectorFile:
 
     def _mapped(self, state: np.ndarray) -> MappedRows | None:
         self._map(state)
-        return rows_up_to(self._arrays, int(state[_END]), half=self.half)
+        rows = rows_up_to(self._arrays, int(state[_END]), half=self.half)
+        if rows is not None:
+            version = (int(state[_GENERATION]), int(state[_END]), int(state[_SEEN]))
+            if version != self._visible_at:
+                self._visible.clear()
+                self._visible_at = version
+            rows.visible = self._visible
+        return rows
 
 
 def vector_layout(generation: int, capacity: int, size: int, *, keys: str) -> Layout:
