@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import random
-import shutil
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio
-import numpy as np
 import pytest
 
 from prefrontal.memory.api import MemoryAPI
@@ -19,7 +16,7 @@ from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.retrieval.ranking import query_terms
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery
 from prefrontal.stores.memory import InMemoryMemoryStore
-from prefrontal.stores.sqlite import lexical_saved, memory_sql, open_stores, topk
+from prefrontal.stores.sqlite import memory_sql, open_stores, topk
 from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays, segments_of, whole_table
 from prefrontal.stores.tenancy import Scope, Tenant
@@ -239,11 +236,11 @@ class HeldBuild:
 
 
 @pytest.mark.anyio
-async def test_opening_returns_while_the_arrays_are_read_and_searches_walk_meanwhile(
+async def test_searches_walk_while_the_arrays_are_read_and_use_them_once_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Opening the stores does not wait for the table to be read into arrays: searches answer
-    meanwhile, as the in-memory store does, by walking FTS5; once read, they use the arrays."""
+    """While the table is read into arrays in its thread, searches answer as the in-memory
+    store does by walking FTS5; once read, they use the arrays."""
     rng = random.Random(17)
     items = corpus(rng, 300)
     memory = InMemoryMemoryStore()
@@ -253,9 +250,9 @@ async def test_opening_returns_while_the_arrays_are_read_and_searches_walk_meanw
     await writer.aclose()
     hold = HeldBuild(monkeypatch)
     stores = open_stores(tmp_path / "lazy.db")
-    await stores.open()
     arrays = stores.episodic.lexical  # type: ignore[attr-defined]
-    assert hold.reading.wait(30)  # the read runs in its own thread, opening is done
+    arrays.start()
+    assert hold.reading.wait(30)  # the read runs in its own thread
     queries = random_queries(rng, WORDS, (1, 10), 10, NOW)
     await assert_ranked_alike(memory, stores.episodic, TENANTS[0], queries)
     assert arrays.changes == -1 and not arrays.segments  # walked: nothing read yet
@@ -276,14 +273,13 @@ async def test_a_read_begun_before_an_erase_is_dropped(
     secret = MemoryItem(item_id="s", agent_id="a1", user_id="bob", content="zanzibar quince")
     await stores.episodic.put(secret)
     hold = HeldBuild(monkeypatch)
-    await stores.open()
     arrays = stores.episodic.lexical  # type: ignore[attr-defined]
+    arrays.start()
     assert hold.reading.wait(30)
     await MemoryAPI(stores, clock=fixed_clock).erase("a1", "bob")
     hold.go.set()
     await stores.episodic.lexical_ready()  # type: ignore[attr-defined]
     assert arrays.changes == -1 and not arrays.segments
-    assert not lexical_saved.saved_path(tmp_path / "erase-race.db", "episodic").exists()
     await stores.aclose()
 
 
@@ -295,8 +291,8 @@ async def test_closing_waits_for_the_arrays_being_read(
     stores = open_stores(tmp_path / "close.db")
     await stores.episodic.put(MemoryItem(item_id="x", agent_id="a1", user_id="u", content="fig"))
     hold = HeldBuild(monkeypatch)
-    await stores.open()
     arrays = stores.episodic.lexical  # type: ignore[attr-defined]
+    arrays.start()
     assert hold.reading.wait(30)
     threading.Timer(0.2, hold.go.set).start()
     await stores.aclose()
@@ -366,91 +362,14 @@ def test_the_whole_table_read_at_once_holds_what_reading_row_by_row_does(tmp_pat
     )
 
 
-def saved_count(path: Path) -> int | None:
-    """The change count of the arrays saved for ``path``'s episodic table (``None``: none)."""
-    saved = lexical_saved.saved_path(path, "episodic")
-    if not saved.exists():
-        return None
-    with np.load(saved) as held:
-        return int(json.loads(held["header"].tobytes())["changes"])
-
-
 @pytest.mark.anyio
-async def test_a_fresh_opening_loads_the_saved_arrays_and_follows_the_log(tmp_path: Path) -> None:
-    """Arrays read whole are saved beside the file (owner-only); the next opening loads them
-    without reading the table, applies what changed since, and ranks as the in-memory store."""
-    path = tmp_path / "saved.db"
-    rng = random.Random(23)
-    items = corpus(rng, 400)
-    memory, first = InMemoryMemoryStore(), open_stores(path)
-    for store in (memory, first.episodic):
-        await store.put_many(items)
-    await built(first.episodic)
-    await first.aclose()
-    saved = lexical_saved.saved_path(path, "episodic")
-    assert saved_count(path) is not None
-    assert saved.stat().st_mode & 0o777 == 0o600 and saved.parent.stat().st_mode & 0o777 == 0o700
-    more = corpus(rng, 50, prefix="late")
-    writer = open_stores(path, lexical_arrays=False)
-    for store in (memory, writer.episodic):
-        await store.put_many(more)
-    await writer.aclose()
-    again = open_stores(path)
-    await again.open()
-    arrays = again.episodic.lexical  # type: ignore[attr-defined]
-    assert arrays.changes >= 0 and arrays._builder is None  # loaded at opening, nothing read
-    queries = random_queries(rng, WORDS, (1, 10, 100), 15, NOW)
-    for tenant in TENANTS:
-        await assert_ranked_alike(memory, again.episodic, tenant, queries)
-    await again.aclose()
-
-
-@pytest.mark.anyio
-async def test_saved_arrays_are_saved_again_after_deletions_and_removed_on_erase(
-    tmp_path: Path,
-) -> None:
-    """A process that loads arrays saved before rows were deleted saves them again from the
-    table (the deleted words leave the file); an erase removes the file."""
-    path = tmp_path / "deleted.db"
-    stores = open_stores(path)
-    items = corpus(random.Random(29), 120)
-    await stores.episodic.put_many(items)
-    await built(stores.episodic)
-    before = saved_count(path)
-    gone = items[0]
-    await stores.episodic.delete(
-        Tenant(agent_id=gone.agent_id, user_id=gone.user_id), [gone.item_id]
-    )
+async def test_opening_reads_the_arrays_so_the_first_search_finds_them(tmp_path: Path) -> None:
+    """Opening the stores waits for the table to be read into arrays: a fresh process's first
+    search ranks over them, as its later ones do."""
+    stores = open_stores(tmp_path / "opened.db")
+    await stores.episodic.put(MemoryItem(item_id="x", agent_id="a1", user_id="u", content="fig"))
+    arrays = stores.episodic.lexical  # type: ignore[attr-defined]
+    assert arrays.changes == -1
+    await stores.open()
+    assert arrays.changes >= 0 and arrays.segments
     await stores.aclose()
-    again = open_stores(path)
-    await again.open()
-    await again.episodic.lexical_ready()  # type: ignore[attr-defined]
-    after = saved_count(path)
-    assert before is not None and after is not None and after > before
-    await MemoryAPI(again, clock=fixed_clock).erase(gone.agent_id, gone.user_id)
-    assert saved_count(path) is None
-    await again.aclose()
-
-
-@pytest.mark.anyio
-async def test_saved_arrays_of_another_file_are_not_loaded(tmp_path: Path) -> None:
-    """A copy of the database beside a copy of the saved arrays reads its own table: the saved
-    file names the database it was read from."""
-    path = tmp_path / "original.db"
-    stores = open_stores(path)
-    await stores.episodic.put_many(corpus(random.Random(31), 50))
-    await built(stores.episodic)
-    await stores.aclose()
-    copy = tmp_path / "copy.db"
-    shutil.copyfile(path, copy)
-    lexical_saved.saved_path(copy, "episodic").parent.mkdir(mode=0o700)
-    shutil.copyfile(
-        lexical_saved.saved_path(path, "episodic"), lexical_saved.saved_path(copy, "episodic")
-    )
-    opened = open_stores(copy)
-    connection = sqlite3.connect(copy, isolation_level=None)
-    connection.execute("BEGIN")
-    assert opened.episodic.lexical.restore(connection) is None  # type: ignore[attr-defined]
-    connection.execute("COMMIT")
-    connection.close()
-    await opened.aclose()

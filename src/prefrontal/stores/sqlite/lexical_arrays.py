@@ -53,7 +53,6 @@ import sqlite3
 import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -64,8 +63,7 @@ from prefrontal.retrieval.ranking import BoundedTerm, Corpus
 from prefrontal.retrieval.scored_arrays import best_positions, term_scores
 from prefrontal.retrieval.vector_index import grown_to
 from prefrontal.stores.memory.segment import COMPACT_AT, TermPostings
-from prefrontal.stores.sqlite import lexical_saved
-from prefrontal.stores.sqlite.lexical_saved import Part, Place
+from prefrontal.stores.sqlite.lexical_parts import Part, Place
 
 FOREVER = np.iinfo(np.int64).max
 """The expiry of an item that does not expire (µs)."""
@@ -241,19 +239,12 @@ class LexicalArrays:
 
     ``reader``: how :meth:`start` reads the table in a thread of its own;
     without one, :meth:`usable` reads it in the search's own transaction.
-    ``database``: the file whose table this is, to save the arrays read
-    whole beside it and load them in later processes (:mod:`.lexical_saved`);
-    ``None``: nothing is saved.
+    The arrays live in the process only: nothing of them is written to disk.
     """
 
-    def __init__(
-        self, name: str, reader: Reader | None = None, database: Path | None = None
-    ) -> None:
+    def __init__(self, name: str, reader: Reader | None = None) -> None:
         self.name = name
         self.reader = reader
-        self.database = database
-        self.saved = None if database is None else lexical_saved.saved_path(database, name)
-        """Where the arrays read whole are saved (``None``: nowhere)."""
         self.changes = -1
         """The change count held (-1: nothing read yet)."""
         self.segments: dict[Place, Segment] = {}
@@ -263,8 +254,6 @@ class LexicalArrays:
         """Held while the arrays are brought to a count and searched."""
         self._builder: threading.Thread | None = None
         self._starting = threading.Lock()
-        self._saving = threading.Lock()
-        """Held while the saved file is written or removed."""
         self._cleared = 0
         """How many times the arrays were emptied: a build begun before an erase is dropped."""
         self.failed: BaseException | None = None
@@ -287,44 +276,18 @@ class LexicalArrays:
         register(self)
 
     def clear(self) -> None:
-        """Drop everything held, and the saved file (the next search reads the table again)."""
+        """Drop everything held (the next search reads the table again)."""
         with self.lock:
             self.segments, self.where, self.changes = {}, {}, -1
             self._cleared += 1
             self.failed = None
-        if self.saved is not None:
-            with self._saving:
-                lexical_saved.remove(self.saved)
 
-    def restore(self, connection: sqlite3.Connection) -> bool | None:
-        """Load the saved arrays and bring them to ``connection``'s snapshot, unless held.
-
-        ``True`` when loaded and up to date with the file; ``False`` when loaded but
-        rows were deleted since they were saved (the file should be saved again);
-        ``None`` when nothing was loaded (no usable file, or arrays held already).
-        """
-        if self.saved is None or self.database is None:
-            return None
-        with self.lock:
-            if self.changes >= 0:
-                return None
-            changes, pruned = connection.execute(self._count).fetchone()
-            found = lexical_saved.load(self.saved, self.database, changes, pruned)
-            if found is None:
-                return None
-            count, parts = found
-            self.segments, self.where = segments_of(parts)
-            self.changes = count
-            gone = connection.execute(self._gone, (count,)).fetchone() is not None
-            self._forward(connection, changes)
-        return not gone
-
-    def start(self, *, again: bool = False) -> None:
-        """Read the table into arrays in a thread of its own, unless held (or ``again``),
+    def start(self) -> None:
+        """Read the table into arrays in a thread of its own, unless held,
         being read, or there is no :attr:`reader`; searches walk FTS5 meanwhile when
-        nothing is held. What was read is saved (:attr:`saved`)."""
+        nothing is held."""
         reader = self.reader
-        if reader is None or (self.changes >= 0 and not again) or self.failed is not None:
+        if reader is None or self.changes >= 0 or self.failed is not None:
             return
         with self._starting:
             builder = self._builder
@@ -382,7 +345,7 @@ class LexicalArrays:
 
     def _build(self, reader: Reader, cleared: int) -> None:
         """Read the table in ``reader``'s transaction; install it unless cleared meanwhile
-        (or newer arrays are held), and save it."""
+        (or newer arrays are held)."""
         built: list[tuple[int, list[Part]]] = []
 
         def read(connection: sqlite3.Connection) -> None:
@@ -396,10 +359,6 @@ class LexicalArrays:
             with self.lock:
                 if self._cleared == cleared and self.changes < changes:
                     self.segments, self.where, self.changes = segments, where, changes
-            if self.saved is not None and self.database is not None:
-                with self._saving:
-                    if self._cleared == cleared:
-                        lexical_saved.save(self.saved, self.database, changes, parts)
         except Exception as error:  # searches walk FTS5, as they did while it ran
             _log.warning("lexical_arrays_not_built", table=self.name, error=str(error))
             with self.lock:

@@ -92,27 +92,22 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         """The stored vectors in memory-mapped files for search; ``None``: every search reads
         and decodes every visible vector instead (the way to compare with scoring every row)."""
         self.lexical: LexicalArrays | None = LexicalArrays(
-            self.name, partial(database.read_here, store=self.name), database.path
+            self.name, partial(database.read_here, store=self.name)
         )
-        """The table's postings as arrays in the process (:mod:`.lexical_arrays`), loaded at
-        :meth:`open` from where a process saved them, else read in a thread of their own
-        from :meth:`open` or the first search on; ``None``: every search walks FTS5's
+        """The table's postings as arrays in the process (:mod:`.lexical_arrays`), read in a
+        thread of their own from :meth:`open` on; ``None``: every search walks FTS5's
         postings instead (:mod:`.topk`)."""
 
     async def open(self) -> None:
         """Open the database (:meth:`Database.open`) and, with an embedder, map the vector
         files at what is committed (built from the rows when missing or stale) and make the
         embedder's first call (a model's lazy set-up): the work a process's first search
-        would do, done at start-up instead. The table's postings are loaded as arrays from
-        where a process saved them (:mod:`.lexical_saved`); without such a file they are
-        read in a thread of their own, behind the first searches (which walk FTS5
-        meanwhile), and saved; and saved again when rows were deleted since."""
+        would do, done at start-up instead. So are the table's postings, read into arrays
+        in a thread of their own (a search before that walks FTS5's postings meanwhile)."""
         await super().open()
-        lexical = self.lexical
-        if lexical is not None:
-            restored = await self.database.read(lexical.restore, store=self.name)
-            if restored is not True:
-                lexical.start(again=restored is False)
+        if self.lexical is not None:
+            self.lexical.start()
+            await self.lexical_ready()
         if self.embedder is not None:
             await self._follow()
             await self.embedder.embed([_WARM_UP_TEXT])
