@@ -13,7 +13,7 @@ import pytest
 
 from prefrontal.errors import StoreError
 from prefrontal.stores import Tenant, postgres
-from prefrontal.stores.postgres.coalesced import joined, target
+from prefrontal.stores.postgres.coalesced import Coalescer, joined, target
 from prefrontal.stores.postgres.database import PostgresDatabase
 from prefrontal.testing.synthetic import memories
 from tests.conftest import FIXED_NOW
@@ -161,3 +161,41 @@ async def test_waves_of_writes_are_each_written_once(
     finally:
         await database.aclose()
     assert counts == [48, 48]
+
+
+async def test_a_joined_statement_is_sent_once_when_its_sender_is_cancelled() -> None:
+    """Cancelling the write that sends a joined statement waits for that statement and sends
+    nothing again: the other writes in it are neither lost nor written twice."""
+    sent: list[str] = []
+    started = anyio.Event()
+
+    async def send(statement: str, args: object) -> None:
+        sent.append(statement)
+        started.set()
+        await anyio.sleep(0.05)
+
+    coalescer = Coalescer()
+    leader_cancelled = False
+    followers_done = 0
+    statements = [f"UPDATE t{n} SET x = $1" for n in range(3)]
+
+    async def lead(scope: anyio.CancelScope) -> None:
+        nonlocal leader_cancelled
+        with scope:
+            await coalescer.execute(statements[0], [1], send)
+        leader_cancelled = scope.cancelled_caught
+
+    async def follow(statement: str) -> None:
+        nonlocal followers_done
+        await coalescer.execute(statement, [1], send)
+        followers_done += 1
+
+    scope = anyio.CancelScope()
+    async with anyio.create_task_group() as group:
+        group.start_soon(lead, scope)
+        for statement in statements[1:]:
+            group.start_soon(follow, statement)
+        await started.wait()
+        scope.cancel()
+    assert len(sent) == 1 and sent[0].startswith("WITH ")
+    assert leader_cancelled and followers_done == 2

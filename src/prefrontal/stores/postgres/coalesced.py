@@ -9,7 +9,10 @@ statement is atomic and sees one snapshot; the writes it joins are to
 different tables (:func:`target`: never two to one table, whose rows they
 might both change), so none sees or undoes another's. When the statement
 fails, each write is sent again alone, so each gets its own answer (an
-erased tenant's insert refused, say) and the others are still written.
+erased tenant's insert refused, say) and the others are still written. A
+joined statement, once sent, is waited for even when its sender is
+cancelled (the cancellation is raised after it): its outcome is every
+joined write's, so none is left unknown and sent again.
 """
 
 from __future__ import annotations
@@ -87,7 +90,11 @@ class Coalescer:
         try:
             await anyio.lowlevel.checkpoint()  # the writes begun with this one join it meanwhile
             batch, self._pending, self._leading = self._pending, [], False
-            await self._send(write, batch, send)
+            with anyio.CancelScope(shield=len(batch) > 1):
+                # the others' writes ride on this send: once sent, it completes, so none is
+                # sent twice (its outcome unknown) nor lost; a cancellation waits for it
+                await self._send(write, batch, send)
+            await anyio.lowlevel.checkpoint_if_cancelled()
         finally:
             if batch is None:  # cancelled while waiting: the others go alone
                 batch, self._pending, self._leading = self._pending, [], False
