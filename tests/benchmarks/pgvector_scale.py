@@ -29,7 +29,10 @@ user embedded by ``HashingEmbedder(384)`` (``put_many`` in batches of
   after them (``/proc/self/smaps_rollup``).
 
 ``--m`` and ``--ef-construction`` set the index; ``--recall-only`` leaves out the
-workers. ``--data DIR`` keeps the server's files in DIR (git-ignored
+workers. ``--small N`` then gives a user of another agent N items (kept with ``--data``) and
+measures the same recall for it (``user_of_N``): the tenancy filter admits a small share of
+the rows walked, and the store scores the user's rows exactly when they are few enough
+(``dense_search.SCANNED_ROWS``). ``--data DIR`` keeps the server's files in DIR (git-ignored
 ``.benchmarks/`` is the place): a later run measures what an earlier one loaded
 (``--fill-only`` only loads; ``--rebuild`` builds the kept store's index again with
 ``--m`` and ``--ef-construction``), and joins the server when another run has it
@@ -82,6 +85,9 @@ DIMENSIONS = 384
 BATCH = 5_000
 SERVER_SETTINGS = ("shared_buffers=1GB", "max_wal_size=8GB", "checkpoint_timeout=30min")
 TENANT = Tenant(agent_id="agent-bench", user_id="user-bench")
+SMALL = Tenant(agent_id="agent-small", user_id="user-small")
+"""The user of ``--small`` items, of an agent of its own: the tenancy filter admits its rows
+only, a small share of the table."""
 
 
 def _embedder() -> HashingEmbedder:
@@ -328,8 +334,31 @@ def _named(walk: Walk) -> str:
     return f"ef_search_{ef}_candidates_{candidates}_{order}_max_scan_{scanned}"
 
 
+async def _add_small(dsn: str, schema: str, items: int) -> None:
+    """Give :data:`SMALL` ``items`` items of its own in ``schema`` (those missing; the index
+    kept, so they are inserted into it), then analyse the table."""
+    stores = _open(dsn, schema, "pgvector")
+    await stores.open()
+    connection = await postgres_connection(dsn, schema)
+    try:
+        have = await connection.fetchval(
+            "SELECT count(*) FROM episodic_items WHERE user_id = $1", SMALL.user_id
+        )
+        missing = itertools.islice(memories(items, tenant=SMALL, seed=8, prefix="s"), have, None)
+        while batch := list(itertools.islice(missing, BATCH)):
+            await stores.episodic.put_many(batch)
+        await connection.execute("ANALYZE episodic_items")
+    finally:
+        await connection.close()
+        await stores.aclose()
+
+
 async def _recall(
-    dsn: str, schema: str, walks: tuple[Walk, ...] = WALKS, asked: int = 200
+    dsn: str,
+    schema: str,
+    walks: tuple[Walk, ...] = WALKS,
+    asked: int = 200,
+    tenant: Tenant = TENANT,
 ) -> dict[str, Any]:
     """recall@10 of the store's index walk against exact search, over ``asked`` questions,
     per walk (``ef_search``; candidates taken, the nearest 10 of them kept; iterative scan
@@ -356,7 +385,7 @@ async def _recall(
         for text in questions(asked):
             (vector,) = await _embedder().embed([text])
             literal = dense.literal(vector, DIMENSIONS)
-            params: tuple[object, ...] = (TENANT.agent_id, TENANT.user_id, None, None, literal)
+            params: tuple[object, ...] = (tenant.agent_id, tenant.user_id, None, None, literal)
             async with connection.transaction():
                 await connection.execute("SET LOCAL enable_indexscan = off")
                 started = time.perf_counter()
@@ -385,7 +414,7 @@ async def _recall(
             )
             async with connection.transaction(isolation="repeatable_read"):
                 started = time.perf_counter()
-                signals = await search.signals(TENANT, query, query_terms(text), vector)
+                signals = await search.signals(tenant, query, query_terms(text), vector)
                 searched["ms"].append((time.perf_counter() - started) * 1000)
             assert signals is not None and not search.exact
             searched["walked"].append(float(search.walked))
@@ -579,6 +608,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--recall-only", action="store_true", help="no workers")
     parser.add_argument(
+        "--small", type=int, default=0, help="items of a second user, its recall measured too"
+    )
+    parser.add_argument(
         "--modes",
         nargs="+",
         default=["pgvector", "cache"],
@@ -621,6 +653,11 @@ def main(argv: list[str] | None = None) -> None:
                 results[str(items)] = figures
                 continue
             figures |= anyio.run(_recall, dsn, schema, tuple(args.walks), args.questions)
+            if args.small:
+                anyio.run(_add_small, dsn, schema, args.small)
+                figures[f"user_of_{args.small}"] = anyio.run(
+                    _recall, dsn, schema, tuple(args.walks), args.questions, SMALL
+                )
             for n, mode in enumerate(() if args.recall_only else args.modes):
                 named = mode if args.modes.count(mode) == 1 else f"{mode}_{n + 1}"
                 figures[named] = _watched_worker(dsn, schema, mode, args.searches, args.deadline)

@@ -50,7 +50,7 @@ from prefrontal.stores.statistics_owner import owner_sql
 
 EXACT_ROWS = 1024
 """A tenant who sees at most this many rows with vectors is searched exactly."""
-SCANNED_ROWS = 20_000
+SCANNED_ROWS = 10_000
 """A tenant who may read at most this many items (the statistics' count) has its nearest rows
 found by scoring every one of its rows, not by the HNSW walk (docs/postgres.md)."""
 MARGIN = 16
