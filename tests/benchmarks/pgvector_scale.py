@@ -11,11 +11,15 @@ user embedded by ``HashingEmbedder(384)`` (``put_many`` in batches of
 
 - recall: over ``--questions`` questions (200), the share of the exact top 10 by
   cosine (the tenancy filter applied, no index) that the HNSW walk with
-  iterative scans finds, per ``--walks EF:ROWS`` (``hnsw.ef_search``, rows taken from
-  the walk, the nearest 10 kept; the store's two by default), strictly by key and
-  allowing ties (a row whose cosine reaches the exact 10th counts), with the walk's
-  p50 and p95 time; ``search``: the same of the rows the store's hybrid search
-  scores by vector (walk, BM25 top, sample); the index settings (``m``,
+  iterative scans finds, per ``--walks EF:ROWS:ORDER:MAX_SCAN`` (``hnsw.ef_search``,
+  rows taken from the walk, the nearest 10 kept, ``hnsw.iterative_scan``
+  ``relaxed`` or ``strict``, ``hnsw.max_scan_tuples``; the store's two by default),
+  strictly by key and allowing ties (a row whose cosine reaches the exact 10th
+  counts), with the walk's p50 and p95 time, and the exact statement's p50
+  (``exact_p50_ms``: every row scored); ``search``: the same of the rows the store's
+  hybrid search scores by vector (walk, or every row of a tenant of few items; BM25
+  top, ``--depth`` times the limit; sample) and how many of its searches walked; the
+  index settings (``m``,
   ``ef_construction``, read from the index); ``load_s`` and ``index_build_s``
   (the build's progress on stderr each minute);
 - for ``pgvector`` and for ``cache`` (the process cache), each in a fresh
@@ -25,7 +29,10 @@ user embedded by ``HashingEmbedder(384)`` (``put_many`` in batches of
   after them (``/proc/self/smaps_rollup``).
 
 ``--m`` and ``--ef-construction`` set the index; ``--recall-only`` leaves out the
-workers. ``--data DIR`` keeps the server's files in DIR (git-ignored
+workers. ``--small N`` then gives a user of another agent N items (kept with ``--data``) and
+measures the same recall for it (``user_of_N``): the tenancy filter admits a small share of
+the rows walked, and the store scores the user's rows exactly when they are few enough
+(``dense_search.SCANNED_ROWS``). ``--data DIR`` keeps the server's files in DIR (git-ignored
 ``.benchmarks/`` is the place): a later run measures what an earlier one loaded
 (``--fill-only`` only loads; ``--rebuild`` builds the kept store's index again with
 ``--m`` and ``--ef-construction``), and joins the server when another run has it
@@ -58,7 +65,7 @@ import anyio
 from prefrontal.retrieval.embedder import HashingEmbedder
 from prefrontal.retrieval.ranking import query_terms
 from prefrontal.stores import MemoryItem, MemoryQuery, Scope, Stores, Tenant, postgres
-from prefrontal.stores.postgres import dense
+from prefrontal.stores.postgres import dense, dense_search
 from prefrontal.stores.postgres.dense_search import DenseSearch
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.testing.synthetic import memories, questions
@@ -78,6 +85,9 @@ DIMENSIONS = 384
 BATCH = 5_000
 SERVER_SETTINGS = ("shared_buffers=1GB", "max_wal_size=8GB", "checkpoint_timeout=30min")
 TENANT = Tenant(agent_id="agent-bench", user_id="user-bench")
+SMALL = Tenant(agent_id="agent-small", user_id="user-small")
+"""The user of ``--small`` items, of an agent of its own: the tenancy filter admits its rows
+only, a small share of the table."""
 
 
 def _embedder() -> HashingEmbedder:
@@ -302,26 +312,62 @@ async def postgres_connection(dsn: str, schema: str) -> Any:
     return await asyncpg.connect(dsn, server_settings={"search_path": schema})
 
 
-WALKS = ((dense.EF_SEARCH_SMALL, 26), (dense.EF_SEARCH, 26))
-"""The walks whose recall is measured: (``hnsw.ef_search``, rows taken from the walk, of which
-the nearest 10 count); the store's two by default (``limit + 16`` rows)."""
+Walk = tuple[int, int, str, int]
+"""(``hnsw.ef_search``, rows taken from the walk, ``hnsw.iterative_scan``,
+``hnsw.max_scan_tuples``)."""
+WALKS: tuple[Walk, ...] = (
+    (dense.EF_SEARCH_SMALL, 26, "relaxed", dense.MAX_SCAN_TUPLES),
+    (dense.EF_SEARCH, 26, "relaxed", dense.MAX_SCAN_TUPLES),
+)
+"""The walks whose recall is measured, of whose rows the nearest 10 count; the store's two by
+default (``limit + 16`` rows, relaxed order, 20,000 tuples at most)."""
 
 
-def _walk(text: str) -> tuple[int, int]:
-    """``EF:CANDIDATES`` as a walk (``--walks 1000:26 400:2000``)."""
-    ef, _, candidates = text.partition(":")
-    return int(ef), int(candidates or 26)
+def _walk(text: str) -> Walk:
+    """``EF[:ROWS[:ORDER[:MAX_SCAN]]]`` as a walk (``--walks 1000:26 400:2000:strict:50000``)."""
+    ef, candidates, order, scanned = [*text.split(":"), "", "", ""][:4]
+    return int(ef), int(candidates or 26), order or "relaxed", int(scanned or dense.MAX_SCAN_TUPLES)
+
+
+def _named(walk: Walk) -> str:
+    ef, candidates, order, scanned = walk
+    return f"ef_search_{ef}_candidates_{candidates}_{order}_max_scan_{scanned}"
+
+
+async def _add_small(dsn: str, schema: str, items: int) -> None:
+    """Give :data:`SMALL` ``items`` items of its own in ``schema`` (those missing; the index
+    kept, so they are inserted into it), then analyse the table."""
+    stores = _open(dsn, schema, "pgvector")
+    await stores.open()
+    connection = await postgres_connection(dsn, schema)
+    try:
+        have = await connection.fetchval(
+            "SELECT count(*) FROM episodic_items WHERE user_id = $1", SMALL.user_id
+        )
+        missing = itertools.islice(memories(items, tenant=SMALL, seed=8, prefix="s"), have, None)
+        while batch := list(itertools.islice(missing, BATCH)):
+            await stores.episodic.put_many(batch)
+        await connection.execute("ANALYZE episodic_items")
+    finally:
+        await connection.close()
+        await stores.aclose()
 
 
 async def _recall(
-    dsn: str, schema: str, walks: tuple[tuple[int, int], ...] = WALKS, asked: int = 200
+    dsn: str,
+    schema: str,
+    walks: tuple[Walk, ...] = WALKS,
+    asked: int = 200,
+    tenant: Tenant = TENANT,
 ) -> dict[str, Any]:
     """recall@10 of the store's index walk against exact search, over ``asked`` questions,
-    per walk (``ef_search``; candidates taken, the nearest 10 of them kept): strict (the
-    exact top 10's keys found) and allowing ties (a walked row counts when its cosine reaches
-    the exact 10th: many rows share a cosine); the walk statement's p50 and p95 time. Then
-    ``search``: the same of the 10 nearest rows the store's hybrid search scores by vector
-    (the walk with the store's settings, the BM25 top rows and the sample)."""
+    per walk (``ef_search``; candidates taken, the nearest 10 of them kept; iterative scan
+    order; most tuples scanned): strict (the exact top 10's keys found) and allowing ties (a
+    walked row counts when its cosine reaches the exact 10th: many rows share a cosine); the
+    walk statement's p50 and p95 time, and the exact statement's p50 (every visible row
+    scored). Then ``search``: the same of the 10 nearest rows the store's hybrid search scores
+    by vector (the walk with the store's settings, or every row of a tenant of few items,
+    the BM25 top rows and the sample), with how many searches walked."""
     stores = _open(dsn, schema, "pgvector")
     await stores.open()
     store = _episodic(stores)
@@ -330,28 +376,30 @@ async def _recall(
     column = store.dense
     assert column is not None
     connection = await postgres_connection(dsn, schema)
-    strict: dict[tuple[int, int], list[float]] = {walk: [] for walk in walks}
-    tied: dict[tuple[int, int], list[float]] = {walk: [] for walk in walks}
-    walk_ms: dict[tuple[int, int], list[float]] = {walk: [] for walk in walks}
-    searched: dict[str, list[float]] = {"strict": [], "tied": [], "ms": []}
+    strict: dict[Walk, list[float]] = {walk: [] for walk in walks}
+    tied: dict[Walk, list[float]] = {walk: [] for walk in walks}
+    walk_ms: dict[Walk, list[float]] = {walk: [] for walk in walks}
+    exact_ms: list[float] = []
+    searched: dict[str, list[float]] = {"strict": [], "tied": [], "ms": [], "walked": []}
     try:
         for text in questions(asked):
             (vector,) = await _embedder().embed([text])
             literal = dense.literal(vector, DIMENSIONS)
-            params: tuple[object, ...] = (TENANT.agent_id, TENANT.user_id, None, None, literal)
+            params: tuple[object, ...] = (tenant.agent_id, tenant.user_id, None, None, literal)
             async with connection.transaction():
                 await connection.execute("SET LOCAL enable_indexscan = off")
+                started = time.perf_counter()
                 exact = {
                     row[0]: row[1]
                     for row in await connection.fetch(statement, *params, [], 10, [], [])
                 }
+                exact_ms.append((time.perf_counter() - started) * 1000)
             tenth = min(exact.values()) - 1e-6
             for walk in walks:
-                ef, candidates = walk
+                ef, candidates, order, scanned = walk
                 async with connection.transaction():
-                    await connection.execute(
-                        store._dense_sql.walk, str(ef), str(dense.MAX_SCAN_TUPLES)
-                    )
+                    await connection.execute(store._dense_sql.walk, str(ef), str(scanned))
+                    await connection.execute(f"SET LOCAL hnsw.iterative_scan = {order}_order")
                     started = time.perf_counter()
                     taken = await connection.fetch(
                         statement, *params, [], max(10, candidates), [], []
@@ -366,9 +414,10 @@ async def _recall(
             )
             async with connection.transaction(isolation="repeatable_read"):
                 started = time.perf_counter()
-                signals = await search.signals(TENANT, query, query_terms(text), vector)
+                signals = await search.signals(tenant, query, query_terms(text), vector)
                 searched["ms"].append((time.perf_counter() - started) * 1000)
             assert signals is not None and not search.exact
+            searched["walked"].append(float(search.walked))
             cosines = signals["vector"]
             nearest = sorted(cosines, key=lambda found: -cosines[found])[:10]
             searched["strict"].append(len(set(nearest) & set(exact)) / len(exact))
@@ -377,20 +426,23 @@ async def _recall(
         await connection.close()
         await stores.aclose()
     return {
-        f"ef_search_{ef}_candidates_{candidates}": {
-            "recall_at_10": round(statistics.fmean(strict[(ef, candidates)]), 4),
-            "recall_at_10_ties": round(statistics.fmean(tied[(ef, candidates)]), 4),
-            "walk_p50_ms": round(statistics.median(walk_ms[(ef, candidates)]), 2),
-            "walk_p95_ms": round(statistics.quantiles(walk_ms[(ef, candidates)], n=20)[18], 2),
+        _named(walk): {
+            "recall_at_10": round(statistics.fmean(strict[walk]), 4),
+            "recall_at_10_ties": round(statistics.fmean(tied[walk]), 4),
+            "walk_p50_ms": round(statistics.median(walk_ms[walk]), 2),
+            "walk_p95_ms": round(statistics.quantiles(walk_ms[walk], n=20)[18], 2),
         }
-        for ef, candidates in walks
+        for walk in walks
     } | {
+        "exact_p50_ms": round(statistics.median(exact_ms), 2),
         "search": {
             "ef_search": dense.EF_SEARCH_SHOWN,
+            "bm25_depth": dense_search.DEPTH,
+            "walked": f"{sum(searched['walked']):.0f} of {len(searched['walked'])}",
             "recall_at_10": round(statistics.fmean(searched["strict"]), 4),
             "recall_at_10_ties": round(statistics.fmean(searched["tied"]), 4),
             "dense_signals_p50_ms": round(statistics.median(searched["ms"]), 2),
-        }
+        },
     }
 
 
@@ -542,9 +594,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--m", type=int, default=dense.M)
     parser.add_argument("--ef-construction", type=int, default=dense.EF_CONSTRUCTION)
     parser.add_argument(
-        "--walks", type=_walk, nargs="+", default=list(WALKS), help="EF_SEARCH:CANDIDATES ..."
+        "--walks",
+        type=_walk,
+        nargs="+",
+        default=list(WALKS),
+        help="EF_SEARCH[:CANDIDATES[:relaxed|strict[:MAX_SCAN_TUPLES]]] ...",
+    )
+    parser.add_argument(
+        "--depth",
+        type=int,
+        default=dense_search.DEPTH,
+        help="the BM25 top of the measured search (recall only), times the limit",
     )
     parser.add_argument("--recall-only", action="store_true", help="no workers")
+    parser.add_argument(
+        "--small", type=int, default=0, help="items of a second user, its recall measured too"
+    )
     parser.add_argument(
         "--modes",
         nargs="+",
@@ -570,6 +635,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.child:
         _child(args)
         return
+    dense_search.DEPTH = args.depth
     with contextlib.ExitStack() as stack:
         if args.data is None:
             server = stack.enter_context(running_server("pgvector", settings=SERVER_SETTINGS))
@@ -587,6 +653,11 @@ def main(argv: list[str] | None = None) -> None:
                 results[str(items)] = figures
                 continue
             figures |= anyio.run(_recall, dsn, schema, tuple(args.walks), args.questions)
+            if args.small:
+                anyio.run(_add_small, dsn, schema, args.small)
+                figures[f"user_of_{args.small}"] = anyio.run(
+                    _recall, dsn, schema, tuple(args.walks), args.questions, SMALL
+                )
             for n, mode in enumerate(() if args.recall_only else args.modes):
                 named = mode if args.modes.count(mode) == 1 else f"{mode}_{n + 1}"
                 figures[named] = _watched_worker(dsn, schema, mode, args.searches, args.deadline)

@@ -27,7 +27,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from prefrontal.stores import MemoryItem, MemoryQuery, MemoryStore, Scope, Stores, Tenant, postgres
-from prefrontal.stores.postgres import dense
+from prefrontal.stores.postgres import dense, dense_search
 from prefrontal.stores.postgres.dense import (
     EF_SEARCH,
     EF_SEARCH_SMALL,
@@ -220,9 +220,9 @@ def test_the_walk_is_wider_past_a_small_table() -> None:
 async def test_indexed_search_sizes_its_walk_by_the_table(
     pgvector_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Past the exact size, the search walks with the ``ef_search`` of the table's row count
-    as the planner estimates it: the small table's, or the largest once the table counts
-    more rows than ``SMALL_TABLE``."""
+    """Past the exact size and the scanned one, the search walks with the ``ef_search`` of the
+    table's row count as the planner estimates it: the small table's, or the largest once the
+    table counts more rows than ``SMALL_TABLE``."""
     walks: list[int] = []
     indexed = DenseSearch._indexed
 
@@ -231,6 +231,7 @@ async def test_indexed_search_sizes_its_walk_by_the_table(
         return await indexed(self, *args)
 
     monkeypatch.setattr(DenseSearch, "_indexed", spy)
+    monkeypatch.setattr(dense_search, "SCANNED_ROWS", 0)
     stores = postgres.open_stores(pgvector_dsn, schema="sized", max_size=4, dense=16)
     try:
         await stores.open()
@@ -286,6 +287,71 @@ async def test_indexed_search_keeps_other_users_nearer_rows_out_of_the_walk(
         assert sorted(row[0] for row in walked) == sorted(f"a{n}\x1falice" for n in exact)
     finally:
         await stores.aclose()
+
+
+async def test_a_tenant_of_few_items_is_scored_exactly_not_walked(
+    pgvector_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the exact size, a tenant who may read at most ``SCANNED_ROWS`` items (the
+    statistics' count) gets the exact nearest of its own rows by scoring every one of them
+    through the owners' index, never the walk; with the bound below its count, it is walked."""
+    paths: list[int | None] = []
+    indexed = DenseSearch._indexed
+
+    async def spy(self: DenseSearch, *args: Any) -> Any:
+        paths.append(args[-1])
+        return await indexed(self, *args)
+
+    monkeypatch.setattr(DenseSearch, "_indexed", spy)
+    query = _vectors(1, 15)[0]
+    mine = _vectors(EXACT_ROWS + 300, 16)
+    theirs = _vectors(3_000, 17, around=query)
+    stores = postgres.open_stores(pgvector_dsn, schema="scanned", max_size=4, dense=16)
+    try:
+        await stores.open()
+        await stores.episodic.put_many(_items(ALICE, mine, "a") + _items(BOB, theirs, "b"))
+        asked = MemoryQuery(text="", embedding=tuple(map(float, query)), limit=10, now=FIXED_NOW)
+        found = await stores.episodic.search(ALICE, asked)
+        units = mine / np.linalg.norm(mine, axis=1)[:, None]
+        exact = np.argsort(-(units @ (query / np.linalg.norm(query))))[:10]
+        assert [h.item.item_id for h in found] == [f"a{n}" for n in exact]
+        monkeypatch.setattr(dense_search, "SCANNED_ROWS", EXACT_ROWS)
+        assert await stores.episodic.search(ALICE, asked)
+        store = _episodic(stores)
+        assert store._dense_sql is not None
+        params = (ALICE.agent_id, ALICE.user_id, FIXED_NOW, None, literal(query.tolist(), 16))
+        connection = await asyncpg.connect(pgvector_dsn, server_settings={"search_path": "scanned"})
+        try:
+            async with connection.transaction():
+                await connection.execute("SET LOCAL enable_seqscan = off")
+                statement = store._dense_sql.scanned
+                plan = await connection.fetch("EXPLAIN " + statement, *params, [], 10, [], [])
+        finally:
+            await connection.close()
+        assert "episodic_dense_owner" in "\n".join(row[0] for row in plan)
+    finally:
+        await stores.aclose()
+    assert paths == [None, EF_SEARCH]  # never analysed: the table is not counted
+
+
+async def test_opening_a_pgvector_table_without_the_owners_index_builds_it(
+    pgvector_dsn: str,
+) -> None:
+    """A table whose pgvector column was set up before the owners' index existed gets the index
+    when a store opens it."""
+    stores = postgres.open_stores(pgvector_dsn, schema="owners", max_size=4, dense=16)
+    await stores.open()
+    await stores.aclose()
+    connection = await asyncpg.connect(pgvector_dsn)
+    try:
+        await connection.execute("DROP INDEX owners.episodic_dense_owner")
+        stores = postgres.open_stores(pgvector_dsn, schema="owners", max_size=4, dense=16)
+        await stores.open()
+        await stores.aclose()
+        built = await connection.fetchval("SELECT to_regclass('owners.episodic_dense_owner')")
+    finally:
+        await connection.close()
+    assert built is not None
 
 
 async def test_column_follows_the_bytes_for_every_writer(pgvector_dsn: str) -> None:

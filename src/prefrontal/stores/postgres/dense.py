@@ -28,6 +28,8 @@ from typing import Any
 import asyncpg
 import structlog
 
+from prefrontal.stores.statistics_owner import owner_sql
+
 _log = structlog.get_logger("prefrontal.stores")
 
 VECTOR_MAX = 2000
@@ -61,6 +63,14 @@ EF_SEARCH_SHOWN = f"ef_search={EF_SEARCH} ({EF_SEARCH_SMALL} to {SMALL_TABLE:,} 
 MAX_SCAN_TUPLES = 20_000
 """How many index tuples an iterative scan visits at most (``hnsw.max_scan_tuples``) while
 the tenancy filter rejects what it finds."""
+
+
+def owners_index(name: str) -> str:
+    """The index of ``<name>_items``' rows with vectors by agent and owner (whose statistics a
+    row counts in, :func:`~prefrontal.stores.statistics_owner.owner_sql`): a tenant's rows (its
+    own and the agent's shared ones) found without the HNSW walk, to score them all."""
+    return f"""CREATE INDEX IF NOT EXISTS {name}_dense_owner
+        ON {name}_items (agent_id, {owner_sql("scope", "user_id")}) WHERE dense IS NOT NULL"""
 
 
 @dataclass(frozen=True)
@@ -149,6 +159,12 @@ async def set_up(connection: Any, name: str, dimensions: int) -> DenseColumn | s
             if found is not None:
                 if found.dimensions != dimensions or found.kind != kind:
                     return f"the column holds {found.kind}({found.dimensions}), not {kind}"
+                if (
+                    await connection.fetchval("SELECT to_regclass($1)", f"{name}_dense_owner")
+                    is None
+                ):
+                    _log.info("pgvector_owner_index", table=f"{schema}.{name}_items")
+                    await connection.execute(owners_index(name))
                 return found
             extension = await _extension_schema(connection)
             if extension is None:
@@ -191,7 +207,7 @@ async def _extension_schema(connection: Any) -> str | None:
 
 
 def _statements(name: str, column: DenseColumn, schema: str) -> tuple[str, ...]:
-    """The column, its filling trigger, the rows already there, and the index (``schema``:
+    """The column, its filling trigger, the rows already there, and the indexes (``schema``:
     prefrontal's, where they go)."""
     items, n = f"{name}_items", column.dimensions
     floats = f"""CREATE OR REPLACE FUNCTION {name}_dense_of(b bytea) RETURNS real[]
@@ -234,4 +250,5 @@ def _statements(name: str, column: DenseColumn, schema: str) -> tuple[str, ...]:
             WHERE embedding IS NOT NULL AND length(embedding) = {4 * n}""",
         f"""CREATE INDEX {name}_dense ON {items} USING hnsw (dense {ops})
             WITH (m = {M}, ef_construction = {EF_CONSTRUCTION})""",
+        owners_index(name),
     )

@@ -10,6 +10,12 @@ search's repeatable-read transaction:
   match (:meth:`lexical_matches`), and the hits are those of scoring every
   row, as the process cache's (float32 cosines on the server instead of
   float64 ones: scores may differ in the seventh digit).
+- **past that, a tenant of a few rows scored exactly** (one statement
+  more): when the tenant may read at most :data:`SCANNED_ROWS` items (the
+  statistics' estimate, ``<name>_owner_stats``, read with the sample), the
+  nearest :data:`MARGIN` + ``limit`` of its rows are found by scoring every
+  one of them, read through the owners' index (:func:`.dense.owners_index`):
+  exact, and no HNSW walk whose filter rejects most of what it visits.
 - **past that, the index** (one statement more): the HNSW walk for the
   nearest :data:`MARGIN` + ``limit`` rows with pgvector's iterative scan
   (``hnsw.iterative_scan``), which keeps walking while the tenancy filter
@@ -20,6 +26,9 @@ search's repeatable-read transaction:
   the vector signal: fusion places each cosine between the median and the
   best (:func:`~prefrontal.retrieval.fusion.above_typical`), and the
   median is the sample's.
+
+In the last two, the same statement also gives the cosine of the BM25 top
+rows and each row's counts of the query's terms.
 """
 
 from __future__ import annotations
@@ -37,9 +46,13 @@ from prefrontal.stores.postgres.dense import (
 )
 from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.postgres.topk import TopK
+from prefrontal.stores.statistics_owner import owner_sql
 
 EXACT_ROWS = 1024
 """A tenant who sees at most this many rows with vectors is searched exactly."""
+SCANNED_ROWS = 10_000
+"""A tenant who may read at most this many items (the statistics' count) has its nearest rows
+found by scoring every one of its rows, not by the HNSW walk (docs/postgres.md)."""
 MARGIN = 16
 """Rows taken past ``limit`` from the index walk."""
 DEPTH = 1
@@ -50,6 +63,9 @@ Signals = dict[str, dict[str, float]]
 _FILTER = """m.agent_id = $1 AND (m.scope = 'shared' OR m.user_id = $2)
     AND m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > $3)
     AND ($4::text[] IS NULL OR m.kind = ANY($4::text[])) AND m.dense IS NOT NULL"""
+_OWNED = f"""m.agent_id = $1 AND {owner_sql("m.scope", "m.user_id")} = ANY(ARRAY['', $2])"""
+"""The tenant's rows as the owners' index finds them (:func:`.dense.owners_index`): the same
+rows as the tenancy filter's (no user id is empty), which is kept as well."""
 _COUNTS = """ARRAY(
     SELECT coalesce(m.counts[array_position(m.terms, q.term)], 0)
     FROM unnest($6::text[]) WITH ORDINALITY AS q(term, n) ORDER BY q.n)"""
@@ -66,22 +82,35 @@ class DenseStatements:
         cosine = f"coalesce(nullif(1 - {distance}, 'NaN'::float8), 0)"
         self.sample = f"""
             SELECT {sql.KEY}, {cosine},
-                (SELECT c.reltuples FROM pg_class AS c WHERE c.oid = '{items}'::regclass)
-            FROM {items} AS m WHERE {_FILTER} LIMIT $6"""
+                (SELECT c.reltuples FROM pg_class AS c WHERE c.oid = '{items}'::regclass),
+                (SELECT sum(s.docs) FROM {name}_owner_stats AS s
+                 WHERE s.agent_id = $1 AND s.owner = ANY(ARRAY['', $2]))
+            FROM {items} AS m WHERE {_FILTER} AND {_OWNED} LIMIT $6"""
         """The key and cosine of up to ``$6`` live visible rows, each with the table's
-        estimated row count (for :func:`.dense.ef_search_for`)."""
+        estimated row count (for :func:`.dense.ef_search_for`) and the number of items the
+        tenant may read (the statistics', live or not)."""
+        lexical = f"""
+            SELECT {sql.KEY}, {cosine}, m.length, {_COUNTS}
+            FROM {items} AS m
+            WHERE {_FILTER} AND m.item_id = ANY($8::text[]) AND {sql.KEY} = ANY($9::text[])"""
         self.near = f"""
             WITH n AS MATERIALIZED (
                 SELECT m.slot, {cosine} AS c FROM {items} AS m WHERE {_FILTER}
                 ORDER BY {distance} LIMIT $7)
             SELECT {sql.KEY}, n.c, m.length, {_COUNTS}
             FROM n JOIN {items} AS m ON m.slot = n.slot
-            UNION ALL
-            SELECT {sql.KEY}, {cosine}, m.length, {_COUNTS}
-            FROM {items} AS m
-            WHERE {_FILTER} AND m.item_id = ANY($8::text[]) AND {sql.KEY} = ANY($9::text[])"""
+            UNION ALL {lexical}"""
         """The ``$7`` nearest live visible rows by the index, then the rows of keys ``$9``
         (items ``$8``): key, cosine, length and counts of the term keys ``$6``."""
+        self.scanned = f"""
+            WITH n AS MATERIALIZED (
+                SELECT m.slot, {cosine} AS c FROM {items} AS m WHERE {_FILTER} AND {_OWNED}
+                ORDER BY c DESC, m.slot LIMIT $7)
+            SELECT {sql.KEY}, n.c, m.length, {_COUNTS}
+            FROM n JOIN {items} AS m ON m.slot = n.slot
+            UNION ALL {lexical}"""
+        """:attr:`near` with the ``$7`` nearest found by scoring every live visible row (read
+        through the owners' index; the order, by cosine, is one the HNSW index cannot give)."""
         self.walk = """SELECT set_config('hnsw.ef_search', $1, true),
             set_config('hnsw.iterative_scan', 'relaxed_order', true),
             set_config('hnsw.max_scan_tuples', $2, true),
@@ -108,6 +137,8 @@ class DenseSearch:
         self.connection, self.params, self.snapshot = connection, params, snapshot
         self.exact = False
         """Whether the last search scored every visible row (set by :meth:`signals`)."""
+        self.walked = False
+        """Whether the last search took its nearest rows from the HNSW walk (not exactly)."""
 
     async def signals(
         self, tenant: Any, query: Any, words: list[str], embedding: Sequence[float]
@@ -119,16 +150,22 @@ class DenseSearch:
         rows = await self.connection.fetch(self.dense.sample, *self.params, vector, EXACT_ROWS + 1)
         cosine = {row[0]: max(float(row[1]), 0.0) for row in rows}
         self.exact = len(rows) <= EXACT_ROWS
+        self.walked = False
         if self.exact:
             bm25 = {}
             if words:
                 bm25 = scores(await self.snapshot.lexical_matches(tenant, query, words))
             return {"bm25": bm25, "vector": cosine}
-        return await self._indexed(query, words, vector, cosine, ef_search_for(rows[0][2]))
+        readable = rows[0][3]
+        few = readable is not None and readable <= SCANNED_ROWS
+        ef = None if few else ef_search_for(rows[0][2])
+        return await self._indexed(query, words, vector, cosine, ef)
 
     async def _indexed(
-        self, query: Any, words: list[str], vector: str, cosine: dict[str, float], ef: int
+        self, query: Any, words: list[str], vector: str, cosine: dict[str, float], ef: int | None
     ) -> Signals:
+        """The signals with the nearest rows walked with ``hnsw.ef_search`` ``ef``, or found by
+        scoring every visible row (``ef`` ``None``)."""
         keys = [key(w) for w in words]
         lexical: dict[str, float] = {}
         bound, scorer = 0.0, None
@@ -138,10 +175,13 @@ class DenseSearch:
             lexical = await search.scores(depth)
             if len(search.best) >= depth and search.best:
                 bound, scorer = search.best[0], search.scorer
-        await self.connection.execute(self.dense.walk, str(ef), str(MAX_SCAN_TUPLES))
+        statement = self.dense.scanned
+        if ef is not None:
+            await self.connection.execute(self.dense.walk, str(ef), str(MAX_SCAN_TUPLES))
+            statement, self.walked = self.dense.near, True
         ids = sorted({k.split("\x1f", 1)[0] for k in lexical})
         rows = await self.connection.fetch(
-            self.dense.near, *self.params, vector, keys, query.limit + MARGIN, ids, list(lexical)
+            statement, *self.params, vector, keys, query.limit + MARGIN, ids, list(lexical)
         )
         bm25 = dict(lexical)
         extra: dict[str, float] = {}
