@@ -65,13 +65,52 @@ def fragment(  # noqa: PLR0913
             role,
             volatile,
         )
+    return assembled(
+        turn,
+        section,
+        text,
+        store,
+        tuple(item_ids),
+        phase,
+        None if score is None else float(score),
+        created_at,
+        updated_at,
+        version,
+        int(rank),
+        float(position),
+        heading,
+        role,
+        bool(volatile),
+    )
+
+
+def assembled(  # noqa: PLR0913 (one argument per field of Provenance and Fragment)
+    turn: TurnState,
+    section: Section,
+    text: str,
+    store: str,
+    item_ids: tuple[str, ...],
+    phase: str,
+    score: float | None,
+    created_at: datetime | None,
+    updated_at: datetime | None,
+    version: str | None,
+    rank: int,
+    position: float,
+    heading: str | None,
+    role: str | None,
+    volatile: bool,
+) -> Fragment:
+    """The fragment :func:`fragment` makes, from values already of the fields' types and
+    passing their constraints (a non-empty text, item ids, store and phase), assembled
+    without validating them again: the loading phases' hot path."""
     provenance = assemble(
         Provenance,
         {
             "store": store,
-            "item_ids": tuple(item_ids),
+            "item_ids": item_ids,
             "phase": phase,
-            "score": None if score is None else float(score),
+            "score": score,
             "created_at": created_at,
             "updated_at": updated_at,
             "version": version,
@@ -84,11 +123,11 @@ def fragment(  # noqa: PLR0913
             "text": text,
             "tokens": turn.count(text),
             "provenance": provenance,
-            "rank": int(rank),
-            "position": float(position),
+            "rank": rank,
+            "position": position,
             "heading": heading,
             "role": role,
-            "volatile": bool(volatile),
+            "volatile": volatile,
         },
     )
 

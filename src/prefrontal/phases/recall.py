@@ -20,10 +20,9 @@ from datetime import date, datetime
 import anyio
 
 from prefrontal.buffer import RecallDecision
-from prefrontal.buffer.trusted import assemble
-from prefrontal.bundle.models import Fragment, Provenance, Section
+from prefrontal.bundle.models import Fragment, Section
 from prefrontal.forgetting import remembered
-from prefrontal.phases.fragments import fragment, loaded
+from prefrontal.phases.fragments import assembled, fragment, loaded
 from prefrontal.phases.memory_retrieve import (
     Relevant,
     candidate_limit,
@@ -284,8 +283,8 @@ def _fragment(
     turn: TurnState, item: MemoryItem, score: float, section: Section, phase: str, rank: int
 ) -> Fragment:
     """The fragment of ``item`` at ``rank``: what :func:`~prefrontal.phases.fragments.fragment`
-    makes of its line, assembled here without the call's keyword plumbing (phases 5 and 6
-    make one per candidate)."""
+    makes of its line, through :func:`~prefrontal.phases.fragments.assembled` without the
+    call's keyword plumbing and conversions (phases 5 and 6 make one per candidate)."""
     text = memory_line(item)
     when = item.occurred_at
     created = item.created_at
@@ -303,31 +302,22 @@ def _fragment(
             created_at=created,
             heading=memory_heading(item),
         )
-    provenance = assemble(
-        Provenance,
-        {
-            "store": section.value,
-            "item_ids": (item.item_id,),
-            "phase": phase,
-            "score": float(round(score, 6)),
-            "created_at": created,
-            "updated_at": None,
-            "version": None,
-        },
-    )
-    return assemble(
-        Fragment,
-        {
-            "section": section,
-            "text": text,
-            "tokens": turn.count(text),
-            "provenance": provenance,
-            "rank": rank,
-            "position": (when or created).timestamp() + (item.position or 0) * 1e-3,
-            "heading": _day(when.date()) if when else None,
-            "role": None,
-            "volatile": False,
-        },
+    return assembled(
+        turn,
+        section,
+        text,
+        section.value,
+        (item.item_id,),
+        phase,
+        float(round(score, 6)),
+        created,
+        None,
+        None,
+        rank,
+        (when or created).timestamp() + (item.position or 0) * 1e-3,
+        _day(when.date()) if when else None,
+        None,
+        False,
     )
 
 

@@ -152,18 +152,8 @@ def offer(fragment: Fragment) -> NewItem:
     not one a score.
     """
     p = fragment.provenance
-    if fragment.section not in MEMORY_SECTIONS:
-        return _offer(
-            fragment.section,
-            fragment.text,
-            fragment.tokens,
-            fragment.role,
-            p.store,
-            p.item_ids,
-            p.phase,
-            p.score,
-        )
-    unscored = _offer(
+    memory = fragment.section in MEMORY_SECTIONS
+    made = _offer(
         fragment.section,
         fragment.text,
         fragment.tokens,
@@ -171,9 +161,9 @@ def offer(fragment: Fragment) -> NewItem:
         p.store,
         p.item_ids,
         p.phase,
-        None,
+        None if memory else p.score,
     )
-    return scored(unscored, p.score)
+    return scored(made, p.score) if memory else made
 
 
 def scored(unscored: NewItem, score: float | None) -> NewItem:

@@ -310,12 +310,7 @@ class Segment:
         return out
 
     def _compact(self) -> None:
-        present = self.present
-        for term in list(self.postings):
-            posting = self.postings[term]
-            posting.keep(present)
-            if not posting.n:
-                del self.postings[term]
+        keep_present(self.postings, self.present)
         self.entries -= self.stale
         self.stale = 0
         self.free.extend(self.freed)
@@ -337,3 +332,13 @@ class Segment:
         self.length = grown_to(self.length, capacity)
         for column in self.vectors.values():
             column.grow(capacity)
+
+
+def keep_present(postings: dict[str, TermPostings], present: np.ndarray) -> None:
+    """Compact every posting of ``postings`` to the slots ``present`` marks, dropping the
+    terms none of whose holders is left."""
+    for term in list(postings):
+        posting = postings[term]
+        posting.keep(present)
+        if not posting.n:
+            del postings[term]

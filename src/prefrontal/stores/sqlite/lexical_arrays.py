@@ -62,7 +62,7 @@ from prefrontal.forgetting import register
 from prefrontal.retrieval.ranking import BoundedTerm, Corpus
 from prefrontal.retrieval.scored_arrays import best_positions, term_scores
 from prefrontal.retrieval.vector_index import grown_to
-from prefrontal.stores.memory.segment import COMPACT_AT, TermPostings
+from prefrontal.stores.memory.segment import COMPACT_AT, TermPostings, keep_present
 from prefrontal.stores.sqlite.lexical_parts import Part, Place
 
 FOREVER = np.iinfo(np.int64).max
@@ -150,11 +150,7 @@ class Segment:
         self.stale += int(self.distinct[slot])
         self.freed.append(slot)
         if self.stale > COMPACT_AT and 2 * self.stale > self.entries:
-            for term in list(self.postings):
-                posting = self.postings[term]
-                posting.keep(self.present)
-                if not posting.n:
-                    del self.postings[term]
+            keep_present(self.postings, self.present)
             self.entries -= self.stale
             self.stale = 0
             self.free.extend(self.freed)
