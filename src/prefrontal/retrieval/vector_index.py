@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping, Sequence
+from concurrent import futures
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -62,6 +63,17 @@ BAND = 1_024
 exactly; past that (many rows within ``tie`` of it), the median is placed to ``tie``."""
 
 
+GATHERED_SHARE = 0.25
+"""The float16 rows the tenant may see are gathered and only they are scanned when they are
+at most this share of the rows (gathering a row costs about what scanning it does)."""
+SPLIT_LEAST = 32_768
+"""Scans of at least this many float16 rows are cut in two, the second half scanned in
+another thread when the caller gives one (:data:`Split`)."""
+
+Split = Callable[[Callable[[], np.ndarray]], "futures.Future[np.ndarray]"]
+"""Runs a scan of some rows in another thread: the future of its result."""
+
+
 def grown_to(array: np.ndarray, capacity: int) -> np.ndarray:
     """A copy of ``array`` with ``capacity`` rows: its rows first, zeros after."""
     out = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
@@ -88,9 +100,11 @@ class Similarities:
 
     ``approx`` is the float32 cosine of each allowed row, clamped at 0 (as
     the vector signal counts negative similarities); positions index
-    ``allowed``. ``allowed`` may be given as a function returning them: it
-    is called once every row has been scanned, so that another thread may
-    find them meanwhile.
+    ``allowed``. ``allowed`` may be given as a function returning them, so
+    that another thread may find them meanwhile: the float16 scan calls it
+    first (it scans only the allowed rows when they are few), the float32
+    one once every row has been scanned. ``split`` runs part of a large
+    float16 scan in another thread (:func:`half_dots`).
     """
 
     def __init__(
@@ -98,15 +112,18 @@ class Similarities:
         rows: Scanned,
         allowed: np.ndarray | Callable[[], np.ndarray],
         embedding: Sequence[float],
+        *,
+        split: Split | None = None,
     ) -> None:
         self.rows = rows
         self.query = np.asarray(embedding, dtype=np.float64)
         if rows.half is not None and SIMSIMD is not None:
-            every, self.tie = self._half(rows.half[: rows.size]), HALF_TIE
+            self.allowed = allowed if isinstance(allowed, np.ndarray) else allowed()
+            raw, self.tie = self._half(rows.half, split), HALF_TIE
         else:
             every, self.tie = self._single(), TIE
-        self.allowed: np.ndarray = allowed if isinstance(allowed, np.ndarray) else allowed()
-        raw = every if len(self.allowed) == len(every) else every[self.allowed]
+            self.allowed = allowed if isinstance(allowed, np.ndarray) else allowed()
+            raw = every if len(self.allowed) == len(every) else every[self.allowed]
         raw = np.nan_to_num(raw, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
         """No approximate cosine is further than this from the exact one."""
         self.zero = raw < -self.tie
@@ -138,13 +155,19 @@ class Similarities:
             raw: np.ndarray = dots / norms
         return raw
 
-    def _half(self, half: np.ndarray) -> np.ndarray:
-        """The cosine of every row from float16 unit vectors, with SIMD kernels."""
+    def _half(self, half: np.ndarray, split: Split | None) -> np.ndarray:
+        """The cosine of each allowed row from float16 unit vectors, with SIMD kernels.
+
+        Only the allowed rows are scanned when they are few
+        (:data:`GATHERED_SHARE`); a pair's dot product is the same bits
+        whichever rows are scanned with it, and however they are cut.
+        """
         norm = float(np.linalg.norm(self.query))
         unit = (self.query / norm if norm else self.query).astype(np.float16)
-        found = SIMSIMD.cdist(unit[None, :], half, metric="dot", out_dtype="float32")
-        dots: np.ndarray = np.asarray(found).reshape(-1)
-        return dots
+        if len(self.allowed) <= GATHERED_SHARE * self.rows.size:
+            return half_dots(unit, half[self.allowed], split)
+        every = half_dots(unit, half[: self.rows.size], split)
+        return every if len(self.allowed) == len(every) else every[self.allowed]
 
     def median(self) -> tuple[int, float]:
         """The position of a row whose exact cosine is the median of all, and that cosine.
@@ -284,6 +307,32 @@ class Similarities:
             return None
         added: np.ndarray = found[:wanted]
         return added
+
+
+def half_dots(unit: np.ndarray, half: np.ndarray, split: Split | None = None) -> np.ndarray:
+    """The dot product (float32) of float16 ``unit`` with each float16 row of ``half``.
+
+    With ``split``, a scan of at least :data:`SPLIT_LEAST` rows is cut in
+    two and the second half scanned by ``split`` meanwhile; it has finished
+    when this returns, whatever happened.
+    """
+    if split is None or len(half) < SPLIT_LEAST:
+        return _half_dots(unit, half)
+    middle = len(half) // 2
+    other = split(lambda: _half_dots(unit, half[middle:]))
+    try:
+        first = _half_dots(unit, half[:middle])
+    finally:
+        futures.wait([other])
+    return np.concatenate([first, other.result()])
+
+
+def _half_dots(unit: np.ndarray, half: np.ndarray) -> np.ndarray:
+    if not len(half):
+        return np.zeros(0, dtype=FLOAT32)
+    found = SIMSIMD.cdist(unit[None, :], half, metric="dot", out_dtype="float32")
+    dots: np.ndarray = np.asarray(found).reshape(-1)
+    return dots
 
 
 @dataclass(frozen=True, slots=True)

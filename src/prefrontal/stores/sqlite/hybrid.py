@@ -3,14 +3,17 @@
 One search, inside its read transaction and holding the vector files
 (:meth:`~prefrontal.stores.sqlite.vector_file.VectorFile.rows`):
 
-1. **Both legs at once.** The vector leg (the cosine of every row, then
-   of the rows the tenant may see, their median and best:
+1. **Both legs at once.** The vector leg (the cosine of the rows the
+   tenant may see, their median and best:
    :class:`~prefrontal.retrieval.vector_index.Similarities`) runs in a scan
    thread while the search's own thread finds the rows the tenant may see
    (:meth:`~prefrontal.stores.sqlite.vector_file.MappedRows.allowed`, handed
    to the scan) and ranks the BM25 top k (:func:`.topk.by_rowid`). The
-   kernels and NumPy let other threads run while they work, and SQLite
-   does while it steps, so the two overlap;
+   float16 scan reads only those rows when they are few, and a large one
+   has its second half scanned in another thread
+   (:func:`~prefrontal.retrieval.vector_index.half_dots`). The kernels and
+   NumPy let other threads run while they work, and SQLite does while it
+   steps, so the legs overlap;
    the search waits for the scan before it goes on, and before it leaves
    whatever happened (:func:`beside`): no scan outlives its search or the
    files it reads.
@@ -62,18 +65,26 @@ SCAN_THREADS = 4
 take turns on its vector files)."""
 
 
-def _scan_threads() -> futures.ThreadPoolExecutor:
-    return futures.ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="prefrontal-vector-scan")
+def _scan_threads(name: str = "scan") -> futures.ThreadPoolExecutor:
+    return futures.ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix=f"prefrontal-vector-{name}")
 
 
 _SCANS = _scan_threads()
 """The scan threads, started at the first scan and joined when the interpreter exits."""
+_HALVES = _scan_threads("half")
+"""The threads scanning the second half of a large scan (:func:`.vector_index.half_dots`):
+apart from :data:`_SCANS`, so that a scan never waits for a thread its own pool holds."""
 
 
 def _after_fork() -> None:
     """A forked child has none of its parent's threads: it starts scan threads of its own."""
-    global _SCANS
-    _SCANS = _scan_threads()
+    global _SCANS, _HALVES
+    _SCANS, _HALVES = _scan_threads(), _scan_threads("half")
+
+
+def _in_half_thread(work: Callable[[], np.ndarray]) -> futures.Future[np.ndarray]:
+    """``work()`` in one of :data:`_HALVES` (a split scan's second half)."""
+    return _HALVES.submit(work)
 
 
 os.register_at_fork(after_in_child=_after_fork)
@@ -174,7 +185,7 @@ class HybridSearch:
 
         ``allowed`` gives the rows the tenant may see once every row is scanned.
         """
-        similar = Similarities(rows, allowed, self.embedding)
+        similar = Similarities(rows, allowed, self.embedding, split=_in_half_thread)
         if len(similar):  # none the tenant may see: nothing to place rows against
             similar.prepare(self.limit)
         return similar
