@@ -67,7 +67,7 @@ def test_the_allowed_rows_score_alike_gathered_or_scanned_with_every_row(share: 
     rows = _Rows(4000)
     generator = np.random.default_rng(11)
     allowed = np.flatnonzero(generator.random(rows.size) < share)
-    query = [float(value) for value in generator.standard_normal(rows.matrix.shape[1])]
+    query = np.asarray(generator.standard_normal(size=(rows.matrix.shape[1],))).tolist()
     with futures.ThreadPoolExecutor(1) as pool:
         found = Similarities(rows, lambda: allowed, query, split=_in_a_thread(pool))
     assert rows.half is not None
