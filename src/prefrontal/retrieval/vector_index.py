@@ -70,6 +70,9 @@ SPLIT_LEAST = 32_768
 """Scans of at least this many float16 rows are cut in two, the second half scanned in
 another thread when the caller gives one (:data:`Split`)."""
 
+RADIX_LEAST = 4_096
+"""Fewer values than this are partitioned whole by :func:`ranked`."""
+
 Split = Callable[[Callable[[], np.ndarray]], "futures.Future[np.ndarray]"]
 """Runs a scan of some rows in another thread: the future of its result."""
 
@@ -189,11 +192,11 @@ class Similarities:
         if self._median is not None and (count is None or count in self._best):
             return
         kth = [middle] if count is None or count >= len(approx) else [middle, len(approx) - count]
-        parted = np.partition(approx, kth)
+        parted = ranked(approx, kth)
         if count is not None and count < len(approx):
-            self._best[count] = self._within_tie(float(parted[len(approx) - count]))
+            self._best[count] = self._within_tie(parted[-1])
         if self._median is None:
-            self._median = self._find_median(float(parted[middle]))
+            self._median = self._find_median(parted[0])
 
     def _within_tie(self, least: float) -> np.ndarray:
         """The positions of rows whose float32 cosine is at least ``least`` or within ``TIE``."""
@@ -206,7 +209,7 @@ class Similarities:
             return int(np.flatnonzero(self.zero)[0]), 0.0
         band = np.flatnonzero(~below & (approx <= typical + 2 * tie))
         if len(band) > BAND:
-            at = int(np.flatnonzero(approx == typical)[0])
+            at = int(np.argmax(approx == typical))
             return at, float(self.exact(np.asarray([at]))[0])
         exact = self.exact(band)
         order = np.argsort(exact, kind="stable")
@@ -234,7 +237,7 @@ class Similarities:
         if count >= len(self.approx):
             return np.arange(len(self.approx))
         if count not in self._best:
-            least = float(np.partition(self.approx, len(self.approx) - count)[-count])
+            (least,) = ranked(self.approx, [len(self.approx) - count])
             self._best[count] = self._within_tie(least)
         return self._best[count]
 
@@ -307,6 +310,36 @@ class Similarities:
             return None
         added: np.ndarray = found[:wanted]
         return added
+
+
+def ranked(values: np.ndarray, ranks: Sequence[int]) -> list[float]:
+    """The value at each of ``ranks`` in ``values`` sorted (what ``np.partition`` places
+    there), for ``values`` of at least 0 (clamped cosines).
+
+    A radix select, not a partition of every value (slow when many values
+    are equal, as clamped cosines often are): float32 values of one sign
+    order as their bits do, so the values are counted by their top 15 bits
+    of magnitude, and only the values sharing the bucket a rank falls in are
+    partitioned. A rank among the zeros is 0.0 at once.
+    """
+    if values.dtype != np.float32 or len(values) < RADIX_LEAST:
+        parted = np.partition(values, list(ranks))
+        return [float(parted[rank]) for rank in ranks]
+    zeros = len(values) - int(np.count_nonzero(values))
+    if all(rank < zeros for rank in ranks):
+        return [0.0] * len(ranks)
+    keys = (values.view(np.uint32) & np.uint32(0x7FFF_FFFF)) >> np.uint32(16)
+    ends = np.cumsum(np.bincount(keys, minlength=1 << 15))
+    found = []
+    for rank in ranks:
+        if rank < zeros:
+            found.append(0.0)
+            continue
+        bucket = int(np.searchsorted(ends, rank, side="right"))
+        inside = values[keys == bucket]
+        at = rank - (int(ends[bucket - 1]) if bucket else 0)
+        found.append(float(np.partition(inside, at)[at]))
+    return found
 
 
 def half_dots(unit: np.ndarray, half: np.ndarray, split: Split | None = None) -> np.ndarray:
