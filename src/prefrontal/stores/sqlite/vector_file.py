@@ -104,6 +104,8 @@ COMPACT_LEAST = 4_096
 """The dead slots below which the files are never compacted on their own."""
 COPIED = 16_384
 """Slots copied at once by a compaction (bounds the memory it takes)."""
+WRITTEN = 4_096
+"""Rows written at once to the files (bounds the memory a rebuild takes beside them)."""
 COLUMNS = np.dtype(
     [
         ("present", np.uint8),
@@ -501,16 +503,18 @@ class VectorFile:
 
     def _write(self, at: np.ndarray, held: list[Any]) -> None:
         """Write the rows ``held`` (each with a vector of the files' size) at slots ``at``,
-        set-wise."""
+        set-wise, :data:`WRITTEN` rows at a time (what a rebuild holds beside the files stays
+        small, and in the processor's caches)."""
+        for first in range(0, len(held), WRITTEN):
+            self._write_part(at[first : first + WRITTEN], held[first : first + WRITTEN])
+
+    def _write_part(self, at: np.ndarray, held: list[Any]) -> None:
         rowids, agents, users, shared, kinds, until, dead, blobs = zip(*held, strict=True)
         matrix = np.frombuffer(b"".join(blobs), dtype=FLOAT32).reshape(len(held), -1)
         self._arrays["matrix"][at] = matrix
         norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
         self._arrays["norms"][at] = norms
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            units = matrix / norms[:, None]
-        units[~np.isfinite(units)] = 0.0
-        self._arrays["half"][at] = units
+        self._arrays["half"][at] = unit_rows(matrix, norms)
         columns = np.zeros(len(held), dtype=COLUMNS)
         columns["present"] = 1
         codes: dict[str, int] = {}
@@ -589,6 +593,24 @@ class VectorFile:
                 self._visible_at = version
             rows.visible = self._visible
         return rows
+
+
+def unit_rows(matrix: np.ndarray, norms: np.ndarray) -> np.ndarray:
+    """Each row of ``matrix`` divided by its length ``norms``, a value that is not finite
+    (a row of length 0, or of a length that is not finite) as 0.
+
+    Only the rows whose length is 0 or not finite are searched for such
+    values: dividing a finite row by a finite positive length of it gives
+    finite values.
+    """
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        units: np.ndarray = matrix / norms[:, None]
+    odd = ~(np.isfinite(norms) & (norms > 0))
+    if odd.any():
+        rows = units[odd]
+        rows[~np.isfinite(rows)] = 0.0
+        units[odd] = rows
+    return units
 
 
 def vector_layout(generation: int, capacity: int, size: int, *, keys: str) -> Layout:
