@@ -3,8 +3,9 @@
 The corpus of the top-k's conformance test (common and rare words, two
 agents, private, shared, expired and superseded items): each search whose
 terms are held by few enough items sends exactly one statement, and its
-hits, scores, signals and order equal the in-memory store's; terms held by
-more fall back to the pruned top-k with the same answer.
+hits, scores, signals and order equal the in-memory store's, whether SQL
+scores the candidates and sends the best or sends them all unscored; terms
+held by more fall back to the pruned top-k with the same answer.
 """
 
 from __future__ import annotations
@@ -73,3 +74,14 @@ async def test_common_terms_fall_back_to_the_top_k(
     monkeypatch.setattr(lexical_search, "MOST_HOLDERS", 5)
     sent = await _compare(database, (1, 10))
     assert max(sent) > 1
+
+
+@pytest.mark.parametrize("all_sent", [-1, 0, 10**9], ids=["scored", "scored-at-zero", "all"])
+async def test_rows_scored_in_sql_or_all_sent_give_the_same_hits(
+    database: PostgresDatabase, monkeypatch: pytest.MonkeyPatch, all_sent: int
+) -> None:
+    """Whether SQL scores the candidates and sends the best (terms held by more than ALL_SENT
+    items) or sends them all unscored, each search equals the in-memory store's, one statement."""
+    monkeypatch.setattr(lexical_search, "ALL_SENT", all_sent)
+    sent = await _compare(database, (1, 3, 10, 40))
+    assert set(sent) == {1}, sent

@@ -11,11 +11,13 @@ so other users' rows are never fetched.
 from __future__ import annotations
 
 from prefrontal.retrieval.ranking import K1, B
+from prefrontal.stores.postgres import recall_counts
 from prefrontal.stores.postgres.visibility import IMPACT, holding
 
-ITEM_COLUMNS = "m.body, m.superseded_by, m.recall_count, m.last_recalled_at, m.embedding"
+ITEM_COLUMNS = f"m.body, m.superseded_by, {recall_counts.COUNTED}, m.embedding"
 ITEM = f"m.item_id, {ITEM_COLUMNS}"
-"""The columns :func:`prefrontal.stores.postgres.memory._item` reads, in its order."""
+"""The columns :func:`prefrontal.stores.postgres.memory._item` reads, in its order, of item ``m``
+and its recall row ``r`` (:func:`.recall_counts.joined`)."""
 
 _VISIBLE = "m.agent_id = $1 AND (m.scope = 'shared' OR m.user_id = $2)"
 _VISIBLE_CHECKED = "(m.agent_id || '') = $1 AND (m.scope = 'shared' OR m.user_id = $2)"
@@ -81,10 +83,10 @@ class Statements:
             UPDATE {items} SET superseded_by = $2
             WHERE agent_id = $1 AND item_id = $3 AND user_id = $4 AND item_id <> $2"""
         self.get = f"""
-            SELECT {ITEM} FROM {items} AS m
+            SELECT {ITEM} FROM {items} AS m {recall_counts.joined(name)}
             WHERE {_VISIBLE} AND m.item_id = ANY($3) AND {first_of_its_id(items)}"""
         self.by_keys = f"""
-            SELECT {KEY}, {ITEM_COLUMNS} FROM {items} AS m
+            SELECT {KEY}, {ITEM_COLUMNS} FROM {items} AS m {recall_counts.joined(name)}
             WHERE {_VISIBLE} AND m.item_id = ANY($3::text[]) AND {KEY} = ANY($4::text[])"""
         self.delete = f"""
             DELETE FROM {items}
@@ -168,7 +170,7 @@ class Statements:
                 WHERE n.agent_id = $1 AND n.thread_id = a.thread_id AND n.thread_id IS NOT NULL
                   AND n.position BETWEEN a.position - $5 AND a.position + $5
                 OFFSET 0
-            ) AS m
+            ) AS m {recall_counts.joined(name)}
             WHERE {_VISIBLE} AND {_LIVE} AND NOT (m.item_id = ANY($4::text[]))
             ORDER BY m.thread_id COLLATE "C", m.position, m.item_id COLLATE "C\""""
         """The live visible items within ``$5`` places of the anchors ``$4`` in their threads.
@@ -176,10 +178,11 @@ class Statements:
         Each anchor's neighbours are read by the thread index, the anchors driving
         (``OFFSET 0`` keeps the subquery a per-anchor lookup): the cost follows the
         anchors, never the table, whatever the planner's statistics say."""
-        self.record_recall = f"""
-            UPDATE {items} AS m
-            SET recall_count = recall_count + 1, last_recalled_at = $3
-            WHERE {_VISIBLE} AND m.item_id = ANY($4::text[]) AND {first_of_its_id(items)}"""
+        self.record_recall = recall_counts.record(
+            name, f"{_VISIBLE} AND m.item_id = ANY($4::text[]) AND {first_of_its_id(items)}"
+        )
+        """A recall of the items ``$4`` tenant (``$1``, ``$2``) is given, at ``$3``, counted in
+        their recall rows (:mod:`.recall_counts`)."""
 
 
 REACH_SLOTS = 8
