@@ -33,7 +33,6 @@ from typing import Any
 
 from prefrontal.retrieval.ranking import K1, B, Candidate, Corpus, LexicalMatches
 from prefrontal.stores.postgres import memory_sql as sql
-from prefrontal.stores.postgres import recall_counts
 from prefrontal.stores.postgres.visibility import holding
 
 MOST_HOLDERS = 2000
@@ -109,10 +108,8 @@ def statement(name: str, terms: int) -> str:
                 (SELECT p.score FROM scored AS p ORDER BY p.score DESC OFFSET $6 - 1 LIMIT 1), 0)
         )
         SELECT h.docs::bigint, h.tokens::bigint, h.dfs, h.holders::bigint,
-            {sql.KEY}, m.length, m.terms, m.counts, {sql.ITEM}
-        FROM h LEFT JOIN (
-            best JOIN {items} AS m ON m.ctid = best.at {recall_counts.joined(name)}
-        ) ON true"""
+            {sql.KEY}, m.length, m.terms, m.counts, {sql.item(name)}
+        FROM h LEFT JOIN (best JOIN {items} AS m ON m.ctid = best.at) ON true"""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ for the term index to skip. Since schema 19 a recall writes a row of
 ``<name>_recalls`` instead: the item's key and its two counters, nothing else.
 
 What a read gives for an item is its ``<name>_recalls`` row when it has one,
-else the counters of its own row (:data:`COUNTED`): a put writes the
+else the counters of its own row (:func:`counted`): a put writes the
 counters it is given into the item's row and drops its ``<name>_recalls``
 row (a trigger, in the same statement), a delete or erase drops it too, so
 a count is never left for an item that is gone or was given a count anew.
@@ -19,7 +19,7 @@ The row holds no text of the user's: ids and two numbers.
 from __future__ import annotations
 
 COLUMNS = "recall_count, last_recalled_at"
-"""The item's columns a put writes and :data:`COUNTED` reads past."""
+"""The item's columns a put writes and :func:`counted` reads past."""
 
 
 def table(name: str) -> str:
@@ -27,28 +27,33 @@ def table(name: str) -> str:
     return f"{name}_recalls"
 
 
-COUNTED = (
-    "coalesce(r.recall_count, m.recall_count), coalesce(r.last_recalled_at, m.last_recalled_at)"
-)
-"""SQL: item ``m``'s ``recall_count, last_recalled_at``, its recall row ``r`` (:func:`joined`)
-first."""
+def _of_item(name: str, column: str) -> str:
+    return f"""(SELECT r.{column} FROM {table(name)} AS r
+            WHERE r.agent_id = m.agent_id AND r.item_id = m.item_id AND r.user_id = m.user_id)"""
 
 
-def joined(name: str) -> str:
-    """SQL: item ``m``'s recall row as ``r`` (all NULL when it has none), to follow the
-    ``FROM`` item of ``<name>_items AS m``."""
-    return f"""LEFT JOIN {table(name)} AS r
-            ON r.agent_id = m.agent_id AND r.item_id = m.item_id AND r.user_id = m.user_id"""
+def counted(name: str) -> str:
+    """SQL: item ``m``'s ``recall_count, last_recalled_at``, its recall row's first.
+
+    Each a lookup of the recall row by its whole key, per item read: its cost
+    follows the items read, whatever the planner knows of the recall rows (a
+    join may be planned by the agent alone, and read all of its recall rows
+    for every item).
+    """
+    return (
+        f"coalesce({_of_item(name, 'recall_count')}, m.recall_count), "
+        f"coalesce({_of_item(name, 'last_recalled_at')}, m.last_recalled_at)"
+    )
 
 
-def record(name: str, chosen: str) -> str:
-    """The statement counting a recall of the items of ``<name>_items AS m`` that ``chosen``
-    (an SQL condition on ``m``) picks, at time ``$3``: each one's recall row one up from what
-    a read gives, made when it has none."""
+def record(name: str, given: str) -> str:
+    """The statement counting a recall, at time ``$3``, of the items ``given`` reads (a
+    query of their ``agent_id, item_id, user_id, recall_count``): each one's recall row
+    one up from what a read gives, made when it has none."""
     return f"""
             INSERT INTO {table(name)} AS r (agent_id, item_id, user_id, {COLUMNS})
-            SELECT m.agent_id, m.item_id, m.user_id, m.recall_count + 1, $3
-            FROM {name}_items AS m WHERE {chosen}
+            SELECT g.agent_id, g.item_id, g.user_id, g.recall_count + 1, $3
+            FROM ({given}) AS g
             ON CONFLICT (agent_id, item_id, user_id) DO UPDATE
             SET recall_count = r.recall_count + 1, last_recalled_at = excluded.last_recalled_at"""
 
