@@ -13,7 +13,10 @@ else the counters of its own row (:func:`counted`): a put writes the
 counters it is given into the item's row and drops its ``<name>_recalls``
 row (a trigger, in the same statement), a delete or erase drops it too, so
 a count is never left for an item that is gone or was given a count anew.
-The row holds no text of the user's: ids and two numbers.
+A recall that read an item's counters before a put of it committed, and
+writes after, counts from what it read (an update of the item's row would
+have counted from the put's). The row holds no text of the user's: ids and
+two numbers.
 """
 
 from __future__ import annotations
