@@ -139,9 +139,24 @@ def answer(rows: Sequence[Any], keys: Sequence[str]) -> LexicalAnswer:
     sent = [row for row in rows if row[4] is not None]
     if corpus.docs == 0 or not sent:
         return empty
-    candidates = []
-    for row in sent:
-        held = dict(zip(row[6], row[7], strict=True))
-        candidates.append(Candidate(row[4], int(row[5]), [held.get(k, 0) for k in keys]))
+    candidates = [Candidate(row[4], int(row[5]), counts) for row, counts in _counts(sent, keys)]
     matches = LexicalMatches(corpus, [int(n) for n in head[2]], candidates)
     return LexicalAnswer(False, matches, {row[4]: tuple(row[ITEM_AT:]) for row in sent})
+
+
+def _counts(rows: Sequence[Any], keys: Sequence[str]) -> list[tuple[Any, list[int]]]:
+    """Each row with its count of each of ``keys``, from its terms (``row[6]``) and counts
+    (``row[7]``): a pass over the row's own terms, which are fewer than the query's."""
+    at = {k: n for n, k in enumerate(keys)}
+    if len(at) < len(keys):  # a key twice: each place gets the count
+        held = [dict(zip(row[6], row[7], strict=True)) for row in rows]
+        return [(row, [h.get(k, 0) for k in keys]) for row, h in zip(rows, held, strict=True)]
+    found = []
+    for row in rows:
+        counts = [0] * len(keys)
+        for term, count in zip(row[6], row[7], strict=True):
+            n = at.get(term)
+            if n is not None:
+                counts[n] = count
+        found.append((row, counts))
+    return found
