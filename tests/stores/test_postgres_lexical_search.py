@@ -3,8 +3,9 @@
 The corpus of the top-k's conformance test (common and rare words, two
 agents, private, shared, expired and superseded items): each search whose
 terms are held by few enough items sends exactly one statement, and its
-hits, scores, signals and order equal the in-memory store's; terms held by
-more fall back to the pruned top-k with the same answer.
+hits, scores, signals and order equal the in-memory store's, whether SQL
+scores the candidates and sends the best or sends them all unscored; terms
+held by more fall back to the pruned top-k with the same answer.
 """
 
 from __future__ import annotations
@@ -73,3 +74,37 @@ async def test_common_terms_fall_back_to_the_top_k(
     monkeypatch.setattr(lexical_search, "MOST_HOLDERS", 5)
     sent = await _compare(database, (1, 10))
     assert max(sent) > 1
+
+
+@pytest.mark.parametrize("all_sent", [-1, 0, 10**9], ids=["scored", "scored-at-zero", "all"])
+async def test_rows_scored_in_sql_or_all_sent_give_the_same_hits(
+    database: PostgresDatabase, monkeypatch: pytest.MonkeyPatch, all_sent: int
+) -> None:
+    """Whether SQL scores the candidates and sends the best (terms held by more than ALL_SENT
+    items) or sends them all unscored, each search equals the in-memory store's, one statement."""
+    monkeypatch.setattr(lexical_search, "ALL_SENT", all_sent)
+    sent = await _compare(database, (1, 3, 10, 40))
+    assert set(sent) == {1}, sent
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_each_rows_counts_are_its_count_of_each_key(seed: int) -> None:
+    """answer gives each row sent its count of each query key (0 for those it does not hold),
+    as a lookup of every key in the row's terms gives them, a key given twice included."""
+    import random
+
+    rng = random.Random(seed)
+    words = [f"w{n}" for n in range(12)]
+    keys = sorted(rng.sample(words, 6))
+    if seed == 0:
+        keys = [*keys, keys[0]]
+    rows = []
+    for n in range(20):
+        terms = sorted(rng.sample(words, rng.randint(1, 8)))
+        counts = [rng.randint(1, 4) for _ in terms]
+        rows.append((40, 200, [3] * len(keys), 60, f"k{n}", sum(counts), terms, counts, "item"))
+    found = lexical_search.answer(rows, keys)
+    assert found.matches is not None
+    expected = [[dict(zip(r[6], r[7], strict=True)).get(k, 0) for k in keys] for r in rows]
+    assert [list(c.counts) for c in found.matches.candidates] == expected
+    assert [c.key for c in found.matches.candidates] == [r[4] for r in rows]

@@ -1,22 +1,28 @@
-"""A lexical search in one statement: statistics, candidates, BM25 and the best rows together.
+"""A lexical search in one statement: statistics, candidates and the rows to score together.
 
 One round trip answers a lexical search whose query terms are held by few
 enough items (:data:`MOST_HOLDERS`, counted from the tenant's term
 statistics, so the cost is bounded before any row is read): the statement
-reads the statistics of what the tenant may read, every live visible item
-holding a query term (through the GIN index of visible keys, with the same
-tenancy and liveness filters as every other read of the store), scores
-each in SQL, and returns the rows scoring within :data:`ROUNDING` of the
-k-th best with their bodies, their counts of each term and the statistics.
-The caller scores those rows again with the core's
+reads the statistics of what the tenant may read and every live visible
+item holding a query term (through the GIN index of visible keys, with the
+same tenancy and liveness filters as every other read of the store), and
+returns rows with their bodies, terms, counts and the statistics. The
+caller scores them with the core's
 :class:`~prefrontal.retrieval.ranking.Scorer`, so hits, scores and order
-are those of every backend (SQL's arithmetic only chooses which rows cross
-the socket, with room for its rounding; ties with the k-th are all sent).
+are those of every backend.
+
+Which rows are sent: while the terms are held by :data:`ALL_SENT` items at
+most, every candidate, unscored (sending a row costs the server far less
+than scoring it on every query term in SQL); beyond, the statement scores
+each in SQL and sends the rows scoring within :data:`ROUNDING` of the k-th
+best (SQL's arithmetic only chooses which rows cross the socket, with room
+for its rounding; ties with the k-th are all sent).
 
 A single statement sees one snapshot, so no transaction is needed. When
 the terms are held by more items, the statement reads no item and says so
 (:attr:`LexicalAnswer.too_common`); the caller then runs the pruned top-k
 (:mod:`.topk`), which reads only the holders that can still reach the top.
+Only the hits' bodies are decoded (:class:`LexicalAnswer`).
 """
 
 from __future__ import annotations
@@ -37,8 +43,11 @@ MOST_TERMS = 32
 pruned top-k."""
 ROUNDING = 1 - 1e-9
 """Room for SQL's rounding: rows scoring this fraction of the k-th SQL score are sent too."""
+ALL_SENT = 600
+"""The most term holders (summed as for :data:`MOST_HOLDERS`) whose items are all sent,
+unscored; beyond, SQL scores them and sends the best."""
 
-ITEM_AT = 7
+ITEM_AT = 8
 """Where the item's columns (``item_id`` first, as :func:`.memory._item` reads them) start in
 each row of :func:`statement`."""
 
@@ -48,24 +57,24 @@ def statement(name: str, terms: int) -> str:
 
     Parameters: agent ``$1``, user ``$2``, query time ``$3``, kinds ``$4``
     (as every search of :mod:`.memory_sql`), the query's term keys ``$5``,
-    the limit ``$6``, :data:`MOST_HOLDERS` ``$7`` and :data:`ROUNDING`
-    ``$8``. No row when the tenant may read no item; else at least one,
-    each with the statistics (documents, tokens, each term's holders, their
-    sum) and, unless the terms are held by more than ``$7`` items or no
-    candidate is left, one of the best rows (key, length, counts, item).
-    The holders are scored from their own columns (each term's count read
-    once, no subquery) and only the best are read again, by their place in
-    the table, for their bodies.
+    the limit ``$6``, :data:`MOST_HOLDERS` ``$7``, :data:`ROUNDING` ``$8``
+    and :data:`ALL_SENT` ``$9``. No row when the tenant may read no item;
+    else at least one, each with the statistics (documents, tokens, each
+    term's holders, their sum) and, unless the terms are held by more than
+    ``$7`` items or no candidate is left, one of the rows sent (key, length,
+    terms, counts, item). Past ``$9`` holders, the candidates are scored from
+    their own columns (each term's count read once, no subquery) and only
+    the best are read again, by their place in the table, for their bodies.
     """
     items = f"{name}_items"
     owners = "owner IN ('', $2)"
     k1, b = f"{K1!r}::float8", f"{B!r}::float8"
     ratio = "greatest((s.docs - q.df + 0.5) / (q.df + 0.5), 1e-300)"
     weight = f"(CASE WHEN ln({ratio}) > 0 THEN ln({ratio}) ELSE 1e-6 END) * ({k1} + 1)"
-    norm = f"({k1} * (1::float8 - {b} + {b} * m.length / h.average))"
+    norm = f"({k1} * (1::float8 - {b} + {b} * c.length / h.average))"
     score = " + ".join(
         f"coalesce(h.weights[{i}] - h.weights[{i}] * {norm}"
-        f" / (m.counts[array_position(m.terms, ($5::text[])[{i}])] + {norm}), 0)"
+        f" / (c.counts[array_position(c.terms, ($5::text[])[{i}])] + {norm}), 0)"
         for i in range(1, terms + 1)
     )
     return f"""
@@ -84,28 +93,32 @@ def statement(name: str, terms: int) -> str:
                 (SELECT coalesce(sum(q.df), 0) FROM q) AS holders
             FROM s
         ), c AS MATERIALIZED (
-            SELECT m.ctid AS at, {score} AS score
+            SELECT m.ctid AS at, m.length, m.terms, m.counts
             FROM {items} AS m, h
             WHERE h.holders <= $7 AND h.docs > 0
               AND {holding("$5::text[]")} AND {sql.VISIBLE_CHECKED} AND {sql.LIVE}
               AND {sql.KINDS}
+        ), scored AS MATERIALIZED (
+            SELECT c.at, {score} AS score FROM c, h WHERE h.holders > $9
         ), best AS MATERIALIZED (
-            SELECT c.at FROM c
-            WHERE c.score >= $8::float8 * coalesce(
-                (SELECT o.score FROM c AS o ORDER BY o.score DESC OFFSET $6 - 1 LIMIT 1), 0)
+            SELECT c.at FROM c, h WHERE h.holders <= $9
+            UNION ALL
+            SELECT o.at FROM scored AS o
+            WHERE o.score >= $8::float8 * coalesce(
+                (SELECT p.score FROM scored AS p ORDER BY p.score DESC OFFSET $6 - 1 LIMIT 1), 0)
         )
         SELECT h.docs::bigint, h.tokens::bigint, h.dfs, h.holders::bigint,
-            {sql.KEY}, m.length, {sql.COUNTS}, {sql.ITEM}
+            {sql.KEY}, m.length, m.terms, m.counts, {sql.item(name)}
         FROM h LEFT JOIN (best JOIN {items} AS m ON m.ctid = best.at) ON true"""
 
 
 @dataclass(frozen=True, slots=True)
 class LexicalAnswer:
-    """What the statement returned: the matches of the best rows and their items' rows.
+    """What the statement returned: the matches of the rows sent and their items' rows.
 
     ``too_common``: the query's terms are held by too many items for one statement
     (nothing else is set then). ``rows`` are by key, each the columns
-    :func:`.memory._item` reads.
+    :func:`.memory._item` reads (decoded by the caller for its hits only).
     """
 
     too_common: bool
@@ -113,8 +126,9 @@ class LexicalAnswer:
     rows: dict[str, Sequence[Any]]
 
 
-def answer(rows: Sequence[Any]) -> LexicalAnswer:
-    """Read the statement's rows (:func:`statement`)."""
+def answer(rows: Sequence[Any], keys: Sequence[str]) -> LexicalAnswer:
+    """Read the statement's rows (:func:`statement`) for the query's term keys ``keys``: each
+    row's count of each key, from its terms and counts."""
     empty = LexicalAnswer(False, None, {})
     if not rows:
         return empty
@@ -122,9 +136,27 @@ def answer(rows: Sequence[Any]) -> LexicalAnswer:
     if int(head[3]) > MOST_HOLDERS:
         return LexicalAnswer(True, None, {})
     corpus = Corpus(docs=int(head[0]), tokens=int(head[1]))
-    best = [row for row in rows if row[4] is not None]
-    if corpus.docs == 0 or not best:
+    sent = [row for row in rows if row[4] is not None]
+    if corpus.docs == 0 or not sent:
         return empty
-    candidates = [Candidate(row[4], int(row[5]), row[6]) for row in best]
+    candidates = [Candidate(row[4], int(row[5]), counts) for row, counts in _counts(sent, keys)]
     matches = LexicalMatches(corpus, [int(n) for n in head[2]], candidates)
-    return LexicalAnswer(False, matches, {row[4]: tuple(row[ITEM_AT:]) for row in best})
+    return LexicalAnswer(False, matches, {row[4]: tuple(row[ITEM_AT:]) for row in sent})
+
+
+def _counts(rows: Sequence[Any], keys: Sequence[str]) -> list[tuple[Any, list[int]]]:
+    """Each row with its count of each of ``keys``, from its terms (``row[6]``) and counts
+    (``row[7]``): a pass over the row's own terms, which are fewer than the query's."""
+    at = {k: n for n, k in enumerate(keys)}
+    if len(at) < len(keys):  # a key twice: each place gets the count
+        held = [dict(zip(row[6], row[7], strict=True)) for row in rows]
+        return [(row, [h.get(k, 0) for k in keys]) for row, h in zip(rows, held, strict=True)]
+    found = []
+    for row in rows:
+        counts = [0] * len(keys)
+        for term, count in zip(row[6], row[7], strict=True):
+            n = at.get(term)
+            if n is not None:
+                counts[n] = count
+        found.append((row, counts))
+    return found

@@ -308,7 +308,14 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         keys = [key(w) for w in words]
         if len(keys) > lexical.MOST_TERMS:
             return None
-        args = (*params, keys, query.limit, lexical.MOST_HOLDERS, lexical.ROUNDING)
+        args = (
+            *params,
+            keys,
+            query.limit,
+            lexical.MOST_HOLDERS,
+            lexical.ROUNDING,
+            lexical.ALL_SENT,
+        )
         statement = self._lexical_sql.get(len(keys))
         if statement is None:
             statement = self._lexical_sql[len(keys)] = lexical.statement(self.name, len(keys))
@@ -317,13 +324,13 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
             found: list[Any] = await connection.fetch(statement, *args)
             return found
 
-        answer = lexical.answer(await self.database.read(run, store=self.name, replica=True))
+        rows = await self.database.read(run, store=self.name, replica=True)
+        answer = lexical.answer(rows, keys)
         if answer.too_common:
             return None
         if answer.matches is None:
             return []
-        decode = lambda pair: (pair[0], _item(pair[1]))  # noqa: E731
-        read = _Read(dict(readable(answer.rows.items(), decode, store=self.name)))
+        read = _Read(answer.rows, self.name)
         return await scored_hits(read, tenant, {"bm25": scores(answer.matches)}, query.limit)
 
     async def _dense(
@@ -538,14 +545,17 @@ class _Snapshot:
 
 
 class _Read:
-    """Items already read, by key: what :func:`~prefrontal.stores.capabilities.scored_hits`
-    asks for (every hit's row came with the search's statement)."""
+    """Rows already read, by key: what :func:`~prefrontal.stores.capabilities.scored_hits`
+    asks for (every hit's row came with the search's statement), decoded only when asked
+    for (a row that cannot be is left out and logged, as :func:`readable` does)."""
 
-    def __init__(self, items: dict[str, MemoryItem]) -> None:
-        self.items = items
+    def __init__(self, rows: dict[str, Sequence[Any]], store: str) -> None:
+        self.rows, self.store = rows, store
 
     async def items_by_key(self, tenant: Tenant, keys: Sequence[str]) -> dict[str, MemoryItem]:
-        return {k: self.items[k] for k in keys if k in self.items}
+        wanted = [(k, self.rows[k]) for k in keys if k in self.rows]
+        decode = lambda pair: (pair[0], _item(pair[1]))  # noqa: E731
+        return dict(readable(wanted, decode, store=self.store))
 
 
 def _tenant(tenant: Tenant) -> tuple[str, str]:

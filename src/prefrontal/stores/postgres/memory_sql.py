@@ -11,11 +11,21 @@ so other users' rows are never fetched.
 from __future__ import annotations
 
 from prefrontal.retrieval.ranking import K1, B
+from prefrontal.stores.postgres import recall_counts
 from prefrontal.stores.postgres.visibility import IMPACT, holding
 
-ITEM_COLUMNS = "m.body, m.superseded_by, m.recall_count, m.last_recalled_at, m.embedding"
-ITEM = f"m.item_id, {ITEM_COLUMNS}"
-"""The columns :func:`prefrontal.stores.postgres.memory._item` reads, in its order."""
+
+def item_columns(name: str) -> str:
+    """The columns of item ``m`` of ``<name>_items`` that
+    :func:`prefrontal.stores.postgres.memory._item` reads after its id, in its order (the
+    recall counts as :func:`.recall_counts.counted` gives them)."""
+    return f"m.body, m.superseded_by, {recall_counts.counted(name)}, m.embedding"
+
+
+def item(name: str) -> str:
+    """The columns :func:`prefrontal.stores.postgres.memory._item` reads, in its order."""
+    return f"m.item_id, {item_columns(name)}"
+
 
 _VISIBLE = "m.agent_id = $1 AND (m.scope = 'shared' OR m.user_id = $2)"
 _VISIBLE_CHECKED = "(m.agent_id || '') = $1 AND (m.scope = 'shared' OR m.user_id = $2)"
@@ -36,18 +46,19 @@ _COUNTS = """ARRAY(
 COUNTS = _COUNTS
 
 
-def first_of_its_id(items: str) -> str:
-    """SQL: ``m`` is the item of its id the tenant (``$1``, ``$2``) is given.
+def given(items: str, ids: str, columns: str) -> str:
+    """SQL: ``columns`` of the items ``m`` of ids ``ids`` the tenant (``$1``, ``$2``) is given.
 
-    :func:`~prefrontal.stores.tenancy.precedence` in SQL: no other visible
-    item of the same id precedes ``m`` (its own first, else the shared one
-    whose owner sorts first by code point, ``COLLATE "C"``).
+    :func:`~prefrontal.stores.tenancy.precedence` in SQL: of the visible
+    items of one id, its own first, else the shared one whose owner sorts
+    first by code point (``COLLATE "C"``). One read of the visible items of
+    those ids, the first of each id kept: no lookup per item of the others of
+    its id, which a plan made on the statistics of a smaller table turns into
+    a read of every item of the agent for each.
     """
-    return f"""NOT EXISTS (
-        SELECT 1 FROM {items} AS o
-        WHERE o.agent_id = m.agent_id AND o.item_id = m.item_id AND o.user_id <> m.user_id
-          AND (o.scope = 'shared' OR o.user_id = $2)
-          AND (o.user_id = $2 OR (m.user_id <> $2 AND o.user_id < m.user_id COLLATE "C")))"""
+    return f"""SELECT DISTINCT ON (m.item_id) {columns} FROM {items} AS m
+            WHERE {_VISIBLE} AND m.item_id = ANY({ids})
+            ORDER BY m.item_id, m.user_id <> $2, m.user_id COLLATE "C\""""
 
 
 class Statements:
@@ -80,11 +91,9 @@ class Statements:
         self.supersede = f"""
             UPDATE {items} SET superseded_by = $2
             WHERE agent_id = $1 AND item_id = $3 AND user_id = $4 AND item_id <> $2"""
-        self.get = f"""
-            SELECT {ITEM} FROM {items} AS m
-            WHERE {_VISIBLE} AND m.item_id = ANY($3) AND {first_of_its_id(items)}"""
+        self.get = given(items, "$3::text[]", item(name))
         self.by_keys = f"""
-            SELECT {KEY}, {ITEM_COLUMNS} FROM {items} AS m
+            SELECT {KEY}, {item_columns(name)} FROM {items} AS m
             WHERE {_VISIBLE} AND m.item_id = ANY($3::text[]) AND {KEY} = ANY($4::text[])"""
         self.delete = f"""
             DELETE FROM {items}
@@ -162,7 +171,8 @@ class Statements:
                   AND (a.scope = 'shared' OR a.user_id = $2)
                   AND a.thread_id IS NOT NULL AND a.position IS NOT NULL
             )
-            SELECT DISTINCT ON (m.thread_id COLLATE "C", m.position, m.item_id COLLATE "C") {ITEM}
+            SELECT DISTINCT ON (m.thread_id COLLATE "C", m.position, m.item_id COLLATE "C")
+                {item(name)}
             FROM anchors AS a CROSS JOIN LATERAL (
                 SELECT * FROM {items} AS n
                 WHERE n.agent_id = $1 AND n.thread_id = a.thread_id AND n.thread_id IS NOT NULL
@@ -176,10 +186,11 @@ class Statements:
         Each anchor's neighbours are read by the thread index, the anchors driving
         (``OFFSET 0`` keeps the subquery a per-anchor lookup): the cost follows the
         anchors, never the table, whatever the planner's statistics say."""
-        self.record_recall = f"""
-            UPDATE {items} AS m
-            SET recall_count = recall_count + 1, last_recalled_at = $3
-            WHERE {_VISIBLE} AND m.item_id = ANY($4::text[]) AND {first_of_its_id(items)}"""
+        self.record_recall = recall_counts.record(
+            name, given(items, "$4::text[]", "m.agent_id, m.item_id, m.user_id, m.recall_count")
+        )
+        """A recall of the items ``$4`` tenant (``$1``, ``$2``) is given, at ``$3``, counted in
+        their recall rows (:mod:`.recall_counts`)."""
 
 
 REACH_SLOTS = 8

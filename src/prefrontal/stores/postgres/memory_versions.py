@@ -14,7 +14,7 @@ position a page stopped at.
 
 from __future__ import annotations
 
-from prefrontal.stores.postgres.memory_sql import ITEM_COLUMNS
+from prefrontal.stores.postgres.memory_sql import item_columns
 
 _C = 'COLLATE "C"'
 
@@ -74,7 +74,7 @@ def page_sql(name: str, *, below: bool, inclusive: bool) -> str:
         operator = "<=" if inclusive else "<"
         after = f"AND (m.item_id {_C}, m.user_id {_C}) {operator} ($6::text, $7::text)"
     return f"""
-        SELECT m.item_id, {ITEM_COLUMNS} FROM {name}_items AS m
+        SELECT m.item_id, {item_columns(name)} FROM {name}_items AS m
         WHERE m.agent_id = $1 AND (m.scope = 'shared' OR m.user_id = $2) {after}
           AND ($4::text[] IS NULL OR m.kind = ANY($4::text[]))
           AND ($5::text IS NULL OR m.scope = $5::text)

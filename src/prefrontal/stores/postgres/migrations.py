@@ -33,7 +33,7 @@ from prefrontal.retrieval.impacts import sql_code
 from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.erasures import FIRST_TENANT_TABLES, REFUSED, SESSION_ITEMS_TABLE
 from prefrontal.stores.memory_search import stored_terms
-from prefrontal.stores.postgres import planner_statistics, vector_log, visibility
+from prefrontal.stores.postgres import planner_statistics, recall_counts, vector_log, visibility
 from prefrontal.stores.postgres.memory_versions import versions_schema
 from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.statistics_owner import owner_sql
@@ -580,11 +580,12 @@ _SESSION_ITEMS = (
 """Idempotent, like the erasure records: a schema taken back to an older version keeps it."""
 
 FILLFACTOR = 70
-"""How full PostgreSQL fills a memory table's pages on insert. Every turn updates the items it
-recalled (their count and time); an update that finds room on the row's page is a HOT update,
-which writes no entry in the table's GIN index of term keys, where a full page sends the new row
-version elsewhere and every index (some 50 GIN keys a row) gets it again. Pages written before
-this setting fill up as they were until the table is rewritten (``VACUUM FULL``)."""
+"""How full PostgreSQL fills a memory table's pages on insert. An update that finds room on the
+row's page is a HOT update, which writes no entry in the table's GIN index of term keys, where a
+full page sends the new row version elsewhere and every index (some 50 GIN keys a row) gets it
+again. Since schema 19 a turn's recall updates no item row (:mod:`.recall_counts`); a put that
+replaces an item's record still does. Pages written before this setting fill up as they were
+until the table is rewritten (``VACUUM FULL``)."""
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "every store kind: tables, indexes, GIN term index, BM25 statistics", _INITIAL),
@@ -705,6 +706,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "memory tables leave a third of each page free (fillfactor 70): a recall's update "
         "of an item stays on its page (HOT) and writes no index entry",
         tuple(f"ALTER TABLE {n}_items SET (fillfactor = {FILLFACTOR})" for n in MEMORY_TABLES),
+    ),
+    Migration(
+        19,
+        "memory items' recall counts written to a narrow table beside the items (a turn's "
+        "recall updates no item row); a put or a delete of the item drops its count there",
+        tuple(statement for name in MEMORY_TABLES for statement in recall_counts.schema(name)),
     ),
 )
 LATEST = MIGRATIONS[-1].version

@@ -35,6 +35,7 @@ TABLES = (
     *(f"{name}_owner_stats" for name in MEMORY_TABLES),
     "session_items",
     *(f"{name}_versions" for name in MEMORY_TABLES),
+    *(f"{name}_recalls" for name in MEMORY_TABLES),
 )
 """Every table holding records of users, or terms and ids drawn from them."""
 
