@@ -6,8 +6,9 @@ conversation of :mod:`tests.integrations.conversation` (a tool call at turn
 in each mode, the modes taking turns round by round:
 
 - ``direct``: ``start_turn``, ``bundle.to_messages``, ``end_turn``;
-- ``langgraph``: ``create_react_agent`` with ``PrefrontalTurn``'s hooks and
-  langchain-core's fake chat model;
+- ``langgraph``: ``create_react_agent`` with ``PrefrontalTurn.prompt`` (the
+  model's input, in the model's node), its ``after_model`` as the
+  ``post_model_hook``, and langchain-core's fake chat model;
 - ``openai_agents``: ``Runner.run`` with ``PrefrontalSession`` and the
   SDK's ``ScriptedModel`` (tracing off);
 - ``pydantic_ai``: ``agent.run`` with ``PrefrontalMemory`` and
@@ -90,7 +91,7 @@ async def langgraph(orchestrator: Orchestrator) -> None:
         agent = create_react_agent(
             RecordingModel(messages=scripted_replies()),
             [check_calendar],
-            pre_model_hook=turn.before_model,
+            prompt=turn.prompt,
             post_model_hook=turn.after_model,
         )
     config: RunnableConfig = {"configurable": {"thread_id": conv.SESSION, "user_id": conv.USER}}
