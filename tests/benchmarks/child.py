@@ -76,12 +76,14 @@ def alternated(
 ) -> dict[str, list[Any]]:
     """``module(name, …)`` for this checkout's ``src`` and ``source`` in turn, ``alternations`` each.
 
-    Returns each side's last JSON lines in order: ``{"this": [...], "against": [...]}``.
+    The side that goes first changes with every alternation. Returns each
+    side's last JSON lines: ``{"this": [...], "against": [...]}``.
     """
-    found: dict[str, list[Any]] = {"this": [], "against": []}
-    for _ in range(alternations):
-        found["this"].append(module(name, ROOT / "src", *arguments))
-        found["against"].append(module(name, source, *arguments))
+    sides = [("this", ROOT / "src"), ("against", source)]
+    found: dict[str, list[Any]] = {side: [] for side, _ in sides}
+    for alternation in range(alternations):
+        for side, src in sides if alternation % 2 == 0 else sides[::-1]:
+            found[side].append(module(name, src, *arguments))
     return found
 
 
