@@ -2,9 +2,9 @@
 
 Run: ``.venv/bin/python examples/langgraph_agent.py`` (needs ``prefrontal[langgraph]``).
 
-Three turns through ``create_react_agent``: ``PrefrontalTurn.before_model``
-starts each turn and puts the bundle's messages in front of the model,
-``after_model`` ends it; ``PrefrontalStore`` is the graph's long-term store,
+Three turns through ``create_react_agent``: ``PrefrontalTurn.prompt``
+starts each turn and puts the bundle's messages in front of the model (in
+the model's node), ``after_model`` ends it; ``PrefrontalStore`` is the graph's long-term store,
 so a memory the graph stores is one prefrontal's turns recall.
 """
 
@@ -55,7 +55,7 @@ async def main() -> None:
             agent = create_react_agent(
                 model,
                 [],
-                pre_model_hook=turn.before_model,
+                prompt=turn.prompt,
                 post_model_hook=turn.after_model,
                 store=store,
             )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +69,40 @@ def run(source: Path | None, *arguments: str) -> Any:
 def module(name: str, source: Path | None, *arguments: str) -> Any:
     """``python -m NAME --child ARGUMENTS…`` with ``source`` on its path: its last JSON line."""
     return run(source, "-m", name, "--child", *arguments)
+
+
+def alternated(
+    name: str, source: Path, arguments: tuple[str, ...], alternations: int
+) -> dict[str, list[Any]]:
+    """``module(name, …)`` for this checkout's ``src`` and ``source`` in turn, ``alternations`` each.
+
+    The side that goes first changes with every alternation. Returns each
+    side's last JSON lines: ``{"this": [...], "against": [...]}``.
+    """
+    sides = [("this", ROOT / "src"), ("against", source)]
+    found: dict[str, list[Any]] = {side: [] for side, _ in sides}
+    for alternation in range(alternations):
+        for side, src in sides if alternation % 2 == 0 else sides[::-1]:
+            found[side].append(module(name, src, *arguments))
+    return found
+
+
+def compared(found: dict[str, list[Any]], figures: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Rows of :func:`alternated` children (lists of rows with a ``mode``), mode by mode.
+
+    Each row holds the median over the children of each side's ``figures``
+    (``this_<figure>``, ``against_<figure>``, for the figures a mode has) and
+    ``speedup``: the first figure's ``against`` over ``this``.
+    """
+    rows: list[dict[str, Any]] = []
+    for mode in (row["mode"] for row in found["this"][0]):
+        row: dict[str, Any] = {"mode": mode}
+        for side, runs in found.items():
+            of_mode = [r for run_ in runs for r in run_ if r["mode"] == mode]
+            for figure in figures:
+                if figure in of_mode[0]:
+                    row[f"{side}_{figure}"] = statistics.median(r[figure] for r in of_mode)
+        first = figures[0]
+        row["speedup"] = round(row[f"against_{first}"] / row[f"this_{first}"], 2)
+        rows.append(row)
+    return rows

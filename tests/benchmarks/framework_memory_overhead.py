@@ -30,6 +30,15 @@ default less ``_bare``: what the framework's own memory costs a turn),
 integration and the seats it hooks add to prefrontal's turn) and
 ``turn_for_1_5x_ms``: the ``direct`` turn at which ``cpu_ratio`` would be
 1.5 with everything else as measured. Figures are reported, never asserted.
+
+``--against SRC`` compares with another checkout's ``src`` in the same
+run: the benchmark runs in child processes (:mod:`tests.benchmarks.child`),
+``--alternations`` times for this checkout and for ``SRC`` in turn, each
+child ``--rounds`` rounds. It prints one JSON line per mode with the
+median child's ``cpu_per_turn_ms`` of each (``this``, ``against``),
+``speedup`` (against over this) and, for a framework, both ``cpu_ratio``
+figures. A framework mode uses the seats its checkout offers (LangGraph:
+``PrefrontalTurn.prompt`` where there is one, else its ``pre_model_hook``).
 """
 
 from __future__ import annotations
@@ -49,6 +58,7 @@ import anyio
 from prefrontal import Orchestrator, Stores
 from prefrontal.demo import seed
 from prefrontal.stores import sqlite
+from tests.benchmarks import child
 from tests.benchmarks import integration_overhead as prefrontal_modes
 from tests.conftest import counting_ids, fixed_clock
 from tests.integrations import conversation as conv
@@ -181,12 +191,32 @@ async def run(rounds: int, backend: str) -> list[dict[str, Any]]:
     return rows
 
 
+def against(source: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """This checkout and ``source`` in alternating children: each mode's median child, and both."""
+    arguments = ("--rounds", str(args.rounds), "--backend", args.backend)
+    found = child.alternated(
+        "tests.benchmarks.framework_memory_overhead", source, arguments, args.alternations
+    )
+    rows = child.compared(found, ("cpu_per_turn_ms", "cpu_ratio"))
+    return [{**row, "backend": args.backend, "rounds": args.rounds} for row in rows]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--backend", choices=("memory", "sqlite"), default="memory")
+    parser.add_argument("--against", type=Path, help="another checkout's src, same run")
+    parser.add_argument("--alternations", type=int, default=3, help="children each, with --against")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    for row in anyio.run(run, args.rounds, args.backend):
+    if args.against is not None:
+        rows = against(args.against.resolve(), args)
+    else:
+        rows = anyio.run(run, args.rounds, args.backend)
+    if args.child:
+        print(json.dumps(rows))
+        return
+    for row in rows:
         print(json.dumps(row))
 
 

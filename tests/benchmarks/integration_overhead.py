@@ -6,8 +6,9 @@ conversation of :mod:`tests.integrations.conversation` (a tool call at turn
 in each mode, the modes taking turns round by round:
 
 - ``direct``: ``start_turn``, ``bundle.to_messages``, ``end_turn``;
-- ``langgraph``: ``create_react_agent`` with ``PrefrontalTurn``'s hooks and
-  langchain-core's fake chat model;
+- ``langgraph``: ``create_react_agent`` with ``PrefrontalTurn.prompt`` (the
+  model's input, in the model's node), its ``after_model`` as the
+  ``post_model_hook``, and langchain-core's fake chat model;
 - ``openai_agents``: ``Runner.run`` with ``PrefrontalSession`` and the
   SDK's ``ScriptedModel`` (tracing off);
 - ``pydantic_ai``: ``agent.run`` with ``PrefrontalMemory`` and
@@ -31,6 +32,15 @@ untimed) and ``end_turn`` with its recorded end. ``direct`` then costs next
 to nothing, and a framework's ``added_cpu_ms`` is the integration's own
 work (converting, placing, recording the run's items) plus what the
 framework spends on the seats it hooks.
+
+``--against SRC`` compares with another checkout's ``src`` in the same
+run: the benchmark runs in child processes (:mod:`tests.benchmarks.child`),
+``--alternations`` times for this checkout and for ``SRC`` in turn, each
+child ``--rounds`` rounds, and prints one JSON line per mode with the
+median child's ``cpu_per_turn_ms`` and ``added_cpu_ms`` of each (``this_``,
+``against_``) and ``speedup`` (against over this, CPU per turn). A mode
+uses the seats its checkout offers (LangGraph: ``PrefrontalTurn.prompt``
+where there is one, else its ``pre_model_hook``).
 """
 
 from __future__ import annotations
@@ -41,6 +51,7 @@ import statistics
 import time
 import warnings
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -49,6 +60,7 @@ from prefrontal import Orchestrator, Stores, TurnRequest
 from prefrontal.demo import seed
 from prefrontal.exchange.models import EndTurnResult
 from prefrontal.turn import TurnResult
+from tests.benchmarks import child
 from tests.conftest import counting_ids, fixed_clock
 from tests.integrations import conversation as conv
 
@@ -85,13 +97,19 @@ async def langgraph(orchestrator: Orchestrator) -> None:
         return conv.TOOL_RESULT
 
     turn = PrefrontalTurn(orchestrator, agent_id=conv.AGENT)
+    # The seat the measured checkout offers (another checkout's, with --against).
+    placing: dict[str, Any] = (
+        {"prompt": turn.prompt}
+        if hasattr(turn, "prompt")
+        else {"pre_model_hook": turn.before_model}
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         agent = create_react_agent(
             RecordingModel(messages=scripted_replies()),
             [check_calendar],
-            pre_model_hook=turn.before_model,
             post_model_hook=turn.after_model,
+            **placing,
         )
     config: RunnableConfig = {"configurable": {"thread_id": conv.SESSION, "user_id": conv.USER}}
     for text in conv.INPUTS:
@@ -295,8 +313,26 @@ def main() -> None:
     parser.add_argument(
         "--replayed", action="store_true", help="replay recorded turns: the integrations alone"
     )
+    parser.add_argument("--against", type=Path, help="another checkout's src, same run")
+    parser.add_argument("--alternations", type=int, default=3, help="children each, with --against")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    for row in anyio.run(run, args.rounds, args.replayed):
+    if args.against is not None:
+        arguments = ("--rounds", str(args.rounds), *(["--replayed"] if args.replayed else []))
+        found = child.alternated(
+            "tests.benchmarks.integration_overhead",
+            args.against.resolve(),
+            arguments,
+            args.alternations,
+        )
+        rows = child.compared(found, ("cpu_per_turn_ms", "added_cpu_ms"))
+        rows = [{**row, "turns_replayed": args.replayed, "rounds": args.rounds} for row in rows]
+    else:
+        rows = anyio.run(run, args.rounds, args.replayed)
+    if args.child:
+        print(json.dumps(rows))
+        return
+    for row in rows:
         print(json.dumps(row))
 
 

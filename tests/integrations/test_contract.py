@@ -192,8 +192,9 @@ async def test_langgraph_refuses_a_run_configured_for_another_user() -> None:
 
 
 @pytest.mark.filterwarnings("ignore::langgraph.warnings.LangGraphDeprecatedSinceV10")
-async def test_a_react_agent_run_for_another_user_never_reaches_the_model() -> None:
-    """Through create_react_agent, a mismatched run fails before any model call."""
+@pytest.mark.parametrize("seat", ["prompt", "pre_model_hook"])
+async def test_a_react_agent_run_for_another_user_never_reaches_the_model(seat: str) -> None:
+    """Through create_react_agent, either seat: a mismatched run fails before any model call."""
     from langgraph.prebuilt import create_react_agent
 
     from tests.integrations.test_langgraph_turns import RecordingModel
@@ -204,9 +205,10 @@ async def test_a_react_agent_run_for_another_user_never_reaches_the_model() -> N
     turn = PrefrontalTurn(orch, agent_id=DEMO_AGENT, user_id=DEMO_USER)
     model = RecordingModel(messages=iter([AIMessage("Noted.")]))
     model.seen = []
-    agent = create_react_agent(
-        model, [], pre_model_hook=turn.before_model, post_model_hook=turn.after_model
+    placing: dict[str, Any] = (
+        {"prompt": turn.prompt} if seat == "prompt" else {"pre_model_hook": turn.before_model}
     )
+    agent = create_react_agent(model, [], post_model_hook=turn.after_model, **placing)
     hostile: RunnableConfig = {"configurable": {"thread_id": "t", "user_id": "sam"}}
     with pytest.raises(UserMismatch):
         await agent.ainvoke({"messages": [HumanMessage("What is the locker code?")]}, hostile)

@@ -83,25 +83,29 @@ CONFIG: RunnableConfig = {"configurable": {"thread_id": conv.SESSION, "user_id":
 
 # create_react_agent is deprecated in LangGraph 1.x (removed in 2.0) but still its prebuilt agent.
 @pytest.mark.filterwarnings("ignore::langgraph.warnings.LangGraphDeprecatedSinceV10")
+@pytest.mark.parametrize("seat", ["prompt", "pre_model_hook"])
 @pytest.mark.parametrize("backend", conv.BACKENDS)
 async def test_react_agent_sees_what_the_orchestrator_gives(
-    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+    backend: str, seat: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
+    """Through ``prompt`` (in the model's node) or a ``pre_model_hook`` node: the same input."""
     dsn = conv.dsn_for(backend, request)
     async with conv.orchestrator_on(backend, tmp_path / "direct", dsn) as orchestrator:
         direct = await conv.direct_run(orchestrator)
     model = RecordingModel(messages=scripted_replies())
     async with conv.orchestrator_on(backend, tmp_path / "graph", dsn) as orchestrator:
         turn = PrefrontalTurn(orchestrator, agent_id=conv.AGENT)
+        placing: dict[str, Any] = (
+            {"prompt": turn.prompt} if seat == "prompt" else {"pre_model_hook": turn.before_model}
+        )
         agent = create_react_agent(
-            model,
-            [check_calendar],
-            pre_model_hook=turn.before_model,
-            post_model_hook=turn.after_model,
+            model, [check_calendar], post_model_hook=turn.after_model, **placing
         )
         for text in conv.INPUTS:
             await agent.ainvoke({"messages": [HumanMessage(text)]}, CONFIG)
         asked = turn.turns.last[(conv.USER, conv.SESSION)]
+        assert len(turn.turns.ended) == 1
+        assert turn.turns.pending(conv.USER, conv.SESSION) is None
 
     seen = first_inputs(model)
     assert len(seen) == len(conv.INPUTS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,16 +35,20 @@ def stores_on(backend: str, tmp_path: Path) -> Stores:
 
 # create_react_agent is deprecated in LangGraph 1.x (removed in 2.0) but still its prebuilt.
 @pytest.mark.filterwarnings("ignore::langgraph.warnings.LangGraphDeprecatedSinceV10")
+@pytest.mark.parametrize("seat", ["prompt", "pre_model_hook"])
 @pytest.mark.parametrize("backend", ["memory", "sqlite"])
-def test_a_sync_graph_runs_ten_turns_with_memory_tools(backend: str, tmp_path: Path) -> None:
+def test_a_sync_graph_runs_ten_turns_with_memory_tools(
+    backend: str, seat: str, tmp_path: Path
+) -> None:
     """graph.invoke with the sync nodes and tools: turn 9's recall returns turn 2's fact."""
     orchestrator = Orchestrator(stores_on(backend, tmp_path), clock=fixed_clock, ids=counting_ids())
     turn = PrefrontalTurn(orchestrator, agent_id=conv.AGENT)
     tools = memory_tools(MemoryTools(orchestrator, agent_id=conv.AGENT), loop=turn.loop)
     model = RecordingModel(messages=scripted())
-    agent = create_react_agent(
-        model, tools, pre_model_hook=turn.before_model_sync, post_model_hook=turn.after_model_sync
+    placing: dict[str, Any] = (
+        {"prompt": turn.prompt} if seat == "prompt" else {"pre_model_hook": turn.before_model_sync}
     )
+    agent = create_react_agent(model, tools, post_model_hook=turn.after_model_sync, **placing)
     with turn.blocking():
         for text in conv.INPUTS:
             agent.invoke({"messages": [HumanMessage(text)]}, CONFIG)

@@ -205,9 +205,13 @@ class PrefrontalMemory:
     async def before_model_request(
         self, ctx: RunContext[Any], request_context: ModelRequestContext
     ) -> ModelRequestContext:
-        """The request with :meth:`history` of its messages (the run's transcript is left as is)."""
-        messages = await self.history(ctx, list(request_context.messages))
-        return dataclasses.replace(request_context, messages=messages)
+        """The request with :meth:`history` of its messages (the run's transcript is left as is).
+
+        The request's messages are replaced by a new list: the run's history
+        (``result.all_messages()``) is not written through it.
+        """
+        request_context.messages = await self.history(ctx, list(request_context.messages))
+        return request_context
 
     @staticmethod
     def _ids(ctx: RunContext[Any]) -> tuple[str, str]:

@@ -4,11 +4,11 @@
   (``graph.compile(store=...)``, ``create_react_agent(store=...)``) over one
   of prefrontal's memory stores, so what a graph stores is what prefrontal's
   turns recall, ranked by prefrontal;
-- :class:`PrefrontalTurn`: a ``pre_model_hook`` (or node) that runs
-  ``start_turn`` and puts the bundle's messages in front of the model, and a
-  node after the model that calls ``end_turn`` with the reply and its tool
-  calls; :meth:`~PrefrontalTurn.before_model_sync` and
-  :meth:`~PrefrontalTurn.after_model_sync` for a graph run synchronously;
+- :class:`PrefrontalTurn`: a ``prompt`` (in the model's node), or a
+  ``pre_model_hook`` (or node), that runs ``start_turn`` and puts the
+  bundle's messages in front of the model, and a node after the model that
+  calls ``end_turn`` with the reply and its tool calls; the ``_sync``
+  methods for a graph run synchronously;
 - :func:`memory_tools`: ``remember``, ``recall`` and ``update_goal`` as
   tools for the model (LangMem-style), with the MCP tools' rights.
 

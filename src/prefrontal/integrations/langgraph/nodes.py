@@ -1,16 +1,21 @@
-"""Graph nodes around the model: ``start_turn`` before it, ``end_turn`` after it.
+"""The model's input and the end of a turn in a graph: ``start_turn`` and ``end_turn``.
 
-:class:`PrefrontalTurn` gives two async nodes:
+:class:`PrefrontalTurn` gives:
 
-- :meth:`~PrefrontalTurn.before_model`: runs ``start_turn`` for the newest
-  user message of the graph's state and returns ``{"llm_input_messages":
-  ...}``: the bundle's messages (``bundle.to_messages(user_input=...)``:
-  prefrontal's system message, the recent conversation, the input), then
-  the messages of this run after the input (the model's tool calls and
-  their results), so the state's messages are left as they are. That is
-  ``create_react_agent``'s ``pre_model_hook`` contract; in a hand-built
-  ``StateGraph`` (state :class:`PrefrontalState`) the model node reads
-  ``state["llm_input_messages"]``;
+- :meth:`~PrefrontalTurn.model_input`: runs ``start_turn`` for the newest
+  user message of the graph's state and returns the model's input: the
+  bundle's messages (``bundle.to_messages(user_input=...)``: prefrontal's
+  system message, the recent conversation, the input), then the messages
+  of this run after the input (the model's tool calls and their results),
+  so the state's messages are left as they are;
+- :attr:`~PrefrontalTurn.prompt`: that input as a runnable, sync and async,
+  for ``create_react_agent``'s ``prompt``: it runs inside the model's node,
+  before the model, with no node of its own;
+- :meth:`~PrefrontalTurn.before_model`: the same input as a node's update,
+  ``{"llm_input_messages": ...}``: ``create_react_agent``'s
+  ``pre_model_hook`` contract (a node of its own before every model call);
+  in a hand-built ``StateGraph`` (state :class:`PrefrontalState`) the model
+  node reads ``state["llm_input_messages"]``;
 - :meth:`~PrefrontalTurn.after_model`: once the model answers without tool
   calls, runs ``end_turn`` with the reply and the run's tool calls (each with
   its tool's result). ``create_react_agent``'s ``post_model_hook``, or the
@@ -18,7 +23,8 @@
 
 A graph run synchronously (``graph.invoke``) takes
 :meth:`~PrefrontalTurn.before_model_sync` and
-:meth:`~PrefrontalTurn.after_model_sync` instead, inside ``with
+:meth:`~PrefrontalTurn.after_model_sync` instead (:attr:`~PrefrontalTurn.prompt`
+serves both), inside ``with
 turn.blocking():``, which enters the orchestrator on prefrontal's own event
 loop thread (:class:`~prefrontal.integrations.blocking.BlockingLoop`) for the
 block; the turns run there, whichever thread LangGraph calls the nodes from
@@ -49,7 +55,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.graph import MessagesState
 
 from prefrontal.bundle.messages import Message
@@ -148,6 +154,29 @@ def run_thread(config: RunnableConfig) -> str | None:
     return None if not thread else str(thread)
 
 
+class ModelInput(Runnable[Any, list[BaseMessage]]):
+    """A turn's :meth:`PrefrontalTurn.model_input` as a runnable, for ``invoke`` and ``ainvoke``.
+
+    A plain runnable (no run of its own in the callbacks): the step before
+    the model in ``create_react_agent``'s model node.
+    """
+
+    def __init__(self, turn: PrefrontalTurn) -> None:
+        self.turn = turn
+
+    def invoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[BaseMessage]:
+        """:meth:`PrefrontalTurn.model_input_sync` of the state ``input``."""
+        return self.turn.model_input_sync(input, ensure_config(config))
+
+    async def ainvoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[BaseMessage]:
+        """:meth:`PrefrontalTurn.model_input` of the state ``input``."""
+        return await self.turn.model_input(input, ensure_config(config))
+
+
 class PrefrontalTurn:
     """Starts a prefrontal turn before the model and ends it after, inside a graph."""
 
@@ -163,6 +192,8 @@ class PrefrontalTurn:
         self.user_id = user_id
         self.loop = BlockingLoop()
         """The event loop thread the sync nodes run the turns on."""
+        self.prompt: Runnable[Any, list[BaseMessage]] = ModelInput(self)
+        """:meth:`model_input` as ``create_react_agent``'s ``prompt`` (sync and async runs)."""
 
     def _ids(self, config: RunnableConfig) -> tuple[str, str]:
         user_id = run_user(config, self.user_id)
@@ -183,6 +214,10 @@ class PrefrontalTurn:
         finally:
             self.loop.close()
 
+    def model_input_sync(self, state: Any, config: RunnableConfig) -> list[BaseMessage]:
+        """:meth:`model_input` for a graph run synchronously (inside :meth:`blocking`)."""
+        return self.loop.call(lambda: self.model_input(state, config), instead="model_input")
+
     def before_model_sync(self, state: Any, config: RunnableConfig) -> Update:
         """:meth:`before_model` for a graph run synchronously (inside :meth:`blocking`)."""
         return self.loop.call(lambda: self.before_model(state, config), instead="before_model")
@@ -191,22 +226,28 @@ class PrefrontalTurn:
         """:meth:`after_model` for a graph run synchronously (inside :meth:`blocking`)."""
         return self.loop.call(lambda: self.after_model(state, config), instead="after_model")
 
-    async def before_model(self, state: Any, config: RunnableConfig) -> Update:
+    async def model_input(self, state: Any, config: RunnableConfig) -> list[BaseMessage]:
         """Start (or reuse) the turn of the newest user message; the model's input messages.
 
-        ``state`` is any graph state with ``messages`` (LangChain messages).
+        ``state`` is any graph state with ``messages`` (LangChain messages);
+        they are read, never changed.
         """
-        messages: list[BaseMessage] = list(state["messages"])
+        messages: Sequence[BaseMessage] = state["messages"]
         index = _last_human(messages)
         user_input = text_of(messages[index])
         user_id, session_id = self._ids(config)
         await self.turns.start(user_id, session_id, user_input)
         framed = to_langchain(self.turns.messages(user_id, session_id, user_input))
-        return {"llm_input_messages": [*framed, *messages[index + 1 :]]}
+        framed.extend(messages[index + 1 :])
+        return framed
+
+    async def before_model(self, state: Any, config: RunnableConfig) -> Update:
+        """:meth:`model_input` as a node's update: ``{"llm_input_messages": ...}``."""
+        return {"llm_input_messages": await self.model_input(state, config)}
 
     async def after_model(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
         """End the turn once the model's newest message is a reply without tool calls."""
-        messages: list[BaseMessage] = list(state["messages"])
+        messages: Sequence[BaseMessage] = state["messages"]
         last = messages[-1] if messages else None
         if not isinstance(last, AIMessage) or last.tool_calls:
             return {}
