@@ -16,6 +16,7 @@ import asyncpg
 import pytest
 
 from prefrontal.stores import MemoryQuery, Tenant, postgres
+from prefrontal.stores.memory_pages import ListsMemories
 from prefrontal.stores.postgres.migrations import FILLFACTOR
 from prefrontal.testing.synthetic import memories
 from tests.conftest import FIXED_NOW
@@ -79,7 +80,9 @@ async def test_every_read_gives_the_recall_rows_counts(
         [got] = await stores.episodic.get(TENANT, [first.item_id])
         query = MemoryQuery(text=first.content, limit=20, now=FIXED_NOW)
         found = {hit.item.item_id: hit.item for hit in await stores.episodic.search(TENANT, query)}
-        listed = {item.item_id: item for item in await stores.episodic.listed(TENANT, limit=50)}
+        pages = stores.episodic
+        assert isinstance(pages, ListsMemories)
+        listed = {item.item_id: item for item in await pages.listed(TENANT, limit=50)}
     finally:
         await stores.aclose()
     for item in (got, found[first.item_id], listed[first.item_id]):
