@@ -167,7 +167,7 @@ class SqlitePrefrontalStore(PrefrontalStore):
     ) -> Iterator[SqlitePrefrontalStore]:
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "store.db" if conn_string == ":memory:" else Path(conn_string)
-            stores = sqlite.open_stores(path if path.suffix else path.with_suffix(".db"))
+            stores = sqlite.open_stores(path)
             store = cls(stores, index=index, ttl=ttl)
             try:
                 yield store
@@ -201,7 +201,7 @@ class AsyncSqlitePrefrontalStore(SqlitePrefrontalStore):
     ) -> AsyncIterator[AsyncSqlitePrefrontalStore]:
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "store.db" if conn_string == ":memory:" else Path(conn_string)
-            stores = sqlite.open_stores(path if path.suffix else path.with_suffix(".db"))
+            stores = sqlite.open_stores(path)
             try:
                 yield cls(stores, index=index, ttl=ttl)
             finally:
