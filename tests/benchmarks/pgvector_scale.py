@@ -312,26 +312,34 @@ async def postgres_connection(dsn: str, schema: str) -> Any:
     return await asyncpg.connect(dsn, server_settings={"search_path": schema})
 
 
-Walk = tuple[int, int, str, int]
+Walk = tuple[int, int, str, int, int]
 """(``hnsw.ef_search``, rows taken from the walk, ``hnsw.iterative_scan``,
-``hnsw.max_scan_tuples``)."""
+``hnsw.max_scan_tuples``, ``hnsw.scan_mem_multiplier``)."""
 WALKS: tuple[Walk, ...] = (
-    (dense.EF_SEARCH_SMALL, 26, "relaxed", dense.MAX_SCAN_TUPLES),
-    (dense.EF_SEARCH, 26, "relaxed", dense.MAX_SCAN_TUPLES),
+    (dense.EF_SEARCH_SMALL, 26, "relaxed", dense.MAX_SCAN_TUPLES, 1),
+    (dense.EF_SEARCH, dense.WALKED_ROWS, "relaxed", dense.MAX_SCAN_TUPLES, dense.SCAN_MEMORY),
 )
 """The walks whose recall is measured, of whose rows the nearest 10 count; the store's two by
-default (``limit + 16`` rows, relaxed order, 20,000 tuples at most)."""
+default (``limit + 16`` rows to 100,000 rows, ``WALKED_ROWS`` past them; relaxed order,
+20,000 tuples at most)."""
 
 
 def _walk(text: str) -> Walk:
-    """``EF[:ROWS[:ORDER[:MAX_SCAN]]]`` as a walk (``--walks 1000:26 400:2000:strict:50000``)."""
-    ef, candidates, order, scanned = [*text.split(":"), "", "", ""][:4]
-    return int(ef), int(candidates or 26), order or "relaxed", int(scanned or dense.MAX_SCAN_TUPLES)
+    """``EF[:ROWS[:ORDER[:MAX_SCAN[:MEMORY]]]]`` as a walk (``--walks 1000:26
+    400:2000:strict:50000 1000:5000:relaxed:20000:256``)."""
+    ef, candidates, order, scanned, memory = [*text.split(":"), "", "", "", ""][:5]
+    return (
+        int(ef),
+        int(candidates or 26),
+        order or "relaxed",
+        int(scanned or dense.MAX_SCAN_TUPLES),
+        int(memory or 1),
+    )
 
 
 def _named(walk: Walk) -> str:
-    ef, candidates, order, scanned = walk
-    return f"ef_search_{ef}_candidates_{candidates}_{order}_max_scan_{scanned}"
+    ef, candidates, order, scanned, memory = walk
+    return f"ef_search_{ef}_candidates_{candidates}_{order}_max_scan_{scanned}_scan_mem_{memory}"
 
 
 async def _add_small(dsn: str, schema: str, items: int) -> None:
@@ -376,6 +384,9 @@ async def _recall(
     column = store.dense
     assert column is not None
     connection = await postgres_connection(dsn, schema)
+    # Every statement planned at each execution: a generic plan made under a walk's settings
+    # would otherwise serve the exact statement too (an index walk).
+    await connection.execute("SET plan_cache_mode = force_custom_plan")
     strict: dict[Walk, list[float]] = {walk: [] for walk in walks}
     tied: dict[Walk, list[float]] = {walk: [] for walk in walks}
     walk_ms: dict[Walk, list[float]] = {walk: [] for walk in walks}
@@ -391,19 +402,20 @@ async def _recall(
                 started = time.perf_counter()
                 exact = {
                     row[0]: row[1]
-                    for row in await connection.fetch(statement, *params, [], 10, [], [])
+                    for row in await connection.fetch(statement, *params, [], 10, [], [], 10)
                 }
                 exact_ms.append((time.perf_counter() - started) * 1000)
             tenth = min(exact.values()) - 1e-6
             for walk in walks:
-                ef, candidates, order, scanned = walk
+                ef, candidates, order, scanned, memory = walk
+                taking = max(10, candidates)
                 async with connection.transaction():
-                    await connection.execute(store._dense_sql.walk, str(ef), str(scanned))
+                    await connection.execute(
+                        store._dense_sql.walk, str(ef), str(scanned), str(memory)
+                    )
                     await connection.execute(f"SET LOCAL hnsw.iterative_scan = {order}_order")
                     started = time.perf_counter()
-                    taken = await connection.fetch(
-                        statement, *params, [], max(10, candidates), [], []
-                    )
+                    taken = await connection.fetch(statement, *params, [], 10, [], [], taking)
                     walk_ms[walk].append((time.perf_counter() - started) * 1000)
                 walked = sorted(taken, key=lambda row: -row[1])[:10]
                 strict[walk].append(len({row[0] for row in walked} & set(exact)) / len(exact))

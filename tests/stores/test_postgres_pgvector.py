@@ -32,6 +32,7 @@ from prefrontal.stores.postgres.dense import (
     EF_SEARCH,
     EF_SEARCH_SMALL,
     SMALL_TABLE,
+    WALKED_ROWS,
     ef_search_for,
     literal,
 )
@@ -222,12 +223,13 @@ async def test_indexed_search_sizes_its_walk_by_the_table(
 ) -> None:
     """Past the exact size and the scanned one, the search walks with the ``ef_search`` of the
     table's row count as the planner estimates it: the small table's, or the largest once the
-    table counts more rows than ``SMALL_TABLE``."""
-    walks: list[int] = []
+    table counts more rows than ``SMALL_TABLE``, which takes ``WALKED_ROWS`` from the walk
+    (the nearest of them by exact cosine kept) where the small table's takes ``limit + 16``."""
+    walks: list[tuple[int, int]] = []
     indexed = DenseSearch._indexed
 
     async def spy(self: DenseSearch, *args: Any) -> Any:
-        walks.append(args[-1])
+        walks.append((args[-2], args[-1]))
         return await indexed(self, *args)
 
     monkeypatch.setattr(DenseSearch, "_indexed", spy)
@@ -247,7 +249,7 @@ async def test_indexed_search_sizes_its_walk_by_the_table(
         assert await stores.episodic.search(ALICE, query)
     finally:
         await stores.aclose()
-    assert walks == [EF_SEARCH_SMALL, EF_SEARCH]
+    assert walks == [(26, EF_SEARCH_SMALL), (WALKED_ROWS, EF_SEARCH)]
 
 
 async def test_indexed_search_keeps_other_users_nearer_rows_out_of_the_walk(
@@ -278,13 +280,65 @@ async def test_indexed_search_keeps_other_users_nearer_rows_out_of_the_walk(
             async with connection.transaction():
                 for setting in ("enable_seqscan", "enable_bitmapscan", "enable_sort"):
                     await connection.execute(f"SET LOCAL {setting} = off")
-                await connection.execute(store._dense_sql.walk, "40", "20000")
-                plan = await connection.fetch("EXPLAIN " + statement, *params, [], 10, [], [])
-                walked = await connection.fetch(statement, *params, [], 10, [], [])
+                await connection.execute(store._dense_sql.walk, "40", "20000", "1")
+                plan = await connection.fetch("EXPLAIN " + statement, *params, [], 10, [], [], 10)
+                walked = await connection.fetch(statement, *params, [], 10, [], [], 10)
         finally:
             await connection.close()
         assert "Index Scan using episodic_dense" in "\n".join(row[0] for row in plan)
         assert sorted(row[0] for row in walked) == sorted(f"a{n}\x1falice" for n in exact)
+    finally:
+        await stores.aclose()
+
+
+async def test_a_large_table_walk_keeps_the_exact_nearest_of_the_rows_it_takes(
+    pgvector_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``SMALL_TABLE`` rows the search takes ``WALKED_ROWS`` rows from the walk, with the
+    scan memory raised, and keeps the nearest of them by exact cosine: past 3,000 nearer rows
+    of another user, the tenant gets the exact top ten of its own rows, and the statement gives
+    ``limit + 16`` rows, not the rows walked."""
+    walks: list[tuple[int, int]] = []
+    indexed = DenseSearch._indexed
+
+    async def spy(self: DenseSearch, *args: Any) -> Any:
+        walks.append((args[-2], args[-1]))
+        return await indexed(self, *args)
+
+    monkeypatch.setattr(DenseSearch, "_indexed", spy)
+    monkeypatch.setattr(dense_search, "SCANNED_ROWS", 0)
+    monkeypatch.setattr(dense, "SMALL_TABLE", EXACT_ROWS)
+    query = _vectors(1, 25)[0]
+    mine = _vectors(EXACT_ROWS + 300, 26)
+    theirs = _vectors(3_000, 27, around=query)
+    stores = postgres.open_stores(pgvector_dsn, schema="wide", max_size=4, dense=16)
+    try:
+        await stores.open()
+        await stores.episodic.put_many(_items(ALICE, mine, "a") + _items(BOB, theirs, "b"))
+        connection = await asyncpg.connect(pgvector_dsn, server_settings={"search_path": "wide"})
+        try:
+            await connection.execute("ANALYZE episodic_items")
+            asked = MemoryQuery(
+                text="", embedding=tuple(map(float, query)), limit=10, now=FIXED_NOW
+            )
+            found = await stores.episodic.search(ALICE, asked)
+            units = mine / np.linalg.norm(mine, axis=1)[:, None]
+            exact = np.argsort(-(units @ (query / np.linalg.norm(query))))[:10]
+            assert [h.item.item_id for h in found] == [f"a{n}" for n in exact]
+            assert walks == [(WALKED_ROWS, EF_SEARCH)]
+            store = _episodic(stores)
+            assert store._dense_sql is not None
+            params = (ALICE.agent_id, ALICE.user_id, FIXED_NOW, None, literal(query.tolist(), 16))
+            async with connection.transaction():
+                await connection.execute(store._dense_sql.walk, "1000", "20000", "256")
+                rows = await connection.fetch(
+                    store._dense_sql.near, *params, [], 26, [], [], WALKED_ROWS
+                )
+            cosines = [row[1] for row in rows]
+            assert len(rows) == 26 and cosines == sorted(cosines, reverse=True)
+            assert {row[0] for row in rows[:10]} == {f"a{n}\x1falice" for n in exact}
+        finally:
+            await connection.close()
     finally:
         await stores.aclose()
 

@@ -40,9 +40,11 @@ from prefrontal.retrieval.ranking import scores
 from prefrontal.stores.postgres import memory_sql as sql
 from prefrontal.stores.postgres.dense import (
     MAX_SCAN_TUPLES,
+    SCAN_MEMORY,
     DenseColumn,
     ef_search_for,
     literal,
+    walked_rows_for,
 )
 from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.postgres.topk import TopK
@@ -94,14 +96,16 @@ class DenseStatements:
             FROM {items} AS m
             WHERE {_FILTER} AND m.item_id = ANY($8::text[]) AND {sql.KEY} = ANY($9::text[])"""
         self.near = f"""
-            WITH n AS MATERIALIZED (
+            WITH w AS MATERIALIZED (
                 SELECT m.slot, {cosine} AS c FROM {items} AS m WHERE {_FILTER}
-                ORDER BY {distance} LIMIT $7)
+                ORDER BY {distance} LIMIT $10),
+            n AS MATERIALIZED (SELECT w.slot, w.c FROM w ORDER BY w.c DESC, w.slot LIMIT $7)
             SELECT {sql.KEY}, n.c, m.length, {_COUNTS}
             FROM n JOIN {items} AS m ON m.slot = n.slot
             UNION ALL {lexical}"""
-        """The ``$7`` nearest live visible rows by the index, then the rows of keys ``$9``
-        (items ``$8``): key, cosine, length and counts of the term keys ``$6``."""
+        """The ``$7`` nearest by exact cosine of the ``$10`` nearest live visible rows by the
+        index (:func:`.dense.walked_rows_for`), then the rows of keys ``$9`` (items ``$8``):
+        key, cosine, length and counts of the term keys ``$6``."""
         self.scanned = f"""
             WITH n AS MATERIALIZED (
                 SELECT m.slot, {cosine} AS c FROM {items} AS m WHERE {_FILTER} AND {_OWNED}
@@ -114,6 +118,7 @@ class DenseStatements:
         self.walk = """SELECT set_config('hnsw.ef_search', $1, true),
             set_config('hnsw.iterative_scan', 'relaxed_order', true),
             set_config('hnsw.max_scan_tuples', $2, true),
+            set_config('hnsw.scan_mem_multiplier', $3, true),
             set_config('enable_seqscan', 'off', true),
             set_config('enable_bitmapscan', 'off', true)"""
         """The index walk's settings, for the rest of the transaction (only look-ups by key
@@ -159,13 +164,20 @@ class DenseSearch:
         readable = rows[0][3]
         few = readable is not None and readable <= SCANNED_ROWS
         ef = None if few else ef_search_for(rows[0][2])
-        return await self._indexed(query, words, vector, cosine, ef)
+        walked = walked_rows_for(rows[0][2], query.limit + MARGIN)
+        return await self._indexed(query, words, vector, cosine, walked, ef)
 
     async def _indexed(
-        self, query: Any, words: list[str], vector: str, cosine: dict[str, float], ef: int | None
+        self,
+        query: Any,
+        words: list[str],
+        vector: str,
+        cosine: dict[str, float],
+        walked: int,
+        ef: int | None,
     ) -> Signals:
-        """The signals with the nearest rows walked with ``hnsw.ef_search`` ``ef``, or found by
-        scoring every visible row (``ef`` ``None``)."""
+        """The signals with the nearest rows of the ``walked`` rows walked with
+        ``hnsw.ef_search`` ``ef``, or found by scoring every visible row (``ef`` ``None``)."""
         keys = [key(w) for w in words]
         lexical: dict[str, float] = {}
         bound, scorer = 0.0, None
@@ -175,14 +187,17 @@ class DenseSearch:
             lexical = await search.scores(depth)
             if len(search.best) >= depth and search.best:
                 bound, scorer = search.best[0], search.scorer
+        nearest = query.limit + MARGIN
+        arguments: tuple[Any, ...] = (vector, keys, nearest, ids_of(lexical), list(lexical))
         statement = self.dense.scanned
         if ef is not None:
-            await self.connection.execute(self.dense.walk, str(ef), str(MAX_SCAN_TUPLES))
-            statement, self.walked = self.dense.near, True
-        ids = sorted({k.split("\x1f", 1)[0] for k in lexical})
-        rows = await self.connection.fetch(
-            statement, *self.params, vector, keys, query.limit + MARGIN, ids, list(lexical)
-        )
+            walked = max(walked, nearest)
+            memory = SCAN_MEMORY if walked > nearest else 1
+            await self.connection.execute(
+                self.dense.walk, str(ef), str(MAX_SCAN_TUPLES), str(memory)
+            )
+            statement, self.walked, arguments = self.dense.near, True, (*arguments, walked)
+        rows = await self.connection.fetch(statement, *self.params, *arguments)
         bm25 = dict(lexical)
         extra: dict[str, float] = {}
         for found, value, length, counts in rows:
@@ -192,6 +207,11 @@ class DenseSearch:
                 if scored > 0:
                     bm25[found] = scored
         return {"bm25": bm25, "vector": keeping_median(cosine, extra)}
+
+
+def ids_of(keys: dict[str, float]) -> list[str]:
+    """The item ids of the keys (``item id``, unit separator, owner), sorted, once each."""
+    return sorted({k.split("\x1f", 1)[0] for k in keys})
 
 
 def keeping_median(sample: dict[str, float], extra: dict[str, float]) -> dict[str, float]:
