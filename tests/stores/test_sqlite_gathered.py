@@ -42,9 +42,7 @@ async def test_calls_of_one_pass_share_one_hop_and_keep_their_results(
     results: dict[int, tuple[int, int]] = {}
 
     async def ask(number: int) -> None:
-        results[number] = await gathered.run(
-            lambda: (number * 10, threading.get_ident()), limiter
-        )
+        results[number] = await gathered.run(lambda: (number * 10, threading.get_ident()), limiter)
 
     async with anyio.create_task_group() as group:
         for number in range(5):
@@ -115,11 +113,17 @@ async def test_a_first_caller_cancelled_before_the_hop_leaves_the_others_their_c
     assert sorted(results) == ["b", "c"]
 
 
-async def test_a_cancelled_caller_gets_its_cancellation_and_the_others_their_results() -> None:
-    """A caller cancelled while its call waits in the hop is cancelled; the others return."""
+async def test_a_caller_cancelled_before_its_call_began_is_cancelled_and_it_never_runs() -> None:
+    """A caller cancelled while its call waits in the hop is cancelled, its call never runs
+    (a write of a batch must not land), and the others return."""
     gathered, limiter = Gathered(), anyio.CapacityLimiter(1)
     started, release = threading.Event(), threading.Event()
     results: dict[str, str] = {}
+    ran: list[str] = []
+
+    def waiting_call() -> str:
+        ran.append("waiting")
+        return "waiting"
 
     def slow() -> str:
         started.set()
@@ -133,13 +137,47 @@ async def test_a_cancelled_caller_gets_its_cancellation_and_the_others_their_res
     waiting = anyio.CancelScope()
     async with anyio.create_task_group() as group:
         group.start_soon(ask, "slow", slow, anyio.CancelScope())
-        group.start_soon(ask, "waiting", lambda: "waiting", waiting)
+        group.start_soon(ask, "waiting", waiting_call, waiting)
         await anyio.to_thread.run_sync(started.wait, 5)
         waiting.cancel()
         await anyio.sleep(0.01)
         release.set()
     assert results == {"slow": "slow"}
     assert waiting.cancelled_caught
+    assert ran == []
+
+
+async def test_a_caller_cancelled_once_its_call_began_gets_its_outcome_first() -> None:
+    """As with ``to_thread.run_sync``: a call that has begun ends before its caller's
+    cancellation is raised, and its result is returned to it."""
+    gathered, limiter = Gathered(), anyio.CapacityLimiter(1)
+    started, release = threading.Event(), threading.Event()
+    seen: list[str] = []
+
+    def slow() -> str:
+        started.set()
+        release.wait(5)
+        return "slow"
+
+    async def ask(scope: anyio.CancelScope) -> None:
+        with scope:
+            seen.append(await gathered.run(slow, limiter))
+            await anyio.lowlevel.checkpoint()
+            seen.append("not cancelled")
+
+    async def first() -> None:
+        seen.append(await gathered.run(lambda: "first", limiter))
+
+    scope = anyio.CancelScope()
+    async with anyio.create_task_group() as group:
+        group.start_soon(first)
+        group.start_soon(ask, scope)
+        await anyio.to_thread.run_sync(started.wait, 5)
+        scope.cancel()
+        await anyio.sleep(0.01)
+        release.set()
+    assert sorted(seen) == ["first", "slow"]
+    assert scope.cancelled_caught
 
 
 async def test_reads_started_together_match_reads_alone(
