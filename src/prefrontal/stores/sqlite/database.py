@@ -5,8 +5,8 @@ the event loop. Writes go through one writer connection, one at a time
 (SQLite has a single writer anyway; queueing them here instead of in SQLite
 keeps ``database is locked`` for other processes). Reads use a bounded pool
 of read-only connections; in WAL mode they never wait for the writer and see
-every write that has returned. The reads asked for in one pass of the event
-loop (a turn's loading phases start together) share one worker-thread hop,
+every write that has returned. The reads asked for within a couple of passes
+of the event loop (a turn's loading phases start together) share one worker-thread hop,
 each still its own transaction, result and error
 (:mod:`~prefrontal.stores.sqlite.gathered`); so do the writes of a batch.
 
@@ -205,7 +205,7 @@ class Database:
 
     async def read(self, fn: Callable[[sqlite3.Connection], T], *, store: str) -> T:
         """Run ``fn(connection)`` in a read transaction in a worker thread (in one hop with
-        the reads asked for in the same pass of the event loop, one after another)."""
+        the reads asked for meanwhile, one after another: :mod:`.gathered`)."""
         await self._ensure_open(store)
         call = partial(self._run_read, fn, store)
         return await self._waiting_for_locks(call, self._readers.get(), self._gathered.get())
@@ -369,7 +369,7 @@ class Database:
         gathered: Gathered | None = None,
     ) -> T:
         """``call()`` in a worker thread, tried again while another connection holds the lock;
-        with ``gathered``, in one hop with the calls made in the same pass of the loop.
+        with ``gathered``, in one hop with the calls made meanwhile (:mod:`.gathered`).
 
         A worker thread cannot be cancelled, so SQLite waits for a lock in
         slices of ``LOCK_SLICE_MS`` only; between slices this coroutine sleeps,

@@ -1,4 +1,4 @@
-"""Calls made in one pass of the event loop, run in one worker-thread hop.
+"""Calls made within a couple of passes of the event loop, run in one worker-thread hop.
 
 A hop to a worker thread and back costs tens of microseconds of CPU (the
 thread woken, the loop woken back), more than most statements of a turn.
@@ -107,7 +107,7 @@ class Gathered:
         self._pending: list[_Call[Any]] | None = None
 
     async def run(self, fn: Callable[[], T], limiter: anyio.CapacityLimiter) -> T:
-        """``fn()`` in a worker thread under ``limiter``, with the pass's other calls."""
+        """``fn()`` in a worker thread under ``limiter``, with the calls made meanwhile."""
         call = _Call(fn)
         if self._pending is not None:
             self._pending.append(call)
