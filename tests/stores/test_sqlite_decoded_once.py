@@ -7,10 +7,14 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from prefrontal.forgetting import forget_everything
+from prefrontal.retrieval.vectors import from_blob
 from prefrontal.stores import MemoryItem, MemoryQuery, Tenant, sqlite
 from prefrontal.stores.sqlite import memory as sqlite_memory
+from prefrontal.stores.sqlite.database import to_us_or_none
 from tests.conftest import FIXED_NOW
 
 pytestmark = pytest.mark.anyio
@@ -107,3 +111,43 @@ async def test_a_row_never_recalled_is_its_decoded_body_and_a_recalled_one_its_o
     assert (recalled.recall_count, recalled.last_recalled_at) == (1, later)
     assert (first.recall_count, first.last_recalled_at) == (0, None)
     assert recalled.content == first.content and len(validations) == 1
+
+
+@given(
+    superseded_by=st.none() | st.just("m2"),
+    recall_count=st.integers(min_value=0, max_value=5),
+    recalled_after_s=st.none() | st.integers(min_value=0, max_value=10**8),
+    embedding=st.none() | st.lists(st.floats(-1, 1, width=32), min_size=1, max_size=4),
+    tags=st.lists(st.sampled_from(["ferry", "lisbon", "trip"]), max_size=2, unique=True),
+)
+def test_a_row_with_columns_is_the_model_copy_of_its_body(
+    superseded_by: str | None,
+    recall_count: int,
+    recalled_after_s: int | None,
+    embedding: list[float] | None,
+    tags: list[str],
+) -> None:
+    """A row whose columns hold what its body lacks reads as ``model_copy(update=...)`` of
+    the decoded body would: equal, the same fields set, nothing extra or private."""
+    stored = item("m1", "The ferry to Lisbon leaves at nine.")
+    stored = stored.model_copy(update={"tags": tuple(tags)}) if tags else stored
+    body = stored.model_dump_json(exclude=set(sqlite_memory._DERIVED))
+    recalled_at = (
+        None if recalled_after_s is None else FIXED_NOW + timedelta(seconds=recalled_after_s)
+    )
+    blob = None if embedding is None else sqlite_memory._blob(embedding)
+    row = (body, superseded_by, recall_count, to_us_or_none(recalled_at), blob)
+    read = sqlite_memory._with_columns(row)
+    expected = MemoryItem.model_validate_json(body).model_copy(
+        update={
+            "superseded_by": superseded_by,
+            "recall_count": recall_count,
+            "last_recalled_at": recalled_at,
+            "embedding": None if blob is None else from_blob(blob),
+        }
+    )
+    assert read == expected
+    assert read.model_dump() == expected.model_dump()
+    assert read.__pydantic_fields_set__ == expected.__pydantic_fields_set__
+    assert (read.__pydantic_extra__, read.__pydantic_private__) == (None, None)
+    assert read.model_dump_json(exclude_unset=True) == expected.model_dump_json(exclude_unset=True)

@@ -373,3 +373,38 @@ async def test_opening_reads_the_arrays_so_the_first_search_finds_them(tmp_path:
     await stores.open()
     assert arrays.changes >= 0 and arrays.segments
     await stores.aclose()
+
+
+@pytest.mark.anyio
+async def test_statistics_held_at_a_count_rank_as_the_in_memory_store(tmp_path: Path) -> None:
+    """Searches between single writes reuse the statistics read at the table's change count
+    (no statement for them the second time) and still rank as the in-memory store does once
+    a write moves the count; an erase or a forget empties them."""
+    rng = random.Random(21)
+    items = corpus(rng, 200)
+    memory, stores = InMemoryMemoryStore(), open_stores(tmp_path / "known.db")
+    await memory.put_many(items)
+    await stores.episodic.put_many(items)
+    arrays = await built(stores.episodic)
+    queries = random_queries(rng, WORDS, (1, 5, 40), 6, NOW)
+    for step, item in enumerate(corpus(rng, 12, prefix="late")):
+        for tenant in TENANTS[step % 3 :: 3]:
+            await assert_ranked_alike(memory, stores.episodic, tenant, queries)
+            await assert_ranked_alike(memory, stores.episodic, tenant, queries)
+        assert arrays.known() and arrays._known_at == arrays.changes
+        await memory.put(item)
+        await stores.episodic.put(item)
+    await stores.episodic.search(TENANTS[0], queries[0])  # read at the count the last put left
+    statements: list[str] = []
+    database = stores.episodic.database  # type: ignore[attr-defined]
+
+    def traced(connection: Any) -> None:
+        connection.set_trace_callback(statements.append)
+
+    await database.read(traced, store="test")  # one pooled connection at least is traced
+    for _ in range(4):
+        await stores.episodic.search(TENANTS[0], queries[0])
+    assert statements and not any("owner_stats" in statement for statement in statements)
+    arrays.clear()
+    assert arrays.known() == {}
+    await stores.aclose()

@@ -5,7 +5,10 @@ the event loop. Writes go through one writer connection, one at a time
 (SQLite has a single writer anyway; queueing them here instead of in SQLite
 keeps ``database is locked`` for other processes). Reads use a bounded pool
 of read-only connections; in WAL mode they never wait for the writer and see
-every write that has returned.
+every write that has returned. The reads asked for within a couple of passes
+of the event loop (a turn's loading phases start together) share one worker-thread hop,
+each still its own transaction, result and error
+(:mod:`~prefrontal.stores.sqlite.gathered`); so do the writes of a batch.
 
 Any event loop in any thread may use one ``Database``: the limiters that
 queue calls are made per running loop (:mod:`~prefrontal.stores.sqlite.per_loop`),
@@ -67,6 +70,7 @@ from prefrontal.files import create_private, private_directory
 from prefrontal.stores.durable import encodable
 from prefrontal.stores.erasures import refused
 from prefrontal.stores.sqlite.driver import delete_in_place, deletes_in_place, sqlite3
+from prefrontal.stores.sqlite.gathered import Gathered
 from prefrontal.stores.sqlite.mapped_pages import populate_maps
 from prefrontal.stores.sqlite.migrations import migrate
 from prefrontal.stores.sqlite.per_loop import PerLoop
@@ -110,6 +114,7 @@ class WriteBatch:
     database: Database
     connection: sqlite3.Connection
     limiter: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(1))
+    gathered: Gathered = field(default_factory=Gathered)
     savepoints: int = 0
     committed: bool = False
 
@@ -162,6 +167,7 @@ class Database:
         self._populate = populate
         self._readers = PerLoop(partial(anyio.CapacityLimiter, pool_size))
         self._writers = PerLoop(partial(anyio.CapacityLimiter, 1))
+        self._gathered = PerLoop(Gathered)
         self._writer_lock = threading.Lock()
         self._open_lock = threading.Lock()
         self._idle: list[sqlite3.Connection] = []
@@ -198,10 +204,11 @@ class Database:
             await anyio.to_thread.run_sync(partial(populate_maps, self.path))
 
     async def read(self, fn: Callable[[sqlite3.Connection], T], *, store: str) -> T:
-        """Run ``fn(connection)`` in a read transaction in a worker thread."""
+        """Run ``fn(connection)`` in a read transaction in a worker thread (in one hop with
+        the reads asked for meanwhile, one after another: :mod:`.gathered`)."""
         await self._ensure_open(store)
         call = partial(self._run_read, fn, store)
-        return await self._waiting_for_locks(call, self._readers.get())
+        return await self._waiting_for_locks(call, self._readers.get(), self._gathered.get())
 
     def read_here(self, fn: Callable[[sqlite3.Connection], T], *, store: str) -> T:
         """Run ``fn(connection)`` in a read transaction in the calling thread: a thread of the
@@ -220,7 +227,7 @@ class Database:
         if batch is not None and batch.database is self:
             batch.savepoints += 1
             call = partial(_in_savepoint, batch.connection, f"w{batch.savepoints}", fn, store)
-            return await anyio.to_thread.run_sync(call, limiter=batch.limiter)
+            return await batch.gathered.run(call, batch.limiter)
         await self._ensure_open(store)
         call = partial(self._holding_writer, partial(self._run_write, fn, store), store)
         return await self._waiting_for_locks(call, self._writers.get())
@@ -355,8 +362,14 @@ class Database:
         finally:
             self._writer_lock.release()
 
-    async def _waiting_for_locks(self, call: Callable[[], T], limiter: anyio.CapacityLimiter) -> T:
-        """``call()`` in a worker thread, tried again while another connection holds the lock.
+    async def _waiting_for_locks(
+        self,
+        call: Callable[[], T],
+        limiter: anyio.CapacityLimiter,
+        gathered: Gathered | None = None,
+    ) -> T:
+        """``call()`` in a worker thread, tried again while another connection holds the lock;
+        with ``gathered``, in one hop with the calls made meanwhile (:mod:`.gathered`).
 
         A worker thread cannot be cancelled, so SQLite waits for a lock in
         slices of ``LOCK_SLICE_MS`` only; between slices this coroutine sleeps,
@@ -367,6 +380,8 @@ class Database:
         give_up = anyio.current_time() + self._busy_timeout_ms / 1_000
         while True:
             try:
+                if gathered is not None:
+                    return await gathered.run(call, limiter)
                 return await anyio.to_thread.run_sync(call, limiter=limiter)
             except TransientStoreError:
                 if anyio.current_time() >= give_up:

@@ -72,6 +72,12 @@ Row = tuple[int, str, str, str, str, int | None, int, str, int]
 """``rowid, agent_id, user_id, scope, kind, valid_until, superseded, terms, length``."""
 Reader = Callable[[Callable[[sqlite3.Connection], None]], None]
 """Runs a function in a read transaction of its own, in the calling thread."""
+Known = dict[tuple[str, str], tuple[Corpus, dict[str, BoundedTerm | None]]]
+"""Per tenant (agent, user): the statistics of the collection it searches and of each term
+asked about (``None``: the collection does not hold it), as read at one change count."""
+
+KNOWN_TENANTS = 1_024
+"""The tenants whose statistics :meth:`LexicalArrays.known` holds at most (emptied past it)."""
 
 _log = structlog.get_logger("prefrontal.stores.sqlite")
 
@@ -254,6 +260,8 @@ class LexicalArrays:
         """How many times the arrays were emptied: a build begun before an erase is dropped."""
         self.failed: BaseException | None = None
         """Why the last build failed (searches walk FTS5 until :meth:`clear`)."""
+        self._known: Known = {}
+        self._known_at = -1
         columns = (
             "rowid, agent_id, user_id, scope, kind, valid_until,"
             " superseded_by IS NOT NULL, terms, length"
@@ -275,6 +283,7 @@ class LexicalArrays:
         """Drop everything held (the next search reads the table again)."""
         with self.lock:
             self.segments, self.where, self.changes = {}, {}, -1
+            self._known, self._known_at = {}, -1
             self._cleared += 1
             self.failed = None
 
@@ -326,6 +335,21 @@ class LexicalArrays:
             self.changes = changes
             return True
         return self._forward(connection, changes)
+
+    def known(self) -> Known:
+        """The BM25 statistics searches read at the change count held
+        (:func:`.topk.query_terms` reads only what it lacks), the lock held and the arrays
+        brought to the search's snapshot (:meth:`usable`).
+
+        A table's statistics (``<name>_owner_stats``, ``<name>_terms``) move only with a
+        write that moves its change count, as its postings do, so what was read at the
+        count held is what any transaction at that count reads. Emptied when the count
+        moves, by :meth:`clear` (an erase or a forget: it holds query terms) and past
+        :data:`KNOWN_TENANTS` tenants.
+        """
+        if self._known_at != self.changes or len(self._known) > KNOWN_TENANTS:
+            self._known, self._known_at = {}, self.changes
+        return self._known
 
     def _forward(self, connection: sqlite3.Connection, changes: int) -> bool:
         """Apply what changed since the count held, up to ``changes`` (covered by the log)."""

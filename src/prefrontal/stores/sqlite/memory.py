@@ -52,7 +52,7 @@ from prefrontal.stores.sqlite import topk
 from prefrontal.stores.sqlite.bulk import BulkWriter
 from prefrontal.stores.sqlite.database import (
     Database,
-    from_us_or_none,
+    from_us,
     id_list,
     to_us,
     to_us_or_none,
@@ -468,21 +468,32 @@ def _unset(item: MemoryItem) -> bool:
 
 
 def _with_columns(row: Sequence[Any]) -> MemoryItem:
-    """The decoded body of ``row`` with the columns it lacks set."""
+    """The decoded body of ``row`` with the columns it lacks set: what
+    ``model_copy(update=...)`` of those four fields gives (the same fields, the same fields
+    set), made without pydantic's generic copy (a memory read is most often one such copy).
+
+    A shallow copy, as ``model_copy`` makes: the values are the decoded body's own
+    (frozen, shared). :class:`MemoryItem` forbids extra fields and has no private
+    attributes, so both are ``None``, as ``model_copy`` leaves them.
+    """
     body, superseded_by, recall_count, last_recalled_at, embedding = row
-    return _decoded(body).model_copy(
-        update={
-            "superseded_by": superseded_by,
-            "recall_count": recall_count,
-            "last_recalled_at": from_us_or_none(last_recalled_at),
-            "embedding": _vector(embedding),
-        }
-    )
+    decoded = _decoded(body)
+    values = decoded.__dict__.copy()
+    values["superseded_by"] = superseded_by
+    values["recall_count"] = recall_count
+    values["last_recalled_at"] = None if last_recalled_at is None else from_us(last_recalled_at)
+    values["embedding"] = None if embedding is None else from_blob(embedding)
+    item = _new(MemoryItem)
+    _set(item, "__dict__", values)
+    _set(item, "__pydantic_fields_set__", decoded.__pydantic_fields_set__ | _DERIVED)
+    _set(item, "__pydantic_extra__", None)
+    _set(item, "__pydantic_private__", None)
+    return item
+
+
+_new = object.__new__
+_set = object.__setattr__
 
 
 def _scored(row: Sequence[Any], score: float, signals: dict[str, float]) -> ScoredMemory:
     return ScoredMemory(item=_item(row), score=score, signals=signals)
-
-
-def _vector(blob: bytes | None) -> tuple[float, ...] | None:
-    return None if blob is None else from_blob(blob)

@@ -53,7 +53,7 @@ from typing import Any, NamedTuple
 
 from prefrontal.retrieval.impacts import class_tokens, reaching
 from prefrontal.retrieval.ranking import BoundedTerm, Corpus, Scorer
-from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays, ScoredRows
+from prefrontal.stores.sqlite.lexical_arrays import Known, LexicalArrays, ScoredRows
 from prefrontal.stores.sqlite.visibility import restricted
 
 _CHUNK = 512
@@ -68,24 +68,49 @@ def quoted(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+KNOWN_TERMS = 4_096
+"""The terms held per tenant in a :data:`.lexical_arrays.Known` at most (emptied past it)."""
+
+
 def query_terms(
-    connection: sqlite3.Connection, statements: Any, texts: list[str], agent: str, user: str
+    connection: sqlite3.Connection,
+    statements: Any,
+    texts: list[str],
+    agent: str,
+    user: str,
+    known: Known | None = None,
 ) -> tuple[Corpus, list[BoundedTerm]]:
     """The statistics of what ``user`` of ``agent`` may read and its known terms among ``texts``,
-    highest bound first."""
+    highest bound first.
+
+    ``known``: what earlier searches read at the transaction's change count of the table
+    (:meth:`.lexical_arrays.LexicalArrays.known`); only what it lacks is read, and added.
+    """
     tenant = {"agent": agent, "user": user}
-    row = connection.execute(statements.stats, tenant).fetchone()
-    docs, tokens = row or (0, 0)
-    if not docs or not texts:
+    held = None if known is None else known.get((agent, user))
+    if held is None:
+        row = connection.execute(statements.stats, tenant).fetchone()
+        docs, tokens = row or (0, 0)
+        held = (Corpus(docs=docs or 0, tokens=tokens or 0), {})
+        if known is not None:
+            known[(agent, user)] = held
+    corpus, bounded = held
+    if not corpus.docs or not texts:
         return Corpus(docs=0, tokens=0), []
-    corpus = Corpus(docs=docs, tokens=tokens or 0)
-    rows = connection.execute(
-        statements.term_stats, {**tenant, "terms": json.dumps(texts)}
-    ).fetchall()
-    known = [_term(corpus, *row) for row in rows if row[1] > 0]
+    missing = [text for text in dict.fromkeys(texts) if text not in bounded]
+    if missing:
+        rows = connection.execute(
+            statements.term_stats, {**tenant, "terms": json.dumps(missing)}
+        ).fetchall()
+        found = {row[0]: _term(corpus, *row) for row in rows if row[1] > 0}
+        if len(bounded) + len(missing) > KNOWN_TERMS:
+            bounded.clear()
+        for text in missing:
+            bounded[text] = found.get(text)
+    known_terms = [term for text in dict.fromkeys(texts) if (term := bounded[text]) is not None]
     order = {text: i for i, text in enumerate(texts)}
-    known.sort(key=lambda t: (-t.bound, order[t.text]))
-    return corpus, known
+    known_terms.sort(key=lambda t: (-t.bound, order[t.text]))
+    return corpus, known_terms
 
 
 def _term(
@@ -140,12 +165,15 @@ def by_rowid(
     scorer is every allowed match's score; else (while they are being built,
     too), and without them, FTS5's postings are walked as the module says.
     """
-    corpus, terms = query_terms(connection, statements, texts, params["agent"], params["user"])
+    agent, user = params["agent"], params["user"]
     if arrays is not None:
         kinds = None if params["kinds"] is None else frozenset(json.loads(params["kinds"]))
         with arrays.lock:
             if arrays.usable(connection):
+                held = arrays.known()
+                corpus, terms = query_terms(connection, statements, texts, agent, user, held)
                 return arrays.top(corpus, terms, params, kinds, limit)
+    corpus, terms = query_terms(connection, statements, texts, agent, user)
     search = _TopK(connection, statements, params, corpus, terms)
     found = search.run(limit)
     bound = 0.0

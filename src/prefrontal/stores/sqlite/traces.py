@@ -121,11 +121,16 @@ def _match(text: str) -> str:
 
 
 _ENDED = f"""
-SELECT CASE WHEN substr(body, -{len(OPEN_SUFFIX)}) = ?1 THEN 0
+SELECT CASE WHEN substr(CAST(body AS BLOB), -{len(OPEN_SUFFIX)}) = CAST(?1 AS BLOB) THEN 0
     ELSE json_extract(body, '$.ending') IS NOT NULL END
 FROM traces WHERE turn_id = ?2 AND agent_id = ?3 AND user_id = ?4
 """
-"""A row when the trace has an ending; a body ending as an open trace's is not parsed."""
+"""A row when the trace has an ending; a body ending as an open trace's is not parsed.
+
+The suffix is compared as bytes: the suffix of a text counts its characters from the start
+(a quarter of the cost of reading a long trace), the suffix of a blob does not, and the
+suffix is ASCII, so its last bytes are its last characters."""
+assert OPEN_SUFFIX.isascii()
 
 _BEYOND_NEWEST = """
 DELETE FROM traces WHERE turn_id NOT IN (

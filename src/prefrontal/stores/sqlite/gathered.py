@@ -1,0 +1,128 @@
+"""Calls made within a couple of passes of the event loop, run in one worker-thread hop.
+
+A hop to a worker thread and back costs tens of microseconds of CPU (the
+thread woken, the loop woken back), more than most statements of a turn.
+A turn's loading phases start together and each asks its store for a read
+in the same pass of the loop, so :class:`Gathered` lets those calls share
+one hop: the first call waits :data:`PASSES` passes of the loop (a
+checkpoint each), then runs every call made meanwhile, one after another,
+in one worker thread; the others wait for their results.
+
+Each call keeps what it would have alone: its own function, run in its own
+context (the caller's context variables, copied when it asked), its own
+result or exception, delivered to its own caller. Only the thread and the
+limiter slot are shared. Cancellation is as ``anyio.to_thread.run_sync``'s:
+a caller cancelled before its call has begun in the thread gets its
+cancellation and the call never runs; once it has begun, the caller waits
+for it to end, gets its outcome, and the cancellation at its next
+checkpoint. If the first caller is cancelled before the hop begins, the
+hop never runs and each other caller runs its call itself.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+
+T = TypeVar("T")
+PASSES = 2
+"""Passes of the event loop a hop waits for calls to join it: a turn's recall phases ask
+for their searches a pass after the first reads (in the growing conversation of
+``tests.benchmarks.growing_turn``: 6.6 hops of reads a turn with two, 8.1 with one)."""
+
+
+class _Call(Generic[T]):
+    """One caller's call: the function, its context, then its outcome."""
+
+    __slots__ = ("context", "done", "error", "fn", "lock", "ran", "result", "withdrawn")
+
+    def __init__(self, fn: Callable[[], T]) -> None:
+        self.fn = fn
+        self.context = contextvars.copy_context()
+        self.done = anyio.Event()
+        self.ran = self.withdrawn = False
+        self.lock = threading.Lock()
+        self.result: T | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        """Run the function in the caller's context, keeping its result or its exception;
+        nothing when its caller withdrew it (cancelled) first."""
+        with self.lock:
+            if self.withdrawn:
+                return
+            self.ran = True
+        try:
+            self.result = self.context.run(self.fn)
+        except BaseException as error:  # delivered to its caller, raised there
+            self.error = error
+
+    def withdraw(self) -> bool:
+        """Keep the call from running; ``False`` when it has begun already."""
+        with self.lock:
+            self.withdrawn = not self.ran
+            return self.withdrawn
+
+    async def waited(self) -> bool:
+        """Wait for the hop; whether the call ran. A cancellation before the call has begun
+        withdraws it and is raised; after, it waits for the call's end (then raised later)."""
+        try:
+            await self.done.wait()
+        except anyio.get_cancelled_exc_class():
+            if self.withdraw():
+                raise
+            with anyio.CancelScope(shield=True):
+                await self.done.wait()
+        return self.ran
+
+    def outcome(self) -> T:
+        """The result, or the exception raised again (its traceback kept)."""
+        if self.error is not None:
+            error, self.error = self.error, None  # no reference cycle through the frame
+            raise error
+        return self.result  # type: ignore[return-value]
+
+
+def _run_all(calls: list[_Call[Any]]) -> None:
+    """Each call in turn, in the worker thread: one's exception never stops the next."""
+    for call in calls:
+        call.run()
+
+
+class Gathered:
+    """Run blocking calls in worker threads, the calls made within :data:`PASSES` passes of
+    the loop together.
+
+    One instance serves one event loop (see
+    :class:`~prefrontal.stores.sqlite.per_loop.PerLoop`).
+    """
+
+    def __init__(self) -> None:
+        self._pending: list[_Call[Any]] | None = None
+
+    async def run(self, fn: Callable[[], T], limiter: anyio.CapacityLimiter) -> T:
+        """``fn()`` in a worker thread under ``limiter``, with the calls made meanwhile."""
+        call = _Call(fn)
+        if self._pending is not None:
+            self._pending.append(call)
+            if not await call.waited():  # the hop's first caller was cancelled before it began
+                return await anyio.to_thread.run_sync(fn, limiter=limiter)
+            return call.outcome()
+        self._pending = calls = [call]
+        try:
+            try:
+                for _ in range(PASSES):
+                    await anyio.lowlevel.checkpoint()
+            finally:
+                self._pending = None
+            await anyio.to_thread.run_sync(_run_all, calls, limiter=limiter)
+        finally:
+            for other in calls[1:]:
+                other.done.set()
+        return call.outcome()
