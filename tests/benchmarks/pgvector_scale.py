@@ -317,11 +317,11 @@ Walk = tuple[int, int, str, int, int]
 ``hnsw.max_scan_tuples``, ``hnsw.scan_mem_multiplier``)."""
 WALKS: tuple[Walk, ...] = (
     (dense.EF_SEARCH_SMALL, 26, "relaxed", dense.MAX_SCAN_TUPLES, 1),
-    (dense.EF_SEARCH, dense.WALKED_ROWS, "relaxed", dense.MAX_SCAN_TUPLES, dense.SCAN_MEMORY),
+    (dense.EF_SEARCH, dense.WALKED_ROWS, "relaxed", dense.WALKED_SCAN_TUPLES, dense.SCAN_MEMORY),
 )
 """The walks whose recall is measured, of whose rows the nearest 10 count; the store's two by
-default (``limit + 16`` rows to 100,000 rows, ``WALKED_ROWS`` past them; relaxed order,
-20,000 tuples at most)."""
+default (``limit + 16`` rows to 100,000 rows, 20,000 tuples at most; ``WALKED_ROWS`` past
+them, 100,000 tuples at most; relaxed order)."""
 
 
 def _walk(text: str) -> Walk:

@@ -41,6 +41,7 @@ from prefrontal.stores.postgres import memory_sql as sql
 from prefrontal.stores.postgres.dense import (
     MAX_SCAN_TUPLES,
     SCAN_MEMORY,
+    WALKED_SCAN_TUPLES,
     DenseColumn,
     ef_search_for,
     literal,
@@ -192,10 +193,10 @@ class DenseSearch:
         statement = self.dense.scanned
         if ef is not None:
             walked = max(walked, nearest)
-            memory = SCAN_MEMORY if walked > nearest else 1
-            await self.connection.execute(
-                self.dense.walk, str(ef), str(MAX_SCAN_TUPLES), str(memory)
-            )
+            wide = walked > nearest
+            scanned = WALKED_SCAN_TUPLES if wide else MAX_SCAN_TUPLES
+            memory = SCAN_MEMORY if wide else 1
+            await self.connection.execute(self.dense.walk, str(ef), str(scanned), str(memory))
             statement, self.walked, arguments = self.dense.near, True, (*arguments, walked)
         rows = await self.connection.fetch(statement, *self.params, *arguments)
         bm25 = dict(lexical)
