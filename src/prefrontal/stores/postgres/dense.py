@@ -81,8 +81,8 @@ def walked_rows_for(rows: float, nearest: int) -> int:
 
 
 EF_SEARCH_SHOWN = (
-    f"ef_search={EF_SEARCH}, {WALKED_ROWS:,} rows walked, scan memory x{SCAN_MEMORY}"
-    f" ({EF_SEARCH_SMALL} and limit + 16 rows to {SMALL_TABLE:,} rows)"
+    f"ef_search={EF_SEARCH}, {WALKED_ROWS:,} rows walked"
+    f" ({EF_SEARCH_SMALL}, limit + 16 rows to {SMALL_TABLE:,} rows)"
 )
 """The search settings as status output shows them."""
 MAX_SCAN_TUPLES = 20_000
