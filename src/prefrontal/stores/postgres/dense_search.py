@@ -17,7 +17,9 @@ search's repeatable-read transaction:
   one of them, read through the owners' index (:func:`.dense.owners_index`):
   exact, and no HNSW walk whose filter rejects most of what it visits.
 - **past that, the index** (one statement more): the HNSW walk for the
-  nearest :data:`MARGIN` + ``limit`` rows with pgvector's iterative scan
+  nearest :data:`MARGIN` + ``limit`` rows (in a table of more than
+  :data:`.dense.SMALL_TABLE` rows, the nearest by exact cosine of
+  :data:`.dense.WALKED_ROWS` rows taken from it) with pgvector's iterative scan
   (``hnsw.iterative_scan``), which keeps walking while the tenancy filter
   rejects what it finds, so another tenant's rows never fill the top; in
   the same statement, the cosine of the BM25 top rows (:class:`.topk.TopK`)
