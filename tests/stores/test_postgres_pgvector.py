@@ -218,14 +218,10 @@ def test_the_walk_is_wider_past_a_small_table() -> None:
     assert ef_search_for(SMALL_TABLE + 1) == ef_search_for(-1) == EF_SEARCH
 
 
-async def test_indexed_search_sizes_its_walk_by_the_table(
-    pgvector_dsn: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Past the exact size and the scanned one, the search walks with the ``ef_search`` of the
-    table's row count as the planner estimates it: the small table's, or the largest once the
-    table counts more rows than ``SMALL_TABLE``, which takes ``WALKED_ROWS`` from the walk
-    (the nearest of them by exact cosine kept) where the small table's takes ``limit + 16``."""
-    walks: list[tuple[int, int]] = []
+def _walks_recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int | None]]:
+    """The (rows walked, ``ef_search``) of each indexed search from now on (``ef_search``
+    ``None``: every visible row scored, no walk)."""
+    walks: list[tuple[int, int | None]] = []
     indexed = DenseSearch._indexed
 
     async def spy(self: DenseSearch, *args: Any) -> Any:
@@ -233,6 +229,23 @@ async def test_indexed_search_sizes_its_walk_by_the_table(
         return await indexed(self, *args)
 
     monkeypatch.setattr(DenseSearch, "_indexed", spy)
+    return walks
+
+
+def _exact_nearest(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """The indexes of ``rows``' ten nearest to ``query`` by cosine, nearest first."""
+    units = rows / np.linalg.norm(rows, axis=1)[:, None]
+    return np.argsort(-(units @ (query / np.linalg.norm(query))))[:10]
+
+
+async def test_indexed_search_sizes_its_walk_by_the_table(
+    pgvector_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the exact size and the scanned one, the search walks with the ``ef_search`` of the
+    table's row count as the planner estimates it: the small table's, or the largest once the
+    table counts more rows than ``SMALL_TABLE``, which takes ``WALKED_ROWS`` from the walk
+    (the nearest of them by exact cosine kept) where the small table's takes ``limit + 16``."""
+    walks = _walks_recorded(monkeypatch)
     monkeypatch.setattr(dense_search, "SCANNED_ROWS", 0)
     stores = postgres.open_stores(pgvector_dsn, schema="sized", max_size=4, dense=16)
     try:
@@ -268,8 +281,7 @@ async def test_indexed_search_keeps_other_users_nearer_rows_out_of_the_walk(
         found = await stores.episodic.search(
             ALICE, MemoryQuery(text="", embedding=tuple(map(float, query)), limit=10, now=FIXED_NOW)
         )
-        units = mine / np.linalg.norm(mine, axis=1)[:, None]
-        exact = np.argsort(-(units @ (query / np.linalg.norm(query))))[:10]
+        exact = _exact_nearest(mine, query)
         assert [h.item.item_id for h in found] == [f"a{n}" for n in exact]
         store = _episodic(stores)
         assert store._dense_sql is not None
@@ -298,14 +310,7 @@ async def test_a_large_table_walk_keeps_the_exact_nearest_of_the_rows_it_takes(
     scan memory raised, and keeps the nearest of them by exact cosine: past 3,000 nearer rows
     of another user, the tenant gets the exact top ten of its own rows, and the statement gives
     ``limit + 16`` rows, not the rows walked."""
-    walks: list[tuple[int, int]] = []
-    indexed = DenseSearch._indexed
-
-    async def spy(self: DenseSearch, *args: Any) -> Any:
-        walks.append((args[-2], args[-1]))
-        return await indexed(self, *args)
-
-    monkeypatch.setattr(DenseSearch, "_indexed", spy)
+    walks = _walks_recorded(monkeypatch)
     monkeypatch.setattr(dense_search, "SCANNED_ROWS", 0)
     monkeypatch.setattr(dense, "SMALL_TABLE", EXACT_ROWS)
     query = _vectors(1, 25)[0]
@@ -322,8 +327,7 @@ async def test_a_large_table_walk_keeps_the_exact_nearest_of_the_rows_it_takes(
                 text="", embedding=tuple(map(float, query)), limit=10, now=FIXED_NOW
             )
             found = await stores.episodic.search(ALICE, asked)
-            units = mine / np.linalg.norm(mine, axis=1)[:, None]
-            exact = np.argsort(-(units @ (query / np.linalg.norm(query))))[:10]
+            exact = _exact_nearest(mine, query)
             assert [h.item.item_id for h in found] == [f"a{n}" for n in exact]
             assert walks == [(WALKED_ROWS, EF_SEARCH)]
             store = _episodic(stores)
@@ -349,14 +353,7 @@ async def test_a_tenant_of_few_items_is_scored_exactly_not_walked(
     """Past the exact size, a tenant who may read at most ``SCANNED_ROWS`` items (the
     statistics' count) gets the exact nearest of its own rows by scoring every one of them
     through the owners' index, never the walk; with the bound below its count, it is walked."""
-    paths: list[int | None] = []
-    indexed = DenseSearch._indexed
-
-    async def spy(self: DenseSearch, *args: Any) -> Any:
-        paths.append(args[-1])
-        return await indexed(self, *args)
-
-    monkeypatch.setattr(DenseSearch, "_indexed", spy)
+    walks = _walks_recorded(monkeypatch)
     query = _vectors(1, 15)[0]
     mine = _vectors(EXACT_ROWS + 300, 16)
     theirs = _vectors(3_000, 17, around=query)
@@ -366,8 +363,7 @@ async def test_a_tenant_of_few_items_is_scored_exactly_not_walked(
         await stores.episodic.put_many(_items(ALICE, mine, "a") + _items(BOB, theirs, "b"))
         asked = MemoryQuery(text="", embedding=tuple(map(float, query)), limit=10, now=FIXED_NOW)
         found = await stores.episodic.search(ALICE, asked)
-        units = mine / np.linalg.norm(mine, axis=1)[:, None]
-        exact = np.argsort(-(units @ (query / np.linalg.norm(query))))[:10]
+        exact = _exact_nearest(mine, query)
         assert [h.item.item_id for h in found] == [f"a{n}" for n in exact]
         monkeypatch.setattr(dense_search, "SCANNED_ROWS", EXACT_ROWS)
         assert await stores.episodic.search(ALICE, asked)
@@ -385,7 +381,7 @@ async def test_a_tenant_of_few_items_is_scored_exactly_not_walked(
         assert "episodic_dense_owner" in "\n".join(row[0] for row in plan)
     finally:
         await stores.aclose()
-    assert paths == [None, EF_SEARCH]  # never analysed: the table is not counted
+    assert [ef for _, ef in walks] == [None, EF_SEARCH]  # never analysed: not counted
 
 
 async def test_opening_a_pgvector_table_without_the_owners_index_builds_it(
