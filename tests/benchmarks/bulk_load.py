@@ -2,6 +2,7 @@
 
     python -m tests.benchmarks.bulk_load --items 50000
     python -m tests.benchmarks.bulk_load --items 50000 --vectors
+    python -m tests.benchmarks.bulk_load --items 50000 --embed
     python -m tests.benchmarks.bulk_load --items 50000 --base /tmp/base/src --repeats 3
     python -m tests.benchmarks.bulk_load --items 50000 --postgres
 
@@ -18,7 +19,13 @@ work on a shared machine moves less.
 
 ``--vectors`` gives every item a 384-dimension hashing embedding off the
 clock, so the load writes vectors but computes none; the embedding
-time is reported apart (``embed_s``, ``embedded_per_s``).
+time is reported apart (``embed_s``, ``embedded_per_s``). ``--embed`` gives
+the stores that embedder instead and the items none: each ``put_many``
+embeds its batch on the clock, as a load of items without vectors into a
+store with an embedder does.
+
+The parent prints a line to standard error as each measurement ends (a
+comparison runs for a while), and the figures on standard output.
 
 ``--base SRC`` (another checkout's ``src``) measures it too, the two
 alternating ``--repeats`` times, and reports the medians and their ratio
@@ -32,6 +39,7 @@ import contextlib
 import itertools
 import json
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -56,6 +64,7 @@ class _Load:
 
     def __init__(self, vectors: bool) -> None:
         self.embedder = HashingEmbedder(DIMENSIONS) if vectors else None
+        """Embeds the items off the clock (``--vectors``)."""
         self.load_s = self.cpu_s = self.embed_s = 0.0
 
     async def embedded(self, items: list[MemoryItem]) -> list[MemoryItem]:
@@ -79,20 +88,21 @@ class _Load:
 
 
 async def measure(
-    count: int, *, batch: int, vectors: bool, dsn: str | None, schema: str
+    count: int, *, batch: int, vectors: bool, embed: bool, dsn: str | None, schema: str
 ) -> dict[str, float]:
     """One load of ``count`` new items (see the module docstring)."""
     load = _Load(vectors)
     generated = memories(count, tenant=TENANT)
+    embedder = HashingEmbedder(DIMENSIONS) if embed else None
     with tempfile.TemporaryDirectory(prefix="prefrontal-bulk-") as scratch:
         if dsn is None:
             from prefrontal.stores.sqlite import open_stores
 
-            stores = open_stores(Path(scratch) / "bulk.db")
+            stores = open_stores(Path(scratch) / "bulk.db", embedder=embedder)
         else:
             from prefrontal.stores import postgres
 
-            stores = postgres.open_stores(dsn, schema=schema, max_size=2)
+            stores = postgres.open_stores(dsn, schema=schema, max_size=2, embedder=embedder)
         while items := list(itertools.islice(generated, batch)):
             await load.put(stores, await load.embedded(items))
         started, cpu = time.perf_counter(), time.process_time()
@@ -129,10 +139,17 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in sources}
     common = ["--items", str(args.items), "--batch", str(args.batch)]
     common += ["--vectors"] if args.vectors else []
+    common += ["--embed"] if args.embed else []
     with _server(args.postgres) as dsn:
         for repeat, (name, source) in itertools.product(range(args.repeats), sources.items()):
             where = [] if dsn is None else ["--dsn", dsn, "--schema", f"{name}{repeat}"]
-            runs[name].append(_run(source, [*common, *where]))
+            runs[name].append(figures := _run(source, [*common, *where]))
+            print(
+                f"{name} {repeat + 1}/{args.repeats}: {figures['items_per_s']:,.0f} items/s,"
+                f" {figures['items_per_cpu_s']:,.0f} per CPU second",
+                file=sys.stderr,
+                flush=True,
+            )
     table: dict[str, Any] = {
         name: {key: statistics.median(run[key] for run in got) for key in got[0]}
         for name, got in runs.items()
@@ -147,6 +164,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--items", type=int, default=50_000)
     parser.add_argument("--batch", type=int, default=5_000)
     parser.add_argument("--vectors", action="store_true", help="items carry 384-d vectors")
+    parser.add_argument("--embed", action="store_true", help="the stores embed (384-d)")
     parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL server")
     parser.add_argument("--base", type=Path, help="another checkout's src, measured too")
     parser.add_argument("--repeats", type=int, default=1)
@@ -160,6 +178,7 @@ def main(argv: list[str] | None = None) -> None:
                 args.items,
                 batch=args.batch,
                 vectors=args.vectors,
+                embed=args.embed,
                 dsn=args.dsn,
                 schema=args.schema,
             )
