@@ -18,12 +18,23 @@ from typing import Any
 
 import pytest
 
+from prefrontal.retrieval.embedder import HashingEmbedder
+from prefrontal.stores.long_term import MemoryQuery
 from prefrontal.stores.sqlite import open_stores
 from prefrontal.stores.sqlite.bulk import AT_LEAST, BulkWriter
 from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.stores.sqlite.migrations import insert_triggers, migrate
-from tests.stores.bulk_batch import TENANTS, batch, item, one_run, searched, stored, written
+from tests.stores.bulk_batch import (
+    NOW,
+    TENANTS,
+    batch,
+    item,
+    one_run,
+    searched,
+    stored,
+    written,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -168,3 +179,42 @@ def test_a_row_stores_each_vector_as_the_float32_bytes_numpy_gives() -> None:
     for vector in vectors:
         with np.errstate(over="ignore"):  # NumPy warns of the overflow it gives
             assert _blob(vector) == to_blob(vector)
+
+
+async def test_a_store_that_embeds_a_bulk_load_searches_as_after_puts(tmp_path: Path) -> None:
+    """Items without vectors into stores with a hashing embedder: ``put_many`` embeds the batch
+    at once, ``put`` one text at a time; the rows (vectors included) are the same, and so are
+    the lexical and the hybrid hits of every tenant."""
+    embedder = HashingEmbedder(16)
+    rng = random.Random(41)
+    items = [
+        item(rng, n, TENANTS[n % 3]).model_copy(update={"embedding": None})
+        for n in range(3 * AT_LEAST)
+    ]
+    for path, bulk in ((tmp_path / "bulk.db", True), (tmp_path / "single.db", False)):
+        stores = open_stores(path, embedder=embedder)
+        await written(stores.episodic, [], items, bulk=bulk)
+        await stores.aclose()
+    bulk_rows, single_rows = (
+        dump(tmp_path / "bulk.db", "episodic"),
+        dump(tmp_path / "single.db", "episodic"),
+    )
+    assert all(len(row[17]) == 4 * 16 for row in bulk_rows["items"])  # each embedding
+    assert bulk_rows == single_rows
+
+    async def hits(path: Path, with_embedder: bool) -> list[list[tuple[str, str, float]]]:
+        stores = open_stores(path, embedder=embedder if with_embedder else None)
+        found = []
+        for tenant in TENANTS:
+            for text in ("invoice payment", "launch review urgent", "alice onlyword", "plan"):
+                query = MemoryQuery(text=text, limit=10, now=NOW)
+                got = await stores.episodic.search(tenant, query)
+                found.append([(h.item.item_id, h.item.user_id, round(h.score, 9)) for h in got])
+        await stores.aclose()
+        return found
+
+    for hybrid in (False, True):
+        assert await hits(tmp_path / "bulk.db", hybrid) == await hits(
+            tmp_path / "single.db", hybrid
+        )
+        assert any(await hits(tmp_path / "bulk.db", hybrid))
