@@ -107,6 +107,51 @@ async def test_a_turns_writes_behind_it_are_one_transaction(tmp_path: Path) -> N
     assert statements.count("COMMIT") == 1
     assert sum(s.startswith("SAVEPOINT") for s in statements) >= 3
     assert stats.failed == 0
+    # committed without a sync of its own: the end of the turn's exchange syncs it
+    assert statements[0] == "PRAGMA synchronous = NORMAL"
+    assert statements[-1] == "PRAGMA synchronous = FULL"
+
+
+def synchronous(database: Database) -> int:
+    """The writer's safety level (2: FULL, 1: NORMAL)."""
+    assert database._writer is not None
+    return int(database._writer.execute("PRAGMA synchronous").fetchone()[0])
+
+
+async def test_an_unsynced_batch_leaves_the_writer_synced(tmp_path: Path) -> None:
+    """``batch(synced=False)`` commits at NORMAL, then every later commit syncs again,
+    whether the batch committed or rolled back; a NORMAL database stays NORMAL."""
+    database = Database(tmp_path / "batch.db")
+    await database.write(insert("before"), store="t")
+    statements: list[str] = []
+    assert database._writer is not None
+    database._writer.set_trace_callback(statements.append)
+    async with database.batch(synced=False) as batch:
+        await database.write(insert("kept"), store="t")
+    assert statements[:2] == ["PRAGMA synchronous = NORMAL", "BEGIN IMMEDIATE"]
+    assert statements[-2:] == ["COMMIT", "PRAGMA synchronous = FULL"]
+    assert batch.committed and synchronous(database) == 2
+
+    async def give_up() -> None:
+        async with database.batch(synced=False):
+            await database.write(insert("lost"), store="t")
+            raise RuntimeError("the caller gave up")
+
+    with pytest.raises(RuntimeError):
+        await give_up()
+    assert synchronous(database) == 2
+    async with database.batch():
+        await database.write(insert("synced"), store="t")
+    assert statements[-1] == "COMMIT"
+    assert await rows(database) == ["before", "kept", "synced"]
+    await database.aclose()
+
+    normal = Database(tmp_path / "normal.db", synchronous="NORMAL")
+    await normal.write(insert("before"), store="t")
+    async with normal.batch(synced=False):
+        await normal.write(insert("kept"), store="t")
+    assert synchronous(normal) == 1
+    await normal.aclose()
 
 
 @dataclass
