@@ -106,17 +106,23 @@ def from_us_or_none(value: int | None) -> datetime | None:
 
 @dataclass
 class WriteBatch:
-    """One transaction open on the writer connection, shared by the writes of a block.
+    """One transaction on the writer connection, shared by the writes of a block.
 
-    ``committed`` turns true as soon as the transaction has committed.
+    It begins in the worker thread of the block's first write, in the same
+    hop (a block that writes nothing never begins one). ``committed`` turns
+    true as soon as the transaction has committed (at once for a block that
+    wrote nothing).
     """
 
     database: Database
-    connection: sqlite3.Connection
+    unsynced: bool = False
+    """Whether its commit skips the sync (``batch(synced=False)`` on a FULL database)."""
     limiter: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(1))
     gathered: Gathered = field(default_factory=Gathered)
     savepoints: int = 0
     committed: bool = False
+    connection: sqlite3.Connection | None = None
+    """The writer, in the transaction begun (the writer lock held), once a write has begun it."""
 
 
 _BATCH: ContextVar[WriteBatch | None] = ContextVar("prefrontal_sqlite_batch", default=None)
@@ -226,8 +232,11 @@ class Database:
         batch = _BATCH.get()
         if batch is not None and batch.database is self:
             batch.savepoints += 1
-            call = partial(_in_savepoint, batch.connection, f"w{batch.savepoints}", fn, store)
-            return await batch.gathered.run(call, batch.limiter)
+            call = partial(self._in_batch, batch, f"w{batch.savepoints}", fn, store)
+            if batch.connection is not None:
+                return await batch.gathered.run(call, batch.limiter)
+            # it may begin the batch: waits for the file's lock as a write outside one does
+            return await self._waiting_for_locks(call, batch.limiter, batch.gathered)
         await self._ensure_open(store)
         call = partial(self._holding_writer, partial(self._run_write, fn, store), store)
         return await self._waiting_for_locks(call, self._writers.get())
@@ -325,26 +334,36 @@ class Database:
             yield joined
             return
         await self._ensure_open("database")
-        unsynced = not synced and self._synchronous == "FULL"
+        batch = WriteBatch(self, unsynced=not synced and self._synchronous == "FULL")
         async with self._writers.get():
-            begin = partial(self._begun, unsynced)
-            connection = await self._waiting_for_locks(begin, anyio.CapacityLimiter(1))
             try:
-                batch = WriteBatch(self, connection)
                 token = _BATCH.set(batch)
                 try:
                     yield batch
                 except BaseException:
-                    with anyio.CancelScope(shield=True):
-                        await anyio.to_thread.run_sync(partial(_roll_back, connection, unsynced))
+                    if batch.connection is not None:
+                        undo = partial(_roll_back, batch.connection, batch.unsynced)
+                        with anyio.CancelScope(shield=True):
+                            await anyio.to_thread.run_sync(undo)
                     raise
                 finally:
                     _BATCH.reset(token)
-                commit = partial(_commit_or_roll_back, connection, unsynced)
-                await anyio.to_thread.run_sync(commit)
+                if batch.connection is not None:
+                    commit = partial(_commit_or_roll_back, batch.connection, batch.unsynced)
+                    await anyio.to_thread.run_sync(commit)
                 batch.committed = True
             finally:
-                self._writer_lock.release()
+                if batch.connection is not None:
+                    self._writer_lock.release()
+
+    def _in_batch(
+        self, batch: WriteBatch, name: str, fn: Callable[[sqlite3.Connection], T], store: str
+    ) -> T:
+        """``fn`` in savepoint ``name`` of ``batch``, beginning the batch's transaction first
+        when no write has (in the worker thread: the begin shares the write's hop)."""
+        if batch.connection is None:
+            batch.connection = self._begun(batch.unsynced)
+        return _in_savepoint(batch.connection, name, fn, store)
 
     def _begun(self, unsynced: bool = False) -> sqlite3.Connection:
         """The writer in a transaction begun, the writer lock held (the caller releases it);
