@@ -42,10 +42,10 @@ WRITER = textwrap.dedent(
 )
 
 
-def run_and_kill(path: Path, start: int, acknowledged: int) -> dict[int, int]:
+def run_and_kill(path: Path, start: int, acknowledged: int, writer: str = WRITER) -> dict[int, int]:
     """Start a writer, read its acknowledgements, SIGKILL it mid-stream; return what it acked."""
     acked: dict[int, int] = {}
-    command = [sys.executable, "-c", WRITER, str(path), str(start)]
+    command = [sys.executable, "-c", writer, str(path), str(start)]
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as child:
         assert child.stdout is not None
         deadline = time.monotonic() + 60
@@ -89,6 +89,45 @@ def test_sigkill_mid_stream_loses_no_acknowledged_write(tmp_path: Path) -> None:
     start, seen = 0, dict[int, int]()
     for acknowledged in (150, 40, 300):
         acked = run_and_kill(path, start, acknowledged)
+        assert acked, "the writer acknowledged nothing"
+        seen |= acked
+        check(path, seen)
+        start = max(acked) + 1
+
+
+UNSYNCED_WRITER = textwrap.dedent(
+    """
+    import sys, anyio
+    from prefrontal.stores import ConversationTurn, MemoryItem, Role, sqlite
+
+    async def main(path, start):
+        stores = sqlite.open_stores(path)
+        database = stores.episodic.database
+        n = start
+        while True:
+            async with database.batch(synced=False):  # as a turn's writes behind it
+                await stores.episodic.put_many([
+                    MemoryItem(item_id=f"m{n}-0", agent_id="a", user_id="u",
+                               content=f"memory {n} written unsynced, kiwis")
+                ])
+                await stores.conversation.append(ConversationTurn(
+                    item_id=f"t{n}", agent_id="a", user_id="u", session_id="s",
+                    role=Role.USER, content=f"turn {n}"))
+            print(n, 1, flush=True)
+            n += 1
+
+    anyio.run(main, sys.argv[1], int(sys.argv[2]))
+    """
+)
+
+
+def test_sigkill_loses_no_batch_committed_unsynced(tmp_path: Path) -> None:
+    """A batch committed without a sync (a turn's writes behind it) survives a killed
+    process: the log is written at each commit, only its sync is left to the next."""
+    path = tmp_path / "unsynced.db"
+    start, seen = 0, dict[int, int]()
+    for acknowledged in (120, 30):
+        acked = run_and_kill(path, start, acknowledged, UNSYNCED_WRITER)
         assert acked, "the writer acknowledged nothing"
         seen |= acked
         check(path, seen)

@@ -10,8 +10,12 @@ import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
+import anyio
+import anyio.to_thread
 import pytest
 
 from prefrontal import Stores
@@ -107,6 +111,51 @@ async def test_a_turns_writes_behind_it_are_one_transaction(tmp_path: Path) -> N
     assert statements.count("COMMIT") == 1
     assert sum(s.startswith("SAVEPOINT") for s in statements) >= 3
     assert stats.failed == 0
+    # committed without a sync of its own: the end of the turn's exchange syncs it
+    assert statements[0] == "PRAGMA synchronous = NORMAL"
+    assert statements[-1] == "PRAGMA synchronous = FULL"
+
+
+def synchronous(database: Database) -> int:
+    """The writer's safety level (2: FULL, 1: NORMAL)."""
+    assert database._writer is not None
+    return int(database._writer.execute("PRAGMA synchronous").fetchone()[0])
+
+
+async def test_an_unsynced_batch_leaves_the_writer_synced(tmp_path: Path) -> None:
+    """``batch(synced=False)`` commits at NORMAL, then every later commit syncs again,
+    whether the batch committed or rolled back; a NORMAL database stays NORMAL."""
+    database = Database(tmp_path / "batch.db")
+    await database.write(insert("before"), store="t")
+    statements: list[str] = []
+    assert database._writer is not None
+    database._writer.set_trace_callback(statements.append)
+    async with database.batch(synced=False) as batch:
+        await database.write(insert("kept"), store="t")
+    assert statements[:2] == ["PRAGMA synchronous = NORMAL", "BEGIN IMMEDIATE"]
+    assert statements[-2:] == ["COMMIT", "PRAGMA synchronous = FULL"]
+    assert batch.committed and synchronous(database) == 2
+
+    async def give_up() -> None:
+        async with database.batch(synced=False):
+            await database.write(insert("lost"), store="t")
+            raise RuntimeError("the caller gave up")
+
+    with pytest.raises(RuntimeError):
+        await give_up()
+    assert synchronous(database) == 2
+    async with database.batch():
+        await database.write(insert("synced"), store="t")
+    assert statements[-1] == "COMMIT"
+    assert await rows(database) == ["before", "kept", "synced"]
+    await database.aclose()
+
+    normal = Database(tmp_path / "normal.db", synchronous="NORMAL")
+    await normal.write(insert("before"), store="t")
+    async with normal.batch(synced=False):
+        await normal.write(insert("kept"), store="t")
+    assert synchronous(normal) == 1
+    await normal.aclose()
 
 
 @dataclass
@@ -147,3 +196,52 @@ def test_only_stores_on_one_database_share_a_batch(tmp_path: Path) -> None:
     assert batch is not None and batch.__self__ is stores.traces.database  # type: ignore[attr-defined]
     mixed = stores.replace(traces=Stores.in_memory().traces)
     assert shared_batch([mixed.traces, mixed.working_memory]) is None
+
+
+async def test_a_batch_begins_in_its_first_writes_hop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writes asked together in a batch take one worker-thread hop with its begin, then one
+    for the commit; a batch that writes nothing takes none."""
+    database = Database(tmp_path / "batch.db")
+    await database.write(insert("before"), store="t")
+    hops: list[object] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def counted(fn: Callable[..., object], *args: object, **kwargs: Any) -> object:
+        hops.append(fn)
+        return await run_sync(fn, *args, **kwargs)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+    async with database.batch() as batch, anyio.create_task_group() as group:
+        for value in ("one", "two", "three"):
+            group.start_soon(partial(database.write, insert(value), store="t"))
+    assert batch.committed and len(hops) == 2
+    hops.clear()
+    async with database.batch() as empty:
+        pass
+    assert empty.committed and hops == []
+    monkeypatch.undo()
+    assert await rows(database) == ["before", "one", "three", "two"]
+    await database.aclose()
+
+
+async def test_a_batch_waits_for_another_connections_write_lock(tmp_path: Path) -> None:
+    """The first write of a batch begins it once another connection lets go of the file."""
+    database = Database(tmp_path / "batch.db")
+    await database.write(insert("before"), store="t")
+    other = sqlite3.connect(tmp_path / "batch.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+
+    async def let_go() -> None:
+        await anyio.sleep(0.1)
+        other.execute("COMMIT")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(let_go)
+        async with database.batch() as batch:
+            await database.write(insert("after"), store="t")
+    other.close()
+    assert batch.committed
+    assert await rows(database) == ["after", "before"]
+    await database.aclose()

@@ -125,7 +125,7 @@ class Orchestrator:
         self._writes = TurnWrites(
             self.config.writes,
             attempts=self.config.store_attempts,
-            batch=shared_batch(written),
+            batch=shared_batch(written, synced=False),
             in_process=in_process(written),
         )
         self._admission = Admission(self.config.admission)

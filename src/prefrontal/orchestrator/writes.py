@@ -31,8 +31,12 @@ Durability, as the caller sees it:
   process finds them.
 - **One transaction per turn** where the stores allow it: when the stores
   written behind a turn share one database that can batch writes (SQLite's
-  ``Database.batch``), a turn's writes are savepoints of one transaction
-  (one sync instead of one per write). A write that fails is rolled back
+  ``Database.batch``), a turn's writes are savepoints of one transaction,
+  committed without a sync of its own (``batch(synced=False)``): the next
+  synced commit, the exchange that ends the turn, syncs both, so a turn
+  costs one sync. They survive a killed process once committed; a power cut
+  before that next sync may lose them (the file stays sound, and a later
+  write is never kept without them). A write that fails is rolled back
   alone and counted as failed; the others are counted as written only once
   the transaction has committed; when it does not commit (the time limit,
   a cancellation, a failed commit), every one of them is counted as failed

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Generic, Protocol, TypeVar
 
 import structlog
@@ -52,19 +53,23 @@ Batch = Callable[[], AbstractAsyncContextManager[Committed]]
 """Opens a block whose writes share one transaction (``Database.batch`` of SQLite)."""
 
 
-def shared_batch(backends: Iterable[object]) -> Batch | None:
+def shared_batch(backends: Iterable[object], *, synced: bool = True) -> Batch | None:
     """The ``batch`` of the one database every backend in ``backends`` is on, if it has one.
 
     ``None`` when the backends are on different databases (or none: in
     memory), or when that database cannot batch writes: then each write is
-    its own transaction.
+    its own transaction. ``synced=False``: its transactions commit without a
+    sync of their own (``batch(synced=False)``; SQLite's
+    :meth:`~prefrontal.stores.sqlite.Database.batch` says what survives what).
     """
     databases = {id(d): d for d in (getattr(b, "database", None) for b in backends)}
     if len(databases) != 1:
         return None
     (database,) = databases.values()
     batch = getattr(database, "batch", None)
-    return batch if callable(batch) else None
+    if not callable(batch):
+        return None
+    return batch if synced else partial(batch, synced=False)
 
 
 class SharesDatabase(Generic[DatabaseT]):

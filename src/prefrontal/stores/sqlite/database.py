@@ -106,17 +106,23 @@ def from_us_or_none(value: int | None) -> datetime | None:
 
 @dataclass
 class WriteBatch:
-    """One transaction open on the writer connection, shared by the writes of a block.
+    """One transaction on the writer connection, shared by the writes of a block.
 
-    ``committed`` turns true as soon as the transaction has committed.
+    It begins in the worker thread of the block's first write, in the same
+    hop (a block that writes nothing never begins one). ``committed`` turns
+    true as soon as the transaction has committed (at once for a block that
+    wrote nothing).
     """
 
     database: Database
-    connection: sqlite3.Connection
+    unsynced: bool = False
+    """Whether its commit skips the sync (``batch(synced=False)`` on a FULL database)."""
     limiter: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(1))
     gathered: Gathered = field(default_factory=Gathered)
     savepoints: int = 0
     committed: bool = False
+    connection: sqlite3.Connection | None = None
+    """The writer, in the transaction begun (the writer lock held), once a write has begun it."""
 
 
 _BATCH: ContextVar[WriteBatch | None] = ContextVar("prefrontal_sqlite_batch", default=None)
@@ -226,8 +232,11 @@ class Database:
         batch = _BATCH.get()
         if batch is not None and batch.database is self:
             batch.savepoints += 1
-            call = partial(_in_savepoint, batch.connection, f"w{batch.savepoints}", fn, store)
-            return await batch.gathered.run(call, batch.limiter)
+            call = partial(self._in_batch, batch, f"w{batch.savepoints}", fn, store)
+            if batch.connection is not None:
+                return await batch.gathered.run(call, batch.limiter)
+            # it may begin the batch: waits for the file's lock as a write outside one does
+            return await self._waiting_for_locks(call, batch.limiter, batch.gathered)
         await self._ensure_open(store)
         call = partial(self._holding_writer, partial(self._run_write, fn, store), store)
         return await self._waiting_for_locks(call, self._writers.get())
@@ -306,44 +315,73 @@ class Database:
         await self.scrub(store=store)
 
     @asynccontextmanager
-    async def batch(self) -> AsyncIterator[WriteBatch]:
+    async def batch(self, *, synced: bool = True) -> AsyncIterator[WriteBatch]:
         """One write transaction for the writes made inside the block (see the module's text).
 
         Holds the writer for the whole block. Nested inside another batch of
         this database, it joins that one. Committed only when the block ends
         without an error (the batch's ``committed`` says so at once);
         any exception, cancellation included, rolls the whole batch back.
+
+        ``synced=False`` commits without a sync of its own, as
+        ``synchronous=NORMAL`` does: the transaction survives a killed
+        process at once, and a power cut once the next synced commit of the
+        file (any other write, or a checkpoint) has synced the log, which
+        holds it before that commit's own changes. With ``synchronous="NORMAL"``
+        every commit is made so.
         """
         if (joined := _BATCH.get()) is not None and joined.database is self:
             yield joined
             return
         await self._ensure_open("database")
+        batch = WriteBatch(self, unsynced=not synced and self._synchronous == "FULL")
         async with self._writers.get():
-            connection = await self._waiting_for_locks(self._begun, anyio.CapacityLimiter(1))
             try:
-                batch = WriteBatch(self, connection)
                 token = _BATCH.set(batch)
                 try:
                     yield batch
                 except BaseException:
-                    with anyio.CancelScope(shield=True):
-                        await anyio.to_thread.run_sync(partial(_roll_back, connection))
+                    if batch.connection is not None:
+                        undo = partial(_roll_back, batch.connection, batch.unsynced)
+                        with anyio.CancelScope(shield=True):
+                            await anyio.to_thread.run_sync(undo)
                     raise
                 finally:
                     _BATCH.reset(token)
-                await anyio.to_thread.run_sync(partial(_commit_or_roll_back, connection))
+                if batch.connection is not None:
+                    commit = partial(_commit_or_roll_back, batch.connection, batch.unsynced)
+                    await anyio.to_thread.run_sync(commit)
                 batch.committed = True
             finally:
-                self._writer_lock.release()
+                if batch.connection is not None:
+                    self._writer_lock.release()
 
-    def _begun(self) -> sqlite3.Connection:
-        """The writer in a transaction begun, the writer lock held (the caller releases it)."""
+    def _in_batch(
+        self, batch: WriteBatch, name: str, fn: Callable[[sqlite3.Connection], T], store: str
+    ) -> T:
+        """``fn`` in savepoint ``name`` of ``batch``, beginning the batch's transaction first
+        when no write has (in the worker thread: the begin shares the write's hop)."""
+        if batch.connection is None:
+            batch.connection = self._begun(batch.unsynced)
+        return _in_savepoint(batch.connection, name, fn, store)
+
+    def _begun(self, unsynced: bool = False) -> sqlite3.Connection:
+        """The writer in a transaction begun, the writer lock held (the caller releases it);
+        ``unsynced``: its commit is not synced (the safety level is set for it here, as SQLite
+        does not change it inside a transaction, and set back once it ends)."""
         self._take_writer_lock("database")
         try:
             connection = self._writer
             if connection is None:
                 raise StoreError(f"{self!r} is closed", store="database")
-            _guarded(partial(connection.execute, "BEGIN IMMEDIATE"), "database")
+            if unsynced:
+                _guarded(partial(connection.execute, _UNSYNCED), "database")
+            try:
+                _guarded(partial(connection.execute, "BEGIN IMMEDIATE"), "database")
+            except BaseException:
+                if unsynced:
+                    connection.execute(_SYNCED)
+                raise
         except BaseException:
             self._writer_lock.release()
             raise
@@ -544,18 +582,33 @@ def _in_savepoint(
     return _guarded(run, store)
 
 
-def _roll_back(connection: sqlite3.Connection) -> None:
-    if connection.in_transaction:
-        connection.execute("ROLLBACK")
+_UNSYNCED = "PRAGMA synchronous = NORMAL"
+"""The safety level of a batch committed unsynced: in WAL mode a commit does not sync the log
+(the next synced commit does, this one's frames with it: they come first in the log)."""
+_SYNCED = "PRAGMA synchronous = FULL"
+"""The writer's level back once an unsynced batch has ended (only FULL databases set it)."""
 
 
-def _commit_or_roll_back(connection: sqlite3.Connection) -> None:
-    """Commit the open transaction; if the commit fails, roll back and raise (mapped)."""
+def _roll_back(connection: sqlite3.Connection, unsynced: bool = False) -> None:
+    try:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+    finally:
+        if unsynced:
+            connection.execute(_SYNCED)
+
+
+def _commit_or_roll_back(connection: sqlite3.Connection, unsynced: bool = False) -> None:
+    """Commit the open transaction; if the commit fails, roll back and raise (mapped);
+    ``unsynced``: then set the writer's safety level back (see :data:`_UNSYNCED`)."""
     try:
         _guarded(partial(connection.execute, "COMMIT"), "database")
     except BaseException:
         _roll_back(connection)
         raise
+    finally:
+        if unsynced:
+            connection.execute(_SYNCED)
 
 
 def _guarded(fn: Callable[[], T], store: str) -> T:
