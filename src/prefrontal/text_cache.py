@@ -41,7 +41,9 @@ def strings_weight(strings: Iterable[str]) -> int:
 class TextCache(Generic[V]):
     """``compute(text)``, remembered for recently seen texts within ``max_bytes`` bytes.
 
-    Thread-safe: the store backends' worker threads may call it beside the event loop.
+    Thread-safe: the store backends' worker threads may call it beside the event loop. A
+    lookup of a text held takes no lock (two atomic steps of the ordered dictionary); adding
+    an entry, dropping the oldest and emptying the cache take it.
     """
 
     def __init__(
@@ -77,11 +79,17 @@ class TextCache(Generic[V]):
         return len(self._results)
 
     def __call__(self, text: str) -> V:
-        with self._lock:
-            held = self._results.get(text)
-            if held is not None:
-                self._results.move_to_end(text)
-                return held[0]
+        # A text seen before (most calls) is looked up without the lock: each of the two calls
+        # is one step of the ordered dictionary, which no other thread sees half done; only a
+        # change of what is held and of its weight takes the lock.
+        results = self._results
+        held = results.get(text)
+        if held is not None:
+            try:  # noqa: SIM105 - contextlib.suppress would cost more than the lookup
+                results.move_to_end(text)
+            except KeyError:  # dropped by another thread in between: still its result
+                pass
+            return held[0]
         result = self._compute(text)
         weight = sys.getsizeof(text) + self._weigh(result) + ENTRY_BYTES
         if weight <= self._largest:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from prefrontal.stores import MemoryItem, MemoryQuery, Tenant
+from prefrontal.stores import MemoryItem, MemoryQuery, ScoredMemory, Tenant
 from prefrontal.stores.memory.agent_index import AgentIndex
 from prefrontal.stores.memory.memory import InMemoryMemoryStore
 from prefrontal.stores.memory.segment import Segment
@@ -126,3 +126,18 @@ async def test_a_recall_is_recorded_as_model_copy_would_record_it() -> None:
     assert after.model_fields_set == expected.model_fields_set
     assert after.model_dump_json() == expected.model_dump_json()
     assert (before.recall_count, before.last_recalled_at) == (0, None)
+
+
+async def test_a_hit_is_the_validated_hit_of_its_item_score_and_signals() -> None:
+    """Hits are made without validating again: each equals, and dumps as, the validated one,
+    its score and signals floats, no two sharing a dictionary of signals."""
+    store = await filled()
+    hits = await store.search(ALICE, MemoryQuery(text="payment review", limit=20, now=FIXED_NOW))
+    assert hits
+    for hit in hits:
+        checked = ScoredMemory(item=hit.item, score=hit.score, signals=hit.signals)
+        assert hit == checked
+        assert hit.model_dump_json() == checked.model_dump_json()
+        assert type(hit.score) is float
+        assert all(type(value) is float for value in hit.signals.values())
+    assert len({id(hit.signals) for hit in hits}) == len(hits)

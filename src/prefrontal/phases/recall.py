@@ -20,9 +20,10 @@ from datetime import date, datetime
 import anyio
 
 from prefrontal.buffer import RecallDecision
-from prefrontal.bundle.models import Fragment, Section
+from prefrontal.buffer.trusted import assemble
+from prefrontal.bundle.models import Fragment, Provenance, Section
 from prefrontal.forgetting import remembered
-from prefrontal.phases.fragments import assembled, fragment, loaded
+from prefrontal.phases.fragments import fragment, loaded
 from prefrontal.phases.memory_retrieve import (
     Relevant,
     candidate_limit,
@@ -274,51 +275,76 @@ def to_fragments(
     turn: TurnState, hits: list[ScoredMemory], section: Section, phase: str
 ) -> list[Fragment]:
     """One fragment per hit, ranked as given, rendered in the order things happened."""
-    return [
-        _fragment(turn, hit.item, hit.score, section, phase, rank) for rank, hit in enumerate(hits)
-    ]
+    make = MemoryFragments(turn, section, phase)
+    return [make(hit.item, hit.score, rank) for rank, hit in enumerate(hits)]
 
 
-def _fragment(
-    turn: TurnState, item: MemoryItem, score: float, section: Section, phase: str, rank: int
-) -> Fragment:
-    """The fragment of ``item`` at ``rank``: what :func:`~prefrontal.phases.fragments.fragment`
-    makes of its line, through :func:`~prefrontal.phases.fragments.assembled` without the
-    call's keyword plumbing and conversions (phases 5 and 6 make one per candidate)."""
-    text = memory_line(item)
-    when = item.occurred_at
-    created = item.created_at
-    if not (text and phase):  # what the fields refuse: raised by the validated path
-        return fragment(
-            turn,
-            section,
-            text,
-            store=section.value,
-            item_ids=(item.item_id,),
-            phase=phase,
-            rank=rank,
-            position=(when or created).timestamp() + (item.position or 0) * 1e-3,
-            score=round(score, 6),
-            created_at=created,
-            heading=memory_heading(item),
+class MemoryFragments:
+    """Makes the fragments of one section's memories: what
+    :func:`~prefrontal.phases.fragments.fragment` makes of each memory's line.
+
+    Phases 5 and 6 make one per candidate that fits (about a hundred a
+    turn): what is the same for all of them (the section and its name, the
+    phase, the turn's token count) is worked out once, and each fragment and
+    its provenance are assembled from values of the fields' types
+    (:mod:`prefrontal.buffer.trusted`), without the keyword plumbing and
+    conversions of the general path. A line or phase the fields refuse
+    takes the validated path, and raises there.
+    """
+
+    def __init__(self, turn: TurnState, section: Section, phase: str) -> None:
+        self.turn = turn
+        self.section = section
+        self.store = section.value
+        self.phase = phase
+        self.count = turn.counter.count
+
+    def __call__(self, item: MemoryItem, score: float, rank: int) -> Fragment:
+        """The fragment of ``item`` at ``rank`` with its rerank ``score``."""
+        text = memory_line(item)
+        when = item.occurred_at
+        created = item.created_at
+        position = (when or created).timestamp() + (item.position or 0) * 1e-3
+        if not (text and self.phase):  # what the fields refuse: raised by the validated path
+            return fragment(
+                self.turn,
+                self.section,
+                text,
+                store=self.store,
+                item_ids=(item.item_id,),
+                phase=self.phase,
+                rank=rank,
+                position=position,
+                score=round(score, 6),
+                created_at=created,
+                heading=memory_heading(item),
+            )
+        provenance = assemble(
+            Provenance,
+            {
+                "store": self.store,
+                "item_ids": (item.item_id,),
+                "phase": self.phase,
+                "score": float(round(score, 6)),
+                "created_at": created,
+                "updated_at": None,
+                "version": None,
+            },
         )
-    return assembled(
-        turn,
-        section,
-        text,
-        section.value,
-        (item.item_id,),
-        phase,
-        float(round(score, 6)),
-        created,
-        None,
-        None,
-        rank,
-        (when or created).timestamp() + (item.position or 0) * 1e-3,
-        _day(when.date()) if when else None,
-        None,
-        False,
-    )
+        return assemble(
+            Fragment,
+            {
+                "section": self.section,
+                "text": text,
+                "tokens": self.count(text),
+                "provenance": provenance,
+                "rank": rank,
+                "position": position,
+                "heading": _day(when.date()) if when else None,
+                "role": None,
+                "volatile": False,
+            },
+        )
 
 
 WINNER_ROOM = 1.5
@@ -384,11 +410,13 @@ def _winners(
     room: int,
 ) -> list[Fragment]:
     """Fragments of the best of ``ranked`` until their tokens reach ``room`` (the rest unbuilt)."""
+    make = MemoryFragments(turn, section, phase)
     fragments: list[Fragment] = []
     spent = 0
     for rank, (score, item) in enumerate(ranked):
         if spent >= room:
             break
-        fragments.append(_fragment(turn, item, score, section, phase, rank))
-        spent += fragments[-1].tokens
+        made = make(item, score, rank)
+        fragments.append(made)
+        spent += made.tokens
     return fragments

@@ -89,3 +89,28 @@ def test_a_negative_room_is_refused() -> None:
     """``max_bytes`` below zero is a ValueError at construction."""
     with pytest.raises(ValueError, match="must not be negative"):
         TextCache(len, max_bytes=-1)
+
+
+def test_threads_looking_up_while_others_add_and_evict_get_right_results() -> None:
+    """Held texts are looked up without the lock: beside threads that add and evict, every
+    result is right and the cache's bytes stay its entries' weight, within its room."""
+    import threading
+
+    cache = TextCache(len, max_bytes=4_000)
+    texts = [f"text {n} " * (1 + n % 7) for n in range(200)]
+    wrong: list[str] = []
+
+    def work(offset: int) -> None:
+        for round_ in range(30):
+            for text in texts[offset::3] if round_ % 2 else texts:
+                if cache(text) != len(text):
+                    wrong.append(text)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []
+    assert cache.bytes <= 4_000
+    assert cache.bytes == sum(weight(text, len(text)) for text in texts if text in cache._results)

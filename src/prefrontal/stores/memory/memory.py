@@ -213,13 +213,8 @@ class InMemoryMemoryStore:
         vector = None if embedding is None else _unit_query(embedding)
         now = microseconds(query.now)
         hits = index.search(tenant, now, query.kinds, query_terms(query.text), vector, query.limit)
-        items = self._items
-        return [
-            ScoredMemory(
-                item=self._whole(items[self._keys[hit.doc]]), score=hit.score, signals=hit.signals
-            )
-            for hit in hits
-        ]
+        items, keys, whole = self._items, self._keys, self._whole
+        return [_scored(whole(items[keys[hit.doc]]), hit.score, hit.signals) for hit in hits]
 
     async def lexical_matches(
         self, tenant: Tenant, query: MemoryQuery, terms: Sequence[str]
@@ -349,6 +344,22 @@ def _recalled(item: MemoryItem, at: datetime) -> MemoryItem:
     _set(copied, "__pydantic_extra__", None)
     _set(copied, "__pydantic_private__", None)
     return copied
+
+
+_SCORED_FIELDS = set(ScoredMemory.__pydantic_fields__)
+"""Every field of a hit: the set fields each :func:`_scored` hit shares (never changed in
+place: the model is frozen, and ``model_copy`` copies it first)."""
+
+
+def _scored(item: MemoryItem, score: float, signals: dict[str, float]) -> ScoredMemory:
+    """``ScoredMemory(item=item, score=score, signals=signals)`` without validating again
+    what the index made: a held item, a float score and a fresh dictionary of floats."""
+    hit = _new(ScoredMemory)
+    _set(hit, "__dict__", {"item": item, "score": score, "signals": signals})
+    _set(hit, "__pydantic_fields_set__", _SCORED_FIELDS)
+    _set(hit, "__pydantic_extra__", None)
+    _set(hit, "__pydantic_private__", None)
+    return hit
 
 
 def _parted(item: MemoryItem) -> tuple[MemoryItem, np.ndarray | None]:
