@@ -31,10 +31,12 @@ async def database(postgres_dsn: str, postgres_schema: str) -> AsyncIterator[Pos
     await database.aclose()
 
 
-async def _compare(database: PostgresDatabase, limits: tuple[int, ...]) -> list[int]:
-    """Search every tenant with every query and limit on both stores, asserting equal answers
-    (twice: the first pass warms the connection); the statements each PostgreSQL search of
-    the second pass sent."""
+async def _compare(
+    database: PostgresDatabase, limits: tuple[int, ...], texts: list[str] | None = None
+) -> list[int]:
+    """Search every tenant with every query (``texts``, else the top-k's) and limit on both
+    stores, asserting equal answers (twice: the first pass warms the connection); the
+    statements each PostgreSQL search of the second pass sent."""
     sent_per_search: list[int] = []
     compared = 0
     with counted_statements() as sent:  # the pool opens inside the count
@@ -44,7 +46,7 @@ async def _compare(database: PostgresDatabase, limits: tuple[int, ...]) -> list[
         await store.put_many(items)
         for warm in (True, False):
             for tenant in (ALICE, BOB, OTHER):
-                for text in queries(15, seed=12):
+                for text in queries(15, seed=12) if texts is None else texts:
                     for limit in limits:
                         query = MemoryQuery(text=text, limit=limit, now=FIXED_NOW)
                         expected = await memory.search(tenant, query)
@@ -84,6 +86,24 @@ async def test_rows_scored_in_sql_or_all_sent_give_the_same_hits(
     items) or sends them all unscored, each search equals the in-memory store's, one statement."""
     monkeypatch.setattr(lexical_search, "ALL_SENT", all_sent)
     sent = await _compare(database, (1, 3, 10, 40))
+    assert set(sent) == {1}, sent
+
+
+@pytest.mark.parametrize("all_sent", [-1, 10**9], ids=["scored", "all"])
+async def test_long_queries_give_the_same_hits(
+    database: PostgresDatabase, monkeypatch: pytest.MonkeyPatch, all_sent: int
+) -> None:
+    """Queries of up to MOST_TERMS words, words given twice among them: scored in SQL (one
+    join of the candidates' terms with the query's) or all sent, the in-memory store's hits."""
+    import random
+
+    monkeypatch.setattr(lexical_search, "ALL_SENT", all_sent)
+    rng = random.Random(13)
+    words = [word for text in queries(60, seed=14) for word in text.split()]
+    texts = [
+        " ".join(rng.choices(words, k=rng.randint(6, lexical_search.MOST_TERMS))) for _ in range(8)
+    ]
+    sent = await _compare(database, (1, 10), texts)
     assert set(sent) == {1}, sent
 
 

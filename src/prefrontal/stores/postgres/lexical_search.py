@@ -39,8 +39,7 @@ MOST_HOLDERS = 2000
 """The most term holders (summed over the query's terms, by the tenant's statistics) a search
 scores in one statement; beyond, the pruned top-k reads fewer rows."""
 MOST_TERMS = 32
-"""The most query terms the statement scores (an expression each); a longer query runs the
-pruned top-k."""
+"""The most query terms the statement answers; a longer query runs the pruned top-k."""
 ROUNDING = 1 - 1e-9
 """Room for SQL's rounding: rows scoring this fraction of the k-th SQL score are sent too."""
 ALL_SENT = 600
@@ -52,8 +51,8 @@ ITEM_AT = 8
 each row of :func:`statement`."""
 
 
-def statement(name: str, terms: int) -> str:
-    """The one-statement lexical search over ``<name>_items`` for a query of ``terms`` terms.
+def statement(name: str) -> str:
+    """The one-statement lexical search over ``<name>_items``, for a query of any number of terms.
 
     Parameters: agent ``$1``, user ``$2``, query time ``$3``, kinds ``$4``
     (as every search of :mod:`.memory_sql`), the query's term keys ``$5``,
@@ -63,8 +62,13 @@ def statement(name: str, terms: int) -> str:
     term's holders, their sum) and, unless the terms are held by more than
     ``$7`` items or no candidate is left, one of the rows sent (key, length,
     terms, counts, item). Past ``$9`` holders, the candidates are scored from
-    their own columns (each term's count read once, no subquery) and only
-    the best are read again, by their place in the table, for their bodies.
+    their own columns and only the best are read again, by their place in
+    the table, for their bodies.
+
+    The scores come from one join of the candidates' own terms with the query's (a hash of
+    the query's terms probed once per term a candidate holds), never a search of each
+    candidate's terms for each query term: every candidate holds a query term (the index
+    of visible keys found it), so each gets a score; a key twice in the query counts twice.
     """
     items = f"{name}_items"
     owners = "owner IN ('', $2)"
@@ -72,17 +76,12 @@ def statement(name: str, terms: int) -> str:
     ratio = "greatest((s.docs - q.df + 0.5) / (q.df + 0.5), 1e-300)"
     weight = f"(CASE WHEN ln({ratio}) > 0 THEN ln({ratio}) ELSE 1e-6 END) * ({k1} + 1)"
     norm = f"({k1} * (1::float8 - {b} + {b} * c.length / h.average))"
-    score = " + ".join(
-        f"coalesce(h.weights[{i}] - h.weights[{i}] * {norm}"
-        f" / (c.counts[array_position(c.terms, ($5::text[])[{i}])] + {norm}), 0)"
-        for i in range(1, terms + 1)
-    )
     return f"""
         WITH s AS MATERIALIZED (
             SELECT sum(docs)::float8 AS docs, sum(tokens)::float8 AS tokens
             FROM {name}_owner_stats WHERE agent_id = $1 AND {owners} HAVING count(*) > 0
         ), q AS MATERIALIZED (
-            SELECT k.n, coalesce((SELECT sum(v.df)::float8 FROM {name}_terms AS v
+            SELECT k.n, k.term, coalesce((SELECT sum(v.df)::float8 FROM {name}_terms AS v
                 WHERE v.agent_id = $1 AND v.{owners} AND v.term = k.term), 0) AS df
             FROM unnest($5::text[]) WITH ORDINALITY AS k(term, n)
         ), h AS MATERIALIZED (
@@ -99,7 +98,10 @@ def statement(name: str, terms: int) -> str:
               AND {holding("$5::text[]")} AND {sql.VISIBLE_CHECKED} AND {sql.LIVE}
               AND {sql.KINDS}
         ), scored AS MATERIALIZED (
-            SELECT c.at, {score} AS score FROM c, h WHERE h.holders > $9
+            SELECT c.at, sum(h.weights[q.n] - h.weights[q.n] * {norm} / (t.count + {norm})) AS score
+            FROM c CROSS JOIN h CROSS JOIN LATERAL unnest(c.terms, c.counts) AS t(term, count)
+            JOIN q ON q.term = t.term
+            WHERE h.holders > $9 GROUP BY c.at
         ), best AS MATERIALIZED (
             SELECT c.at FROM c, h WHERE h.holders <= $9
             UNION ALL

@@ -85,8 +85,8 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         self._sql = sql.Statements(name)
         self._bulk = BulkWriter(name)
         self._vector_sql = VectorStatements(name)
-        self._lexical_sql: dict[int, str] = {}
-        """The one-statement lexical search by the query's number of terms."""
+        self._lexical_sql = lexical.statement(self.name)
+        """The one-statement lexical search (:mod:`.lexical_search`)."""
         self.vectors = vectors
         """The process's cache of the table's vectors (:mod:`.vector_cache`), which hybrid
         searches scan; ``None``: every hybrid search reads every visible vector instead
@@ -316,9 +316,7 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
             lexical.ROUNDING,
             lexical.ALL_SENT,
         )
-        statement = self._lexical_sql.get(len(keys))
-        if statement is None:
-            statement = self._lexical_sql[len(keys)] = lexical.statement(self.name, len(keys))
+        statement = self._lexical_sql
 
         async def run(connection: Connection) -> list[Any]:
             found: list[Any] = await connection.fetch(statement, *args)
