@@ -34,7 +34,7 @@ from prefrontal.buffer.recall_gate import (
     decide_recall,
 )
 from prefrontal.buffer.snapshot import AddResult, BufferSnapshot, RefreshReport
-from prefrontal.buffer.state_document import decode, encode, forget, remembered_snapshot
+from prefrontal.buffer.state_document import decode, encode, forget
 from prefrontal.buffer.summarizer import Summarizer
 from prefrontal.buffer.themes import LinkSettings, SessionLink, SessionProfile, link_sessions
 from prefrontal.buffer.tokens import CountTokens
@@ -333,11 +333,10 @@ class SessionBuffer:
 
     def _state_to_save(self, at: datetime) -> SessionState:
         snapshot = self.buffer.snapshot()
-        earlier = None if self._state is None else remembered_snapshot(self._state.state)
         return SessionState(
             key=self.key,
             version=self.version,
-            state=encode(snapshot, earlier),
+            state=encode(snapshot),
             themes=snapshot.themes,
             entities=_entities(snapshot.items),
             started_at=self._state.started_at if self._state else snapshot.started_at or at,

@@ -28,7 +28,6 @@ import threading
 from collections import OrderedDict
 from typing import Any, Final, Generic, TypeVar
 
-from prefrontal.buffer.item_json import respliced
 from prefrontal.buffer.models import BufferItem
 from prefrontal.buffer.snapshot import BufferSnapshot
 from prefrontal.forgetting import register
@@ -111,21 +110,12 @@ class _ItemJson:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def __call__(self, item: BufferItem, previous: BufferItem | None = None) -> bytes:
-        """``item``'s JSON, remembered for that object; written from the JSON of
-        ``previous`` (an earlier version of it) when that is remembered and they differ only
-        in what :func:`~.item_json.respliced` writes in place."""
-        entries = self._entries
-        kept = entries.get(id(item))
+    def __call__(self, item: BufferItem) -> bytes:
+        """``item``'s JSON, remembered for that object."""
+        kept = self._entries.get(id(item))
         if kept is not None and kept[0] is item:
             return kept[1]
-        text: bytes | None = None
-        if previous is not None:
-            before = entries.get(id(previous))
-            if before is not None and before[0] is previous:
-                text = respliced(item, previous, before[1])
-        if text is None:
-            text = _ITEM_SERIALIZER.to_json(item)
+        text: bytes = _ITEM_SERIALIZER.to_json(item)
         if len(self._entries) >= self._size:
             self._entries = {}
         self._entries[id(item)] = (item, text)
@@ -143,7 +133,7 @@ _HEAD: Final = {"format", "config"}
 _TAIL_LEFT_OUT: Final = {"format", "config", "items"}
 
 
-def encode(snapshot: BufferSnapshot, previous: BufferSnapshot | None = None) -> dict[str, Any]:
+def encode(snapshot: BufferSnapshot) -> dict[str, Any]:
     """The store's JSON state for ``snapshot``: ``snapshot.model_dump_json()``, as one string.
 
     One string rather than a tree of dicts: a store holding many sessions in
@@ -156,16 +146,10 @@ def encode(snapshot: BufferSnapshot, previous: BufferSnapshot | None = None) -> 
     item's JSON is remembered by the item, and the document is spliced from
     those and the snapshot's other fields, the very text
     ``snapshot.model_dump_json()`` gives.
-
-    ``previous`` is the session's state the buffer was loaded from (or last
-    saved): an item refreshed since then is written from its earlier version's
-    JSON, only the values a refresh changes written again
-    (:func:`~.item_json.respliced`).
     """
     head = _SERIALIZER.to_json(snapshot, include=_HEAD)
     tail = _SERIALIZER.to_json(snapshot, exclude=_TAIL_LEFT_OUT)
-    earlier = {} if previous is None else {i.item_id: i for i in previous.items}
-    items = b",".join(_item_json(item, earlier.get(item.item_id)) for item in snapshot.items)
+    items = b",".join(_item_json(item) for item in snapshot.items)
     document = (head[:-1] + b',"items":[' + items + b"]," + tail[1:]).decode()
     _PARSED.put(document, snapshot)
     return {STATE_FIELD: document}
@@ -181,12 +165,6 @@ def forget(state: dict[str, Any]) -> None:
     document = state.get(STATE_FIELD)
     if isinstance(document, str):
         _PARSED.drop(document)
-
-
-def remembered_snapshot(state: dict[str, Any]) -> BufferSnapshot | None:
-    """The snapshot of ``state``'s document when it is remembered (never parsed here)."""
-    document = state.get(STATE_FIELD)
-    return _PARSED.get(document) if isinstance(document, str) else None
 
 
 def decode(state: dict[str, Any]) -> BufferSnapshot:
