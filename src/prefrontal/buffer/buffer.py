@@ -70,7 +70,7 @@ from prefrontal.buffer.snapshot import (
     refused_later,
 )
 from prefrontal.buffer.summarizer import ExtractiveSummarizer, Summarizer
-from prefrontal.buffer.themes import Coherence, coherence, dominant_themes
+from prefrontal.buffer.themes import Carried, Coherence, carriers, coherence, dominant_themes
 from prefrontal.buffer.tokens import CountTokens
 from prefrontal.errors import WorkingMemoryError
 from prefrontal.stores.records import utc_now
@@ -119,6 +119,7 @@ class WorkingMemoryBuffer:
             tuple[datetime, Focus | None, tuple[str, ...], BufferConfig, EvictionContext] | None
         ) = None
         self._last_kept: tuple[tuple[int, frozenset[str]], _Kept] | None = None
+        self._last_carriers: tuple[int, Carried] | None = None
         self._settled: tuple[datetime, int, BufferConfig] | None = None
         """When :meth:`fade` last ran: the instant, the held items' change count, the settings.
         Fading again with all three the same finds nothing (a turn fades at its start,
@@ -189,7 +190,8 @@ class WorkingMemoryBuffer:
     def coherence(self) -> Coherence:
         """How well the held items hang together around the session's themes."""
         items = tuple(self._held.items.values())
-        return coherence(items, self._themes, fade_seconds=self.config.fade_seconds)
+        fade = self.config.fade_seconds
+        return coherence(items, self._themes, fade_seconds=fade, carried=self._carriers())
 
     def held_memory_ids(self, store: str | None = None) -> frozenset[str]:
         """Ids of the memory items behind the held retrieved items (of ``store`` if given)."""
@@ -383,8 +385,21 @@ class WorkingMemoryBuffer:
 
     def refresh_themes(self) -> tuple[str, ...]:
         """Recompute the session's dominant themes from the held items."""
-        self._themes = dominant_themes(self._held.items.values(), self.config.dominant_themes)
+        limit = self.config.dominant_themes
+        self._themes = dominant_themes((), limit, carried=self._carriers())
         return self._themes
+
+    def _carriers(self) -> Carried:
+        """The held items as what carries their themes (:func:`~.themes.carriers`), worked
+        out again only when they changed (a turn's refresh asks for its themes, then for its
+        coherence, over the same items)."""
+        held = self._held
+        last = self._last_carriers
+        if last is not None and last[0] == held.changes:
+            return last[1]
+        carried = carriers(held.items.values())
+        self._last_carriers = (held.changes, carried)
+        return carried
 
     def record_recall(self, decision: RecallDecision) -> RecallCounters:
         """Count one recall-gate decision (a search run, or a search saved)."""

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from enum import StrEnum
-from itertools import chain
+from itertools import chain, starmap
 
 from pydantic import Field
 
@@ -50,30 +50,39 @@ def _themes(content: str, labels: frozenset[str]) -> frozenset[str]:
     return labels | keywords(content)
 
 
-def dominant_themes(items: Iterable[BufferItem], limit: int = 5) -> tuple[str, ...]:
+def dominant_themes(
+    items: Iterable[BufferItem], limit: int = 5, *, carried: Carried | None = None
+) -> tuple[str, ...]:
     """The ``limit`` strongest themes, strongest first, ties by name.
 
     A theme's strength is the number of items carrying it, labels counting
     double; a theme needs strength 2 (a label of one item, or a keyword of two).
+    ``carried``: :func:`carriers` of ``items``, when the caller has it already.
     """
-    return _strongest(_carried(items), limit)
+    return _strongest(_carried(items) if carried is None else carried, limit)
 
 
 Carried = tuple[tuple[str, frozenset[str]], ...]
 """Items as what carries their themes: each one's content and labels (a cache key)."""
 
 
-def _carried(items: Iterable[BufferItem]) -> Carried:
+def carriers(items: Iterable[BufferItem]) -> Carried:
+    """``items`` as what carries their themes: each one's content and labels, in order
+    (what :func:`dominant_themes` and :func:`coherence` work from)."""
     return tuple((item.content, item.labels) for item in items)
+
+
+_carried = carriers
 
 
 @remembered(maxsize=256)
 def _strongest(carried: Carried, limit: int) -> tuple[str, ...]:
     """:func:`dominant_themes` of items by their content and labels (cached: a session's
     turns mostly hold the same items, refreshed)."""
-    strength = Counter(
-        chain.from_iterable(chain(labels, _themes(content, labels)) for content, labels in carried)
-    )
+    strength = Counter(chain.from_iterable(starmap(_themes, carried)))
+    for _, labels in carried:
+        if labels:  # (a label is among its item's themes too: it counts twice)
+            strength.update(labels)
     ranked = heapq.nsmallest(limit, [(-s, t) for t, s in strength.items() if s >= 2])
     return tuple(t for _, t in ranked)
 
@@ -101,17 +110,23 @@ class Coherence(BufferModel):
 
 
 def coherence(
-    items: Sequence[BufferItem], themes: tuple[str, ...], *, fade_seconds: float
+    items: Sequence[BufferItem],
+    themes: tuple[str, ...],
+    *,
+    fade_seconds: float,
+    carried: Carried | None = None,
 ) -> Coherence:
     """Coherence of ``items`` around ``themes``; an empty buffer is perfectly coherent.
 
     - thematic: the share of items carrying a dominant theme;
     - entity: the share of labelled items that share a label with another item;
     - temporal: ``1 / (1 + spread / fade_seconds)`` over the last-access times.
+
+    ``carried``: :func:`carriers` of ``items``, when the caller has it already.
     """
     if not items:
         return Coherence(score=1.0, thematic=1.0, entity=1.0, temporal=1.0, themes=themes)
-    thematic, entity = _label_coherence(_carried(items), themes)
+    thematic, entity = _label_coherence(_carried(items) if carried is None else carried, themes)
     times = [i.last_accessed_at for i in items]
     temporal = 1.0 / (1.0 + (max(times) - min(times)).total_seconds() / fade_seconds)
     score = 0.4 * thematic + 0.3 * entity + 0.3 * temporal

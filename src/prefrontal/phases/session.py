@@ -142,14 +142,16 @@ def source_of(section: Section, role: str | None = None) -> ItemSource:
     return ItemSource.SYSTEM
 
 
-def offer(fragment: Fragment) -> NewItem:
+def offer(fragment: Fragment, turn_id: str | None = None) -> NewItem:
     """The buffer item offered for one fragment of a turn's context (see :func:`_offer`).
 
     Remembered by what it is made of only (a fragment's rank or times do not
     change its offer). A memory's rerank score moves with every recall
     counted: its offer is the one remembered without a score, given this
     score (:func:`scored`), so that what is remembered is one offer a memory,
-    not one a score.
+    not one a score. Its provenance, made anew for the score, names
+    ``turn_id`` (when given) as well: the buffer stamps that turn on what it
+    admits or refreshes, and finds it there already.
     """
     p = fragment.provenance
     memory = fragment.section in MEMORY_SECTIONS
@@ -163,16 +165,18 @@ def offer(fragment: Fragment) -> NewItem:
         p.phase,
         None if memory else p.score,
     )
-    return scored(made, p.score) if memory else made
+    return scored(made, p.score, turn_id) if memory else made
 
 
-def scored(unscored: NewItem, score: float | None) -> NewItem:
+def scored(unscored: NewItem, score: float | None, turn_id: str | None = None) -> NewItem:
     """A memory's offer made without a score, given ``score``: ``_offer`` with that score
-    (its clamp as priority and relevance, the score in its provenance), made anew."""
+    (its clamp as priority and relevance, the score in its provenance, and ``turn_id`` as
+    its turn when given), made anew."""
     if score is None:
         return evolve(unscored, {})
     clamped = unit(score)
-    provenance = evolve(unscored.provenance, {"score": score})
+    changes = {"score": score} if turn_id is None else {"score": score, "turn_id": turn_id}
+    provenance = evolve(unscored.provenance, changes)
     return evolve(unscored, {"priority": clamped, "relevance": clamped, "provenance": provenance})
 
 

@@ -44,10 +44,9 @@ async def run(turn: TurnState) -> PhaseOutcome:
     notes = [f for f in context if f.section is Section.WORKING_MEMORY]
     for note in notes:
         await session.access(note.provenance.item_ids[0], now=at)
-    fragments = [offer(f) for f in context if f.section is not Section.WORKING_MEMORY]
-    report = await session.refresh_turn(
-        fragments, focus=focus_of(turn), now=at, turn_id=turn.context.turn_id
-    )
+    turn_id = turn.context.turn_id
+    fragments = [offer(f, turn_id) for f in context if f.section is not Section.WORKING_MEMORY]
+    report = await session.refresh_turn(fragments, focus=focus_of(turn), now=at, turn_id=turn_id)
     turn.saving = session  # saved behind the turn even when the links below are cut
     links = await _links_of(turn, session) if session.is_new else ()
     turn.working_memory = view(session, report, links)

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from prefrontal.buffer import BufferItem, LinkSettings, Relationship, SessionProfile, link_sessions
-from prefrontal.buffer.themes import coherence, dominant_themes
+from prefrontal.buffer import (
+    BufferItem,
+    ItemSource,
+    LinkSettings,
+    Relationship,
+    SessionProfile,
+    link_sessions,
+)
+from prefrontal.buffer.themes import carriers, coherence, dominant_themes, item_themes
 
 from .conftest import T0, at, item, make_buffer
 
@@ -71,3 +81,51 @@ def test_link_classification() -> None:
         ("older", Relationship.RELATED),
     ]
     assert links[0].similarity > links[1].similarity
+
+
+_WORDS = ("launch", "budget", "review", "berlin", "payment", "the", "lena", "Launch")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    specs=st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6).map(" ".join),
+            st.lists(st.sampled_from(_WORDS), max_size=2).map(tuple),
+            st.lists(st.sampled_from(_WORDS), max_size=2).map(tuple),
+        ),
+        max_size=8,
+    ),
+    limit=st.integers(min_value=1, max_value=6),
+)
+def test_dominant_themes_are_those_counted_item_by_item(
+    specs: list[tuple[str, tuple[str, ...], tuple[str, ...]]], limit: int
+) -> None:
+    """The strongest themes are those of a plain count: each item's themes once, its labels
+    once more; strength 2 at least; strongest first, ties by name."""
+    items = [
+        BufferItem(
+            item_id=f"i{n}",
+            content=text,
+            source=ItemSource.SYSTEM,
+            tokens=1,
+            priority=0.5,
+            salience=0.0,
+            tags=tags,
+            entities=entities,
+            added_at=T0,
+            last_accessed_at=T0,
+        )
+        for n, (text, tags, entities) in enumerate(specs)
+    ]
+    strength: Counter[str] = Counter()
+    for one in items:
+        strength.update(item_themes(one))
+        strength.update(one.labels)
+    expected = sorted((t for t, s in strength.items() if s >= 2), key=lambda t: (-strength[t], t))
+    assert dominant_themes(items, limit) == tuple(expected[:limit])
+    carried = carriers(items)
+    assert dominant_themes((), limit, carried=carried) == tuple(expected[:limit])
+    assert coherence(items, ("launch",), fade_seconds=60.0, carried=carried) == coherence(
+        items, ("launch",), fade_seconds=60.0
+    )

@@ -254,3 +254,18 @@ def test_a_memory_fragment_whose_score_is_not_a_number_is_offered_at_zero() -> N
     fragment = Fragment(section=Section.SEMANTIC, text="a fact", tokens=2, provenance=provenance)
     offered = offer(fragment)
     assert offered.priority == offered.relevance == 0.0
+
+
+@pytest.mark.parametrize("section", list(Section))
+def test_an_offer_made_for_a_turn_is_the_offer_the_buffer_stamps_with_it(section: Section) -> None:
+    """A memory's offer made for a turn names it in its provenance (what the buffer's refresh
+    stamps on what it admits or refreshes); other offers are the ones remembered."""
+    provenance = Provenance(store="s", item_ids=("a",), phase="p", score=0.7)
+    fragment = Fragment(section=section, text="a fragment", tokens=2, provenance=provenance)
+    plain, made = offer(fragment), offer(fragment, "turn-2")
+    assert NewItem.model_validate(made.model_dump()) == made
+    if section in MEMORY_SECTIONS:
+        stamped = plain.provenance.model_copy(update={"turn_id": "turn-2"})
+        assert made == plain.model_copy(update={"provenance": stamped})
+    else:
+        assert made is plain
