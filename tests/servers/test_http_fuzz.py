@@ -28,9 +28,9 @@ from prefrontal.turn import OrchestratorConfig
 
 KEY = "pf_test_fuzz_every_user"
 EXAMPLES = 40
-"""Generated examples per operation (valid and invalid alike). The coverage phase's cases (each documented
-boundary and each kind of bad part) are explicit examples that this does not bound: they
-all run whatever it is. 40 cost the module 51 s of CPU where 80 cost 70 s."""
+"""Generated examples per operation (valid and invalid alike). The coverage phase's cases
+(each documented boundary and each kind of bad part) are explicit examples that this does
+not bound: they all run whatever it is. 40 cost the module 51 s of CPU where 80 cost 70 s."""
 SEED = 36
 
 
