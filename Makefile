@@ -75,7 +75,8 @@ dist: $(STAMP)
 	$(BIN)/twine check --strict dist/*
 
 # The wheel installed with its server extras into a clean virtual environment outside the
-# checkout (dependencies from the package registry), then `prefrontal demo` and a served turn.
+# checkout (dependencies from the package registry; uv installs, pip where uv cannot be had,
+# so the suite beside it keeps the cores), then `prefrontal demo` and a served turn.
 install-check: dist
 	$(BIN)/python -m tests.packaging.install_check dist
 

@@ -30,6 +30,9 @@ HEAVY_MODULES = (
     "tests/security/test_fence_attack.py",
     "tests/stores/test_sqlite_vectors.py",
     "tests/servers/test_erase_workers.py",
+    "tests/integration/test_cli_errors.py",
+    "tests/unit/pipeline/test_allocate.py",
+    "tests/unit/formation/test_planning.py",
 )
 """The modules whose tests take longest (tens of seconds each on two busy cores), run first.
 
