@@ -47,6 +47,8 @@ import os
 import re
 import statistics
 import tempfile
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +61,32 @@ POSTGRES_ENV = "GROWING_TURN_POSTGRES"
 
 ULID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
 """A turn id (random): in a digest, each is replaced by the number of its turn."""
+
+
+class Ticking:
+    """A clock one second further at every reading, from a fixed Monday morning."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(seconds=1)
+        return self.now
+
+
+def continuing(session: str, text: str, parents: Mapping[str, str]) -> Any:
+    """The demo user's turn ``text`` in ``session``, the child of its last turn in ``parents``
+    (a ``TurnRequest`` of whichever checkout is imported)."""
+    from prefrontal import TurnRequest
+    from prefrontal.demo import DEMO_AGENT, DEMO_USER
+
+    return TurnRequest(
+        agent_id=DEMO_AGENT,
+        user_id=DEMO_USER,
+        session_id=session,
+        user_input=text,
+        parent_turn_id=parents.get(session),
+    )
 
 
 def digest(result: Any, numbers: dict[str, int]) -> str:
@@ -96,22 +124,10 @@ def open_stores(backend: str, folder: Path) -> Any:
 async def conversation(backend: str, turns: int, sessions: int) -> list[dict[str, Any]]:
     """Run the growing conversation on fresh ``backend`` stores: one record per turn."""
     import time
-    from datetime import UTC, datetime, timedelta
 
-    from prefrontal import Orchestrator, OrchestratorConfig, TurnRequest
-    from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
+    from prefrontal import Orchestrator, OrchestratorConfig
+    from prefrontal.demo import seed
     from prefrontal.testing.synthetic import questions
-
-    class Ticking:
-        """A clock one second further at every reading."""
-
-        def __init__(self) -> None:
-            self.now = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
-
-        def __call__(self) -> datetime:
-            self.now += timedelta(seconds=1)
-            return self.now
-
     from tests.benchmarks.process_cpu import TreeCpu
     from tests.postgres_statements import counted_statements
 
@@ -130,13 +146,7 @@ async def conversation(backend: str, turns: int, sessions: int) -> list[dict[str
         async with Orchestrator(stores, config, clock=Ticking()) as orchestrator:
             for number, text in enumerate(questions(turns)):
                 session = f"growing-{number * sessions // turns}"
-                request = TurnRequest(
-                    agent_id=DEMO_AGENT,
-                    user_id=DEMO_USER,
-                    session_id=session,
-                    user_input=text,
-                    parent_turn_id=parents.get(session),
-                )
+                request = continuing(session, text, parents)
                 server.start()
                 before = len(sent)
                 began = time.process_time()

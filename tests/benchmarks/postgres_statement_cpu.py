@@ -26,9 +26,9 @@ import collections
 import json
 import os
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from tests.benchmarks.growing_turn import Ticking, continuing
 from tests.benchmarks.process_cpu import TICKS
 
 SKIPPED = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "SET", "RESET")
@@ -63,16 +63,10 @@ def record(sent: list[tuple[str, str, Any]], on: list[bool]) -> None:
 
 async def conversation(dsn: str, turns: int, last: int) -> list[tuple[str, str, Any]]:
     """Run the growing conversation on ``dsn``: the statements of its last ``last`` turns."""
-    from prefrontal import Orchestrator, OrchestratorConfig, TurnRequest
-    from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
+    from prefrontal import Orchestrator, OrchestratorConfig
+    from prefrontal.demo import seed
     from prefrontal.stores import postgres
     from prefrontal.testing.synthetic import questions
-
-    now = [datetime(2025, 1, 6, 9, 0, tzinfo=UTC)]
-
-    def clock() -> datetime:
-        now[0] += timedelta(seconds=1)
-        return now[0]
 
     sent: list[tuple[str, str, Any]] = []
     on = [False]
@@ -82,17 +76,11 @@ async def conversation(dsn: str, turns: int, last: int) -> list[tuple[str, str, 
     await seed(stores)
     parents: dict[str, str] = {}
     config = OrchestratorConfig(deadline_ms=60_000)
-    async with Orchestrator(stores, config, clock=clock) as orchestrator:
+    async with Orchestrator(stores, config, clock=Ticking()) as orchestrator:
         for number, text in enumerate(questions(turns)):
             on[0] = number >= turns - last
             session = f"growing-{number * 16 // turns}"
-            request = TurnRequest(
-                agent_id=DEMO_AGENT,
-                user_id=DEMO_USER,
-                session_id=session,
-                user_input=text,
-                parent_turn_id=parents.get(session),
-            )
+            request = continuing(session, text, parents)
             result = await orchestrator.start_turn(request)
             reply = f"Answer {number}: Lena signs the payment review off on Friday."
             await orchestrator.end_turn(result, reply)

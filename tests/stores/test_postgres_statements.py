@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from prefrontal import Orchestrator, OrchestratorConfig, TurnRequest
+from prefrontal import Orchestrator, OrchestratorConfig
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
 from prefrontal.stores import Stores, Tenant, postgres
 from prefrontal.testing.synthetic import questions
 from prefrontal.traces.models import TurnStatus
+from tests.benchmarks.growing_turn import continuing
 from tests.conftest import FIXED_NOW, ticking_clock
 from tests.postgres_statements import counted_statements
 
@@ -52,13 +53,7 @@ async def _conversation(stores: Stores) -> list[tuple[int, list[str]]]:
             for number, text in enumerate(questions(TURNS, seed=51)):
                 session = f"counted-{number * SESSIONS // TURNS}"
                 before = len(sent)
-                request = TurnRequest(
-                    agent_id=DEMO_AGENT,
-                    user_id=DEMO_USER,
-                    session_id=session,
-                    user_input=text,
-                    parent_turn_id=parents.get(session),
-                )
+                request = continuing(session, text, parents)
                 result = await orchestrator.start_turn(request)
                 assert result.trace.status is TurnStatus.OK, result.warnings
                 await orchestrator.end_turn(result, f"Answer {number}: the review is on Friday.")
