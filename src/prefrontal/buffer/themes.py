@@ -59,7 +59,7 @@ def dominant_themes(
     double; a theme needs strength 2 (a label of one item, or a keyword of two).
     ``carried``: :func:`carriers` of ``items``, when the caller has it already.
     """
-    return _strongest(_carried(items) if carried is None else carried, limit)
+    return _strongest(carriers(items) if carried is None else carried, limit)
 
 
 Carried = tuple[tuple[str, frozenset[str]], ...]
@@ -70,9 +70,6 @@ def carriers(items: Iterable[BufferItem]) -> Carried:
     """``items`` as what carries their themes: each one's content and labels, in order
     (what :func:`dominant_themes` and :func:`coherence` work from)."""
     return tuple((item.content, item.labels) for item in items)
-
-
-_carried = carriers
 
 
 @remembered(maxsize=256)
@@ -126,7 +123,7 @@ def coherence(
     """
     if not items:
         return Coherence(score=1.0, thematic=1.0, entity=1.0, temporal=1.0, themes=themes)
-    thematic, entity = _label_coherence(_carried(items) if carried is None else carried, themes)
+    thematic, entity = _label_coherence(carriers(items) if carried is None else carried, themes)
     times = [i.last_accessed_at for i in items]
     temporal = 1.0 / (1.0 + (max(times) - min(times)).total_seconds() / fade_seconds)
     score = 0.4 * thematic + 0.3 * entity + 0.3 * temporal
