@@ -33,6 +33,7 @@ from typing import Any
 
 from prefrontal.retrieval.ranking import K1, B, Candidate, Corpus, LexicalMatches
 from prefrontal.stores.postgres import memory_sql as sql
+from prefrontal.stores.postgres import recall_counts
 from prefrontal.stores.postgres.visibility import holding
 
 MOST_HOLDERS = 2000
@@ -110,8 +111,10 @@ def statement(name: str) -> str:
                 (SELECT p.score FROM scored AS p ORDER BY p.score DESC OFFSET $6 - 1 LIMIT 1), 0)
         )
         SELECT h.docs::bigint, h.tokens::bigint, h.dfs, h.holders::bigint,
-            {sql.KEY}, m.length, m.terms, m.counts, {sql.item(name)}
-        FROM h LEFT JOIN (best JOIN {items} AS m ON m.ctid = best.at) ON true"""
+            {sql.KEY}, m.length, m.terms, m.counts, {sql.READ}
+        FROM h LEFT JOIN (
+            best JOIN {items} AS m ON m.ctid = best.at {recall_counts.looked_up(name)}
+        ) ON true"""
 
 
 @dataclass(frozen=True, slots=True)
