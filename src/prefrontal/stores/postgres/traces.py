@@ -15,7 +15,6 @@ from prefrontal.stores.postgres.database import (
 from prefrontal.stores.postgres.turn_reads import StateRead
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import (
-    OPEN_SUFFIX,
     TraceQuery,
     ended_body,
     search_words,
@@ -40,8 +39,10 @@ ON CONFLICT (turn_id) DO UPDATE SET
 """A trace and the words a search finds it by (its message and reply, ``$9``)."""
 
 _ENDED = """
-SELECT CASE WHEN right(body, $4) = $5 THEN NULL ELSE body END AS body FROM traces
+SELECT CASE WHEN open THEN NULL ELSE body END AS body FROM traces
 WHERE turn_id = $1 AND agent_id = $2 AND user_id = $3"""
+"""The body of a trace that is not open (``open``, schema 21, computed from the body as it
+was written: the body itself is not read for an open trace)."""
 
 
 def _row(trace: TurnTrace) -> tuple[object, ...]:
@@ -80,16 +81,14 @@ class PostgresTraceStore(SharesDatabase[PostgresDatabase]):
     ) -> bool:
         """True when the tenant's trace of ``turn_id`` has an ending.
 
-        With ``lock`` the row stays locked until the transaction ends. Only a
-        body that does not end as an open trace's is sent and parsed.
+        With ``lock`` the row stays locked until the transaction ends. Only the
+        body of a trace that is not open is sent and parsed.
         """
         row = await connection.fetchrow(
             _ENDED + (" FOR UPDATE" if lock else ""),
             turn_id,
             tenant.agent_id,
             tenant.user_id,
-            len(OPEN_SUFFIX),
-            OPEN_SUFFIX,
         )
         return row is not None and row["body"] is not None and ended_body(row["body"])
 

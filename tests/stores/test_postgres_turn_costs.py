@@ -1,0 +1,101 @@
+"""What a turn's statements lean on to spend less of the server's CPU, checked against what
+they replace: the search keys written out in the statement (the schema's function), the
+trace's ``open`` column (the body's last characters), LZ4 for the large bodies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from prefrontal.stores import Stores
+from prefrontal.stores.postgres.migrations import LARGE_BODIES, OPEN_TRACE_END
+from prefrontal.stores.postgres.visibility import IMPACT, TERM, search_keys
+from prefrontal.stores.traces import OPEN_SUFFIX
+
+pytestmark = pytest.mark.anyio
+
+READERS = [
+    ("agent-1", "alice", TERM, ["payment", "review"]),
+    ("agent-1", "", TERM, []),
+    ("ägent\u00e9", "bob o'neil", IMPACT, ["100foo", "3bar"]),
+    ("a", "b", TERM, ["~" + "0" * 64, "x"]),
+]
+
+
+def test_the_open_column_is_computed_from_the_suffix_traces_end_with() -> None:
+    assert OPEN_TRACE_END == OPEN_SUFFIX
+
+
+async def database_of(stores: Stores) -> Any:
+    database = stores.traces.database  # type: ignore[attr-defined]
+    await database.read(lambda c: c.fetchval("SELECT 1"), store="test")  # migrated
+    return database
+
+
+async def test_search_keys_written_out_are_the_schema_functions(postgres_stores: Stores) -> None:
+    database = await database_of(postgres_stores)
+
+    async def both(connection: Any) -> list[tuple[list[str], list[str]]]:
+        found = []
+        for agent, reader, marker, keys in READERS:
+            called = await connection.fetchval(
+                f"SELECT memory_search_keys($1, $2, '{marker}', $3::text[])", agent, reader, keys
+            )
+            written = await connection.fetchval(
+                f"SELECT {search_keys('$1', '$2', marker, '$3::text[]')}", agent, reader, keys
+            )
+            found.append((list(called), list(written)))
+        return found
+
+    for called, written in await database.read(both, store="test"):
+        assert written == called
+
+
+async def test_open_is_what_the_body_ends_with_whoever_writes_it(postgres_stores: Stores) -> None:
+    database = await database_of(postgres_stores)
+    bodies = {
+        "open": '{"turn_id":"t1"' + OPEN_SUFFIX,
+        "ended": '{"turn_id":"t2","ending":{"reply":"ok"}}',
+        "unicode": '{"turn_id":"t3","user_input":"é€😀"' + OPEN_SUFFIX,
+        "short": "}",
+    }
+
+    async def run(connection: Any) -> dict[str, bool]:
+        for turn_id, body in bodies.items():
+            await connection.execute(
+                "INSERT INTO traces (turn_id, agent_id, user_id, session_id, status, started_at,"
+                " body) VALUES ($1, 'a', 'u', 's', 'ok', now(), $2)",
+                turn_id,
+                body,
+            )
+        await connection.execute("UPDATE traces SET body = body || ' ' WHERE turn_id = 'open'")
+        rows = await connection.fetch("SELECT turn_id, open FROM traces")
+        return {row[0]: row[1] for row in rows}
+
+    found = await database.write(run, store="test")
+    assert found == {"open": False, "ended": False, "unicode": True, "short": False}
+
+
+async def test_large_bodies_are_compressed_by_lz4_when_the_server_has_it(
+    postgres_stores: Stores,
+) -> None:
+    database = await database_of(postgres_stores)
+
+    async def run(connection: Any) -> tuple[bool, list[str]]:
+        offered = await connection.fetchval(
+            "SELECT 'lz4' = ANY (enumvals) FROM pg_settings"
+            " WHERE name = 'default_toast_compression'"
+        )
+        methods = [
+            await connection.fetchval(
+                "SELECT attcompression::text FROM pg_attribute"
+                " WHERE attrelid = $1::regclass AND attname = 'body'",
+                table,
+            )
+            for table in LARGE_BODIES
+        ]
+        return bool(offered), methods
+
+    offered, methods = await database.read(run, store="test")
+    assert methods == [("l" if offered else "")] * len(LARGE_BODIES)
