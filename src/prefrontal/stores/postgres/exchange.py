@@ -20,16 +20,16 @@ from prefrontal.stores.exchange import (
 )
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
-from prefrontal.stores.postgres.traces import PostgresTraceStore
+from prefrontal.stores.postgres.traces import PostgresTraceStore, of_turn
 from prefrontal.stores.postgres.working_memory import PostgresWorkingMemoryStore, save_in
 from prefrontal.stores.traces import ended_body
 from prefrontal.stores.working_memory import SessionState, WorkingMemoryStore
 from prefrontal.traces.documents import parse
 
-_PRIOR = """
+_PRIOR = f"""
 SELECT
     (SELECT CASE WHEN $4::boolean OR NOT t.open THEN t.body END FROM traces AS t
-     WHERE t.turn_id = $1 AND t.agent_id = $2 AND t.user_id = $3) AS trace,
+     WHERE {of_turn("t")}) AS trace,
     CASE WHEN $5::boolean THEN (SELECT s.body FROM conversation_summaries AS s
         WHERE s.agent_id = $2 AND s.user_id = $3) END AS summary,
     CASE WHEN $5::boolean THEN ARRAY(
@@ -46,9 +46,9 @@ state when its store shares the database. The SQL of each part is the store's ow
 (:mod:`.traces`, :mod:`.conversation`, :mod:`.working_memory`), tenancy included."""
 
 
-_ENDED_LOCKING = """
+_ENDED_LOCKING = f"""
 SELECT (SELECT CASE WHEN t.open THEN NULL ELSE t.body END FROM traces AS t
-        WHERE t.turn_id = $1 AND t.agent_id = $2 AND t.user_id = $3 FOR UPDATE) AS body,
+        WHERE {of_turn("t")} FOR UPDATE) AS body,
     pg_advisory_xact_lock(hashtextextended($4, 0)) AS locked"""
 """The turn's trace row locked and its body read (none when it is open), then
 the thread's advisory lock taken (key ``$4``, :meth:`.memory.PostgresMemoryStore.thread_lock`):

@@ -25,7 +25,20 @@ from prefrontal.traces.documents import parse, remember
 from prefrontal.traces.models import TurnTrace
 
 _STORE = "traces"
-_GET = StateRead("body", "FROM traces WHERE turn_id = $1 AND agent_id = $2 AND user_id = $3")
+
+
+def of_turn(alias: str = "traces") -> str:
+    """SQL: trace ``alias`` is turn ``$1``'s, of agent ``$2``'s user ``$3``; found by its
+    primary key whatever the planner's statistics say.
+
+    The agent is compared as an expression, so no index of the agent's traces can serve the
+    read: a plan made before the table's first analysis prefers one, and reads every trace
+    of the user to find one turn's.
+    """
+    return f"{alias}.turn_id = $1 AND ({alias}.agent_id || '') = $2 AND {alias}.user_id = $3"
+
+
+_GET = StateRead("body", f"FROM traces WHERE {of_turn()}")
 
 _PUT = """
 INSERT INTO traces (turn_id, parent_turn_id, agent_id, user_id, session_id, status, started_at,
@@ -38,9 +51,9 @@ ON CONFLICT (turn_id) DO UPDATE SET
 """
 """A trace and the words a search finds it by (its message and reply, ``$9``)."""
 
-_ENDED = """
+_ENDED = f"""
 SELECT CASE WHEN open THEN NULL ELSE body END AS body FROM traces
-WHERE turn_id = $1 AND agent_id = $2 AND user_id = $3"""
+WHERE {of_turn()}"""
 """The body of a trace that is not open (``open``, schema 21, computed from the body as it
 was written: the body itself is not read for an open trace)."""
 
