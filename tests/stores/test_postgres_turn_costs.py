@@ -1,6 +1,7 @@
 """What a turn's statements lean on to spend less of the server's CPU, checked against what
-they replace: the search keys written out in the statement (the schema's function), the
-trace's ``open`` column (the body's last characters), LZ4 for the large bodies."""
+they replace: the search keys written out in the statement (the schema's function), a row's
+visible keys in PL/pgSQL (schema 9's SQL function), the trace's ``open`` column (the body's
+last characters), LZ4 for the large bodies."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 
 from prefrontal.stores import Stores
+from prefrontal.stores.postgres import visibility
 from prefrontal.stores.postgres.migrations import LARGE_BODIES, OPEN_TRACE_END
 from prefrontal.stores.postgres.visibility import IMPACT, TERM, search_keys
 from prefrontal.stores.traces import OPEN_SUFFIX
@@ -99,3 +101,39 @@ async def test_large_bodies_are_compressed_by_lz4_when_the_server_has_it(
 
     offered, methods = await database.read(run, store="test")
     assert methods == [("l" if offered else "")] * len(LARGE_BODIES)
+
+
+ROWS = [
+    ("agent-1", "alice", "private", ["payment", "review"], ["100payment", "200review"]),
+    ("agent-1", "alice", "shared", ["payment"], []),
+    ("ägent\u00e9", "bob o'neil", "private", [], ["3bar"]),
+    ("a", "", "shared", [], []),
+]
+
+
+async def test_visible_keys_in_plpgsql_are_schema_9s(postgres_stores: Stores) -> None:
+    database = await database_of(postgres_stores)
+    sql_function = visibility.FUNCTIONS[0].replace(
+        "memory_visible_keys(", "memory_visible_keys_of_schema_9(", 1
+    )
+
+    async def both(connection: Any) -> list[tuple[str, list[str], list[str]]]:
+        await connection.execute(sql_function)
+        found = []
+        for row in ROWS:
+            kept = await connection.fetchval(
+                "SELECT memory_visible_keys($1, $2, $3, $4::text[], $5::text[])", *row
+            )
+            planned = await connection.fetchval(
+                "SELECT memory_visible_keys_of_schema_9($1, $2, $3, $4::text[], $5::text[])", *row
+            )
+            language = await connection.fetchval(
+                "SELECT l.lanname FROM pg_proc AS p JOIN pg_language AS l ON l.oid = p.prolang"
+                " WHERE p.proname = 'memory_visible_keys'"
+            )
+            found.append((language, list(kept), list(planned)))
+        return found
+
+    for language, kept, planned in await database.write(both, store="test"):
+        assert language == "plpgsql"
+        assert kept == planned

@@ -756,6 +756,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "the server computes from the body: a turn's end reads it instead of the body's end",
         _OPEN_TRACES,
     ),
+    Migration(
+        22,
+        "a memory row's visible keys computed by a PL/pgSQL function, whose plans the "
+        "server keeps, instead of a SQL function parsed and planned for every row written",
+        (visibility.VISIBLE_KEYS_KEPT,),
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 

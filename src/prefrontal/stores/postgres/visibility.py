@@ -41,6 +41,22 @@ _VISIBLE_KEYS = f"""CREATE OR REPLACE FUNCTION memory_visible_keys(
             UNION ALL
             SELECT {_token("agent", "owner", "scope")} || '{IMPACT}' || k FROM unnest(impacts) AS k)
     $$"""
+VISIBLE_KEYS_KEPT = f"""CREATE OR REPLACE FUNCTION memory_visible_keys(
+        agent text, owner text, scope text, terms text[], impacts text[])
+    RETURNS text[] LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+    DECLARE
+        token text := {_token("agent", "owner", "scope")};
+    BEGIN
+        RETURN ARRAY(
+            SELECT token || '{TERM}' || k FROM unnest(terms) AS k
+            UNION ALL
+            SELECT token || '{IMPACT}' || k FROM unnest(impacts) AS k);
+    END
+    $$"""
+"""Schema 22: ``memory_visible_keys`` in PL/pgSQL, its keys as schema 9's SQL function gives
+them, in the same order (the generated ``visible`` column of every row written calls it). A
+SQL function whose body holds a subquery is never inlined, so the server parsed and planned
+its body again for every row written; a PL/pgSQL function's plans are kept by the session."""
 _SEARCH_KEYS = f"""CREATE OR REPLACE FUNCTION memory_search_keys(
         agent text, reader text, marker text, keys text[])
     RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
