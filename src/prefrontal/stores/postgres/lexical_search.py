@@ -70,6 +70,8 @@ def statement(name: str) -> str:
     the query's terms probed once per term a candidate holds), never a search of each
     candidate's terms for each query term: every candidate holds a query term (the index
     of visible keys found it), so each gets a score; a key twice in the query counts twice.
+    Only the candidate's terms are unnested (with their places): a count is read from its
+    place for the few terms the query holds.
     """
     items = f"{name}_items"
     owners = "owner IN ('', $2)"
@@ -99,8 +101,9 @@ def statement(name: str) -> str:
               AND {holding("$5::text[]")} AND {sql.VISIBLE_CHECKED} AND {sql.LIVE}
               AND {sql.KINDS}
         ), scored AS MATERIALIZED (
-            SELECT c.at, sum(h.weights[q.n] - h.weights[q.n] * {norm} / (t.count + {norm})) AS score
-            FROM c CROSS JOIN h CROSS JOIN LATERAL unnest(c.terms, c.counts) AS t(term, count)
+            SELECT c.at,
+                sum(h.weights[q.n] - h.weights[q.n] * {norm} / (c.counts[t.i] + {norm})) AS score
+            FROM c CROSS JOIN h CROSS JOIN LATERAL unnest(c.terms) WITH ORDINALITY AS t(term, i)
             JOIN q ON q.term = t.term
             WHERE h.holders > $9 GROUP BY c.at
         ), best AS MATERIALIZED (
