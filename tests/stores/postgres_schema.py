@@ -60,23 +60,12 @@ async def to_schema_3(connection: Any) -> None:
         )
 
 
-async def to_schema_20(connection: Any) -> None:
-    """Undo schema 21: no ``open`` column of the traces (generated from ``body``, whose type
-    migration 13 sets again when it runs again).
-
-    Delete the ledger's versions above 20 and opening the stores runs
-    migration 21 again.
-    """
-    await connection.execute("ALTER TABLE traces DROP COLUMN IF EXISTS open")
-
-
 async def to_schema_11(connection: Any) -> None:
-    """Undo schemas 21 and 12: term statistics per agent again, counted from the items.
+    """Undo schema 12: term statistics per agent again, counted from the items.
 
     Delete the ledger's versions above 11 and opening the stores runs
-    migration 12 again (and the later ones).
+    migration 12 again.
     """
-    await to_schema_20(connection)
     for name in MEMORY_TABLES:
         items, vocab = f"{name}_items", f"{name}_terms"
         await connection.execute(f"DROP TABLE {name}_owner_stats")

@@ -1,6 +1,6 @@
 """What a turn's statements lean on to spend less of the server's CPU, checked against what
 they replace: the search keys written out in the statement (the schema's function), a row's
-visible keys in PL/pgSQL (schema 9's SQL function), the trace's ``open`` column (the body's
+visible keys in PL/pgSQL (schema 9's SQL function), the check of an open trace (the body's
 last characters), LZ4 for the large bodies."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pytest
 
 from prefrontal.stores import Stores
 from prefrontal.stores.postgres import visibility
-from prefrontal.stores.postgres.migrations import LARGE_BODIES, OPEN_TRACE_END
+from prefrontal.stores.postgres.migrations import LARGE_BODIES
+from prefrontal.stores.postgres.traces import open_trace
 from prefrontal.stores.postgres.visibility import IMPACT, TERM, search_keys
 from prefrontal.stores.traces import OPEN_SUFFIX
 
@@ -23,10 +24,6 @@ READERS = [
     ("ägent\u00e9", "bob o'neil", IMPACT, ["100foo", "3bar"]),
     ("a", "b", TERM, ["~" + "0" * 64, "x"]),
 ]
-
-
-def test_the_open_column_is_computed_from_the_suffix_traces_end_with() -> None:
-    assert OPEN_TRACE_END == OPEN_SUFFIX
 
 
 async def database_of(stores: Stores) -> Any:
@@ -54,29 +51,44 @@ async def test_search_keys_written_out_are_the_schema_functions(postgres_stores:
         assert written == called
 
 
-async def test_open_is_what_the_body_ends_with_whoever_writes_it(postgres_stores: Stores) -> None:
+BODIES = [
+    '{"turn_id":"t1"' + OPEN_SUFFIX,
+    '{"turn_id":"t2","ending":{"reply":"ok"}}',
+    '{"turn_id":"t3","user_input":"é€😀"' + OPEN_SUFFIX,
+    '{"user_input":"' + OPEN_SUFFIX + '","ending":{"reply":"x"}}',
+    '{"user_input":",\\"ending\\":null}","ending":null}',
+    '{"ending":null}',
+    OPEN_SUFFIX,
+    OPEN_SUFFIX[1:],
+    "null}",
+    "",
+    "}",
+    ',"ending":null} ',
+    ',"ending":,"ending":null}',
+    ',"ending":null},"ending":null}',
+    ',"ending":null}x,"ending":null}',
+    ',"ending":"null}"',
+    '"ending":null}',
+    ',"ending": null}',
+]
+
+
+async def test_the_open_check_is_whether_the_body_ends_with_the_suffix(
+    postgres_stores: Stores,
+) -> None:
     database = await database_of(postgres_stores)
-    bodies = {
-        "open": '{"turn_id":"t1"' + OPEN_SUFFIX,
-        "ended": '{"turn_id":"t2","ending":{"reply":"ok"}}',
-        "unicode": '{"turn_id":"t3","user_input":"é€😀"' + OPEN_SUFFIX,
-        "short": "}",
-    }
+    check = open_trace("t")
 
-    async def run(connection: Any) -> dict[str, bool]:
-        for turn_id, body in bodies.items():
-            await connection.execute(
-                "INSERT INTO traces (turn_id, agent_id, user_id, session_id, status, started_at,"
-                " body) VALUES ($1, 'a', 'u', 's', 'ok', now(), $2)",
-                turn_id,
-                body,
-            )
-        await connection.execute("UPDATE traces SET body = body || ' ' WHERE turn_id = 'open'")
-        rows = await connection.fetch("SELECT turn_id, open FROM traces")
-        return {row[0]: row[1] for row in rows}
+    async def run(connection: Any) -> list[bool]:
+        rows = await connection.fetch(
+            f"SELECT {check} FROM unnest($1::text[]) WITH ORDINALITY AS t(body, n) ORDER BY t.n",
+            BODIES,
+        )
+        return [row[0] for row in rows]
 
-    found = await database.write(run, store="test")
-    assert found == {"open": False, "ended": False, "unicode": True, "short": False}
+    found = await database.read(run, store="test")
+    assert found == [body.endswith(OPEN_SUFFIX) for body in BODIES]
+    assert any(found) and not all(found)
 
 
 async def test_large_bodies_are_compressed_by_lz4_when_the_server_has_it(

@@ -20,7 +20,7 @@ from prefrontal.stores.exchange import (
 )
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
-from prefrontal.stores.postgres.traces import PostgresTraceStore, of_turn
+from prefrontal.stores.postgres.traces import PostgresTraceStore, of_turn, open_trace
 from prefrontal.stores.postgres.working_memory import PostgresWorkingMemoryStore, save_in
 from prefrontal.stores.traces import ended_body
 from prefrontal.stores.working_memory import SessionState, WorkingMemoryStore
@@ -28,7 +28,7 @@ from prefrontal.traces.documents import parse
 
 _PRIOR = f"""
 SELECT
-    (SELECT CASE WHEN $4::boolean OR NOT t.open THEN t.body END FROM traces AS t
+    (SELECT CASE WHEN $4::boolean OR NOT {open_trace("t")} THEN t.body END FROM traces AS t
      WHERE {of_turn("t")}) AS trace,
     CASE WHEN $5::boolean THEN (SELECT s.body FROM conversation_summaries AS s
         WHERE s.agent_id = $2 AND s.user_id = $3) END AS summary,
@@ -39,15 +39,14 @@ SELECT
     CASE WHEN $7::boolean THEN (SELECT w.body FROM wm_sessions AS w
         WHERE w.agent_id = $8 AND w.user_id = $9 AND w.session_id = $10) END AS session"""
 """Everything :meth:`PostgresExchangeWriter.prior` reads, one statement (one snapshot): the
-turn's trace (its body when asked for or when it is not open: its ``open`` column, schema
-21, says so without the body being read), with the
-fold the summary and the newest ``$8`` messages the tenant sees, and the session's buffer
+turn's trace (its body when asked for or when it is not open, :func:`.traces.open_trace`),
+with the fold the summary and the newest ``$8`` messages the tenant sees, and the session's buffer
 state when its store shares the database. The SQL of each part is the store's own
 (:mod:`.traces`, :mod:`.conversation`, :mod:`.working_memory`), tenancy included."""
 
 
 _ENDED_LOCKING = f"""
-SELECT (SELECT CASE WHEN t.open THEN NULL ELSE t.body END FROM traces AS t
+SELECT (SELECT CASE WHEN {open_trace("t")} THEN NULL ELSE t.body END FROM traces AS t
         WHERE {of_turn("t")} FOR UPDATE) AS body,
     pg_advisory_xact_lock(hashtextextended($4, 0)) AS locked"""
 """The turn's trace row locked and its body read (none when it is open), then

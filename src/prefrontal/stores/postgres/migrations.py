@@ -550,18 +550,6 @@ $do$"""
 (several times less CPU to compress, less to decompress, for a few percent more bytes),
 when the server was built with it; bodies already stored stay as they are until rewritten."""
 
-OPEN_TRACE_END = ',"ending":null}'
-"""How an open trace's body ends (:data:`prefrontal.stores.traces.OPEN_SUFFIX`, written here
-as it was when schema 21 shipped)."""
-
-_OPEN_TRACES = (
-    f"""ALTER TABLE traces ADD COLUMN IF NOT EXISTS open boolean
-        GENERATED ALWAYS AS (right(body, {len(OPEN_TRACE_END)}) = '{OPEN_TRACE_END}') STORED""",
-)
-"""Schema 21: whether each trace is open (its body ends as an open trace's), computed by the
-server from the body as it is written, whichever process writes it (and for the traces kept,
-once): a turn's end asks it of the row and never decompresses the body to read its end."""
-
 ERASE_LOCK = "hashtext(current_schema() || ':erase:' || $1 || chr(31) || $2)"
 """The advisory lock key of tenant (agent ``$1``, user ``$2``) in this schema: each insert
 of the tenant holds it shared until its transaction ends, the erase's record takes it
@@ -752,12 +740,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         21,
-        "traces say whether they are open (their body ends as an open trace's), a column "
-        "the server computes from the body: a turn's end reads it instead of the body's end",
-        _OPEN_TRACES,
-    ),
-    Migration(
-        22,
         "a memory row's visible keys computed by a PL/pgSQL function, whose plans the "
         "server keeps, instead of a SQL function parsed and planned for every row written",
         (visibility.VISIBLE_KEYS_KEPT,),

@@ -15,6 +15,7 @@ from prefrontal.stores.postgres.database import (
 from prefrontal.stores.postgres.turn_reads import StateRead
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import (
+    OPEN_SUFFIX,
     TraceQuery,
     ended_body,
     search_words,
@@ -38,6 +39,29 @@ def of_turn(alias: str = "traces") -> str:
     return f"{alias}.turn_id = $1 AND ({alias}.agent_id || '') = $2 AND {alias}.user_id = $3"
 
 
+_FIELD, _, _OPEN_VALUE = OPEN_SUFFIX.partition(":")
+
+
+def open_trace(alias: str = "traces") -> str:
+    """SQL: the body of trace ``alias`` ends as an open trace's (:data:`OPEN_SUFFIX`), true or
+    false, never NULL.
+
+    What ``right(body, n) = suffix`` says, for far less of the server's CPU: ``right``
+    counts the characters of the whole body (tens of kilobytes) to find its last ones,
+    where this looks for the suffix's field name (``,"ending":``) with the server's
+    substring search, which skips along the bytes, and compares what follows its last
+    occurrence with the open value (``null}``). The field name occurs nowhere inside the
+    suffix after its start, so a body ends with the suffix exactly when the name occurs and
+    only the open value follows its last occurrence; a body holding no occurrence is
+    returned whole by ``split_part``, and is longer than the open value unless it is it.
+    """
+    body = f"{alias}.body"
+    return (
+        f"(octet_length({body}) > {len(_OPEN_VALUE.encode())} AND split_part({body} "
+        f"COLLATE \"C\", '{_FIELD}:', -1) = '{_OPEN_VALUE}')"
+    )
+
+
 _GET = StateRead("body", f"FROM traces WHERE {of_turn()}")
 
 _PUT = """
@@ -52,10 +76,9 @@ ON CONFLICT (turn_id) DO UPDATE SET
 """A trace and the words a search finds it by (its message and reply, ``$9``)."""
 
 _ENDED = f"""
-SELECT CASE WHEN open THEN NULL ELSE body END AS body FROM traces
+SELECT CASE WHEN {open_trace()} THEN NULL ELSE body END AS body FROM traces
 WHERE {of_turn()}"""
-"""The body of a trace that is not open (``open``, schema 21, computed from the body as it
-was written: the body itself is not read for an open trace)."""
+"""The body of a trace that is not open (:func:`open_trace`): none is sent for an open one."""
 
 
 def _row(trace: TurnTrace) -> tuple[object, ...]:

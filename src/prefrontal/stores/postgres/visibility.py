@@ -53,7 +53,7 @@ VISIBLE_KEYS_KEPT = f"""CREATE OR REPLACE FUNCTION memory_visible_keys(
             SELECT token || '{IMPACT}' || k FROM unnest(impacts) AS k);
     END
     $$"""
-"""Schema 22: ``memory_visible_keys`` in PL/pgSQL, its keys as schema 9's SQL function gives
+"""Schema 21: ``memory_visible_keys`` in PL/pgSQL, its keys as schema 9's SQL function gives
 them, in the same order (the generated ``visible`` column of every row written calls it). A
 SQL function whose body holds a subquery is never inlined, so the server parsed and planned
 its body again for every row written; a PL/pgSQL function's plans are kept by the session."""
