@@ -20,37 +20,37 @@ from prefrontal.stores.exchange import (
 )
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
-from prefrontal.stores.postgres.traces import PostgresTraceStore
+from prefrontal.stores.postgres.traces import PostgresTraceStore, of_turn, open_trace
 from prefrontal.stores.postgres.working_memory import PostgresWorkingMemoryStore, save_in
-from prefrontal.stores.traces import OPEN_SUFFIX, ended_body
+from prefrontal.stores.traces import ended_body
 from prefrontal.stores.working_memory import SessionState, WorkingMemoryStore
 from prefrontal.traces.documents import parse
 
-_PRIOR = """
+_PRIOR = f"""
 SELECT
-    (SELECT CASE WHEN $6::boolean OR right(t.body, $4) <> $5 THEN t.body END FROM traces AS t
-     WHERE t.turn_id = $1 AND t.agent_id = $2 AND t.user_id = $3) AS trace,
-    CASE WHEN $7::boolean THEN (SELECT s.body FROM conversation_summaries AS s
+    (SELECT CASE WHEN $4::boolean OR NOT {open_trace("t")} THEN t.body END FROM traces AS t
+     WHERE {of_turn("t")}) AS trace,
+    CASE WHEN $5::boolean THEN (SELECT s.body FROM conversation_summaries AS s
         WHERE s.agent_id = $2 AND s.user_id = $3) END AS summary,
-    CASE WHEN $7::boolean THEN ARRAY(
+    CASE WHEN $5::boolean THEN ARRAY(
         SELECT ROW(c.item_id, c.created_at, c.body) FROM conversation_turns AS c
         WHERE c.agent_id = $2 AND (c.scope = 'shared' OR c.user_id = $3)
-        ORDER BY c.created_at DESC, c.seq DESC LIMIT $8) END AS recent,
-    CASE WHEN $9::boolean THEN (SELECT w.body FROM wm_sessions AS w
-        WHERE w.agent_id = $10 AND w.user_id = $11 AND w.session_id = $12) END AS session"""
+        ORDER BY c.created_at DESC, c.seq DESC LIMIT $6) END AS recent,
+    CASE WHEN $7::boolean THEN (SELECT w.body FROM wm_sessions AS w
+        WHERE w.agent_id = $8 AND w.user_id = $9 AND w.session_id = $10) END AS session"""
 """Everything :meth:`PostgresExchangeWriter.prior` reads, one statement (one snapshot): the
-turn's trace (its body when asked for or when it does not end as an open trace's), with the
-fold the summary and the newest ``$8`` messages the tenant sees, and the session's buffer
+turn's trace (its body when asked for or when it is not open, :func:`.traces.open_trace`),
+with the fold the summary and the newest ``$8`` messages the tenant sees, and the session's buffer
 state when its store shares the database. The SQL of each part is the store's own
 (:mod:`.traces`, :mod:`.conversation`, :mod:`.working_memory`), tenancy included."""
 
 
-_ENDED_LOCKING = """
-SELECT (SELECT CASE WHEN right(t.body, $4) = $5 THEN NULL ELSE t.body END FROM traces AS t
-        WHERE t.turn_id = $1 AND t.agent_id = $2 AND t.user_id = $3 FOR UPDATE) AS body,
-    pg_advisory_xact_lock(hashtextextended($6, 0)) AS locked"""
-"""The turn's trace row locked and its body read (none when it ends as an open trace's), then
-the thread's advisory lock taken (key ``$6``, :meth:`.memory.PostgresMemoryStore.thread_lock`):
+_ENDED_LOCKING = f"""
+SELECT (SELECT CASE WHEN {open_trace("t")} THEN NULL ELSE t.body END FROM traces AS t
+        WHERE {of_turn("t")} FOR UPDATE) AS body,
+    pg_advisory_xact_lock(hashtextextended($4, 0)) AS locked"""
+"""The turn's trace row locked and its body read (none when it is open), then
+the thread's advisory lock taken (key ``$4``, :meth:`.memory.PostgresMemoryStore.thread_lock`):
 what :meth:`~.traces.PostgresTraceStore.ended_in` and the thread's lock do, one statement."""
 
 
@@ -120,8 +120,6 @@ class PostgresExchangeWriter:
             lookup.turn_id,
             tenant.agent_id,
             tenant.user_id,
-            len(OPEN_SUFFIX),
-            OPEN_SUFFIX,
             lookup.trace,
             lookup.fold,
             lookup.window + lookup.batch,
@@ -153,8 +151,6 @@ class PostgresExchangeWriter:
                     turn_id,
                     tenant.agent_id,
                     tenant.user_id,
-                    len(OPEN_SUFFIX),
-                    OPEN_SUFFIX,
                     self.episodic.thread_lock(tenant, thread),
                 )
                 if body is not None and ended_body(body):

@@ -33,6 +33,7 @@ from typing import Any
 
 from prefrontal.retrieval.ranking import K1, B, Candidate, Corpus, LexicalMatches
 from prefrontal.stores.postgres import memory_sql as sql
+from prefrontal.stores.postgres import recall_counts
 from prefrontal.stores.postgres.visibility import holding
 
 MOST_HOLDERS = 2000
@@ -69,6 +70,8 @@ def statement(name: str) -> str:
     the query's terms probed once per term a candidate holds), never a search of each
     candidate's terms for each query term: every candidate holds a query term (the index
     of visible keys found it), so each gets a score; a key twice in the query counts twice.
+    Only the candidate's terms are unnested (with their places): a count is read from its
+    place for the few terms the query holds.
     """
     items = f"{name}_items"
     owners = "owner IN ('', $2)"
@@ -98,8 +101,9 @@ def statement(name: str) -> str:
               AND {holding("$5::text[]")} AND {sql.VISIBLE_CHECKED} AND {sql.LIVE}
               AND {sql.KINDS}
         ), scored AS MATERIALIZED (
-            SELECT c.at, sum(h.weights[q.n] - h.weights[q.n] * {norm} / (t.count + {norm})) AS score
-            FROM c CROSS JOIN h CROSS JOIN LATERAL unnest(c.terms, c.counts) AS t(term, count)
+            SELECT c.at,
+                sum(h.weights[q.n] - h.weights[q.n] * {norm} / (c.counts[t.i] + {norm})) AS score
+            FROM c CROSS JOIN h CROSS JOIN LATERAL unnest(c.terms) WITH ORDINALITY AS t(term, i)
             JOIN q ON q.term = t.term
             WHERE h.holders > $9 GROUP BY c.at
         ), best AS MATERIALIZED (
@@ -110,8 +114,10 @@ def statement(name: str) -> str:
                 (SELECT p.score FROM scored AS p ORDER BY p.score DESC OFFSET $6 - 1 LIMIT 1), 0)
         )
         SELECT h.docs::bigint, h.tokens::bigint, h.dfs, h.holders::bigint,
-            {sql.KEY}, m.length, m.terms, m.counts, {sql.item(name)}
-        FROM h LEFT JOIN (best JOIN {items} AS m ON m.ctid = best.at) ON true"""
+            {sql.KEY}, m.length, m.terms, m.counts, {sql.READ}
+        FROM h LEFT JOIN (
+            best JOIN {items} AS m ON m.ctid = best.at {recall_counts.looked_up(name)}
+        ) ON true"""
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,13 @@ def item(name: str) -> str:
     return f"m.item_id, {item_columns(name)}"
 
 
+READ_COLUMNS = f"m.body, m.superseded_by, {recall_counts.LOOKED_UP}, m.embedding"
+""":func:`item_columns` of an item ``m`` joined with its recall row by
+:func:`.recall_counts.looked_up` (one lookup per item instead of one per counter)."""
+READ = f"m.item_id, {READ_COLUMNS}"
+""":func:`item` of an item ``m`` joined with its recall row by :func:`.recall_counts.looked_up`."""
+
+
 _VISIBLE = "m.agent_id = $1 AND (m.scope = 'shared' OR m.user_id = $2)"
 _VISIBLE_CHECKED = "(m.agent_id || '') = $1 AND (m.scope = 'shared' OR m.user_id = $2)"
 """:data:`_VISIBLE` as a check of the rows found, never a read of the primary key: reads by
@@ -46,8 +53,9 @@ _COUNTS = """ARRAY(
 COUNTS = _COUNTS
 
 
-def given(items: str, ids: str, columns: str) -> str:
-    """SQL: ``columns`` of the items ``m`` of ids ``ids`` the tenant (``$1``, ``$2``) is given.
+def given(items: str, ids: str, columns: str, joined: str = "") -> str:
+    """SQL: ``columns`` of the items ``m`` of ids ``ids`` the tenant (``$1``, ``$2``) is given
+    (``joined``: joins after ``m``, as :func:`.recall_counts.looked_up`'s).
 
     :func:`~prefrontal.stores.tenancy.precedence` in SQL: of the visible
     items of one id, its own first, else the shared one whose owner sorts
@@ -56,7 +64,7 @@ def given(items: str, ids: str, columns: str) -> str:
     its id, which a plan made on the statistics of a smaller table turns into
     a read of every item of the agent for each.
     """
-    return f"""SELECT DISTINCT ON (m.item_id) {columns} FROM {items} AS m
+    return f"""SELECT DISTINCT ON (m.item_id) {columns} FROM {items} AS m {joined}
             WHERE {_VISIBLE} AND m.item_id = ANY({ids})
             ORDER BY m.item_id, m.user_id <> $2, m.user_id COLLATE "C\""""
 
@@ -91,9 +99,10 @@ class Statements:
         self.supersede = f"""
             UPDATE {items} SET superseded_by = $2
             WHERE agent_id = $1 AND item_id = $3 AND user_id = $4 AND item_id <> $2"""
-        self.get = given(items, "$3::text[]", item(name))
+        recall = recall_counts.looked_up(name)
+        self.get = given(items, "$3::text[]", READ, recall)
         self.by_keys = f"""
-            SELECT {KEY}, {item_columns(name)} FROM {items} AS m
+            SELECT {KEY}, {READ_COLUMNS} FROM {items} AS m {recall}
             WHERE {_VISIBLE} AND m.item_id = ANY($3::text[]) AND {KEY} = ANY($4::text[])"""
         self.delete = f"""
             DELETE FROM {items}
@@ -172,13 +181,13 @@ class Statements:
                   AND a.thread_id IS NOT NULL AND a.position IS NOT NULL
             )
             SELECT DISTINCT ON (m.thread_id COLLATE "C", m.position, m.item_id COLLATE "C")
-                {item(name)}
+                {READ}
             FROM anchors AS a CROSS JOIN LATERAL (
                 SELECT * FROM {items} AS n
                 WHERE n.agent_id = $1 AND n.thread_id = a.thread_id AND n.thread_id IS NOT NULL
                   AND n.position BETWEEN a.position - $5 AND a.position + $5
                 OFFSET 0
-            ) AS m
+            ) AS m {recall}
             WHERE {_VISIBLE} AND {_LIVE} AND NOT (m.item_id = ANY($4::text[]))
             ORDER BY m.thread_id COLLATE "C", m.position, m.item_id COLLATE "C\""""
         """The live visible items within ``$5`` places of the anchors ``$4`` in their threads.

@@ -49,6 +49,27 @@ def counted(name: str) -> str:
     )
 
 
+def looked_up(name: str) -> str:
+    """SQL: item ``m`` joined with its recall row as ``rc`` (all NULL when it has none), to
+    read with :data:`LOOKED_UP`: one lookup of the recall row by its whole key per item, its
+    two counters together (:func:`counted` looks the row up once per counter).
+
+    The subquery is never flattened into a join (``OFFSET 0``), so its cost follows the
+    items read, whatever the planner knows of the recall rows.
+    """
+    return f"""LEFT JOIN LATERAL (
+            SELECT r.recall_count, r.last_recalled_at FROM {table(name)} AS r
+            WHERE r.agent_id = m.agent_id AND r.item_id = m.item_id AND r.user_id = m.user_id
+            OFFSET 0) AS rc ON true"""
+
+
+LOOKED_UP = (
+    "coalesce(rc.recall_count, m.recall_count), coalesce(rc.last_recalled_at, m.last_recalled_at)"
+)
+"""SQL: item ``m``'s ``recall_count, last_recalled_at`` joined by :func:`looked_up`, its recall
+row's first: what :func:`counted` gives."""
+
+
 def record(name: str, given: str) -> str:
     """The statement counting a recall, at time ``$3``, of the items ``given`` reads (a
     query of their ``agent_id, item_id, user_id, recall_count``): each one's recall row

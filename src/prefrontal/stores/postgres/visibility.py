@@ -41,6 +41,22 @@ _VISIBLE_KEYS = f"""CREATE OR REPLACE FUNCTION memory_visible_keys(
             UNION ALL
             SELECT {_token("agent", "owner", "scope")} || '{IMPACT}' || k FROM unnest(impacts) AS k)
     $$"""
+VISIBLE_KEYS_KEPT = f"""CREATE OR REPLACE FUNCTION memory_visible_keys(
+        agent text, owner text, scope text, terms text[], impacts text[])
+    RETURNS text[] LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+    DECLARE
+        token text := {_token("agent", "owner", "scope")};
+    BEGIN
+        RETURN ARRAY(
+            SELECT token || '{TERM}' || k FROM unnest(terms) AS k
+            UNION ALL
+            SELECT token || '{IMPACT}' || k FROM unnest(impacts) AS k);
+    END
+    $$"""
+"""Schema 21: ``memory_visible_keys`` in PL/pgSQL, its keys as schema 9's SQL function gives
+them, in the same order (the generated ``visible`` column of every row written calls it). A
+SQL function whose body holds a subquery is never inlined, so the server parsed and planned
+its body again for every row written; a PL/pgSQL function's plans are kept by the session."""
 _SEARCH_KEYS = f"""CREATE OR REPLACE FUNCTION memory_search_keys(
         agent text, reader text, marker text, keys text[])
     RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
@@ -51,7 +67,24 @@ _SEARCH_KEYS = f"""CREATE OR REPLACE FUNCTION memory_search_keys(
                  unnest(keys) AS k)
     $$"""
 FUNCTIONS = (_VISIBLE_KEYS, _SEARCH_KEYS)
-"""The functions schema 9 creates: a row's keys, and a search's."""
+"""The functions schema 9 creates: a row's keys, and a search's (which the statements write
+out instead of calling: :func:`search_keys`)."""
+
+
+def search_keys(agent: str, reader: str, marker: str, keys: str) -> str:
+    """SQL: the keys a search of ``reader`` of ``agent`` asks for, ``keys`` behind each token
+    the reader may see: what ``memory_search_keys`` (schema 9) returns, written in the
+    statement itself.
+
+    Written out, the expression is planned with the statement (once, for a prepared
+    statement's generic plan) and evaluated once per execution; a call of the SQL function,
+    which PostgreSQL cannot inline (its body holds a subquery), parses and plans the
+    function's body again at every execution of the statement.
+    """
+    return f"""ARRAY(SELECT t.token || '{marker}' || k
+            FROM unnest(ARRAY[{_token(agent, reader, "'shared'")},
+                              {_token(agent, reader, "'private'")}]) AS t(token),
+                 unnest({keys}) AS k)"""
 
 
 def holding(keys: str, *, marker: str = TERM, user: str = "$2") -> str:
@@ -60,4 +93,4 @@ def holding(keys: str, *, marker: str = TERM, user: str = "$2") -> str:
     ``keys`` is a text array expression; the tenant is the statement's
     ``$1`` (agent) and ``user``. The GIN index of ``visible`` answers it.
     """
-    return f"m.visible && memory_search_keys($1, {user}, '{marker}', {keys})"
+    return f"m.visible && {search_keys('$1', user, marker, keys)}"
