@@ -26,9 +26,9 @@ from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.decay import happened_recency
 from prefrontal.buffer.models import Focus, Lifetime, NewItem, SalienceFactors
 from prefrontal.buffer.text import coverage, label_terms, overlap
-from prefrontal.buffer.trusted import assemble
 from prefrontal.forgetting import remembered
 from prefrontal.retrieval.analysis import term_set, terms
+from prefrontal.trusted import assemble
 
 URGENT_TAGS = frozenset({"urgent", "risk", "alert", "deadline", "blocking"})
 HIGH = 0.6
@@ -101,7 +101,7 @@ def salience_factors(
 
     Each is in ``[0, 1]`` by construction (shares of terms, a checked
     relevance or urgency, a halving recency, a focus intensity times a
-    share), so the model is assembled unchecked (:mod:`.trusted`).
+    share), so the model is assembled unchecked (:mod:`prefrontal.trusted`).
     """
     terms = item_terms(item)
     relevance = item.relevance

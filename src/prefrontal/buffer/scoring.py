@@ -28,7 +28,7 @@ from prefrontal.buffer.decay import happened_recency
 from prefrontal.buffer.models import NewItem, SalienceFactors
 from prefrontal.buffer.salience import Measure, item_terms, urgency
 from prefrontal.buffer.text import coverage
-from prefrontal.buffer.trusted import assemble
+from prefrontal.trusted import assemble
 
 FACTORS: Final = (
     "relevance",

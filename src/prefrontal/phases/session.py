@@ -21,7 +21,6 @@ from prefrontal.buffer import (
     SessionLink,
 )
 from prefrontal.buffer.models import MAX_ITEM_ID, BufferItem, ItemProvenance
-from prefrontal.buffer.trusted import assemble, evolve
 from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.forgetting import remembered
@@ -29,6 +28,7 @@ from prefrontal.formation.keeping import episodic_keeper
 from prefrontal.phases.fragments import fragment
 from prefrontal.phases.state import TurnState
 from prefrontal.phases.store_calls import call_store
+from prefrontal.trusted import assemble, evolve
 from prefrontal.turn import WorkingMemoryItemView, WorkingMemoryView
 
 
@@ -200,7 +200,7 @@ def _offer(
     of their section. The offer names no turn (the buffer's refresh stamps
     the turn on what it admits or refreshes), so it is made once per
     fragment and remembered: a session's turns mostly show the same
-    fragments. Assembled, not validated again (:mod:`prefrontal.buffer.trusted`):
+    fragments. Assembled, not validated again (:mod:`prefrontal.trusted`):
     every value comes from the validated fragment, a section's constants, or
     a score clamped here.
     """

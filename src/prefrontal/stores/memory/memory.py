@@ -36,6 +36,7 @@ from prefrontal.stores.memory_pages import Position, changed
 from prefrontal.stores.memory_search import query_embedding, searchable_text, with_embeddings
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Scope, Tenant, owns, preferred, visible_to
+from prefrontal.trusted import assemble, evolve
 
 Key = tuple[str, str, str]
 """``(agent_id, user_id, item_id)``: ids are unique per agent and user."""
@@ -325,41 +326,17 @@ class InMemoryMemoryStore:
                 self._items[_key(item)] = _recalled(item, at)
 
 
-_RECALL_FIELDS = frozenset({"recall_count", "last_recalled_at"})
-_new = object.__new__
-_set = object.__setattr__
-
-
 def _recalled(item: MemoryItem, at: datetime) -> MemoryItem:
-    """``item.model_copy(update=...)`` of its recall count plus one and ``at``, without
-    pydantic's generic copy (a frozen model with no extra or private attributes: its
-    dictionary and set fields are all a copy holds)."""
-    copied = _new(MemoryItem)
-    _set(
-        copied,
-        "__dict__",
-        {**item.__dict__, "recall_count": item.recall_count + 1, "last_recalled_at": at},
-    )
-    _set(copied, "__pydantic_fields_set__", item.__pydantic_fields_set__ | _RECALL_FIELDS)
-    _set(copied, "__pydantic_extra__", None)
-    _set(copied, "__pydantic_private__", None)
-    return copied
-
-
-_SCORED_FIELDS = set(ScoredMemory.__pydantic_fields__)
-"""Every field of a hit: the set fields each :func:`_scored` hit shares (never changed in
-place: the model is frozen, and ``model_copy`` copies it first)."""
+    """``item.model_copy(update=...)`` of its recall count plus one and ``at``, copied
+    unchecked (:func:`~prefrontal.trusted.evolve`): a held item, a count and a time."""
+    return evolve(item, {"recall_count": item.recall_count + 1, "last_recalled_at": at})
 
 
 def _scored(item: MemoryItem, score: float, signals: dict[str, float]) -> ScoredMemory:
     """``ScoredMemory(item=item, score=score, signals=signals)`` without validating again
-    what the index made: a held item, a float score and a fresh dictionary of floats."""
-    hit = _new(ScoredMemory)
-    _set(hit, "__dict__", {"item": item, "score": score, "signals": signals})
-    _set(hit, "__pydantic_fields_set__", _SCORED_FIELDS)
-    _set(hit, "__pydantic_extra__", None)
-    _set(hit, "__pydantic_private__", None)
-    return hit
+    what the index made (:func:`~prefrontal.trusted.assemble`): a held item, a float score
+    and a fresh dictionary of floats."""
+    return assemble(ScoredMemory, {"item": item, "score": score, "signals": signals})
 
 
 def _parted(item: MemoryItem) -> tuple[MemoryItem, np.ndarray | None]:
