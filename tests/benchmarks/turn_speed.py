@@ -29,7 +29,7 @@ next turn's; ``cpu_with_writes_p50_ms`` is the CPU time of the turn and its
 writes together (without ``--entered`` the writes run in ``start_turn``, and
 it equals ``cpu_p50_ms``, give or take the wait's own cost). *models* counts
 the models validated; the buffer also assembles some from checked values
-(``prefrontal.buffer.trusted``), which are not counted. Prints JSON; it
+(``prefrontal.trusted``), which are not counted. Prints JSON; it
 measures and never fails on a figure.
 """
 

@@ -1,16 +1,20 @@
-"""The in-memory conversation store reads recent turns from each agent's timeline.
+"""The in-memory conversation store reads recent turns from each agent's timelines.
 
-The timeline is kept in order by every append (and sorted again after a
-delete or an erase), so a new, replaced or erased turn is seen by the next
-read, in the same order and with the same tenancy as a scan of every turn
-would give.
+The timelines (every session's, and each session's read) are kept in order
+by every append (and sorted again after a delete or an erase), so a new,
+replaced or erased turn is seen by the next read, in the same order and with
+the same tenancy as a scan of every turn would give.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
+from itertools import count
 
+import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from prefrontal.stores.conversation import ConversationTurn, Role
 from prefrontal.stores.memory import InMemoryConversationStore
@@ -101,3 +105,75 @@ async def test_a_tenant_sees_its_own_and_shared_turns_of_its_agent_only() -> Non
     assert await ids(store, session_id="s") == ["mine", "shared"]
     assert await ids(store, Tenant(agent_id="atlas", user_id="bob")) == ["bobs", "shared"]
     assert await ids(store, Tenant(agent_id="other", user_id="maya")) == ["other-agent"]
+
+
+Write = tuple[str, str, int, str, str]
+"""An operation: ``("append", item id, minutes, session, user)`` or ``("delete", item id,
+0, "", user)`` or ``("read", "", limit, session or "", user)``."""
+WRITES = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("append"),
+            st.sampled_from("abcdefgh"),
+            st.integers(0, 6),
+            st.sampled_from(("s", "t", "u")),
+            st.sampled_from(("maya", "bob")),
+        ),
+        st.tuples(
+            st.just("delete"),
+            st.sampled_from("abcdefgh"),
+            st.just(0),
+            st.just(""),
+            st.sampled_from(("maya", "bob")),
+        ),
+        st.tuples(
+            st.just("read"),
+            st.just(""),
+            st.integers(0, 5),
+            st.sampled_from(("", "s", "t", "u")),
+            st.sampled_from(("maya", "bob")),
+        ),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(WRITES)
+def test_recent_is_a_scan_of_every_turn_whatever_the_writes_and_reads(
+    operations: list[Write],
+) -> None:
+    """Appends (new, replaced, moved to another session), deletes and reads of the whole
+    agent or one session, in any order: each read gives what a scan of every turn held gives
+    (the newest ``limit`` visible ones by when said, then first insertion, oldest first)."""
+
+    async def check() -> None:
+        store = InMemoryConversationStore()
+        held: dict[tuple[str, str], ConversationTurn] = {}
+        first: dict[tuple[str, str], int] = {}  # each held turn's first insertion, in order
+        sequence = count()
+        for kind, item_id, number, session, user in operations:
+            tenant = Tenant(agent_id="atlas", user_id=user)
+            if kind == "append":
+                turn = said(item_id, number, session_id=session, user_id=user)
+                await store.append(turn)
+                held[(user, item_id)] = turn
+                first.setdefault((user, item_id), next(sequence))
+            elif kind == "delete":
+                await store.delete(tenant, [item_id])
+                if held.pop((user, item_id), None) is not None:
+                    del first[(user, item_id)]
+            else:
+                scan = sorted(
+                    (
+                        key
+                        for key, turn in held.items()
+                        if key[0] == user and session in ("", turn.session_id)
+                    ),
+                    key=lambda key: (held[key].created_at, first[key]),
+                )
+                expected = [held[key].item_id for key in scan][max(len(scan) - number, 0) :]
+                found = await ids(store, tenant, limit=number, session_id=session or None)
+                assert found == (expected if number > 0 else [])
+
+    anyio.run(check)

@@ -15,7 +15,7 @@ from prefrontal.buffer.models import (
     NewItem,
 )
 from prefrontal.buffer.salience import AdmissionDecision
-from prefrontal.buffer.trusted import assemble, evolve
+from prefrontal.trusted import assemble, evolve
 
 SUMMARY_ENTITIES = 20
 """A summary keeps at most this many of its items' entities."""
@@ -32,7 +32,7 @@ def admitted(
 ) -> BufferItem:
     """The held item for an admitted offer, touched once at ``at`` (by turn ``turn_id``).
 
-    Assembled from values already checked (:mod:`.trusted`): the offer's
+    Assembled from values already checked (:mod:`prefrontal.trusted`): the offer's
     fields, a count of its tokens, a score that is never negative, the
     buffer's time and insertion number.
     """

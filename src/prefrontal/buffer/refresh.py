@@ -156,11 +156,17 @@ async def refresh_turn(
 def _distinct(fragments: Sequence[NewItem]) -> dict[str, NewItem]:
     """Each fragment once, by id (the first kept), marked as a turn fragment."""
     seen: dict[str, NewItem] = {}
+    turn = Lifetime.TURN
     for fragment in fragments:
-        seen.setdefault(fragment.resolved_id(), fragment)
-    for item_id, fragment in seen.items():
-        if fragment.lifetime is not Lifetime.TURN:
-            seen[item_id] = fragment.model_copy(update={"lifetime": Lifetime.TURN})
+        item_id = fragment.item_id  # (``resolved_id``, without the call for a named one)
+        if item_id is None:
+            item_id = fragment.resolved_id()
+        if item_id not in seen:
+            seen[item_id] = (
+                fragment
+                if fragment.lifetime is turn
+                else fragment.model_copy(update={"lifetime": turn})
+            )
     return seen
 
 

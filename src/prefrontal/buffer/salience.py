@@ -26,9 +26,9 @@ from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.decay import happened_recency
 from prefrontal.buffer.models import Focus, Lifetime, NewItem, SalienceFactors
 from prefrontal.buffer.text import coverage, label_terms, overlap
-from prefrontal.buffer.trusted import assemble
 from prefrontal.forgetting import remembered
 from prefrontal.retrieval.analysis import term_set, terms
+from prefrontal.trusted import assemble
 
 URGENT_TAGS = frozenset({"urgent", "risk", "alert", "deadline", "blocking"})
 HIGH = 0.6
@@ -87,7 +87,7 @@ def measure(focus: Focus, themes: tuple[str, ...]) -> Measure:
     return Measure(
         focus=focus,
         themes=themes,
-        input_terms=_item_terms(focus.input_text, focus.tags),
+        input_terms=labelled_terms(focus.input_text, focus.tags),
         tag_terms=label_terms(focus.tags),
         task_terms=term_set(focus.task),
         theme_terms=label_terms(themes),
@@ -101,7 +101,7 @@ def salience_factors(
 
     Each is in ``[0, 1]`` by construction (shares of terms, a checked
     relevance or urgency, a halving recency, a focus intensity times a
-    share), so the model is assembled unchecked (:mod:`.trusted`).
+    share), so the model is assembled unchecked (:mod:`prefrontal.trusted`).
     """
     terms = item_terms(item)
     relevance = item.relevance
@@ -123,11 +123,12 @@ def salience_factors(
 
 def item_terms(item: NewItem) -> frozenset[str]:
     """The terms of ``item``'s content, tags and entities (what its factors compare)."""
-    return _item_terms(item.content, (*item.tags, *item.entities))
+    return labelled_terms(item.content, (*item.tags, *item.entities))
 
 
 @remembered(maxsize=4_096)
-def _item_terms(text: str, labels: tuple[str, ...]) -> frozenset[str]:
+def labelled_terms(text: str, labels: tuple[str, ...]) -> frozenset[str]:
+    """The terms of ``text`` and of ``labels`` (tags and entities), remembered."""
     # Not through term_set's cache: this cache already holds the result, and an
     # offered text such as the clock's line is new every minute. As many as the
     # offers remembered (phase 10's): a growing session offers a few hundred

@@ -26,9 +26,8 @@ from typing import Final
 from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.decay import happened_recency
 from prefrontal.buffer.models import NewItem, SalienceFactors
-from prefrontal.buffer.salience import Measure, item_terms, urgency
-from prefrontal.buffer.text import coverage
-from prefrontal.buffer.trusted import assemble
+from prefrontal.buffer.salience import Measure, labelled_terms, urgency
+from prefrontal.trusted import assemble
 
 FACTORS: Final = (
     "relevance",
@@ -80,7 +79,12 @@ class Scored:
 
 
 class Scoring:
-    """Offers scored against one turn's measure, at one instant, under one configuration."""
+    """Offers scored against one turn's measure, at one instant, under one configuration.
+
+    What is the same for every offer of the turn (the measure's term sets and their sizes,
+    the focus intensity, the weights) is read once, here; each offer's overlaps are worked
+    out inline, as :func:`~.text.overlap` and :func:`~.text.coverage` do them.
+    """
 
     def __init__(self, against: Measure, now: datetime, config: BufferConfig) -> None:
         self.against = against
@@ -89,24 +93,31 @@ class Scoring:
         weights = config.weights
         self._weights = (weights.relevance, weights.urgency, weights.recency, weights.attention)
         self._modulation = (config.task_modulation, config.coherence_modulation)
+        self._terms = (
+            (against.input_terms, len(against.input_terms)),
+            (against.tag_terms, len(against.tag_terms)),
+            (against.task_terms, len(against.task_terms)),
+            (against.theme_terms, len(against.theme_terms)),
+        )
+        self._intensity = against.focus.intensity
 
     def __call__(self, new: NewItem, item_id: str, tokens: int) -> Scored:
         """``new`` (held as ``item_id``, of ``tokens``) scored: what
         :func:`~.salience.salience_factors` and :func:`~.salience.scores` give it."""
-        against = self.against
-        terms = item_terms(new)
+        (inputs, n_inputs), (tags, n_tags), (task_terms, n_task), (themes, n_themes) = self._terms
+        terms = labelled_terms(new.content, (*new.tags, *new.entities))  # item_terms(new)
         size = len(terms)
         relevance = new.relevance
-        if relevance is None:  # (the overlaps of :func:`~.text.overlap`, worked out here)
-            relevance = _overlap(terms, size, against.input_terms)
+        if relevance is None:
+            relevance = len(terms & inputs) / min(size, n_inputs) if size and n_inputs else 0.0
         at = new.occurred_at
         recency = (
             1.0 if at is None else happened_recency((self.now - at).total_seconds(), self.config)
         )
-        attention = against.focus.intensity * coverage(terms, against.tag_terms)
-        task = _overlap(terms, size, against.task_terms)
-        coherence = _overlap(terms, size, against.theme_terms)
-        felt = urgency(new)
+        attention = self._intensity * (len(terms & tags) / n_tags if n_tags else 0.0)
+        task = len(terms & task_terms) / min(size, n_task) if size and n_task else 0.0
+        coherence = len(terms & themes) / min(size, n_themes) if size and n_themes else 0.0
+        felt = urgency(new) if new.tags else new.urgency
         w_relevance, w_urgency, w_recency, w_attention = self._weights
         base = (
             w_relevance * relevance
@@ -118,10 +129,3 @@ class Scoring:
         score = base * (1.0 + task_weight * task + coherence_weight * coherence)
         values = (relevance, felt, recency, attention, task, coherence)
         return Scored(new, item_id, tokens, values, base, score)
-
-
-def _overlap(terms: frozenset[str], size: int, other: frozenset[str]) -> float:
-    """:func:`~.text.overlap` of ``terms`` (``size`` of them) and ``other``."""
-    if not size or not other:
-        return 0.0
-    return len(terms & other) / min(size, len(other))

@@ -19,10 +19,10 @@ from pydantic import Field
 
 from prefrontal.buffer.models import BufferItem, BufferModel
 from prefrontal.buffer.text import jaccard
-from prefrontal.buffer.trusted import assemble
 from prefrontal.forgetting import remembered
 from prefrontal.retrieval.analysis import STOP_WORDS
 from prefrontal.text_cache import strings_weight, text_cache
+from prefrontal.trusted import assemble
 
 _WORD = re.compile(r"[^\W\d_]{5,}", re.UNICODE)
 _MAX_KEYWORDS = 40

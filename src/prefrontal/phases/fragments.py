@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Set
 from datetime import datetime
 
-from prefrontal.buffer.trusted import assemble
 from prefrontal.bundle.models import Fragment, Provenance, Section
 from prefrontal.object_cache import ObjectCache
 from prefrontal.phases.state import TurnState
 from prefrontal.retrieval.analysis import term_set, terms
+from prefrontal.trusted import assemble
 
 FRAGMENTS_KEPT = 8_192
 """Fragments remembered by the records they were made of (see :func:`made_once`)."""
@@ -42,7 +42,7 @@ def fragment(  # noqa: PLR0913
 
     The loading phases make dozens a turn (every memory that may be shown),
     from values of the types the fields take: the fragment is assembled
-    without validating them again (:mod:`prefrontal.buffer.trusted`), the
+    without validating them again (:mod:`prefrontal.trusted`), the
     numbers made the fields' types first. What the fields' constraints
     refuse (an empty text, no item ids, no store or phase) is validated, and
     raises as before.

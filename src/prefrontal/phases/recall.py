@@ -20,7 +20,6 @@ from datetime import date, datetime
 import anyio
 
 from prefrontal.buffer import RecallDecision
-from prefrontal.buffer.trusted import assemble
 from prefrontal.bundle.models import Fragment, Provenance, Section
 from prefrontal.forgetting import remembered
 from prefrontal.phases.fragments import fragment, loaded
@@ -37,6 +36,7 @@ from prefrontal.phases.store_calls import call_store
 from prefrontal.retrieval.settings import RecallSettings, RerankWeights
 from prefrontal.stores.long_term import MemoryItem, MemoryStore, ScoredMemory
 from prefrontal.stores.read_source import read_detail
+from prefrontal.trusted import assemble
 
 __all__ = [
     "already_held",
@@ -287,7 +287,7 @@ class MemoryFragments:
     turn): what is the same for all of them (the section and its name, the
     phase, the turn's token count) is worked out once, and each fragment and
     its provenance are assembled from values of the fields' types
-    (:mod:`prefrontal.buffer.trusted`), without the keyword plumbing and
+    (:mod:`prefrontal.trusted`), without the keyword plumbing and
     conversions of the general path. A line or phase the fields refuse
     takes the validated path, and raises there.
     """

@@ -21,7 +21,6 @@ from prefrontal.buffer import (
     SessionLink,
 )
 from prefrontal.buffer.models import MAX_ITEM_ID, BufferItem, ItemProvenance
-from prefrontal.buffer.trusted import assemble, evolve
 from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.forgetting import remembered
@@ -29,6 +28,7 @@ from prefrontal.formation.keeping import episodic_keeper
 from prefrontal.phases.fragments import fragment
 from prefrontal.phases.state import TurnState
 from prefrontal.phases.store_calls import call_store
+from prefrontal.trusted import assemble, evolve
 from prefrontal.turn import WorkingMemoryItemView, WorkingMemoryView
 
 
@@ -147,37 +147,34 @@ def offer(fragment: Fragment, turn_id: str | None = None) -> NewItem:
 
     Remembered by what it is made of only (a fragment's rank or times do not
     change its offer). A memory's rerank score moves with every recall
-    counted: its offer is the one remembered without a score, given this
-    score (:func:`scored`), so that what is remembered is one offer a memory,
-    not one a score. Its provenance, made anew for the score, names
+    counted: its offer is the one remembered without a score, made anew with
+    this score (its clamp as priority and relevance, the score in its
+    provenance), so that what is remembered is one offer a memory, not one a
+    score. Its provenance, made anew for the score, names
     ``turn_id`` (when given) as well: the buffer stamps that turn on what it
     admits or refreshes, and finds it there already.
     """
     p = fragment.provenance
-    memory = fragment.section in MEMORY_SECTIONS
+    section, score = fragment.section, p.score
+    memory = section is Section.EPISODIC or section is Section.SEMANTIC  # MEMORY_SECTIONS
     made = _offer(
-        fragment.section,
+        section,
         fragment.text,
         fragment.tokens,
         fragment.role,
         p.store,
         p.item_ids,
         p.phase,
-        None if memory else p.score,
+        None if memory else score,
     )
-    return scored(made, p.score, turn_id) if memory else made
-
-
-def scored(unscored: NewItem, score: float | None, turn_id: str | None = None) -> NewItem:
-    """A memory's offer made without a score, given ``score``: ``_offer`` with that score
-    (its clamp as priority and relevance, the score in its provenance, and ``turn_id`` as
-    its turn when given), made anew."""
+    if not memory:
+        return made
     if score is None:
-        return evolve(unscored, {})
+        return evolve(made, {})
     clamped = unit(score)
     changes = {"score": score} if turn_id is None else {"score": score, "turn_id": turn_id}
-    provenance = evolve(unscored.provenance, changes)
-    return evolve(unscored, {"priority": clamped, "relevance": clamped, "provenance": provenance})
+    provenance = evolve(made.provenance, changes)
+    return evolve(made, {"priority": clamped, "relevance": clamped, "provenance": provenance})
 
 
 @remembered(maxsize=4_096)
@@ -200,7 +197,7 @@ def _offer(
     of their section. The offer names no turn (the buffer's refresh stamps
     the turn on what it admits or refreshes), so it is made once per
     fragment and remembered: a session's turns mostly show the same
-    fragments. Assembled, not validated again (:mod:`prefrontal.buffer.trusted`):
+    fragments. Assembled, not validated again (:mod:`prefrontal.trusted`):
     every value comes from the validated fragment, a section's constants, or
     a score clamped here.
     """

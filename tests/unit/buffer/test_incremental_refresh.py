@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import prefrontal.buffer.buffer as buffer_module
 import prefrontal.buffer.salience as salience
 import prefrontal.buffer.scoring as scoring_module
-import prefrontal.buffer.trusted as trusted
+import prefrontal.trusted as trusted
 from prefrontal.buffer import (
     AddResult,
     AdmissionDecision,

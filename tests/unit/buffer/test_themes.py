@@ -17,7 +17,7 @@ from prefrontal.buffer import (
     SessionProfile,
     link_sessions,
 )
-from prefrontal.buffer.themes import carriers, coherence, dominant_themes, item_themes
+from prefrontal.buffer.themes import carriers, carries, coherence, dominant_themes, item_themes
 
 from .conftest import T0, at, item, make_buffer
 
@@ -129,3 +129,31 @@ def test_dominant_themes_are_those_counted_item_by_item(
     assert coherence(items, ("launch",), fade_seconds=60.0, carried=carried) == coherence(
         items, ("launch",), fade_seconds=60.0
     )
+
+
+THEME_WORDS = ("payment", "review", "lisbon", "offsite", "hotel", "budget", "the")
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.sampled_from(THEME_WORDS), max_size=6).map(" ".join),
+    st.lists(st.sampled_from(("Lisbon", "budget", "team")), max_size=2, unique=True),
+    st.frozensets(st.sampled_from((*THEME_WORDS, "team"))),
+)
+def test_an_item_carries_a_theme_when_its_themes_meet_them(
+    content: str, tags: list[str], themes: frozenset[str]
+) -> None:
+    """``carries``: the item's themes (its labels and its keywords) meet ``themes``."""
+    made = BufferItem(
+        item_id="i",
+        content=content or "x",
+        source=ItemSource.MEMORY_RETRIEVAL,
+        tokens=1,
+        priority=0.5,
+        salience=0.5,
+        tags=tuple(tags),
+        added_at=at(0),
+        last_accessed_at=at(0),
+        seq=0,
+    )
+    assert carries(made, themes) == (bool(themes) and not item_themes(made).isdisjoint(themes))

@@ -1,7 +1,7 @@
 """Models the buffer assembles unchecked are the models validation would give.
 
 The buffer builds its hot-path models from values already checked
-(:mod:`prefrontal.buffer.trusted`); these tests hold it to that: every
+(:mod:`prefrontal.trusted`); these tests hold it to that: every
 such model validates again to an equal one, and the helpers refuse a
 mapping that leaves a field out or names one the model does not have.
 """
@@ -17,7 +17,7 @@ from prefrontal.buffer import BufferConfig, BufferItem, Focus, NewItem, WorkingM
 from prefrontal.buffer.models import ItemProvenance, SalienceFactors
 from prefrontal.buffer.salience import measure, salience_factors
 from prefrontal.buffer.themes import SessionLink, SessionProfile, link_sessions
-from prefrontal.buffer.trusted import assemble, evolve
+from prefrontal.trusted import assemble, evolve
 
 from .conftest import T0, Clock, at, words
 

@@ -16,18 +16,22 @@ Said = tuple[datetime, int, ConversationTurn]
 class InMemoryConversationStore:
     """Turns in insertion order; one summary per ``(agent, user)``.
 
-    Each agent's turns are also kept as a timeline, oldest first: built
-    sorted on the first read, then kept in order in place by each append
-    (sorted again only after a delete or an erase): ``recent`` walks it back from
-    the newest, never past the ``limit`` turns it returns and those it may
-    not show, instead of sorting every turn of every agent on each read.
+    Each agent's turns are also kept as timelines, oldest first: all of its
+    turns, and those of each session read: built sorted on the first read,
+    then kept in order in place by each append (sorted again only after a
+    delete or an erase). ``recent`` walks the one it reads back from the
+    newest, never past the ``limit`` turns it returns and those it may not
+    show, instead of sorting every turn of every agent on each read; a
+    session's own timeline holds only its turns, so a session with fewer
+    turns than ``limit`` is read without a walk over every other session's.
     """
 
     def __init__(self) -> None:
         self._turns: dict[tuple[str, str, str], tuple[int, ConversationTurn]] = {}
         self._summaries: dict[tuple[str, str], ConversationSummary] = {}
         self._sequence = 0
-        self._timelines: dict[str, list[Said]] = {}
+        self._timelines: dict[str, dict[str | None, list[Said]]] = {}
+        """Each agent's timelines, by session id (``None``: every session's turns)."""
 
     async def append(self, turn: ConversationTurn) -> None:
         key = (turn.agent_id, turn.user_id, turn.item_id)
@@ -36,11 +40,17 @@ class InMemoryConversationStore:
             self._sequence += 1
         order = previous[0] if previous is not None else self._sequence
         self._turns[key] = (order, turn)
-        timeline = self._timelines.get(turn.agent_id)
-        if timeline is not None:  # kept in order in place: a conversation grows by appends
-            if previous is not None:
-                _take_out(timeline, order, previous[1])
-            insort(timeline, (turn.created_at, order, turn), key=_when)
+        timelines = self._timelines.get(turn.agent_id)
+        if timelines is None:
+            return
+        if previous is not None:  # replaced: out of the timelines it is in
+            for session_id in (None, previous[1].session_id):
+                if (timeline := timelines.get(session_id)) is not None:
+                    _take_out(timeline, order, previous[1])
+        said = (turn.created_at, order, turn)
+        for session_id in (None, turn.session_id):  # kept in order in place: appends mostly
+            if (timeline := timelines.get(session_id)) is not None:
+                insort(timeline, said, key=_when)
 
     async def recent(
         self, tenant: Tenant, *, limit: int, session_id: str | None = None
@@ -48,27 +58,29 @@ class InMemoryConversationStore:
         newest_first: list[ConversationTurn] = []
         if limit <= 0:
             return newest_first
-        for _, _, turn in reversed(self._timeline(tenant.agent_id)):
-            if visible_to(turn, tenant) and session_id in (None, turn.session_id):
+        for _, _, turn in reversed(self._timeline(tenant.agent_id, session_id)):
+            if visible_to(turn, tenant):
                 newest_first.append(turn)
                 if len(newest_first) == limit:
                     break
         newest_first.reverse()
         return newest_first
 
-    def _timeline(self, agent_id: str) -> list[Said]:
-        """The agent's turns by when said, then insertion order (sorted once per write)."""
-        timeline = self._timelines.get(agent_id)
+    def _timeline(self, agent_id: str, session_id: str | None) -> list[Said]:
+        """The agent's turns (of ``session_id`` when given) by when said, then insertion
+        order (sorted once per write)."""
+        timelines = self._timelines.setdefault(agent_id, {})
+        timeline = timelines.get(session_id)
         if timeline is None:
             timeline = sorted(
                 (
                     (turn.created_at, order, turn)
                     for order, turn in self._turns.values()
-                    if turn.agent_id == agent_id
+                    if turn.agent_id == agent_id and session_id in (None, turn.session_id)
                 ),
                 key=_when,
             )
-            self._timelines[agent_id] = timeline
+            timelines[session_id] = timeline
         return timeline
 
     async def get_summary(self, tenant: Tenant) -> ConversationSummary | None:

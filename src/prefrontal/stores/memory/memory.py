@@ -36,6 +36,7 @@ from prefrontal.stores.memory_pages import Position, changed
 from prefrontal.stores.memory_search import query_embedding, searchable_text, with_embeddings
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Scope, Tenant, owns, preferred, visible_to
+from prefrontal.trusted import assemble, evolve
 
 Key = tuple[str, str, str]
 """``(agent_id, user_id, item_id)``: ids are unique per agent and user."""
@@ -319,47 +320,36 @@ class InMemoryMemoryStore:
 
     async def record_recall(self, tenant: Tenant, item_ids: list[str], at: datetime) -> None:
         """Count a recall of each visible item of ``item_ids`` at ``at``: a new version of each
-        held (the ones handed out are frozen), copied with its two counters changed."""
-        for item in map(self._visible, repeat(tenant), item_ids):
-            if item is not None:
-                self._items[_key(item)] = _recalled(item, at)
+        held (the ones handed out are frozen), copied with its two counters changed.
 
-
-_RECALL_FIELDS = frozenset({"recall_count", "last_recalled_at"})
-_new = object.__new__
-_set = object.__setattr__
+        A turn counts about a hundred: an id of one owner (most) is looked up as
+        :meth:`_visible` does it, inline, under the key it is held by.
+        """
+        agent, user = tenant.agent_id, tenant.user_id
+        items, owners, shared = self._items, self._owners, Scope.SHARED
+        for item_id in item_ids:
+            users = owners.get((agent, item_id), ())
+            if len(users) == 1:
+                (owner,) = users
+                key = (agent, owner, item_id)
+                item = items[key]
+                if owner == user or item.scope is shared:  # visible_to: the agent is the key's
+                    items[key] = _recalled(item, at)
+            elif (found := self._visible(tenant, item_id)) is not None:
+                items[_key(found)] = _recalled(found, at)
 
 
 def _recalled(item: MemoryItem, at: datetime) -> MemoryItem:
-    """``item.model_copy(update=...)`` of its recall count plus one and ``at``, without
-    pydantic's generic copy (a frozen model with no extra or private attributes: its
-    dictionary and set fields are all a copy holds)."""
-    copied = _new(MemoryItem)
-    _set(
-        copied,
-        "__dict__",
-        {**item.__dict__, "recall_count": item.recall_count + 1, "last_recalled_at": at},
-    )
-    _set(copied, "__pydantic_fields_set__", item.__pydantic_fields_set__ | _RECALL_FIELDS)
-    _set(copied, "__pydantic_extra__", None)
-    _set(copied, "__pydantic_private__", None)
-    return copied
-
-
-_SCORED_FIELDS = set(ScoredMemory.__pydantic_fields__)
-"""Every field of a hit: the set fields each :func:`_scored` hit shares (never changed in
-place: the model is frozen, and ``model_copy`` copies it first)."""
+    """``item.model_copy(update=...)`` of its recall count plus one and ``at``, copied
+    unchecked (:func:`~prefrontal.trusted.evolve`): a held item, a count and a time."""
+    return evolve(item, {"recall_count": item.recall_count + 1, "last_recalled_at": at})
 
 
 def _scored(item: MemoryItem, score: float, signals: dict[str, float]) -> ScoredMemory:
     """``ScoredMemory(item=item, score=score, signals=signals)`` without validating again
-    what the index made: a held item, a float score and a fresh dictionary of floats."""
-    hit = _new(ScoredMemory)
-    _set(hit, "__dict__", {"item": item, "score": score, "signals": signals})
-    _set(hit, "__pydantic_fields_set__", _SCORED_FIELDS)
-    _set(hit, "__pydantic_extra__", None)
-    _set(hit, "__pydantic_private__", None)
-    return hit
+    what the index made (:func:`~prefrontal.trusted.assemble`): a held item, a float score
+    and a fresh dictionary of floats."""
+    return assemble(ScoredMemory, {"item": item, "score": score, "signals": signals})
 
 
 def _parted(item: MemoryItem) -> tuple[MemoryItem, np.ndarray | None]:

@@ -1,20 +1,23 @@
-"""Building the buffer's frozen models from values already known to be valid.
+"""Building frozen models from values already known to be valid.
 
-Validation is the contract of every model the buffer takes from outside.
-Inside a turn, though, the buffer builds a model per offered fragment, per
-admitted item and per refreshed one, from values validated once already: a
-fragment's text and ids, an offered item's fields, a score it computed in
-``[0, 1]``, the turn's time. Checking them again is most of what those
-models cost (an item with a nested provenance: about 5 µs validated, under
-1 µs assembled).
+Validation is the contract of every model taken from outside. Inside a
+turn, though, about a hundred memories flow through the phases, the buffer
+and the stores, and each is made into several models from values validated
+once already: a fragment's text and ids, an offered item's fields, a score
+worked out in ``[0, 1]``, the turn's time, an item held by a store with a
+counter moved. Checking them again is most of what those models cost (an
+item with a nested provenance: about 5 µs validated, under 1 µs assembled).
 
 :func:`assemble` builds a model from a mapping that names every one of its
 fields, and :func:`evolve` copies one with some fields changed. Neither
 checks the values (``model_copy(update=...)`` does not either): a caller
 passes only values the fields accept, and its tests compare what it
-assembles with the validated model (``tests/unit/buffer/test_trusted.py``).
-Both do check the field names, so that a field added to a model is not
-silently left out.
+assembles with the validated model (``tests/unit/buffer/test_trusted.py``,
+the in-memory store's conformance tests). Both do check the field names, so
+that a field added to a model is not silently left out.
+
+A module of its own, below the layers that use it (the buffer, the phases,
+the in-memory stores): it imports pydantic and the forgetting registry only.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from prefrontal.forgetting import remembered
 
 M = TypeVar("M", bound=BaseModel)
 """A frozen model with no extra fields and no private attributes (what both functions
-assume): the buffer's models, and a context's fragments and their provenance."""
+assume): the buffer's models, a context's fragments and their provenance, a store's
+memory items and hits."""
 
 _new = object.__new__
 _slots = BaseModel.__dict__
