@@ -285,17 +285,17 @@ class PrefrontalStore(BaseStore):
         now = self._clock()
         found = await self._candidates(tenant, records.prefix_tag(prefix), now)
         found.sort(key=lambda m: (records.updated_at(m), m.item_id), reverse=True)
+        namespaces = _namespaces(found)
         admitted = [
             memory
             for memory in found
-            if under(records.namespace_of(memory), prefix)
-            and passes(records.to_item(memory).value, op.filter)
+            if under(namespaces[memory.item_id], prefix)
+            and (not op.filter or passes(records.value_of(memory), op.filter))
         ]
         chosen: list[tuple[MemoryItem, float | None]] = [(m, None) for m in admitted]
         if op.query and op.query.strip():
             texts = [
-                indexing.indexed_texts(records.to_item(m).value, self._fields_of(m))
-                for m in admitted
+                indexing.indexed_texts(records.value_of(m), self._fields_of(m)) for m in admitted
             ]
             scores = await self._scores(op.query, admitted, texts)
             ranked = sorted(
@@ -349,11 +349,17 @@ class PrefrontalStore(BaseStore):
         prefix = _fixed_prefix(conditions)
         tenant = self._tenant(_user_prefix(conditions))
         found = await self._candidates(tenant, records.prefix_tag(prefix), self._clock())
-        namespaces = {records.namespace_of(memory) for memory in found}
+        namespaces = set(_namespaces(found).values())
         kept = {ns for ns in namespaces if all(matches(c, ns) for c in conditions)}
         if op.max_depth is not None:
             kept = {ns[: op.max_depth] for ns in kept}
         return sorted(kept)[op.offset : op.offset + op.limit]
+
+
+def _namespaces(found: list[MemoryItem]) -> dict[str, tuple[str, ...]]:
+    """The namespace of each item of ``found`` by item id, each distinct one decoded once."""
+    decoded: dict[str, tuple[str, ...]] = {}
+    return {memory.item_id: records.namespace_in(memory, decoded) for memory in found}
 
 
 def _user_prefix(conditions: tuple[Any, ...]) -> tuple[str, ...]:
