@@ -25,6 +25,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ import anyio
 
 from prefrontal.integrations.langgraph import PrefrontalStore
 from prefrontal.stores import Stores, sqlite
+from prefrontal.stores.sqlite.database import Synchronous
 from tests.benchmarks import child
 
 KEYS = 100
@@ -49,18 +51,18 @@ def workload(store: PrefrontalStore) -> list[Callable[[], Awaitable[Any]]]:
             depth = m + 1
             calls.extend(
                 [
-                    lambda key=key, value=value: store.aput(namespace, key, value),
-                    lambda key=key: store.aget(namespace, key),
-                    lambda depth=depth: store.alist_namespaces(prefix=None, max_depth=depth),
-                    lambda: store.asearch(("test",)),
-                    lambda key=key, value=value: store.aput(namespace, key, value),
-                    lambda key=key: store.adelete(namespace, key),
+                    partial(store.aput, namespace, key, value),
+                    partial(store.aget, namespace, key),
+                    partial(store.alist_namespaces, prefix=None, max_depth=depth),
+                    partial(store.asearch, ("test",)),
+                    partial(store.aput, namespace, key, value),
+                    partial(store.adelete, namespace, key),
                 ]
             )
     return calls
 
 
-async def one_round(backend: str, folder: Path, synchronous: str) -> tuple[float, float]:
+async def one_round(backend: str, folder: Path, synchronous: Synchronous) -> tuple[float, float]:
     """Process CPU and wall seconds of the workload on fresh stores of ``backend``."""
     if backend == "memory":
         stores = Stores.in_memory()
@@ -86,7 +88,7 @@ async def one_round(backend: str, folder: Path, synchronous: str) -> tuple[float
         await stores.aclose()
 
 
-async def measure(rounds: int, synchronous: str) -> list[dict[str, Any]]:
+async def measure(rounds: int, synchronous: Synchronous) -> list[dict[str, Any]]:
     """Median CPU and wall per operation of each backend over ``rounds`` timed rounds."""
     backends = ("memory", "sqlite")
     found: dict[str, list[tuple[float, float]]] = {b: [] for b in backends}

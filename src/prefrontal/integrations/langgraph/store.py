@@ -50,7 +50,9 @@ from langgraph.store.base import (
 from langgraph.store.base.embed import ensure_embeddings
 
 from prefrontal.integrations.langgraph import indexing, records
+from prefrontal.integrations.langgraph.group_commit import GroupCommit
 from prefrontal.integrations.langgraph.matching import matches, passes, under
+from prefrontal.stores.durable import shared_batch
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery, MemoryStore
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.set import Stores
@@ -96,6 +98,11 @@ class PrefrontalStore(BaseStore):
             raise ValueError("give exactly one of user_id (a fixed user) or user_label")
         episodic = kind in EPISODIC_KINDS
         self._memory: MemoryStore = stores.episodic if episodic else stores.semantic
+        database = getattr(self._memory, "database", None)
+        self._writes = GroupCommit(
+            shared_batch([self._memory]), getattr(database, "in_batch", None)
+        )
+        """Puts and deletes arriving while a commit is in flight share the next one."""
         self._agent_id = agent_id
         self._user_id = user_id
         self._user_label = user_label
@@ -252,12 +259,14 @@ class PrefrontalStore(BaseStore):
             index=records.index_of(memory),
         )
         kept = refreshed.metadata | {records.UPDATED_KEY: memory.metadata[records.UPDATED_KEY]}
-        await self._memory.put(refreshed.model_copy(update={"metadata": kept}))
+        kept_memory = refreshed.model_copy(update={"metadata": kept})
+        await self._writes.run(lambda: self._memory.put(kept_memory))
 
     async def _put(self, op: PutOp) -> None:
         tenant = self._tenant(op.namespace)
         if op.value is None:
-            await self._memory.delete(tenant, [records.item_id(op.namespace, op.key)])
+            gone = [records.item_id(op.namespace, op.key)]
+            await self._writes.run(lambda: self._memory.delete(tenant, gone))
             return
         now = self._clock()
         before = await self._stored(tenant, op.namespace, op.key)
@@ -272,7 +281,7 @@ class PrefrontalStore(BaseStore):
             ttl_minutes=op.ttl,
             index=op.index,
         )
-        await self._memory.put(memory)
+        await self._writes.run(lambda: self._memory.put(memory))
 
     async def _candidates(self, tenant: Tenant, text: str, now: datetime) -> list[MemoryItem]:
         query = MemoryQuery(text=text, limit=MAX_CANDIDATES, now=now)
