@@ -105,6 +105,8 @@ class PrefrontalStore(BaseStore):
         """Puts and deletes arriving while a commit is in flight share the next one."""
         self._agent_id = agent_id
         self._user_id = user_id
+        self._fixed = None if user_id is None else Tenant(agent_id=agent_id, user_id=user_id)
+        """The one tenant of a store with a fixed user (validated once, here)."""
         self._user_label = user_label
         self._kind = kind
         self._clock = clock
@@ -208,8 +210,8 @@ class PrefrontalStore(BaseStore):
         raise ValueError(f"unknown store operation: {type(op).__name__}")
 
     def _tenant(self, namespace: tuple[str, ...]) -> Tenant:
-        if self._user_id is not None:
-            return Tenant(agent_id=self._agent_id, user_id=self._user_id)
+        if self._fixed is not None:
+            return self._fixed
         label = self._user_label
         assert label is not None
         if len(namespace) <= label or namespace[label] == "*":
