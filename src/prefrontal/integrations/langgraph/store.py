@@ -14,6 +14,11 @@ The tenant is fixed (``user_id=``) or read from the namespace
 LangGraph's usual ``("memories", user_id)``); an operation whose namespace
 or prefix names no user is refused, so no call reaches two users' memory.
 
+Puts and deletes on a database whose writes can share a transaction
+(SQLite) are group-committed (:mod:`prefrontal.integrations.langgraph.group_commit`):
+those arriving while a commit is in flight share the next one, and each
+call returns once its own write has committed.
+
 Limits: a search without a query, and ``list_namespaces``, see at most the
 1,000 items prefrontal's search returns for one namespace prefix (its
 largest page), and so does a search with a query. The async
