@@ -20,6 +20,12 @@ from tests.conftest import fixed_clock
 pytestmark = pytest.mark.anyio
 
 
+async def in_flight() -> None:
+    """A write that takes a few passes of the loop (as one in a worker thread does)."""
+    for _ in range(3):
+        await anyio.lowlevel.checkpoint()
+
+
 @dataclass
 class Transaction:
     committed: bool = False
@@ -48,23 +54,27 @@ async def test_concurrent_writes_share_transactions_and_return_once_committed() 
     batches = Batches()
     group = GroupCommit(batches)
     returned: dict[int, bool] = {}
+    alone: list[int] = []
 
     async def write(n: int) -> None:
         held_by: list[Transaction] = []
 
         async def run() -> int:
-            held_by.append(batches.transactions[-1])  # the transaction its savepoint is in
+            held_by.extend(batches.transactions[-1:])  # the transaction its savepoint is in
+            await in_flight()
             return n * 10
 
         assert await group.run(run) == n * 10
-        returned[n] = held_by[0].committed
+        returned[n] = all(t.committed for t in held_by)
+        alone.extend([n] if not held_by else [])
 
     async with anyio.create_task_group() as tasks:
         for n in range(50):
             tasks.start_soon(write, n)
     assert sorted(returned) == list(range(50))
     assert all(returned.values())
-    assert 1 < len(batches.transactions) < 50
+    assert alone == [0]  # the first found no commit in flight: a transaction of its own
+    assert len(batches.transactions) == 1  # the others arrived meanwhile: one group
     assert all(t.committed for t in batches.transactions)
 
 
@@ -74,6 +84,7 @@ async def test_a_failing_write_raises_for_its_caller_alone() -> None:
 
     async def write(n: int) -> None:
         async def run() -> int:
+            await in_flight()
             if n == 3:
                 raise ValueError("refused")
             return n
@@ -95,8 +106,11 @@ async def test_a_failed_commit_raises_for_every_write_of_its_group() -> None:
 
     async def write(n: int) -> None:
         async def run() -> None:
-            return None
+            await in_flight()
 
+        if n == 0:  # alone: a transaction of its own, not the failing batch
+            await group.run(run)
+            return
         with pytest.raises(RuntimeError, match="commit failed"):
             await group.run(run)
         failed.append(n)
@@ -104,7 +118,7 @@ async def test_a_failed_commit_raises_for_every_write_of_its_group() -> None:
     async with anyio.create_task_group() as tasks:
         for n in range(5):
             tasks.start_soon(write, n)
-    assert sorted(failed) == list(range(5))
+    assert sorted(failed) == [1, 2, 3, 4]
 
 
 async def test_a_write_cancelled_before_its_group_is_taken_never_runs() -> None:
@@ -114,6 +128,7 @@ async def test_a_write_cancelled_before_its_group_is_taken_never_runs() -> None:
     async def write(name: str) -> None:
         async def run() -> None:
             ran.append(name)
+            await in_flight()
 
         await group.run(run)
 
@@ -125,6 +140,18 @@ async def test_a_write_cancelled_before_its_group_is_taken_never_runs() -> None:
             await write("cancelled")
         tasks.start_soon(write, "last")
     assert ran == ["first", "last"]
+
+
+async def test_a_lone_write_makes_no_batch() -> None:
+    batches = Batches()
+    group = GroupCommit(batches)
+
+    async def run() -> str:
+        await in_flight()
+        return "done"
+
+    assert [await group.run(run) for _ in range(3)] == ["done"] * 3
+    assert batches.transactions == []
 
 
 async def test_without_a_batch_a_write_runs_at_once() -> None:

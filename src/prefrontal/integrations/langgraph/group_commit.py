@@ -18,7 +18,9 @@ that fails raises for every write of its group).
 A group, once taken, is committed whatever happens to its callers: a
 caller cancelled before its write was taken gets its cancellation and the
 write never runs; once taken, it waits for the commit, then gets its
-cancellation (as a write already in a worker thread does). A write made
+cancellation (as a write already in a worker thread does). A write that
+finds no commit in flight and none waiting is made at once, in a
+transaction of its own, as it would be without grouping. A write made
 inside a ``batch()`` block of the database joins that block's transaction,
 as it would alone. Without a batch (in-memory stores), a write runs at once.
 The state is kept per event loop: the calls of one loop group together.
@@ -82,6 +84,8 @@ class GroupCommit:
         if self._batch is None or self._in_batch():
             return await write()
         queue = self._queues.get()
+        if not queue.leading and not queue.waiting:
+            return await self._alone(queue, write)
         entry: _Write[T] = _Write(write)
         queue.waiting.append(entry)
         while queue.leading:
@@ -92,6 +96,15 @@ class GroupCommit:
         await self._lead(queue)
         await anyio.lowlevel.checkpoint_if_cancelled()
         return entry.outcome()
+
+    async def _alone(self, queue: _Queue, write: Callable[[], Awaitable[T]]) -> T:
+        """``write()`` in a transaction of its own (nothing to group with), as a group's leader."""
+        queue.leading = True
+        try:
+            return await write()
+        finally:
+            queue.leading = False
+            self._hand_on(queue)
 
     async def _wait(self, queue: _Queue, entry: _Write[Any]) -> None:
         """Wait to be woken: finished, or asked to lead; cancelled only before being taken."""
@@ -127,13 +140,18 @@ class GroupCommit:
 
     @staticmethod
     async def _commit(batch: Batch, group: list[_Write[Any]]) -> None:
-        """Each write of ``group`` in a savepoint of one transaction; each outcome recorded."""
+        """Each write of ``group`` in a savepoint of one transaction (a lone write in a
+        transaction of its own); each outcome recorded."""
 
         async def one(entry: _Write[Any]) -> None:
             try:
                 entry.result = await entry.run()
             except Exception as error:
                 entry.error = error
+
+        if len(group) == 1:
+            await one(group[0])
+            return
 
         try:
             async with batch(), anyio.create_task_group() as writes:
