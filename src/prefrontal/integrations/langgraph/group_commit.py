@@ -6,21 +6,21 @@ from many tasks at once; on a database whose writes can share a transaction
 each would otherwise be a transaction of its own, one commit (and, with
 ``synchronous=FULL``, one sync) each, one after another.
 
-:class:`GroupCommit` runs a write as follows. The first to arrive while no
-group is being committed leads: it takes every write waiting (its own
-among them), runs them at once as savepoints of one transaction and
-commits it; the writes arriving meanwhile wait, and when that commit ends
-the first of them leads the next group. Each caller returns only once its
-own write has committed (or raises its own error: a write that fails is
-rolled back alone, its savepoint, and the others still commit; a commit
-that fails raises for every write of its group).
+:class:`GroupCommit` runs a write as follows. A write that finds no
+commit in flight and none waiting is made at once, in a transaction of its
+own, as it would be without grouping. The writes arriving while a commit
+is in flight wait; when it ends, the first of them leads the next group:
+it takes every write waiting (its own among them), runs them at once as
+savepoints of one transaction and commits it (a group of one is a
+transaction of its own). Each caller returns only once its own write has
+committed (or raises its own error: a write that fails is rolled back
+alone, its savepoint, and the others still commit; a commit that fails
+raises for every write of its group).
 
 A group, once taken, is committed whatever happens to its callers: a
 caller cancelled before its write was taken gets its cancellation and the
 write never runs; once taken, it waits for the commit, then gets its
-cancellation (as a write already in a worker thread does). A write that
-finds no commit in flight and none waiting is made at once, in a
-transaction of its own, as it would be without grouping. A write made
+cancellation (as a write already in a worker thread does). A write made
 inside a ``batch()`` block of the database joins that block's transaction,
 as it would alone. Without a batch (in-memory stores), a write runs at once.
 The state is kept per event loop: the calls of one loop group together.
