@@ -119,6 +119,21 @@ def namespace_of(memory: MemoryItem) -> tuple[str, ...]:
     return tuple(json.loads(str(memory.metadata[NAMESPACE_KEY])))
 
 
+def namespace_in(memory: MemoryItem, decoded: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """:func:`namespace_of`, decoding each distinct stored namespace once into ``decoded``."""
+    stored = str(memory.metadata[NAMESPACE_KEY])
+    namespace = decoded.get(stored)
+    if namespace is None:
+        namespace = decoded[stored] = tuple(json.loads(stored))
+    return namespace
+
+
+def value_of(memory: MemoryItem) -> dict[str, Any]:
+    """The value ``memory`` keeps (what :func:`to_item` reads, without the rest)."""
+    value: dict[str, Any] = json.loads(memory.content)
+    return value
+
+
 def ttl_of(memory: MemoryItem) -> float | None:
     """The TTL in minutes ``memory`` was stored with, or ``None``."""
     ttl = memory.metadata.get(TTL_KEY)

@@ -14,6 +14,11 @@ The tenant is fixed (``user_id=``) or read from the namespace
 LangGraph's usual ``("memories", user_id)``); an operation whose namespace
 or prefix names no user is refused, so no call reaches two users' memory.
 
+Puts and deletes on a database whose writes can share a transaction
+(SQLite) are group-committed (:mod:`prefrontal.integrations.langgraph.group_commit`):
+those arriving while a commit is in flight share the next one, and each
+call returns once its own write has committed.
+
 Limits: a search without a query, and ``list_namespaces``, see at most the
 1,000 items prefrontal's search returns for one namespace prefix (its
 largest page), and so does a search with a query. The async
@@ -50,7 +55,9 @@ from langgraph.store.base import (
 from langgraph.store.base.embed import ensure_embeddings
 
 from prefrontal.integrations.langgraph import indexing, records
+from prefrontal.integrations.langgraph.group_commit import GroupCommit
 from prefrontal.integrations.langgraph.matching import matches, passes, under
+from prefrontal.stores.durable import shared_batch
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery, MemoryStore
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.set import Stores
@@ -96,8 +103,15 @@ class PrefrontalStore(BaseStore):
             raise ValueError("give exactly one of user_id (a fixed user) or user_label")
         episodic = kind in EPISODIC_KINDS
         self._memory: MemoryStore = stores.episodic if episodic else stores.semantic
+        database = getattr(self._memory, "database", None)
+        self._writes = GroupCommit(
+            shared_batch([self._memory]), getattr(database, "in_batch", None)
+        )
+        """Puts and deletes arriving while a commit is in flight share the next one."""
         self._agent_id = agent_id
         self._user_id = user_id
+        self._fixed = None if user_id is None else Tenant(agent_id=agent_id, user_id=user_id)
+        """The one tenant of a store with a fixed user (validated once, here)."""
         self._user_label = user_label
         self._kind = kind
         self._clock = clock
@@ -201,8 +215,8 @@ class PrefrontalStore(BaseStore):
         raise ValueError(f"unknown store operation: {type(op).__name__}")
 
     def _tenant(self, namespace: tuple[str, ...]) -> Tenant:
-        if self._user_id is not None:
-            return Tenant(agent_id=self._agent_id, user_id=self._user_id)
+        if self._fixed is not None:
+            return self._fixed
         label = self._user_label
         assert label is not None
         if len(namespace) <= label or namespace[label] == "*":
@@ -252,12 +266,14 @@ class PrefrontalStore(BaseStore):
             index=records.index_of(memory),
         )
         kept = refreshed.metadata | {records.UPDATED_KEY: memory.metadata[records.UPDATED_KEY]}
-        await self._memory.put(refreshed.model_copy(update={"metadata": kept}))
+        kept_memory = refreshed.model_copy(update={"metadata": kept})
+        await self._writes.run(lambda: self._memory.put(kept_memory))
 
     async def _put(self, op: PutOp) -> None:
         tenant = self._tenant(op.namespace)
         if op.value is None:
-            await self._memory.delete(tenant, [records.item_id(op.namespace, op.key)])
+            gone = [records.item_id(op.namespace, op.key)]
+            await self._writes.run(lambda: self._memory.delete(tenant, gone))
             return
         now = self._clock()
         before = await self._stored(tenant, op.namespace, op.key)
@@ -272,7 +288,7 @@ class PrefrontalStore(BaseStore):
             ttl_minutes=op.ttl,
             index=op.index,
         )
-        await self._memory.put(memory)
+        await self._writes.run(lambda: self._memory.put(memory))
 
     async def _candidates(self, tenant: Tenant, text: str, now: datetime) -> list[MemoryItem]:
         query = MemoryQuery(text=text, limit=MAX_CANDIDATES, now=now)
@@ -285,17 +301,17 @@ class PrefrontalStore(BaseStore):
         now = self._clock()
         found = await self._candidates(tenant, records.prefix_tag(prefix), now)
         found.sort(key=lambda m: (records.updated_at(m), m.item_id), reverse=True)
+        namespaces = _namespaces(found)
         admitted = [
             memory
             for memory in found
-            if under(records.namespace_of(memory), prefix)
-            and passes(records.to_item(memory).value, op.filter)
+            if under(namespaces[memory.item_id], prefix)
+            and (not op.filter or passes(records.value_of(memory), op.filter))
         ]
         chosen: list[tuple[MemoryItem, float | None]] = [(m, None) for m in admitted]
         if op.query and op.query.strip():
             texts = [
-                indexing.indexed_texts(records.to_item(m).value, self._fields_of(m))
-                for m in admitted
+                indexing.indexed_texts(records.value_of(m), self._fields_of(m)) for m in admitted
             ]
             scores = await self._scores(op.query, admitted, texts)
             ranked = sorted(
@@ -349,11 +365,17 @@ class PrefrontalStore(BaseStore):
         prefix = _fixed_prefix(conditions)
         tenant = self._tenant(_user_prefix(conditions))
         found = await self._candidates(tenant, records.prefix_tag(prefix), self._clock())
-        namespaces = {records.namespace_of(memory) for memory in found}
+        namespaces = set(_namespaces(found).values())
         kept = {ns for ns in namespaces if all(matches(c, ns) for c in conditions)}
         if op.max_depth is not None:
             kept = {ns[: op.max_depth] for ns in kept}
         return sorted(kept)[op.offset : op.offset + op.limit]
+
+
+def _namespaces(found: list[MemoryItem]) -> dict[str, tuple[str, ...]]:
+    """The namespace of each item of ``found`` by item id, each distinct one decoded once."""
+    decoded: dict[str, tuple[str, ...]] = {}
+    return {memory.item_id: records.namespace_in(memory, decoded) for memory in found}
 
 
 def _user_prefix(conditions: tuple[Any, ...]) -> tuple[str, ...]:

@@ -314,6 +314,11 @@ class Database:
         )
         await self.scrub(store=store)
 
+    def in_batch(self) -> bool:
+        """Whether the calling task is inside a :meth:`batch` block of this database."""
+        joined = _BATCH.get()
+        return joined is not None and joined.database is self
+
     @asynccontextmanager
     async def batch(self, *, synced: bool = True) -> AsyncIterator[WriteBatch]:
         """One write transaction for the writes made inside the block (see the module's text).
