@@ -106,3 +106,13 @@ def compared(found: dict[str, list[Any]], figures: tuple[str, ...]) -> list[dict
         row["speedup"] = round(row[f"against_{first}"] / row[f"this_{first}"], 2)
         rows.append(row)
     return rows
+
+
+def print_rows(rows: list[dict[str, Any]], *, as_child: bool) -> None:
+    """Print a benchmark's rows: all on one JSON line as a child (what :func:`finish` reads),
+    one JSON line a row otherwise."""
+    if as_child:
+        print(json.dumps(rows))
+        return
+    for row in rows:
+        print(json.dumps(row))

@@ -44,7 +44,6 @@ figures. A framework mode uses the seats its checkout offers (LangGraph:
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import tempfile
 import time
@@ -213,11 +212,7 @@ def main() -> None:
         rows = against(args.against.resolve(), args)
     else:
         rows = anyio.run(run, args.rounds, args.backend)
-    if args.child:
-        print(json.dumps(rows))
-        return
-    for row in rows:
-        print(json.dumps(row))
+    child.print_rows(rows, as_child=args.child)
 
 
 if __name__ == "__main__":

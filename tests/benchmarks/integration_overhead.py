@@ -46,7 +46,6 @@ where there is one, else its ``pre_model_hook``).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 import warnings
@@ -329,11 +328,7 @@ def main() -> None:
         rows = [{**row, "turns_replayed": args.replayed, "rounds": args.rounds} for row in rows]
     else:
         rows = anyio.run(run, args.rounds, args.replayed)
-    if args.child:
-        print(json.dumps(rows))
-        return
-    for row in rows:
-        print(json.dumps(row))
+    child.print_rows(rows, as_child=args.child)
 
 
 if __name__ == "__main__":

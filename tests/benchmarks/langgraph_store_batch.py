@@ -20,7 +20,6 @@ child's figures of each side and ``speedup`` (against over this, CPU).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import tempfile
 import time
@@ -128,11 +127,7 @@ def main() -> None:
         rows = child.compared(found, ("cpu_per_op_ms", "wall_per_op_ms"))
     else:
         rows = anyio.run(measure, args.rounds, args.synchronous)
-    if args.child:
-        print(json.dumps(rows))
-        return
-    for row in rows:
-        print(json.dumps(row))
+    child.print_rows(rows, as_child=args.child)
 
 
 if __name__ == "__main__":
