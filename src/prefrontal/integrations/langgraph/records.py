@@ -157,7 +157,7 @@ def updated_at(memory: MemoryItem) -> datetime:
 def to_item(memory: MemoryItem) -> Item:
     """The LangGraph item ``memory`` keeps."""
     return Item(
-        value=json.loads(memory.content),
+        value=value_of(memory),
         key=str(memory.metadata[ITEM_KEY]),
         namespace=namespace_of(memory),
         created_at=memory.created_at,
@@ -170,7 +170,7 @@ def to_search_item(memory: MemoryItem, score: float | None) -> SearchItem:
     return SearchItem(
         namespace=namespace_of(memory),
         key=str(memory.metadata[ITEM_KEY]),
-        value=json.loads(memory.content),
+        value=value_of(memory),
         created_at=memory.created_at,
         updated_at=updated_at(memory),
         score=score,
