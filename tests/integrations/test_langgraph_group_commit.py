@@ -32,14 +32,18 @@ class Transaction:
 
 
 class Batches:
-    """A batch that records its transactions and yields to the loop while committing."""
+    """A database whose batches record their transactions and yield to the loop while
+    committing (no caller is ever inside one)."""
 
     def __init__(self, *, failing_commit: bool = False) -> None:
         self.transactions: list[Transaction] = []
         self.failing_commit = failing_commit
 
+    def in_batch(self) -> bool:
+        return False
+
     @asynccontextmanager
-    async def __call__(self) -> AsyncIterator[Transaction]:
+    async def batch(self, *, synced: bool = True) -> AsyncIterator[Transaction]:
         transaction = Transaction()
         self.transactions.append(transaction)
         yield transaction

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass
 from functools import partial
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 import structlog
 from pydantic import BaseModel
@@ -53,23 +53,43 @@ Batch = Callable[[], AbstractAsyncContextManager[Committed]]
 """Opens a block whose writes share one transaction (``Database.batch`` of SQLite)."""
 
 
-def shared_batch(backends: Iterable[object], *, synced: bool = True) -> Batch | None:
-    """The ``batch`` of the one database every backend in ``backends`` is on, if it has one.
+@runtime_checkable
+class Batching(Protocol):
+    """A database whose writes can share a transaction (SQLite's
+    :class:`~prefrontal.stores.sqlite.Database`)."""
 
-    ``None`` when the backends are on different databases (or none: in
-    memory), or when that database cannot batch writes: then each write is
-    its own transaction. ``synced=False``: its transactions commit without a
-    sync of their own (``batch(synced=False)``; SQLite's
-    :meth:`~prefrontal.stores.sqlite.Database.batch` says what survives what).
-    """
+    def batch(self, *, synced: bool = True) -> AbstractAsyncContextManager[Committed]:
+        """A block whose writes share one transaction, synced at its commit unless told not."""
+        ...
+
+    def in_batch(self) -> bool:
+        """Whether the calling task is inside a :meth:`batch` block of this database."""
+        ...
+
+
+def batching_database(backends: Iterable[object]) -> Batching | None:
+    """The one database every backend in ``backends`` is on (its ``database``
+    attribute), when it can batch writes; ``None`` when the backends are on
+    different databases, on none (in memory), or on one that cannot batch."""
     databases = {id(d): d for d in (getattr(b, "database", None) for b in backends)}
     if len(databases) != 1:
         return None
     (database,) = databases.values()
-    batch = getattr(database, "batch", None)
-    if not callable(batch):
+    return database if isinstance(database, Batching) else None
+
+
+def shared_batch(backends: Iterable[object], *, synced: bool = True) -> Batch | None:
+    """The ``batch`` of the one database every backend in ``backends`` is on, if it has one.
+
+    ``None`` when :func:`batching_database` finds none: then each write is
+    its own transaction. ``synced=False``: its transactions commit without a
+    sync of their own (``batch(synced=False)``; SQLite's
+    :meth:`~prefrontal.stores.sqlite.Database.batch` says what survives what).
+    """
+    database = batching_database(backends)
+    if database is None:
         return None
-    return batch if synced else partial(batch, synced=False)
+    return database.batch if synced else partial(database.batch, synced=False)
 
 
 class SharesDatabase(Generic[DatabaseT]):

@@ -2,7 +2,7 @@
 
 A LangGraph store's puts and deletes come one operation at a time, often
 from many tasks at once; on a database whose writes can share a transaction
-(SQLite's ``Database.batch``: :func:`~prefrontal.stores.durable.shared_batch`),
+(SQLite's ``Database.batch``: :class:`~prefrontal.stores.durable.Batching`),
 each would otherwise be a transaction of its own, one commit (and, with
 ``synchronous=FULL``, one sync) each, one after another.
 
@@ -35,8 +35,8 @@ from typing import Any, Generic, TypeVar
 import anyio
 import anyio.lowlevel
 
-from prefrontal.stores.durable import Batch
-from prefrontal.stores.sqlite.per_loop import PerLoop
+from prefrontal.per_loop import PerLoop
+from prefrontal.stores.durable import Batching
 
 T = TypeVar("T")
 
@@ -68,20 +68,19 @@ class _Queue:
 
 
 class GroupCommit:
-    """Runs writes in shared transactions of ``batch`` (see the module's text).
+    """Runs writes in shared transactions of ``database``'s batches (see the module's text).
 
-    ``in_batch`` says whether the calling task is inside a block of that
-    same ``batch`` already (its writes then join it, ungrouped).
+    ``None`` (a store on no database that batches): each write runs at once.
+    A write made inside a batch of that same database joins it, ungrouped.
     """
 
-    def __init__(self, batch: Batch | None, in_batch: Callable[[], bool] | None = None) -> None:
-        self._batch = batch
-        self._in_batch = in_batch or (lambda: False)
+    def __init__(self, database: Batching | None) -> None:
+        self._database = database
         self._queues = PerLoop(_Queue)
 
     async def run(self, write: Callable[[], Awaitable[T]]) -> T:
         """``await write()`` in the next group's transaction; its result once committed."""
-        if self._batch is None or self._in_batch():
+        if self._database is None or self._database.in_batch():
             return await write()
         queue = self._queues.get()
         if not queue.leading and not queue.waiting:
@@ -123,14 +122,14 @@ class GroupCommit:
 
     async def _lead(self, queue: _Queue) -> None:
         """Commit every waiting write in one transaction, then wake the next leader."""
-        assert self._batch is not None
+        assert self._database is not None
         queue.leading = True
         group, queue.waiting = queue.waiting, []
         for entry in group:
             entry.taken = True
         try:
             with anyio.CancelScope(shield=True):
-                await self._commit(self._batch, group)
+                await self._commit(self._database, group)
         finally:
             queue.leading = False
             for entry in group:
@@ -139,7 +138,7 @@ class GroupCommit:
             self._hand_on(queue)
 
     @staticmethod
-    async def _commit(batch: Batch, group: list[_Write[Any]]) -> None:
+    async def _commit(database: Batching, group: list[_Write[Any]]) -> None:
         """Each write of ``group`` in a savepoint of one transaction (a lone write in a
         transaction of its own); each outcome recorded."""
 
@@ -154,7 +153,7 @@ class GroupCommit:
             return
 
         try:
-            async with batch(), anyio.create_task_group() as writes:
+            async with database.batch(), anyio.create_task_group() as writes:
                 for entry in group:
                     writes.start_soon(one, entry)
         except BaseException as error:

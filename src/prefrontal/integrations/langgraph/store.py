@@ -57,7 +57,7 @@ from langgraph.store.base.embed import ensure_embeddings
 from prefrontal.integrations.langgraph import indexing, records
 from prefrontal.integrations.langgraph.group_commit import GroupCommit
 from prefrontal.integrations.langgraph.matching import matches, passes, under
-from prefrontal.stores.durable import shared_batch
+from prefrontal.stores.durable import batching_database
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery, MemoryStore
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.set import Stores
@@ -103,10 +103,7 @@ class PrefrontalStore(BaseStore):
             raise ValueError("give exactly one of user_id (a fixed user) or user_label")
         episodic = kind in EPISODIC_KINDS
         self._memory: MemoryStore = stores.episodic if episodic else stores.semantic
-        database = getattr(self._memory, "database", None)
-        self._writes = GroupCommit(
-            shared_batch([self._memory]), getattr(database, "in_batch", None)
-        )
+        self._writes = GroupCommit(batching_database([self._memory]))
         """Puts and deletes arriving while a commit is in flight share the next one."""
         self._agent_id = agent_id
         self._user_id = user_id

@@ -11,7 +11,7 @@ each still its own transaction, result and error
 (:mod:`~prefrontal.stores.sqlite.gathered`); so do the writes of a batch.
 
 Any event loop in any thread may use one ``Database``: the limiters that
-queue calls are made per running loop (:mod:`~prefrontal.stores.sqlite.per_loop`),
+queue calls are made per running loop (:mod:`~prefrontal.per_loop`),
 and the writer is held across loops by a threading lock taken in the worker
 thread, in slices like SQLite's own lock waits.
 
@@ -67,13 +67,13 @@ from prefrontal.errors import (
     TransientStoreError,
 )
 from prefrontal.files import create_private, private_directory
+from prefrontal.per_loop import PerLoop
 from prefrontal.stores.durable import encodable
 from prefrontal.stores.erasures import refused
 from prefrontal.stores.sqlite.driver import delete_in_place, deletes_in_place, sqlite3
 from prefrontal.stores.sqlite.gathered import Gathered
 from prefrontal.stores.sqlite.mapped_pages import populate_maps
 from prefrontal.stores.sqlite.migrations import migrate
-from prefrontal.stores.sqlite.per_loop import PerLoop
 from prefrontal.stores.tenancy import Tenant
 
 T = TypeVar("T")

@@ -100,7 +100,7 @@ class Gathered:
     the loop together.
 
     One instance serves one event loop (see
-    :class:`~prefrontal.stores.sqlite.per_loop.PerLoop`).
+    :class:`~prefrontal.per_loop.PerLoop`).
     """
 
     def __init__(self) -> None:

@@ -6,7 +6,7 @@ import asyncio
 import gc
 import itertools
 
-from prefrontal.stores.sqlite.per_loop import PerLoop
+from prefrontal.per_loop import PerLoop
 
 
 def test_each_loop_gets_its_own_value_and_keeps_it() -> None:
