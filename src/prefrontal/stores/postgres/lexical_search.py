@@ -70,12 +70,8 @@ def statement(name: str) -> str:
     the query's terms probed once per term a candidate holds), never a search of each
     candidate's terms for each query term: every candidate holds a query term (the index
     of visible keys found it), so each gets a score; a key twice in the query counts twice.
-    Only the places of the candidate's terms are listed (``generate_subscripts``): a term
-    and its count are read at its place for the few terms the query holds. The planner
-    takes a set-returning function without an estimate of its own for a thousand rows a
-    candidate, where ``unnest`` tells it ten: so the query's terms (at most
-    :data:`MOST_TERMS`) are the side it hashes, never the candidates' thousands of terms
-    (hashing those cost the server about 3 ms of a 341-candidate search of 31 terms).
+    Only the candidate's terms are unnested (with their places): a count is read from its
+    place for the few terms the query holds.
     """
     items = f"{name}_items"
     owners = "owner IN ('', $2)"
@@ -107,8 +103,8 @@ def statement(name: str) -> str:
         ), scored AS MATERIALIZED (
             SELECT c.at,
                 sum(h.weights[q.n] - h.weights[q.n] * {norm} / (c.counts[t.i] + {norm})) AS score
-            FROM c CROSS JOIN h CROSS JOIN LATERAL generate_subscripts(c.terms, 1) AS t(i)
-            JOIN q ON q.term = c.terms[t.i]
+            FROM c CROSS JOIN h CROSS JOIN LATERAL unnest(c.terms) WITH ORDINALITY AS t(term, i)
+            JOIN q ON q.term = t.term
             WHERE h.holders > $9 GROUP BY c.at
         ), best AS MATERIALIZED (
             SELECT c.at FROM c, h WHERE h.holders <= $9
