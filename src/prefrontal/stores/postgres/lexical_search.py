@@ -154,21 +154,17 @@ def answer(rows: Sequence[Any], keys: Sequence[str]) -> LexicalAnswer:
 
 def _counts(rows: Sequence[Any], keys: Sequence[str]) -> list[tuple[Any, list[int]]]:
     """Each row with its count of each of ``keys``, from its terms (``row[6]``) and counts
-    (``row[7]``): the query's keys the row holds found by a set intersection, then each
-    one's place in the row's terms (a row holds a term once)."""
+    (``row[7]``): a pass over the row's own terms, which are fewer than the query's."""
     at = {k: n for n, k in enumerate(keys)}
     if len(at) < len(keys):  # a key twice: each place gets the count
         held = [dict(zip(row[6], row[7], strict=True)) for row in rows]
         return [(row, [h.get(k, 0) for k in keys]) for row, h in zip(rows, held, strict=True)]
-    width, wanted = len(keys), at.keys()
     found = []
     for row in rows:
-        counts = [0] * width
-        held = row[6]
-        common = wanted & set(held)  # each term once in a row: its place is its count's
-        if common:
-            row_counts = row[7]
-            for term in common:
-                counts[at[term]] = row_counts[held.index(term)]
+        counts = [0] * len(keys)
+        for term, count in zip(row[6], row[7], strict=True):
+            n = at.get(term)
+            if n is not None:
+                counts[n] = count
         found.append((row, counts))
     return found
