@@ -34,7 +34,7 @@ old/new and ``same_bundles``, whether both checkouts assembled the same
 bundle text and fragments at every turn (a digest of each). Figures are
 reported, never asserted.
 
-``--profile memory`` (or ``sqlite``) runs the conversation once in this
+``--profile memory`` (or ``sqlite``, ``postgres``) runs the conversation once in this
 process under yappi, CPU clock, every thread, and lists the ``--top``
 functions by their own CPU and by their total, in ms per turn.
 """
@@ -209,15 +209,26 @@ def child_main(backend: str, turns: int, sessions: int) -> None:
 
 
 def profile(backend: str, turns: int, sessions: int, top: int) -> None:
-    """Run the conversation under yappi (CPU clock, every thread): print the ``top`` functions
-    by CPU inside them (own) and below them (total), in ms per turn, one JSON line each."""
+    """Run the conversation under yappi (CPU clock, every thread; on PostgreSQL a fresh
+    database of the tests' throwaway server, whose CPU is not counted): print the ``top``
+    functions by CPU inside them (own) and below them (total), in ms per turn, one JSON line
+    each."""
+    import contextlib
+
     import anyio
     import yappi
 
-    yappi.set_clock_type("cpu")
-    yappi.start(builtins=True, profile_threads=True)
-    anyio.run(conversation, backend, turns, sessions)
-    yappi.stop()
+    with contextlib.ExitStack() as stack:
+        if backend == "postgres":
+            from tests.postgres_server import running_server
+
+            server = stack.enter_context(running_server())
+            pid = (server.root / "data" / "postmaster.pid").read_text().split()[0]
+            os.environ[POSTGRES_ENV] = f"{server.create_database('growing_profile')} {pid}"
+        yappi.set_clock_type("cpu")
+        yappi.start(builtins=True, profile_threads=True)
+        anyio.run(conversation, backend, turns, sessions)
+        yappi.stop()
     stats = yappi.get_func_stats()
     for key in ("tsub", "ttot"):
         stats.sort(key, "desc")
@@ -325,9 +336,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--sessions", type=int, default=16)
     parser.add_argument("--window", type=int, default=30, help="turns at the start and the end")
-    parser.add_argument(
-        "--profile", choices=("memory", "sqlite"), help="profile one backend's turns instead"
-    )
+    parser.add_argument("--profile", choices=BACKENDS, help="profile one backend's turns instead")
     parser.add_argument("--top", type=int, default=40, help="functions listed by --profile")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--against", type=Path, default=None, help="an older checkout's src")

@@ -6,7 +6,9 @@
 The growing conversation of :mod:`tests.benchmarks.growing_turn` (``--turns``, 300) runs
 on a fresh database of the tests' throwaway server; every statement the
 stores send during the last ``--last`` (60) turns is recorded with its
-arguments (transaction control and settings aside). At the end, each is
+arguments by the driver's query loggers
+(:func:`tests.postgres_statements.logged_statements`; transaction control and
+settings aside). At the end, each is
 sent again ``--repeats`` (3) times on one connection of its own, each in a
 transaction rolled back (so a write is measured and leaves nothing), and
 that backend's CPU (``/proc``, user and system) is added up per statement
@@ -25,11 +27,10 @@ import argparse
 import collections
 import json
 import os
-from collections.abc import Awaitable, Callable
-from typing import Any
 
 from tests.benchmarks.growing_turn import Ticking, continuing
 from tests.benchmarks.process_cpu import TICKS
+from tests.postgres_statements import Statement
 
 SKIPPED = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "SET", "RESET")
 """Statements never replayed: transaction control and settings."""
@@ -42,58 +43,46 @@ def backend_cpu_ms(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * 1e3 / TICKS
 
 
-def record(sent: list[tuple[str, str, Any]], on: list[bool]) -> None:
-    """Wrap asyncpg's connection methods so that, while ``on[0]``, each statement is appended
-    to ``sent`` as (method, SQL, arguments)."""
-    import asyncpg
+async def conversation(dsn: str, turns: int, last: int) -> list[Statement]:
+    """Run the growing conversation on ``dsn``: the statements of its last ``last`` turns
+    (transaction control and settings aside), as the driver logged them
+    (:func:`tests.postgres_statements.logged_statements`)."""
+    import anyio
 
-    def wrapped(method: str) -> None:
-        original: Callable[..., Awaitable[Any]] = getattr(asyncpg.Connection, method)
-
-        async def spy(self: Any, query: str, *args: Any, **kwargs: Any) -> Any:
-            if on[0] and not query.lstrip().upper().startswith(SKIPPED):
-                sent.append((method, query, args[0] if method == "executemany" else args))
-            return await original(self, query, *args, **kwargs)
-
-        setattr(asyncpg.Connection, method, spy)
-
-    for method in ("fetch", "fetchrow", "fetchval", "execute", "executemany"):
-        wrapped(method)
-
-
-async def conversation(dsn: str, turns: int, last: int) -> list[tuple[str, str, Any]]:
-    """Run the growing conversation on ``dsn``: the statements of its last ``last`` turns."""
     from prefrontal import Orchestrator, OrchestratorConfig
     from prefrontal.demo import seed
     from prefrontal.stores import postgres
     from prefrontal.testing.synthetic import questions
+    from tests.postgres_statements import logged_statements
 
-    sent: list[tuple[str, str, Any]] = []
-    on = [False]
-    record(sent, on)
-    stores = postgres.open_stores(dsn)
-    await stores.open()
-    await seed(stores)
-    parents: dict[str, str] = {}
-    config = OrchestratorConfig(deadline_ms=60_000)
-    async with Orchestrator(stores, config, clock=Ticking()) as orchestrator:
-        for number, text in enumerate(questions(turns)):
-            on[0] = number >= turns - last
-            session = f"growing-{number * 16 // turns}"
-            request = continuing(session, text, parents)
-            result = await orchestrator.start_turn(request)
-            reply = f"Answer {number}: Lena signs the payment review off on Friday."
-            await orchestrator.end_turn(result, reply)
-            await orchestrator.wait_background()
-            parents[session] = result.context.turn_id
-    on[0] = False
-    await stores.aclose()
-    return sent
+    with logged_statements() as sent:
+        stores = postgres.open_stores(dsn)
+        await stores.open()
+        await seed(stores)
+        parents: dict[str, str] = {}
+        config = OrchestratorConfig(deadline_ms=60_000)
+        first = 0
+        async with Orchestrator(stores, config, clock=Ticking()) as orchestrator:
+            for number, text in enumerate(questions(turns)):
+                if number == turns - last:
+                    await (
+                        anyio.lowlevel.checkpoint()
+                    )  # the last turn's records handed to the logger
+                    first = len(sent)
+                session = f"growing-{number * 16 // turns}"
+                request = continuing(session, text, parents)
+                result = await orchestrator.start_turn(request)
+                reply = f"Answer {number}: Lena signs the payment review off on Friday."
+                await orchestrator.end_turn(result, reply)
+                await orchestrator.wait_background()
+                parents[session] = result.context.turn_id
+        await anyio.lowlevel.checkpoint()
+        kept = [s for s in sent[first:] if not s.query.lstrip().upper().startswith(SKIPPED)]
+        await stores.aclose()
+    return kept
 
 
-async def replay(
-    dsn: str, sent: list[tuple[str, str, Any]], repeats: int
-) -> tuple[dict[str, float], int]:
+async def replay(dsn: str, sent: list[Statement], repeats: int) -> tuple[dict[str, float], int]:
     """Send each of ``sent`` ``repeats`` times, each in a rolled-back transaction, on the
     stores' schema: the backend's CPU per SQL text (ms, all repeats) and the failures."""
     import asyncpg
@@ -108,12 +97,13 @@ async def replay(
     spent: dict[str, float] = collections.defaultdict(float)
     failed = 0
     for _ in range(repeats):
-        for method, query, args in sent:
+        for statement in sent:
+            query, args = statement.query, statement.args
             transaction = connection.transaction()
             await transaction.start()
             try:
                 before = backend_cpu_ms(pid)
-                if method == "executemany":
+                if statement.many:
                     await connection.executemany(query, args)
                 else:
                     await connection.fetch(query, *args)
@@ -141,7 +131,7 @@ def main(argv: list[str] | None = None) -> None:
         dsn = server.create_database("statement_cpu")
         sent = anyio.run(conversation, dsn, args.turns, args.last)
         spent, failed = anyio.run(replay, dsn, sent, args.repeats)
-    calls = collections.Counter(query for _, query, _ in sent)
+    calls = collections.Counter(statement.query for statement in sent)
     per_turn = args.repeats * args.last
     ranked = sorted(spent.items(), key=lambda item: -item[1])[: args.top]
     figures = {

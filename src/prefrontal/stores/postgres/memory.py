@@ -51,6 +51,7 @@ from prefrontal.stores.postgres.topk import TopK
 from prefrontal.stores.postgres.vector_cache import VectorCache
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Scope, Tenant
+from prefrontal.trusted import evolve
 
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
 """Fields kept only as columns (they change in place), not in ``body``."""
@@ -590,13 +591,22 @@ def _row(item: MemoryItem, store: str, dense: int | None = None) -> tuple[Any, .
 
 
 def _item(row: Sequence[Any]) -> MemoryItem:
-    """An item from ``item_id, body, superseded_by, recall_count, last_recalled_at, embedding``."""
+    """An item from ``item_id, body, superseded_by, recall_count, last_recalled_at, embedding``.
+
+    The body is validated (its JSON may be older than this version of the model, or written
+    by something else); the columns kept beside it are set unchecked
+    (:func:`~prefrontal.trusted.evolve`): PostgreSQL's types hold them (an id or NULL, a
+    count the store only ever increments from zero, a ``timestamptz``, a vector
+    :func:`~prefrontal.retrieval.vectors.to_blob` wrote), and the same values
+    ``model_copy`` took unchecked.
+    """
     _, body, superseded_by, recall_count, last_recalled_at, embedding = row
-    return MemoryItem.model_validate_json(body).model_copy(
-        update={
+    return evolve(
+        MemoryItem.model_validate_json(body),
+        {
             "superseded_by": superseded_by,
             "recall_count": recall_count,
             "last_recalled_at": last_recalled_at,
             "embedding": None if embedding is None else from_blob(bytes(embedding)),
-        }
+        },
     )
