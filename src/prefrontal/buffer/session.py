@@ -25,6 +25,7 @@ from prefrontal.buffer.buffer import Clock, WorkingMemoryBuffer
 from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.events import BufferEvent, EventKind, Subscriber
 from prefrontal.buffer.models import BufferItem, Focus, NewItem
+from prefrontal.buffer.offers import Offer
 from prefrontal.buffer.policies import Eviction
 from prefrontal.buffer.promotion import Keeper, NoLongTermMemory
 from prefrontal.buffer.recall_gate import (
@@ -178,7 +179,7 @@ class SessionBuffer:
 
     async def refresh_turn(
         self,
-        fragments: Sequence[NewItem],
+        fragments: Sequence[Offer],
         *,
         focus: Focus,
         now: datetime | None = None,
