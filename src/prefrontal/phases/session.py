@@ -199,75 +199,50 @@ class MemoryOffer:
 
     Most of a turn's memories are refused (the buffer is full of the turn's
     best) or renew an item already held; neither needs the offer as a model.
-    Its fields are those of the offer remembered without a score, but its
-    priority and relevance (the rerank score clamped) and its provenance
-    (naming the score and the turn).
+    Its fields are those of the offer remembered without a score (copied
+    once: the buffer reads each several times), but its priority and
+    relevance (the rerank score clamped) and its provenance (naming the
+    score and the turn).
     """
 
-    __slots__ = ("_base", "_made", "_provenance", "_score", "_turn_id", "priority", "relevance")
+    __slots__ = (
+        "_base",
+        "_made",
+        "_provenance",
+        "_score",
+        "_turn_id",
+        "confidence",
+        "content",
+        "entities",
+        "item_id",
+        "lifetime",
+        "occurred_at",
+        "pinned",
+        "priority",
+        "relevance",
+        "source",
+        "tags",
+        "tokens",
+        "urgency",
+    )
 
     def __init__(self, base: NewItem, score: float, turn_id: str | None) -> None:
-        self._base = base
-        self._score = score
-        self._turn_id = turn_id
+        fields = base.__dict__  # read once, as the buffer reads them: plain values
+        self.item_id: str | None = fields["item_id"]
+        self.content: str = fields["content"]
+        self.source: ItemSource = fields["source"]
+        self.tokens: int | None = fields["tokens"]
+        self.urgency: float = fields["urgency"]
+        self.confidence: float = fields["confidence"]
+        self.tags: tuple[str, ...] = fields["tags"]
+        self.entities: tuple[str, ...] = fields["entities"]
+        self.occurred_at: datetime | None = fields["occurred_at"]
+        self.pinned: bool = fields["pinned"]
+        self.lifetime: Lifetime = fields["lifetime"]
         self.priority = self.relevance = unit(score)
+        self._base, self._score, self._turn_id = base, score, turn_id
         self._provenance: ItemProvenance | None = None
         self._made: NewItem | None = None
-
-    @property
-    def item_id(self) -> str | None:
-        """The buffer id of the memory's fragment."""
-        return self._base.item_id
-
-    @property
-    def content(self) -> str:
-        """The memory's line."""
-        return self._base.content
-
-    @property
-    def source(self) -> ItemSource:
-        """Memory retrieval."""
-        return self._base.source
-
-    @property
-    def tokens(self) -> int | None:
-        """The line's tokens."""
-        return self._base.tokens
-
-    @property
-    def urgency(self) -> float:
-        """A memory's urgency (none: memories are judged on relevance)."""
-        return self._base.urgency
-
-    @property
-    def confidence(self) -> float:
-        """Full confidence."""
-        return self._base.confidence
-
-    @property
-    def tags(self) -> tuple[str, ...]:
-        """None."""
-        return self._base.tags
-
-    @property
-    def entities(self) -> tuple[str, ...]:
-        """None."""
-        return self._base.entities
-
-    @property
-    def occurred_at(self) -> datetime | None:
-        """Unknown (``None``)."""
-        return self._base.occurred_at
-
-    @property
-    def pinned(self) -> bool:
-        """Not pinned."""
-        return self._base.pinned
-
-    @property
-    def lifetime(self) -> Lifetime:
-        """The turn's."""
-        return self._base.lifetime
 
     @property
     def provenance(self) -> ItemProvenance:
