@@ -428,23 +428,24 @@ def _rebuild(
     An unreadable state (corrupt, or from an unknown format) is logged and
     replaced at the next save: the session loses its buffer, never its turn.
     """
-    fresh = WorkingMemoryBuffer(
+    if state is not None and state.state:
+        try:
+            return WorkingMemoryBuffer.restore(
+                decode(state.state),
+                count_tokens=count_tokens,
+                summarizer=summarizer,
+                clock=clock,
+                keeper=keeper,
+            )
+        except (ValidationError, WorkingMemoryError) as error:
+            _log.warning(
+                "buffer_state_unreadable",
+                session_id=state.key.session_id,
+                error=str(error).splitlines()[0],
+            )
+    return WorkingMemoryBuffer(
         config, count_tokens=count_tokens, summarizer=summarizer, clock=clock, keeper=keeper
     )
-    if state is None or not state.state:
-        return fresh
-    try:
-        snapshot = decode(state.state)
-        return WorkingMemoryBuffer.restore(
-            snapshot, count_tokens=count_tokens, summarizer=summarizer, clock=clock, keeper=keeper
-        )
-    except (ValidationError, WorkingMemoryError) as error:
-        _log.warning(
-            "buffer_state_unreadable",
-            session_id=state.key.session_id,
-            error=str(error).splitlines()[0],
-        )
-        return fresh
 
 
 def _entities(items: Sequence[BufferItem]) -> tuple[str, ...]:
