@@ -6,8 +6,9 @@ full of this turn's best. Scoring an offer, refusing it, renewing a held item
 with it or admitting it reads its fields only. An :class:`Offer` is anything
 with those fields: a :class:`~prefrontal.buffer.NewItem` is one, and a turn's
 phase may offer something lighter that makes its item (:meth:`Offer.made`)
-only when the buffer needs the model itself (an offer of a held item that
-grew, which :meth:`~prefrontal.buffer.WorkingMemoryBuffer.add` takes).
+only when the buffer needs the model itself: for an offer that
+:meth:`~prefrontal.buffer.WorkingMemoryBuffer.add` takes (a held item that
+grew, or an offer larger than the whole buffer).
 
 Contract: every field of an offer is the field of the item :meth:`Offer.made`
 gives, so that the buffer decides the same for either.

@@ -99,8 +99,10 @@ async def refresh_turn(
     ``turn_id``, when given, is the turn whose fragments they are: the
     provenance of every item they admit or refresh names it (the fragments
     themselves need not, so that one offer serves a fragment turn after turn).
-    An offer's item is made (:meth:`~.offers.Offer.made`) only for an offer of a
-    held item that grew: scoring, refusing, renewing and admitting read its fields.
+    An offer's item is made (:meth:`~.offers.Offer.made`) only for what
+    :meth:`~.buffer.WorkingMemoryBuffer.add` takes (a held item that grew, an
+    offer larger than the buffer): scoring, refusing, renewing and admitting
+    read its fields.
     The new fragments are scored first (:class:`~.scoring.Scoring`), to be
     offered best first; once nothing new can enter (every slot holds an item
     that may not leave), the rest are refused at once, each refusal's reason

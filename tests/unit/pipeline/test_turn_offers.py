@@ -46,9 +46,9 @@ def test_a_turn_offer_reads_as_the_offer_and_makes_it(
 
 
 async def test_the_buffer_decides_on_turn_offers_as_on_the_items() -> None:
-    """Three turns of mixed fragments through a small buffer: the same reports (every
-    admission, renewal, refusal with its reason and decision, eviction) and the same state,
-    whether it is offered the items or the turn's offers."""
+    """Three turns of mixed fragments (one larger than the buffer) through a small buffer:
+    the same reports (every admission, renewal, refusal with its reason and decision,
+    eviction) and the same state, whether it is offered the items or the turn's offers."""
     config = BufferConfig(max_items=6, max_tokens=60)
     eager, lazy = WorkingMemoryBuffer(config), WorkingMemoryBuffer(config)
     sections = (Section.EPISODIC, Section.SEMANTIC, Section.CONVERSATION, Section.FRONTAL_CORTEX)
@@ -58,6 +58,9 @@ async def test_the_buffer_decides_on_turn_offers_as_on_the_items() -> None:
             memory(sections[n % len(sections)], n, SCORES[(n + turn) % len(SCORES)])
             for n in numbers
         ]
+        fragments.append(  # larger than the whole buffer: refused by add, its item made
+            memory(Section.EPISODIC, 99, 0.9).model_copy(update={"tokens": 100})
+        )
         focus = Focus(input_text="who signs the payment review?", task="Lisbon offsite")
         at, turn_id = FIXED_NOW + timedelta(minutes=turn), f"turn-{turn}"
         expected = await eager.refresh_turn(
@@ -71,3 +74,4 @@ async def test_the_buffer_decides_on_turn_offers_as_on_the_items() -> None:
         assert [r.decision for r in got.refused] == [r.decision for r in expected.refused]
         assert lazy.snapshot() == eager.snapshot()
         assert got.admitted and got.refused and (turn == 0 or got.refreshed)
+        assert any(r.reason.startswith("too_large") for r in got.refused)
