@@ -30,6 +30,7 @@ from prefrontal.buffer.models import (
     SalienceFactors,
     content_id,
 )
+from prefrontal.buffer.offers import Offer
 from prefrontal.buffer.policies import Eviction, EvictionReason
 from prefrontal.buffer.promotion import Keeper, NoLongTermMemory, PromotionError
 from prefrontal.buffer.recall_gate import RecallCounters, RecallDecision, decide_recall
@@ -74,6 +75,7 @@ __all__ = [
     "LinkSettings",
     "NewItem",
     "NoLongTermMemory",
+    "Offer",
     "Outcome",
     "OverflowPolicy",
     "PromotionError",

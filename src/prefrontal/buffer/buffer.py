@@ -42,6 +42,7 @@ from prefrontal.buffer.models import (
     NewItem,
     SalienceFactors,
 )
+from prefrontal.buffer.offers import Offer
 from prefrontal.buffer.policies import (
     Eviction,
     EvictionContext,
@@ -493,7 +494,7 @@ class WorkingMemoryBuffer:
         config = self._held.config
         if tokens > config.max_tokens or item_id in self._held.items:
             return await self.add(
-                new,
+                new.made(),
                 focus=focus,
                 now=at,
                 protected=protected,
@@ -590,7 +591,7 @@ class WorkingMemoryBuffer:
 
     async def refresh_turn(
         self,
-        fragments: Sequence[NewItem],
+        fragments: Sequence[Offer],
         *,
         focus: Focus,
         now: datetime | None = None,
@@ -601,7 +602,7 @@ class WorkingMemoryBuffer:
         return await refresh_turn(self, fragments, focus=focus, now=now, turn_id=turn_id)
 
     def renew(
-        self, new: NewItem, *, now: datetime | None = None, turn_id: str | None = None
+        self, new: Offer, *, now: datetime | None = None, turn_id: str | None = None
     ) -> AddResult | None:
         """Refresh in place the held item ``new`` names, when that needs no room; else ``None``.
 
@@ -619,7 +620,7 @@ class WorkingMemoryBuffer:
         return self._renewed(held, new, tokens, at, turn_id)
 
     def _renewed(
-        self, held: BufferItem, new: NewItem, tokens: int, at: datetime, turn_id: str | None
+        self, held: BufferItem, new: Offer, tokens: int, at: datetime, turn_id: str | None
     ) -> AddResult:
         """Put ``held``, offered again as ``new`` no larger than it, in its place, refreshed."""
         updated = building.refreshed(held, new, tokens, at, turn_id)
@@ -989,7 +990,7 @@ def _no_room(tokens: int, kept: _Kept, config: BufferConfig) -> str:
     )
 
 
-def _admits(new: NewItem, score: float, bar: float, config: BufferConfig) -> bool:
+def _admits(new: Offer, score: float, bar: float, config: BufferConfig) -> bool:
     """Whether :func:`~.salience.decide` admits ``new`` of admission ``score`` against ``bar``
     (without making the decision)."""
     return (

@@ -12,8 +12,8 @@ from prefrontal.buffer.models import (
     ItemProvenance,
     ItemSource,
     Lifetime,
-    NewItem,
 )
+from prefrontal.buffer.offers import Offer
 from prefrontal.buffer.salience import AdmissionDecision
 from prefrontal.trusted import assemble, evolve
 
@@ -23,7 +23,7 @@ SUMMARY_ENTITIES = 20
 
 def admitted(
     item_id: str,
-    new: NewItem,
+    new: Offer,
     tokens: int,
     decision: AdmissionDecision,
     at: datetime,
@@ -63,7 +63,7 @@ def admitted(
 
 
 def refreshed(
-    held: BufferItem, new: NewItem, tokens: int, at: datetime, turn_id: str | None = None
+    held: BufferItem, new: Offer, tokens: int, at: datetime, turn_id: str | None = None
 ) -> BufferItem:
     """``held`` offered again (by turn ``turn_id``): the new content and priority, touched;
     pins and sessions stick.

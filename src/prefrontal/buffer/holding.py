@@ -19,6 +19,9 @@ from prefrontal.buffer.policies import Eviction, EvictionReason
 from prefrontal.buffer.snapshot import BufferCounters, BufferSnapshot
 from prefrontal.errors import WorkingMemoryError
 
+_NO_COUNTS: dict[str, int] = BufferCounters().model_dump()
+"""Every counter at zero (copied for each new buffer)."""
+
 
 class Holding:
     """Items by id, the token total, the insertion counter, counters and subscribers."""
@@ -32,7 +35,7 @@ class Holding:
         """Counts changes to the held items (what is worked out from them is kept till it moves)."""
         self.tokens = 0
         self.next_seq = 0
-        self._counts = BufferCounters().model_dump()
+        self._counts = dict(_NO_COUNTS)
         self.started_at: datetime | None = None
         self.last_activity: datetime | None = None
 

@@ -112,6 +112,10 @@ class NewItem(BufferModel):
             return self.item_id
         return content_id(self.source, self.content)
 
+    def made(self) -> NewItem:
+        """This item: an offer already made (see :class:`~prefrontal.buffer.offers.Offer`)."""
+        return self
+
 
 def content_id(source: ItemSource, content: str) -> str:
     """A stable item id for ``content`` from ``source``."""

@@ -28,6 +28,7 @@ from typing import Protocol
 from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.decay import awaits_promotion
 from prefrontal.buffer.models import BufferItem, Focus, Lifetime, NewItem, SalienceFactors
+from prefrontal.buffer.offers import Offer
 from prefrontal.buffer.policies import Eviction
 from prefrontal.buffer.salience import measure
 from prefrontal.buffer.scoring import Scored, Scoring
@@ -75,7 +76,7 @@ class TurnBuffer(Protocol):
         turn_id: str | None = None,
     ) -> AddResult: ...
     def renew(
-        self, new: NewItem, *, now: datetime | None = None, turn_id: str | None = None
+        self, new: Offer, *, now: datetime | None = None, turn_id: str | None = None
     ) -> AddResult | None: ...
     def refuse_all(
         self, offers: Sequence[Scored], protected: Collection[str] = ()
@@ -87,7 +88,7 @@ class TurnBuffer(Protocol):
 
 async def refresh_turn(
     buffer: TurnBuffer,
-    fragments: Sequence[NewItem],
+    fragments: Sequence[Offer],
     *,
     focus: Focus,
     now: datetime | None = None,
@@ -98,6 +99,10 @@ async def refresh_turn(
     ``turn_id``, when given, is the turn whose fragments they are: the
     provenance of every item they admit or refresh names it (the fragments
     themselves need not, so that one offer serves a fragment turn after turn).
+    An offer's item is made (:meth:`~.offers.Offer.made`) only for what
+    :meth:`~.buffer.WorkingMemoryBuffer.add` takes (a held item that grew, an
+    offer larger than the buffer): scoring, refusing, renewing and admitting
+    read its fields.
     The new fragments are scored first (:class:`~.scoring.Scoring`), to be
     offered best first; once nothing new can enter (every slot holds an item
     that may not leave), the rest are refused at once, each refusal's reason
@@ -108,8 +113,8 @@ async def refresh_turn(
     evicted: list[Eviction] = [*await buffer.fade(at)]
     evicted += buffer.retire_turn_items(offered, at)
     placed = {i.item_id for i in buffer.items if awaits_promotion(i)}
-    held: list[NewItem] = []
-    fresh: list[tuple[str, NewItem]] = []
+    held: list[Offer] = []
+    fresh: list[tuple[str, Offer]] = []
     for item_id, fragment in offered.items():
         if item_id in buffer:
             held.append(fragment)
@@ -120,7 +125,7 @@ async def refresh_turn(
     outcomes: dict[Outcome, list[AddResult]] = {outcome: [] for outcome in Outcome}
     for fragment in held:
         result = buffer.renew(fragment, now=at, turn_id=turn_id) or await buffer.add(
-            fragment, focus=focus, now=at, protected=placed, turn_id=turn_id
+            fragment.made(), focus=focus, now=at, protected=placed, turn_id=turn_id
         )
         outcomes[result.outcome].append(result)
         evicted += result.evicted
@@ -153,9 +158,9 @@ async def refresh_turn(
     )
 
 
-def _distinct(fragments: Sequence[NewItem]) -> dict[str, NewItem]:
+def _distinct(fragments: Sequence[Offer]) -> dict[str, Offer]:
     """Each fragment once, by id (the first kept), marked as a turn fragment."""
-    seen: dict[str, NewItem] = {}
+    seen: dict[str, Offer] = {}
     turn = Lifetime.TURN
     for fragment in fragments:
         item_id = fragment.item_id  # (``resolved_id``, without the call for a named one)
@@ -165,13 +170,13 @@ def _distinct(fragments: Sequence[NewItem]) -> dict[str, NewItem]:
             seen[item_id] = (
                 fragment
                 if fragment.lifetime is turn
-                else fragment.model_copy(update={"lifetime": turn})
+                else fragment.made().model_copy(update={"lifetime": turn})
             )
     return seen
 
 
 def _ranked(
-    buffer: TurnBuffer, fresh: list[tuple[str, NewItem]], focus: Focus, at: datetime
+    buffer: TurnBuffer, fresh: list[tuple[str, Offer]], focus: Focus, at: datetime
 ) -> list[Scored]:
     """The fragments new to the buffer, scored: pinned first, then by admission score (best
     first), then as given."""

@@ -25,6 +25,7 @@ from datetime import datetime
 from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.decay import happened_recency
 from prefrontal.buffer.models import Focus, Lifetime, NewItem, SalienceFactors
+from prefrontal.buffer.offers import Offer
 from prefrontal.buffer.text import coverage, label_terms, overlap
 from prefrontal.forgetting import remembered
 from prefrontal.retrieval.analysis import term_set, terms
@@ -136,7 +137,7 @@ def labelled_terms(text: str, labels: tuple[str, ...]) -> frozenset[str]:
     return frozenset(terms(text)) | label_terms(labels)
 
 
-def urgency(item: NewItem) -> float:
+def urgency(item: Offer) -> float:
     """The urgency of ``item``: its own, or 1.0 when it carries an urgent tag."""
     if not item.tags:  # (most offers: a turn's fragments carry no tags)
         return item.urgency
@@ -180,7 +181,7 @@ def threshold(utilisation: float, config: BufferConfig) -> float:
 
 def decide(
     item_id: str,
-    item: NewItem,
+    item: Offer,
     factors: SalienceFactors,
     utilisation: float,
     config: BufferConfig,

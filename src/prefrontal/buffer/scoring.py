@@ -25,7 +25,8 @@ from typing import Final
 
 from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.decay import happened_recency
-from prefrontal.buffer.models import NewItem, SalienceFactors
+from prefrontal.buffer.models import SalienceFactors
+from prefrontal.buffer.offers import Offer
 from prefrontal.buffer.salience import Measure, labelled_terms, urgency
 from prefrontal.trusted import assemble
 
@@ -48,7 +49,7 @@ class Scored:
 
     def __init__(
         self,
-        new: NewItem,
+        new: Offer,
         item_id: str,
         tokens: int,
         values: tuple[float, float, float, float, float, float],
@@ -101,7 +102,7 @@ class Scoring:
         )
         self._intensity = against.focus.intensity
 
-    def __call__(self, new: NewItem, item_id: str, tokens: int) -> Scored:
+    def __call__(self, new: Offer, item_id: str, tokens: int) -> Scored:
         """``new`` (held as ``item_id``, of ``tokens``) scored: what
         :func:`~.salience.salience_factors` and :func:`~.salience.scores` give it."""
         (inputs, n_inputs), (tags, n_tags), (task_terms, n_task), (themes, n_themes) = self._terms

@@ -25,6 +25,7 @@ from prefrontal.buffer.buffer import Clock, WorkingMemoryBuffer
 from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.events import BufferEvent, EventKind, Subscriber
 from prefrontal.buffer.models import BufferItem, Focus, NewItem
+from prefrontal.buffer.offers import Offer
 from prefrontal.buffer.policies import Eviction
 from prefrontal.buffer.promotion import Keeper, NoLongTermMemory
 from prefrontal.buffer.recall_gate import (
@@ -178,7 +179,7 @@ class SessionBuffer:
 
     async def refresh_turn(
         self,
-        fragments: Sequence[NewItem],
+        fragments: Sequence[Offer],
         *,
         focus: Focus,
         now: datetime | None = None,
@@ -427,23 +428,24 @@ def _rebuild(
     An unreadable state (corrupt, or from an unknown format) is logged and
     replaced at the next save: the session loses its buffer, never its turn.
     """
-    fresh = WorkingMemoryBuffer(
+    if state is not None and state.state:
+        try:
+            return WorkingMemoryBuffer.restore(
+                decode(state.state),
+                count_tokens=count_tokens,
+                summarizer=summarizer,
+                clock=clock,
+                keeper=keeper,
+            )
+        except (ValidationError, WorkingMemoryError) as error:
+            _log.warning(
+                "buffer_state_unreadable",
+                session_id=state.key.session_id,
+                error=str(error).splitlines()[0],
+            )
+    return WorkingMemoryBuffer(
         config, count_tokens=count_tokens, summarizer=summarizer, clock=clock, keeper=keeper
     )
-    if state is None or not state.state:
-        return fresh
-    try:
-        snapshot = decode(state.state)
-        return WorkingMemoryBuffer.restore(
-            snapshot, count_tokens=count_tokens, summarizer=summarizer, clock=clock, keeper=keeper
-        )
-    except (ValidationError, WorkingMemoryError) as error:
-        _log.warning(
-            "buffer_state_unreadable",
-            session_id=state.key.session_id,
-            error=str(error).splitlines()[0],
-        )
-        return fresh
 
 
 def _entities(items: Sequence[BufferItem]) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ buffer knows nothing of the bundle layer.
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 from typing import assert_never
 
 from prefrontal.buffer import (
@@ -21,6 +22,7 @@ from prefrontal.buffer import (
     SessionLink,
 )
 from prefrontal.buffer.models import MAX_ITEM_ID, BufferItem, ItemProvenance
+from prefrontal.buffer.offers import Offer
 from prefrontal.bundle.fence import as_data
 from prefrontal.bundle.models import Fragment, Section
 from prefrontal.forgetting import remembered
@@ -175,6 +177,96 @@ def offer(fragment: Fragment, turn_id: str | None = None) -> NewItem:
     changes = {"score": score} if turn_id is None else {"score": score, "turn_id": turn_id}
     provenance = evolve(made.provenance, changes)
     return evolve(made, {"priority": clamped, "relevance": clamped, "provenance": provenance})
+
+
+def turn_offer(fragment: Fragment, turn_id: str | None = None) -> Offer:
+    """What phase 10 offers the buffer for ``fragment``: the fields of :func:`offer`'s item,
+    that item made only when the buffer needs the model itself (:class:`MemoryOffer`, for
+    a memory with a score; :func:`offer`'s item for the others, remembered already)."""
+    p = fragment.provenance
+    section, score = fragment.section, p.score
+    if score is None or not (section is Section.EPISODIC or section is Section.SEMANTIC):
+        return offer(fragment, turn_id)
+    base = _offer(
+        section, fragment.text, fragment.tokens, fragment.role, p.store, p.item_ids, p.phase, None
+    )
+    return MemoryOffer(base, score, turn_id)
+
+
+class MemoryOffer:
+    """A memory's offer for one turn: :func:`offer`'s item for it, as fields, the item (and
+    its provenance) made only when read.
+
+    Most of a turn's memories are refused (the buffer is full of the turn's
+    best) or renew an item already held; neither needs the offer as a model.
+    Its fields are those of the offer remembered without a score (copied
+    once: the buffer reads each several times), but its priority and
+    relevance (the rerank score clamped) and its provenance (naming the
+    score and the turn).
+    """
+
+    __slots__ = (
+        "_base",
+        "_made",
+        "_provenance",
+        "_score",
+        "_turn_id",
+        "confidence",
+        "content",
+        "entities",
+        "item_id",
+        "lifetime",
+        "occurred_at",
+        "pinned",
+        "priority",
+        "relevance",
+        "source",
+        "tags",
+        "tokens",
+        "urgency",
+    )
+
+    def __init__(self, base: NewItem, score: float, turn_id: str | None) -> None:
+        fields = base.__dict__  # read once, as the buffer reads them: plain values
+        self.item_id: str | None = fields["item_id"]
+        self.content: str = fields["content"]
+        self.source: ItemSource = fields["source"]
+        self.tokens: int | None = fields["tokens"]
+        self.urgency: float = fields["urgency"]
+        self.confidence: float = fields["confidence"]
+        self.tags: tuple[str, ...] = fields["tags"]
+        self.entities: tuple[str, ...] = fields["entities"]
+        self.occurred_at: datetime | None = fields["occurred_at"]
+        self.pinned: bool = fields["pinned"]
+        self.lifetime: Lifetime = fields["lifetime"]
+        self.priority = self.relevance = unit(score)
+        self._base, self._score, self._turn_id = base, score, turn_id
+        self._provenance: ItemProvenance | None = None
+        self._made: NewItem | None = None
+
+    @property
+    def provenance(self) -> ItemProvenance:
+        """The fragment's sources, with its score and the turn (made once, when first read)."""
+        if self._provenance is None:
+            changes: dict[str, object] = {"score": self._score}
+            if self._turn_id is not None:
+                changes["turn_id"] = self._turn_id
+            self._provenance = evolve(self._base.provenance, changes)
+        return self._provenance
+
+    def resolved_id(self) -> str:
+        """The buffer id of the memory's fragment."""
+        return self._base.resolved_id()
+
+    def made(self) -> NewItem:
+        """What :func:`offer` gives for the fragment (made once, when first asked for)."""
+        if self._made is None:
+            clamped = self.priority
+            self._made = evolve(
+                self._base,
+                {"priority": clamped, "relevance": clamped, "provenance": self.provenance},
+            )
+        return self._made
 
 
 @remembered(maxsize=4_096)

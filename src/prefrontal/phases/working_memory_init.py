@@ -26,7 +26,7 @@ from collections import Counter
 from prefrontal.buffer import RefreshReport, SessionBuffer, SessionLink
 from prefrontal.bundle.models import Section
 from prefrontal.config import PhaseName
-from prefrontal.phases.session import focus_of, load_session, offer, view
+from prefrontal.phases.session import focus_of, load_session, turn_offer, view
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.phases.store_calls import call_store
@@ -45,7 +45,7 @@ async def run(turn: TurnState) -> PhaseOutcome:
     for note in notes:
         await session.access(note.provenance.item_ids[0], now=at)
     turn_id = turn.context.turn_id
-    fragments = [offer(f, turn_id) for f in context if f.section is not Section.WORKING_MEMORY]
+    fragments = [turn_offer(f, turn_id) for f in context if f.section is not Section.WORKING_MEMORY]
     report = await session.refresh_turn(fragments, focus=focus_of(turn), now=at, turn_id=turn_id)
     turn.saving = session  # saved behind the turn even when the links below are cut
     links = await _links_of(turn, session) if session.is_new else ()
