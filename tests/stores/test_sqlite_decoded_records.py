@@ -14,7 +14,9 @@ from prefrontal.forgetting import forget_everything
 from prefrontal.stores import Stores, Tenant, sqlite
 from prefrontal.stores.frontal_cortex import FrontalQuery
 from prefrontal.stores.sqlite import decoded
+from prefrontal.stores.working_memory import SessionKey, SessionState
 from tests.conftest import FIXED_NOW
+from tests.endturn_support import AGENT, ask, build
 
 pytestmark = pytest.mark.anyio
 TENANT = Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
@@ -87,3 +89,40 @@ async def test_a_changed_record_is_read_as_it_is_now(
     await stores.frontal_cortex.put(goal.model_copy(update={"title": "A new title"}))
     (now, *_) = await stores.frontal_cortex.query(TENANT, FrontalQuery())
     assert now.title == "A new title"
+
+
+async def test_a_saved_session_state_reads_back_as_its_body_validated(tmp_path: Path) -> None:
+    """After turns that save the session's working memory, the state read back (held from
+    the save, not validated) equals its stored body validated, and so does the state read
+    once every cache is emptied."""
+    stores = sqlite.open_stores(tmp_path / "sessions.db")
+    await stores.open()
+    await seed(stores)
+    try:
+        orchestrator = build(stores)
+        parent = None
+        for text in ("What is due on Friday?", "Who signs the payment review off?"):
+            result = await orchestrator.start_turn(ask(text, parent))
+            await orchestrator.end_turn(result, "Lena signs it off on Friday.")
+            await orchestrator.wait_background()
+            parent = result.context.turn_id
+        keys = await stores.working_memory.sessions(AGENT)
+        assert keys
+        held = await stores.working_memory.load(keys[0])
+        assert held is not None
+        assert len(decoded.session_states) > 0
+        body = await _body(stores, keys[0])
+        assert held == SessionState.model_validate_json(body)
+        forget_everything()
+        assert len(decoded.session_states) == 0
+        assert await stores.working_memory.load(keys[0]) == held
+    finally:
+        await stores.aclose()
+
+
+async def _body(stores: Stores, key: SessionKey) -> str:
+    database = stores.working_memory.database  # type: ignore[attr-defined]
+    sql = "SELECT body FROM wm_sessions WHERE agent_id = ? AND user_id = ? AND session_id = ?"
+    params = (key.agent_id, key.user_id, key.session_id)
+    row = await database.read(lambda c: c.execute(sql, params).fetchone(), store="test")
+    return str(row[0])
