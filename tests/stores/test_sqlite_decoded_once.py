@@ -6,13 +6,14 @@ from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from pathlib import Path
 
+import numpy
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from prefrontal.forgetting import forget_everything
 from prefrontal.retrieval.vectors import from_blob
-from prefrontal.stores import MemoryItem, MemoryQuery, Tenant, sqlite
+from prefrontal.stores import MemoryItem, MemoryQuery, ScoredMemory, Tenant, sqlite
 from prefrontal.stores.sqlite import memory as sqlite_memory
 from prefrontal.stores.sqlite.database import to_us_or_none
 from tests.conftest import FIXED_NOW
@@ -151,3 +152,28 @@ def test_a_row_with_columns_is_the_model_copy_of_its_body(
     assert read.__pydantic_fields_set__ == expected.__pydantic_fields_set__
     assert (read.__pydantic_extra__, read.__pydantic_private__) == (None, None)
     assert read.model_dump_json(exclude_unset=True) == expected.model_dump_json(exclude_unset=True)
+
+
+@given(
+    score=st.floats(0, 10) | st.integers(0, 10) | st.floats(0, 10).map(numpy.float64),
+    signals=st.dictionaries(
+        st.sampled_from(["bm25", "vector"]),
+        st.floats(0, 1) | st.integers(0, 1) | st.floats(0, 1, width=32).map(numpy.float32),
+    ),
+    recall_count=st.integers(min_value=0, max_value=3),
+)
+def test_a_hit_is_the_validated_hit(
+    score: float, signals: dict[str, float], recall_count: int
+) -> None:
+    """A hit made without validating again equals, field for field and as JSON, the hit
+    ``ScoredMemory`` validates from the same row, score and signals."""
+    stored = item("m1", "The ferry to Lisbon leaves at nine.")
+    body = stored.model_dump_json(exclude=set(sqlite_memory._DERIVED))
+    row = (body, None, recall_count, None, None)
+    made = sqlite_memory._scored(row, score, signals)
+    validated = ScoredMemory(item=sqlite_memory._item(row), score=score, signals=signals)
+    assert made == validated
+    assert made.model_dump_json() == validated.model_dump_json()
+    assert made.__pydantic_fields_set__ == validated.__pydantic_fields_set__ | {"signals"}
+    assert type(made.score) is float
+    assert all(type(value) is float for value in made.signals.values())

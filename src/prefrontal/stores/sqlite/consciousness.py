@@ -6,6 +6,7 @@ import sqlite3
 
 from prefrontal.stores.consciousness import AgentProfile
 from prefrontal.stores.durable import SharesDatabase, dump, read_one
+from prefrontal.stores.sqlite import decoded
 from prefrontal.stores.sqlite.database import Database
 from prefrontal.stores.sqlite.versioned import check_version
 from prefrontal.stores.tenancy import Tenant
@@ -28,11 +29,7 @@ class SqliteConsciousnessStore(SharesDatabase[Database]):
             row = connection.execute(
                 "SELECT body FROM profiles WHERE agent_id = ?", (tenant.agent_id,)
             ).fetchone()
-            return (
-                None
-                if row is None
-                else read_one(row[0], AgentProfile.model_validate_json, store=_STORE)
-            )
+            return None if row is None else read_one(row[0], decoded.agent_profile, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 

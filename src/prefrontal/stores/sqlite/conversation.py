@@ -9,6 +9,7 @@ from typing import Any
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
 from prefrontal.stores.exchange import Lookup, SummaryChange, stored_leaving
+from prefrontal.stores.sqlite import decoded
 from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, from_us, id_list, to_us
 from prefrontal.stores.sqlite.exchange import SqliteExchangeWriter
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
@@ -60,11 +61,7 @@ def append_in(connection: sqlite3.Connection, turn: ConversationTurn) -> None:
 def summary_in(connection: sqlite3.Connection, tenant: Tenant) -> ConversationSummary | None:
     """The tenant's rolling summary, read inside the caller's transaction."""
     row = connection.execute(_SUMMARY, (tenant.agent_id, tenant.user_id)).fetchone()
-    return (
-        None
-        if row is None
-        else read_one(row[0], ConversationSummary.model_validate_json, store=_STORE)
-    )
+    return None if row is None else read_one(row[0], decoded.conversation_summary, store=_STORE)
 
 
 def put_summary_in(connection: sqlite3.Connection, summary: ConversationSummary) -> None:
@@ -137,7 +134,7 @@ class SqliteConversationStore(SharesDatabase[Database]):
 
         def run(connection: sqlite3.Connection) -> list[ConversationTurn]:
             bodies = (body for _, _, body in recent_rows(connection, tenant, limit, session_id))
-            return readable(bodies, ConversationTurn.model_validate_json, store=_STORE)
+            return readable(bodies, decoded.conversation_turn, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from prefrontal.stores.durable import SharesDatabase, dump, encodable, read_one, readable
 from prefrontal.stores.frontal_cortex import FrontalItem, FrontalQuery
+from prefrontal.stores.sqlite import decoded
 from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, to_us
 from prefrontal.stores.sqlite.versioned import check_version
 from prefrontal.stores.tenancy import Tenant
@@ -53,11 +54,7 @@ class SqliteFrontalCortexStore(SharesDatabase[Database]):
 
         def run(connection: sqlite3.Connection) -> FrontalItem | None:
             row = connection.execute(_GET, key).fetchone()
-            return (
-                None
-                if row is None
-                else read_one(row[0], FrontalItem.model_validate_json, store=_STORE)
-            )
+            return None if row is None else read_one(row[0], decoded.frontal_item, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 
@@ -84,7 +81,7 @@ class SqliteFrontalCortexStore(SharesDatabase[Database]):
 
         def run(connection: sqlite3.Connection) -> list[FrontalItem]:
             rows = connection.execute(sql, params).fetchall()
-            return readable((b for (b,) in rows), FrontalItem.model_validate_json, store=_STORE)
+            return readable((b for (b,) in rows), decoded.frontal_item, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 

@@ -62,6 +62,7 @@ from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays
 from prefrontal.stores.sqlite.vector_file import VectorFile
 from prefrontal.stores.tenancy import Scope, Tenant
 from prefrontal.text_cache import TextCache
+from prefrontal.trusted import assemble
 
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
 """Fields kept only as columns (they change in place), not in ``body``."""
@@ -496,4 +497,8 @@ _set = object.__setattr__
 
 
 def _scored(row: Sequence[Any], score: float, signals: dict[str, float]) -> ScoredMemory:
-    return ScoredMemory(item=_item(row), score=score, signals=signals)
+    """``ScoredMemory(item=_item(row), score=score, signals=signals)`` without validating
+    again: the item is the store's decoded one, the score and the signals are worked out in
+    the process (made plain floats, as validation makes NumPy's and integers)."""
+    plain = {name: float(value) for name, value in signals.items()}
+    return assemble(ScoredMemory, {"item": _item(row), "score": float(score), "signals": plain})

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-ITEM_COLUMNS = "m.body, m.superseded_by, m.recall_count, m.last_recalled_at, m.embedding"
-_ITEM = ITEM_COLUMNS
-"""The columns :func:`prefrontal.stores.sqlite.memory._item` reads, in its order."""
+from prefrontal.stores.sqlite.recalls import item_columns, record_sql
 
 _VISIBLE = "m.agent_id = :agent AND (m.scope = 'shared' OR m.user_id = :user)"
 _LIVE = "m.superseded_by IS NULL AND (m.valid_until IS NULL OR m.valid_until > :now)"
@@ -36,6 +34,7 @@ class Statements:
 
     def __init__(self, name: str) -> None:
         items, fts = f"{name}_items", f"{name}_fts"
+        columns = item_columns(name)
         self.upsert = f"""
             INSERT INTO {items} (agent_id, item_id, user_id, scope, kind, importance,
                 created_at, valid_until, superseded_by, recall_count, last_recalled_at,
@@ -58,14 +57,14 @@ class Statements:
             WHERE agent_id = :agent AND item_id = :supersedes AND user_id = :user
               AND item_id != :item"""
         self.get = f"""
-            SELECT m.item_id, {_ITEM} FROM {items} AS m
+            SELECT m.item_id, {columns} FROM {items} AS m
             WHERE {_VISIBLE} AND m.item_id IN {_IDS} AND {first_of_its_id(items)}"""
         self.by_rowids = f"""
-            SELECT m.rowid, {KEY}, {_ITEM} FROM json_each(:rowids) AS r
+            SELECT m.rowid, {KEY}, {columns} FROM json_each(:rowids) AS r
             CROSS JOIN {items} AS m ON m.rowid = r.value
             WHERE {_VISIBLE}"""
         self.by_keys = f"""
-            SELECT {KEY}, {_ITEM} FROM {items} AS m
+            SELECT {KEY}, {columns} FROM {items} AS m
             WHERE {_VISIBLE} AND m.item_id IN {_IDS}
               AND {KEY} IN (SELECT value FROM json_each(:keys))"""
         self.delete = f"""
@@ -135,14 +134,15 @@ class Statements:
                   AND n.thread_id IS NOT NULL
                   AND n.position BETWEEN a.position - :radius AND a.position + :radius
             )
-            SELECT {_ITEM} FROM near CROSS JOIN {items} AS m ON m.rowid = near.id
+            SELECT {columns} FROM near CROSS JOIN {items} AS m ON m.rowid = near.id
             WHERE {_VISIBLE} AND {_LIVE} AND m.item_id NOT IN {_IDS}
             ORDER BY m.thread_id, m.position, m.item_id"""
         """The live items near each of ``:ids`` in its thread. The anchors are found by
         their key (agent, item id): the unary ``+`` keeps the thread conditions off the
         index, which SQLite 3.50's planner would otherwise scan from ``thread_id > NULL``
         on (every threaded item of the agent)."""
-        self.record_recall = f"""
-            UPDATE {items} AS m
-            SET recall_count = recall_count + 1, last_recalled_at = :at
-            WHERE {_VISIBLE} AND m.item_id IN {_IDS} AND {first_of_its_id(items)}"""
+        self.record_recall = record_sql(
+            name, f"{_VISIBLE} AND m.item_id IN {_IDS} AND {first_of_its_id(items)}"
+        )
+        """One more recall of each item of ``:ids`` the tenant is given, counted beside the
+        items (:mod:`~prefrontal.stores.sqlite.recalls`)."""

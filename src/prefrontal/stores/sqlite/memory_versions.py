@@ -11,7 +11,7 @@ position a page stopped at (a row-value comparison the index answers).
 
 from __future__ import annotations
 
-from prefrontal.stores.sqlite.memory_sql import ITEM_COLUMNS
+from prefrontal.stores.sqlite.recalls import item_columns
 
 
 def versions_schema(name: str) -> tuple[str, ...]:
@@ -52,7 +52,7 @@ def page_sql(name: str, *, below: bool, inclusive: bool) -> str:
         operator = "<=" if inclusive else "<"
         after = f"AND (m.item_id, m.user_id) {operator} (:below_id, :below_user)"
     return f"""
-        SELECT {ITEM_COLUMNS} FROM {name}_items AS m
+        SELECT {item_columns(name)} FROM {name}_items AS m
         WHERE m.agent_id = :agent AND (m.scope = 'shared' OR m.user_id = :user) {after}
           AND (:kinds IS NULL OR m.kind IN (SELECT value FROM json_each(:kinds)))
           AND (:scope IS NULL OR m.scope = :scope)

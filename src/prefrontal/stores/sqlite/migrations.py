@@ -31,6 +31,8 @@ from prefrontal.stores.erasures import FIRST_TENANT_TABLES, REFUSED, SESSION_ITE
 from prefrontal.stores.memory_search import stored_terms
 from prefrontal.stores.sqlite import visibility
 from prefrontal.stores.sqlite.memory_versions import versions_schema
+from prefrontal.stores.sqlite.open_traces import OPEN_INDEX
+from prefrontal.stores.sqlite.recalls import recalls_schema
 from prefrontal.stores.sqlite.vectors import change_insert_trigger, change_log, pruned_change_log
 from prefrontal.stores.statistics_owner import owner_sql
 
@@ -860,6 +862,18 @@ MIGRATIONS: tuple[Migration, ...] = (
         "memory items keep the versions a put replaced (who changed what, when), "
         "deleted with the item",
         tuple(statement for name in MEMORY_TABLES for statement in versions_schema(name)),
+    ),
+    Migration(
+        17,
+        "memory recalls counted in a narrow table beside the items, so that recording a "
+        "turn's recalls rewrites a page or two instead of a page per item recalled",
+        tuple(statement for name in MEMORY_TABLES for statement in recalls_schema(name)),
+    ),
+    Migration(
+        18,
+        "traces indexed by whether each is open, so that a turn's end learns its trace has "
+        "not ended without reading the trace",
+        (OPEN_INDEX,),
     ),
 )
 LATEST = MIGRATIONS[-1].version

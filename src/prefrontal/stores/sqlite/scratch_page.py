@@ -7,6 +7,7 @@ from datetime import datetime
 
 from prefrontal.stores.durable import SharesDatabase, dump, encodable, read_one, readable
 from prefrontal.stores.scratch_page import Observation
+from prefrontal.stores.sqlite import decoded
 from prefrontal.stores.sqlite.database import VISIBLE, Database, erase, to_us, to_us_or_none
 from prefrontal.stores.sqlite.versioned import check_version
 from prefrontal.stores.tenancy import Tenant
@@ -52,11 +53,7 @@ class SqliteScratchPageStore(SharesDatabase[Database]):
 
         def run(connection: sqlite3.Connection) -> Observation | None:
             row = connection.execute(_GET, key).fetchone()
-            return (
-                None
-                if row is None
-                else read_one(row[0], Observation.model_validate_json, store=_STORE)
-            )
+            return None if row is None else read_one(row[0], decoded.observation, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 
@@ -86,7 +83,7 @@ class SqliteScratchPageStore(SharesDatabase[Database]):
 
         def run(connection: sqlite3.Connection) -> list[Observation]:
             rows = connection.execute(_ACTIVE, params).fetchall()
-            return readable((b for (b,) in rows), Observation.model_validate_json, store=_STORE)
+            return readable((b for (b,) in rows), decoded.observation, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from prefrontal.stores.durable import SharesDatabase, dump, encodable, read_one, readable
 from prefrontal.stores.sqlite.database import Database, erase, to_us
+from prefrontal.stores.sqlite.open_traces import OPEN_SQL
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import OPEN_SUFFIX, TraceQuery, search_words
 from prefrontal.traces.documents import parse, remember
@@ -39,9 +40,17 @@ class SqliteTraceStore(SharesDatabase[Database]):
         connection.execute(_PUT, row)
 
     def ended_in(self, connection: sqlite3.Connection, tenant: Tenant, turn_id: str) -> bool:
-        """True when the tenant's trace of ``turn_id`` has an ending (inside a transaction)."""
-        params = (OPEN_SUFFIX, turn_id, tenant.agent_id, tenant.user_id)
-        row = connection.execute(_ENDED, params).fetchone()
+        """True when the tenant's trace of ``turn_id`` has an ending (inside a transaction).
+
+        An open trace (most checks: a turn's end checks its own trace) is known from the
+        index :data:`~prefrontal.stores.sqlite.open_traces.OPEN_INDEX` alone, its body not
+        read; any other body is checked.
+        """
+        key = (turn_id, tenant.agent_id, tenant.user_id)
+        row = connection.execute(OPEN_SQL, key).fetchone()
+        if row is None or row[0]:
+            return False
+        row = connection.execute(_ENDED, (OPEN_SUFFIX, *key)).fetchone()
         return row is not None and bool(row[0])
 
     def get_in(

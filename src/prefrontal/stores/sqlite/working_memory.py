@@ -9,6 +9,7 @@ from datetime import datetime
 
 from prefrontal.errors import ConflictError
 from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
+from prefrontal.stores.sqlite import decoded
 from prefrontal.stores.sqlite.database import Database, erase, to_us
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState
@@ -20,7 +21,7 @@ _KEY = "agent_id = ? AND user_id = ? AND session_id = ?"
 def load_in(connection: sqlite3.Connection, key: SessionKey) -> SessionState | None:
     """The saved state of ``key``, read inside the caller's transaction."""
     row = connection.execute(f"SELECT body FROM wm_sessions WHERE {_KEY}", _key(key)).fetchone()
-    return None if row is None else read_one(row[0], SessionState.model_validate_json, store=_STORE)
+    return None if row is None else read_one(row[0], decoded.session_states, store=_STORE)
 
 
 def save_in(connection: sqlite3.Connection, state: SessionState) -> SessionState:
@@ -46,7 +47,7 @@ def save_in(connection: sqlite3.Connection, state: SessionState) -> SessionState
         " updated_at, body) VALUES (?, ?, ?, ?, ?, ?)",
         (*_key(state.key), saved.version, to_us(saved.updated_at), body),
     )
-    return saved
+    return decoded.session_states.remember(body, saved)
 
 
 class SqliteWorkingMemoryStore(SharesDatabase[Database]):

@@ -1,0 +1,120 @@
+"""Stored records a turn reads, each body validated once while it is read again.
+
+Every turn reads the same goals and plans (``frontal_items``), the same
+open observations (``scratch_entries``), the agent's profile, the rolling
+summary and the session's last turns, and each row came back as its JSON
+body validated anew: some thirty validations a turn of records that did
+not change. Each decoder here is a :class:`~prefrontal.text_cache.TextCache`
+of one model, by the body's text: a body read again is the model decoded
+the first time (the models are frozen, so every read shares it), a body
+never seen or changed is validated, and one that does not validate raises
+as before (nothing is kept of it). It holds values only, so a read gives
+an equal record whether the body was held or not; the caches are in the
+forgetting registry (a :class:`~prefrontal.text_cache.TextCache` registers
+itself), so erasing a user or forgetting a memory empties them.
+
+A session's working-memory state is larger (tens of kilobytes of JSON for a
+long session) and written at every turn, twice: :data:`session_states`
+holds the last few bodies saved or read, each with its state, so that the
+read that follows a save (the next turn's, the turn's end) takes the state
+saved instead of parsing its body again.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections import OrderedDict
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel
+
+from prefrontal.forgetting import register
+from prefrontal.stores.consciousness import AgentProfile
+from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
+from prefrontal.stores.frontal_cortex import FrontalItem
+from prefrontal.stores.scratch_page import Observation
+from prefrontal.stores.working_memory import SessionState
+from prefrontal.text_cache import TextCache
+
+M = TypeVar("M", bound=BaseModel)
+
+MAX_BYTES = 2_000_000
+"""Bytes of entries each decoder holds: thousands of records of a kind a few hundred bytes long."""
+
+
+def _weight(model: BaseModel) -> int:
+    """About the bytes a decoded record keeps alive: its fields' values twice over (the
+    strings and what they hold) and the model's own."""
+    return 1_000 + 2 * sum(sys.getsizeof(value) for value in model.__dict__.values())
+
+
+class Decoder(Generic[M]):
+    """A stored body (text; bytes are read as UTF-8) as its ``model``, validated once while held."""
+
+    def __init__(self, model: type[M]) -> None:
+        self.cache: TextCache[M] = TextCache(
+            model.model_validate_json, max_bytes=MAX_BYTES, weigh=_weight
+        )
+
+    def __call__(self, body: str | bytes) -> M:
+        return self.cache(body if isinstance(body, str) else body.decode())
+
+
+conversation_turn = Decoder(ConversationTurn)
+"""A stored conversation turn's body as its :class:`ConversationTurn`."""
+conversation_summary = Decoder(ConversationSummary)
+"""A stored rolling summary's body as its :class:`ConversationSummary`."""
+frontal_item = Decoder(FrontalItem)
+"""A stored goal, plan or question's body as its :class:`FrontalItem`."""
+observation = Decoder(Observation)
+"""A stored scratch-page entry's body as its :class:`Observation`."""
+agent_profile = Decoder(AgentProfile)
+"""A stored agent profile's body as its :class:`AgentProfile`."""
+
+
+class Documents(Generic[M]):
+    """The last ``size`` bodies saved or read of one model, each with its record, the least
+    recently used dropped first; safe to share between threads (every entry is in the
+    forgetting registry's reach: :meth:`clear`)."""
+
+    def __init__(self, model: type[M], size: int) -> None:
+        self._model, self._size = model, size
+        self._entries: OrderedDict[str, M] = OrderedDict()
+        self._lock = threading.Lock()
+        register(self)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __call__(self, body: str | bytes) -> M:
+        """The record of ``body``: the one held, or ``body`` validated (then held)."""
+        text = body if isinstance(body, str) else body.decode()
+        with self._lock:
+            held = self._entries.get(text)
+            if held is not None:
+                self._entries.move_to_end(text)
+                return held
+        return self.remember(text, self._model.model_validate_json(text))
+
+    def remember(self, body: str, record: M) -> M:
+        """Hold ``record`` as what ``body`` (its JSON, as a store wrote it) reads as."""
+        with self._lock:
+            self._entries[body] = record
+            self._entries.move_to_end(body)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return record
+
+    def clear(self) -> None:
+        """Drop every body and record (an erased user's words among them)."""
+        with self._lock:
+            self._entries.clear()
+
+
+SESSION_STATES = 4
+"""Session states :data:`session_states` holds: a few sessions' turns running at once. Each
+state is many objects the garbage collector walks, so the cache stays small."""
+
+session_states = Documents(SessionState, SESSION_STATES)
+"""A stored working-memory state's body as its :class:`SessionState`."""

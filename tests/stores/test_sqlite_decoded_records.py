@@ -1,0 +1,128 @@
+"""The SQLite stores validate each stored body of a turn's small records once while it is read
+again: the same records as validating every read, a changed body read as it is now."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
+from prefrontal.forgetting import forget_everything
+from prefrontal.stores import Stores, Tenant, sqlite
+from prefrontal.stores.frontal_cortex import FrontalQuery
+from prefrontal.stores.sqlite import decoded
+from prefrontal.stores.working_memory import SessionKey, SessionState
+from tests.conftest import FIXED_NOW
+from tests.endturn_support import AGENT, ask, build
+
+pytestmark = pytest.mark.anyio
+TENANT = Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
+DECODERS = (
+    decoded.conversation_turn,
+    decoded.conversation_summary,
+    decoded.frontal_item,
+    decoded.observation,
+    decoded.agent_profile,
+)
+
+
+@pytest.fixture
+async def stores(tmp_path: Path) -> AsyncIterator[Stores]:
+    """SQLite stores in a fresh file, holding the demo agent's records."""
+    opened = sqlite.open_stores(tmp_path / "decoded.db")
+    await opened.open()
+    await seed(opened)
+    yield opened
+    await opened.aclose()
+
+
+@pytest.fixture
+def validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The bodies validated from now on, by any of the decoders (the caches emptied first)."""
+    forget_everything()
+    seen: list[str] = []
+    for decoder in DECODERS:
+        validate: Callable[[str], Any] = decoder.cache._compute
+
+        def counted(body: str, validate: Callable[[str], Any] = validate) -> Any:
+            seen.append(body)
+            return validate(body)
+
+        monkeypatch.setattr(decoder.cache, "_compute", counted)
+    return seen
+
+
+async def read_all(stores: Stores) -> list[Any]:
+    """Every small record a turn reads of the demo tenant."""
+    return [
+        await stores.conversation.recent(TENANT, limit=20),
+        await stores.conversation.get_summary(TENANT),
+        await stores.frontal_cortex.query(TENANT, FrontalQuery()),
+        await stores.scratch_page.active(TENANT, now=FIXED_NOW, limit=20),
+        await stores.consciousness.get_profile(TENANT),
+    ]
+
+
+async def test_records_read_again_are_not_validated_again(
+    stores: Stores, validations: list[str]
+) -> None:
+    """A second read validates nothing and gives equal records; after every cache is emptied
+    (as an erase does) the bodies are validated again, to the same records."""
+    first = await read_all(stores)
+    validated = len(validations)
+    again = await read_all(stores)
+    assert again == first
+    assert len(validations) == validated > 10
+    forget_everything()
+    assert await read_all(stores) == first
+    assert len(validations) == 2 * validated
+
+
+async def test_a_changed_record_is_read_as_it_is_now(
+    stores: Stores, validations: list[str]
+) -> None:
+    """A record put again with other content is read with it, never the held one."""
+    (goal, *_) = await stores.frontal_cortex.query(TENANT, FrontalQuery())
+    await stores.frontal_cortex.put(goal.model_copy(update={"title": "A new title"}))
+    (now, *_) = await stores.frontal_cortex.query(TENANT, FrontalQuery())
+    assert now.title == "A new title"
+
+
+async def test_a_saved_session_state_reads_back_as_its_body_validated(tmp_path: Path) -> None:
+    """After turns that save the session's working memory, the state read back (held from
+    the save, not validated) equals its stored body validated, and so does the state read
+    once every cache is emptied."""
+    stores = sqlite.open_stores(tmp_path / "sessions.db")
+    await stores.open()
+    await seed(stores)
+    try:
+        orchestrator = build(stores)
+        parent = None
+        for text in ("What is due on Friday?", "Who signs the payment review off?"):
+            result = await orchestrator.start_turn(ask(text, parent))
+            await orchestrator.end_turn(result, "Lena signs it off on Friday.")
+            await orchestrator.wait_background()
+            parent = result.context.turn_id
+        keys = await stores.working_memory.sessions(AGENT)
+        assert keys
+        held = await stores.working_memory.load(keys[0])
+        assert held is not None
+        assert len(decoded.session_states) > 0
+        body = await _body(stores, keys[0])
+        assert held == SessionState.model_validate_json(body)
+        forget_everything()
+        assert len(decoded.session_states) == 0
+        assert await stores.working_memory.load(keys[0]) == held
+    finally:
+        await stores.aclose()
+
+
+async def _body(stores: Stores, key: SessionKey) -> str:
+    database = stores.working_memory.database  # type: ignore[attr-defined]
+    sql = "SELECT body FROM wm_sessions WHERE agent_id = ? AND user_id = ? AND session_id = ?"
+    params = (key.agent_id, key.user_id, key.session_id)
+    row = await database.read(lambda c: c.execute(sql, params).fetchone(), store="test")
+    return str(row[0])
