@@ -136,10 +136,12 @@ class SqliteConversationStore(SharesDatabase[Database]):
             bodies = (body for _, _, body in recent_rows(connection, tenant, limit, session_id))
             return readable(bodies, decoded.conversation_turn, store=_STORE)
 
-        return await self.database.read(run, store=_STORE)
+        return await self.database.read(run, store=_STORE, one_statement=True)
 
     async def get_summary(self, tenant: Tenant) -> ConversationSummary | None:
-        return await self.database.read(lambda c: summary_in(c, tenant), store=_STORE)
+        return await self.database.read(
+            lambda c: summary_in(c, tenant), store=_STORE, one_statement=True
+        )
 
     async def put_summary(self, summary: ConversationSummary) -> None:
         await self.database.write(lambda c: put_summary_in(c, summary), store=_STORE)

@@ -209,19 +209,31 @@ class Database:
         if self._populate:
             await anyio.to_thread.run_sync(partial(populate_maps, self.path))
 
-    async def read(self, fn: Callable[[sqlite3.Connection], T], *, store: str) -> T:
+    async def read(
+        self, fn: Callable[[sqlite3.Connection], T], *, store: str, one_statement: bool = False
+    ) -> T:
         """Run ``fn(connection)`` in a read transaction in a worker thread (in one hop with
-        the reads asked for meanwhile, one after another: :mod:`.gathered`)."""
+        the reads asked for meanwhile, one after another: :mod:`.gathered`).
+
+        ``one_statement``: the caller's promise that ``fn`` runs exactly one statement and
+        is done with its cursor when it returns (its rows fetched, or the cursor dropped).
+        That statement is then its own read transaction, one snapshot as ``BEGIN`` …
+        ``COMMIT`` around it would give, without those two statements. A function that
+        may run more than one statement must leave it ``False``: its statements then
+        share one snapshot.
+        """
         await self._ensure_open(store)
-        call = partial(self._run_read, fn, store)
+        call = partial(self._run_read, fn, store, one_statement)
         return await self._waiting_for_locks(call, self._readers.get(), self._gathered.get())
 
-    def read_here(self, fn: Callable[[sqlite3.Connection], T], *, store: str) -> T:
+    def read_here(
+        self, fn: Callable[[sqlite3.Connection], T], *, store: str, one_statement: bool = False
+    ) -> T:
         """Run ``fn(connection)`` in a read transaction in the calling thread: a thread of the
-        caller's own, never the event loop's (it blocks). Raises :class:`StoreError` once
-        the database is closed."""
+        caller's own, never the event loop's (it blocks). ``one_statement`` as for
+        :meth:`read`. Raises :class:`StoreError` once the database is closed."""
         self._opened_once(store)
-        return self._run_read(fn, store)
+        return self._run_read(fn, store, one_statement)
 
     async def write(self, fn: Callable[[sqlite3.Connection], T], *, store: str) -> T:
         """Run ``fn(connection)`` in one write transaction; committed when this returns.
@@ -508,16 +520,29 @@ class Database:
             connection.execute(f"PRAGMA {pragma}")
         return connection
 
-    def _run_read(self, fn: Callable[[sqlite3.Connection], T], store: str) -> T:
+    def _run_read(
+        self, fn: Callable[[sqlite3.Connection], T], store: str, one_statement: bool = False
+    ) -> T:
+        """``fn`` on a pooled read connection: in ``BEGIN`` … ``COMMIT``, or alone when it runs
+        ``one_statement``. A one-statement read that raised may have left its statement
+        unfinished (its cursor held by the traceback), keeping its snapshot open: its
+        connection is closed, never pooled, so no later read begins in that snapshot."""
         connection = self._checkout(store)
+        pooled = False
         try:
-            return _guarded(partial(_in_transaction, connection, "BEGIN", fn), store)
+            if one_statement:
+                result = _guarded(partial(fn, connection), store)
+            else:
+                result = _guarded(partial(_in_transaction, connection, "BEGIN", fn), store)
+            pooled = True
+            return result
         finally:
             with self._idle_lock:
-                if self._closed or len(self._idle) >= self._pool_size:
-                    connection.close()
-                else:
+                keep = not self._closed and len(self._idle) < self._pool_size
+                if keep and (pooled or not one_statement):
                     self._idle.append(connection)
+                else:
+                    connection.close()
 
     def _run_write(self, fn: Callable[[sqlite3.Connection], T], store: str) -> T:
         if self._writer is None:

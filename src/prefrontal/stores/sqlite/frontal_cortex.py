@@ -56,7 +56,7 @@ class SqliteFrontalCortexStore(SharesDatabase[Database]):
             row = connection.execute(_GET, key).fetchone()
             return None if row is None else read_one(row[0], decoded.frontal_item, store=_STORE)
 
-        return await self.database.read(run, store=_STORE)
+        return await self.database.read(run, store=_STORE, one_statement=True)
 
     async def save(self, item: FrontalItem, *, expected_version: int | None) -> None:
         """Compare-and-set (see :mod:`prefrontal.stores.versioned`)."""
@@ -83,7 +83,7 @@ class SqliteFrontalCortexStore(SharesDatabase[Database]):
             rows = connection.execute(sql, params).fetchall()
             return readable((b for (b,) in rows), decoded.frontal_item, store=_STORE)
 
-        return await self.database.read(run, store=_STORE)
+        return await self.database.read(run, store=_STORE, one_statement=True)
 
     async def erase(self, tenant: Tenant) -> int:
         return await self.database.write(

@@ -55,7 +55,7 @@ class SqliteScratchPageStore(SharesDatabase[Database]):
             row = connection.execute(_GET, key).fetchone()
             return None if row is None else read_one(row[0], decoded.observation, store=_STORE)
 
-        return await self.database.read(run, store=_STORE)
+        return await self.database.read(run, store=_STORE, one_statement=True)
 
     async def save(self, observation: Observation, *, expected_version: int | None) -> None:
         """Compare-and-set (see :mod:`prefrontal.stores.versioned`)."""
@@ -85,7 +85,7 @@ class SqliteScratchPageStore(SharesDatabase[Database]):
             rows = connection.execute(_ACTIVE, params).fetchall()
             return readable((b for (b,) in rows), decoded.observation, store=_STORE)
 
-        return await self.database.read(run, store=_STORE)
+        return await self.database.read(run, store=_STORE, one_statement=True)
 
     async def resolve(self, tenant: Tenant, item_id: str) -> bool:
         if not encodable(item_id):

@@ -66,7 +66,9 @@ class SqliteTraceStore(SharesDatabase[Database]):
         return None if row is None else read_one(row[0], parse, store=_STORE)
 
     async def get(self, tenant: Tenant, turn_id: str) -> TurnTrace | None:
-        return await self.database.read(lambda c: self.get_in(c, tenant, turn_id), store=_STORE)
+        return await self.database.read(
+            lambda c: self.get_in(c, tenant, turn_id), store=_STORE, one_statement=True
+        )
 
     async def list(self, query: TraceQuery) -> list[TurnTrace]:
         def run(connection: sqlite3.Connection) -> list[TurnTrace]:

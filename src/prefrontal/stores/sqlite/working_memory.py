@@ -54,7 +54,7 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
     """States in ``wm_sessions``; the version check and the write share one transaction."""
 
     async def load(self, key: SessionKey) -> SessionState | None:
-        return await self.database.read(lambda c: load_in(c, key), store=_STORE)
+        return await self.database.read(lambda c: load_in(c, key), store=_STORE, one_statement=True)
 
     async def save(self, state: SessionState) -> SessionState:
         return await self.database.write(lambda c: save_in(c, state), store=_STORE)
@@ -74,7 +74,7 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
             ).fetchall()
             return readable((b for (b,) in rows), SessionState.model_validate_json, store=_STORE)
 
-        return await self.database.read(run, store=_STORE)
+        return await self.database.read(run, store=_STORE, one_statement=True)
 
     async def sessions(
         self, agent_id: str, *, user_id: str | None = None, containing: Sequence[str] = ()
