@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from prefrontal.demo import seed
+from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, seed
 from prefrontal.errors import StoreError
-from prefrontal.stores import sqlite
-from prefrontal.stores.sqlite import Database
+from prefrontal.stores import SessionKey, Tenant, sqlite
+from prefrontal.stores.sqlite import Database, SqliteMemoryStore
 from prefrontal.stores.sqlite.driver import sqlite3
 from tests.conftest import demo_request, orchestrator
 
@@ -27,6 +28,10 @@ def _table(connection: sqlite3.Connection) -> None:
 def _first_value(connection: sqlite3.Connection) -> int:
     """One statement, its cursor left with rows unread when it returns."""
     return int(connection.execute("SELECT v FROM numbers ORDER BY n").fetchone()[0])
+
+
+def _moved(by: int, connection: sqlite3.Connection) -> None:
+    connection.execute("UPDATE numbers SET v = n + ?", (by,))
 
 
 def _traced(
@@ -70,12 +75,10 @@ async def test_each_one_statement_read_sees_the_writes_before_it(tmp_path: Path)
     read takes a fresh snapshot, seeing every write committed in between."""
     database = Database(tmp_path / "fresh.db", pool_size=1)
     await database.write(_table, store="test")
-    seen = []
+    seen: list[int] = []
     for step in range(1, 4):
         seen.append(await database.read(_first_value, store="test", one_statement=True))
-        await database.write(
-            lambda c, s=step: c.execute("UPDATE numbers SET v = n + ?", (100 * s,)), store="test"
-        )
+        await database.write(partial(_moved, 100 * step), store="test")
     seen.append(await database.read(_first_value, store="test", one_statement=True))
     seen.append(await database.read(_first_value, store="test"))
     await database.aclose()
@@ -109,9 +112,9 @@ async def test_a_one_statement_read_that_raised_leaves_no_snapshot_behind(
 async def test_every_read_a_turn_marks_one_statement_runs_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The stores' promise checked over demo turns (start, end, background work): each read
-    marked ``one_statement`` sends exactly one statement, and returns what it returns in a
-    transaction."""
+    """The stores' promise checked over demo turns (start, end, background work) and the
+    listings: each read marked ``one_statement`` sends exactly one statement, and returns
+    what it returns in a transaction."""
     counts: list[tuple[str, int]] = []
     run_read = Database._run_read
 
@@ -134,6 +137,16 @@ async def test_every_read_a_turn_marks_one_statement_runs_one(
         result = await turns.start_turn(demo_request())
         await turns.end_turn(result, f"Answer {number}.")
         await turns.wait_background()
+    tenant = Tenant(agent_id=DEMO_AGENT, user_id=DEMO_USER)
+    episodic = stores.episodic
+    assert isinstance(episodic, SqliteMemoryStore)
+    listed = await episodic.listed(tenant, limit=5)
+    await episodic.versions(tenant, listed[0].item_id)
+    await stores.working_memory.sessions(DEMO_AGENT)
+    await stores.session_items.items(
+        SessionKey(agent_id=DEMO_AGENT, user_id=DEMO_USER, session_id=DEMO_SESSION)
+    )
     await stores.aclose()
     assert len(counts) > 10
+    assert {"episodic", "working_memory", "session_items"} <= {store for store, _ in counts}
     assert {count for _, count in counts} == {1}, counts

@@ -250,7 +250,7 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         def run(connection: sqlite3.Connection) -> list[MemoryItem]:
             return readable(connection.execute(statement, params), _item, store=self.name)
 
-        return await self.database.read(run, store=self.name)
+        return await self.database.read(run, store=self.name, one_statement=True)
 
     async def versions(self, owner: Tenant, item_id: str) -> list[MemoryItem]:
         """The replaced versions of ``owner``'s item, oldest first."""
@@ -261,7 +261,7 @@ class SqliteMemoryStore(SharesDatabase[Database]):
             rows = connection.execute(statement, params)
             return readable(rows, lambda row: _decoded(row[0]), store=self.name)
 
-        return await self.database.read(run, store=self.name)
+        return await self.database.read(run, store=self.name, one_statement=True)
 
     async def scrub(self) -> None:
         """Rewrite this store's full-text indexes and truncate the log (after a removal)."""

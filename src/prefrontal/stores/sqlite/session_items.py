@@ -50,7 +50,10 @@ class SqliteSessionItemStore(SharesDatabase[Database]):
             ).fetchall()
             return [body for (body,) in reversed(rows)]
 
-        return [decoded(text) for text in await self.database.read(run, store=_STORE)]
+        return [
+            decoded(text)
+            for text in await self.database.read(run, store=_STORE, one_statement=True)
+        ]
 
     async def pop(self, key: SessionKey) -> Item | None:
         def run(connection: sqlite3.Connection) -> str | None:

@@ -91,7 +91,7 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
             ).fetchall()
             return [SessionKey(agent_id=a, user_id=u, session_id=s) for a, u, s in rows]
 
-        return await self.database.read(run, store=_STORE)
+        return await self.database.read(run, store=_STORE, one_statement=True)
 
     async def erase(self, tenant: Tenant) -> int:
         return await self.database.write(
