@@ -73,6 +73,7 @@ from prefrontal.stores.set import Stores
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState
 from prefrontal.traces.models import ErrorRecord, PhaseRecord, PhaseStatus, TurnEnding, TurnTrace
+from prefrontal.traces.phase_records import phase_record
 from prefrontal.turn import OrchestratorConfig, TurnResult
 
 Clock = Callable[[], datetime]
@@ -183,7 +184,7 @@ class Steps:
         errors: tuple[ErrorRecord, ...] = (),
     ) -> PhaseRecord:
         """Record a step that started at ``started`` ms and ends now (replacing a record of it)."""
-        record = PhaseRecord(
+        record = phase_record(
             name=name,
             index=len(self.by_name) + 1,
             status=status,

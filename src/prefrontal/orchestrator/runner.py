@@ -27,6 +27,7 @@ from anyio.abc import TaskGroup
 from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.traces.models import ErrorRecord, PhaseRecord, PhaseStatus
+from prefrontal.traces.phase_records import phase_record
 from prefrontal.traces.seal import error_record
 
 UNFINISHED = (PhaseStatus.FAILED, PhaseStatus.TIMEOUT, PhaseStatus.CANCELLED, PhaseStatus.SKIPPED)
@@ -196,7 +197,7 @@ def _record(
         warnings.append(f"dropped {count} item(s) a store returned that this tenant may not see")
     attempts = turn.attempts.get(phase.name, 1)
     errors = (error_record(error, attempts),) if error is not None else ()
-    record = turn.records[phase.name] = PhaseRecord(
+    record = turn.records[phase.name] = phase_record(
         name=phase.name,
         index=turn.indices[phase.name],
         status=status,

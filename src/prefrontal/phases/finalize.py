@@ -21,6 +21,7 @@ from prefrontal.phases.spec import PhaseSpec
 from prefrontal.phases.state import PhaseOutcome, TurnState
 from prefrontal.stores.long_term import MemoryStore
 from prefrontal.traces.models import PhaseRecord, PhaseStatus, TurnTrace
+from prefrontal.traces.phase_records import phase_record
 
 NAME: PhaseName = "finalize"
 
@@ -59,7 +60,7 @@ def _recalled(turn: TurnState) -> dict[Section, list[str]]:
 
 def _own_record(turn: TurnState) -> PhaseRecord:
     started = turn.started_ms.get(NAME, turn.elapsed_ms())
-    return PhaseRecord(
+    return phase_record(
         name=NAME,
         index=turn.indices[NAME],
         status=PhaseStatus.OK,
