@@ -24,13 +24,12 @@ user or forgetting a memory empties them.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final
 
 from prefrontal.buffer.models import BufferItem
 from prefrontal.buffer.snapshot import BufferSnapshot
 from prefrontal.forgetting import register
+from prefrontal.recent import Recent
 
 STATE_FIELD: Final = "buffer"
 """The key of the document in a session's ``SessionState.state``."""
@@ -41,51 +40,6 @@ turns hundreds of sessions a second) yet keeps every remembered snapshot's items
 long enough for the garbage collector to move them to its oldest generation and walk them
 there: with 256, a process starting a new session every turn spent about 0.45 ms a turn
 in full collections, against 0.17 ms with 16."""
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class Recent(Generic[K, V]):
-    """The last ``size`` entries put, least recently used dropped first.
-
-    Safe to share between threads (event loops in several threads of one
-    process share these caches): each call holds a lock.
-    """
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._entries: OrderedDict[K, V] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def get(self, key: K) -> V | None:
-        with self._lock:
-            value = self._entries.get(key)
-            if value is not None:
-                self._entries.move_to_end(key)
-            return value
-
-    def drop(self, key: K) -> None:
-        """Forget ``key`` (nothing happens when it is not kept)."""
-        with self._lock:
-            self._entries.pop(key, None)
-
-    def clear(self) -> None:
-        """Drop every entry (an erased user's items among them)."""
-        with self._lock:
-            self._entries.clear()
-
-    def put(self, key: K, value: V) -> V:
-        with self._lock:
-            self._entries[key] = value
-            self._entries.move_to_end(key)
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
-            return value
-
 
 _PARSED: Recent[str, BufferSnapshot] = Recent(DECODED_DOCUMENTS)
 _SERIALIZER = BufferSnapshot.__pydantic_serializer__

@@ -33,6 +33,7 @@ from collections import OrderedDict
 from typing import Final
 
 from prefrontal.forgetting import register
+from prefrontal.recent import Recent
 from prefrontal.traces.models import TurnEnding, TurnTrace
 
 PARSED_DOCUMENTS: Final = 8
@@ -51,41 +52,6 @@ WRITTEN_HEADS: Final = PARSED_DOCUMENTS // 2
 """Turns whose last written trace :func:`serialize` remembers with its JSON up to ``ending``:
 the turns whose documents (an open and an ended one each) :func:`parse` remembers, so no
 trace stays alive longer for it (with 8, a growing conversation ran more collections)."""
-
-
-class _Parsed:
-    """The last ``size`` documents and their traces, least recently used dropped first.
-
-    Safe to share between threads (the store backends read in worker threads).
-    """
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._entries: OrderedDict[str | bytes, TurnTrace] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def get(self, document: str | bytes) -> TurnTrace | None:
-        with self._lock:
-            trace = self._entries.get(document)
-            if trace is not None:
-                self._entries.move_to_end(document)
-            return trace
-
-    def put(self, document: str | bytes, trace: TurnTrace) -> TurnTrace:
-        with self._lock:
-            self._entries[document] = trace
-            self._entries.move_to_end(document)
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
-            return trace
-
-    def clear(self) -> None:
-        """Drop every document (an erased user's words among them)."""
-        with self._lock:
-            self._entries.clear()
 
 
 class _Heads:
@@ -120,7 +86,7 @@ class _Heads:
             self._entries.clear()
 
 
-_PARSED = _Parsed(PARSED_DOCUMENTS)
+_PARSED: Recent[str | bytes, TurnTrace] = Recent(PARSED_DOCUMENTS)
 _HEADS = _Heads(WRITTEN_HEADS)
 register(_PARSED)
 register(_HEADS)

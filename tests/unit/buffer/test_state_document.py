@@ -9,7 +9,8 @@ import threading
 import pytest
 
 from prefrontal.buffer import BufferSnapshot, OverflowPolicy, SessionBuffer
-from prefrontal.buffer.state_document import STATE_FIELD, Recent, decode, encode
+from prefrontal.buffer.state_document import STATE_FIELD, decode, encode
+from prefrontal.recent import Recent
 from prefrontal.stores.memory import InMemoryWorkingMemoryStore
 from prefrontal.stores.working_memory import SessionKey
 

@@ -23,13 +23,12 @@ saved instead of parsing its body again.
 from __future__ import annotations
 
 import sys
-import threading
-from collections import OrderedDict
 from typing import Generic, TypeVar
 
 from pydantic import BaseModel
 
 from prefrontal.forgetting import register
+from prefrontal.recent import Recent
 from prefrontal.stores.consciousness import AgentProfile
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.stores.frontal_cortex import FrontalItem
@@ -75,14 +74,13 @@ agent_profile = Decoder(AgentProfile)
 
 class Documents(Generic[M]):
     """The last ``size`` bodies saved or read of one model, each with its record, the least
-    recently used dropped first; safe to share between threads (every entry is in the
-    forgetting registry's reach: :meth:`clear`)."""
+    recently used dropped first (a :class:`~prefrontal.recent.Recent`, in the forgetting
+    registry); safe to share between threads."""
 
     def __init__(self, model: type[M], size: int) -> None:
-        self._model, self._size = model, size
-        self._entries: OrderedDict[str, M] = OrderedDict()
-        self._lock = threading.Lock()
-        register(self)
+        self._model = model
+        self._entries: Recent[str, M] = Recent(size)
+        register(self._entries)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -90,26 +88,18 @@ class Documents(Generic[M]):
     def __call__(self, body: str | bytes) -> M:
         """The record of ``body``: the one held, or ``body`` validated (then held)."""
         text = body if isinstance(body, str) else body.decode()
-        with self._lock:
-            held = self._entries.get(text)
-            if held is not None:
-                self._entries.move_to_end(text)
-                return held
+        held = self._entries.get(text)
+        if held is not None:
+            return held
         return self.remember(text, self._model.model_validate_json(text))
 
     def remember(self, body: str, record: M) -> M:
         """Hold ``record`` as what ``body`` (its JSON, as a store wrote it) reads as."""
-        with self._lock:
-            self._entries[body] = record
-            self._entries.move_to_end(body)
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
-        return record
+        return self._entries.put(body, record)
 
     def clear(self) -> None:
         """Drop every body and record (an erased user's words among them)."""
-        with self._lock:
-            self._entries.clear()
+        self._entries.clear()
 
 
 SESSION_STATES = 4
