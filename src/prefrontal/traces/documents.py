@@ -28,8 +28,6 @@ memory empties it.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Final
 
 from prefrontal.forgetting import register
@@ -54,40 +52,10 @@ the turns whose documents (an open and an ended one each) :func:`parse` remember
 trace stays alive longer for it (with 8, a growing conversation ran more collections)."""
 
 
-class _Heads:
-    """Per turn, the trace last written and its JSON up to its ending (``…,"ending":``).
-
-    The last ``size`` turns written, least recently written dropped first; safe to share
-    between threads.
-    """
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._entries: OrderedDict[str, tuple[TurnTrace, bytes]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def get(self, turn_id: str) -> tuple[TurnTrace, bytes] | None:
-        with self._lock:
-            return self._entries.get(turn_id)
-
-    def put(self, trace: TurnTrace, head: bytes) -> None:
-        with self._lock:
-            self._entries[trace.turn_id] = (trace, head)
-            self._entries.move_to_end(trace.turn_id)
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
-
-    def clear(self) -> None:
-        """Forget every trace (an erased user's words among them)."""
-        with self._lock:
-            self._entries.clear()
-
-
 _PARSED: Recent[str | bytes, TurnTrace] = Recent(PARSED_DOCUMENTS)
-_HEADS = _Heads(WRITTEN_HEADS)
+_HEADS: Recent[str, tuple[TurnTrace, bytes]] = Recent(WRITTEN_HEADS)
+"""Per turn, the trace last written and its JSON up to its ending (``…,"ending":``), the last
+:data:`WRITTEN_HEADS` turns used."""
 register(_PARSED)
 register(_HEADS)
 
@@ -103,11 +71,11 @@ def serialize(trace: TurnTrace) -> bytes:
     if head is None:
         document: bytes = _SERIALIZER.to_json(trace)
         if trace.ending is None and type(trace) is TurnTrace:
-            _HEADS.put(trace, document[: -len(_NO_ENDING)])
+            _HEADS.put(trace.turn_id, (trace, document[: -len(_NO_ENDING)]))
     else:
         ending = _NO_ENDING if trace.ending is None else _ENDING_SERIALIZER.to_json(trace.ending)
         document = head + ending + (b"" if trace.ending is None else b"}")
-        _HEADS.put(trace, head)
+        _HEADS.put(trace.turn_id, (trace, head))
     _PARSED.put(document, trace)
     return document
 
