@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import os
+import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,6 +16,7 @@ from prefrontal import Orchestrator, OrchestratorConfig, Stores, TurnRequest
 from prefrontal.demo import DEMO_AGENT, DEMO_SESSION, DEMO_USER, SAMPLE_INPUT, seed
 from prefrontal.stores import postgres, sqlite
 from tests.postgres_server import Server, missing_reason, running_server
+from tests.scratch import memory_dir
 
 FIXED_NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 
@@ -41,6 +44,17 @@ contiguous share and lets an idle worker take half of another's queue, so long
 tests at the start keep both workers busy to the end, while one left for last runs
 alone. A module missing here costs balance, never a result.
 """
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Temporary files in memory where there is room (:mod:`tests.scratch`), for this process,
+    its xdist workers and every subprocess a test starts; a ``TMPDIR`` given is kept."""
+    if "TMPDIR" in os.environ:
+        return
+    memory = memory_dir()
+    if memory is not None:
+        os.environ["TMPDIR"] = str(memory)
+        tempfile.tempdir = None  # gettempdir() looks again
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
