@@ -12,19 +12,20 @@ some twenty thousand fields of fragments, memory items and buffer items.
 :func:`read_fast` gives a model class the generic lookup
 (``PyObject_GenericGetAttr``) when its ``__getattr__`` could serve nothing:
 no private attributes, no extra fields allowed, and no ``__getattr__`` or
-``__getattribute__`` of its own or of a base below ``BaseModel``. Every
+``__getattribute__`` in its MRO but ``BaseModel``'s and ``object``'s. Every
 read then finds the same field, property or method as before, and a
 missing name raises ``AttributeError`` as before (pydantic's ``__getattr__``
 raises it for such a class too): what changes is the time a read takes,
 never what it gives.
 
 prefrontal's models derive from :class:`FastReads`, which passes each of
-its subclasses to it as pydantic completes them. It does nothing on an interpreter other
-than CPython, or when a type's slot is not where this module looks for it:
-``object``'s must hold ``PyObject_GenericGetAttr``, and the class's the
-lookup ``BaseModel``'s holds. CPython sets the slot again itself when a
-class is given a ``__getattr__`` later, and a subclass starts with
-pydantic's lookup until passed here: the slower path, never a wrong one.
+its subclasses to it as pydantic completes them. It does nothing on an
+interpreter other than CPython, or when a type's slot is not where this
+module looks for it: ``object``'s must hold ``PyObject_GenericGetAttr``,
+and the class's the lookup ``BaseModel``'s holds. CPython sets the slot
+again itself when a class is given a ``__getattr__`` later, and a subclass
+starts with pydantic's lookup until passed here: the slower path, never a
+wrong one.
 """
 
 from __future__ import annotations
@@ -92,16 +93,16 @@ _PYDANTIC = _slot(BaseModel).value if _GENERIC is not None else None
 
 def _served_by_getattr(cls: type[BaseModel]) -> bool:
     """Whether ``cls``'s ``__getattr__`` could serve a read: private attributes, extra
-    fields, or a lookup of its own (or of a base below ``BaseModel``)."""
+    fields, or a lookup of a class of its MRO other than ``BaseModel`` and ``object``."""
     if cls.__private_attributes__ or cls.model_config.get("extra") == "allow":
         return True
     for klass in cls.__mro__:
-        if klass is BaseModel:
-            return False
+        if klass is BaseModel or klass is object:
+            continue
         own = vars(klass)
         if "__getattr__" in own or "__getattribute__" in own:
             return True
-    return True
+    return False
 
 
 def read_fast(cls: M) -> M:

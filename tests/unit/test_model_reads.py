@@ -144,3 +144,15 @@ def test_a_class_given_a_getattr_later_gets_pydantics_lookup_back() -> None:
     type.__setattr__(Later, "__getattr__", lambda self, name: "late")
     assert not reads_fast(Later)
     assert Later().name == "n" and Later().nothing == "late"  # type: ignore[attr-defined]
+
+
+def test_a_mixin_with_a_lookup_of_its_own_keeps_pydantics_lookup() -> None:
+    class Lookup:
+        def __getattr__(self, name: str) -> Any:
+            return f"mixed {name}"
+
+    class Mixed(FastReads, Lookup):
+        name: str = "n"
+
+    assert not reads_fast(Mixed)
+    assert Mixed().name == "n"
