@@ -14,6 +14,7 @@ from __future__ import annotations
 import platform
 from typing import Any
 
+import anyio
 import pytest
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
@@ -156,3 +157,41 @@ def test_a_mixin_with_a_lookup_of_its_own_keeps_pydantics_lookup() -> None:
 
     assert not reads_fast(Mixed)
     assert Mixed().name == "n"
+
+
+def _fast_models() -> list[type[BaseModel]]:
+    """Every prefrontal model class with the generic lookup, the subclasses of each too."""
+    found: list[type[BaseModel]] = []
+    pending: list[type[BaseModel]] = [FastReads]
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if reads_fast(cls):
+            found.append(cls)
+    return found
+
+
+def _with_pydantics_lookup(classes: list[type[BaseModel]]) -> None:
+    """Give ``classes`` pydantic's lookup back (CPython sets the slot on a ``__getattr__``)."""
+    for cls in classes:
+        type.__setattr__(cls, "__getattr__", vars(BaseModel)["__getattr__"])
+        type.__delattr__(cls, "__getattr__")
+
+
+@pytest.mark.skipif(not CPYTHON, reason="the generic lookup is given on CPython only")
+def test_a_growing_conversation_assembles_the_same_bundles_with_either_lookup() -> None:
+    from tests.benchmarks.growing_turn import conversation
+
+    fast = anyio.run(conversation, "memory", 12, 2)
+    classes = _fast_models()
+    assert Fragment in classes and MemoryItem in classes and BufferItem in classes
+    _with_pydantics_lookup(classes)
+    try:
+        assert not any(reads_fast(cls) for cls in classes)
+        plain = anyio.run(conversation, "memory", 12, 2)
+    finally:
+        for cls in classes:
+            read_fast(cls)
+    assert all(reads_fast(cls) for cls in classes)
+    assert [r["digest"] for r in fast] == [r["digest"] for r in plain]
+    assert [r["tokens"] for r in fast] == [r["tokens"] for r in plain]
