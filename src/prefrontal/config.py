@@ -22,12 +22,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from prefrontal.budgets.policy import BudgetPolicy
 from prefrontal.budgets.tokens import offline_encoding_name
 from prefrontal.buffer.config import BufferConfig
 from prefrontal.exchange.config import EndTurnConfig
+from prefrontal.model_reads import FastReads
 from prefrontal.retrieval.settings import RecallSettings, RerankWeights
 
 __all__ = [
@@ -66,7 +67,7 @@ PhaseBudgetMs = Annotated[float, Field(gt=0, le=600_000, allow_inf_nan=False)]
 """A phase's time budget: a positive, finite number of milliseconds."""
 
 
-class _Settings(BaseModel):
+class _Settings(FastReads):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 

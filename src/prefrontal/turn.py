@@ -10,12 +10,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from prefrontal.buffer.themes import SessionLink
 from prefrontal.bundle.models import ContextBundle
 from prefrontal.config import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, OrchestratorConfig
 from prefrontal.ids import NUMBER_ONLY, non_blank
+from prefrontal.model_reads import FastReads
 from prefrontal.stores.records import Label, Labels, NonEmptyId
 from prefrontal.traces.models import TurnTrace
 
@@ -35,7 +36,7 @@ MAX_INPUT_CHARS = 100_000
 """About 25,000 tokens: longer input leaves no room for context in any budget."""
 
 
-class _Frozen(BaseModel):
+class _Frozen(FastReads):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from prefrontal.errors import BudgetError
 from prefrontal.forgetting import remembered
+from prefrontal.model_reads import FastReads
 
 
-class SectionRule(BaseModel):
+class SectionRule(FastReads):
     """How one section takes part in the split.
 
     ``weight`` is the section's share of the contested budget; ``minimum`` is
@@ -38,7 +39,7 @@ class SectionRule(BaseModel):
     pinned: bool = False
 
 
-class BudgetPolicy(BaseModel):
+class BudgetPolicy(FastReads):
     """A total, a reserve held back for output and tools, and one rule per section."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

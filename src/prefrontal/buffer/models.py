@@ -11,9 +11,10 @@ import hashlib
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from prefrontal.forgetting import remembered
+from prefrontal.model_reads import FastReads
 from prefrontal.stores.records import MetadataValue, Timestamp
 
 SUMMARY_PHASE = "buffer.summarize"
@@ -22,7 +23,7 @@ MAX_ITEM_ID = 256
 """The longest item id, in characters."""
 
 
-class BufferModel(BaseModel):
+class BufferModel(FastReads):
     """Frozen, strict base of the buffer's value models."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -11,7 +11,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import assert_never
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from prefrontal.model_reads import FastReads
 
 __all__ = ["SECTION_ORDER", "Fragment", "Frozen", "Provenance", "Section"]
 
@@ -52,7 +54,7 @@ class Section(StrEnum):
 SECTION_ORDER: tuple[Section, ...] = tuple(Section)
 
 
-class Frozen(BaseModel):
+class Frozen(FastReads):
     """Frozen, strict base."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -6,10 +6,12 @@ Nested in :class:`~prefrontal.turn.OrchestratorConfig` as ``end_turn``; phase
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from prefrontal.model_reads import FastReads
 
 
-class EndTurnConfig(BaseModel):
+class EndTurnConfig(FastReads):
     """Settings of the write side. Every field has a default that works offline."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from prefrontal.exchange.models import Extracted, ToolCall
+from prefrontal.model_reads import FastReads
 from prefrontal.stores.long_term import MemoryItem, MemoryQuery, MemoryStore
 from prefrontal.stores.records import MetadataValue
 from prefrontal.stores.tenancy import Tenant
@@ -26,7 +27,7 @@ KEY_TAG = "fact-key:"
 """Tag prefix under which an item's key is indexed, so its next version can find it."""
 
 
-class ExchangeView(BaseModel):
+class ExchangeView(FastReads):
     """What an extractor reads: one ended turn."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

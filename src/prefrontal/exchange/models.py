@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from prefrontal.model_reads import FastReads
 from prefrontal.stores.long_term import MemoryKind
 from prefrontal.stores.records import MetadataValue
 from prefrontal.traces.models import TurnEnding
@@ -11,7 +12,7 @@ from prefrontal.traces.models import TurnEnding
 MAX_TOOL_TEXT = 20_000
 
 
-class _Frozen(BaseModel):
+class _Frozen(FastReads):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 

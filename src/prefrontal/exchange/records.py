@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from prefrontal.model_reads import FastReads
 from prefrontal.stores.conversation import ConversationTurn, Role
 from prefrontal.stores.exchange import Exchange
 from prefrontal.stores.long_term import MemoryItem, MemoryKind
@@ -25,7 +26,7 @@ from prefrontal.traces.models import TurnTrace
 SPOKEN = (Role.USER, Role.ASSISTANT)
 
 
-class Utterance(BaseModel):
+class Utterance(FastReads):
     """One thing said or done in an exchange."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

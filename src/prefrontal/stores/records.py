@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
 
+from prefrontal.model_reads import FastReads
 from prefrontal.stores.tenancy import Id, Scope
 
 
@@ -66,7 +67,7 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class Record(BaseModel):
+class Record(FastReads):
     """A frozen value model that rejects unknown fields."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

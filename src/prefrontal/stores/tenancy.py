@@ -22,6 +22,7 @@ from typing import Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from prefrontal.ids import ID_PATTERN, Id
+from prefrontal.model_reads import FastReads
 
 __all__ = ["ID_PATTERN", "Id", "Identifier", "Scope", "Tenant"]
 
@@ -37,7 +38,7 @@ class Scope(StrEnum):
     """Seen by turns of every user of the owning agent."""
 
 
-class Tenant(BaseModel):
+class Tenant(FastReads):
     """The ``(agent, user)`` a store call is made for."""
 
     model_config = ConfigDict(frozen=True)

@@ -10,7 +10,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from prefrontal.model_reads import FastReads
 
 
 class PhaseStatus(StrEnum):
@@ -33,7 +35,7 @@ class TurnStatus(StrEnum):
     """Some phase failed or timed out; the context is partial."""
 
 
-class TraceModel(BaseModel):
+class TraceModel(FastReads):
     """Frozen, strict base for trace records."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
