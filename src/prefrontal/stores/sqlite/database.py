@@ -6,9 +6,10 @@ the event loop. Writes go through one writer connection, one at a time
 keeps ``database is locked`` for other processes). Reads use a bounded pool
 of read-only connections; in WAL mode they never wait for the writer and see
 every write that has returned. The reads asked for within a couple of passes
-of the event loop (a turn's loading phases start together) share one worker-thread hop,
-each still its own transaction, result and error
-(:mod:`~prefrontal.stores.sqlite.gathered`); so do the writes of a batch.
+of the event loop (a turn's loading phases start together), or later but before the
+worker thread has begun them, share one worker-thread hop, each still its own
+transaction, result and error (:mod:`~prefrontal.stores.sqlite.gathered`); so do the
+writes of a batch.
 
 Any event loop in any thread may use one ``Database``: the limiters that
 queue calls are made per running loop (:mod:`~prefrontal.per_loop`),
