@@ -14,7 +14,7 @@ import pytest
 
 from prefrontal.errors import StoreError
 from prefrontal.stores.sqlite import Database
-from prefrontal.stores.sqlite.gathered import PASSES, Gathered
+from prefrontal.stores.sqlite.gathered import MOST_CALLS, PASSES, Gathered
 
 pytestmark = pytest.mark.anyio
 WHO: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
@@ -271,3 +271,20 @@ async def test_a_call_made_once_the_hops_thread_began_hops_on_its_own(
         release.set()
     assert results == {"after": "after", "slow": "slow"}
     assert len(hops) == 3  # the two hops and the test's own wait for ``started``
+
+
+async def test_a_hop_takes_at_most_its_share_of_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls asked together beyond :data:`MOST_CALLS` make hops of their own (which other
+    threads of the pool may run at once), each caller still getting its own result."""
+    hops = counting_hops(monkeypatch)
+    gathered, limiter = Gathered(), anyio.CapacityLimiter(4)
+    results: dict[int, int] = {}
+
+    async def ask(number: int) -> None:
+        results[number] = await gathered.run(lambda: number * 10, limiter)
+
+    async with anyio.create_task_group() as group:
+        for number in range(2 * MOST_CALLS + 1):
+            group.start_soon(ask, number)
+    assert results == {n: n * 10 for n in range(2 * MOST_CALLS + 1)}
+    assert len(hops) == 3

@@ -9,7 +9,9 @@ checkpoint each), then hands the hop to a worker thread; every call made
 until that thread begins it (while the hop waits for a limiter slot or for
 the thread to be scheduled, which on a busy machine is often long enough
 for the next phase's reads) joins it. The thread runs them one after
-another; the others wait for their results.
+another; the others wait for their results. A hop takes at most
+:data:`MOST_CALLS` calls: while every slot of a pool is busy, the calls
+beyond them make hops of their own, which other threads may run at once.
 
 Each call keeps what it would have alone: its own function, run in its own
 context (the caller's context variables, copied when it asked), its own
@@ -38,6 +40,9 @@ PASSES = 2
 """Passes of the event loop a hop waits for calls to join it: a turn's recall phases ask
 for their searches a pass after the first reads (in the growing conversation of
 ``tests.benchmarks.growing_turn``: 6.6 hops of reads a turn with two, 8.1 with one)."""
+
+MOST_CALLS = 8
+"""Calls one hop runs at most (a turn's largest hop of reads has six)."""
 
 
 class _Call(Generic[T]):
@@ -121,6 +126,8 @@ class Gathered:
                 calls.append(call)
             else:
                 self._pending = calls = [call]
+            if len(calls) >= MOST_CALLS:  # full: the next call begins a hop of its own
+                self._pending = None
         if calls[0] is not call:
             if not await call.waited():  # the hop's first caller was cancelled before it began
                 return await anyio.to_thread.run_sync(fn, limiter=limiter)
