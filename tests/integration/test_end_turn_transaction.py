@@ -188,9 +188,11 @@ def count_transactions(stores: Stores) -> dict[str, int]:
     for name in ("read", "write"):
         original = getattr(Database, name)
 
-        def counted(fn: Any, *, store: str, _name: str = name, _original: Any = original) -> Any:
+        def counted(
+            fn: Any, *, store: str, _name: str = name, _original: Any = original, **options: Any
+        ) -> Any:
             calls[_name] += 1
-            return _original(database, fn, store=store)
+            return _original(database, fn, store=store, **options)
 
         setattr(database, name, counted)
     return calls

@@ -14,7 +14,7 @@ import pytest
 
 from prefrontal.errors import StoreError
 from prefrontal.stores.sqlite import Database
-from prefrontal.stores.sqlite.gathered import Gathered
+from prefrontal.stores.sqlite.gathered import MOST_CALLS, PASSES, Gathered
 
 pytestmark = pytest.mark.anyio
 WHO: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
@@ -215,3 +215,76 @@ async def test_reads_started_together_match_reads_alone(
     assert isinstance(together[99], StoreError)
     assert len(hops) < 9
     await database.aclose()
+
+
+async def test_a_call_made_while_the_hop_waits_for_its_thread_joins_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A call made after the first call's passes, while its hop waits for a limiter slot
+    (or for its thread), runs in that hop: one hop, each caller its own result."""
+    hops = counting_hops(monkeypatch)
+    gathered, limiter = Gathered(), anyio.CapacityLimiter(1)
+    results: dict[str, tuple[str, int]] = {}
+
+    async def ask(name: str) -> None:
+        results[name] = await gathered.run(lambda: (name, threading.get_ident()), limiter)
+
+    async with anyio.create_task_group() as group:
+        await limiter.acquire()  # the slot taken: the hop waits for it
+        group.start_soon(ask, "first")
+        for _ in range(PASSES + 3):  # the first call's passes are over: its hop waits
+            await anyio.lowlevel.checkpoint()
+        group.start_soon(ask, "late")
+        await anyio.lowlevel.checkpoint()
+        limiter.release()
+    assert {name: value for name, (value, _) in results.items()} == {
+        "first": "first",
+        "late": "late",
+    }
+    assert results["first"][1] == results["late"][1]
+    assert len(hops) == 1
+
+
+async def test_a_call_made_once_the_hops_thread_began_hops_on_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Once a hop's thread has begun its calls, a new call is not added to it (it would wait
+    for calls it does not need): it makes a hop of its own, and both return."""
+    hops = counting_hops(monkeypatch)
+    gathered, limiter = Gathered(), anyio.CapacityLimiter(2)
+    started, release = threading.Event(), threading.Event()
+    results: dict[str, str] = {}
+
+    def slow() -> str:
+        started.set()
+        release.wait(5)
+        return "slow"
+
+    async def ask(name: str, fn: Callable[[], str]) -> None:
+        results[name] = await gathered.run(fn, limiter)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask, "slow", slow)
+        await anyio.to_thread.run_sync(started.wait, 5)
+        await ask("after", lambda: "after")  # returns while the slow hop still runs
+        assert results == {"after": "after"}
+        release.set()
+    assert results == {"after": "after", "slow": "slow"}
+    assert len(hops) == 3  # the two hops and the test's own wait for ``started``
+
+
+async def test_a_hop_takes_at_most_its_share_of_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls asked together beyond :data:`MOST_CALLS` make hops of their own (which other
+    threads of the pool may run at once), each caller still getting its own result."""
+    hops = counting_hops(monkeypatch)
+    gathered, limiter = Gathered(), anyio.CapacityLimiter(4)
+    results: dict[int, int] = {}
+
+    async def ask(number: int) -> None:
+        results[number] = await gathered.run(lambda: number * 10, limiter)
+
+    async with anyio.create_task_group() as group:
+        for number in range(2 * MOST_CALLS + 1):
+            group.start_soon(ask, number)
+    assert results == {n: n * 10 for n in range(2 * MOST_CALLS + 1)}
+    assert len(hops) == 3

@@ -6,9 +6,10 @@ the event loop. Writes go through one writer connection, one at a time
 keeps ``database is locked`` for other processes). Reads use a bounded pool
 of read-only connections; in WAL mode they never wait for the writer and see
 every write that has returned. The reads asked for within a couple of passes
-of the event loop (a turn's loading phases start together) share one worker-thread hop,
-each still its own transaction, result and error
-(:mod:`~prefrontal.stores.sqlite.gathered`); so do the writes of a batch.
+of the event loop (a turn's loading phases start together), or later but before the
+worker thread has begun them, share one worker-thread hop, each still its own
+transaction, result and error (:mod:`~prefrontal.stores.sqlite.gathered`); so do the
+writes of a batch.
 
 Any event loop in any thread may use one ``Database``: the limiters that
 queue calls are made per running loop (:mod:`~prefrontal.per_loop`),
@@ -210,7 +211,12 @@ class Database:
             await anyio.to_thread.run_sync(partial(populate_maps, self.path))
 
     async def read(
-        self, fn: Callable[[sqlite3.Connection], T], *, store: str, one_statement: bool = False
+        self,
+        fn: Callable[[sqlite3.Connection], T],
+        *,
+        store: str,
+        one_statement: bool = False,
+        after_write: bool = False,
     ) -> T:
         """Run ``fn(connection)`` in a read transaction in a worker thread (in one hop with
         the reads asked for meanwhile, one after another: :mod:`.gathered`).
@@ -221,9 +227,20 @@ class Database:
         ``COMMIT`` around it would give, without those two statements. A function that
         may run more than one statement must leave it ``False``: its statements then
         share one snapshot.
+
+        ``after_write``: the read follows a write of the caller's (and reads what it wrote).
+        It runs on the writer connection when no write holds it (never waiting for it):
+        a read connection drops its cache and its map of the file at its first read after
+        another connection's commit, the writer keeps them across its own commits. Either
+        way the read is a transaction (``BEGIN`` … ``COMMIT``) that sees every commit made
+        before it began, and only reads (the caller's promise: ``query_only`` guards the
+        read connections, not the writer).
         """
         await self._ensure_open(store)
-        call = partial(self._run_read, fn, store, one_statement)
+        if after_write:
+            call = partial(self._run_read_after_write, fn, store, one_statement)
+        else:
+            call = partial(self._run_read, fn, store, one_statement)
         return await self._waiting_for_locks(call, self._readers.get(), self._gathered.get())
 
     def read_here(
@@ -543,6 +560,20 @@ class Database:
                     self._idle.append(connection)
                 else:
                     connection.close()
+
+    def _run_read_after_write(
+        self, fn: Callable[[sqlite3.Connection], T], store: str, one_statement: bool
+    ) -> T:
+        """``fn`` in ``BEGIN`` … ``COMMIT`` on the writer when its lock is free at once,
+        else as :meth:`_run_read` (see ``after_write`` in :meth:`read`)."""
+        if self._writer_lock.acquire(blocking=False):
+            try:
+                writer = self._writer
+                if writer is not None and not writer.in_transaction:
+                    return _guarded(partial(_in_transaction, writer, "BEGIN", fn), store)
+            finally:
+                self._writer_lock.release()
+        return self._run_read(fn, store, one_statement)
 
     def _run_write(self, fn: Callable[[sqlite3.Connection], T], store: str) -> T:
         if self._writer is None:

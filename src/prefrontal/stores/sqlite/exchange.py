@@ -79,7 +79,8 @@ class SqliteExchangeWriter:
             session = load_in(connection, lookup.session) if self.shared else None
             return Prior(ended=ended, trace=trace, summary=summary, leaving=gone, session=session)
 
-        prior = await self.database.read(run, store="conversation")
+        # it follows the turn's own writes (its trace, its session), read where they are warm
+        prior = await self.database.read(run, store="conversation", after_write=True)
         if self.shared:
             return prior
         return await with_stored_session(prior, self.working_memory, lookup.session)

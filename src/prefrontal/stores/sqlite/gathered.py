@@ -5,8 +5,13 @@ thread woken, the loop woken back), more than most statements of a turn.
 A turn's loading phases start together and each asks its store for a read
 in the same pass of the loop, so :class:`Gathered` lets those calls share
 one hop: the first call waits :data:`PASSES` passes of the loop (a
-checkpoint each), then runs every call made meanwhile, one after another,
-in one worker thread; the others wait for their results.
+checkpoint each), then hands the hop to a worker thread; every call made
+until that thread begins it (while the hop waits for a limiter slot or for
+the thread to be scheduled, which on a busy machine is often long enough
+for the next phase's reads) joins it. The thread runs them one after
+another; the others wait for their results. A hop takes at most
+:data:`MOST_CALLS` calls: while every slot of a pool is busy, the calls
+beyond them make hops of their own, which other threads may run at once.
 
 Each call keeps what it would have alone: its own function, run in its own
 context (the caller's context variables, copied when it asked), its own
@@ -35,6 +40,9 @@ PASSES = 2
 """Passes of the event loop a hop waits for calls to join it: a turn's recall phases ask
 for their searches a pass after the first reads (in the growing conversation of
 ``tests.benchmarks.growing_turn``: 6.6 hops of reads a turn with two, 8.1 with one)."""
+
+MOST_CALLS = 8
+"""Calls one hop runs at most (a turn's largest hop of reads has six)."""
 
 
 class _Call(Generic[T]):
@@ -105,24 +113,42 @@ class Gathered:
 
     def __init__(self) -> None:
         self._pending: list[_Call[Any]] | None = None
+        """The calls of the hop still open to others, until its worker thread begins it."""
+        self._lock = threading.Lock()
+        """Guards :attr:`_pending`: the loop joins calls to it, the worker thread closes it."""
 
     async def run(self, fn: Callable[[], T], limiter: anyio.CapacityLimiter) -> T:
         """``fn()`` in a worker thread under ``limiter``, with the calls made meanwhile."""
         call = _Call(fn)
-        if self._pending is not None:
-            self._pending.append(call)
+        with self._lock:
+            calls = self._pending
+            if calls is not None:
+                calls.append(call)
+            else:
+                self._pending = calls = [call]
+            if len(calls) >= MOST_CALLS:  # full: the next call begins a hop of its own
+                self._pending = None
+        if calls[0] is not call:
             if not await call.waited():  # the hop's first caller was cancelled before it began
                 return await anyio.to_thread.run_sync(fn, limiter=limiter)
             return call.outcome()
-        self._pending = calls = [call]
         try:
-            try:
-                for _ in range(PASSES):
-                    await anyio.lowlevel.checkpoint()
-            finally:
-                self._pending = None
-            await anyio.to_thread.run_sync(_run_all, calls, limiter=limiter)
+            for _ in range(PASSES):
+                await anyio.lowlevel.checkpoint()
+            await anyio.to_thread.run_sync(self._closed_and_run, calls, limiter=limiter)
         finally:
+            self._close(calls)  # a hop cancelled before its thread began: no call joins it now
             for other in calls[1:]:
                 other.done.set()
         return call.outcome()
+
+    def _closed_and_run(self, calls: list[_Call[Any]]) -> None:
+        """In the worker thread: close the hop to later calls, then run each call of it."""
+        self._close(calls)
+        _run_all(calls)
+
+    def _close(self, calls: list[_Call[Any]]) -> None:
+        """No call joins ``calls`` from now on (a later one begins a hop of its own)."""
+        with self._lock:
+            if self._pending is calls:
+                self._pending = None
