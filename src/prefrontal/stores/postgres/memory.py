@@ -18,6 +18,7 @@ every backend's. User text reaches the database only as parameters.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -51,6 +52,7 @@ from prefrontal.stores.postgres.topk import TopK
 from prefrontal.stores.postgres.vector_cache import VectorCache
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Scope, Tenant
+from prefrontal.text_cache import TextCache
 from prefrontal.trusted import evolve
 
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
@@ -590,19 +592,34 @@ def _row(item: MemoryItem, store: str, dense: int | None = None) -> tuple[Any, .
     )
 
 
+def _body_weight(item: MemoryItem) -> int:
+    """About the bytes a decoded body keeps alive: its content twice over (the text and the
+    rest of its fields, tags, entities and metadata, rarely more) and the model's own."""
+    return 2 * sys.getsizeof(item.content) + 1_000
+
+
+_decoded: TextCache[MemoryItem] = TextCache(
+    MemoryItem.model_validate_json, max_bytes=8_000_000, weigh=_body_weight
+)
+"""Each stored body validated once while it is read turn after turn (the same items are a
+session's hits turn after turn). The items are frozen, so every read shares the one decoded;
+a :class:`~prefrontal.text_cache.TextCache` is in the forgetting registry, so an erase or a
+forget empties it."""
+
+
 def _item(row: Sequence[Any]) -> MemoryItem:
     """An item from ``item_id, body, superseded_by, recall_count, last_recalled_at, embedding``.
 
     The body is validated (its JSON may be older than this version of the model, or written
-    by something else); the columns kept beside it are set unchecked
-    (:func:`~prefrontal.trusted.evolve`): PostgreSQL's types hold them (an id or NULL, a
-    count the store only ever increments from zero, a ``timestamptz``, a vector
+    by something else), once while :data:`_decoded` holds it; the columns kept beside it are
+    set unchecked (:func:`~prefrontal.trusted.evolve`): PostgreSQL's types hold them (an id
+    or NULL, a count the store only ever increments from zero, a ``timestamptz``, a vector
     :func:`~prefrontal.retrieval.vectors.to_blob` wrote), and the same values
     ``model_copy`` took unchecked.
     """
     _, body, superseded_by, recall_count, last_recalled_at, embedding = row
     return evolve(
-        MemoryItem.model_validate_json(body),
+        _decoded(body),
         {
             "superseded_by": superseded_by,
             "recall_count": recall_count,
