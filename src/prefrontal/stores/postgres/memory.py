@@ -34,6 +34,7 @@ from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readab
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_pages import Position
 from prefrontal.stores.memory_search import (
+    best_hits,
     key_item_ids,
     query_embedding,
     searchable_text,
@@ -53,7 +54,7 @@ from prefrontal.stores.postgres.vector_cache import VectorCache
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Scope, Tenant
 from prefrontal.text_cache import TextCache
-from prefrontal.trusted import evolve
+from prefrontal.trusted import assemble, evolve
 
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
 """Fields kept only as columns (they change in place), not in ``body``."""
@@ -331,8 +332,10 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
             return None
         if answer.matches is None:
             return []
-        read = _Read(answer.rows, self.name)
-        return await scored_hits(read, tenant, {"bm25": scores(answer.matches)}, query.limit)
+        sent = answer.rows
+        best = best_hits({"bm25": scores(answer.matches)}, query.limit)
+        hits = [hit for hit in best if hit[0] in sent]
+        return readable(hits, lambda hit: _scored(sent[hit[0]], hit[1], hit[2]), store=self.name)
 
     async def _dense(
         self,
@@ -545,20 +548,6 @@ class _Snapshot:
         return dict(readable(rows, lambda row: (row[0], _item(row)), store="memory"))
 
 
-class _Read:
-    """Rows already read, by key: what :func:`~prefrontal.stores.capabilities.scored_hits`
-    asks for (every hit's row came with the search's statement), decoded only when asked
-    for (a row that cannot be is left out and logged, as :func:`readable` does)."""
-
-    def __init__(self, rows: dict[str, Sequence[Any]], store: str) -> None:
-        self.rows, self.store = rows, store
-
-    async def items_by_key(self, tenant: Tenant, keys: Sequence[str]) -> dict[str, MemoryItem]:
-        wanted = [(k, self.rows[k]) for k in keys if k in self.rows]
-        decode = lambda pair: (pair[0], _item(pair[1]))  # noqa: E731
-        return dict(readable(wanted, decode, store=self.store))
-
-
 def _tenant(tenant: Tenant) -> tuple[str, str]:
     return (tenant.agent_id, tenant.user_id)
 
@@ -590,6 +579,14 @@ def _row(item: MemoryItem, store: str, dense: int | None = None) -> tuple[Any, .
         impact_tokens(counts, length),
         *(() if dense is None else (literal(item.embedding, dense),)),
     )
+
+
+def _scored(row: Sequence[Any], score: float, signals: dict[str, float]) -> ScoredMemory:
+    """``ScoredMemory(item=_item(row), score=score, signals=signals)`` without validating
+    again: the item is the store's decoded one, the score and the signals are worked out in
+    the process (made plain floats, as validation makes them)."""
+    plain = {name: float(value) for name, value in signals.items()}
+    return assemble(ScoredMemory, {"item": _item(row), "score": float(score), "signals": plain})
 
 
 def _body_weight(item: MemoryItem) -> int:
