@@ -215,6 +215,18 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         supersedes = [item.supersedes is not None for item in items]
         await self._bulk.put(connection, rows, supersedes, others)
 
+    async def put_write(
+        self, connection: Connection, items: Sequence[MemoryItem]
+    ) -> tuple[str, tuple[Any, ...]] | None:
+        """What :meth:`put_in` sends for ``items`` (embedded already) when that is one upsert
+        (one item that supersedes none): its statement and parameters, to be sent with other
+        writes inside the caller's transaction (:mod:`.exchange`); ``None`` otherwise."""
+        if len(items) != 1 or items[0].supersedes is not None:
+            return None
+        await self._check_dense(connection)
+        dimensions = None if self.dense is None else self.dense.dimensions
+        return self._sql.upsert, _row(items[0], self.name, dimensions)
+
     async def last_position_in(self, connection: Connection, tenant: Tenant, thread: str) -> int:
         """The highest position in the tenant's ``thread`` (-1 when empty), the thread locked.
 
