@@ -43,7 +43,7 @@ from prefrontal.stores.memory_search import (
 from prefrontal.stores.postgres import lexical_search as lexical
 from prefrontal.stores.postgres import memory_sql as sql
 from prefrontal.stores.postgres import memory_versions as versions
-from prefrontal.stores.postgres.bulk import BulkWriter
+from prefrontal.stores.postgres.bulk import AT_LEAST, BulkWriter
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase, storable_ids
 from prefrontal.stores.postgres.dense import DenseColumn, detect, literal, set_up
 from prefrontal.stores.postgres.dense_search import DenseSearch, DenseStatements
@@ -218,14 +218,23 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
     async def put_write(
         self, connection: Connection, items: Sequence[MemoryItem]
     ) -> tuple[str, tuple[Any, ...]] | None:
-        """What :meth:`put_in` sends for ``items`` (embedded already) when that is one upsert
-        (one item that supersedes none): its statement and parameters, to be sent with other
-        writes inside the caller's transaction (:mod:`.exchange`); ``None`` otherwise."""
-        if len(items) != 1 or items[0].supersedes is not None:
+        """What :meth:`put_in` writes for ``items`` (embedded already) as one statement and
+        its parameters, to be sent with other writes inside the caller's transaction
+        (:mod:`.exchange`): one upsert of every item, in order, when :meth:`put_in` upserts
+        them one by one (fewer than :data:`.bulk.AT_LEAST`, none superseding another) and no
+        two share a key; ``None`` otherwise (and when there are none)."""
+        keys = {(item.agent_id, item.item_id, item.user_id) for item in items}
+        if not items or len(keys) < len(items) or len(items) >= AT_LEAST:
+            return None
+        if any(item.supersedes is not None for item in items):
             return None
         await self._check_dense(connection)
         dimensions = None if self.dense is None else self.dense.dimensions
-        return self._sql.upsert, _row(items[0], self.name, dimensions)
+        ordered = sorted(items, key=lambda item: item.agent_id)  # as put_in writes them
+        args: list[Any] = []
+        for item in ordered:
+            args += _row(item, self.name, dimensions)
+        return self._sql.upsert_of(len(ordered)), tuple(args)
 
     async def last_position_in(self, connection: Connection, tenant: Tenant, thread: str) -> int:
         """The highest position in the tenant's ``thread`` (-1 when empty), the thread locked.
