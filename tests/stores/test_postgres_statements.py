@@ -37,7 +37,8 @@ connection), and the pool's connections open in those turns."""
 def introspection(statement: str) -> bool:
     """One of asyncpg's statements asking the server about types, once per pooled connection
     (its first use of a type): a connection the pool opens late sends them in a later turn."""
-    return "typeinfo_tree" in statement or statement.lstrip().startswith(
+    words = " ".join(statement.split())
+    return "typeinfo_tree" in words or words.startswith(
         ("SELECT current_setting('jit')", "SELECT set_config('jit'")
     )
 
