@@ -57,15 +57,11 @@ def save_write(state: SessionState) -> tuple[tuple[str, tuple[object, ...]], Ses
 async def save_in(connection: Connection, state: SessionState) -> SessionState | None:
     """Save ``state`` inside the caller's transaction if its version is the stored one.
 
-    One conditional statement; returns the state with its new version, or
-    ``None`` (nothing written) when another save came first.
+    One conditional statement (:func:`save_write`); returns the state with its new version,
+    or ``None`` (nothing written) when another save came first.
     """
-    saved = state.model_copy(update={"version": state.version + 1})
-    row = (*_key(state.key), saved.version, saved.updated_at, dump(saved, store=_STORE))
-    if state.version == 0:
-        written = await connection.fetchval(_CREATE, *row)
-    else:
-        written = await connection.fetchval(_UPDATE, *row, state.version)
+    (statement, args), saved = save_write(state)
+    written = await connection.fetchval(statement, *args)
     return None if written is None else saved
 
 
