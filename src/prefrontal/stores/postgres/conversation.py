@@ -101,6 +101,15 @@ def _row(turn: ConversationTurn) -> tuple[object, ...]:
     )
 
 
+def _appended(count: int) -> str:
+    """:data:`_APPEND` for ``count`` turns in one statement, their rows in order (``$1..$7``
+    the first's, ``$8..$14`` the second's...)."""
+    values = ", ".join(
+        "(" + ", ".join(f"${7 * n + k}" for k in range(1, 8)) + ")" for n in range(count)
+    )
+    return _APPEND.replace("VALUES ($1, $2, $3, $4, $5, $6, $7)", f"VALUES {values}")
+
+
 async def append_in(connection: Connection, turn: ConversationTurn) -> None:
     """Add or replace ``turn`` inside the caller's transaction."""
     await connection.execute(_APPEND, *_row(turn))
@@ -138,6 +147,33 @@ class PostgresConversationStore(SharesDatabase[PostgresDatabase]):
         round trip (``executemany``) for all of them."""
         if turns:
             await connection.executemany(_APPEND, [_row(turn) for turn in turns])
+
+    def append_all_write(
+        self, turns: Sequence[ConversationTurn]
+    ) -> tuple[str, tuple[object, ...]] | None:
+        """What :meth:`append_all_in` writes, as one statement and its parameters (to be sent
+        with other writes, :mod:`.exchange`): one ``INSERT`` of every turn, in order (each
+        turn's place, ``seq``, taken in that order). ``None`` when there are none, or when
+        two turns have one key (one statement cannot write a row twice)."""
+        keys = {(turn.agent_id, turn.item_id, turn.user_id) for turn in turns}
+        if not turns or len(keys) < len(turns):
+            return None
+        args: list[object] = []
+        for turn in turns:
+            args += _row(turn)
+        return _appended(len(turns)), tuple(args)
+
+    def replace_summary_write(self, change: SummaryChange) -> tuple[str, tuple[object, ...]]:
+        """What :meth:`replace_summary_in` sends for ``change``: its statement (returning a
+        row when the summary was written) and parameters."""
+        summary, replaces = change.summary, change.replaces
+        return _REPLACE_SUMMARY, (
+            summary.agent_id,
+            summary.user_id,
+            dump(summary, store=_STORE),
+            replaces is not None,
+            None if replaces is None else replaces.through,
+        )
 
     async def replace_summary_in(self, connection: Connection, change: SummaryChange) -> bool:
         """Write ``change.summary`` if the stored summary is the one it replaces (in a transaction).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -18,10 +19,11 @@ from prefrontal.stores.exchange import (
     stored_leaving,
     with_stored_session,
 )
+from prefrontal.stores.postgres.coalesced import renumbered
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.stores.postgres.traces import PostgresTraceStore, of_turn, open_trace
-from prefrontal.stores.postgres.working_memory import PostgresWorkingMemoryStore, save_in
+from prefrontal.stores.postgres.working_memory import PostgresWorkingMemoryStore, save_write
 from prefrontal.stores.traces import ended_body
 from prefrontal.stores.working_memory import SessionState, WorkingMemoryStore
 from prefrontal.traces.documents import parse
@@ -52,6 +54,29 @@ SELECT (SELECT CASE WHEN {open_trace("t")} THEN NULL ELSE t.body END FROM traces
 """The turn's trace row locked and its body read (none when it is open), then
 the thread's advisory lock taken (key ``$4``, :meth:`.memory.PostgresMemoryStore.thread_lock`):
 what :meth:`~.traces.PostgresTraceStore.ended_in` and the thread's lock do, one statement."""
+
+
+Write = tuple[str, Sequence[Any]]
+"""A write of one statement, with its parameters."""
+
+
+def together(writes: Sequence[Write]) -> tuple[Any, ...]:
+    """One statement making every write of ``writes`` (each an ``INSERT``, ``UPDATE`` or
+    ``DELETE`` to a table none of the others writes, in a ``WITH`` of its own, its parameters
+    renumbered), and its parameters: the statement returns a column per write, the rows it
+    returned (0 for a write returning none)."""
+    parts: list[str] = []
+    counts: list[str] = []
+    args: list[Any] = []
+    for n, (statement, values) in enumerate(writes):
+        parts.append(f"w{n} AS ({renumbered(statement, len(args))})")
+        returns = _RETURNING.search(statement) is not None
+        counts.append(f"(SELECT count(*) FROM w{n})" if returns else "0")
+        args += values
+    return ("WITH " + ", ".join(parts) + " SELECT " + ", ".join(counts), *args)
+
+
+_RETURNING = re.compile(r"\bRETURNING\b", re.I)
 
 
 def _prior(row: Any, lookup: Lookup) -> Prior:
@@ -85,6 +110,10 @@ class ConversationSql(Protocol):
     ) -> None: ...
 
     async def replace_summary_in(self, connection: Connection, change: SummaryChange) -> bool: ...
+
+    def append_all_write(self, turns: Sequence[ConversationTurn]) -> Write | None: ...
+
+    def replace_summary_write(self, change: SummaryChange) -> Write: ...
 
 
 class PostgresExchangeWriter:
@@ -138,6 +167,41 @@ class PostgresExchangeWriter:
             return prior
         return await with_stored_session(prior, self.working_memory, lookup.session)
 
+    async def _placed_in(
+        self, connection: Connection, placed: Exchange, stamp: Stamp | None
+    ) -> Exchange:
+        """Write ``placed`` (its positions taken) inside the caller's transaction: its writes
+        in one statement (:func:`together`), but for memories or messages that take more
+        than one (then sent first, the store's way)."""
+        writes: list[Write] = []
+        memories = await self.episodic.put_write(connection, placed.memories)
+        if memories is None:
+            await self.episodic.put_in(connection, placed.memories)
+        else:
+            writes.append(memories)
+        messages = self.conversation.append_all_write(placed.messages)
+        if messages is None:
+            await self.conversation.append_all_in(connection, placed.messages)
+        else:
+            writes.append(messages)
+        change, session, trace = placed.summary, placed.session, placed.stamped(stamp)
+        summary_at = session_at = None
+        if change is not None:
+            summary_at = len(writes)
+            writes.append(self.conversation.replace_summary_write(change))
+        if session is not None:
+            saving, session = save_write(session)
+            session_at = len(writes)
+            writes.append(saving)
+        if trace is not None:
+            writes.append(self.traces.put_write(trace))
+        returned = await connection.fetchrow(*together(writes)) if writes else ()
+        if summary_at is not None and not returned[summary_at]:
+            change = None  # another summary came first
+        if session_at is not None and not returned[session_at]:
+            session = None  # another save came first
+        return placed.model_copy(update={"summary": change, "session": session, "trace": trace})
+
     async def write(self, exchange: Exchange, stamp: Stamp | None = None) -> Exchange | None:
         embedded = await ready_to_write(exchange, self.episodic.embedder, with_session=self.shared)
 
@@ -156,21 +220,7 @@ class PostgresExchangeWriter:
                 if body is not None and ended_body(body):
                     return None
                 last = await self.episodic.last_position_locked(connection, tenant, thread)
-            placed = embedded.placed(last + 1)
-            await self.episodic.put_in(connection, placed.memories)
-            await self.conversation.append_all_in(connection, placed.messages)
-            change = placed.summary
-            if change is not None and not await self.conversation.replace_summary_in(
-                connection, change
-            ):
-                change = None
-            session = None
-            if placed.session is not None:
-                session = await save_in(connection, placed.session)
-            trace = placed.stamped(stamp)
-            if trace is not None:
-                await self.traces.put_in(connection, trace)
-            return placed.model_copy(update={"summary": change, "session": session, "trace": trace})
+            return await self._placed_in(connection, embedded.placed(last + 1), stamp)
 
         written = await self.database.write(run, store="conversation")
         if written is None or self.shared:

@@ -18,6 +18,7 @@ every backend's. User text reaches the database only as parameters.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -33,6 +34,7 @@ from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readab
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_pages import Position
 from prefrontal.stores.memory_search import (
+    best_hits,
     key_item_ids,
     query_embedding,
     searchable_text,
@@ -41,7 +43,7 @@ from prefrontal.stores.memory_search import (
 from prefrontal.stores.postgres import lexical_search as lexical
 from prefrontal.stores.postgres import memory_sql as sql
 from prefrontal.stores.postgres import memory_versions as versions
-from prefrontal.stores.postgres.bulk import BulkWriter
+from prefrontal.stores.postgres.bulk import AT_LEAST, BulkWriter
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase, storable_ids
 from prefrontal.stores.postgres.dense import DenseColumn, detect, literal, set_up
 from prefrontal.stores.postgres.dense_search import DenseSearch, DenseStatements
@@ -51,7 +53,8 @@ from prefrontal.stores.postgres.topk import TopK
 from prefrontal.stores.postgres.vector_cache import VectorCache
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Scope, Tenant
-from prefrontal.trusted import evolve
+from prefrontal.text_cache import TextCache
+from prefrontal.trusted import assemble, evolve
 
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
 """Fields kept only as columns (they change in place), not in ``body``."""
@@ -212,6 +215,27 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         supersedes = [item.supersedes is not None for item in items]
         await self._bulk.put(connection, rows, supersedes, others)
 
+    async def put_write(
+        self, connection: Connection, items: Sequence[MemoryItem]
+    ) -> tuple[str, tuple[Any, ...]] | None:
+        """What :meth:`put_in` writes for ``items`` (embedded already) as one statement and
+        its parameters, to be sent with other writes inside the caller's transaction
+        (:mod:`.exchange`): one upsert of every item, in order, when :meth:`put_in` upserts
+        them one by one (fewer than :data:`.bulk.AT_LEAST`, none superseding another) and no
+        two share a key; ``None`` otherwise (and when there are none)."""
+        keys = {(item.agent_id, item.item_id, item.user_id) for item in items}
+        if not items or len(keys) < len(items) or len(items) >= AT_LEAST:
+            return None
+        if any(item.supersedes is not None for item in items):
+            return None
+        await self._check_dense(connection)
+        dimensions = None if self.dense is None else self.dense.dimensions
+        ordered = sorted(items, key=lambda item: item.agent_id)  # as put_in writes them
+        args: list[Any] = []
+        for item in ordered:
+            args += _row(item, self.name, dimensions)
+        return self._sql.upsert_of(len(ordered)), tuple(args)
+
     async def last_position_in(self, connection: Connection, tenant: Tenant, thread: str) -> int:
         """The highest position in the tenant's ``thread`` (-1 when empty), the thread locked.
 
@@ -329,8 +353,10 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
             return None
         if answer.matches is None:
             return []
-        read = _Read(answer.rows, self.name)
-        return await scored_hits(read, tenant, {"bm25": scores(answer.matches)}, query.limit)
+        sent = answer.rows
+        best = best_hits({"bm25": scores(answer.matches)}, query.limit)
+        hits = [hit for hit in best if hit[0] in sent]
+        return readable(hits, lambda hit: _scored(sent[hit[0]], hit[1], hit[2]), store=self.name)
 
     async def _dense(
         self,
@@ -543,20 +569,6 @@ class _Snapshot:
         return dict(readable(rows, lambda row: (row[0], _item(row)), store="memory"))
 
 
-class _Read:
-    """Rows already read, by key: what :func:`~prefrontal.stores.capabilities.scored_hits`
-    asks for (every hit's row came with the search's statement), decoded only when asked
-    for (a row that cannot be is left out and logged, as :func:`readable` does)."""
-
-    def __init__(self, rows: dict[str, Sequence[Any]], store: str) -> None:
-        self.rows, self.store = rows, store
-
-    async def items_by_key(self, tenant: Tenant, keys: Sequence[str]) -> dict[str, MemoryItem]:
-        wanted = [(k, self.rows[k]) for k in keys if k in self.rows]
-        decode = lambda pair: (pair[0], _item(pair[1]))  # noqa: E731
-        return dict(readable(wanted, decode, store=self.store))
-
-
 def _tenant(tenant: Tenant) -> tuple[str, str]:
     return (tenant.agent_id, tenant.user_id)
 
@@ -590,19 +602,42 @@ def _row(item: MemoryItem, store: str, dense: int | None = None) -> tuple[Any, .
     )
 
 
+def _scored(row: Sequence[Any], score: float, signals: dict[str, float]) -> ScoredMemory:
+    """``ScoredMemory(item=_item(row), score=score, signals=signals)`` without validating
+    again: the item is the store's decoded one, the score and the signals are worked out in
+    the process (made plain floats, as validation makes them)."""
+    plain = {name: float(value) for name, value in signals.items()}
+    return assemble(ScoredMemory, {"item": _item(row), "score": float(score), "signals": plain})
+
+
+def _body_weight(item: MemoryItem) -> int:
+    """About the bytes a decoded body keeps alive: its content twice over (the text and the
+    rest of its fields, tags, entities and metadata, rarely more) and the model's own."""
+    return 2 * sys.getsizeof(item.content) + 1_000
+
+
+_decoded: TextCache[MemoryItem] = TextCache(
+    MemoryItem.model_validate_json, max_bytes=8_000_000, weigh=_body_weight
+)
+"""Each stored body validated once while it is read turn after turn (the same items are a
+session's hits turn after turn). The items are frozen, so every read shares the one decoded;
+a :class:`~prefrontal.text_cache.TextCache` is in the forgetting registry, so an erase or a
+forget empties it."""
+
+
 def _item(row: Sequence[Any]) -> MemoryItem:
     """An item from ``item_id, body, superseded_by, recall_count, last_recalled_at, embedding``.
 
     The body is validated (its JSON may be older than this version of the model, or written
-    by something else); the columns kept beside it are set unchecked
-    (:func:`~prefrontal.trusted.evolve`): PostgreSQL's types hold them (an id or NULL, a
-    count the store only ever increments from zero, a ``timestamptz``, a vector
+    by something else), once while :data:`_decoded` holds it; the columns kept beside it are
+    set unchecked (:func:`~prefrontal.trusted.evolve`): PostgreSQL's types hold them (an id
+    or NULL, a count the store only ever increments from zero, a ``timestamptz``, a vector
     :func:`~prefrontal.retrieval.vectors.to_blob` wrote), and the same values
     ``model_copy`` took unchecked.
     """
     _, body, superseded_by, recall_count, last_recalled_at, embedding = row
     return evolve(
-        MemoryItem.model_validate_json(body),
+        _decoded(body),
         {
             "superseded_by": superseded_by,
             "recall_count": recall_count,

@@ -69,6 +69,15 @@ def given(items: str, ids: str, columns: str, joined: str = "") -> str:
             ORDER BY m.item_id, m.user_id <> $2, m.user_id COLLATE "C\""""
 
 
+def _placeholders(row: int, width: int, dense: str | None) -> str:
+    """The ``VALUES`` row ``row`` (from 0) of a many-row upsert, rows of ``width`` values."""
+    first = row * width
+    values = [f"${first + n}" for n in range(1, 20)]
+    if dense:
+        values.append(f"${first + 20}::text::{dense}")
+    return "(" + ", ".join(values) + ")"
+
+
 class Statements:
     """Every statement the store runs against ``<name>_items``.
 
@@ -78,13 +87,15 @@ class Statements:
 
     def __init__(self, name: str, dense: str | None = None) -> None:
         items = f"{name}_items"
-        column, value = (", dense", f", $20::text::{dense}") if dense else ("", "")
+        column = ", dense" if dense else ""
+        self._width = 20 if dense else 19
+        self._dense_type = dense
+        self._values = f"VALUES {_placeholders(0, self._width, dense)}"
         self.upsert = f"""
             INSERT INTO {items} AS m (agent_id, item_id, user_id, scope, kind, importance,
                 created_at, valid_until, superseded_by, recall_count, last_recalled_at,
                 thread_id, position, body, terms, counts, length, embedding, impacts{column})
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                $17, $18, $19{value})
+            {self._values}
             ON CONFLICT (agent_id, item_id, user_id) DO UPDATE SET
                 scope = excluded.scope, kind = excluded.kind,
                 importance = excluded.importance, created_at = excluded.created_at,
@@ -200,6 +211,12 @@ class Statements:
         )
         """A recall of the items ``$4`` tenant (``$1``, ``$2``) is given, at ``$3``, counted in
         their recall rows (:mod:`.recall_counts`)."""
+
+    def upsert_of(self, count: int) -> str:
+        """:attr:`upsert` of ``count`` rows in one statement, each row's parameters after the
+        last's (rows of distinct keys: one statement cannot change a row twice)."""
+        rows = ", ".join(_placeholders(n, self._width, self._dense_type) for n in range(count))
+        return self.upsert.replace(self._values, f"VALUES {rows}")
 
 
 REACH_SLOTS = 8

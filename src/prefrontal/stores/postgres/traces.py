@@ -112,6 +112,11 @@ class PostgresTraceStore(SharesDatabase[PostgresDatabase]):
         """Save ``trace`` inside the caller's transaction."""
         await connection.execute(_PUT, *_row(trace))
 
+    def put_write(self, trace: TurnTrace) -> tuple[str, tuple[object, ...]]:
+        """What :meth:`put_in` sends for ``trace``: the statement and its parameters (to be
+        sent with other writes, :mod:`.exchange`)."""
+        return _PUT, _row(trace)
+
     async def ended_in(
         self, connection: Connection, tenant: Tenant, turn_id: str, *, lock: bool = True
     ) -> bool:

@@ -44,18 +44,24 @@ async def load_in(connection: Connection, key: SessionKey) -> SessionState | Non
     return None if body is None else read_one(body, SessionState.model_validate_json, store=_STORE)
 
 
-async def save_in(connection: Connection, state: SessionState) -> SessionState | None:
-    """Save ``state`` inside the caller's transaction if its version is the stored one.
-
-    One conditional statement; returns the state with its new version, or
-    ``None`` (nothing written) when another save came first.
-    """
+def save_write(state: SessionState) -> tuple[tuple[str, tuple[object, ...]], SessionState]:
+    """What :func:`save_in` sends for ``state`` (its statement, which returns a row when the
+    state was saved, and parameters), and the state it saves."""
     saved = state.model_copy(update={"version": state.version + 1})
     row = (*_key(state.key), saved.version, saved.updated_at, dump(saved, store=_STORE))
     if state.version == 0:
-        written = await connection.fetchval(_CREATE, *row)
-    else:
-        written = await connection.fetchval(_UPDATE, *row, state.version)
+        return (_CREATE, row), saved
+    return (_UPDATE, (*row, state.version)), saved
+
+
+async def save_in(connection: Connection, state: SessionState) -> SessionState | None:
+    """Save ``state`` inside the caller's transaction if its version is the stored one.
+
+    One conditional statement (:func:`save_write`); returns the state with its new version,
+    or ``None`` (nothing written) when another save came first.
+    """
+    (statement, args), saved = save_write(state)
+    written = await connection.fetchval(statement, *args)
     return None if written is None else saved
 
 
