@@ -26,17 +26,26 @@ and the class's the lookup ``BaseModel``'s holds. CPython sets the slot
 again itself when a class is given a ``__getattr__`` later, and a subclass
 starts with pydantic's lookup until passed here: the slower path, never a
 wrong one.
+
+Setting the environment variable :data:`KEEP_PYDANTIC_LOOKUP` to ``1``
+before prefrontal is imported leaves every class with pydantic's lookup (a
+switch for an interpreter build this module has not met; the same values,
+read more slowly).
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-__all__ = ["FastReads", "read_fast", "reads_fast"]
+__all__ = ["KEEP_PYDANTIC_LOOKUP", "FastReads", "read_fast", "reads_fast"]
+
+KEEP_PYDANTIC_LOOKUP = "PREFRONTAL_PYDANTIC_LOOKUP"
+"""The environment variable that, set to ``1``, keeps pydantic's lookup on every class."""
 
 M = TypeVar("M", bound=type[BaseModel])
 
@@ -75,7 +84,7 @@ def _slot(cls: type) -> ctypes.c_void_p:
 def _generic_lookup() -> int | None:
     """The address of ``PyObject_GenericGetAttr``, when this interpreter's types are laid out
     as this module expects (``object``'s slot holds it); else ``None``."""
-    if sys.implementation.name != "cpython":
+    if sys.implementation.name != "cpython" or os.environ.get(KEEP_PYDANTIC_LOOKUP) == "1":
         return None
     try:
         generic = ctypes.cast(ctypes.pythonapi.PyObject_GenericGetAttr, ctypes.c_void_p).value

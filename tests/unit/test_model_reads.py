@@ -11,7 +11,10 @@ own) keeps pydantic's.
 
 from __future__ import annotations
 
+import os
 import platform
+import subprocess
+import sys
 from typing import Any
 
 import anyio
@@ -195,3 +198,22 @@ def test_a_growing_conversation_assembles_the_same_bundles_with_either_lookup() 
     assert all(reads_fast(cls) for cls in classes)
     assert [r["digest"] for r in fast] == [r["digest"] for r in plain]
     assert [r["tokens"] for r in fast] == [r["tokens"] for r in plain]
+
+
+@pytest.mark.skipif(not CPYTHON, reason="the generic lookup is given on CPython only")
+@pytest.mark.parametrize(("setting", "fast"), [("1", False), ("0", True), (None, True)])
+def test_the_environment_switch_keeps_pydantics_lookup(setting: str | None, fast: bool) -> None:
+    """``PREFRONTAL_PYDANTIC_LOOKUP=1`` at import leaves every model with pydantic's lookup;
+    another value, or none, gives the generic one (a fresh interpreter each)."""
+    env = {k: v for k, v in os.environ.items() if k != "PREFRONTAL_PYDANTIC_LOOKUP"}
+    if setting is not None:
+        env["PREFRONTAL_PYDANTIC_LOOKUP"] = setting
+    code = (
+        "from prefrontal.bundle.models import Fragment\n"
+        "from prefrontal.model_reads import reads_fast\n"
+        "print(reads_fast(Fragment))"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert ran.stdout.strip() == str(fast)
