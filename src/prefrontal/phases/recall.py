@@ -17,8 +17,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import date, datetime
 
-import anyio
-
 from prefrontal.buffer import RecallDecision
 from prefrontal.bundle.models import Fragment, Provenance, Section
 from prefrontal.forgetting import remembered
@@ -155,64 +153,24 @@ async def recall(
     ``queries`` has the ``"input"`` and its ``"context"``. Returns each candidate's
     relevance with its item, and what the trace should say about how they were got.
     """
-    decision, prefetched = await _gate_and_fetch(turn, store, phase)
+    decision = await _gate(turn, store, phase)
     if decision is None or not decision.reuse:
         hits = await retrieve(turn, store, phase, queries, limit, settings or RecallSettings())
         return hits, _recall_detail(turn, decision)
-    held = await prefetched.items() if prefetched else None
-    return await reuse(turn, store, phase, decision.held_ids, held), _recall_detail(turn, decision)
+    return await reuse(turn, store, phase, decision.held_ids), _recall_detail(turn, decision)
 
 
-class _Prefetch:
-    """The held items fetched while the gate probes: one round trip instead of two in a row."""
+async def _gate(turn: TurnState, store: MemoryStore, phase: str) -> RecallDecision | None:
+    """The recall gate's decision for ``phase`` (``None`` without a buffer or a gate).
 
-    def __init__(self) -> None:
-        self.found: list[MemoryItem] | None = None
-        self.error: Exception | None = None
-
-    async def run(self, turn: TurnState, store: MemoryStore, phase: str, ids: list[str]) -> None:
-        tenant = turn.tenant
-        try:
-            self.found = await call_store(turn, phase, lambda: store.get(tenant, ids))
-        except Exception as error:  # only a reuse needs the items: raised there, if at all
-            self.error = error
-
-    async def items(self) -> list[MemoryItem]:
-        if self.error is not None:
-            raise self.error
-        return self.found or []
-
-
-async def _gate_and_fetch(
-    turn: TurnState, store: MemoryStore, phase: str
-) -> tuple[RecallDecision | None, _Prefetch | None]:
-    """The gate's decision, with the held items fetched concurrently when the buffer has some.
-
-    The probe and the fetch of what a reuse returns run at once: a turn that
-    reuses pays one store round trip, not two; a turn that searches has
-    fetched a few items by id for nothing. Where calls cannot overlap
-    (``turn.overlap``), nothing is fetched ahead: a reuse fetches its items.
+    Nothing is fetched ahead of the decision: the held items are fetched by
+    :func:`reuse` when the gate says to reuse them, and a turn that searches
+    fetches none of them.
     """
     session = turn.buffer
     if session is None or not turn.config.recall.gate:
-        return None, None
-    held = sorted(session.buffer.held_memory_ids(phase))
-    if not held or not turn.overlap:
-        return await _gate(turn, store, phase, held), None
-    prefetch = _Prefetch()
-    async with anyio.create_task_group() as group:
-        group.start_soon(prefetch.run, turn, store, phase, held)
-        decision = await _gate(turn, store, phase, held)
-    return decision, prefetch
-
-
-async def _gate(
-    turn: TurnState, store: MemoryStore, phase: str, held: list[str]
-) -> RecallDecision | None:
-    """The recall gate's decision for ``phase``, given the memory ids the buffer ``held`` for it."""
-    session = turn.buffer
-    if session is None:
         return None
+    held = session.buffer.held_memory_ids(phase)
     probe_text = turn.request.user_input
     overlap = turn.config.recall.gate_overlap
     return await call_store(
@@ -229,19 +187,13 @@ async def reuse(
     store: MemoryStore,
     phase: str,
     item_ids: tuple[str, ...],
-    fetched: list[MemoryItem] | None = None,
 ) -> list[Relevant]:
     """The held memory items, fetched by id (no search), each with the score it had last turn.
 
-    ``fetched``: the items already fetched (by :func:`recall`, while the gate probed).
+    Called only once the gate has decided to reuse: the one fetch of these items a turn makes.
     """
     tenant, now = turn.tenant, turn.context.started_at
-    wanted = set(item_ids)
-    items = (
-        [i for i in fetched if i.item_id in wanted]
-        if fetched is not None
-        else await call_store(turn, phase, lambda: store.get(tenant, list(item_ids)))
-    )
+    items = await call_store(turn, phase, lambda: store.get(tenant, list(item_ids)))
     scores = _held_scores(turn, phase)
     return [(scores.get(i.item_id, 1.0), i) for i in items if i.is_live(now)]
 
