@@ -18,7 +18,6 @@ every backend's. User text reaches the database only as parameters.
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -30,6 +29,7 @@ from prefrontal.retrieval.impacts import tokens as impact_tokens
 from prefrontal.retrieval.ranking import Candidate, Corpus, LexicalMatches, query_terms, scores
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.capabilities import ranked_search, scored_hits
+from prefrontal.stores.decoded_items import DECODED, scored_hit
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_pages import Position
@@ -53,8 +53,7 @@ from prefrontal.stores.postgres.topk import TopK
 from prefrontal.stores.postgres.vector_cache import VectorCache
 from prefrontal.stores.records import utc_now
 from prefrontal.stores.tenancy import Scope, Tenant
-from prefrontal.text_cache import TextCache
-from prefrontal.trusted import assemble, evolve
+from prefrontal.trusted import evolve
 
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
 """Fields kept only as columns (they change in place), not in ``body``."""
@@ -603,26 +602,12 @@ def _row(item: MemoryItem, store: str, dense: int | None = None) -> tuple[Any, .
 
 
 def _scored(row: Sequence[Any], score: float, signals: dict[str, float]) -> ScoredMemory:
-    """``ScoredMemory(item=_item(row), score=score, signals=signals)`` without validating
-    again: the item is the store's decoded one, the score and the signals are worked out in
-    the process (made plain floats, as validation makes them)."""
-    plain = {name: float(value) for name, value in signals.items()}
-    return assemble(ScoredMemory, {"item": _item(row), "score": float(score), "signals": plain})
+    """The hit of ``row`` (:func:`~prefrontal.stores.decoded_items.scored_hit`)."""
+    return scored_hit(_item(row), score, signals)
 
 
-def _body_weight(item: MemoryItem) -> int:
-    """About the bytes a decoded body keeps alive: its content twice over (the text and the
-    rest of its fields, tags, entities and metadata, rarely more) and the model's own."""
-    return 2 * sys.getsizeof(item.content) + 1_000
-
-
-_decoded: TextCache[MemoryItem] = TextCache(
-    MemoryItem.model_validate_json, max_bytes=8_000_000, weigh=_body_weight
-)
-"""Each stored body validated once while it is read turn after turn (the same items are a
-session's hits turn after turn). The items are frozen, so every read shares the one decoded;
-a :class:`~prefrontal.text_cache.TextCache` is in the forgetting registry, so an erase or a
-forget empties it."""
+_decoded = DECODED
+"""Stored bodies decoded once (:mod:`prefrontal.stores.decoded_items`)."""
 
 
 def _item(row: Sequence[Any]) -> MemoryItem:

@@ -35,6 +35,7 @@ from prefrontal.retrieval.analysis import terms, terms_of_each
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.ranking import query_terms, top
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
+from prefrontal.stores.decoded_items import DECODED, scored_hit
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery, ScoredMemory
 from prefrontal.stores.memory_pages import Position
@@ -61,8 +62,6 @@ from prefrontal.stores.sqlite.hybrid import HybridSearch, best_rows
 from prefrontal.stores.sqlite.lexical_arrays import LexicalArrays
 from prefrontal.stores.sqlite.vector_file import VectorFile
 from prefrontal.stores.tenancy import Scope, Tenant
-from prefrontal.text_cache import TextCache
-from prefrontal.trusted import assemble
 
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
 """Fields kept only as columns (they change in place), not in ``body``."""
@@ -431,17 +430,8 @@ def _blob(vector: Sequence[float]) -> bytes:
     return array("f", vector).tobytes()
 
 
-def _body_weight(item: MemoryItem) -> int:
-    """About the bytes a decoded body keeps alive: its content twice over (the text and the
-    rest of its fields, tags, entities and metadata, rarely more) and the model's own."""
-    return 2 * sys.getsizeof(item.content) + 1_000
-
-
-_decoded: TextCache[MemoryItem] = TextCache(
-    MemoryItem.model_validate_json, max_bytes=8_000_000, weigh=_body_weight
-)
-"""Each stored body validated once while it is read turn after turn (the same rows come up
-in a session's searches). The items are frozen, so every read shares the one decoded."""
+_decoded = DECODED
+"""Stored bodies decoded once (:mod:`prefrontal.stores.decoded_items`)."""
 
 
 def _item(row: Sequence[Any]) -> MemoryItem:
@@ -497,8 +487,5 @@ _set = object.__setattr__
 
 
 def _scored(row: Sequence[Any], score: float, signals: dict[str, float]) -> ScoredMemory:
-    """``ScoredMemory(item=_item(row), score=score, signals=signals)`` without validating
-    again: the item is the store's decoded one, the score and the signals are worked out in
-    the process (made plain floats, as validation makes NumPy's and integers)."""
-    plain = {name: float(value) for name, value in signals.items()}
-    return assemble(ScoredMemory, {"item": _item(row), "score": float(score), "signals": plain})
+    """The hit of ``row`` (:func:`~prefrontal.stores.decoded_items.scored_hit`)."""
+    return scored_hit(_item(row), score, signals)
