@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 
 from prefrontal.forgetting import forget_everything
 from prefrontal.retrieval.vectors import from_blob
-from prefrontal.stores import MemoryItem, MemoryQuery, ScoredMemory, Tenant, sqlite
+from prefrontal.stores import MemoryItem, MemoryQuery, ScoredMemory, sqlite
 from prefrontal.stores.sqlite import memory as sqlite_memory
 from prefrontal.stores.sqlite.database import to_us_or_none
 from tests.conftest import FIXED_NOW
+from tests.stores.decoded_bodies import ALICE, counted_validations, item
 
 pytestmark = pytest.mark.anyio
-ALICE = Tenant(agent_id="agent-1", user_id="alice")
 
 
 @pytest.fixture
@@ -34,28 +34,7 @@ async def store(tmp_path: Path) -> AsyncIterator[sqlite_memory.SqliteMemoryStore
 @pytest.fixture
 def validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The bodies validated from now on (the cache emptied first)."""
-    forget_everything()
-    seen: list[str] = []
-    validate: Callable[[str], MemoryItem] = sqlite_memory._decoded._compute
-
-    def counted(body: str) -> MemoryItem:
-        seen.append(body)
-        return validate(body)
-
-    monkeypatch.setattr(sqlite_memory._decoded, "_compute", counted)
-    return seen
-
-
-def item(item_id: str, content: str) -> MemoryItem:
-    """Alice's episodic item ``item_id`` saying ``content``."""
-    return MemoryItem(
-        item_id=item_id,
-        agent_id=ALICE.agent_id,
-        user_id=ALICE.user_id,
-        content=content,
-        created_at=FIXED_NOW,
-        metadata={"source": "test"},
-    )
+    return counted_validations(monkeypatch)
 
 
 async def test_a_body_read_again_is_not_validated_again(
