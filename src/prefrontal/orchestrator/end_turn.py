@@ -74,6 +74,7 @@ from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState
 from prefrontal.traces.models import ErrorRecord, PhaseRecord, PhaseStatus, TurnEnding, TurnTrace
 from prefrontal.traces.phase_records import phase_record
+from prefrontal.trusted import evolve
 from prefrontal.turn import OrchestratorConfig, TurnResult
 
 Clock = Callable[[], datetime]
@@ -147,7 +148,9 @@ class Steps:
         """The records in :data:`STEP_ORDER` (others after), numbered from 1."""
         rank = {name: n for n, name in enumerate(STEP_ORDER)}
         ordered = sorted(self.by_name.values(), key=lambda r: rank.get(r.name, len(rank)))
-        return tuple(r.model_copy(update={"index": n}) for n, r in enumerate(ordered, start=1))
+        return tuple(
+            r if r.index == n else evolve(r, {"index": n}) for n, r in enumerate(ordered, start=1)
+        )
 
     async def run(
         self,
@@ -314,7 +317,7 @@ class TurnEnder:
             tenant=_tenant(trace),
             session_id=trace.session_id,
             thread_id=trace.session_id,
-            trace=trace.model_copy(update={"ending": ending}),
+            trace=evolve(trace, {"ending": ending}),
         )
 
     async def _plan(
@@ -340,7 +343,7 @@ class TurnEnder:
             steps.add("consolidation", PhaseStatus.OK, steps.elapsed_ms(), _NOTHING_DUE)
         state = None if session is None else _captured(session)
         return Plan(
-            records=records.model_copy(update={"summary": change, "session": state}),
+            records=evolve(records, {"summary": change, "session": state}),
             session=session,
             due=self.config.end_turn.consolidate and due,
         )
@@ -626,7 +629,7 @@ def _with_steps(trace: TurnTrace, steps: Steps) -> TurnTrace:
         "errors": tuple(e for r in records for e in r.errors),
         "warnings": tuple(f"{r.name}: {w}" for r in records for w in r.warnings),
     }
-    return trace.model_copy(update={"ending": ending.model_copy(update=update)})
+    return evolve(trace, {"ending": evolve(ending, update)})
 
 
 def _result(trace: TurnTrace, *, written: bool) -> EndTurnResult:

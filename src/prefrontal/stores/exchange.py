@@ -57,6 +57,7 @@ from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.traces import TraceStore
 from prefrontal.stores.working_memory import SessionKey, SessionState, WorkingMemoryStore
 from prefrontal.traces.models import TurnTrace
+from prefrontal.trusted import evolve
 
 Stamp = Callable[[TurnTrace], TurnTrace]
 
@@ -109,17 +110,15 @@ class Exchange(Record):
 
         Each message whose id is a memory's gets that position in its metadata.
         """
-        memories = tuple(
-            m.model_copy(update={"position": first + k}) for k, m in enumerate(self.memories)
-        )
-        where = {m.item_id: m.position for m in memories if m.position is not None}
+        memories = tuple(evolve(m, {"position": first + k}) for k, m in enumerate(self.memories))
+        where = {m.item_id: first + k for k, m in enumerate(self.memories)}
         messages = tuple(
-            m.model_copy(update={"metadata": m.metadata | {"position": where[m.item_id]}})
+            evolve(m, {"metadata": m.metadata | {"position": where[m.item_id]}})
             if m.item_id in where
             else m
             for m in self.messages
         )
-        return self.model_copy(update={"memories": memories, "messages": messages})
+        return evolve(self, {"memories": memories, "messages": messages})
 
     def stamped(self, stamp: Stamp | None) -> TurnTrace | None:
         """The trace to write: ``stamp`` of the exchange's trace (the trace itself without one)."""
@@ -180,7 +179,7 @@ async def ready_to_write(
     update: dict[str, object] = {"memories": ready}
     if not with_session:
         update["session"] = None
-    return exchange.model_copy(update=update)
+    return evolve(exchange, update)
 
 
 Leaving = list[int | ConversationTurn]
@@ -361,9 +360,7 @@ class OrderedExchangeWriter:
         if stored is not None and stored.ending is not None:
             return None
         latest = await self.conversation.recent(tenant, limit=1, session_id=exchange.session_id)
-        placed = exchange.model_copy(update={"memories": tuple(ready)}).placed(
-            last_position(latest) + 1
-        )
+        placed = evolve(exchange, {"memories": tuple(ready)}).placed(last_position(latest) + 1)
         await self.episodic.put_many(list(placed.memories))
         for message in placed.messages:
             await self.conversation.append(message)
@@ -372,7 +369,7 @@ class OrderedExchangeWriter:
         trace = placed.stamped(stamp)
         if trace is not None:
             await self.traces.put(trace)
-        return placed.model_copy(update={"summary": summary, "session": session, "trace": trace})
+        return evolve(placed, {"summary": summary, "session": session, "trace": trace})
 
     async def _summary(self, change: SummaryChange | None) -> SummaryChange | None:
         if change is None:
