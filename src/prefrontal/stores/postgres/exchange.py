@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -19,7 +18,7 @@ from prefrontal.stores.exchange import (
     stored_leaving,
     with_stored_session,
 )
-from prefrontal.stores.postgres.coalesced import renumbered
+from prefrontal.stores.postgres.coalesced import renumbered, returns_rows
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.stores.postgres.traces import PostgresTraceStore, of_turn, open_trace
@@ -70,13 +69,9 @@ def together(writes: Sequence[Write]) -> tuple[Any, ...]:
     args: list[Any] = []
     for n, (statement, values) in enumerate(writes):
         parts.append(f"w{n} AS ({renumbered(statement, len(args))})")
-        returns = _RETURNING.search(statement) is not None
-        counts.append(f"(SELECT count(*) FROM w{n})" if returns else "0")
+        counts.append(f"(SELECT count(*) FROM w{n})" if returns_rows(statement) else "0")
         args += values
     return ("WITH " + ", ".join(parts) + " SELECT " + ", ".join(counts), *args)
-
-
-_RETURNING = re.compile(r"\bRETURNING\b", re.I)
 
 
 def _prior(row: Any, lookup: Lookup) -> Prior:
