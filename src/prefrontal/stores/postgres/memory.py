@@ -602,8 +602,9 @@ def _row(item: MemoryItem, store: str, dense: int | None = None) -> tuple[Any, .
 
 
 def _scored(row: Sequence[Any], score: float, signals: dict[str, float]) -> ScoredMemory:
-    """The hit of ``row`` (:func:`~prefrontal.stores.decoded_items.scored_hit`)."""
-    return scored_hit(_item(row), score, signals)
+    """The hit of ``row``, a row of the lexical statement (its item's columns from
+    :data:`.lexical_search.ITEM_AT` on; :func:`~prefrontal.stores.decoded_items.scored_hit`)."""
+    return scored_hit(_item(row[lexical.ITEM_AT :]), score, signals)
 
 
 _decoded = DECODED
