@@ -22,7 +22,11 @@ from prefrontal.stores.postgres.coalesced import renumbered, returns_rows
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.stores.postgres.traces import PostgresTraceStore, of_turn, open_trace
-from prefrontal.stores.postgres.working_memory import PostgresWorkingMemoryStore, save_write
+from prefrontal.stores.postgres.working_memory import (
+    PostgresWorkingMemoryStore,
+    body_of,
+    save_write,
+)
 from prefrontal.stores.traces import ended_body
 from prefrontal.stores.working_memory import SessionState, WorkingMemoryStore
 from prefrontal.traces.documents import parse
@@ -37,7 +41,7 @@ SELECT
         SELECT ROW(c.item_id, c.created_at, c.body) FROM conversation_turns AS c
         WHERE c.agent_id = $2 AND (c.scope = 'shared' OR c.user_id = $3)
         ORDER BY c.created_at DESC, c.seq DESC LIMIT $6) END AS recent,
-    CASE WHEN $7::boolean THEN (SELECT w.body FROM wm_sessions AS w
+    CASE WHEN $7::boolean THEN (SELECT {body_of("w")} FROM wm_sessions AS w
         WHERE w.agent_id = $8 AND w.user_id = $9 AND w.session_id = $10) END AS session"""
 """Everything :meth:`PostgresExchangeWriter.prior` reads, one statement (one snapshot): the
 turn's trace (its body when asked for or when it is not open, :func:`.traces.open_trace`),
