@@ -1,7 +1,8 @@
-"""PostgreSQL writes an exchange in five round trips: its writes after the positions in one statement.
+"""PostgreSQL writes an exchange in four round trips: its writes after the positions in one statement.
 
-``BEGIN``, the turn's trace locked with the thread, the thread's last
-position, one statement writing the memory, the messages (in order), the
+``BEGIN``, the turn's trace locked with the thread's last position (the
+thread's lock taken first, :mod:`prefrontal.stores.postgres.thread_positions`),
+one statement writing the memory, the messages (in order), the
 summary, the session state and the trace (each a ``WITH`` of its own), and
 ``COMMIT``. Each write is the store's own statement, so what is stored is
 what the writes one by one stored (the integration tests of ``end_turn``
@@ -32,8 +33,8 @@ async def stores(postgres_dsn: str, postgres_schema: str) -> AsyncIterator[Store
     await opened.aclose()
 
 
-async def test_an_exchange_is_five_round_trips_and_keeps_its_order(stores: Stores) -> None:
-    """Each end_turn's transaction sends five statements, its writes joined in one; the
+async def test_an_exchange_is_four_round_trips_and_keeps_its_order(stores: Stores) -> None:
+    """Each end_turn's transaction sends four statements, its writes joined in one; the
     messages are read back in the order they were said, the summary and state saved."""
     orchestrator = build(stores, conversation={"recent_turns": 2})
     parent: str | None = None
@@ -46,8 +47,9 @@ async def test_an_exchange_is_five_round_trips_and_keeps_its_order(stores: Store
             statements = [s.strip() for s in sent[before:]]
             begin = statements.index("BEGIN ISOLATION LEVEL READ COMMITTED;")
             written = statements[begin : statements.index("COMMIT;", begin) + 1]
-            assert len(written) == 5, [w[:60] for w in written]
-            joined = written[3]
+            assert len(written) == 4, [w[:60] for w in written]
+            assert "episodic_thread_last(" in written[1]
+            joined = written[2]
             for table in ("episodic_items", "conversation_turns", "traces", "wm_sessions"):
                 assert f"INSERT INTO {table}" in joined or f"UPDATE {table}" in joined, table
     recent = await stores.conversation.recent(TENANT, limit=8)

@@ -50,13 +50,16 @@ state when its store shares the database. The SQL of each part is the store's ow
 (:mod:`.traces`, :mod:`.conversation`, :mod:`.working_memory`), tenancy included."""
 
 
-_ENDED_LOCKING = f"""
+def _ended_locking(last_position: str) -> str:
+    """The turn's trace row locked and its body read (none when it is open), then the
+    thread's last position, its lock taken first (``last_position``, the SQL of
+    :meth:`.memory.PostgresMemoryStore.last_position` from ``$4``): what
+    :meth:`~.traces.PostgresTraceStore.ended_in` and
+    :meth:`~.memory.PostgresMemoryStore.last_position_in` do, one statement."""
+    return f"""
 SELECT (SELECT CASE WHEN {open_trace("t")} THEN NULL ELSE t.body END FROM traces AS t
         WHERE {of_turn("t")} FOR UPDATE) AS body,
-    pg_advisory_xact_lock(hashtextextended($4, 0)) AS locked"""
-"""The turn's trace row locked and its body read (none when it is open), then
-the thread's advisory lock taken (key ``$4``, :meth:`.memory.PostgresMemoryStore.thread_lock`):
-what :meth:`~.traces.PostgresTraceStore.ended_in` and the thread's lock do, one statement."""
+    {last_position} AS last"""
 
 
 Write = tuple[str, Sequence[Any]]
@@ -140,6 +143,7 @@ class PostgresExchangeWriter:
             isinstance(working_memory, PostgresWorkingMemoryStore)
             and working_memory.database is self.database
         )
+        self._ended_locking = _ended_locking(episodic.last_position(4))
 
     async def prior(self, lookup: Lookup) -> Prior:
         """What the exchange's bookkeeping reads first, in one statement (:data:`_PRIOR`)."""
@@ -209,16 +213,16 @@ class PostgresExchangeWriter:
             if turn_id is None:
                 last = await self.episodic.last_position_in(connection, tenant, thread)
             else:
-                body = await connection.fetchval(
-                    _ENDED_LOCKING,
+                row = await connection.fetchrow(
+                    self._ended_locking,
                     turn_id,
                     tenant.agent_id,
                     tenant.user_id,
-                    self.episodic.thread_lock(tenant, thread),
+                    *self.episodic.last_position_args(tenant, thread),
                 )
+                body, last = row[0], int(row[1])
                 if body is not None and ended_body(body):
                     return None
-                last = await self.episodic.last_position_locked(connection, tenant, thread)
             return await self._placed_in(connection, embedded.placed(last + 1), stamp)
 
         written = await self.database.write(run, store="conversation")
