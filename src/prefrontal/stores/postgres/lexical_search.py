@@ -60,11 +60,14 @@ def statement(name: str) -> str:
     the limit ``$6``, :data:`MOST_HOLDERS` ``$7``, :data:`ROUNDING` ``$8``
     and :data:`ALL_SENT` ``$9``. No row when the tenant may read no item;
     else at least one, each with the statistics (documents, tokens, each
-    term's holders, their sum) and, unless the terms are held by more than
-    ``$7`` items or no candidate is left, one of the rows sent (key, length,
-    terms, counts, item). Past ``$9`` holders, the candidates are scored from
-    their own columns and only the best are read again, by their place in
-    the table, for their bodies.
+    term's holders, their sum; the holders of each term in the first row only) and, unless
+    the terms are held by more than ``$7`` items or no candidate is left, one of the rows
+    sent (key, length, terms and counts each as one text, a space between, and the item).
+    A term never holds a space (:func:`~prefrontal.retrieval.analysis.terms` splits at
+    whitespace; a long term's key is ``~`` and hex digits), so the text splits back into the
+    terms; one text per row is decoded faster than an array of a string or a number a term.
+    Past ``$9`` holders, the candidates are scored from their own columns and only the best
+    are read again, by their place in the table, for their bodies.
 
     The scores come from one join of the candidates' own terms with the query's (a hash of
     the query's terms probed once per term a candidate holds), never a search of each
@@ -113,8 +116,10 @@ def statement(name: str) -> str:
             WHERE o.score >= $8::float8 * coalesce(
                 (SELECT p.score FROM scored AS p ORDER BY p.score DESC OFFSET $6 - 1 LIMIT 1), 0)
         )
-        SELECT h.docs::bigint, h.tokens::bigint, h.dfs, h.holders::bigint,
-            {sql.KEY}, m.length, m.terms, m.counts, {sql.READ}
+        SELECT h.docs::bigint, h.tokens::bigint,
+            CASE WHEN row_number() OVER () = 1 THEN h.dfs END, h.holders::bigint,
+            {sql.KEY}, m.length, array_to_string(m.terms, ' '), array_to_string(m.counts, ' '),
+            {sql.READ}
         FROM h LEFT JOIN (
             best JOIN {items} AS m ON m.ctid = best.at {recall_counts.looked_up(name)}
         ) ON true"""
@@ -161,7 +166,7 @@ def answer(rows: Sequence[Any], keys: Sequence[str]) -> LexicalAnswer:
 
 def _counts(rows: Sequence[Any], keys: Sequence[str]) -> list[list[int]]:
     """Each row's count of each of ``keys``, from its terms (``row[6]``) and counts
-    (``row[7]``), in the order of ``rows``.
+    (``row[7]``), each a text of its values a space between, in the order of ``rows``.
 
     A row's terms are found among the keys by a set intersection (in C), and each of the few
     it holds is placed by its index in the row's terms; a key twice in ``keys`` gets its count
@@ -169,18 +174,20 @@ def _counts(rows: Sequence[Any], keys: Sequence[str]) -> list[list[int]]:
     """
     at = {k: n for n, k in enumerate(keys)}
     if len(at) < len(keys):  # a key twice: each place gets the count
-        held = [dict(zip(row[6], row[7], strict=True)) for row in rows]
+        held = [
+            dict(zip(row[6].split(" "), map(int, row[7].split(" ")), strict=True)) for row in rows
+        ]
         return [[h.get(k, 0) for k in keys] for h in held]
     wanted = at.keys()
     zeros = [0] * len(keys)
     found = []
     for row in rows:
-        terms = row[6]
+        terms = row[6].split(" ")
         counts = zeros.copy()
         common = wanted & terms
         if common:
-            numbers = row[7]
+            numbers = row[7].split(" ")
             for term in common:
-                counts[at[term]] = numbers[terms.index(term)]
+                counts[at[term]] = int(numbers[terms.index(term)])
         found.append(counts)
     return found
