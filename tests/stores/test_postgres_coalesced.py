@@ -8,12 +8,20 @@ the others are written and the failing one raises its own error.
 
 from __future__ import annotations
 
+import re
+
 import anyio
 import pytest
 
 from prefrontal.errors import StoreError
 from prefrontal.stores import Tenant, postgres
-from prefrontal.stores.postgres.coalesced import Coalescer, joined, target
+from prefrontal.stores.postgres.coalesced import (
+    Coalescer,
+    joined,
+    renumbered,
+    returns_rows,
+    target,
+)
 from prefrontal.stores.postgres.database import PostgresDatabase
 from prefrontal.testing.synthetic import memories
 from tests.conftest import FIXED_NOW
@@ -39,6 +47,31 @@ def test_joined_renumbers_the_parameters() -> None:
     assert "w0 AS (UPDATE a SET x = $1 WHERE y = $2)" in statement
     assert "w1 AS (INSERT INTO profiles (agent_id, body) VALUES ($3, $4))" in statement
     assert args == [1, 2, "p", "q"]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_renumbering_and_returning_read_the_statement_as_the_regular_expressions_do(
+    seed: int,
+) -> None:
+    """renumbered and returns_rows give what a substitution of each ``$n`` and a case-blind
+    search for the word RETURNING give, over statements of parameters, words and case mixed."""
+    import functools
+    import random
+
+    rng = random.Random(seed)
+    pieces = ["$1", "$12", "$3", " RETURNING ", "returning", "xreturning", "ReTuRnInG ", "$",
+              "a = ", "(", ")", ", ", "'$9'", "\n", "é", "—", "ſ", "2"]  # fmt: skip
+    for _ in range(300):
+        statement = "".join(rng.choices(pieces, k=rng.randint(0, 30)))
+        offset = rng.choice([0, 1, 7, 40])
+        expected = re.sub(r"\$(\d+)", functools.partial(_moved, offset=offset), statement)
+        assert renumbered(statement, offset) == expected
+        found = re.search(r"\bRETURNING\b", statement, re.I) is not None
+        assert returns_rows(statement) is found
+
+
+def _moved(found: re.Match[str], offset: int) -> str:
+    return f"${int(found.group(1)) + offset}"
 
 
 async def test_writes_begun_together_are_one_statement(

@@ -122,9 +122,13 @@ def test_each_rows_counts_are_its_count_of_each_key(seed: int) -> None:
     for n in range(20):
         terms = sorted(rng.sample(words, rng.randint(1, 8)))
         counts = [rng.randint(1, 4) for _ in terms]
-        rows.append((40, 200, [3] * len(keys), 60, f"k{n}", sum(counts), terms, counts, "item"))
+        dfs = [3] * len(keys) if n == 0 else None  # the first row only
+        sent = (" ".join(terms), " ".join(map(str, counts)))
+        rows.append((40, 200, dfs, 60, f"k{n}", sum(counts), *sent, "item"))
     found = lexical_search.answer(rows, keys)
     assert found.matches is not None
-    expected = [[dict(zip(r[6], r[7], strict=True)).get(k, 0) for k in keys] for r in rows]
+    assert found.matches.frequencies == [3] * len(keys)
+    held = [dict(zip(r[6].split(), map(int, r[7].split()), strict=True)) for r in rows]
+    expected = [[h.get(k, 0) for k in keys] for h in held]
     assert [list(c.counts) for c in found.matches.candidates] == expected
     assert [c.key for c in found.matches.candidates] == [r[4] for r in rows]

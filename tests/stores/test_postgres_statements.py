@@ -22,9 +22,9 @@ from tests.postgres_statements import counted_statements
 pytestmark = pytest.mark.anyio
 
 TURN_BOUND = 21
-"""Statements a turn (start and end) may send at most (15 to 19 here): the turn's state read in
+"""Statements a turn (start and end) may send at most (13 to 16 here): the turn's state read in
 one statement when it starts, each of its six memory searches one statement, the exchange's
-prior reads one, its writes five. 19 to 23 when the exchange's writes were a statement each,
+prior reads one, its writes four. 19 to 23 when the exchange's writes were a statement each,
 44 to 57 when each state read and each search step was a statement of its own, 90 to 108
 when every read had its transaction and every release its reset."""
 

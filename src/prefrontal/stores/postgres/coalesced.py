@@ -36,9 +36,18 @@ def target(statement: str) -> str | None:
     """The table ``statement`` writes when it may join others: an ``INSERT``, ``UPDATE`` or
     ``DELETE`` returning nothing; ``None`` for any other."""
     found = _WRITE.match(statement)
-    if found is None or _RETURNING.search(statement):
+    if found is None or returns_rows(statement):
         return None
     return found.group(1).lower()
+
+
+def returns_rows(statement: str) -> bool:
+    """Whether ``statement`` has a ``RETURNING`` clause (the word, in any case).
+
+    The word is looked for in the statement upper-cased first (a scan in C); only a statement
+    holding it is searched for it as a word, a case-blind search that tries every place.
+    """
+    return "RETURNING" in statement.upper() and _RETURNING.search(statement) is not None
 
 
 def joined(writes: Sequence[tuple[str, Sequence[Any]]]) -> tuple[str, list[Any]]:
@@ -52,8 +61,15 @@ def joined(writes: Sequence[tuple[str, Sequence[Any]]]) -> tuple[str, list[Any]]
 
 
 def renumbered(statement: str, offset: int) -> str:
-    """``statement`` with each parameter ``$n`` written ``$(n + offset)``."""
-    return _PARAMETER.sub(lambda found: f"${int(found.group(1)) + offset}", statement)
+    """``statement`` with each parameter ``$n`` written ``$(n + offset)``.
+
+    Split at its parameters (text and numbers alternate), the numbers rewritten, joined again.
+    """
+    if offset == 0:
+        return statement
+    parts = _PARAMETER.split(statement)
+    parts[1::2] = [f"${int(n) + offset}" for n in parts[1::2]]
+    return "".join(parts)
 
 
 class _Write:

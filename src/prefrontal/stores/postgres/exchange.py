@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -19,11 +18,15 @@ from prefrontal.stores.exchange import (
     stored_leaving,
     with_stored_session,
 )
-from prefrontal.stores.postgres.coalesced import renumbered
+from prefrontal.stores.postgres.coalesced import renumbered, returns_rows
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.stores.postgres.traces import PostgresTraceStore, of_turn, open_trace
-from prefrontal.stores.postgres.working_memory import PostgresWorkingMemoryStore, save_write
+from prefrontal.stores.postgres.working_memory import (
+    PostgresWorkingMemoryStore,
+    body_of,
+    save_write,
+)
 from prefrontal.stores.traces import ended_body
 from prefrontal.stores.working_memory import SessionState, WorkingMemoryStore
 from prefrontal.traces.documents import parse
@@ -38,7 +41,7 @@ SELECT
         SELECT ROW(c.item_id, c.created_at, c.body) FROM conversation_turns AS c
         WHERE c.agent_id = $2 AND (c.scope = 'shared' OR c.user_id = $3)
         ORDER BY c.created_at DESC, c.seq DESC LIMIT $6) END AS recent,
-    CASE WHEN $7::boolean THEN (SELECT w.body FROM wm_sessions AS w
+    CASE WHEN $7::boolean THEN (SELECT {body_of("w")} FROM wm_sessions AS w
         WHERE w.agent_id = $8 AND w.user_id = $9 AND w.session_id = $10) END AS session"""
 """Everything :meth:`PostgresExchangeWriter.prior` reads, one statement (one snapshot): the
 turn's trace (its body when asked for or when it is not open, :func:`.traces.open_trace`),
@@ -47,13 +50,16 @@ state when its store shares the database. The SQL of each part is the store's ow
 (:mod:`.traces`, :mod:`.conversation`, :mod:`.working_memory`), tenancy included."""
 
 
-_ENDED_LOCKING = f"""
+def _ended_locking(last_position: str) -> str:
+    """The turn's trace row locked and its body read (none when it is open), then the
+    thread's last position, its lock taken first (``last_position``, the SQL of
+    :meth:`.memory.PostgresMemoryStore.last_position` from ``$4``): what
+    :meth:`~.traces.PostgresTraceStore.ended_in` and
+    :meth:`~.memory.PostgresMemoryStore.last_position_in` do, one statement."""
+    return f"""
 SELECT (SELECT CASE WHEN {open_trace("t")} THEN NULL ELSE t.body END FROM traces AS t
         WHERE {of_turn("t")} FOR UPDATE) AS body,
-    pg_advisory_xact_lock(hashtextextended($4, 0)) AS locked"""
-"""The turn's trace row locked and its body read (none when it is open), then
-the thread's advisory lock taken (key ``$4``, :meth:`.memory.PostgresMemoryStore.thread_lock`):
-what :meth:`~.traces.PostgresTraceStore.ended_in` and the thread's lock do, one statement."""
+    {last_position} AS last"""
 
 
 Write = tuple[str, Sequence[Any]]
@@ -70,13 +76,9 @@ def together(writes: Sequence[Write]) -> tuple[Any, ...]:
     args: list[Any] = []
     for n, (statement, values) in enumerate(writes):
         parts.append(f"w{n} AS ({renumbered(statement, len(args))})")
-        returns = _RETURNING.search(statement) is not None
-        counts.append(f"(SELECT count(*) FROM w{n})" if returns else "0")
+        counts.append(f"(SELECT count(*) FROM w{n})" if returns_rows(statement) else "0")
         args += values
     return ("WITH " + ", ".join(parts) + " SELECT " + ", ".join(counts), *args)
-
-
-_RETURNING = re.compile(r"\bRETURNING\b", re.I)
 
 
 def _prior(row: Any, lookup: Lookup) -> Prior:
@@ -141,6 +143,7 @@ class PostgresExchangeWriter:
             isinstance(working_memory, PostgresWorkingMemoryStore)
             and working_memory.database is self.database
         )
+        self._ended_locking = _ended_locking(episodic.last_position(4))
 
     async def prior(self, lookup: Lookup) -> Prior:
         """What the exchange's bookkeeping reads first, in one statement (:data:`_PRIOR`)."""
@@ -210,16 +213,16 @@ class PostgresExchangeWriter:
             if turn_id is None:
                 last = await self.episodic.last_position_in(connection, tenant, thread)
             else:
-                body = await connection.fetchval(
-                    _ENDED_LOCKING,
+                row = await connection.fetchrow(
+                    self._ended_locking,
                     turn_id,
                     tenant.agent_id,
                     tenant.user_id,
-                    self.episodic.thread_lock(tenant, thread),
+                    *self.episodic.last_position_args(tenant, thread),
                 )
+                body, last = row[0], int(row[1])
                 if body is not None and ended_body(body):
                     return None
-                last = await self.episodic.last_position_locked(connection, tenant, thread)
             return await self._placed_in(connection, embedded.placed(last + 1), stamp)
 
         written = await self.database.write(run, store="conversation")

@@ -60,11 +60,14 @@ def statement(name: str) -> str:
     the limit ``$6``, :data:`MOST_HOLDERS` ``$7``, :data:`ROUNDING` ``$8``
     and :data:`ALL_SENT` ``$9``. No row when the tenant may read no item;
     else at least one, each with the statistics (documents, tokens, each
-    term's holders, their sum) and, unless the terms are held by more than
-    ``$7`` items or no candidate is left, one of the rows sent (key, length,
-    terms, counts, item). Past ``$9`` holders, the candidates are scored from
-    their own columns and only the best are read again, by their place in
-    the table, for their bodies.
+    term's holders, their sum; the holders of each term in the first row only) and, unless
+    the terms are held by more than ``$7`` items or no candidate is left, one of the rows
+    sent (key, length, terms and counts each as one text, a space between, and the item).
+    A term never holds a space (:func:`~prefrontal.retrieval.analysis.terms` splits at
+    whitespace; a long term's key is ``~`` and hex digits), so the text splits back into the
+    terms; one text per row is decoded faster than an array of a string or a number a term.
+    Past ``$9`` holders, the candidates are scored from their own columns and only the best
+    are read again, by their place in the table, for their bodies.
 
     The scores come from one join of the candidates' own terms with the query's (a hash of
     the query's terms probed once per term a candidate holds), never a search of each
@@ -113,8 +116,10 @@ def statement(name: str) -> str:
             WHERE o.score >= $8::float8 * coalesce(
                 (SELECT p.score FROM scored AS p ORDER BY p.score DESC OFFSET $6 - 1 LIMIT 1), 0)
         )
-        SELECT h.docs::bigint, h.tokens::bigint, h.dfs, h.holders::bigint,
-            {sql.KEY}, m.length, m.terms, m.counts, {sql.READ}
+        SELECT h.docs::bigint, h.tokens::bigint,
+            CASE WHEN row_number() OVER () = 1 THEN h.dfs END, h.holders::bigint,
+            {sql.KEY}, m.length, array_to_string(m.terms, ' '), array_to_string(m.counts, ' '),
+            {sql.READ}
         FROM h LEFT JOIN (
             best JOIN {items} AS m ON m.ctid = best.at {recall_counts.looked_up(name)}
         ) ON true"""
@@ -122,11 +127,12 @@ def statement(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class LexicalAnswer:
-    """What the statement returned: the matches of the rows sent and their items' rows.
+    """What the statement returned: the matches of the rows sent and the rows themselves.
 
     ``too_common``: the query's terms are held by too many items for one statement
-    (nothing else is set then). ``rows`` are by key, each the columns
-    :func:`.memory._item` reads (decoded by the caller for its hits only).
+    (nothing else is set then). ``rows`` are the statement's rows by key, each holding from
+    :data:`ITEM_AT` on the columns :func:`.memory._item` reads (decoded by the caller for its
+    hits only).
     """
 
     too_common: bool
@@ -136,7 +142,11 @@ class LexicalAnswer:
 
 def answer(rows: Sequence[Any], keys: Sequence[str]) -> LexicalAnswer:
     """Read the statement's rows (:func:`statement`) for the query's term keys ``keys``: each
-    row's count of each key, from its terms and counts."""
+    row's count of each key, from its terms and counts.
+
+    Either every row was sent with an item or the one row there is has none (the statement's
+    outer join of the statistics with no row sent), so the first row says which.
+    """
     empty = LexicalAnswer(False, None, {})
     if not rows:
         return empty
@@ -144,27 +154,40 @@ def answer(rows: Sequence[Any], keys: Sequence[str]) -> LexicalAnswer:
     if int(head[3]) > MOST_HOLDERS:
         return LexicalAnswer(True, None, {})
     corpus = Corpus(docs=int(head[0]), tokens=int(head[1]))
-    sent = [row for row in rows if row[4] is not None]
-    if corpus.docs == 0 or not sent:
+    if corpus.docs == 0 or head[4] is None:
         return empty
-    candidates = [Candidate(row[4], int(row[5]), counts) for row, counts in _counts(sent, keys)]
+    candidates = [
+        Candidate(row[4], row[5], counts)
+        for row, counts in zip(rows, _counts(rows, keys), strict=True)
+    ]
     matches = LexicalMatches(corpus, [int(n) for n in head[2]], candidates)
-    return LexicalAnswer(False, matches, {row[4]: tuple(row[ITEM_AT:]) for row in sent})
+    return LexicalAnswer(False, matches, {row[4]: row for row in rows})
 
 
-def _counts(rows: Sequence[Any], keys: Sequence[str]) -> list[tuple[Any, list[int]]]:
-    """Each row with its count of each of ``keys``, from its terms (``row[6]``) and counts
-    (``row[7]``): a pass over the row's own terms, which are fewer than the query's."""
+def _counts(rows: Sequence[Any], keys: Sequence[str]) -> list[list[int]]:
+    """Each row's count of each of ``keys``, from its terms (``row[6]``) and counts
+    (``row[7]``), each a text of its values a space between, in the order of ``rows``.
+
+    A row's terms are found among the keys by a set intersection (in C), and each of the few
+    it holds is placed by its index in the row's terms; a key twice in ``keys`` gets its count
+    at each place.
+    """
     at = {k: n for n, k in enumerate(keys)}
     if len(at) < len(keys):  # a key twice: each place gets the count
-        held = [dict(zip(row[6], row[7], strict=True)) for row in rows]
-        return [(row, [h.get(k, 0) for k in keys]) for row, h in zip(rows, held, strict=True)]
+        held = [
+            dict(zip(row[6].split(" "), map(int, row[7].split(" ")), strict=True)) for row in rows
+        ]
+        return [[h.get(k, 0) for k in keys] for h in held]
+    wanted = at.keys()
+    zeros = [0] * len(keys)
     found = []
     for row in rows:
-        counts = [0] * len(keys)
-        for term, count in zip(row[6], row[7], strict=True):
-            n = at.get(term)
-            if n is not None:
-                counts[n] = count
-        found.append((row, counts))
+        terms = row[6].split(" ")
+        counts = zeros.copy()
+        common = wanted & terms
+        if common:
+            numbers = row[7].split(" ")
+            for term in common:
+                counts[at[term]] = int(numbers[terms.index(term)])
+        found.append(counts)
     return found

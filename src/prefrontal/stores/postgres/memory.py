@@ -43,6 +43,7 @@ from prefrontal.stores.memory_search import (
 from prefrontal.stores.postgres import lexical_search as lexical
 from prefrontal.stores.postgres import memory_sql as sql
 from prefrontal.stores.postgres import memory_versions as versions
+from prefrontal.stores.postgres import thread_positions
 from prefrontal.stores.postgres.bulk import AT_LEAST, BulkWriter
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase, storable_ids
 from prefrontal.stores.postgres.dense import DenseColumn, detect, literal, set_up
@@ -58,9 +59,6 @@ from prefrontal.trusted import evolve
 _DERIVED = frozenset({"superseded_by", "recall_count", "last_recalled_at", "embedding"})
 """Fields kept only as columns (they change in place), not in ``body``."""
 
-
-THREAD_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"
-"""Lock a thread (key ``$1``) until the transaction ends."""
 
 ERASE_BATCH = 100
 """Items one transaction of ``erase`` removes at most (see :meth:`PostgresMemoryStore.erase`)."""
@@ -239,27 +237,25 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
         """The highest position in the tenant's ``thread`` (-1 when empty), the thread locked.
 
         The lock (a transaction-scoped advisory lock on the thread) makes two
-        writers to one thread take their positions one after the other.
+        writers to one thread take their positions one after the other; the lock and the
+        read are one call (:mod:`.thread_positions`).
         """
-        await connection.execute(THREAD_LOCK, self.thread_lock(tenant, thread))
-        return await self.last_position_locked(connection, tenant, thread)
-
-    def thread_lock(self, tenant: Tenant, thread: str) -> str:
-        """The key of the tenant's ``thread``'s advisory lock (:data:`THREAD_LOCK`'s ``$1``)."""
-        return "\x1f".join((self.name, tenant.agent_id, tenant.user_id, thread))
-
-    async def last_position_locked(
-        self, connection: Connection, tenant: Tenant, thread: str
-    ) -> int:
-        """The highest position in the tenant's ``thread`` (-1 when empty), its lock held."""
         found = await connection.fetchval(
-            f"SELECT max(position) FROM {self.name}_items"
-            " WHERE agent_id = $1 AND thread_id = $2 AND user_id = $3",
-            tenant.agent_id,
-            thread,
-            tenant.user_id,
+            f"SELECT {self.last_position(1)}", *self.last_position_args(tenant, thread)
         )
-        return -1 if found is None else int(found)
+        return int(found)
+
+    def last_position(self, first: int) -> str:
+        """SQL of the tenant's thread's last position, its lock taken first
+        (:func:`.thread_positions.call`), its parameters :meth:`last_position_args` from
+        ``$first`` on."""
+        return thread_positions.call(self.name, first)
+
+    def last_position_args(self, tenant: Tenant, thread: str) -> tuple[str, str, str, str]:
+        """The parameters of :meth:`last_position`: the thread's lock key, the agent, the
+        thread and the user."""
+        key = "\x1f".join((self.name, tenant.agent_id, tenant.user_id, thread))
+        return key, tenant.agent_id, thread, tenant.user_id
 
     async def get(self, tenant: Tenant, item_ids: list[str]) -> list[MemoryItem]:
         wanted = storable_ids(item_ids)
@@ -602,8 +598,9 @@ def _row(item: MemoryItem, store: str, dense: int | None = None) -> tuple[Any, .
 
 
 def _scored(row: Sequence[Any], score: float, signals: dict[str, float]) -> ScoredMemory:
-    """The hit of ``row`` (:func:`~prefrontal.stores.decoded_items.scored_hit`)."""
-    return scored_hit(_item(row), score, signals)
+    """The hit of ``row``, a row of the lexical statement (its item's columns from
+    :data:`.lexical_search.ITEM_AT` on; :func:`~prefrontal.stores.decoded_items.scored_hit`)."""
+    return scored_hit(_item(row[lexical.ITEM_AT :]), score, signals)
 
 
 _decoded = DECODED

@@ -33,7 +33,13 @@ from prefrontal.retrieval.impacts import sql_code
 from prefrontal.stores.durable import MEMORY_TABLES, Migration, upgrading
 from prefrontal.stores.erasures import FIRST_TENANT_TABLES, REFUSED, SESSION_ITEMS_TABLE
 from prefrontal.stores.memory_search import stored_terms
-from prefrontal.stores.postgres import planner_statistics, recall_counts, vector_log, visibility
+from prefrontal.stores.postgres import (
+    planner_statistics,
+    recall_counts,
+    thread_positions,
+    vector_log,
+    visibility,
+)
 from prefrontal.stores.postgres.memory_versions import versions_schema
 from prefrontal.stores.postgres.term_keys import key
 from prefrontal.stores.statistics_owner import owner_sql
@@ -743,6 +749,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "a memory row's visible keys computed by a PL/pgSQL function, whose plans the "
         "server keeps, instead of a SQL function parsed and planned for every row written",
         (visibility.VISIBLE_KEYS_KEPT,),
+    ),
+    Migration(
+        22,
+        "a thread's lock and its last position taken by one call of a PL/pgSQL function "
+        "per memory table (an exchange's positions in one round trip, not two)",
+        thread_positions.SCHEMA,
     ),
 )
 LATEST = MIGRATIONS[-1].version

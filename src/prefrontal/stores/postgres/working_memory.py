@@ -6,6 +6,12 @@ update whose ``WHERE`` names the version the caller loaded). PostgreSQL
 re-checks that condition against the newest row when two saves race, so of
 any number of workers saving from the same version exactly one succeeds and
 the others get a :class:`~prefrontal.errors.ConflictError`.
+
+A state's body crosses the socket as its UTF-8 bytes (``bytea``, converted to
+and from the ``text`` column by the server): a buffer's JSON runs to tens of
+kilobytes, often with a character beyond Latin-1, and as a Python string it
+would be decoded from the serializer's bytes and encoded again for the
+driver on each save, and the other way round for the validator on each load.
 """
 
 from __future__ import annotations
@@ -13,8 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from prefrontal.errors import ConflictError
-from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
+from pydantic_core import PydanticSerializationError
+
+from prefrontal.errors import ConflictError, ItemRejectedError
+from prefrontal.stores.durable import SharesDatabase, read_one, readable
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase, erase_statement
 from prefrontal.stores.postgres.turn_reads import StateRead, TurnKey
 from prefrontal.stores.tenancy import Tenant
@@ -22,20 +30,39 @@ from prefrontal.stores.working_memory import SessionKey, SessionState
 
 _STORE = "working_memory"
 _KEY = "agent_id = $1 AND user_id = $2 AND session_id = $3"
-_LOAD = StateRead("body", f"FROM wm_sessions WHERE {_KEY}")
+BODY = "convert_to(body, 'UTF8')"
+"""A row's body as its UTF-8 bytes (what the validator reads): every read of a state selects
+this (``w.body`` for a row ``w``: :func:`body_of`)."""
+_LOAD = StateRead(BODY, f"FROM wm_sessions WHERE {_KEY}")
 
 _CREATE = """
 INSERT INTO wm_sessions (agent_id, user_id, session_id, version, updated_at, body)
-VALUES ($1, $2, $3, $4, $5, $6)
+VALUES ($1, $2, $3, $4, $5, convert_from($6::bytea, 'UTF8'))
 ON CONFLICT (agent_id, user_id, session_id) DO NOTHING
 RETURNING version
 """
 
 _UPDATE = f"""
-UPDATE wm_sessions SET version = $4, updated_at = $5, body = $6
+UPDATE wm_sessions SET version = $4, updated_at = $5, body = convert_from($6::bytea, 'UTF8')
 WHERE {_KEY} AND version = $7
 RETURNING version
 """
+
+
+def body_of(row: str) -> str:
+    """:data:`BODY` of the ``wm_sessions`` row named ``row``."""
+    return f"convert_to({row}.body, 'UTF8')"
+
+
+def _body(state: SessionState) -> bytes:
+    """``state`` as JSON, UTF-8 bytes (``model_dump_json``'s text, encoded); text that is not
+    valid UTF-8 is an :class:`~prefrontal.errors.ItemRejectedError`."""
+    try:
+        return state.__pydantic_serializer__.to_json(state)
+    except PydanticSerializationError as error:
+        raise ItemRejectedError(
+            f"cannot store {type(state).__name__}: {error}", store=_STORE
+        ) from error
 
 
 async def load_in(connection: Connection, key: SessionKey) -> SessionState | None:
@@ -48,7 +75,7 @@ def save_write(state: SessionState) -> tuple[tuple[str, tuple[object, ...]], Ses
     """What :func:`save_in` sends for ``state`` (its statement, which returns a row when the
     state was saved, and parameters), and the state it saves."""
     saved = state.model_copy(update={"version": state.version + 1})
-    row = (*_key(state.key), saved.version, saved.updated_at, dump(saved, store=_STORE))
+    row = (*_key(state.key), saved.version, saved.updated_at, _body(saved))
     if state.version == 0:
         return (_CREATE, row), saved
     return (_UPDATE, (*row, state.version)), saved
@@ -107,7 +134,7 @@ class PostgresWorkingMemoryStore(SharesDatabase[PostgresDatabase]):
 
         async def run(connection: Connection) -> list[SessionState]:
             rows = await connection.fetch(
-                "SELECT body FROM wm_sessions WHERE agent_id = $1 AND user_id = $2"
+                f"SELECT {BODY} FROM wm_sessions WHERE agent_id = $1 AND user_id = $2"
                 ' AND updated_at >= $3 ORDER BY updated_at DESC, session_id COLLATE "C" DESC'
                 " LIMIT $4",
                 tenant.agent_id,

@@ -1,0 +1,103 @@
+"""A thread's last position is read after its lock is taken, in one call (schema 22).
+
+``<name>_thread_last`` takes the thread's advisory lock, then reads the
+thread's highest position: a writer that calls it while another holds the
+lock waits, then sees what the other committed (the read's snapshot is
+taken after the lock, as a read sent after the lock would be). A schema at
+version 21 is upgraded to it with its items, whose positions it then reads.
+"""
+
+from __future__ import annotations
+
+import anyio
+import asyncpg
+import pytest
+
+from prefrontal.stores import Tenant, postgres
+from prefrontal.stores.long_term import MemoryItem
+from prefrontal.stores.postgres import memory as pg_memory
+from prefrontal.stores.postgres import memory_sql, migrations
+from prefrontal.stores.postgres.database import Connection
+from prefrontal.stores.postgres.memory import PostgresMemoryStore
+from prefrontal.testing.synthetic import memories
+
+pytestmark = pytest.mark.anyio
+TENANT = Tenant(agent_id="agent", user_id="user")
+
+
+def _in_thread(thread: str, count: int) -> list[MemoryItem]:
+    return [
+        item.model_copy(update={"thread_id": thread, "position": n})
+        for n, item in enumerate(memories(count, tenant=TENANT))
+    ]
+
+
+async def test_a_writer_waits_for_the_lock_and_reads_what_the_holder_committed(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    stores = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
+    assert await stores.episodic.get(TENANT, ["none"]) == []  # the schema made
+    await stores.aclose()
+    store = stores.episodic
+    assert isinstance(store, PostgresMemoryStore)
+    statement = f"SELECT {store.last_position(1)}"
+    args = store.last_position_args(TENANT, "thread")
+    other = store.last_position_args(TENANT, "other")
+    settings = {"search_path": f'"{postgres_schema}"'}
+    first = await asyncpg.connect(postgres_dsn, server_settings=settings)
+    second = await asyncpg.connect(postgres_dsn, server_settings=settings)
+    read: list[int] = []
+    try:
+        holding = first.transaction()
+        await holding.start()
+        assert await first.fetchval(statement, *args) == -1
+        waiting = second.transaction()
+        await waiting.start()
+        assert await second.fetchval(statement, *other) == -1  # another thread: no wait
+
+        async def wait() -> None:
+            read.append(await second.fetchval(statement, *args))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(wait)
+            await anyio.sleep(0.3)
+            assert read == []  # the lock is held: the second writer waits
+            await store.put_in(first, _in_thread("thread", 3))
+            await holding.commit()
+        assert read == [2]
+        await waiting.rollback()
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_a_schema_at_21_upgrades_and_reads_its_threads(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    settings = {"search_path": f'"{postgres_schema}"'}
+    connection = await asyncpg.connect(postgres_dsn, server_settings=settings)
+    try:
+        at_21 = migrations.MIGRATIONS[:21]
+        assert await migrations.migrate(connection, postgres_schema, at_21) == 21
+        assert await connection.fetchval("SELECT to_regproc('episodic_thread_last')") is None
+        rows = [pg_memory._row(item, "episodic") for item in _in_thread("thread", 4)]
+        await connection.executemany(memory_sql.Statements("episodic").upsert, rows)
+    finally:
+        await connection.close()
+    stores = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
+    try:
+        await stores.open()
+        store = stores.episodic
+        assert isinstance(store, PostgresMemoryStore)
+
+        async def last(connection: Connection) -> int:
+            return await store.last_position_in(connection, TENANT, "thread")
+
+        assert await store.database.write(last, store="test") == 3
+        check = await asyncpg.connect(postgres_dsn, server_settings=settings)
+        try:
+            assert await migrations.schema_version(check) == migrations.LATEST == 22
+        finally:
+            await check.close()
+    finally:
+        await stores.aclose()
