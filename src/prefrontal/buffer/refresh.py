@@ -75,9 +75,13 @@ class TurnBuffer(Protocol):
         protected: Collection[str] = (),
         turn_id: str | None = None,
     ) -> AddResult: ...
-    def renew(
-        self, new: Offer, *, now: datetime | None = None, turn_id: str | None = None
-    ) -> AddResult | None: ...
+    def renew_all(
+        self,
+        offers: Sequence[tuple[str, Offer]],
+        *,
+        now: datetime | None = None,
+        turn_id: str | None = None,
+    ) -> list[AddResult]: ...
     def refuse_all(
         self, offers: Sequence[Scored], protected: Collection[str] = ()
     ) -> list[AddResult] | None: ...
@@ -113,23 +117,31 @@ async def refresh_turn(
     evicted: list[Eviction] = [*await buffer.fade(at)]
     evicted += buffer.retire_turn_items(offered, at)
     placed = {i.item_id for i in buffer.items if awaits_promotion(i)}
-    held: list[Offer] = []
+    held: list[tuple[str, Offer]] = []
     fresh: list[tuple[str, Offer]] = []
-    for item_id, fragment in offered.items():
-        if item_id in buffer:
-            held.append(fragment)
-        else:
-            fresh.append((item_id, fragment))
-    held.sort(key=lambda fragment: not fragment.pinned)  # pinned first, then as given
+    for pair in offered.items():
+        (held if pair[0] in buffer else fresh).append(pair)
+    held.sort(key=lambda pair: not pair[1].pinned)  # pinned first, then as given
     ranked = _ranked(buffer, fresh, focus, at)
     outcomes: dict[Outcome, list[AddResult]] = {outcome: [] for outcome in Outcome}
-    for fragment in held:
-        result = buffer.renew(fragment, now=at, turn_id=turn_id) or await buffer.add(
+    refreshed = outcomes[Outcome.REFRESHED]
+    index = 0
+    while index < len(held):
+        renewed = buffer.renew_all(held[index:], now=at, turn_id=turn_id)
+        refreshed += renewed
+        placed.update(item_id for item_id, _ in held[index : index + len(renewed)])
+        index += len(renewed)
+        if index == len(held):
+            break
+        fragment = held[index][1]  # grown, or no longer held: offered as new
+        index += 1
+        result = await buffer.add(
             fragment.made(), focus=focus, now=at, protected=placed, turn_id=turn_id
         )
-        outcomes[result.outcome].append(result)
+        outcome = result.outcome
+        outcomes[outcome].append(result)
         evicted += result.evicted
-        if result.outcome is not Outcome.REFUSED:
+        if outcome is not Outcome.REFUSED:
             placed.add(result.item_id)
     protected = frozenset(placed)  # grows only as offers are placed: one set per admission
     for index, offer in enumerate(ranked):
@@ -140,10 +152,11 @@ async def refresh_turn(
         result = await buffer.admit_scored(
             offer, focus=focus, now=at, protected=protected, turn_id=turn_id
         )
-        outcomes[result.outcome].append(result)
-        evicted += result.evicted
-        if result.outcome is not Outcome.REFUSED:
-            protected = protected | {result.item_id}
+        outcome = result.outcome
+        outcomes[outcome].append(result)
+        if outcome is not Outcome.REFUSED:
+            evicted += result.evicted
+            protected = protected | {offer.item_id}
     themes = buffer.refresh_themes()
     buffer.mark_turn(at)
     return RefreshReport(

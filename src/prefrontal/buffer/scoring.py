@@ -108,16 +108,28 @@ class Scoring:
         (inputs, n_inputs), (tags, n_tags), (task_terms, n_task), (themes, n_themes) = self._terms
         terms = labelled_terms(new.content, (*new.tags, *new.entities))  # item_terms(new)
         size = len(terms)
-        relevance = new.relevance
+        relevance = new.relevance  # (``min`` of two counts, as a comparison: no call)
         if relevance is None:
-            relevance = len(terms & inputs) / min(size, n_inputs) if size and n_inputs else 0.0
+            relevance = (
+                len(terms & inputs) / (size if size < n_inputs else n_inputs)
+                if size and n_inputs
+                else 0.0
+            )
         at = new.occurred_at
         recency = (
             1.0 if at is None else happened_recency((self.now - at).total_seconds(), self.config)
         )
         attention = self._intensity * (len(terms & tags) / n_tags if n_tags else 0.0)
-        task = len(terms & task_terms) / min(size, n_task) if size and n_task else 0.0
-        coherence = len(terms & themes) / min(size, n_themes) if size and n_themes else 0.0
+        task = (
+            len(terms & task_terms) / (size if size < n_task else n_task)
+            if size and n_task
+            else 0.0
+        )
+        coherence = (
+            len(terms & themes) / (size if size < n_themes else n_themes)
+            if size and n_themes
+            else 0.0
+        )
         felt = urgency(new) if new.tags else new.urgency
         w_relevance, w_urgency, w_recency, w_attention = self._weights
         base = (
