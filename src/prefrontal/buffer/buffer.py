@@ -535,12 +535,11 @@ class WorkingMemoryBuffer:
             return None
         closed = _Closed(self.utilisation, config, self._kept(protected))
         largest = config.max_tokens
+        later = refused_later
         refused = [
-            refused_later(offer.item_id, offer.tokens, closed, offer)
-            if offer.tokens <= largest
-            else add_result(
-                offer.item_id, Outcome.REFUSED, _too_large(offer.tokens, config), offer.tokens
-            )
+            later(offer.item_id, tokens, closed, offer)
+            if (tokens := offer.tokens) <= largest
+            else add_result(offer.item_id, Outcome.REFUSED, _too_large(tokens, config), tokens)
             for offer in offers
         ]
         held.count("refused", len(refused))

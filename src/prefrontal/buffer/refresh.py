@@ -50,7 +50,6 @@ class TurnBuffer(Protocol):
     def total_tokens(self) -> int: ...
     @property
     def themes(self) -> tuple[str, ...]: ...
-    def __contains__(self, item_id: object) -> bool: ...
     def moment(self, now: datetime | None = None) -> datetime: ...
     async def fade(self, now: datetime | None = None) -> tuple[Eviction, ...]: ...
     def retire_turn_items(
@@ -116,11 +115,13 @@ async def refresh_turn(
     offered = _distinct(fragments)
     evicted: list[Eviction] = [*await buffer.fade(at)]
     evicted += buffer.retire_turn_items(offered, at)
-    placed = {i.item_id for i in buffer.items if awaits_promotion(i)}
+    holding = buffer.items
+    placed = {i.item_id for i in holding if awaits_promotion(i)}
+    holds = {i.item_id for i in holding}  # (one set: no call per fragment)
     held: list[tuple[str, Offer]] = []
     fresh: list[tuple[str, Offer]] = []
     for pair in offered.items():
-        (held if pair[0] in buffer else fresh).append(pair)
+        (held if pair[0] in holds else fresh).append(pair)
     held.sort(key=lambda pair: not pair[1].pinned)  # pinned first, then as given
     ranked = _ranked(buffer, fresh, focus, at)
     outcomes: dict[Outcome, list[AddResult]] = {outcome: [] for outcome in Outcome}
