@@ -52,28 +52,44 @@ order of use)."""
 
 
 class _ItemJson:
-    """Each item's JSON by the item's ``id()``, the item kept beside it: an entry is used
-    only for that very object (an id reused by another object after the first was freed
-    does not match it). A plain dictionary: its reads and writes are atomic in CPython, and
-    event loops in several threads may share it."""
+    """Each item's JSON, as text, by the item's ``id()``, the item kept beside it: an entry
+    is used only for that very object (an id reused by another object after the first was
+    freed does not match it). A plain dictionary: its reads and writes are atomic in
+    CPython, and event loops in several threads may share it."""
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._entries: dict[int, tuple[BufferItem, bytes]] = {}
+        self._entries: dict[int, tuple[BufferItem, str]] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def __call__(self, item: BufferItem) -> bytes:
+    def __call__(self, item: BufferItem) -> str:
         """``item``'s JSON, remembered for that object."""
         kept = self._entries.get(id(item))
         if kept is not None and kept[0] is item:
             return kept[1]
-        text: bytes = _ITEM_SERIALIZER.to_json(item)
+        text: str = _ITEM_SERIALIZER.to_json(item).decode()
         if len(self._entries) >= self._size:
             self._entries = {}
         self._entries[id(item)] = (item, text)
         return text
+
+    def all(self, items: tuple[BufferItem, ...]) -> list[str]:
+        """The JSON of each of ``items``, in order (what a call for each gives)."""
+        entries, serialize = self._entries, _ITEM_SERIALIZER.to_json
+        found: list[str] = []
+        for item in items:
+            kept = entries.get(id(item))
+            if kept is not None and kept[0] is item:
+                found.append(kept[1])
+                continue
+            text: str = serialize(item).decode()
+            if len(entries) >= self._size:
+                entries = self._entries = {}
+            entries[id(item)] = (item, text)
+            found.append(text)
+        return found
 
     def clear(self) -> None:
         """Drop every entry (an erased user's items among them)."""
@@ -99,12 +115,14 @@ def encode(snapshot: BufferSnapshot) -> dict[str, Any]:
     objects as the first (read back from the document the first wrote): each
     item's JSON is remembered by the item, and the document is spliced from
     those and the snapshot's other fields, the very text
-    ``snapshot.model_dump_json()`` gives.
+    ``snapshot.model_dump_json()`` gives (joined as text: the items' JSON is kept
+    decoded, so the document is made in one join, not copied and then decoded).
     """
-    head = _SERIALIZER.to_json(snapshot, include=_HEAD)
-    tail = _SERIALIZER.to_json(snapshot, exclude=_TAIL_LEFT_OUT)
-    items = b",".join(_item_json(item) for item in snapshot.items)
-    document = (head[:-1] + b',"items":[' + items + b"]," + tail[1:]).decode()
+    head = _SERIALIZER.to_json(snapshot, include=_HEAD).decode()
+    tail = _SERIALIZER.to_json(snapshot, exclude=_TAIL_LEFT_OUT).decode()
+    document = "".join(
+        (head[:-1], ',"items":[', ",".join(_item_json.all(snapshot.items)), "],", tail[1:])
+    )
     _PARSED.put(document, snapshot)
     return {STATE_FIELD: document}
 
