@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from datetime import datetime
+from operator import attrgetter
 from typing import Protocol
 
 from prefrontal.buffer.config import BufferConfig
@@ -87,6 +88,9 @@ class TurnBuffer(Protocol):
     def refresh_themes(self) -> tuple[str, ...]: ...
     def mark_turn(self, now: datetime | None = None) -> None: ...
     def coherence(self) -> Coherence: ...
+
+
+_SCORE = attrgetter("score")
 
 
 async def refresh_turn(
@@ -200,5 +204,12 @@ def _ranked(
         scoring(f, item_id, f.tokens if f.tokens is not None else count(f.content))
         for item_id, f in fresh
     ]
-    scored.sort(key=lambda s: (not s.new.pinned, -s.score))
-    return scored
+    return best_first(scored)
+
+
+def best_first(scored: list[Scored]) -> list[Scored]:
+    """``scored`` pinned first, then by admission score, best first, then as given: sorted by
+    ``(not pinned, -score)``, without a key made for each (``scored`` is sorted in place)."""
+    scored.sort(key=_SCORE, reverse=True)  # equal scores stay as given: a stable sort
+    pinned = [s for s in scored if s.new.pinned]
+    return [*pinned, *(s for s in scored if not s.new.pinned)] if pinned else scored
