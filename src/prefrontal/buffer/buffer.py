@@ -20,7 +20,7 @@ the same state.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -535,12 +535,11 @@ class WorkingMemoryBuffer:
             return None
         closed = _Closed(self.utilisation, config, self._kept(protected))
         largest = config.max_tokens
+        later = refused_later
         refused = [
-            refused_later(offer.item_id, offer.tokens, closed, offer)
-            if offer.tokens <= largest
-            else add_result(
-                offer.item_id, Outcome.REFUSED, _too_large(offer.tokens, config), offer.tokens
-            )
+            later(offer.item_id, tokens, closed, offer)
+            if (tokens := offer.tokens) <= largest
+            else add_result(offer.item_id, Outcome.REFUSED, _too_large(tokens, config), tokens)
             for offer in offers
         ]
         held.count("refused", len(refused))
@@ -618,6 +617,41 @@ class WorkingMemoryBuffer:
         if held is None or tokens > held.tokens:
             return None
         return self._renewed(held, new, tokens, at, turn_id)
+
+    def renew_all(
+        self,
+        offers: Sequence[tuple[str, Offer]],
+        *,
+        now: datetime | None = None,
+        turn_id: str | None = None,
+    ) -> list[AddResult]:
+        """What :meth:`renew` gives for each of ``offers`` (each with the id it names), in
+        order, up to the first it cannot renew (not held, or larger than the held item): the
+        results say how far it went, the rest is left as it was.
+
+        A turn's refresh renews most of its fragments this way, one call for the run of
+        them: the same items, counts and events as one :meth:`renew` call each.
+        """
+        at = self.moment(now)
+        held = self._held
+        if held.events:  # (announced one by one, each counted before it is heard)
+            return list(_leading(self.renew(new, now=at, turn_id=turn_id) for _, new in offers))
+        items, count, refreshed = held.items, self.count_tokens, building.refreshed
+        renewed: list[AddResult] = []
+        for item_id, new in offers:
+            old = items.get(item_id)
+            tokens = new.tokens
+            if tokens is None:
+                tokens = count(new.content)
+            if old is None or tokens > old.tokens:
+                break
+            updated = refreshed(old, new, tokens, at, turn_id)
+            held.replace(updated)
+            renewed.append(add_result(item_id, _REFRESHED, "already_held", tokens, None, updated))
+        if renewed:
+            held.count("refreshed", len(renewed))
+            held.last_activity = at
+        return renewed
 
     def _renewed(
         self, held: BufferItem, new: Offer, tokens: int, at: datetime, turn_id: str | None
@@ -950,6 +984,14 @@ class WorkingMemoryBuffer:
         return gone
 
 
+def _leading(results: Iterable[AddResult | None]) -> Iterator[AddResult]:
+    """``results`` up to the first ``None``."""
+    for result in results:
+        if result is None:
+            return
+        yield result
+
+
 def _with_id(detail: str, promoted_to: str | None) -> str:
     """``detail``, saying where the item was promoted to when it was."""
     return detail if promoted_to is None else f"{detail}; promoted to {promoted_to}"
@@ -1040,3 +1082,4 @@ class _Closed:
 
 
 _BELOW = _Below()
+_REFRESHED = Outcome.REFRESHED

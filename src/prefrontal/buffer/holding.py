@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from operator import attrgetter
 from typing import Any
 
 from prefrontal.buffer.config import BufferConfig
@@ -19,6 +20,8 @@ from prefrontal.buffer.policies import Eviction, EvictionReason
 from prefrontal.buffer.snapshot import BufferCounters, BufferSnapshot
 from prefrontal.errors import WorkingMemoryError
 
+_SEQ = attrgetter("seq")
+"""An item's insertion number: the key of the insertion order."""
 _NO_COUNTS: dict[str, int] = BufferCounters().model_dump()
 """Every counter at zero (copied for each new buffer)."""
 
@@ -42,7 +45,7 @@ class Holding:
     def ordered(self) -> tuple[BufferItem, ...]:
         """Every held item, in insertion order (sorted once per change, not once per call)."""
         if self._ordered is None:
-            self._ordered = tuple(sorted(self.items.values(), key=lambda i: i.seq))
+            self._ordered = tuple(sorted(self.items.values(), key=_SEQ))
         return self._ordered
 
     def take_seq(self) -> int:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from datetime import datetime
+from operator import attrgetter
 from typing import Protocol
 
 from prefrontal.buffer.config import BufferConfig
@@ -50,7 +51,6 @@ class TurnBuffer(Protocol):
     def total_tokens(self) -> int: ...
     @property
     def themes(self) -> tuple[str, ...]: ...
-    def __contains__(self, item_id: object) -> bool: ...
     def moment(self, now: datetime | None = None) -> datetime: ...
     async def fade(self, now: datetime | None = None) -> tuple[Eviction, ...]: ...
     def retire_turn_items(
@@ -75,15 +75,22 @@ class TurnBuffer(Protocol):
         protected: Collection[str] = (),
         turn_id: str | None = None,
     ) -> AddResult: ...
-    def renew(
-        self, new: Offer, *, now: datetime | None = None, turn_id: str | None = None
-    ) -> AddResult | None: ...
+    def renew_all(
+        self,
+        offers: Sequence[tuple[str, Offer]],
+        *,
+        now: datetime | None = None,
+        turn_id: str | None = None,
+    ) -> list[AddResult]: ...
     def refuse_all(
         self, offers: Sequence[Scored], protected: Collection[str] = ()
     ) -> list[AddResult] | None: ...
     def refresh_themes(self) -> tuple[str, ...]: ...
     def mark_turn(self, now: datetime | None = None) -> None: ...
     def coherence(self) -> Coherence: ...
+
+
+_SCORE = attrgetter("score")
 
 
 async def refresh_turn(
@@ -112,24 +119,34 @@ async def refresh_turn(
     offered = _distinct(fragments)
     evicted: list[Eviction] = [*await buffer.fade(at)]
     evicted += buffer.retire_turn_items(offered, at)
-    placed = {i.item_id for i in buffer.items if awaits_promotion(i)}
-    held: list[Offer] = []
+    holding = buffer.items
+    placed = {i.item_id for i in holding if awaits_promotion(i)}
+    holds = {i.item_id for i in holding}  # (one set: no call per fragment)
+    held: list[tuple[str, Offer]] = []
     fresh: list[tuple[str, Offer]] = []
-    for item_id, fragment in offered.items():
-        if item_id in buffer:
-            held.append(fragment)
-        else:
-            fresh.append((item_id, fragment))
-    held.sort(key=lambda fragment: not fragment.pinned)  # pinned first, then as given
+    for pair in offered.items():
+        (held if pair[0] in holds else fresh).append(pair)
+    held.sort(key=lambda pair: not pair[1].pinned)  # pinned first, then as given
     ranked = _ranked(buffer, fresh, focus, at)
     outcomes: dict[Outcome, list[AddResult]] = {outcome: [] for outcome in Outcome}
-    for fragment in held:
-        result = buffer.renew(fragment, now=at, turn_id=turn_id) or await buffer.add(
+    refreshed = outcomes[Outcome.REFRESHED]
+    index = 0
+    while index < len(held):
+        renewed = buffer.renew_all(held[index:], now=at, turn_id=turn_id)
+        refreshed += renewed
+        placed.update(item_id for item_id, _ in held[index : index + len(renewed)])
+        index += len(renewed)
+        if index == len(held):
+            break
+        fragment = held[index][1]  # grown, or no longer held: offered as new
+        index += 1
+        result = await buffer.add(
             fragment.made(), focus=focus, now=at, protected=placed, turn_id=turn_id
         )
-        outcomes[result.outcome].append(result)
+        outcome = result.outcome
+        outcomes[outcome].append(result)
         evicted += result.evicted
-        if result.outcome is not Outcome.REFUSED:
+        if outcome is not Outcome.REFUSED:
             placed.add(result.item_id)
     protected = frozenset(placed)  # grows only as offers are placed: one set per admission
     for index, offer in enumerate(ranked):
@@ -140,10 +157,11 @@ async def refresh_turn(
         result = await buffer.admit_scored(
             offer, focus=focus, now=at, protected=protected, turn_id=turn_id
         )
-        outcomes[result.outcome].append(result)
-        evicted += result.evicted
-        if result.outcome is not Outcome.REFUSED:
-            protected = protected | {result.item_id}
+        outcome = result.outcome
+        outcomes[outcome].append(result)
+        if outcome is not Outcome.REFUSED:
+            evicted += result.evicted
+            protected = protected | {offer.item_id}
     themes = buffer.refresh_themes()
     buffer.mark_turn(at)
     return RefreshReport(
@@ -186,5 +204,12 @@ def _ranked(
         scoring(f, item_id, f.tokens if f.tokens is not None else count(f.content))
         for item_id, f in fresh
     ]
-    scored.sort(key=lambda s: (not s.new.pinned, -s.score))
-    return scored
+    return best_first(scored)
+
+
+def best_first(scored: list[Scored]) -> list[Scored]:
+    """``scored`` pinned first, then by admission score, best first, then as given: sorted by
+    ``(not pinned, -score)``, without a key made for each (``scored`` is sorted in place)."""
+    scored.sort(key=_SCORE, reverse=True)  # equal scores stay as given: a stable sort
+    pinned = [s for s in scored if s.new.pinned]
+    return [*pinned, *(s for s in scored if not s.new.pinned)] if pinned else scored

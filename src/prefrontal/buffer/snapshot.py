@@ -52,19 +52,20 @@ class BufferSnapshot(BufferModel):
 
     def check(self) -> BufferSnapshot:
         """Raise :class:`WorkingMemoryError` unless this snapshot is a valid buffer state."""
-        ids = [item.item_id for item in self.items]
+        items = self.items
+        tokens, last, ordered, below = 0, -1, True, True
+        for item in items:  # (one pass: a session's buffer is restored at every load)
+            seq = item.seq
+            tokens += item.tokens
+            ordered = ordered and seq >= last
+            below = below and seq < self.next_seq
+            last = seq
         problems = [
-            "duplicate item ids" if len(set(ids)) != len(ids) else "",
-            "more items than max_items" if len(ids) > self.config.max_items else "",
-            "more tokens than max_tokens"
-            if sum(i.tokens for i in self.items) > self.config.max_tokens
-            else "",
-            "items out of order"
-            if [i.seq for i in self.items] != sorted(i.seq for i in self.items)
-            else "",
-            "next_seq not above every item"
-            if any(i.seq >= self.next_seq for i in self.items)
-            else "",
+            "duplicate item ids" if len({i.item_id for i in items}) != len(items) else "",
+            "more items than max_items" if len(items) > self.config.max_items else "",
+            "more tokens than max_tokens" if tokens > self.config.max_tokens else "",
+            "items out of order" if not ordered else "",
+            "next_seq not above every item" if not below else "",
             f"unknown snapshot format {self.format}" if self.format != SNAPSHOT_FORMAT else "",
         ]
         found = [p for p in problems if p]

@@ -6,7 +6,7 @@ pydantic's serializer; :func:`decode` reads it (or a plain tree of dicts, as
 older states were kept) back into an equal snapshot.
 
 :func:`decode` remembers the last :data:`DECODED_DOCUMENTS` documents it
-parsed or :func:`encode` wrote, by their text, so a session's next turn does
+parsed or :func:`encode` wrote, by their text (compared, not hashed), so a session's next turn does
 not parse again what its last turn wrote. Items are not remembered one by
 one: a turn touches every fragment it shows again, so nearly every item of
 a saved buffer is a new value, and serializing the whole snapshot at once
@@ -24,12 +24,12 @@ user or forgetting a memory empties them.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Final
 
 from prefrontal.buffer.models import BufferItem
 from prefrontal.buffer.snapshot import BufferSnapshot
 from prefrontal.forgetting import register
-from prefrontal.recent import Recent
 
 STATE_FIELD: Final = "buffer"
 """The key of the document in a session's ``SessionState.state``."""
@@ -41,7 +41,56 @@ long enough for the garbage collector to move them to its oldest generation and 
 there: with 256, a process starting a new session every turn spent about 0.45 ms a turn
 in full collections, against 0.17 ms with 16."""
 
-_PARSED: Recent[str, BufferSnapshot] = Recent(DECODED_DOCUMENTS)
+
+class _Documents:
+    """The last ``size`` documents with their snapshots, found by their text compared, never
+    hashed: a document is some fifty kilobytes late in a session, and hashing a new one
+    (each save's, and each load's read back from a database) reads it all, where comparing
+    it with the few remembered stops at the first length or character that differs (the
+    very object, as an in-memory store gives it back, at once). The most recently used
+    last; each call holds a lock (event loops in several threads of one process share it).
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: list[tuple[str, BufferSnapshot]] = []
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, document: str) -> BufferSnapshot | None:
+        """The snapshot remembered for ``document``'s text, now the most recently used."""
+        with self._lock:
+            entries = self._entries
+            for index in range(len(entries) - 1, -1, -1):
+                if entries[index][0] == document:
+                    found = entries.pop(index)
+                    entries.append(found)
+                    return found[1]
+            return None
+
+    def put(self, document: str, snapshot: BufferSnapshot) -> BufferSnapshot:
+        """Remember ``snapshot`` for ``document`` (in place of an equal text's), the least
+        recently used dropped past the bound; ``snapshot``."""
+        with self._lock:
+            entries = [e for e in self._entries if e[0] != document]
+            entries.append((document, snapshot))
+            self._entries = entries[-self._size :]
+            return snapshot
+
+    def drop(self, document: str) -> None:
+        """Forget ``document`` (nothing happens when it is not remembered)."""
+        with self._lock:
+            self._entries = [e for e in self._entries if e[0] != document]
+
+    def clear(self) -> None:
+        """Drop every entry (an erased user's items among them)."""
+        with self._lock:
+            self._entries = []
+
+
+_PARSED = _Documents(DECODED_DOCUMENTS)
 _SERIALIZER = BufferSnapshot.__pydantic_serializer__
 _ITEM_SERIALIZER = BufferItem.__pydantic_serializer__
 ENCODED_ITEMS: Final = 1_024
@@ -52,28 +101,44 @@ order of use)."""
 
 
 class _ItemJson:
-    """Each item's JSON by the item's ``id()``, the item kept beside it: an entry is used
-    only for that very object (an id reused by another object after the first was freed
-    does not match it). A plain dictionary: its reads and writes are atomic in CPython, and
-    event loops in several threads may share it."""
+    """Each item's JSON, as text, by the item's ``id()``, the item kept beside it: an entry
+    is used only for that very object (an id reused by another object after the first was
+    freed does not match it). A plain dictionary: its reads and writes are atomic in
+    CPython, and event loops in several threads may share it."""
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._entries: dict[int, tuple[BufferItem, bytes]] = {}
+        self._entries: dict[int, tuple[BufferItem, str]] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def __call__(self, item: BufferItem) -> bytes:
+    def __call__(self, item: BufferItem) -> str:
         """``item``'s JSON, remembered for that object."""
         kept = self._entries.get(id(item))
         if kept is not None and kept[0] is item:
             return kept[1]
-        text: bytes = _ITEM_SERIALIZER.to_json(item)
+        text: str = _ITEM_SERIALIZER.to_json(item).decode()
         if len(self._entries) >= self._size:
             self._entries = {}
         self._entries[id(item)] = (item, text)
         return text
+
+    def all(self, items: tuple[BufferItem, ...]) -> list[str]:
+        """The JSON of each of ``items``, in order (what a call for each gives)."""
+        entries, serialize = self._entries, _ITEM_SERIALIZER.to_json
+        found: list[str] = []
+        for item in items:
+            kept = entries.get(id(item))
+            if kept is not None and kept[0] is item:
+                found.append(kept[1])
+                continue
+            text: str = serialize(item).decode()
+            if len(entries) >= self._size:
+                entries = self._entries = {}
+            entries[id(item)] = (item, text)
+            found.append(text)
+        return found
 
     def clear(self) -> None:
         """Drop every entry (an erased user's items among them)."""
@@ -99,12 +164,14 @@ def encode(snapshot: BufferSnapshot) -> dict[str, Any]:
     objects as the first (read back from the document the first wrote): each
     item's JSON is remembered by the item, and the document is spliced from
     those and the snapshot's other fields, the very text
-    ``snapshot.model_dump_json()`` gives.
+    ``snapshot.model_dump_json()`` gives (joined as text: the items' JSON is kept
+    decoded, so the document is made in one join, not copied and then decoded).
     """
-    head = _SERIALIZER.to_json(snapshot, include=_HEAD)
-    tail = _SERIALIZER.to_json(snapshot, exclude=_TAIL_LEFT_OUT)
-    items = b",".join(_item_json(item) for item in snapshot.items)
-    document = (head[:-1] + b',"items":[' + items + b"]," + tail[1:]).decode()
+    head = _SERIALIZER.to_json(snapshot, include=_HEAD).decode()
+    tail = _SERIALIZER.to_json(snapshot, exclude=_TAIL_LEFT_OUT).decode()
+    document = "".join(
+        (head[:-1], ',"items":[', ",".join(_item_json.all(snapshot.items)), "],", tail[1:])
+    )
     _PARSED.put(document, snapshot)
     return {STATE_FIELD: document}
 

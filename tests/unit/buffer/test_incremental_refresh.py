@@ -30,8 +30,9 @@ from prefrontal.buffer import (
     WorkingMemoryBuffer,
 )
 from prefrontal.buffer.decay import awaits_promotion
+from prefrontal.buffer.refresh import best_first
 from prefrontal.buffer.salience import admission_score, measure, salience_factors
-from prefrontal.buffer.scoring import Scoring
+from prefrontal.buffer.scoring import Scored, Scoring
 from prefrontal.buffer.snapshot import Outcome, add_result, refused_later
 
 from .conftest import at, item, words
@@ -276,3 +277,22 @@ def test_a_refusal_explained_later_is_frozen_and_copies_as_its_fields() -> None:
         later.tokens = 4  # type: ignore[misc]
     copied = pickle.loads(pickle.dumps(later))
     assert copied == later and copied.reason == "below_threshold" and copied.decision == decision
+
+
+@given(
+    st.lists(
+        st.tuples(st.booleans(), st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.0, 2.5])), max_size=12
+    )
+)
+def test_best_first_is_the_sort_by_pin_then_score_then_as_given(
+    offers: list[tuple[bool, float]],
+) -> None:
+    """Pinned first, then best score first, equal scores as given: what sorting by
+    ``(not pinned, -score)`` gives, the very objects in the very order."""
+    scored = [
+        Scored(item(f"offer {n}", pinned=pinned), f"o{n}", 2, (0.0,) * 6, score, score)
+        for n, (pinned, score) in enumerate(offers)
+    ]
+    expected = sorted(scored, key=lambda s: (not s.new.pinned, -s.score))
+    assert best_first(list(scored)) == expected
+    assert [id(s) for s in best_first(list(scored))] == [id(s) for s in expected]

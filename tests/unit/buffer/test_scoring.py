@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from prefrontal.buffer import BufferConfig, Focus, NewItem
 from prefrontal.buffer.salience import measure, salience_factors, scores
-from prefrontal.buffer.scoring import Scoring
+from prefrontal.buffer.scoring import SHARES, Scoring
+from prefrontal.forgetting import forget_everything
 
 from .conftest import at
 
@@ -67,3 +68,36 @@ def test_scoring_gives_what_the_salience_functions_give(
         assert scored.factors == factors
         assert scored.scores == scores(factors, config)
         assert (scored.item_id, scored.tokens, scored.new) == ("m", 3, new)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(offers, min_size=1, max_size=4), foci, labels, st.sampled_from(WORDS))
+def test_a_later_turn_scores_from_the_remembered_shares_what_the_functions_give(
+    offered: list[NewItem], focus: Focus, themes: tuple[str, ...], word: str
+) -> None:
+    """A later turn with the same focus tags, task and themes (another input, another
+    instant) reads each offer's attention, task relevance and coherence from
+    :data:`~prefrontal.buffer.scoring.SHARES`: the same factors and scores, to the last bit."""
+    config = BufferConfig()
+    Scoring(measure(focus, themes), at(0), config)  # the first turn remembers the shares
+    first = Scoring(measure(focus, themes), at(0), config)
+    for new in offered:
+        first(new, "m", 3)
+    later = focus.model_copy(update={"input_text": f"{focus.input_text} {word}"})
+    against = measure(later, themes)
+    scoring = Scoring(against, at(60), config)
+    for new in offered:
+        scored = scoring(new, "m", 3)
+        factors = salience_factors(new, against, at(60), config)
+        assert scored.factors == factors
+        assert scored.scores == scores(factors, config)
+
+
+def test_forgetting_empties_the_remembered_shares() -> None:
+    """The shares are worked out from a user's words: forgetting empties them."""
+    Scoring(
+        measure(Focus(input_text="the hotel", task="plan the offsite"), ()), at(0), BufferConfig()
+    )(NewItem(content="the offsite hotel"), "m", 3)
+    assert len(SHARES)
+    forget_everything()
+    assert not len(SHARES)

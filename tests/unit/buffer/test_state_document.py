@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from prefrontal.buffer import BufferSnapshot, OverflowPolicy, SessionBuffer
-from prefrontal.buffer.state_document import STATE_FIELD, decode, encode
+from prefrontal.buffer.state_document import STATE_FIELD, _Documents, decode, encode
 from prefrontal.recent import Recent
 from prefrontal.stores.memory import InMemoryWorkingMemoryStore
 from prefrontal.stores.working_memory import SessionKey
@@ -113,3 +113,61 @@ async def test_a_spliced_document_is_the_snapshots_json_empty_or_with_items_seen
     again = buffer.snapshot()
     assert encode(again)[STATE_FIELD] == again.model_dump_json()
     assert decode({STATE_FIELD: again.model_dump_json()}) == again
+
+
+async def test_documents_are_found_by_their_text_least_recently_used_dropped_first() -> None:
+    """A document is found by an equal text (not only the very object), an equal text put
+    again takes the place of the first, and past the bound the least recently used goes."""
+    documents = _Documents(3)
+    buffer = make_buffer(OverflowPolicy.LRU, max_items=4)
+    snapshots = []
+    for n in range(4):
+        await buffer.add(item(f"Step {n} of the payment review."), now=at(n))
+        snapshots.append(buffer.snapshot())
+    texts = [s.model_dump_json() for s in snapshots]
+    for text, snapshot in zip(texts[:3], snapshots[:3], strict=True):
+        documents.put(text, snapshot)
+    assert documents.get("".join(list(texts[0]))) is snapshots[0]  # an equal copy: now recent
+    documents.put(texts[3], snapshots[3])  # past the bound: texts[1], least recently used, goes
+    assert documents.get(texts[1]) is None
+    assert [documents.get(t) for t in (texts[0], texts[2], texts[3])] == [
+        snapshots[0],
+        snapshots[2],
+        snapshots[3],
+    ]
+    documents.put(texts[2], snapshots[3])
+    assert documents.get(texts[2]) is snapshots[3] and len(documents) == 3
+    documents.drop("".join(list(texts[2])))
+    assert documents.get(texts[2]) is None and len(documents) == 2
+    documents.clear()
+    assert len(documents) == 0
+
+
+def test_the_documents_keep_their_bound_under_threads() -> None:
+    """Eight threads putting, getting and dropping at once: no error, never past the bound."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    documents = _Documents(8)
+    snapshot = make_buffer().snapshot()
+    errors: list[BaseException] = []
+
+    def work(offset: int) -> None:
+        try:
+            for n in range(5_000):
+                documents.put(str(offset + n % 50), snapshot)
+                documents.get(str(offset + (n * 7) % 50))
+                if n % 11 == 0:
+                    documents.drop(str(offset + (n * 3) % 50))
+        except BaseException as error:  # pragma: no cover - the failure this test looks for
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(k * 100,)) for k in range(8)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(previous)
+    assert errors == []
+    assert len(documents) <= 8
