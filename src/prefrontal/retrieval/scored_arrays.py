@@ -16,8 +16,11 @@ import numpy as np
 from prefrontal.retrieval.ranking import K1, B
 
 
-def term_scores(weight: float, tf: np.ndarray, length: np.ndarray, average: float) -> np.ndarray:
-    """:func:`~prefrontal.retrieval.ranking.term_score` of each ``(tf, length)`` pair."""
+def term_scores(
+    weight: float | np.ndarray, tf: np.ndarray, length: np.ndarray, average: float
+) -> np.ndarray:
+    """:func:`~prefrontal.retrieval.ranking.term_score` of each ``(tf, length)`` pair, of IDF
+    ``weight`` (one for all, or one for each pair)."""
     scored: np.ndarray = weight * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
     return scored
 
