@@ -307,7 +307,7 @@ class Segment:
         else:
             slots = np.concatenate([posting.slots[: posting.n] for posting, _ in held])
             counts = np.concatenate([posting.counts[: posting.n] for posting, _ in held])
-            each = np.repeat([weight for _, weight in held], [posting.n for posting, _ in held])
+            each = np.array([weight for _, weight in held]).repeat([p.n for p, _ in held])
         values = term_scores(each, counts, self.length[slots], average)
         scores: np.ndarray = np.bincount(slots, weights=values, minlength=self.size)
         return scores
