@@ -280,6 +280,8 @@ class InMemoryMemoryStore:
             and item.is_live(now)
         ]
         kept.sort(key=lambda i: (i.thread_id or "", i.position or 0, i.item_id))
+        if not self._embedded:  # no item is held apart from its embedding: each is whole
+            return kept
         return [self._whole(item) for item in kept]
 
     async def listed(
