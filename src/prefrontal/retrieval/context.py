@@ -142,4 +142,5 @@ def speaker_named(
 
 def best(scores: Mapping[str, float], limit: int) -> list[str]:
     """The ids of the ``limit`` best scores (ties by id)."""
-    return [key for key, _ in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
+    ranked = sorted([(-value, key) for key, value in scores.items()])  # no key function
+    return [key for _, key in ranked[:limit]]

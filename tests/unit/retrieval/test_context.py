@@ -113,3 +113,10 @@ def test_blend_gives_the_straightforward_sum_to_the_bit(
         return [(key, value, math.copysign(1.0, value)) for key, value in fused.items()]
 
     assert signed(got) == signed(want)
+
+
+@given(SIGNED, st.integers(0, 25))
+def test_best_is_the_sort_by_score_then_id(scores: dict[str, float], limit: int) -> None:
+    """The ids of the key-function sort, in its order."""
+    want = [k for k, _ in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
+    assert best(scores, limit) == want
