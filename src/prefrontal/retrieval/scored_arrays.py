@@ -57,7 +57,7 @@ def best_positions(scores: np.ndarray, limit: int) -> np.ndarray:
     :func:`~prefrontal.retrieval.ranking.top` does): ties at the cut are all
     kept so that the key decides among them, whatever the partition chose.
     """
-    positive = np.flatnonzero(scores > 0)
+    positive = (scores > 0).nonzero()[0]  # np.flatnonzero of a 1-d array, without its wrappers
     if len(positive) <= limit or limit <= 0:
         return positive if limit > 0 else positive[:0]
     values = scores[positive]

@@ -65,7 +65,7 @@ class View:
         self.starts = np.array([*accumulate(sizes, initial=0)])
         self.total = int(self.starts[-1])
         masks = [segment.allowed(now, kinds) for segment in self.segments]
-        self.allowed: np.ndarray = np.concatenate(masks) if masks else np.zeros(0, dtype=bool)
+        self.allowed: np.ndarray = _joined(masks, bool)
 
     def docs_at(self, positions: np.ndarray) -> list[str]:
         """The documents at ``positions`` (any order), in the order given (their segments
@@ -95,8 +95,8 @@ class View:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The allowed positions holding one of ``terms`` and their BM25 scores."""
         parts = [segment.bm25(terms, weights, average) for segment in self.segments]
-        scores = np.concatenate(parts) if parts else np.zeros(0)
-        positions = np.flatnonzero(self.allowed & (scores > 0))
+        scores = _joined(parts, np.float64)
+        positions = (self.allowed & (scores > 0)).nonzero()[0]
         return positions, scores[positions]
 
     def embedded(self, dimensions: int) -> np.ndarray:
@@ -196,3 +196,11 @@ class View:
             else:
                 out[low:high] = found[positions[low:high] - int(self.starts[index])]
         return out, tie
+
+
+def _joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    """``parts`` one after the other: the one part itself when there is one (every part is
+    made fresh for the view and only read), else a new array (empty of ``dtype`` when none)."""
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
