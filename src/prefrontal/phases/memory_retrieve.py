@@ -99,12 +99,10 @@ async def retrieve(
     feedback = await _feedback(turn, store, phase, hits, queries.get("input", ""), limit, settings)
     if feedback:
         hits["feedback"] = feedback
-    items = {h.item.item_id: h.item for found in hits.values() for h in found}
-    signals = {name: {h.item.item_id: h.score for h in found} for name, found in hits.items()}
+    items, signals = _gathered(hits)
     scores = blend(signals, _query_weights(settings))
-    threads = {key: item.thread_id for key, item in items.items()}
-    scores = smooth_neighbours(scores, _places(items), settings.smoothing)
-    speakers = {key: _speaker(item) for key, item in items.items()}
+    threads, places, speakers = _described(items)
+    scores = smooth_neighbours(scores, places, settings.smoothing)
     scores = speaker_named(scores, speakers, queries["input"], settings.speaker_weight)
     scores = add_thread_scores(scores, threads, settings.thread_weight, top=settings.thread_top)
     anchors = anchor_count(anchor_reach(turn, limit), settings)
@@ -121,17 +119,39 @@ def _query_weights(settings: RecallSettings) -> dict[str, float]:
     }
 
 
-def _places(items: Mapping[str, MemoryItem]) -> dict[str, tuple[str, int]]:
-    return {
-        key: (item.thread_id, item.position)
-        for key, item in items.items()
-        if item.thread_id is not None and item.position is not None
-    }
+def _gathered(
+    hits: Mapping[str, list[ScoredMemory]],
+) -> tuple[dict[str, MemoryItem], dict[str, dict[str, float]]]:
+    """Every hit's item by id (the first place an id is found, its last item), and each
+    query's scores by item id: in one pass over the hits."""
+    items: dict[str, MemoryItem] = {}
+    signals: dict[str, dict[str, float]] = {}
+    for name, found in hits.items():
+        scores = signals[name] = {}
+        for hit in found:
+            item = hit.item
+            key = item.item_id
+            items[key] = item
+            scores[key] = hit.score
+    return items, signals
 
 
-def _speaker(item: MemoryItem) -> str | None:
-    speaker = item.metadata.get("speaker")
-    return speaker if isinstance(speaker, str) else None
+def _described(
+    items: Mapping[str, MemoryItem],
+) -> tuple[dict[str, str | None], dict[str, tuple[str, int]], dict[str, str | None]]:
+    """Each item's thread, its place (thread and position, when it has both) and its speaker
+    (the ``speaker`` metadata when a string): in one pass over the items, in their order."""
+    threads: dict[str, str | None] = {}
+    places: dict[str, tuple[str, int]] = {}
+    speakers: dict[str, str | None] = {}
+    for key, item in items.items():
+        thread, position = item.thread_id, item.position
+        threads[key] = thread
+        if thread is not None and position is not None:
+            places[key] = (thread, position)
+        speaker = item.metadata.get("speaker")
+        speakers[key] = speaker if isinstance(speaker, str) else None
+    return threads, places, speakers
 
 
 async def _search_all(

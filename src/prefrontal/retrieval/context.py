@@ -29,12 +29,23 @@ Scores = dict[str, float]
 
 
 def blend(signals: Mapping[str, Mapping[str, float]], weights: Mapping[str, float]) -> Scores:
-    """Weighted sum of each signal normalised to its best hit, rescaled so the best is 1.0."""
+    """Weighted sum of each signal normalised to its best hit, rescaled so the best is 1.0.
+
+    Each signal's normalised scores (:func:`~prefrontal.retrieval.fusion.max_normalised`)
+    are added as they are worked out, the same floats in the same order, with no map of
+    them made first.
+    """
     fused: Scores = {}
+    add = fused.get
     for name, scores in signals.items():
         weight = weights.get(name, 1.0)
-        for key, value in max_normalised(scores).items():
-            fused[key] = fused.get(key, 0.0) + weight * value
+        top = max(scores.values(), default=0.0)
+        if top <= 0:
+            for key in scores:
+                fused[key] = add(key, 0.0) + weight * 0.0
+        else:
+            for key, value in scores.items():
+                fused[key] = add(key, 0.0) + weight * (max(value, 0.0) / top)
     return max_normalised(fused)
 
 
@@ -131,4 +142,5 @@ def speaker_named(
 
 def best(scores: Mapping[str, float], limit: int) -> list[str]:
     """The ids of the ``limit`` best scores (ties by id)."""
-    return [key for key, _ in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
+    ranked = sorted([(-value, key) for key, value in scores.items()])  # no key function
+    return [key for _, key in ranked[:limit]]

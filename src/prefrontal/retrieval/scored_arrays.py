@@ -16,8 +16,11 @@ import numpy as np
 from prefrontal.retrieval.ranking import K1, B
 
 
-def term_scores(weight: float, tf: np.ndarray, length: np.ndarray, average: float) -> np.ndarray:
-    """:func:`~prefrontal.retrieval.ranking.term_score` of each ``(tf, length)`` pair."""
+def term_scores(
+    weight: float | np.ndarray, tf: np.ndarray, length: np.ndarray, average: float
+) -> np.ndarray:
+    """:func:`~prefrontal.retrieval.ranking.term_score` of each ``(tf, length)`` pair, of IDF
+    ``weight`` (one for all, or one for each pair)."""
     scored: np.ndarray = weight * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
     return scored
 
@@ -54,7 +57,7 @@ def best_positions(scores: np.ndarray, limit: int) -> np.ndarray:
     :func:`~prefrontal.retrieval.ranking.top` does): ties at the cut are all
     kept so that the key decides among them, whatever the partition chose.
     """
-    positive = np.flatnonzero(scores > 0)
+    positive = (scores > 0).nonzero()[0]  # np.flatnonzero of a 1-d array, without its wrappers
     if len(positive) <= limit or limit <= 0:
         return positive if limit > 0 else positive[:0]
     values = scores[positive]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,6 +16,7 @@ from prefrontal.retrieval.context import (
     speaker_named,
     thread_scores,
 )
+from prefrontal.retrieval.fusion import max_normalised
 
 SCORES = st.dictionaries(st.text(min_size=1, max_size=3), st.floats(0, 100), max_size=20)
 
@@ -79,3 +82,41 @@ def test_an_item_in_a_relevant_exchange_gains_from_its_neighbours() -> None:
     smoothed = smooth_neighbours(scores, places, 0.2)
     assert smoothed["b"] > smoothed["c"] == smoothed["x"]
     assert max(smoothed.values()) == 1.0
+
+
+def _blend_straightforward(
+    signals: dict[str, dict[str, float]], weights: dict[str, float]
+) -> dict[str, float]:
+    """:func:`blend` as a map of each signal's normalised scores, then their weighted sum."""
+    fused: dict[str, float] = {}
+    for name, scores in signals.items():
+        weight = weights.get(name, 1.0)
+        for key, value in max_normalised(scores).items():
+            fused[key] = fused.get(key, 0.0) + weight * value
+    return max_normalised(fused)
+
+
+SIGNED = st.dictionaries(st.text(min_size=1, max_size=3), st.floats(-5, 100), max_size=20)
+
+
+@given(
+    st.dictionaries(st.sampled_from(["input", "context", "feedback"]), SIGNED, max_size=3),
+    st.dictionaries(st.sampled_from(["input", "context", "feedback"]), st.floats(-1, 2)),
+)
+def test_blend_gives_the_straightforward_sum_to_the_bit(
+    signals: dict[str, dict[str, float]], weights: dict[str, float]
+) -> None:
+    """The same keys in the same order with the same floats as normalising each signal first."""
+    got, want = blend(signals, weights), _blend_straightforward(signals, weights)
+
+    def signed(fused: dict[str, float]) -> list[tuple[str, float, float]]:
+        return [(key, value, math.copysign(1.0, value)) for key, value in fused.items()]
+
+    assert signed(got) == signed(want)
+
+
+@given(SIGNED, st.integers(0, 25))
+def test_best_is_the_sort_by_score_then_id(scores: dict[str, float], limit: int) -> None:
+    """The ids of the key-function sort, in its order."""
+    want = [k for k, _ in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
+    assert best(scores, limit) == want

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -41,8 +42,7 @@ LEXICAL_WEIGHT = SIGNAL_WEIGHTS.get("bm25", 1.0)
 VECTOR_WEIGHT = SIGNAL_WEIGHTS.get("vector", 1.0)
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
+class Hit(NamedTuple):
     """A search's hit: its document (index id), fused score and own signals."""
 
     doc: str
@@ -59,10 +59,15 @@ class Signal:
 
 
 def lexical_top(view: View, lexical: Signal, limit: int) -> list[Hit]:
-    """The best ``limit`` hits by BM25 alone."""
+    """The best ``limit`` hits by BM25 alone: each hit's one signal is its score.
+
+    What :func:`_ranked` gives for the BM25 signal alone, without looking
+    the signal up again at each hit (every candidate is one of its positions).
+    """
     picked = best_positions(lexical.values, limit)
-    positions = lexical.positions[picked]
-    return _ranked(view, positions, lexical.values[picked], limit, (("bm25", lexical),))
+    documents = view.docs_at(lexical.positions[picked])
+    ranked = sorted(zip((-lexical.values[picked]).tolist(), documents, strict=True))[:limit]
+    return [Hit(doc, -negative, {"bm25": -negative}) for negative, doc in ranked]
 
 
 def hybrid_top(view: View, lexical: Signal, query: np.ndarray, limit: int) -> list[Hit]:

@@ -214,8 +214,11 @@ class InMemoryMemoryStore:
         vector = None if embedding is None else _unit_query(embedding)
         now = microseconds(query.now)
         hits = index.search(tenant, now, query.kinds, query_terms(query.text), vector, query.limit)
-        items, keys, whole = self._items, self._keys, self._whole
-        return [_scored(whole(items[keys[hit.doc]]), hit.score, hit.signals) for hit in hits]
+        items, keys = self._items, self._keys
+        if not self._embedded:  # no item is held apart from its embedding: each is whole
+            return [_scored(items[keys[doc]], score, signals) for doc, score, signals in hits]
+        whole = self._whole
+        return [_scored(whole(items[keys[doc]]), score, signals) for doc, score, signals in hits]
 
     async def lexical_matches(
         self, tenant: Tenant, query: MemoryQuery, terms: Sequence[str]
@@ -277,6 +280,8 @@ class InMemoryMemoryStore:
             and item.is_live(now)
         ]
         kept.sort(key=lambda i: (i.thread_id or "", i.position or 0, i.item_id))
+        if not self._embedded:  # no item is held apart from its embedding: each is whole
+            return kept
         return [self._whole(item) for item in kept]
 
     async def listed(

@@ -287,17 +287,29 @@ class Segment:
         Term scores are added in the order of ``terms`` (sorted), from 0.0,
         as :class:`~prefrontal.retrieval.ranking.Scorer` adds them. Removed
         slots may score: :meth:`allowed` leaves them out.
+
+        Every held term's entries are scored at once, then summed into their
+        slots by ``bincount``, which adds in the order given (term after
+        term): each slot's sum is the one a term-by-term loop makes, to the bit.
         """
-        scores = np.zeros(self.size)
-        length = self.length
-        for term, weight in zip(terms, weights, strict=True):
-            posting = self.postings.get(term)
-            if posting is None:
-                continue
-            slots = posting.slots[: posting.n]
-            scores[slots] += term_scores(
-                weight, posting.counts[: posting.n], length[slots], average
-            )
+        postings = self.postings
+        held = [
+            (posting, weight)
+            for term, weight in zip(terms, weights, strict=True)
+            if (posting := postings.get(term)) is not None and posting.n
+        ]
+        if not held:
+            return np.zeros(self.size)
+        if len(held) == 1:
+            ((posting, weight),) = held
+            slots, counts = posting.slots[: posting.n], posting.counts[: posting.n]
+            each: float | np.ndarray = weight
+        else:
+            slots = np.concatenate([posting.slots[: posting.n] for posting, _ in held])
+            counts = np.concatenate([posting.counts[: posting.n] for posting, _ in held])
+            each = np.array([weight for _, weight in held]).repeat([p.n for p, _ in held])
+        values = term_scores(each, counts, self.length[slots], average)
+        scores: np.ndarray = np.bincount(slots, weights=values, minlength=self.size)
         return scores
 
     def counts(self, terms: Sequence[str]) -> np.ndarray:
