@@ -17,7 +17,11 @@ A session's working-memory state is larger (tens of kilobytes of JSON for a
 long session) and written at every turn, twice: :data:`session_states`
 holds the last few bodies saved or read, each with its state, so that the
 read that follows a save (the next turn's, the turn's end) takes the state
-saved instead of parsing its body again.
+saved instead of parsing its body again. Its bodies are the stored UTF-8
+bytes, as the store writes and reads them (:mod:`.working_memory`): a state
+quotes the user's words, often with a character beyond Latin-1, and as text
+such a body would be decoded to two bytes a character, hashed at that width
+and encoded back at every write.
 """
 
 from __future__ import annotations
@@ -73,28 +77,29 @@ agent_profile = Decoder(AgentProfile)
 
 
 class Documents(Generic[M]):
-    """The last ``size`` bodies saved or read of one model, each with its record, the least
-    recently used dropped first (a :class:`~prefrontal.recent.Recent`, in the forgetting
-    registry); safe to share between threads."""
+    """The last ``size`` bodies (UTF-8 bytes) saved or read of one model, each with its record,
+    the least recently used dropped first (a :class:`~prefrontal.recent.Recent`, in the
+    forgetting registry); safe to share between threads."""
 
     def __init__(self, model: type[M], size: int) -> None:
         self._model = model
-        self._entries: Recent[str, M] = Recent(size)
+        self._entries: Recent[bytes, M] = Recent(size)
         register(self._entries)
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def __call__(self, body: str | bytes) -> M:
-        """The record of ``body``: the one held, or ``body`` validated (then held)."""
-        text = body if isinstance(body, str) else body.decode()
-        held = self._entries.get(text)
+    def __call__(self, body: bytes | str) -> M:
+        """The record of ``body``: the one held, or ``body`` validated (then held). Text is
+        read as its UTF-8."""
+        data = body if isinstance(body, bytes) else body.encode()
+        held = self._entries.get(data)
         if held is not None:
             return held
-        return self.remember(text, self._model.model_validate_json(text))
+        return self.remember(data, self._model.model_validate_json(data))
 
-    def remember(self, body: str, record: M) -> M:
-        """Hold ``record`` as what ``body`` (its JSON, as a store wrote it) reads as."""
+    def remember(self, body: bytes, record: M) -> M:
+        """Hold ``record`` as what ``body`` (its JSON in UTF-8, as a store wrote it) reads as."""
         return self._entries.put(body, record)
 
     def clear(self) -> None:
