@@ -154,3 +154,22 @@ async def test_a_session_state_is_stored_as_its_json_text(tmp_path: Path) -> Non
         assert recent == saved
     finally:
         await stores.aclose()
+
+
+def test_a_session_slot_gives_its_record_only_for_the_body_held() -> None:
+    """A body read in a session's slot is the record held there when it is the body held
+    (the same bytes), validated anew when it differs (another version, another database's
+    session of the same key), and text reads as its UTF-8."""
+    states = decoded.Documents(SessionState, 2)
+    key = SessionKey(agent_id=AGENT, user_id="maya", session_id="s1")
+    first = SessionState(key=key, version=1, started_at=FIXED_NOW, updated_at=FIXED_NOW)
+    second = first.model_copy(update={"version": 2})
+    slot = (key.agent_id, key.user_id, key.session_id)
+    body = first.model_dump_json().encode()
+    assert states.remember(slot, body, first) is first
+    assert states(slot, bytes(body)) is first
+    assert states(slot, body.decode()) is first
+    other = states(slot, second.model_dump_json().encode())
+    assert other == second and other is not second
+    assert states(slot, second.model_dump_json()) is other
+    assert states(slot, body) == first

@@ -13,6 +13,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 
 from pydantic_core import PydanticSerializationError
 
@@ -30,7 +31,9 @@ _KEY = "agent_id = ? AND user_id = ? AND session_id = ?"
 def load_in(connection: sqlite3.Connection, key: SessionKey) -> SessionState | None:
     """The saved state of ``key``, read inside the caller's transaction."""
     row = connection.execute(_LOAD, _key(key)).fetchone()
-    return None if row is None else read_one(row[0], decoded.session_states, store=_STORE)
+    if row is None:
+        return None
+    return read_one(row[0], partial(decoded.session_states, _key(key)), store=_STORE)
 
 
 def save_in(connection: sqlite3.Connection, state: SessionState) -> SessionState:
@@ -52,7 +55,7 @@ def save_in(connection: sqlite3.Connection, state: SessionState) -> SessionState
             store=_STORE,
         )
     connection.execute(_SAVE, (*_key(state.key), saved.version, to_us(saved.updated_at), body))
-    return decoded.session_states.remember(body, saved)
+    return decoded.session_states.remember(_key(state.key), body, saved)
 
 
 class SqliteWorkingMemoryStore(SharesDatabase[Database]):
