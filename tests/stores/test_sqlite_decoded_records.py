@@ -126,3 +126,50 @@ async def _body(stores: Stores, key: SessionKey) -> str:
     params = (key.agent_id, key.user_id, key.session_id)
     row = await database.read(lambda c: c.execute(sql, params).fetchone(), store="test")
     return str(row[0])
+
+
+async def test_a_session_state_is_stored_as_its_json_text(tmp_path: Path) -> None:
+    """A state written and read as UTF-8 bytes is stored as text: the column's type is text,
+    its value ``model_dump_json()`` of the state read back, a character beyond Latin-1
+    (two bytes a character as a Python string) and one beyond the basic plane kept."""
+    stores = sqlite.open_stores(tmp_path / "sessions.db")
+    await stores.open()
+    try:
+        key = SessionKey(agent_id=AGENT, user_id="maya", session_id="s-\u2014")
+        words = {"note": "caf\u00e9 \u2014 \u201cquoted\u201d \U0001f600"}
+        state = SessionState(key=key, state=words, started_at=FIXED_NOW, updated_at=FIXED_NOW)
+        saved = await stores.working_memory.save(state)
+        forget_everything()
+        loaded = await stores.working_memory.load(key)
+        assert loaded == saved
+        assert loaded is not None and loaded.state == words
+        database = stores.working_memory.database  # type: ignore[attr-defined]
+        sql = "SELECT typeof(body), body FROM wm_sessions WHERE session_id = ?"
+        row = await database.read(lambda c: c.execute(sql, (key.session_id,)).fetchone(), store="t")
+        assert row[0] == "text"
+        assert row[1] == loaded.model_dump_json()
+        (recent,) = await stores.working_memory.recent_sessions(
+            key.tenant, since=FIXED_NOW, limit=5
+        )
+        assert recent == saved
+    finally:
+        await stores.aclose()
+
+
+def test_a_session_slot_gives_its_record_only_for_the_body_held() -> None:
+    """A body read in a session's slot is the record held there when it is the body held
+    (the same bytes), validated anew when it differs (another version, another database's
+    session of the same key), and text reads as its UTF-8."""
+    states = decoded.Documents(SessionState, 2)
+    key = SessionKey(agent_id=AGENT, user_id="maya", session_id="s1")
+    first = SessionState(key=key, version=1, started_at=FIXED_NOW, updated_at=FIXED_NOW)
+    second = first.model_copy(update={"version": 2})
+    slot = (key.agent_id, key.user_id, key.session_id)
+    body = first.model_dump_json().encode()
+    assert states.remember(slot, body, first) is first
+    assert states(slot, bytes(body)) is first
+    assert states(slot, body.decode()) is first
+    other = states(slot, second.model_dump_json().encode())
+    assert other == second and other is not second
+    assert states(slot, second.model_dump_json()) is other
+    assert states(slot, body) == first

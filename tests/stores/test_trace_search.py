@@ -128,12 +128,65 @@ async def test_an_older_sqlite_file_has_its_traces_indexed(tmp_path: Path) -> No
     await stores.aclose()
     with sqlite3.connect(path) as connection:
         for kind in ("insert", "delete", "update"):
-            connection.execute(f"DROP TRIGGER traces_words_{kind}")
+            connection.execute(f"DROP TRIGGER IF EXISTS traces_words_{kind}")
         connection.execute("DROP TABLE traces_fts")
         connection.execute("PRAGMA user_version = 13")  # before schema 14, the trace search
     connection.close()
     stores = sqlite.open_stores(path)
     try:
         assert await ids(stores, text="harbour") == ["t1"]
+    finally:
+        await stores.aclose()
+
+
+async def test_a_sqlite_file_of_schema_18_indexes_words_as_it_writes(tmp_path: Path) -> None:
+    """Migration 19 drops the triggers that indexed a trace's words from its body: the traces
+    a file of schema 18 indexed are found, a put moves a trace's words (the words it replaces
+    no longer find it), a new trace's words find it, and a pruned trace's words are gone."""
+    path = tmp_path / "old.db"
+    stores = await filled(sqlite.open_stores(path))
+    await stores.aclose()
+    with sqlite3.connect(path) as connection:
+        words = "coalesce(json_extract(new.body, '$.user_input'), '') || ' ' || coalesce("
+        words += "json_extract(new.body, '$.ending.reply'), '')"
+        connection.execute(f"""CREATE TRIGGER traces_words_insert AFTER INSERT ON traces BEGIN
+            INSERT INTO traces_fts (rowid, words) VALUES (new.rowid, {words}); END""")
+        connection.execute(f"""CREATE TRIGGER traces_words_update AFTER UPDATE ON traces BEGIN
+            DELETE FROM traces_fts WHERE rowid = old.rowid;
+            INSERT INTO traces_fts (rowid, words) VALUES (new.rowid, {words}); END""")
+        connection.execute("PRAGMA user_version = 18")
+    connection.close()
+    stores = sqlite.open_stores(path)
+    try:
+        assert await ids(stores, text="harbour") == ["t1"]
+        await stores.traces.put(trace("t1", 0, "Where is the lighthouse?", "On the cape."))
+        await stores.traces.put(trace("n1", 7, "A harbour pilot", None))
+        assert await ids(stores, text="harbour") == ["n1"]
+        assert await ids(stores, text="lighthouse cape") == ["t1"]
+        assert await stores.traces.prune(before=T0 + timedelta(minutes=1)) == 1
+        assert await ids(stores, text="lighthouse") == []
+        database = stores.traces.database  # type: ignore[attr-defined]
+        sql = "SELECT count(*) FROM traces_fts WHERE traces_fts MATCH 'lighthouse'"
+        assert await database.read(lambda c: c.execute(sql).fetchone()[0], store="t") == 0
+        triggers = "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'traces_w%'"
+        names = await database.read(lambda c: c.execute(triggers).fetchall(), store="t")
+        assert [name for (name,) in names] == ["traces_words_delete"]
+    finally:
+        await stores.aclose()
+
+
+async def test_a_sqlite_trace_put_again_indexes_the_words_of_its_last_version(
+    tmp_path: Path,
+) -> None:
+    """An open trace put, then ended: its message and reply find it, once (one index row)."""
+    stores = sqlite.open_stores(tmp_path / "s.db")
+    try:
+        await stores.traces.put(trace("t1", 0, "Where is the harbour?", None))
+        assert await ids(stores, text="harbour") == ["t1"]
+        await stores.traces.put(TRACES[0])
+        assert await ids(stores, text="harbour north cafe") == ["t1"]
+        database = stores.traces.database  # type: ignore[attr-defined]
+        rows = "SELECT count(*) FROM traces_fts"
+        assert await database.read(lambda c: c.execute(rows).fetchone()[0], store="t") == 1
     finally:
         await stores.aclose()

@@ -17,12 +17,18 @@ A session's working-memory state is larger (tens of kilobytes of JSON for a
 long session) and written at every turn, twice: :data:`session_states`
 holds the last few bodies saved or read, each with its state, so that the
 read that follows a save (the next turn's, the turn's end) takes the state
-saved instead of parsing its body again.
+saved instead of parsing its body again. It holds each session's last body as
+the stored UTF-8 bytes, as the store writes and reads them
+(:mod:`.working_memory`), found by the session's key and compared, never
+hashed: a state quotes the user's words, often with a character beyond
+Latin-1, and as text such a body would be decoded to two bytes a character,
+hashed at that width and encoded back at every write.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Hashable
 from typing import Generic, TypeVar
 
 from pydantic import BaseModel
@@ -73,29 +79,38 @@ agent_profile = Decoder(AgentProfile)
 
 
 class Documents(Generic[M]):
-    """The last ``size`` bodies saved or read of one model, each with its record, the least
-    recently used dropped first (a :class:`~prefrontal.recent.Recent`, in the forgetting
-    registry); safe to share between threads."""
+    """The body (UTF-8 bytes) last saved or read in each of the last ``size`` slots used (a
+    session's key), with its record, the least recently used slot dropped first (a
+    :class:`~prefrontal.recent.Recent`, in the forgetting registry); safe to share between
+    threads.
+
+    A body is found by its slot and taken when it equals the one held there (a comparison of
+    bytes, exact), not hashed: a session's state is tens of kilobytes, read and saved twice a
+    turn. Two databases holding the same slot share it, each reading its own body.
+    """
 
     def __init__(self, model: type[M], size: int) -> None:
         self._model = model
-        self._entries: Recent[str, M] = Recent(size)
+        self._entries: Recent[Hashable, tuple[bytes, M]] = Recent(size)
         register(self._entries)
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def __call__(self, body: str | bytes) -> M:
-        """The record of ``body``: the one held, or ``body`` validated (then held)."""
-        text = body if isinstance(body, str) else body.decode()
-        held = self._entries.get(text)
-        if held is not None:
-            return held
-        return self.remember(text, self._model.model_validate_json(text))
+    def __call__(self, slot: Hashable, body: bytes | str) -> M:
+        """The record of ``body``, read in ``slot``: the one held when ``body`` is the body held
+        there, else ``body`` validated (then held). Text is read as its UTF-8."""
+        data = body if isinstance(body, bytes) else body.encode()
+        held = self._entries.get(slot)
+        if held is not None and held[0] == data:
+            return held[1]
+        return self.remember(slot, data, self._model.model_validate_json(data))
 
-    def remember(self, body: str, record: M) -> M:
-        """Hold ``record`` as what ``body`` (its JSON, as a store wrote it) reads as."""
-        return self._entries.put(body, record)
+    def remember(self, slot: Hashable, body: bytes, record: M) -> M:
+        """Hold ``record`` in ``slot`` as what ``body`` (its JSON in UTF-8, as a store wrote it)
+        reads as."""
+        self._entries.put(slot, (body, record))
+        return record
 
     def clear(self) -> None:
         """Drop every body and record (an erased user's words among them)."""
@@ -103,7 +118,7 @@ class Documents(Generic[M]):
 
 
 SESSION_STATES = 4
-"""Session states :data:`session_states` holds: a few sessions' turns running at once. Each
+"""Sessions :data:`session_states` holds a state of: a few sessions' turns running at once. Each
 state is many objects the garbage collector walks, so the cache stays small."""
 
 session_states = Documents(SessionState, SESSION_STATES)

@@ -361,10 +361,24 @@ class _Search:
     ) -> list[ScoredMemory]:
         """The best hits of BM25 scores by row id, ranked by key as
         :func:`~prefrontal.stores.memory_search.best_hits` ranks one signal, read in one
-        statement with the tenant's conditions."""
+        statement with the tenant's conditions.
+
+        ``found`` holds every row tied with the ``limit``-th score, often several times
+        ``limit`` rows (a conversation's lines alike): then the rows are ranked by their keys
+        first, read alone, and only the records of the best ``limit`` are read (in the same
+        transaction, so the same rows).
+        """
         positive = [rowid for rowid, value in found.items() if value > 0]
         if not positive:
             return []
+        if len(positive) > self.limit:
+            params = self.params | {"rowids": json.dumps(positive)}
+            keys = dict(connection.execute(self.statements.keys_by_rowids, params).fetchall())
+            rowid_of = {key: rowid for rowid, key in keys.items()}
+            chosen = top({key: found[rowid] for rowid, key in keys.items()}, self.limit)
+            positive = [rowid_of[key] for key, _ in chosen]
+            if not positive:
+                return []
         params = self.params | {"rowids": json.dumps(positive)}
         rows = {row[1]: row for row in connection.execute(self.statements.by_rowids, params)}
         ranked = top({key: found[row[0]] for key, row in rows.items()}, self.limit)

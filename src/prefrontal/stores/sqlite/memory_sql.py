@@ -63,6 +63,11 @@ class Statements:
             SELECT m.rowid, {KEY}, {columns} FROM json_each(:rowids) AS r
             CROSS JOIN {items} AS m ON m.rowid = r.value
             WHERE {_VISIBLE}"""
+        self.keys_by_rowids = f"""
+            SELECT m.rowid, {KEY} FROM json_each(:rowids) AS r
+            CROSS JOIN {items} AS m ON m.rowid = r.value
+            WHERE {_VISIBLE}"""
+        """:attr:`by_rowids` without the record: the keys that rank rows tied on a score."""
         self.by_keys = f"""
             SELECT {KEY}, {columns} FROM {items} AS m
             WHERE {_VISIBLE} AND m.item_id IN {_IDS}

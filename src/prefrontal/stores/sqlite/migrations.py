@@ -770,6 +770,13 @@ _TRACE_SEARCH = (
 """Schema 14: each trace's message and reply in an FTS5 index of its own, kept by triggers
 (a trace is saved by an upsert, so its row id, the index's key, stays). Idempotent."""
 
+_TRACE_WORDS_WRITTEN = tuple(
+    f"DROP TRIGGER IF EXISTS traces_words_{kind}" for kind in ("insert", "update")
+)
+"""Schema 19: a trace's words are indexed by the store's put (:mod:`.traces`), which knows
+them, instead of by triggers reading them out of the JSON body (tens of kilobytes parsed at
+every write); a deletion still takes them out by trigger."""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "every store kind: tables, indexes, FTS5 and its triggers", _INITIAL),
     Migration(
@@ -874,6 +881,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "traces indexed by whether each is open, so that a turn's end learns its trace has "
         "not ended without reading the trace",
         (OPEN_INDEX,),
+    ),
+    Migration(
+        19,
+        "traces' words indexed by the store as it writes each trace, instead of by triggers "
+        "that parse its JSON body",
+        _TRACE_WORDS_WRITTEN,
     ),
 )
 LATEST = MIGRATIONS[-1].version

@@ -22,7 +22,7 @@ from prefrontal.stores.durable import SharesDatabase, encodable, read_one, reada
 from prefrontal.stores.sqlite.database import Database, erase, to_us
 from prefrontal.stores.sqlite.open_traces import OPEN_SQL
 from prefrontal.stores.tenancy import Tenant
-from prefrontal.stores.traces import OPEN_SUFFIX, TraceQuery, search_words
+from prefrontal.stores.traces import OPEN_SUFFIX, TraceQuery, search_words, searched_text
 from prefrontal.traces.documents import parse, remember, serialize
 from prefrontal.traces.models import TurnTrace
 
@@ -48,7 +48,9 @@ class SqliteTraceStore(SharesDatabase[Database]):
             body := _document(trace),
         )
         remember(body, trace)  # the turn's end reads it back without parsing
-        connection.execute(_PUT, row)
+        ((rowid,),) = connection.execute(_PUT, row).fetchall()
+        connection.execute(_UNINDEX, (rowid,))
+        connection.execute(_INDEX, (rowid, searched_text(trace)))
 
     def ended_in(self, connection: sqlite3.Connection, tenant: Tenant, turn_id: str) -> bool:
         """True when the tenant's trace of ``turn_id`` has an ending (inside a transaction).
@@ -135,9 +137,17 @@ ON CONFLICT (turn_id) DO UPDATE SET
     parent_turn_id = excluded.parent_turn_id, agent_id = excluded.agent_id,
     user_id = excluded.user_id, session_id = excluded.session_id, status = excluded.status,
     started_at = excluded.started_at, body = excluded.body
+RETURNING rowid
 """
-"""An upsert, not ``INSERT OR REPLACE``: the row keeps its row id, and the update trigger
-moves its words in the full-text index (a replace would not fire the delete trigger)."""
+"""An upsert, not ``INSERT OR REPLACE``: the row keeps its row id, the key of its words in the
+full-text index (a replace would not fire the delete trigger)."""
+
+_UNINDEX = "DELETE FROM traces_fts WHERE rowid = ?"
+_INDEX = "INSERT INTO traces_fts (rowid, words) VALUES (?, ?)"
+"""A trace's words (:func:`~prefrontal.stores.traces.searched_text`) indexed under its row id
+after its put, the words of the version it replaced taken out first: what the triggers of
+schema 14 did from the body's JSON, which they parsed whole (tens of kilobytes a trace of a
+long conversation) at every write. A deleted trace's words go by trigger."""
 
 FEW_MATCHES = 500
 """Up to this many traces holding a search's words, they are read by row id and sorted;

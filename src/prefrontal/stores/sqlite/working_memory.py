@@ -1,4 +1,11 @@
-"""SQLite working-memory store: one versioned buffer state per session."""
+"""SQLite working-memory store: one versioned buffer state per session.
+
+A state's body is written and read as its UTF-8 bytes (bound as a blob and
+cast to text, read cast to a blob): the column holds the same text, and a
+state of tens of kilobytes, which quotes the user's words, is neither
+decoded into a Python string nor encoded back (as text, a single character
+beyond Latin-1 makes it two bytes a character to decode, hash and encode).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +13,12 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 
-from prefrontal.errors import ConflictError
-from prefrontal.stores.durable import SharesDatabase, dump, read_one, readable
+from pydantic_core import PydanticSerializationError
+
+from prefrontal.errors import ConflictError, ItemRejectedError
+from prefrontal.stores.durable import SharesDatabase, read_one, readable
 from prefrontal.stores.sqlite import decoded
 from prefrontal.stores.sqlite.database import Database, erase, to_us
 from prefrontal.stores.tenancy import Tenant
@@ -20,8 +30,10 @@ _KEY = "agent_id = ? AND user_id = ? AND session_id = ?"
 
 def load_in(connection: sqlite3.Connection, key: SessionKey) -> SessionState | None:
     """The saved state of ``key``, read inside the caller's transaction."""
-    row = connection.execute(f"SELECT body FROM wm_sessions WHERE {_KEY}", _key(key)).fetchone()
-    return None if row is None else read_one(row[0], decoded.session_states, store=_STORE)
+    row = connection.execute(_LOAD, _key(key)).fetchone()
+    if row is None:
+        return None
+    return read_one(row[0], partial(decoded.session_states, _key(key)), store=_STORE)
 
 
 def save_in(connection: sqlite3.Connection, state: SessionState) -> SessionState:
@@ -31,7 +43,7 @@ def save_in(connection: sqlite3.Connection, state: SessionState) -> SessionState
     (having written nothing) when another save came first.
     """
     saved = state.model_copy(update={"version": state.version + 1})
-    body = dump(saved, store=_STORE)
+    body = _encoded(saved)
     row = connection.execute(
         f"SELECT version FROM wm_sessions WHERE {_KEY}", _key(state.key)
     ).fetchone()
@@ -42,12 +54,8 @@ def save_in(connection: sqlite3.Connection, state: SessionState) -> SessionState
             f"not {state.version}: reload and retry",
             store=_STORE,
         )
-    connection.execute(
-        "INSERT OR REPLACE INTO wm_sessions (agent_id, user_id, session_id, version,"
-        " updated_at, body) VALUES (?, ?, ?, ?, ?, ?)",
-        (*_key(state.key), saved.version, to_us(saved.updated_at), body),
-    )
-    return decoded.session_states.remember(body, saved)
+    connection.execute(_SAVE, (*_key(state.key), saved.version, to_us(saved.updated_at), body))
+    return decoded.session_states.remember(_key(state.key), body, saved)
 
 
 class SqliteWorkingMemoryStore(SharesDatabase[Database]):
@@ -68,7 +76,7 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
 
         def run(connection: sqlite3.Connection) -> list[SessionState]:
             rows = connection.execute(
-                "SELECT body FROM wm_sessions WHERE agent_id = ? AND user_id = ?"
+                "SELECT CAST(body AS BLOB) FROM wm_sessions WHERE agent_id = ? AND user_id = ?"
                 " AND updated_at >= ? ORDER BY updated_at DESC, session_id DESC LIMIT ?",
                 params,
             ).fetchall()
@@ -101,3 +109,21 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
 
 def _key(key: SessionKey) -> tuple[str, str, str]:
     return (key.agent_id, key.user_id, key.session_id)
+
+
+_LOAD = f"SELECT CAST(body AS BLOB) FROM wm_sessions WHERE {_KEY}"
+"""A session's body as its UTF-8 bytes (the module docstring)."""
+_SAVE = (
+    "INSERT OR REPLACE INTO wm_sessions (agent_id, user_id, session_id, version, updated_at,"
+    " body) VALUES (?, ?, ?, ?, ?, CAST(? AS TEXT))"
+)
+"""A session's state written, its body bound as UTF-8 bytes and stored as text."""
+
+
+def _encoded(state: SessionState) -> bytes:
+    """``state`` as the UTF-8 of ``state.model_dump_json()``; text that is not valid UTF-8 is an
+    :class:`ItemRejectedError`, as every store's."""
+    try:
+        return state.__pydantic_serializer__.to_json(state)
+    except PydanticSerializationError as error:
+        raise ItemRejectedError(f"cannot store SessionState: {error}", store=_STORE) from error
