@@ -160,7 +160,8 @@ def cached_texts() -> str:
     held = []
     for cache in list(_CACHES):
         held.append(repr(list(getattr(cache, "_results", {}).keys())))
-        held.append(repr(list(getattr(cache, "_entries", {}).values())))
+        entries = getattr(cache, "_entries", {})  # a mapping, or a list of (key, value) pairs
+        held.append(repr(list(entries.values() if isinstance(entries, dict) else entries)))
     return "".join(held)
 
 
