@@ -337,7 +337,7 @@ class SessionBuffer:
         return SessionState(
             key=self.key,
             version=self.version,
-            state=encode(snapshot),
+            state=encode(snapshot, self.key),
             themes=snapshot.themes,
             entities=_entities(snapshot.items),
             started_at=self._state.started_at if self._state else snapshot.started_at or at,

@@ -25,11 +25,13 @@ user or forgetting a memory empties them.
 from __future__ import annotations
 
 import threading
+from collections.abc import Hashable
 from typing import Any, Final
 
 from prefrontal.buffer.models import BufferItem
 from prefrontal.buffer.snapshot import BufferSnapshot
 from prefrontal.forgetting import register
+from prefrontal.recent import Recent
 
 STATE_FIELD: Final = "buffer"
 """The key of the document in a session's ``SessionState.state``."""
@@ -93,66 +95,65 @@ class _Documents:
 _PARSED = _Documents(DECODED_DOCUMENTS)
 _SERIALIZER = BufferSnapshot.__pydantic_serializer__
 _ITEM_SERIALIZER = BufferItem.__pydantic_serializer__
-ENCODED_ITEMS: Final = 1_024
-"""Items whose JSON :func:`encode` remembers (by the item itself), at most: about the items
-of the sessions a process turns between, as :data:`DECODED_DOCUMENTS` holds their
-snapshots. Past it the cache starts again empty (cheaper, item by item, than keeping an
-order of use)."""
+ENCODED_LINEAGES: Final = DECODED_DOCUMENTS
+"""Lineages (sessions) whose last snapshot's item JSON :func:`encode` remembers, at most: the
+sessions whose documents :func:`decode` remembers."""
 
 
 class _ItemJson:
-    """Each item's JSON, as text, by the item's ``id()``, the item kept beside it: an entry
-    is used only for that very object (an id reused by another object after the first was
-    freed does not match it). A plain dictionary: its reads and writes are atomic in
-    CPython, and event loops in several threads may share it."""
+    """Per lineage (a session), the JSON of each item of the snapshot it last encoded, as
+    text, by the item's ``id()``, that snapshot's items tuple kept beside it.
 
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._entries: dict[int, tuple[BufferItem, str]] = {}
+    The tuple keeps each remembered item alive, so an ``id()`` found is that very
+    object's (no other live object has it). A lineage keeps only its last snapshot's
+    items: an item is remembered from one save to the next of its session (the two
+    saves of a turn, a turn to the next), no longer than that snapshot lives (its
+    session's latest document holds it anyway), so old items are not kept alive until
+    the garbage collector moves them to its oldest generation and walks them there.
+    The least recently encoded lineage is dropped past :data:`ENCODED_LINEAGES`.
+    """
+
+    def __init__(self, lineages: int) -> None:
+        self._last: Recent[Hashable, tuple[tuple[BufferItem, ...], dict[int, str]]] = Recent(
+            lineages
+        )
 
     def __len__(self) -> int:
-        return len(self._entries)
+        """How many lineages are remembered."""
+        return len(self._last)
 
-    def __call__(self, item: BufferItem) -> str:
-        """``item``'s JSON, remembered for that object."""
-        kept = self._entries.get(id(item))
-        if kept is not None and kept[0] is item:
-            return kept[1]
-        text: str = _ITEM_SERIALIZER.to_json(item).decode()
-        if len(self._entries) >= self._size:
-            self._entries = {}
-        self._entries[id(item)] = (item, text)
-        return text
-
-    def all(self, items: tuple[BufferItem, ...]) -> list[str]:
-        """The JSON of each of ``items``, in order (what a call for each gives)."""
-        entries, serialize = self._entries, _ITEM_SERIALIZER.to_json
+    def all(self, items: tuple[BufferItem, ...], lineage: Hashable = None) -> list[str]:
+        """The JSON of each of ``items``, in order (``to_json(item)`` of each), remembered
+        as ``lineage``'s last: an item of the snapshot ``lineage`` encoded last is not
+        serialized again."""
+        last = self._last.get(lineage)
+        before = last[1] if last is not None else {}
+        serialize = _ITEM_SERIALIZER.to_json
+        texts: dict[int, str] = {}
         found: list[str] = []
         for item in items:
-            kept = entries.get(id(item))
-            if kept is not None and kept[0] is item:
-                found.append(kept[1])
-                continue
-            text: str = serialize(item).decode()
-            if len(entries) >= self._size:
-                entries = self._entries = {}
-            entries[id(item)] = (item, text)
+            key = id(item)
+            text = before.get(key)
+            if text is None:
+                text = serialize(item).decode()
+            texts[key] = text
             found.append(text)
+        self._last.put(lineage, (items, texts))
         return found
 
     def clear(self) -> None:
         """Drop every entry (an erased user's items among them)."""
-        self._entries = {}
+        self._last.clear()
 
 
-_item_json = _ItemJson(ENCODED_ITEMS)
+_item_json = _ItemJson(ENCODED_LINEAGES)
 register(_PARSED)
 register(_item_json)
 _HEAD: Final = {"format", "config"}
 _TAIL_LEFT_OUT: Final = {"format", "config", "items"}
 
 
-def encode(snapshot: BufferSnapshot) -> dict[str, Any]:
+def encode(snapshot: BufferSnapshot, lineage: Hashable = None) -> dict[str, Any]:
     """The store's JSON state for ``snapshot``: ``snapshot.model_dump_json()``, as one string.
 
     One string rather than a tree of dicts: a store holding many sessions in
@@ -161,8 +162,9 @@ def encode(snapshot: BufferSnapshot) -> dict[str, Any]:
 
     A turn saves its session twice (when its context is ready, and at its end
     with the reply offered), and the second save holds nearly the same item
-    objects as the first (read back from the document the first wrote): each
-    item's JSON is remembered by the item, and the document is spliced from
+    objects as the first (read back from the document the first wrote): the
+    JSON of the items of the snapshot ``lineage`` (the session's key) encoded
+    last is remembered by the item, and the document is spliced from
     those and the snapshot's other fields, the very text
     ``snapshot.model_dump_json()`` gives (joined as text: the items' JSON is kept
     decoded, so the document is made in one join, not copied and then decoded).
@@ -170,7 +172,7 @@ def encode(snapshot: BufferSnapshot) -> dict[str, Any]:
     head = _SERIALIZER.to_json(snapshot, include=_HEAD).decode()
     tail = _SERIALIZER.to_json(snapshot, exclude=_TAIL_LEFT_OUT).decode()
     document = "".join(
-        (head[:-1], ',"items":[', ",".join(_item_json.all(snapshot.items)), "],", tail[1:])
+        (head[:-1], ',"items":[', ",".join(_item_json.all(snapshot.items, lineage)), "],", tail[1:])
     )
     _PARSED.put(document, snapshot)
     return {STATE_FIELD: document}

@@ -9,7 +9,14 @@ import threading
 import pytest
 
 from prefrontal.buffer import BufferSnapshot, OverflowPolicy, SessionBuffer
-from prefrontal.buffer.state_document import STATE_FIELD, _Documents, decode, encode
+from prefrontal.buffer.state_document import (
+    ENCODED_LINEAGES,
+    STATE_FIELD,
+    _Documents,
+    _item_json,
+    decode,
+    encode,
+)
 from prefrontal.recent import Recent
 from prefrontal.stores.memory import InMemoryWorkingMemoryStore
 from prefrontal.stores.working_memory import SessionKey
@@ -113,6 +120,32 @@ async def test_a_spliced_document_is_the_snapshots_json_empty_or_with_items_seen
     again = buffer.snapshot()
     assert encode(again)[STATE_FIELD] == again.model_dump_json()
     assert decode({STATE_FIELD: again.model_dump_json()}) == again
+
+
+async def test_a_lineage_keeps_only_its_last_snapshots_items_and_documents_stay_exact() -> None:
+    """Each save's document is ``model_dump_json()`` of its snapshot, whichever items its
+    session's last save shared; a session remembers only the items of its last snapshot
+    (an older snapshot's items are not kept alive), and only the last sessions saved are."""
+    buffer = make_buffer(OverflowPolicy.LRU, max_items=4)
+    key = SessionKey(agent_id="agent", user_id="alice", session_id="s1")
+    for n in range(7):  # items leave, are touched, and new ones come: shared and new items
+        await buffer.add(item(f"Step {n} of the payment review."), now=at(n))
+        if n % 2:
+            buffer.access(buffer.snapshot().items[0].item_id, now=at(n))
+        snapshot = buffer.snapshot()
+        for _ in range(2):  # a turn's two saves of nearly the same items
+            assert encode(snapshot, key)[STATE_FIELD] == snapshot.model_dump_json()
+        kept = _item_json._last.get(key)
+        assert kept is not None and kept[0] is snapshot.items
+        assert set(kept[1]) == {id(i) for i in snapshot.items}
+    for n in range(ENCODED_LINEAGES + 3):  # other sessions: the first one's items let go
+        other = make_buffer(OverflowPolicy.LRU, max_items=4)
+        await other.add(item(f"Note {n} of another session."), now=at(n))
+        lineage = SessionKey(agent_id="agent", user_id="alice", session_id=f"other-{n}")
+        encoded = other.snapshot()
+        assert encode(encoded, lineage)[STATE_FIELD] == encoded.model_dump_json()
+    assert len(_item_json) == ENCODED_LINEAGES
+    assert _item_json._last.get(key) is None
 
 
 async def test_documents_are_found_by_their_text_least_recently_used_dropped_first() -> None:
