@@ -888,6 +888,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "that parse its JSON body",
         _TRACE_WORDS_WRITTEN,
     ),
+    Migration(
+        20,
+        "a session's buffer document kept in a column of its own beside the rest of its "
+        "state, not escaped as a string inside the state's JSON",
+        ("ALTER TABLE wm_sessions ADD COLUMN buffer TEXT",),
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 
