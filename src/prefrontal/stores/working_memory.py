@@ -15,7 +15,6 @@ from pydantic import Field
 from pydantic_core import PydanticSerializationError
 
 from prefrontal.errors import ItemRejectedError
-
 from prefrontal.stores.records import NonEmptyId, Record, Timestamp, utc_now
 from prefrontal.stores.tenancy import Tenant
 

@@ -40,7 +40,7 @@ from prefrontal.stores.consciousness import AgentProfile
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.stores.frontal_cortex import FrontalItem
 from prefrontal.stores.scratch_page import Observation
-from prefrontal.stores.working_memory import SessionState, joined
+from prefrontal.stores.working_memory import joined
 from prefrontal.text_cache import TextCache
 
 M = TypeVar("M", bound=BaseModel)
@@ -80,8 +80,9 @@ agent_profile = Decoder(AgentProfile)
 
 
 Stored = tuple[bytes, bytes | None]
-"""A session's state as stored: its JSON and its buffer document apart, each UTF-8 (the
-document ``None`` when the JSON holds it; :func:`~prefrontal.stores.working_memory.stored_parts`)."""
+"""A session's state as stored: its JSON and its buffer document apart, each UTF-8, the
+document ``None`` when the JSON holds it
+(:func:`~prefrontal.stores.working_memory.stored_parts`)."""
 
 
 class Documents(Generic[M]):
@@ -126,4 +127,4 @@ SESSION_STATES = 4
 state is many objects the garbage collector walks, so the cache stays small."""
 
 session_states = Documents(joined, SESSION_STATES)
-"""A stored working-memory state's body as its :class:`SessionState`."""
+"""A stored working-memory state's body as its ``SessionState``."""
