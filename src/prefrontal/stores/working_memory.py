@@ -57,8 +57,9 @@ _SERIALIZER = SessionState.__pydantic_serializer__
 
 def stored_parts(state: SessionState, *, store: str) -> tuple[bytes, bytes | None]:
     """``state`` as a database stores it: its JSON (UTF-8) without the buffer document, and the
-    document's UTF-8 when ``state.state[DOCUMENT]`` is a string (else the whole state is the
-    JSON, and ``None``). :func:`joined` puts the parts back together into an equal state.
+    document's UTF-8 when ``state.state[DOCUMENT]`` is a string without a NUL character (else
+    the whole state is the JSON, and ``None``). :func:`joined` puts the parts back together
+    into an equal state.
 
     The document, itself JSON, is never written as a JSON string inside the state's JSON: it
     is neither escaped at a save nor unescaped at a load. Text that is not valid UTF-8 is an
@@ -67,7 +68,9 @@ def stored_parts(state: SessionState, *, store: str) -> tuple[bytes, bytes | Non
     document = state.state.get(DOCUMENT)
     try:
         if isinstance(document, str):
-            return _SERIALIZER.to_json(state, exclude=_WITHOUT_DOCUMENT), document.encode()
+            data = document.encode()
+            if b"\x00" not in data:  # a text column holds no NUL (JSON escapes it in the body)
+                return _SERIALIZER.to_json(state, exclude=_WITHOUT_DOCUMENT), data
         return _SERIALIZER.to_json(state), None
     except (PydanticSerializationError, UnicodeEncodeError) as error:
         raise ItemRejectedError(f"cannot store SessionState: {error}", store=store) from error
