@@ -17,6 +17,8 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from prefrontal.memory.buffers import marks
 from prefrontal.stores import Stores, postgres, sqlite
@@ -24,7 +26,7 @@ from prefrontal.stores.postgres import migrations as pg_migrations
 from prefrontal.stores.sqlite import migrations as sqlite_migrations
 from prefrontal.stores.sqlite.database import to_us
 from prefrontal.stores.sqlite.driver import sqlite3
-from prefrontal.stores.working_memory import SessionKey, SessionState
+from prefrontal.stores.working_memory import SessionKey, SessionState, joined, stored_parts
 from tests.conftest import FIXED_NOW
 
 pytestmark = pytest.mark.anyio
@@ -36,6 +38,30 @@ OLD = SessionState(
     key=KEY, version=3, state={"buffer": DOCUMENT}, started_at=FIXED_NOW, updated_at=FIXED_NOW
 )
 """A state as a database before the change kept it: whole, the document escaped in it."""
+
+
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=40)
+
+
+@given(
+    document=st.none() | _TEXT | st.integers(),
+    others=st.dictionaries(st.sampled_from(["note", "items", "\u00e9"]), _TEXT, max_size=3),
+)
+def test_a_state_stored_in_parts_reads_back_equal(document: object, others: dict[str, str]) -> None:
+    """Whatever a state holds (a document or none, one with a NUL or a character beyond the
+    basic plane, a document that is no string, other keys beside it), its parts read back
+    as an equal state, the document apart only when it is a string without a NUL."""
+    words: dict[str, object] = dict(others)
+    if document is not None:
+        words["buffer"] = document
+    state = OLD.model_copy(update={"state": words})
+    body, apart = stored_parts(state, store="test")
+    assert joined(body, apart) == state
+    assert joined(body.decode(), None if apart is None else apart.decode()) == state
+    kept_apart = isinstance(document, str) and "\x00" not in document
+    assert (apart is not None) == kept_apart
+    if kept_apart:
+        assert apart == str(document).encode() and "buffer" not in json.loads(body)["state"]
 
 
 async def _check(stores: Stores) -> None:
