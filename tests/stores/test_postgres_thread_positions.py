@@ -96,7 +96,7 @@ async def test_a_schema_at_21_upgrades_and_reads_its_threads(
         assert await store.database.write(last, store="test") == 3
         check = await asyncpg.connect(postgres_dsn, server_settings=settings)
         try:
-            assert await migrations.schema_version(check) == migrations.LATEST == 22
+            assert await migrations.schema_version(check) == migrations.LATEST
         finally:
             await check.close()
     finally:

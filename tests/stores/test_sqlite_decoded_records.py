@@ -3,6 +3,7 @@ again: the same records as validating every read, a changed body read as it is n
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from prefrontal.forgetting import forget_everything
 from prefrontal.stores import Stores, Tenant, sqlite
 from prefrontal.stores.frontal_cortex import FrontalQuery
 from prefrontal.stores.sqlite import decoded
-from prefrontal.stores.working_memory import SessionKey, SessionState
+from prefrontal.stores.working_memory import SessionKey, SessionState, joined, stored_parts
 from tests.conftest import FIXED_NOW
 from tests.endturn_support import AGENT, ask, build
 
@@ -111,8 +112,9 @@ async def test_a_saved_session_state_reads_back_as_its_body_validated(tmp_path: 
         held = await stores.working_memory.load(keys[0])
         assert held is not None
         assert len(decoded.session_states) > 0
-        body = await _body(stores, keys[0])
-        assert held == SessionState.model_validate_json(body)
+        body, document = await _body(stores, keys[0])
+        assert document is not None and "buffer" not in json.loads(body)["state"]
+        assert held == joined(body, document)
         forget_everything()
         assert len(decoded.session_states) == 0
         assert await stores.working_memory.load(keys[0]) == held
@@ -120,23 +122,28 @@ async def test_a_saved_session_state_reads_back_as_its_body_validated(tmp_path: 
         await stores.aclose()
 
 
-async def _body(stores: Stores, key: SessionKey) -> str:
+async def _body(stores: Stores, key: SessionKey) -> tuple[str, str | None]:
+    """A session's stored JSON and buffer document."""
     database = stores.working_memory.database  # type: ignore[attr-defined]
-    sql = "SELECT body FROM wm_sessions WHERE agent_id = ? AND user_id = ? AND session_id = ?"
+    sql = "SELECT body, buffer FROM wm_sessions WHERE agent_id = ? AND user_id = ?"
+    sql += " AND session_id = ?"
     params = (key.agent_id, key.user_id, key.session_id)
     row = await database.read(lambda c: c.execute(sql, params).fetchone(), store="test")
-    return str(row[0])
+    return str(row[0]), row[1]
 
 
 async def test_a_session_state_is_stored_as_its_json_text(tmp_path: Path) -> None:
-    """A state written and read as UTF-8 bytes is stored as text: the column's type is text,
-    its value ``model_dump_json()`` of the state read back, a character beyond Latin-1
-    (two bytes a character as a Python string) and one beyond the basic plane kept."""
+    """A state written and read as UTF-8 bytes is stored as text: the columns' type is text,
+    the body ``model_dump_json()`` of the state read back but its buffer document, which is
+    the other column as it was given, a character beyond Latin-1 (two bytes a character as
+    a Python string) and one beyond the basic plane kept."""
     stores = sqlite.open_stores(tmp_path / "sessions.db")
     await stores.open()
     try:
         key = SessionKey(agent_id=AGENT, user_id="maya", session_id="s-\u2014")
-        words = {"note": "caf\u00e9 \u2014 \u201cquoted\u201d \U0001f600"}
+        note = "caf\u00e9 \u2014 \u201cquoted\u201d \U0001f600"
+        document = json.dumps({"items": [{"text": note}]}, ensure_ascii=False)
+        words = {"note": note, "buffer": document}
         state = SessionState(key=key, state=words, started_at=FIXED_NOW, updated_at=FIXED_NOW)
         saved = await stores.working_memory.save(state)
         forget_everything()
@@ -144,10 +151,12 @@ async def test_a_session_state_is_stored_as_its_json_text(tmp_path: Path) -> Non
         assert loaded == saved
         assert loaded is not None and loaded.state == words
         database = stores.working_memory.database  # type: ignore[attr-defined]
-        sql = "SELECT typeof(body), body FROM wm_sessions WHERE session_id = ?"
+        sql = "SELECT typeof(body), body, typeof(buffer), buffer FROM wm_sessions"
+        sql += " WHERE session_id = ?"
         row = await database.read(lambda c: c.execute(sql, (key.session_id,)).fetchone(), store="t")
-        assert row[0] == "text"
-        assert row[1] == loaded.model_dump_json()
+        assert row[0] == row[2] == "text"
+        assert row[1] == loaded.model_dump_json(exclude={"state": {"buffer"}})
+        assert row[3] == document
         (recent,) = await stores.working_memory.recent_sessions(
             key.tenant, since=FIXED_NOW, limit=5
         )
@@ -156,20 +165,24 @@ async def test_a_session_state_is_stored_as_its_json_text(tmp_path: Path) -> Non
         await stores.aclose()
 
 
-def test_a_session_slot_gives_its_record_only_for_the_body_held() -> None:
-    """A body read in a session's slot is the record held there when it is the body held
-    (the same bytes), validated anew when it differs (another version, another database's
-    session of the same key), and text reads as its UTF-8."""
-    states = decoded.Documents(SessionState, 2)
+def test_a_session_slot_gives_its_record_only_for_the_parts_held() -> None:
+    """Parts read in a session's slot are the record held there when they are the parts held
+    (the same bytes), read anew when either differs (another version, another document,
+    another database's session of the same key)."""
+    states = decoded.Documents(joined, 2)
     key = SessionKey(agent_id=AGENT, user_id="maya", session_id="s1")
-    first = SessionState(key=key, version=1, started_at=FIXED_NOW, updated_at=FIXED_NOW)
+    first = SessionState(
+        key=key, version=1, state={"buffer": "{}"}, started_at=FIXED_NOW, updated_at=FIXED_NOW
+    )
     second = first.model_copy(update={"version": 2})
     slot = (key.agent_id, key.user_id, key.session_id)
-    body = first.model_dump_json().encode()
-    assert states.remember(slot, body, first) is first
-    assert states(slot, bytes(body)) is first
-    assert states(slot, body.decode()) is first
-    other = states(slot, second.model_dump_json().encode())
+    parts = stored_parts(first, store="test")
+    assert parts[1] == b"{}"
+    assert states.remember(slot, parts, first) is first
+    assert states(slot, (bytes(parts[0]), b"{}")) is first
+    other_document = states(slot, (parts[0], b'{"a":1}'))
+    assert other_document.state == {"buffer": '{"a":1}'}
+    other = states(slot, stored_parts(second, store="test"))
     assert other == second and other is not second
-    assert states(slot, second.model_dump_json()) is other
-    assert states(slot, body) == first
+    assert states(slot, stored_parts(second, store="test")) is other
+    assert states(slot, parts) == first

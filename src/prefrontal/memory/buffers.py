@@ -40,8 +40,9 @@ RETRIEVED = ItemSource.MEMORY_RETRIEVAL.value
 
 
 def marks(item_ids: Iterable[str]) -> list[str]:
-    """The ids as they show in a saved state's JSON: quoted, and quoted again where the
-    buffer's document is kept as a JSON string inside the state (the current format)."""
+    """The ids as they show in a saved state's JSON: quoted (in a buffer document a database
+    keeps in a column of its own), and quoted again where the document is a JSON string
+    inside the state (the in-memory store's JSON, rows saved before the column)."""
     quoted = [to_json(item_id).decode() for item_id in item_ids]
     return [*quoted, *(to_json(text).decode()[1:-1] for text in quoted)]
 

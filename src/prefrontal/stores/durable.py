@@ -187,7 +187,7 @@ def readable(rows: Iterable[RowT], decode: Callable[[RowT], ModelT], *, store: s
     return decoded
 
 
-def read_one(body: str | bytes, decode: Callable[[str | bytes], ModelT], *, store: str) -> ModelT:
+def read_one(body: RowT, decode: Callable[[RowT], ModelT], *, store: str) -> ModelT:
     """``decode(body)``, or a :class:`StoreError` that says the stored record cannot be read."""
     try:
         return decode(body)

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 from pydantic import Field
+from pydantic_core import PydanticSerializationError
 
+from prefrontal.errors import ItemRejectedError
 from prefrontal.stores.records import NonEmptyId, Record, Timestamp, utc_now
 from prefrontal.stores.tenancy import Tenant
 
@@ -43,6 +45,46 @@ class SessionState(Record):
     entities: tuple[str, ...] = ()
     started_at: Timestamp = Field(default_factory=utc_now)
     updated_at: Timestamp = Field(default_factory=utc_now)
+
+
+DOCUMENT: Final = "buffer"
+"""The key of a state's buffer document in ``SessionState.state`` (the buffer's
+:data:`~prefrontal.buffer.state_document.STATE_FIELD`): a string of tens of kilobytes that a
+database keeps beside the rest of the state (:func:`stored_parts`), not escaped inside it."""
+_WITHOUT_DOCUMENT: Final = {"state": {DOCUMENT}}
+_SERIALIZER = SessionState.__pydantic_serializer__
+
+
+def stored_parts(state: SessionState, *, store: str) -> tuple[bytes, bytes | None]:
+    """``state`` as a database stores it: its JSON (UTF-8) without the buffer document, and the
+    document's UTF-8 when ``state.state[DOCUMENT]`` is a string without a NUL character (else
+    the whole state is the JSON, and ``None``). :func:`joined` puts the parts back together
+    into an equal state.
+
+    The document, itself JSON, is never written as a JSON string inside the state's JSON: it
+    is neither escaped at a save nor unescaped at a load. Text that is not valid UTF-8 is an
+    :class:`~prefrontal.errors.ItemRejectedError` (of ``store``).
+    """
+    document = state.state.get(DOCUMENT)
+    try:
+        if isinstance(document, str):
+            data = document.encode()
+            if b"\x00" not in data:  # a text column holds no NUL (JSON escapes it in the body)
+                return _SERIALIZER.to_json(state, exclude=_WITHOUT_DOCUMENT), data
+        return _SERIALIZER.to_json(state), None
+    except (PydanticSerializationError, UnicodeEncodeError) as error:
+        raise ItemRejectedError(f"cannot store SessionState: {error}", store=store) from error
+
+
+def joined(body: str | bytes, document: str | bytes | None) -> SessionState:
+    """The state stored as ``body`` (its JSON) and ``document`` (the buffer document of
+    :func:`stored_parts`, or ``None`` when the body holds the whole state: every state a
+    database wrote before it kept the document apart, too)."""
+    state = SessionState.model_validate_json(body)
+    if document is not None:
+        # the dict was made by this validation: nobody else holds it yet
+        state.state[DOCUMENT] = document if isinstance(document, str) else document.decode()
+    return state
 
 
 @runtime_checkable

@@ -24,11 +24,12 @@ from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.stores.postgres.traces import PostgresTraceStore, of_turn, open_trace
 from prefrontal.stores.postgres.working_memory import (
     PostgresWorkingMemoryStore,
-    body_of,
+    parts_of,
+    read_parts,
     save_write,
 )
 from prefrontal.stores.traces import ended_body
-from prefrontal.stores.working_memory import SessionState, WorkingMemoryStore
+from prefrontal.stores.working_memory import WorkingMemoryStore
 from prefrontal.traces.documents import parse
 
 _PRIOR = f"""
@@ -41,7 +42,7 @@ SELECT
         SELECT ROW(c.item_id, c.created_at, c.body) FROM conversation_turns AS c
         WHERE c.agent_id = $2 AND (c.scope = 'shared' OR c.user_id = $3)
         ORDER BY c.created_at DESC, c.seq DESC LIMIT $6) END AS recent,
-    CASE WHEN $7::boolean THEN (SELECT {body_of("w")} FROM wm_sessions AS w
+    CASE WHEN $7::boolean THEN (SELECT {parts_of("w")} FROM wm_sessions AS w
         WHERE w.agent_id = $8 AND w.user_id = $9 AND w.session_id = $10) END AS session"""
 """Everything :meth:`PostgresExchangeWriter.prior` reads, one statement (one snapshot): the
 turn's trace (its body when asked for or when it is not open, :func:`.traces.open_trace`),
@@ -98,7 +99,7 @@ def _prior(row: Any, lookup: Lookup) -> Prior:
         gone = stored_leaving(rows, lookup, summary)
     session = None
     if row["session"] is not None:
-        session = read_one(row["session"], SessionState.model_validate_json, store="working_memory")
+        session = read_parts(row["session"])
     return Prior(ended=ended, trace=trace, summary=summary, leaving=gone, session=session)
 
 

@@ -556,6 +556,17 @@ $do$"""
 (several times less CPU to compress, less to decompress, for a few percent more bytes),
 when the server was built with it; bodies already stored stay as they are until rewritten."""
 
+_BUFFER_COLUMN = (
+    "ALTER TABLE wm_sessions ADD COLUMN IF NOT EXISTS buffer text",
+    "ALTER TABLE wm_sessions ALTER COLUMN buffer SET STATISTICS 0",
+    _FAST_COMPRESSION.replace(
+        _LZ4, "ALTER TABLE wm_sessions ALTER COLUMN buffer SET COMPRESSION lz4;"
+    ),
+)
+"""Schema 23: a session's buffer document in a column of its own (:mod:`.working_memory`),
+without statistics (as every ``body``: no sample of a user's words kept apart) and
+compressed by LZ4 when the server has it (as :data:`LARGE_BODIES`)."""
+
 ERASE_LOCK = "hashtext(current_schema() || ':erase:' || $1 || chr(31) || $2)"
 """The advisory lock key of tenant (agent ``$1``, user ``$2``) in this schema: each insert
 of the tenant holds it shared until its transaction ends, the erase's record takes it
@@ -755,6 +766,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "a thread's lock and its last position taken by one call of a PL/pgSQL function "
         "per memory table (an exchange's positions in one round trip, not two)",
         thread_positions.SCHEMA,
+    ),
+    Migration(
+        23,
+        "a session's buffer document kept in a column of its own beside the rest of its "
+        "state, not escaped as a string inside the state's JSON",
+        _BUFFER_COLUMN,
     ),
 )
 LATEST = MIGRATIONS[-1].version

@@ -7,11 +7,14 @@ re-checks that condition against the newest row when two saves race, so of
 any number of workers saving from the same version exactly one succeeds and
 the others get a :class:`~prefrontal.errors.ConflictError`.
 
-A state's body crosses the socket as its UTF-8 bytes (``bytea``, converted to
-and from the ``text`` column by the server): a buffer's JSON runs to tens of
-kilobytes, often with a character beyond Latin-1, and as a Python string it
-would be decoded from the serializer's bytes and encoded again for the
-driver on each save, and the other way round for the validator on each load.
+A state is stored in two parts (:func:`~prefrontal.stores.working_memory.stored_parts`):
+``body``, its JSON without the buffer document, and ``buffer``, the document itself (tens
+of kilobytes of JSON), so that the document is never escaped as a string inside the
+state's JSON nor unescaped at a load. A row whose ``buffer`` is null (every row written
+before schema 23) holds the whole state in ``body``. Both parts cross the socket as their
+UTF-8 bytes (``bytea``, converted to and from the ``text`` columns by the server): a
+document often holds a character beyond Latin-1, and as a Python string it would be
+decoded and encoded again for the driver on each save and each load.
 """
 
 from __future__ import annotations
@@ -19,63 +22,63 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from pydantic_core import PydanticSerializationError
-
-from prefrontal.errors import ConflictError, ItemRejectedError
+from prefrontal.errors import ConflictError
 from prefrontal.stores.durable import SharesDatabase, read_one, readable
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase, erase_statement
 from prefrontal.stores.postgres.turn_reads import StateRead, TurnKey
 from prefrontal.stores.tenancy import Tenant
-from prefrontal.stores.working_memory import SessionKey, SessionState
+from prefrontal.stores.working_memory import SessionKey, SessionState, joined, stored_parts
 
 _STORE = "working_memory"
 _KEY = "agent_id = $1 AND user_id = $2 AND session_id = $3"
-BODY = "convert_to(body, 'UTF8')"
-"""A row's body as its UTF-8 bytes (what the validator reads): every read of a state selects
-this (``w.body`` for a row ``w``: :func:`body_of`)."""
-_LOAD = StateRead(BODY, f"FROM wm_sessions WHERE {_KEY}")
+PARTS = "convert_to(body, 'UTF8'), convert_to(buffer, 'UTF8')"
+"""A row's stored parts as their UTF-8 bytes (what :func:`joined` reads): every read of a
+state selects these (of a row ``w``: :func:`parts_of`)."""
+_LOAD = StateRead(PARTS, f"FROM wm_sessions WHERE {_KEY}")
 
 _CREATE = """
-INSERT INTO wm_sessions (agent_id, user_id, session_id, version, updated_at, body)
-VALUES ($1, $2, $3, $4, $5, convert_from($6::bytea, 'UTF8'))
+INSERT INTO wm_sessions (agent_id, user_id, session_id, version, updated_at, body, buffer)
+VALUES ($1, $2, $3, $4, $5, convert_from($6::bytea, 'UTF8'), convert_from($7::bytea, 'UTF8'))
 ON CONFLICT (agent_id, user_id, session_id) DO NOTHING
 RETURNING version
 """
 
 _UPDATE = f"""
-UPDATE wm_sessions SET version = $4, updated_at = $5, body = convert_from($6::bytea, 'UTF8')
-WHERE {_KEY} AND version = $7
+UPDATE wm_sessions SET version = $4, updated_at = $5, body = convert_from($6::bytea, 'UTF8'),
+    buffer = convert_from($7::bytea, 'UTF8')
+WHERE {_KEY} AND version = $8
 RETURNING version
 """
 
 
-def body_of(row: str) -> str:
-    """:data:`BODY` of the ``wm_sessions`` row named ``row``."""
-    return f"convert_to({row}.body, 'UTF8')"
+def parts_of(row: str) -> str:
+    """:data:`PARTS` of the ``wm_sessions`` row named ``row``, as one composite value."""
+    return f"ROW(convert_to({row}.body, 'UTF8'), convert_to({row}.buffer, 'UTF8'))"
 
 
-def _body(state: SessionState) -> bytes:
-    """``state`` as JSON, UTF-8 bytes (``model_dump_json``'s text, encoded); text that is not
-    valid UTF-8 is an :class:`~prefrontal.errors.ItemRejectedError`."""
-    try:
-        return state.__pydantic_serializer__.to_json(state)
-    except PydanticSerializationError as error:
-        raise ItemRejectedError(
-            f"cannot store {type(state).__name__}: {error}", store=_STORE
-        ) from error
+def read_parts(parts: Sequence[bytes | None]) -> SessionState:
+    """The state stored as ``parts`` (a row of :data:`PARTS`); a stored record that cannot be
+    read is a :class:`~prefrontal.errors.StoreError`."""
+    return read_one(parts, _joined, store=_STORE)
+
+
+def _joined(parts: Sequence[bytes | None]) -> SessionState:
+    body, document = parts
+    assert body is not None  # the column is not null
+    return joined(body, document)
 
 
 async def load_in(connection: Connection, key: SessionKey) -> SessionState | None:
     """The saved state of ``key``, read inside the caller's transaction."""
-    body = await connection.fetchval(_LOAD.statement, *_key(key))
-    return None if body is None else read_one(body, SessionState.model_validate_json, store=_STORE)
+    parts = await connection.fetchrow(_LOAD.statement, *_key(key))
+    return None if parts is None else read_parts(parts)
 
 
 def save_write(state: SessionState) -> tuple[tuple[str, tuple[object, ...]], SessionState]:
     """What :func:`save_in` sends for ``state`` (its statement, which returns a row when the
     state was saved, and parameters), and the state it saves."""
     saved = state.model_copy(update={"version": state.version + 1})
-    row = (*_key(state.key), saved.version, saved.updated_at, _body(saved))
+    row = (*_key(state.key), saved.version, saved.updated_at, *stored_parts(saved, store=_STORE))
     if state.version == 0:
         return (_CREATE, row), saved
     return (_UPDATE, (*row, state.version)), saved
@@ -99,7 +102,7 @@ class PostgresWorkingMemoryStore(SharesDatabase[PostgresDatabase]):
         rows = await self.database.state_rows(_LOAD, *_key(key), store=_STORE)
         if not rows:
             return None
-        return read_one(rows[0][0], SessionState.model_validate_json, store=_STORE)
+        return read_parts(rows[0])
 
     async def prefetch_turn(
         self, key: SessionKey, *, parent_turn_id: str | None, now: datetime, seconds: float
@@ -134,7 +137,7 @@ class PostgresWorkingMemoryStore(SharesDatabase[PostgresDatabase]):
 
         async def run(connection: Connection) -> list[SessionState]:
             rows = await connection.fetch(
-                f"SELECT {BODY} FROM wm_sessions WHERE agent_id = $1 AND user_id = $2"
+                f"SELECT {PARTS} FROM wm_sessions WHERE agent_id = $1 AND user_id = $2"
                 ' AND updated_at >= $3 ORDER BY updated_at DESC, session_id COLLATE "C" DESC'
                 " LIMIT $4",
                 tenant.agent_id,
@@ -142,7 +145,7 @@ class PostgresWorkingMemoryStore(SharesDatabase[PostgresDatabase]):
                 since,
                 limit,
             )
-            return readable((r[0] for r in rows), SessionState.model_validate_json, store=_STORE)
+            return readable(rows, _joined, store=_STORE)
 
         return await self.database.read(run, store=_STORE)
 
@@ -155,7 +158,7 @@ class PostgresWorkingMemoryStore(SharesDatabase[PostgresDatabase]):
                 " WHERE agent_id = $1 AND ($2::text IS NULL OR user_id = $2)"
                 " AND (cardinality($3::text[]) = 0"
                 " OR EXISTS (SELECT 1 FROM unnest($3::text[]) AS t(mark)"
-                " WHERE strpos(body, t.mark) > 0))",
+                " WHERE strpos(body, t.mark) > 0 OR strpos(buffer, t.mark) > 0))",
                 agent_id,
                 user_id,
                 list(containing),

@@ -15,10 +15,11 @@ itself), so erasing a user or forgetting a memory empties them.
 
 A session's working-memory state is larger (tens of kilobytes of JSON for a
 long session) and written at every turn, twice: :data:`session_states`
-holds the last few bodies saved or read, each with its state, so that the
-read that follows a save (the next turn's, the turn's end) takes the state
-saved instead of parsing its body again. It holds each session's last body as
-the stored UTF-8 bytes, as the store writes and reads them
+holds the last few states saved or read, each with what was stored of it (its
+JSON and its buffer document), so that the read that follows a save (the next
+turn's, the turn's end) takes the state saved instead of parsing it again. It
+holds each session's last parts as the stored UTF-8 bytes, as the store writes
+and reads them
 (:mod:`.working_memory`), found by the session's key and compared, never
 hashed: a state quotes the user's words, often with a character beyond
 Latin-1, and as text such a body would be decoded to two bytes a character,
@@ -28,7 +29,7 @@ hashed at that width and encoded back at every write.
 from __future__ import annotations
 
 import sys
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 from pydantic import BaseModel
@@ -39,7 +40,7 @@ from prefrontal.stores.consciousness import AgentProfile
 from prefrontal.stores.conversation import ConversationSummary, ConversationTurn
 from prefrontal.stores.frontal_cortex import FrontalItem
 from prefrontal.stores.scratch_page import Observation
-from prefrontal.stores.working_memory import SessionState
+from prefrontal.stores.working_memory import joined
 from prefrontal.text_cache import TextCache
 
 M = TypeVar("M", bound=BaseModel)
@@ -78,38 +79,42 @@ agent_profile = Decoder(AgentProfile)
 """A stored agent profile's body as its :class:`AgentProfile`."""
 
 
+Stored = tuple[bytes, bytes | None]
+"""A session's state as stored: its JSON and its buffer document apart, each UTF-8, the
+document ``None`` when the JSON holds it
+(:func:`~prefrontal.stores.working_memory.stored_parts`)."""
+
+
 class Documents(Generic[M]):
-    """The body (UTF-8 bytes) last saved or read in each of the last ``size`` slots used (a
-    session's key), with its record, the least recently used slot dropped first (a
+    """The stored parts (:data:`Stored`) last saved or read in each of the last ``size`` slots
+    used (a session's key), with their record, the least recently used slot dropped first (a
     :class:`~prefrontal.recent.Recent`, in the forgetting registry); safe to share between
     threads.
 
-    A body is found by its slot and taken when it equals the one held there (a comparison of
-    bytes, exact), not hashed: a session's state is tens of kilobytes, read and saved twice a
-    turn. Two databases holding the same slot share it, each reading its own body.
+    Parts are found by their slot and taken when they equal the ones held there (a comparison
+    of bytes, exact), not hashed: a session's state is tens of kilobytes, read and saved twice
+    a turn. Two databases holding the same slot share it, each reading its own parts.
     """
 
-    def __init__(self, model: type[M], size: int) -> None:
-        self._model = model
-        self._entries: Recent[Hashable, tuple[bytes, M]] = Recent(size)
+    def __init__(self, read: Callable[[bytes, bytes | None], M], size: int) -> None:
+        self._read = read
+        self._entries: Recent[Hashable, tuple[Stored, M]] = Recent(size)
         register(self._entries)
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def __call__(self, slot: Hashable, body: bytes | str) -> M:
-        """The record of ``body``, read in ``slot``: the one held when ``body`` is the body held
-        there, else ``body`` validated (then held). Text is read as its UTF-8."""
-        data = body if isinstance(body, bytes) else body.encode()
+    def __call__(self, slot: Hashable, stored: Stored) -> M:
+        """The record of ``stored``, read in ``slot``: the one held when ``stored`` is what is
+        held there, else ``stored`` read (then held)."""
         held = self._entries.get(slot)
-        if held is not None and held[0] == data:
+        if held is not None and held[0] == stored:
             return held[1]
-        return self.remember(slot, data, self._model.model_validate_json(data))
+        return self.remember(slot, stored, self._read(*stored))
 
-    def remember(self, slot: Hashable, body: bytes, record: M) -> M:
-        """Hold ``record`` in ``slot`` as what ``body`` (its JSON in UTF-8, as a store wrote it)
-        reads as."""
-        self._entries.put(slot, (body, record))
+    def remember(self, slot: Hashable, stored: Stored, record: M) -> M:
+        """Hold ``record`` in ``slot`` as what ``stored`` (as a store wrote it) reads as."""
+        self._entries.put(slot, (stored, record))
         return record
 
     def clear(self) -> None:
@@ -121,5 +126,5 @@ SESSION_STATES = 4
 """Sessions :data:`session_states` holds a state of: a few sessions' turns running at once. Each
 state is many objects the garbage collector walks, so the cache stays small."""
 
-session_states = Documents(SessionState, SESSION_STATES)
-"""A stored working-memory state's body as its :class:`SessionState`."""
+session_states = Documents(joined, SESSION_STATES)
+"""A stored working-memory state's body as its ``SessionState``."""

@@ -22,6 +22,7 @@ impact class (:mod:`prefrontal.retrieval.impacts`), for the top-k's reads.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 from prefrontal.errors import StoreError
@@ -888,6 +889,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "that parse its JSON body",
         _TRACE_WORDS_WRITTEN,
     ),
+    Migration(
+        20,
+        "a session's buffer document kept in a column of its own beside the rest of its "
+        "state, not escaped as a string inside the state's JSON",
+        ("ALTER TABLE wm_sessions ADD COLUMN buffer TEXT",),
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 
@@ -939,7 +946,7 @@ def _apply(
         if current < migration.version:
             with upgrading(upgraded, current, migration):
                 for statement in migration.statements:
-                    connection.execute(statement)
+                    _execute(connection, statement)
                 if migration.reanalyse:
                     for name in MEMORY_TABLES:
                         _reanalyse(connection, f"{name}_items")
@@ -948,6 +955,22 @@ def _apply(
         connection.execute("ROLLBACK")
         raise
     connection.execute("COMMIT")
+
+
+_ADD_COLUMN = re.compile(r"ALTER TABLE (\w+) ADD COLUMN (\w+) ")
+
+
+def _execute(connection: sqlite3.Connection, statement: str) -> None:
+    """Run ``statement``; an ``ALTER TABLE ... ADD COLUMN`` of a column the table has is
+    skipped (SQLite has no ``IF NOT EXISTS`` for it): a step runs again, as every other is
+    written to, on a file whose recorded version was set back."""
+    added = _ADD_COLUMN.match(statement)
+    if added is not None:
+        table, column = added.groups()
+        columns = connection.execute(f"SELECT name FROM pragma_table_info('{table}')").fetchall()
+        if (column,) in columns:
+            return
+    connection.execute(statement)
 
 
 def _file_of(connection: sqlite3.Connection) -> str:

@@ -1,10 +1,14 @@
 """SQLite working-memory store: one versioned buffer state per session.
 
-A state's body is written and read as its UTF-8 bytes (bound as a blob and
-cast to text, read cast to a blob): the column holds the same text, and a
-state of tens of kilobytes, which quotes the user's words, is neither
-decoded into a Python string nor encoded back (as text, a single character
-beyond Latin-1 makes it two bytes a character to decode, hash and encode).
+A state is stored in two parts (:func:`~prefrontal.stores.working_memory.stored_parts`):
+``body``, its JSON without the buffer document, and ``buffer``, the document itself (tens
+of kilobytes of JSON), so that the document is never escaped as a string inside the
+state's JSON nor unescaped at a load. A row whose ``buffer`` is null (every row written
+before schema 20) holds the whole state in ``body``. Both are written and read as their
+UTF-8 bytes (bound as blobs and cast to text, read cast to blobs): the columns hold text,
+and a state, which quotes the user's words, is not decoded into a Python string at a read
+that finds it held (:mod:`.decoded`; as text, a single character beyond Latin-1 makes it
+two bytes a character to decode, hash and encode).
 """
 
 from __future__ import annotations
@@ -15,14 +19,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from functools import partial
 
-from pydantic_core import PydanticSerializationError
-
-from prefrontal.errors import ConflictError, ItemRejectedError
+from prefrontal.errors import ConflictError
 from prefrontal.stores.durable import SharesDatabase, read_one, readable
 from prefrontal.stores.sqlite import decoded
 from prefrontal.stores.sqlite.database import Database, erase, to_us
 from prefrontal.stores.tenancy import Tenant
-from prefrontal.stores.working_memory import SessionKey, SessionState
+from prefrontal.stores.working_memory import SessionKey, SessionState, joined, stored_parts
 
 _STORE = "working_memory"
 _KEY = "agent_id = ? AND user_id = ? AND session_id = ?"
@@ -33,7 +35,7 @@ def load_in(connection: sqlite3.Connection, key: SessionKey) -> SessionState | N
     row = connection.execute(_LOAD, _key(key)).fetchone()
     if row is None:
         return None
-    return read_one(row[0], partial(decoded.session_states, _key(key)), store=_STORE)
+    return read_one(row, partial(decoded.session_states, _key(key)), store=_STORE)
 
 
 def save_in(connection: sqlite3.Connection, state: SessionState) -> SessionState:
@@ -43,19 +45,20 @@ def save_in(connection: sqlite3.Connection, state: SessionState) -> SessionState
     (having written nothing) when another save came first.
     """
     saved = state.model_copy(update={"version": state.version + 1})
-    body = _encoded(saved)
+    stored = stored_parts(saved, store=_STORE)
     row = connection.execute(
         f"SELECT version FROM wm_sessions WHERE {_KEY}", _key(state.key)
     ).fetchone()
-    stored = 0 if row is None else int(row[0])
-    if stored != state.version:
+    version = 0 if row is None else int(row[0])
+    if version != state.version:
         raise ConflictError(
-            f"session {state.key.session_id!r} is at version {stored}, "
+            f"session {state.key.session_id!r} is at version {version}, "
             f"not {state.version}: reload and retry",
             store=_STORE,
         )
-    connection.execute(_SAVE, (*_key(state.key), saved.version, to_us(saved.updated_at), body))
-    return decoded.session_states.remember(_key(state.key), body, saved)
+    row_values = (*_key(state.key), saved.version, to_us(saved.updated_at), *stored)
+    connection.execute(_SAVE, row_values)
+    return decoded.session_states.remember(_key(state.key), stored, saved)
 
 
 class SqliteWorkingMemoryStore(SharesDatabase[Database]):
@@ -76,11 +79,11 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
 
         def run(connection: sqlite3.Connection) -> list[SessionState]:
             rows = connection.execute(
-                "SELECT CAST(body AS BLOB) FROM wm_sessions WHERE agent_id = ? AND user_id = ?"
+                f"SELECT {_PARTS} FROM wm_sessions WHERE agent_id = ? AND user_id = ?"
                 " AND updated_at >= ? ORDER BY updated_at DESC, session_id DESC LIMIT ?",
                 params,
             ).fetchall()
-            return readable((b for (b,) in rows), SessionState.model_validate_json, store=_STORE)
+            return readable(rows, _joined, store=_STORE)
 
         return await self.database.read(run, store=_STORE, one_statement=True)
 
@@ -94,7 +97,8 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
                 "SELECT agent_id, user_id, session_id FROM wm_sessions"
                 " WHERE agent_id = ?1 AND (?2 IS NULL OR user_id = ?2)"
                 " AND (json_array_length(?3) = 0"
-                " OR EXISTS (SELECT 1 FROM json_each(?3) WHERE instr(body, value) > 0))",
+                " OR EXISTS (SELECT 1 FROM json_each(?3)"
+                " WHERE instr(body, value) > 0 OR instr(buffer, value) > 0))",
                 params,
             ).fetchall()
             return [SessionKey(agent_id=a, user_id=u, session_id=s) for a, u, s in rows]
@@ -111,19 +115,16 @@ def _key(key: SessionKey) -> tuple[str, str, str]:
     return (key.agent_id, key.user_id, key.session_id)
 
 
-_LOAD = f"SELECT CAST(body AS BLOB) FROM wm_sessions WHERE {_KEY}"
-"""A session's body as its UTF-8 bytes (the module docstring)."""
+_PARTS = "CAST(body AS BLOB), CAST(buffer AS BLOB)"
+"""A session's stored parts as their UTF-8 bytes (the module docstring)."""
+_LOAD = f"SELECT {_PARTS} FROM wm_sessions WHERE {_KEY}"
 _SAVE = (
     "INSERT OR REPLACE INTO wm_sessions (agent_id, user_id, session_id, version, updated_at,"
-    " body) VALUES (?, ?, ?, ?, ?, CAST(? AS TEXT))"
+    " body, buffer) VALUES (?, ?, ?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT))"
 )
-"""A session's state written, its body bound as UTF-8 bytes and stored as text."""
+"""A session's state written, its parts bound as UTF-8 bytes and stored as text (a null
+document stays null)."""
 
 
-def _encoded(state: SessionState) -> bytes:
-    """``state`` as the UTF-8 of ``state.model_dump_json()``; text that is not valid UTF-8 is an
-    :class:`ItemRejectedError`, as every store's."""
-    try:
-        return state.__pydantic_serializer__.to_json(state)
-    except PydanticSerializationError as error:
-        raise ItemRejectedError(f"cannot store SessionState: {error}", store=_STORE) from error
+def _joined(row: decoded.Stored) -> SessionState:
+    return joined(*row)
