@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -62,28 +63,14 @@ def test_the_caches_keep_their_bound_and_their_order_under_threads() -> None:
     Threads switch every microsecond here, so that a get racing an eviction
     shows (without the lock, a ``KeyError`` in every run tried).
     """
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
     recent: Recent[int, int] = Recent(64)
-    errors: list[BaseException] = []
 
     def work(offset: int) -> None:
-        try:
-            for n in range(20_000):
-                recent.put(offset + n % 200, n)
-                recent.get(offset + (n * 7) % 200)
-        except BaseException as error:  # pragma: no cover - the failure this test looks for
-            errors.append(error)
+        for n in range(20_000):
+            recent.put(offset + n % 200, n)
+            recent.get(offset + (n * 7) % 200)
 
-    threads = [threading.Thread(target=work, args=(k * 100,)) for k in range(8)]
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(previous)
-    assert errors == []
+    assert _raced(work) == []
     assert len(recent) == 64
     recent.put(-1, 0)
     recent.get(-1)
@@ -178,23 +165,34 @@ async def test_documents_are_found_by_their_text_least_recently_used_dropped_fir
 
 def test_the_documents_keep_their_bound_under_threads() -> None:
     """Eight threads putting, getting and dropping at once: no error, never past the bound."""
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
     documents = _Documents(8)
     snapshot = make_buffer().snapshot()
-    errors: list[BaseException] = []
 
     def work(offset: int) -> None:
+        for n in range(5_000):
+            documents.put(str(offset + n % 50), snapshot)
+            documents.get(str(offset + (n * 7) % 50))
+            if n % 11 == 0:
+                documents.drop(str(offset + (n * 3) % 50))
+
+    assert _raced(work) == []
+    assert len(documents) <= 8
+
+
+def _raced(work: Callable[[int], None]) -> list[BaseException]:
+    """Run ``work(offset)`` in eight threads at once (offsets 0, 100, ... 700), threads
+    switching every microsecond so that a race shows; what any of them raised."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    errors: list[BaseException] = []
+
+    def guarded(offset: int) -> None:
         try:
-            for n in range(5_000):
-                documents.put(str(offset + n % 50), snapshot)
-                documents.get(str(offset + (n * 7) % 50))
-                if n % 11 == 0:
-                    documents.drop(str(offset + (n * 3) % 50))
-        except BaseException as error:  # pragma: no cover - the failure this test looks for
+            work(offset)
+        except BaseException as error:  # pragma: no cover - the failure these tests look for
             errors.append(error)
 
-    threads = [threading.Thread(target=work, args=(k * 100,)) for k in range(8)]
+    threads = [threading.Thread(target=guarded, args=(k * 100,)) for k in range(8)]
     try:
         for thread in threads:
             thread.start()
@@ -202,5 +200,4 @@ def test_the_documents_keep_their_bound_under_threads() -> None:
             thread.join()
     finally:
         sys.setswitchinterval(previous)
-    assert errors == []
-    assert len(documents) <= 8
+    return errors
