@@ -10,6 +10,7 @@ import pytest
 from prefrontal import Stores
 from prefrontal.buffer import Focus, ItemProvenance, ItemSource, NewItem, SessionBuffer
 from prefrontal.demo import DEMO_AGENT, DEMO_USER, seed
+from prefrontal.phases import PHASE_NAMES
 from prefrontal.stores import MemoryQuery, SessionKey, Tenant, sqlite
 from tests.conftest import FIXED_NOW, demo_request, orchestrator
 
@@ -47,13 +48,17 @@ async def test_a_saved_buffer_loads_back_after_a_restart(open_stores: Callable[[
 
 async def test_turns_carry_on_across_a_restart(open_stores: Callable[[], Stores]) -> None:
     """A turn after a restart finds the session's buffer and may reuse it."""
+    # Entered, the first turn's writes are drained before the stores close (run in
+    # start_turn they could be cut at the deadline); roomy budgets, so that a loaded
+    # machine cuts no phase short (a cut phase carries no recall decision).
+    roomy = {"deadline_ms": 10_000, "phase_budgets_ms": dict.fromkeys(PHASE_NAMES, 5_000)}
     stores = open_stores()
     await seed(stores)
-    first = await orchestrator(stores).start_turn(demo_request())
-    await stores.aclose()
+    async with orchestrator(stores, **roomy) as turns:
+        first = await turns.start_turn(demo_request())
 
     reopened = open_stores()
-    second = await orchestrator(reopened).start_turn(demo_request())
+    second = await orchestrator(reopened, **roomy).start_turn(demo_request())
     phases = {p.name: p for p in second.trace.phases}
     assert phases["turn_context"].detail["new_session"] is False
     assert phases["episodic"].detail["recall"] == "reuse"
