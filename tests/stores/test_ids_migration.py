@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import pytest
 
 from prefrontal.stores import (
@@ -42,6 +41,7 @@ from prefrontal.stores.sqlite import scratch_page as sqlite_scratch
 from prefrontal.stores.sqlite.database import to_us
 from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.testing.conformance.base import at
+from tests.postgres_schemas import schema_at, schema_version
 
 pytestmark = pytest.mark.anyio
 ALICE = Tenant(agent_id="agent-1", user_id="alice")
@@ -176,9 +176,7 @@ async def test_a_sqlite_file_at_version_2_migrates_with_its_data(tmp_path: Path)
 
 
 async def _fill_postgres_v1(dsn: str, schema: str) -> None:
-    connection = await asyncpg.connect(dsn, server_settings={"search_path": schema})
-    try:
-        assert await pg_migrations.migrate(connection, schema, pg_migrations.MIGRATIONS[:1]) == 1
+    async with schema_at(dsn, schema, 1) as connection:
         for name in ("episodic", "semantic"):
             insert = _before_conflict(pg_memory_sql.Statements(name).upsert)
             insert = insert.replace(", impacts)", ")").replace(", $19)", ")")
@@ -217,8 +215,6 @@ async def _fill_postgres_v1(dsn: str, schema: str) -> None:
             ENTRY.expires_at,
             ENTRY.model_dump_json(),
         )
-    finally:
-        await connection.close()
 
 
 async def test_a_postgres_schema_at_version_1_migrates_with_its_data(
@@ -231,10 +227,4 @@ async def test_a_postgres_schema_at_version_1_migrates_with_its_data(
         await _check_migrated(stores, await _reference_scores())
     finally:
         await stores.aclose()
-    connection = await asyncpg.connect(
-        postgres_dsn, server_settings={"search_path": postgres_schema}
-    )
-    try:
-        assert await pg_migrations.schema_version(connection) == pg_migrations.LATEST
-    finally:
-        await connection.close()
+    assert await schema_version(postgres_dsn, postgres_schema) == pg_migrations.LATEST

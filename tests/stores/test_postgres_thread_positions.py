@@ -20,6 +20,7 @@ from prefrontal.stores.postgres import memory_sql, migrations
 from prefrontal.stores.postgres.database import Connection
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.testing.synthetic import memories
+from tests.postgres_schemas import schema_at, schema_version
 
 pytestmark = pytest.mark.anyio
 TENANT = Tenant(agent_id="agent", user_id="user")
@@ -74,16 +75,10 @@ async def test_a_writer_waits_for_the_lock_and_reads_what_the_holder_committed(
 async def test_a_schema_at_21_upgrades_and_reads_its_threads(
     postgres_dsn: str, postgres_schema: str
 ) -> None:
-    settings = {"search_path": f'"{postgres_schema}"'}
-    connection = await asyncpg.connect(postgres_dsn, server_settings=settings)
-    try:
-        at_21 = migrations.MIGRATIONS[:21]
-        assert await migrations.migrate(connection, postgres_schema, at_21) == 21
+    async with schema_at(postgres_dsn, postgres_schema, 21) as connection:
         assert await connection.fetchval("SELECT to_regproc('episodic_thread_last')") is None
         rows = [pg_memory._row(item, "episodic") for item in _in_thread("thread", 4)]
         await connection.executemany(memory_sql.Statements("episodic").upsert, rows)
-    finally:
-        await connection.close()
     stores = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
     try:
         await stores.open()
@@ -94,10 +89,6 @@ async def test_a_schema_at_21_upgrades_and_reads_its_threads(
             return await store.last_position_in(connection, TENANT, "thread")
 
         assert await store.database.write(last, store="test") == 3
-        check = await asyncpg.connect(postgres_dsn, server_settings=settings)
-        try:
-            assert await migrations.schema_version(check) == migrations.LATEST
-        finally:
-            await check.close()
+        assert await schema_version(postgres_dsn, postgres_schema) == migrations.LATEST
     finally:
         await stores.aclose()

@@ -15,7 +15,6 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-import asyncpg
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -28,6 +27,7 @@ from prefrontal.stores.sqlite.database import to_us
 from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.working_memory import SessionKey, SessionState, joined, stored_parts
 from tests.conftest import FIXED_NOW
+from tests.postgres_schemas import schema_at, schema_version
 
 pytestmark = pytest.mark.anyio
 KEY = SessionKey(agent_id="agent-1", user_id="maya", session_id="s-\u2014")
@@ -108,11 +108,7 @@ async def test_a_sqlite_file_at_19_upgrades_and_reads_its_sessions(tmp_path: Pat
 async def test_a_postgres_schema_at_22_upgrades_and_reads_its_sessions(
     postgres_dsn: str, postgres_schema: str
 ) -> None:
-    settings = {"search_path": f'"{postgres_schema}"'}
-    connection = await asyncpg.connect(postgres_dsn, server_settings=settings)
-    try:
-        at_22 = pg_migrations.MIGRATIONS[:22]
-        assert await pg_migrations.migrate(connection, postgres_schema, at_22) == 22
+    async with schema_at(postgres_dsn, postgres_schema, 22) as connection:
         await connection.execute(
             "INSERT INTO wm_sessions (agent_id, user_id, session_id, version, updated_at, body)"
             " VALUES ($1, $2, $3, $4, $5, $6)",
@@ -123,16 +119,10 @@ async def test_a_postgres_schema_at_22_upgrades_and_reads_its_sessions(
             FIXED_NOW,
             OLD.model_dump_json(),
         )
-    finally:
-        await connection.close()
     stores = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=2)
     try:
         await stores.open()
         await _check(stores)
     finally:
         await stores.aclose()
-    check = await asyncpg.connect(postgres_dsn, server_settings=settings)
-    try:
-        assert await pg_migrations.schema_version(check) == pg_migrations.LATEST == 23
-    finally:
-        await check.close()
+    assert await schema_version(postgres_dsn, postgres_schema) == pg_migrations.LATEST >= 23
