@@ -63,6 +63,7 @@ from prefrontal.buffer.salience import (
 )
 from prefrontal.buffer.scoring import Scored
 from prefrontal.buffer.snapshot import (
+    SNAPSHOT_FORMAT,
     AddResult,
     BufferCounters,
     BufferSnapshot,
@@ -75,6 +76,7 @@ from prefrontal.buffer.themes import Carried, Coherence, carriers, coherence, do
 from prefrontal.buffer.tokens import CountTokens
 from prefrontal.errors import WorkingMemoryError
 from prefrontal.stores.records import utc_now
+from prefrontal.trusted import assemble
 
 _log = structlog.get_logger("prefrontal.buffer")
 
@@ -902,17 +904,26 @@ class WorkingMemoryBuffer:
     # ---------------------------------------------------------------- snapshot
 
     def snapshot(self) -> BufferSnapshot:
-        """The whole state of this buffer, as a value."""
+        """The whole state of this buffer, as a value.
+
+        Assembled, not validated again (:mod:`prefrontal.trusted`): every value is the
+        buffer's own, checked when it was taken (its times aware: :meth:`moment`); a
+        session saves its buffer twice a turn.
+        """
         held = self._held
-        return BufferSnapshot(
-            config=held.config,
-            items=held.ordered(),
-            next_seq=held.next_seq,
-            themes=self._themes,
-            counters=held.counters,
-            recall=self._recall,
-            started_at=held.started_at,
-            last_activity=held.last_activity,
+        return assemble(
+            BufferSnapshot,
+            {
+                "format": SNAPSHOT_FORMAT,
+                "config": held.config,
+                "items": held.ordered(),
+                "next_seq": held.next_seq,
+                "themes": self._themes,
+                "counters": held.counters,
+                "recall": self._recall,
+                "started_at": held.started_at,
+                "last_activity": held.last_activity,
+            },
         )
 
     @classmethod

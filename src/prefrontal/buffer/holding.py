@@ -19,6 +19,7 @@ from prefrontal.buffer.models import BufferItem
 from prefrontal.buffer.policies import Eviction, EvictionReason
 from prefrontal.buffer.snapshot import BufferCounters, BufferSnapshot
 from prefrontal.errors import WorkingMemoryError
+from prefrontal.trusted import assemble
 
 _SEQ = attrgetter("seq")
 """An item's insertion number: the key of the insertion order."""
@@ -98,8 +99,8 @@ class Holding:
 
     @property
     def counters(self) -> BufferCounters:
-        """What the buffer has done over its life."""
-        return BufferCounters(**self._counts)
+        """What the buffer has done over its life (assembled: counts only ever added to)."""
+        return assemble(BufferCounters, dict(self._counts))
 
     def count(self, name: str, times: int = 1) -> None:
         """Add ``times`` (one) to the counter ``name`` (``admitted``, ``evicted``, ``turns``...)."""
