@@ -449,6 +449,10 @@ def _rebuild(
 
 
 def _entities(items: Sequence[BufferItem]) -> tuple[str, ...]:
+    """The held items' entities, the most frequent first (ties by name), at most
+    :data:`MAX_ENTITIES` (none counted when no item has any: a turn's fragments carry none)."""
+    if not any(item.entities for item in items):
+        return ()
     counts = Counter(e.casefold() for item in items for e in item.entities)
     ranked = sorted(counts, key=lambda e: (-counts[e], e))
     return tuple(ranked[:MAX_ENTITIES])
