@@ -157,6 +157,6 @@ class Holding:
         self.changes += 1
         self.tokens = sum(item.tokens for item in snapshot.items)
         self.next_seq = snapshot.next_seq
-        self._counts = snapshot.counters.model_dump()
+        self._counts = dict(snapshot.counters.__dict__)  # (its fields: ints, as model_dump)
         self.started_at = snapshot.started_at
         self.last_activity = snapshot.last_activity
