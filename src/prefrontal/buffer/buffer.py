@@ -30,7 +30,7 @@ import structlog
 from prefrontal.buffer import building
 from prefrontal.buffer import tokens as default_tokens
 from prefrontal.buffer.config import BufferConfig, OverflowPolicy
-from prefrontal.buffer.decay import awaits_promotion, has_faded
+from prefrontal.buffer.decay import awaits_promotion, faded_among, has_faded
 from prefrontal.buffer.events import EventKind
 from prefrontal.buffer.folding import Folded, dropped, fold, fold_faded
 from prefrontal.buffer.holding import Holding
@@ -319,9 +319,7 @@ class WorkingMemoryBuffer:
     async def _fade(self, at: datetime) -> tuple[Eviction, ...]:
         folding = self.config.policy is OverflowPolicy.SUMMARIZE
         faded = [
-            i
-            for i in self.items
-            if has_faded(i, at, self.config) and not (folding and i.is_summary)
+            i for i in faded_among(self.items, at, self.config) if not (folding and i.is_summary)
         ]
         faded, promoted = await self._promote_or_keep(faded, at)
         detail = f"idle {self.config.fade_seconds:g} s"
