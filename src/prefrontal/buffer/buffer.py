@@ -69,6 +69,7 @@ from prefrontal.buffer.snapshot import (
     BufferSnapshot,
     Outcome,
     add_result,
+    known_valid,
     refused_later,
 )
 from prefrontal.buffer.summarizer import ExtractiveSummarizer, Summarizer
@@ -909,7 +910,7 @@ class WorkingMemoryBuffer:
         session saves its buffer twice a turn.
         """
         held = self._held
-        return assemble(
+        snapshot = assemble(
             BufferSnapshot,
             {
                 "format": SNAPSHOT_FORMAT,
@@ -923,6 +924,7 @@ class WorkingMemoryBuffer:
                 "last_activity": held.last_activity,
             },
         )
+        return known_valid(snapshot)  # (the buffer's invariant: restored without a check)
 
     @classmethod
     def restore(

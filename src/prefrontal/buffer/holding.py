@@ -23,6 +23,8 @@ from prefrontal.trusted import assemble
 
 _SEQ = attrgetter("seq")
 """An item's insertion number: the key of the insertion order."""
+_ID = attrgetter("item_id")
+_TOKENS = attrgetter("tokens")
 _NO_COUNTS: dict[str, int] = BufferCounters().model_dump()
 """Every counter at zero (copied for each new buffer)."""
 
@@ -152,10 +154,11 @@ class Holding:
     def load(self, snapshot: BufferSnapshot) -> None:
         """Take the items, counters and times of ``snapshot`` (already checked)."""
         self.config = snapshot.config
-        self.items = {item.item_id: item for item in snapshot.items}
-        self._ordered = snapshot.items
+        items = snapshot.items
+        self.items = dict(zip(map(_ID, items), items, strict=True))
+        self._ordered = items
         self.changes += 1
-        self.tokens = sum(item.tokens for item in snapshot.items)
+        self.tokens = sum(map(_TOKENS, items))
         self.next_seq = snapshot.next_seq
         self._counts = dict(snapshot.counters.__dict__)  # (its fields: ints, as model_dump)
         self.started_at = snapshot.started_at
