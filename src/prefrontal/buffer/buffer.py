@@ -30,7 +30,7 @@ import structlog
 from prefrontal.buffer import building
 from prefrontal.buffer import tokens as default_tokens
 from prefrontal.buffer.config import BufferConfig, OverflowPolicy
-from prefrontal.buffer.decay import awaits_promotion, has_faded
+from prefrontal.buffer.decay import awaits_promotion, faded_among, has_faded
 from prefrontal.buffer.events import EventKind
 from prefrontal.buffer.folding import Folded, dropped, fold, fold_faded
 from prefrontal.buffer.holding import Holding
@@ -63,11 +63,13 @@ from prefrontal.buffer.salience import (
 )
 from prefrontal.buffer.scoring import Scored
 from prefrontal.buffer.snapshot import (
+    SNAPSHOT_FORMAT,
     AddResult,
     BufferCounters,
     BufferSnapshot,
     Outcome,
     add_result,
+    known_valid,
     refused_later,
 )
 from prefrontal.buffer.summarizer import ExtractiveSummarizer, Summarizer
@@ -75,6 +77,7 @@ from prefrontal.buffer.themes import Carried, Coherence, carriers, coherence, do
 from prefrontal.buffer.tokens import CountTokens
 from prefrontal.errors import WorkingMemoryError
 from prefrontal.stores.records import utc_now
+from prefrontal.trusted import assemble
 
 _log = structlog.get_logger("prefrontal.buffer")
 
@@ -317,9 +320,7 @@ class WorkingMemoryBuffer:
     async def _fade(self, at: datetime) -> tuple[Eviction, ...]:
         folding = self.config.policy is OverflowPolicy.SUMMARIZE
         faded = [
-            i
-            for i in self.items
-            if has_faded(i, at, self.config) and not (folding and i.is_summary)
+            i for i in faded_among(self.items, at, self.config) if not (folding and i.is_summary)
         ]
         faded, promoted = await self._promote_or_keep(faded, at)
         detail = f"idle {self.config.fade_seconds:g} s"
@@ -902,18 +903,28 @@ class WorkingMemoryBuffer:
     # ---------------------------------------------------------------- snapshot
 
     def snapshot(self) -> BufferSnapshot:
-        """The whole state of this buffer, as a value."""
+        """The whole state of this buffer, as a value.
+
+        Assembled, not validated again (:mod:`prefrontal.trusted`): every value is the
+        buffer's own, checked when it was taken (its times aware: :meth:`moment`); a
+        session saves its buffer twice a turn.
+        """
         held = self._held
-        return BufferSnapshot(
-            config=held.config,
-            items=held.ordered(),
-            next_seq=held.next_seq,
-            themes=self._themes,
-            counters=held.counters,
-            recall=self._recall,
-            started_at=held.started_at,
-            last_activity=held.last_activity,
+        snapshot = assemble(
+            BufferSnapshot,
+            {
+                "format": SNAPSHOT_FORMAT,
+                "config": held.config,
+                "items": held.ordered(),
+                "next_seq": held.next_seq,
+                "themes": self._themes,
+                "counters": held.counters,
+                "recall": self._recall,
+                "started_at": held.started_at,
+                "last_activity": held.last_activity,
+            },
         )
+        return known_valid(snapshot)  # (the buffer's invariant: restored without a check)
 
     @classmethod
     def restore(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Final
 
 from prefrontal.buffer.models import (
     SUMMARY_PHASE,
@@ -15,7 +16,7 @@ from prefrontal.buffer.models import (
 )
 from prefrontal.buffer.offers import Offer
 from prefrontal.buffer.salience import AdmissionDecision
-from prefrontal.trusted import assemble, evolve
+from prefrontal.trusted import assemble, changed, evolve
 
 SUMMARY_ENTITIES = 20
 """A summary keeps at most this many of its items' entities."""
@@ -69,25 +70,47 @@ def refreshed(
     pins and sessions stick.
 
     An item is pinned if either version is, and a session item (the agent's)
-    stays one even when a turn's context brings it again.
+    stays one even when a turn's context brings it again. Made as one copy of
+    ``held``'s fields changed in place (:func:`~prefrontal.trusted.changed`): a turn
+    refreshes every fragment it shows again.
     """
-    session = Lifetime.SESSION in (held.lifetime, new.lifetime)
-    return evolve(
-        held,
-        {
-            "last_accessed_at": at,
-            "access_count": held.access_count + 1,
-            "content": new.content,
-            "tokens": tokens,
-            "priority": new.priority,
-            "confidence": new.confidence,
-            "tags": new.tags or held.tags,
-            "entities": new.entities or held.entities,
-            "pinned": held.pinned or new.pinned,
-            "lifetime": Lifetime.SESSION if session else Lifetime.TURN,
-            "provenance": stamped(new.provenance, turn_id),
-        },
+    fields = held.__dict__.copy()
+    fields["last_accessed_at"] = at
+    fields["access_count"] += 1
+    fields["content"] = new.content
+    fields["tokens"] = tokens
+    fields["priority"] = new.priority
+    fields["confidence"] = new.confidence
+    tags, entities = new.tags, new.entities
+    if tags:
+        fields["tags"] = tags
+    if entities:
+        fields["entities"] = entities
+    if new.pinned:
+        fields["pinned"] = True
+    if new.lifetime is _SESSION:  # (else ``held``'s: a session item stays one)
+        fields["lifetime"] = _SESSION
+    fields["provenance"] = stamped(new.provenance, turn_id)
+    return changed(held, fields, REFRESHED_FIELDS)
+
+
+REFRESHED_FIELDS: Final = frozenset(
+    (
+        "last_accessed_at",
+        "access_count",
+        "content",
+        "tokens",
+        "priority",
+        "confidence",
+        "tags",
+        "entities",
+        "pinned",
+        "lifetime",
+        "provenance",
     )
+)
+"""The fields :func:`refreshed` gives a held item (its others stay ``held``'s)."""
+_SESSION = Lifetime.SESSION
 
 
 def stamped(provenance: ItemProvenance, turn_id: str | None) -> ItemProvenance:

@@ -7,6 +7,7 @@ of five minutes is the same as one step of ten, and the clock alone decides.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
 from prefrontal.buffer.config import BufferConfig
@@ -78,6 +79,27 @@ def has_faded(item: BufferItem, now: datetime, config: BufferConfig) -> bool:
     if item.pinned:
         return False
     return idle_seconds(item, now) >= config.fade_seconds
+
+
+def faded_among(
+    items: Iterable[BufferItem], now: datetime, config: BufferConfig
+) -> list[BufferItem]:
+    """The items of ``items`` that have faded at ``now`` (:func:`has_faded` of each), in
+    order: each distinct last access time compared once (a turn touches all its
+    fragments at one instant)."""
+    current, fade = epoch(now), config.fade_seconds
+    verdicts: dict[datetime, bool] = {}
+    faded = []
+    for item in items:
+        if item.pinned:
+            continue
+        last = item.last_accessed_at
+        gone = verdicts.get(last)
+        if gone is None:  # idle_seconds(item, now) >= fade_seconds
+            gone = verdicts[last] = max(current - epoch(last), 0.0) >= fade
+        if gone:
+            faded.append(item)
+    return faded
 
 
 def happened_recency(age_seconds: float | None, config: BufferConfig) -> float:

@@ -19,9 +19,12 @@ from prefrontal.buffer.models import BufferItem
 from prefrontal.buffer.policies import Eviction, EvictionReason
 from prefrontal.buffer.snapshot import BufferCounters, BufferSnapshot
 from prefrontal.errors import WorkingMemoryError
+from prefrontal.trusted import assemble
 
 _SEQ = attrgetter("seq")
 """An item's insertion number: the key of the insertion order."""
+_ID = attrgetter("item_id")
+_TOKENS = attrgetter("tokens")
 _NO_COUNTS: dict[str, int] = BufferCounters().model_dump()
 """Every counter at zero (copied for each new buffer)."""
 
@@ -98,8 +101,8 @@ class Holding:
 
     @property
     def counters(self) -> BufferCounters:
-        """What the buffer has done over its life."""
-        return BufferCounters(**self._counts)
+        """What the buffer has done over its life (assembled: counts only ever added to)."""
+        return assemble(BufferCounters, dict(self._counts))
 
     def count(self, name: str, times: int = 1) -> None:
         """Add ``times`` (one) to the counter ``name`` (``admitted``, ``evicted``, ``turns``...)."""
@@ -151,11 +154,12 @@ class Holding:
     def load(self, snapshot: BufferSnapshot) -> None:
         """Take the items, counters and times of ``snapshot`` (already checked)."""
         self.config = snapshot.config
-        self.items = {item.item_id: item for item in snapshot.items}
-        self._ordered = snapshot.items
+        items = snapshot.items
+        self.items = dict(zip(map(_ID, items), items, strict=True))
+        self._ordered = items
         self.changes += 1
-        self.tokens = sum(item.tokens for item in snapshot.items)
+        self.tokens = sum(map(_TOKENS, items))
         self.next_seq = snapshot.next_seq
-        self._counts = snapshot.counters.model_dump()
+        self._counts = dict(snapshot.counters.__dict__)  # (its fields: ints, as model_dump)
         self.started_at = snapshot.started_at
         self.last_activity = snapshot.last_activity

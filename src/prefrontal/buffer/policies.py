@@ -25,7 +25,7 @@ from enum import StrEnum
 from math import log1p
 
 from prefrontal.buffer.config import BufferConfig, OverflowPolicy
-from prefrontal.buffer.decay import decayed, effective_priority, epoch
+from prefrontal.buffer.decay import effective_priority, epoch
 from prefrontal.buffer.models import BufferItem
 from prefrontal.buffer.themes import carries
 from prefrontal.stores.records import Timestamp
@@ -111,15 +111,27 @@ def composite(items: Sequence[BufferItem], ctx: EvictionContext) -> list[float]:
     """Importance x recency x access frequency, x (1 + protection) for theme carriers.
 
     Importance is the decayed priority, recency ``1 / (1 + idle / fade_seconds)``,
-    access frequency ``1 + ln(1 + access count)``.
+    access frequency ``1 + ln(1 + access count)``. What an item's last access alone
+    decides (its idle time, the decay factor and the recency divisor) is worked out once
+    per distinct time (a turn touches all its fragments at one instant), each score with
+    the very operations :func:`~.decay.decayed` and the formula above make, in their order.
     """
     config, themes, now = ctx.config, ctx.themes, epoch(ctx.now)
     protection = 1.0 + config.theme_protection
+    base, fade, floor = 1.0 - config.decay_per_minute, config.fade_seconds, config.priority_floor
+    timings: dict[datetime, tuple[float, float]] = {}
     scores = []
     for item in items:
-        idle = max(now - epoch(item.last_accessed_at), 0.0)
-        importance = item.priority if item.pinned else decayed(item.priority, idle / 60.0, config)
-        score = importance / (1.0 + idle / config.fade_seconds) * (1.0 + log1p(item.access_count))
+        last = item.last_accessed_at
+        timing = timings.get(last)
+        if timing is None:
+            idle = max(now - epoch(last), 0.0)
+            timing = timings[last] = (base ** (idle / 60.0), 1.0 + idle / fade)
+        decay, spread = timing
+        priority = item.priority
+        # pinned items do not decay; the others as decayed(priority, idle / 60.0, config)
+        importance = priority if item.pinned else max(priority * decay, min(floor, priority))
+        score = importance / spread * (1.0 + log1p(item.access_count))
         scores.append(score * protection if themes and carries(item, themes) else score)
     return scores
 

@@ -91,6 +91,7 @@ class TurnBuffer(Protocol):
 
 
 _SCORE = attrgetter("score")
+_SESSION_ITEM = Lifetime.SESSION
 
 
 async def refresh_turn(
@@ -120,13 +121,19 @@ async def refresh_turn(
     evicted: list[Eviction] = [*await buffer.fade(at)]
     evicted += buffer.retire_turn_items(offered, at)
     holding = buffer.items
-    placed = {i.item_id for i in holding if awaits_promotion(i)}
+    placed = {  # (what awaits promotion is a session item or one being consolidated)
+        i.item_id
+        for i in holding
+        if (i.lifetime is _SESSION_ITEM or i.consolidating_into is not None) and awaits_promotion(i)
+    }
     holds = {i.item_id for i in holding}  # (one set: no call per fragment)
     held: list[tuple[str, Offer]] = []
     fresh: list[tuple[str, Offer]] = []
     for pair in offered.items():
         (held if pair[0] in holds else fresh).append(pair)
-    held.sort(key=lambda pair: not pair[1].pinned)  # pinned first, then as given
+    pinned = [pair for pair in held if pair[1].pinned]
+    if pinned:  # pinned first, then as given
+        held = [*pinned, *(pair for pair in held if not pair[1].pinned)]
     ranked = _ranked(buffer, fresh, focus, at)
     outcomes: dict[Outcome, list[AddResult]] = {outcome: [] for outcome in Outcome}
     refreshed = outcomes[Outcome.REFRESHED]

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from datetime import datetime
+from operator import attrgetter
 from typing import Any, TypeVar
 
 import structlog
@@ -448,7 +449,14 @@ def _rebuild(
     )
 
 
+_ENTITIES = attrgetter("entities")
+
+
 def _entities(items: Sequence[BufferItem]) -> tuple[str, ...]:
+    """The held items' entities, the most frequent first (ties by name), at most
+    :data:`MAX_ENTITIES` (none counted when no item has any: a turn's fragments carry none)."""
+    if not any(map(_ENTITIES, items)):
+        return ()
     counts = Counter(e.casefold() for item in items for e in item.entities)
     ranked = sorted(counts, key=lambda e: (-counts[e], e))
     return tuple(ranked[:MAX_ENTITIES])

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final, Protocol
+from weakref import WeakValueDictionary
 
 from pydantic import Field
 
@@ -51,7 +52,14 @@ class BufferSnapshot(BufferModel):
     last_activity: Timestamp | None = None
 
     def check(self) -> BufferSnapshot:
-        """Raise :class:`WorkingMemoryError` unless this snapshot is a valid buffer state."""
+        """Raise :class:`WorkingMemoryError` unless this snapshot is a valid buffer state.
+
+        A snapshot found valid once (or made by a live buffer, whose invariant it holds:
+        :func:`known_valid`) is not checked again: a session's buffer is restored from
+        the same remembered snapshot at each of a turn's two loads.
+        """
+        if _VALID.get(id(self)) is self:
+            return self
         items = self.items
         tokens, last, ordered, below = 0, -1, True, True
         for item in items:  # (one pass: a session's buffer is restored at every load)
@@ -71,7 +79,21 @@ class BufferSnapshot(BufferModel):
         found = [p for p in problems if p]
         if found:
             raise WorkingMemoryError(f"invalid buffer snapshot: {', '.join(found)}")
-        return self
+        return known_valid(self)
+
+
+_VALID: Final[WeakValueDictionary[int, BufferSnapshot]] = WeakValueDictionary()
+"""The snapshots known to be valid buffer states, by ``id()``: weakly held (a snapshot
+gone is forgotten with its id, so an id found is that very object's, and no one's words
+are kept alive here)."""
+
+
+def known_valid(snapshot: BufferSnapshot) -> BufferSnapshot:
+    """Note ``snapshot`` as a valid buffer state (:meth:`BufferSnapshot.check` then finds it
+    so at once); ``snapshot``. For snapshots checked, or made by a buffer, whose operations
+    keep its bounds, ids and order (:class:`~prefrontal.buffer.holding.Holding`)."""
+    _VALID[id(snapshot)] = snapshot
+    return snapshot
 
 
 class Outcome(StrEnum):

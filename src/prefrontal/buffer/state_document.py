@@ -28,8 +28,9 @@ import threading
 from collections.abc import Hashable
 from typing import Any, Final
 
+from prefrontal.buffer.config import BufferConfig
 from prefrontal.buffer.models import BufferItem
-from prefrontal.buffer.snapshot import BufferSnapshot
+from prefrontal.buffer.snapshot import SNAPSHOT_FORMAT, BufferSnapshot
 from prefrontal.forgetting import register
 from prefrontal.recent import Recent
 
@@ -169,13 +170,39 @@ def encode(snapshot: BufferSnapshot, lineage: Hashable = None) -> dict[str, Any]
     ``snapshot.model_dump_json()`` gives (joined as text: the items' JSON is kept
     decoded, so the document is made in one join, not copied and then decoded).
     """
-    head = _SERIALIZER.to_json(snapshot, include=_HEAD).decode()
+    head = _head(snapshot)
     tail = _SERIALIZER.to_json(snapshot, exclude=_TAIL_LEFT_OUT).decode()
     document = "".join(
         (head[:-1], ',"items":[', ",".join(_item_json.all(snapshot.items, lineage)), "],", tail[1:])
     )
     _PARSED.put(document, snapshot)
     return {STATE_FIELD: document}
+
+
+class _Head:
+    """The last document head written (``{"format":1,"config":{...}}``), with the settings
+    it holds: a session's buffer keeps its settings object from save to save, and the
+    settings are frozen and hold no one's words. One pair, replaced whole (threads see
+    one or the other)."""
+
+    def __init__(self) -> None:
+        self._last: tuple[BufferConfig, str] | None = None
+
+    def __call__(self, snapshot: BufferSnapshot) -> str:
+        """The JSON of ``snapshot``'s format and settings: the text written last again
+        while the settings are the very same object."""
+        last = self._last
+        config = snapshot.config
+        current = snapshot.format == SNAPSHOT_FORMAT
+        if last is not None and last[0] is config and current:
+            return last[1]
+        head: str = _SERIALIZER.to_json(snapshot, include=_HEAD).decode()
+        if current:
+            self._last = (config, head)
+        return head
+
+
+_head = _Head()
 
 
 def forget(state: dict[str, Any]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from math import log1p
 from typing import Any
 
 import pytest
@@ -18,7 +19,15 @@ from prefrontal.buffer import (
     OverflowPolicy,
     WorkingMemoryBuffer,
 )
-from prefrontal.buffer.policies import EvictionContext, Need, eviction_order, select_victims
+from prefrontal.buffer.decay import decayed
+from prefrontal.buffer.policies import (
+    EvictionContext,
+    Need,
+    composite,
+    eviction_order,
+    select_victims,
+)
+from prefrontal.buffer.themes import carries
 
 from .conftest import T0, at, item, make_buffer
 
@@ -212,3 +221,55 @@ def test_victims_are_the_greedy_prefix_of_the_eviction_order(
         assert [i.item_id for i, _ in chosen] == expected
     else:
         assert chosen is None
+
+
+def _composite_one_by_one(items: list[BufferItem], ctx: EvictionContext) -> list[float]:
+    """The composite keep score of each item by its formula, each worked out alone."""
+    config, now = ctx.config, ctx.now.timestamp()
+    scores = []
+    for kept in items:
+        idle = max(now - kept.last_accessed_at.timestamp(), 0.0)
+        importance = kept.priority if kept.pinned else decayed(kept.priority, idle / 60.0, config)
+        score = importance / (1.0 + idle / config.fade_seconds) * (1.0 + log1p(kept.access_count))
+        protected = ctx.themes and carries(kept, ctx.themes)
+        scores.append(score * (1.0 + config.theme_protection) if protected else score)
+    return scores
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(0, 1),
+            st.integers(0, 3_600),
+            st.integers(1, 40),
+            st.booleans(),
+            st.sampled_from(("trip to lisbon", "budget report", "the hotel")),
+        ),
+        max_size=12,
+    ),
+    st.integers(0, 7_200),
+    st.sampled_from((frozenset(), frozenset({"lisbon"}), frozenset({"budget", "hotel"}))),
+)
+def test_composite_scores_are_each_items_formula(
+    rows: list[tuple[float, int, int, bool, str]], now: int, themes: frozenset[str]
+) -> None:
+    """Working out each distinct access time once gives every score to the last bit."""
+    items = [
+        BufferItem(
+            item_id=f"i{n}",
+            content=content,
+            source=ItemSource.SYSTEM,
+            tokens=1,
+            priority=priority,
+            salience=0.1,
+            added_at=T0,
+            last_accessed_at=at(touched),
+            access_count=count,
+            pinned=pinned,
+            seq=n,
+        )
+        for n, (priority, touched, count, pinned, content) in enumerate(rows)
+    ]
+    ctx = EvictionContext(now=at(now), config=BufferConfig(), themes=themes)
+    assert composite(items, ctx) == _composite_one_by_one(items, ctx)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prefrontal.buffer import BufferConfig, BufferSnapshot, ItemSource
+from prefrontal.buffer import BufferConfig, BufferSnapshot, ItemSource, WorkingMemoryBuffer
 from prefrontal.buffer.models import BufferItem
 from prefrontal.buffer.snapshot import SNAPSHOT_FORMAT
 from prefrontal.errors import WorkingMemoryError
@@ -73,3 +73,21 @@ def test_the_check_finds_what_each_rule_finds(
         with pytest.raises(WorkingMemoryError) as raised:
             snapshot.check()
         assert str(raised.value) == expected
+
+
+def test_a_snapshot_found_valid_is_not_checked_again_and_a_changed_copy_is() -> None:
+    """A valid snapshot, checked once (or made by a buffer), is known valid; a copy with a
+    broken rule is a new snapshot and is checked, whatever its original was."""
+    snapshot = BufferSnapshot(
+        config=BufferConfig(max_items=2), items=(held("a", 1, 0),), next_seq=1
+    )
+    assert snapshot.check() is snapshot
+    assert snapshot.check() is snapshot  # (remembered: no rule read again)
+    broken = snapshot.model_copy(update={"next_seq": 0})
+    with pytest.raises(WorkingMemoryError, match="next_seq not above every item"):
+        broken.check()
+    with pytest.raises(WorkingMemoryError, match="next_seq not above every item"):
+        broken.check()  # an invalid snapshot is never remembered as valid
+    made = WorkingMemoryBuffer(BufferConfig(max_items=2)).snapshot()
+    assert made.check() is made
+    assert rule_by_rule(made) is None

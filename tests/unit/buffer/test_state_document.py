@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from prefrontal.buffer import BufferSnapshot, OverflowPolicy, SessionBuffer
+from prefrontal.buffer import BufferConfig, BufferSnapshot, OverflowPolicy, SessionBuffer
 from prefrontal.buffer.state_document import (
     ENCODED_LINEAGES,
     STATE_FIELD,
@@ -201,3 +201,20 @@ def _raced(work: Callable[[int], None]) -> list[BaseException]:
     finally:
         sys.setswitchinterval(previous)
     return errors
+
+
+async def test_a_document_head_is_its_settings_own_json_when_they_change_between_saves() -> None:
+    """The head written for one settings object is written again only for that very
+    object: a buffer reconfigured (or another session's settings) gets its own."""
+    buffer = make_buffer(OverflowPolicy.LRU, max_items=4)
+    await buffer.add(item("Lena signs the payment review off."), now=at(0))
+    for config in (
+        buffer.config,
+        BufferConfig(max_items=3, policy=OverflowPolicy.FIFO),
+        BufferConfig(max_items=3, policy=OverflowPolicy.FIFO),  # equal, another object
+        BufferConfig(max_items=5, fade_seconds=60.0),
+    ):
+        await buffer.reconfigure(config, now=at(1))
+        snapshot = buffer.snapshot()
+        assert encode(snapshot)[STATE_FIELD] == snapshot.model_dump_json()
+        assert encode(snapshot)[STATE_FIELD] == snapshot.model_dump_json()  # the head again

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from prefrontal.buffer import BufferConfig, EvictionReason, OverflowPolicy
-from prefrontal.buffer.decay import decayed, effective_priority
+from prefrontal.buffer import BufferConfig, BufferItem, EvictionReason, ItemSource, OverflowPolicy
+from prefrontal.buffer.decay import decayed, effective_priority, faded_among, has_faded
 
-from .conftest import Clock, at, item, make_buffer
+from .conftest import T0, Clock, at, item, make_buffer
 
 pytestmark = pytest.mark.anyio
 
@@ -107,3 +109,34 @@ async def test_naive_times_are_read_as_utc() -> None:
     await buffer.add(item("x", item_id="x"), now=at(0))
     assert buffer.access("x", now=at(30).replace(tzinfo=None)) is not None
     assert (await buffer.expire(now=at(100).replace(tzinfo=None)))[0].item_id == "x"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 900), st.booleans()), max_size=12),
+    st.integers(0, 1_200),
+    st.sampled_from((60.0, 300.0, 299.5)),
+)
+def test_the_faded_are_those_each_items_test_finds(
+    rows: list[tuple[int, bool]], now: int, fade: float
+) -> None:
+    """Comparing each distinct last access once finds what :func:`has_faded` finds item by
+    item, in order (pinned items never fade; a clock gone backwards fades nothing)."""
+    items = [
+        BufferItem(
+            item_id=f"i{n}",
+            content="the payment review",
+            source=ItemSource.SYSTEM,
+            tokens=1,
+            priority=0.5,
+            salience=0.1,
+            added_at=T0,
+            last_accessed_at=at(touched),
+            pinned=pinned,
+            seq=n,
+        )
+        for n, (touched, pinned) in enumerate(rows)
+    ]
+    config = BufferConfig(fade_seconds=fade)
+    found = faded_among(items, at(now), config)
+    assert found == [i for i in items if has_faded(i, at(now), config)]

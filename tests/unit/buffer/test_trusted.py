@@ -13,11 +13,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prefrontal.buffer import BufferConfig, BufferItem, Focus, NewItem, WorkingMemoryBuffer
-from prefrontal.buffer.models import ItemProvenance, SalienceFactors
+from prefrontal.buffer import (
+    BufferConfig,
+    BufferItem,
+    Focus,
+    NewItem,
+    WorkingMemoryBuffer,
+    building,
+)
+from prefrontal.buffer.models import ItemProvenance, Lifetime, SalienceFactors
 from prefrontal.buffer.salience import measure, salience_factors
 from prefrontal.buffer.themes import SessionLink, SessionProfile, link_sessions
-from prefrontal.trusted import assemble, evolve
+from prefrontal.trusted import assemble, changed, evolve
 
 from .conftest import T0, Clock, at, words
 
@@ -53,6 +60,26 @@ def test_evolve_is_model_copy_and_refuses_an_unknown_field() -> None:
     assert item.access_count == 1  # the original is untouched
     with pytest.raises(TypeError, match="unknown fields"):
         evolve(item, {"acess_count": 2})
+
+
+def test_changed_is_evolve_with_the_named_fields_set() -> None:
+    item = BufferItem(
+        item_id="a",
+        content="trip",
+        source="system",
+        tokens=1,
+        priority=0.5,
+        salience=0.2,
+        added_at=T0,
+        last_accessed_at=T0,
+    )
+    names = frozenset({"access_count", "pinned"})
+    fields = {**item.__dict__, "access_count": 2, "pinned": True}
+    copied = changed(item, fields, names)
+    expected = evolve(item, {"access_count": 2, "pinned": True})
+    assert copied == expected
+    assert copied.model_fields_set == expected.model_fields_set
+    assert item.access_count == 1  # the original is untouched
 
 
 @st.composite
@@ -122,3 +149,64 @@ def test_assembled_session_links_validate_again_to_themselves(
     """A link's similarity in ``[0, 1]`` and its gap of at least 0, as validation makes them."""
     for link in link_sessions(current, others, at(seconds)):
         assert SessionLink.model_validate(link.model_dump()) == link
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    offers(),
+    offers(),
+    st.sampled_from(list(Lifetime)),
+    st.sampled_from(list(Lifetime)),
+    st.booleans(),
+    st.none() | st.sampled_from(("t1", "t2")),
+    st.none() | st.sampled_from(("t1", "t2")),
+)
+def test_a_refreshed_item_is_the_model_copy_of_its_rule(
+    first: NewItem,
+    again: NewItem,
+    held_lifetime: Lifetime,
+    offered_lifetime: Lifetime,
+    held_pinned: bool,
+    stamped_turn: str | None,
+    turn_id: str | None,
+) -> None:
+    """:func:`~prefrontal.buffer.building.refreshed` gives what ``model_copy`` gives for its
+    rule (pins and sessions stick, empty labels keep the held ones), set fields included."""
+    provenance = ItemProvenance(store="episodic", item_ids=("m",), turn_id=stamped_turn)
+    held = BufferItem(
+        item_id="a",
+        content=first.content,
+        source=first.source,
+        tokens=first.tokens or 1,
+        priority=first.priority,
+        salience=0.3,
+        tags=first.tags,
+        entities=first.entities,
+        added_at=T0,
+        last_accessed_at=T0,
+        pinned=held_pinned,
+        lifetime=held_lifetime,
+    )
+    offer = again.model_copy(update={"lifetime": offered_lifetime, "provenance": provenance})
+    got = building.refreshed(held, offer, 5, at(60), turn_id)
+    session = Lifetime.SESSION in (held_lifetime, offered_lifetime)
+    expected = held.model_copy(
+        update={
+            "last_accessed_at": at(60),
+            "access_count": 2,
+            "content": offer.content,
+            "tokens": 5,
+            "priority": offer.priority,
+            "confidence": offer.confidence,
+            "tags": offer.tags or held.tags,
+            "entities": offer.entities or held.entities,
+            "pinned": held_pinned or offer.pinned,
+            "lifetime": Lifetime.SESSION if session else Lifetime.TURN,
+            "provenance": provenance
+            if turn_id is None
+            else provenance.model_copy(update={"turn_id": turn_id}),
+        }
+    )
+    assert got == expected
+    assert got.model_fields_set == expected.model_fields_set
+    assert BufferItem.model_validate(got.model_dump()) == got
