@@ -27,6 +27,7 @@ from prefrontal.stores.postgres.working_memory import (
     parts_of,
     read_parts,
     save_write,
+    saved_as,
 )
 from prefrontal.stores.traces import ended_body
 from prefrontal.stores.working_memory import WorkingMemoryStore
@@ -99,7 +100,7 @@ def _prior(row: Any, lookup: Lookup) -> Prior:
         gone = stored_leaving(rows, lookup, summary)
     session = None
     if row["session"] is not None:
-        session = read_parts(row["session"])
+        session = read_parts(lookup.session, row["session"])
     return Prior(ended=ended, trace=trace, summary=summary, leaving=gone, session=session)
 
 
@@ -189,21 +190,21 @@ class PostgresExchangeWriter:
         else:
             writes.append(messages)
         change, session, trace = placed.summary, placed.session, placed.stamped(stamp)
-        summary_at = session_at = None
+        summary_at = None
         if change is not None:
             summary_at = len(writes)
             writes.append(self.conversation.replace_summary_write(change))
-        if session is not None:
-            saving, session = save_write(session)
-            session_at = len(writes)
-            writes.append(saving)
+        saving, session_at = None if session is None else save_write(session), len(writes)
+        if saving is not None:
+            writes.append(saving[0])
         if trace is not None:
             writes.append(self.traces.put_write(trace))
         returned = await connection.fetchrow(*together(writes)) if writes else ()
         if summary_at is not None and not returned[summary_at]:
             change = None  # another summary came first
-        if session_at is not None and not returned[session_at]:
-            session = None  # another save came first
+        if saving is not None:
+            _, saved, stored = saving  # held as read once saved; None: another save came first
+            session = saved_as(stored, saved) if returned[session_at] else None
         return placed.model_copy(update={"summary": change, "session": session, "trace": trace})
 
     async def write(self, exchange: Exchange, stamp: Stamp | None = None) -> Exchange | None:

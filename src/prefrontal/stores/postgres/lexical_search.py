@@ -22,7 +22,9 @@ A single statement sees one snapshot, so no transaction is needed. When
 the terms are held by more items, the statement reads no item and says so
 (:attr:`LexicalAnswer.too_common`); the caller then runs the pruned top-k
 (:mod:`.topk`), which reads only the holders that can still reach the top.
-Only the hits' bodies are decoded (:class:`LexicalAnswer`).
+Only the hits' bodies are decoded (:class:`LexicalAnswer`): each crosses the socket as its
+UTF-8 bytes, and only a hit's is made text (the most rows sent are candidates that score
+below the hits, often several times as many).
 """
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ def statement(name: str) -> str:
     else at least one, each with the statistics (documents, tokens, each
     term's holders, their sum; the holders of each term in the first row only) and, unless
     the terms are held by more than ``$7`` items or no candidate is left, one of the rows
-    sent (key, length, terms and counts each as one text, a space between, and the item).
+    sent (key, length, terms and counts each as one text, a space between, and the item,
+    its body as UTF-8 bytes: :data:`.memory_sql.READ_BYTES`).
     A term never holds a space (:func:`~prefrontal.retrieval.analysis.terms` splits at
     whitespace; a long term's key is ``~`` and hex digits), so the text splits back into the
     terms; one text per row is decoded faster than an array of a string or a number a term.
@@ -119,7 +122,7 @@ def statement(name: str) -> str:
         SELECT h.docs::bigint, h.tokens::bigint,
             CASE WHEN row_number() OVER () = 1 THEN h.dfs END, h.holders::bigint,
             {sql.KEY}, m.length, array_to_string(m.terms, ' '), array_to_string(m.counts, ' '),
-            {sql.READ}
+            {sql.READ_BYTES}
         FROM h LEFT JOIN (
             best JOIN {items} AS m ON m.ctid = best.at {recall_counts.looked_up(name)}
         ) ON true"""

@@ -608,7 +608,8 @@ _decoded = DECODED
 
 
 def _item(row: Sequence[Any]) -> MemoryItem:
-    """An item from ``item_id, body, superseded_by, recall_count, last_recalled_at, embedding``.
+    """An item from ``item_id, body, superseded_by, recall_count, last_recalled_at, embedding``
+    (the body as text, or as its UTF-8 bytes: :data:`.memory_sql.READ_BYTES`).
 
     The body is validated (its JSON may be older than this version of the model, or written
     by something else), once while :data:`_decoded` holds it; the columns kept beside it are
@@ -619,7 +620,7 @@ def _item(row: Sequence[Any]) -> MemoryItem:
     """
     _, body, superseded_by, recall_count, last_recalled_at, embedding = row
     return evolve(
-        _decoded(body),
+        _decoded(body if isinstance(body, str) else body.decode()),
         {
             "superseded_by": superseded_by,
             "recall_count": recall_count,

@@ -32,6 +32,9 @@ READ_COLUMNS = f"m.body, m.superseded_by, {recall_counts.LOOKED_UP}, m.embedding
 :func:`.recall_counts.looked_up` (one lookup per item instead of one per counter)."""
 READ = f"m.item_id, {READ_COLUMNS}"
 """:func:`item` of an item ``m`` joined with its recall row by :func:`.recall_counts.looked_up`."""
+READ_BYTES = READ.replace("m.body", "convert_to(m.body, 'UTF8')", 1)
+""":data:`READ` with the body as its UTF-8 bytes: for reads that send more rows than the caller
+keeps (:mod:`.lexical_search`), whose bodies are decoded into text only for the rows kept."""
 
 
 _VISIBLE = "m.agent_id = $1 AND (m.scope = 'shared' OR m.user_id = $2)"

@@ -14,7 +14,9 @@ state's JSON nor unescaped at a load. A row whose ``buffer`` is null (every row 
 before schema 23) holds the whole state in ``body``. Both parts cross the socket as their
 UTF-8 bytes (``bytea``, converted to and from the ``text`` columns by the server): a
 document often holds a character beyond Latin-1, and as a Python string it would be
-decoded and encoded again for the driver on each save and each load.
+decoded and encoded again for the driver on each save and each load. A state read as the
+parts this process last saved or read of its session is not decoded again
+(:mod:`.session_states`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from datetime import datetime
 from prefrontal.errors import ConflictError
 from prefrontal.stores.durable import SharesDatabase, read_one, readable
 from prefrontal.stores.postgres.database import Connection, PostgresDatabase, erase_statement
+from prefrontal.stores.postgres.session_states import SESSION_STATES, Stored
 from prefrontal.stores.postgres.turn_reads import StateRead, TurnKey
 from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState, joined, stored_parts
@@ -56,10 +59,21 @@ def parts_of(row: str) -> str:
     return f"ROW(convert_to({row}.body, 'UTF8'), convert_to({row}.buffer, 'UTF8'))"
 
 
-def read_parts(parts: Sequence[bytes | None]) -> SessionState:
-    """The state stored as ``parts`` (a row of :data:`PARTS`); a stored record that cannot be
-    read is a :class:`~prefrontal.errors.StoreError`."""
-    return read_one(parts, _joined, store=_STORE)
+def read_parts(key: SessionKey, parts: Sequence[bytes | None]) -> SessionState:
+    """The state of ``key`` stored as ``parts`` (a row of :data:`PARTS`): the one held when
+    they are the parts last saved or read of ``key`` (:mod:`.session_states`); a stored
+    record that cannot be read is a :class:`~prefrontal.errors.StoreError`."""
+    body, document = parts
+    assert body is not None  # the column is not null
+    return read_one(
+        (body, document), lambda stored: SESSION_STATES.read(key, stored, _joined), store=_STORE
+    )
+
+
+def saved_as(stored: Stored, state: SessionState) -> SessionState:
+    """``state``, saved as its parts ``stored`` (:func:`save_write`'s): held as what they read
+    as (:mod:`.session_states`)."""
+    return SESSION_STATES.remember(stored, state)
 
 
 def _joined(parts: Sequence[bytes | None]) -> SessionState:
@@ -71,17 +85,22 @@ def _joined(parts: Sequence[bytes | None]) -> SessionState:
 async def load_in(connection: Connection, key: SessionKey) -> SessionState | None:
     """The saved state of ``key``, read inside the caller's transaction."""
     parts = await connection.fetchrow(_LOAD.statement, *_key(key))
-    return None if parts is None else read_parts(parts)
+    return None if parts is None else read_parts(key, parts)
 
 
-def save_write(state: SessionState) -> tuple[tuple[str, tuple[object, ...]], SessionState]:
+Saving = tuple[tuple[str, tuple[object, ...]], SessionState, Stored]
+
+
+def save_write(state: SessionState) -> Saving:
     """What :func:`save_in` sends for ``state`` (its statement, which returns a row when the
-    state was saved, and parameters), and the state it saves."""
+    state was saved, and parameters), the state it saves and that state's stored parts (for
+    :func:`saved_as` once the statement saved it)."""
     saved = state.model_copy(update={"version": state.version + 1})
-    row = (*_key(state.key), saved.version, saved.updated_at, *stored_parts(saved, store=_STORE))
+    stored = stored_parts(saved, store=_STORE)
+    row = (*_key(state.key), saved.version, saved.updated_at, *stored)
     if state.version == 0:
-        return (_CREATE, row), saved
-    return (_UPDATE, (*row, state.version)), saved
+        return (_CREATE, row), saved, stored
+    return (_UPDATE, (*row, state.version)), saved, stored
 
 
 async def save_in(connection: Connection, state: SessionState) -> SessionState | None:
@@ -90,9 +109,9 @@ async def save_in(connection: Connection, state: SessionState) -> SessionState |
     One conditional statement (:func:`save_write`); returns the state with its new version,
     or ``None`` (nothing written) when another save came first.
     """
-    (statement, args), saved = save_write(state)
+    (statement, args), saved, stored = save_write(state)
     written = await connection.fetchval(statement, *args)
-    return None if written is None else saved
+    return None if written is None else saved_as(stored, saved)
 
 
 class PostgresWorkingMemoryStore(SharesDatabase[PostgresDatabase]):
@@ -102,7 +121,7 @@ class PostgresWorkingMemoryStore(SharesDatabase[PostgresDatabase]):
         rows = await self.database.state_rows(_LOAD, *_key(key), store=_STORE)
         if not rows:
             return None
-        return read_parts(rows[0])
+        return read_parts(key, rows[0])
 
     async def prefetch_turn(
         self, key: SessionKey, *, parent_turn_id: str | None, now: datetime, seconds: float
