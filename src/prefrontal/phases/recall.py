@@ -34,7 +34,7 @@ from prefrontal.phases.store_calls import call_store
 from prefrontal.retrieval.settings import RecallSettings, RerankWeights
 from prefrontal.stores.long_term import MemoryItem, MemoryStore, ScoredMemory
 from prefrontal.stores.read_source import read_detail
-from prefrontal.trusted import assemble
+from prefrontal.trusted import assembler
 
 __all__ = [
     "already_held",
@@ -239,8 +239,9 @@ class MemoryFragments:
     turn): what is the same for all of them (the section and its name, the
     phase, the turn's token count) is worked out once, and each fragment and
     its provenance are assembled from values of the fields' types
-    (:mod:`prefrontal.trusted`), without the keyword plumbing and
-    conversions of the general path. A line or phase the fields refuse
+    (:func:`prefrontal.trusted.assembler`: the field names checked once, not
+    at each fragment), without the keyword plumbing and conversions of the
+    general path. A line or phase the fields refuse
     takes the validated path, and raises there.
     """
 
@@ -271,8 +272,7 @@ class MemoryFragments:
                 created_at=created,
                 heading=memory_heading(item),
             )
-        provenance = assemble(
-            Provenance,
+        provenance = _provenance(
             {
                 "store": self.store,
                 "item_ids": (item.item_id,),
@@ -281,10 +281,9 @@ class MemoryFragments:
                 "created_at": created,
                 "updated_at": None,
                 "version": None,
-            },
+            }
         )
-        return assemble(
-            Fragment,
+        return _fragment(
             {
                 "section": self.section,
                 "text": text,
@@ -295,8 +294,19 @@ class MemoryFragments:
                 "heading": _day(when.date()) if when else None,
                 "role": None,
                 "volatile": False,
-            },
+            }
         )
+
+
+_provenance = assembler(
+    Provenance,
+    ("store", "item_ids", "phase", "score", "created_at", "updated_at", "version"),
+)
+_fragment = assembler(
+    Fragment,
+    ("section", "text", "tokens", "provenance", "rank", "position", "heading", "role", "volatile"),
+)
+"""What :class:`MemoryFragments` assembles, each from a dictionary naming these fields."""
 
 
 WINNER_ROOM = 1.5
