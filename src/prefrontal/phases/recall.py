@@ -96,20 +96,22 @@ def _rerank_order(
     then the order given.
     """
     best = max([relevance for relevance, _ in candidates], default=0.0) or 1.0
-    # rerank_score, recency and novelty inline: the same operations in the same order
+    # rerank_score, recency and novelty inline: the same operations in the same order (an age
+    # below zero counts as zero, as max(age, 0.0) does), math's functions looked up once
     weight, share, kept = weights.relevance, weights.recency, 1.0 - weights.recency
     importance, fresh = weights.importance, weights.novelty
+    power, log1p, half_life = math.pow, math.log1p, RECENCY_HALF_LIFE_DAYS
     scored: list[tuple[float, str, int]] = []
+    append = scored.append
     for i, (relevance, item) in enumerate(candidates):
-        when = item.occurred_at or item.created_at
-        age_days = max((now - when).total_seconds(), 0.0) / 86_400
-        aged = kept + share * math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
+        seconds = (now - (item.occurred_at or item.created_at)).total_seconds()
+        age_days = (seconds if seconds > 0.0 else 0.0) / 86_400
         score = (
-            weight * (relevance / best) * aged
+            weight * (relevance / best) * (kept + share * power(0.5, age_days / half_life))
             + importance * item.importance
-            + fresh * (1.0 / (1.0 + math.log1p(item.recall_count)))
+            + fresh * (1.0 / (1.0 + log1p(item.recall_count)))
         )
-        scored.append((-score, item.item_id, i))
+        append((-score, item.item_id, i))
     scored.sort()
     return [(-negative, i) for negative, _, i in scored]
 
