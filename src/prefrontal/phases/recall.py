@@ -101,19 +101,37 @@ def _rerank_order(
     weight, share, kept = weights.relevance, weights.recency, 1.0 - weights.recency
     importance, fresh = weights.importance, weights.novelty
     power, log1p, half_life = math.pow, math.log1p, RECENCY_HALF_LIFE_DAYS
-    scored: list[tuple[float, str, int]] = []
-    append = scored.append
-    for i, (relevance, item) in enumerate(candidates):
+    novel, known = NOVELTY, len(NOVELTY)
+    negatives: list[float] = []
+    append = negatives.append
+    for relevance, item in candidates:
         seconds = (now - (item.occurred_at or item.created_at)).total_seconds()
         age_days = (seconds if seconds > 0.0 else 0.0) / 86_400
+        count = item.recall_count
         score = (
             weight * (relevance / best) * (kept + share * power(0.5, age_days / half_life))
             + importance * item.importance
-            + fresh * (1.0 / (1.0 + log1p(item.recall_count)))
+            + fresh * (novel[count] if 0 <= count < known else 1.0 / (1.0 + log1p(count)))
         )
-        append((-score, item.item_id, i))
-    scored.sort()
-    return [(-negative, i) for negative, _, i in scored]
+        append(-score)
+    return [(-negatives[i], i) for i in _best_first(negatives, candidates)]
+
+
+NOVELTY = tuple(1.0 / (1.0 + math.log1p(count)) for count in range(1_024))
+""":func:`novelty` of each recall count below 1,024: the same floats, looked up, not worked out."""
+
+
+def _best_first(negatives: list[float], candidates: list[Relevant]) -> list[int]:
+    """The indices of ``candidates`` by their negated scores, ties by item id, then index.
+
+    Sorted by the scores alone (floats compared as floats) when no two are equal and none
+    is NaN: then the ids never decide, and the order is the full key's.
+    """
+    total = len(negatives)
+    if len(set(negatives)) == total and not math.isnan(sum(negatives)):
+        return sorted(range(total), key=negatives.__getitem__)
+    keyed = sorted((negative, candidates[i][1].item_id, i) for i, negative in enumerate(negatives))
+    return [i for _, _, i in keyed]
 
 
 def already_held(turn: TurnState) -> set[str]:

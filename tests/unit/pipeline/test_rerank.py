@@ -131,3 +131,12 @@ def test_the_rerank_gives_each_hit_its_rerank_score_exactly(
     assert [(h.score, h.item) for h in reranked] == [
         (-score, hits[n].item) for score, _, n in expected
     ]
+
+
+def test_equal_scores_rank_by_item_id_then_as_given() -> None:
+    """A tie is ordered by the ids, and equal ids keep the order they came in."""
+    hits = [hit("b", 3, 0.5), hit("a", 3, 0.5), hit("c", 1, 0.9), hit("a", 3, 0.5)]
+    hits[3] = hits[3].model_copy(update={"item": hits[3].item.model_copy(update={"content": "2"})})
+    ranked = rerank(hits, NOW, WEIGHTS)
+    assert [h.item.item_id for h in ranked] == ["c", "a", "a", "b"]
+    assert [h.item.content for h in ranked[1:3]] == ["memory a", "2"]
