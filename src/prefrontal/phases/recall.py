@@ -297,7 +297,7 @@ class MemoryFragments:
                 "store": self.store,
                 "item_ids": (item.item_id,),
                 "phase": self.phase,
-                "score": float(round(score, 6)),
+                "score": six_places(score),
                 "created_at": created,
                 "updated_at": None,
                 "version": None,
@@ -316,6 +316,24 @@ class MemoryFragments:
                 "volatile": False,
             }
         )
+
+
+def six_places(score: float) -> float:
+    """``float(round(score, 6))``, to the bit, in a third of the time for most scores.
+
+    ``scaled = score * 1e6`` is within ``1.2e-7`` of the exact product when under a
+    billion, so when it is further than that from a half-integer its nearest integer
+    ``whole`` is the exact product's; ``round`` gives the float nearest ``whole / 10**6``,
+    and so does the division (both exact operands, one correctly rounded quotient). Zero
+    (whose sign ``round`` keeps), scores near a half, NaN, infinities and float
+    subclasses take ``round`` itself.
+    """
+    scaled = score * 1e6
+    if type(score) is float and -1e9 < scaled < 1e9:
+        whole = round(scaled)
+        if whole and -0.499_99 < scaled - whole < 0.499_99:
+            return whole / 1e6
+    return float(round(score, 6))
 
 
 _provenance = assembler(
