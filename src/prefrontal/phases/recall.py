@@ -34,7 +34,7 @@ from prefrontal.phases.store_calls import call_store
 from prefrontal.retrieval.settings import RecallSettings, RerankWeights
 from prefrontal.stores.long_term import MemoryItem, MemoryStore, ScoredMemory
 from prefrontal.stores.read_source import read_detail
-from prefrontal.trusted import assemble
+from prefrontal.trusted import assembler
 
 __all__ = [
     "already_held",
@@ -96,22 +96,42 @@ def _rerank_order(
     then the order given.
     """
     best = max([relevance for relevance, _ in candidates], default=0.0) or 1.0
-    # rerank_score, recency and novelty inline: the same operations in the same order
+    # rerank_score, recency and novelty inline: the same operations in the same order (an age
+    # below zero counts as zero, as max(age, 0.0) does), math's functions looked up once
     weight, share, kept = weights.relevance, weights.recency, 1.0 - weights.recency
     importance, fresh = weights.importance, weights.novelty
-    scored: list[tuple[float, str, int]] = []
-    for i, (relevance, item) in enumerate(candidates):
-        when = item.occurred_at or item.created_at
-        age_days = max((now - when).total_seconds(), 0.0) / 86_400
-        aged = kept + share * math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
+    power, log1p, half_life = math.pow, math.log1p, RECENCY_HALF_LIFE_DAYS
+    novel, known = NOVELTY, len(NOVELTY)
+    negatives: list[float] = []
+    append = negatives.append
+    for relevance, item in candidates:
+        seconds = (now - (item.occurred_at or item.created_at)).total_seconds()
+        age_days = (seconds if seconds > 0.0 else 0.0) / 86_400
+        count = item.recall_count
         score = (
-            weight * (relevance / best) * aged
+            weight * (relevance / best) * (kept + share * power(0.5, age_days / half_life))
             + importance * item.importance
-            + fresh * (1.0 / (1.0 + math.log1p(item.recall_count)))
+            + fresh * (novel[count] if 0 <= count < known else 1.0 / (1.0 + log1p(count)))
         )
-        scored.append((-score, item.item_id, i))
-    scored.sort()
-    return [(-negative, i) for negative, _, i in scored]
+        append(-score)
+    return [(-negatives[i], i) for i in _best_first(negatives, candidates)]
+
+
+NOVELTY = tuple(1.0 / (1.0 + math.log1p(count)) for count in range(1_024))
+""":func:`novelty` of each recall count below 1,024: the same floats, looked up, not worked out."""
+
+
+def _best_first(negatives: list[float], candidates: list[Relevant]) -> list[int]:
+    """The indices of ``candidates`` by their negated scores, ties by item id, then index.
+
+    Sorted by the scores alone (floats compared as floats) when no two are equal and none
+    is NaN: then the ids never decide, and the order is the full key's.
+    """
+    total = len(negatives)
+    if len(set(negatives)) == total and not math.isnan(sum(negatives)):
+        return sorted(range(total), key=negatives.__getitem__)
+    keyed = sorted((negative, candidates[i][1].item_id, i) for i, negative in enumerate(negatives))
+    return [i for _, _, i in keyed]
 
 
 def already_held(turn: TurnState) -> set[str]:
@@ -239,8 +259,9 @@ class MemoryFragments:
     turn): what is the same for all of them (the section and its name, the
     phase, the turn's token count) is worked out once, and each fragment and
     its provenance are assembled from values of the fields' types
-    (:mod:`prefrontal.trusted`), without the keyword plumbing and
-    conversions of the general path. A line or phase the fields refuse
+    (:func:`prefrontal.trusted.assembler`: the field names checked once, not
+    at each fragment), without the keyword plumbing and conversions of the
+    general path. A line or phase the fields refuse
     takes the validated path, and raises there.
     """
 
@@ -271,20 +292,18 @@ class MemoryFragments:
                 created_at=created,
                 heading=memory_heading(item),
             )
-        provenance = assemble(
-            Provenance,
+        provenance = _provenance(
             {
                 "store": self.store,
                 "item_ids": (item.item_id,),
                 "phase": self.phase,
-                "score": float(round(score, 6)),
+                "score": six_places(score),
                 "created_at": created,
                 "updated_at": None,
                 "version": None,
-            },
+            }
         )
-        return assemble(
-            Fragment,
+        return _fragment(
             {
                 "section": self.section,
                 "text": text,
@@ -295,8 +314,37 @@ class MemoryFragments:
                 "heading": _day(when.date()) if when else None,
                 "role": None,
                 "volatile": False,
-            },
+            }
         )
+
+
+def six_places(score: float) -> float:
+    """``float(round(score, 6))``, to the bit, in a third of the time for most scores.
+
+    ``scaled = score * 1e6`` is within ``1.2e-7`` of the exact product when under a
+    billion, so when it is further than that from a half-integer its nearest integer
+    ``whole`` is the exact product's; ``round`` gives the float nearest ``whole / 10**6``,
+    and so does the division (both exact operands, one correctly rounded quotient). Zero
+    (whose sign ``round`` keeps), scores near a half, NaN, infinities and float
+    subclasses take ``round`` itself.
+    """
+    scaled = score * 1e6
+    if type(score) is float and -1e9 < scaled < 1e9:
+        whole = round(scaled)
+        if whole and -0.499_99 < scaled - whole < 0.499_99:
+            return whole / 1e6
+    return float(round(score, 6))
+
+
+_provenance = assembler(
+    Provenance,
+    ("store", "item_ids", "phase", "score", "created_at", "updated_at", "version"),
+)
+_fragment = assembler(
+    Fragment,
+    ("section", "text", "tokens", "provenance", "rank", "position", "heading", "role", "volatile"),
+)
+"""What :class:`MemoryFragments` assembles, each from a dictionary naming these fields."""
 
 
 WINNER_ROOM = 1.5

@@ -44,8 +44,8 @@ def blend(signals: Mapping[str, Mapping[str, float]], weights: Mapping[str, floa
             for key in scores:
                 fused[key] = add(key, 0.0) + weight * 0.0
         else:
-            for key, value in scores.items():
-                fused[key] = add(key, 0.0) + weight * (max(value, 0.0) / top)
+            for key, value in scores.items():  # max(value, 0.0), without the call
+                fused[key] = add(key, 0.0) + weight * ((0.0 if value < 0.0 else value) / top)
     return max_normalised(fused)
 
 
@@ -107,15 +107,16 @@ def smooth_neighbours(
 
     Only scored items with a place take part; the result is normalised to its best (1.0).
     """
-    at = {place: key for key, place in places.items() if key in scores}
+    placed = [(key, place) for key, place in places.items() if key in scores]
+    at = {place: key for key, place in placed}
+    near = at.get
     smoothed = dict(scores)
-    for key, (thread, position) in places.items():
-        if key not in scores:
-            continue
-        for step in (-1, 1):
-            other = at.get((thread, position + step))
-            if other is not None:
-                smoothed[key] += share * scores[other]
+    for key, (thread, position) in placed:  # the one before, then the one after
+        before, after = near((thread, position - 1)), near((thread, position + 1))
+        if before is not None:
+            smoothed[key] += share * scores[before]
+        if after is not None:
+            smoothed[key] += share * scores[after]
     return max_normalised(smoothed)
 
 

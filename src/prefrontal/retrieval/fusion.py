@@ -10,7 +10,8 @@ def max_normalised(scores: Mapping[str, float]) -> dict[str, float]:
     best = max(scores.values(), default=0.0)
     if best <= 0:
         return dict.fromkeys(scores, 0.0)
-    return {key: max(value, 0.0) / best for key, value in scores.items()}
+    # (0.0 if value < 0.0 else value) is max(value, 0.0) without the call: -0.0 and NaN kept
+    return {key: (0.0 if value < 0.0 else value) / best for key, value in scores.items()}
 
 
 def above_typical(scores: Mapping[str, float]) -> dict[str, float]:

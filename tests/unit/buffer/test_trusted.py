@@ -24,7 +24,7 @@ from prefrontal.buffer import (
 from prefrontal.buffer.models import ItemProvenance, Lifetime, SalienceFactors
 from prefrontal.buffer.salience import measure, salience_factors
 from prefrontal.buffer.themes import SessionLink, SessionProfile, link_sessions
-from prefrontal.trusted import assemble, changed, evolve
+from prefrontal.trusted import assemble, assembler, changed, evolve
 
 from .conftest import T0, Clock, at, words
 
@@ -40,6 +40,20 @@ def test_assemble_refuses_a_missing_or_an_unknown_field() -> None:
         assemble(ItemProvenance, dict(fields))
     with pytest.raises(TypeError, match=r"unknown \['colour'\]"):
         assemble(ItemProvenance, {**fields, "turn_id": None, "colour": "red"})
+
+
+def test_an_assembler_checks_its_field_names_once_and_assembles_as_assemble_does() -> None:
+    fields = ItemProvenance().model_dump()
+    build = assembler(ItemProvenance, tuple(fields))
+    assert build(dict(fields)) == assemble(ItemProvenance, dict(fields)) == ItemProvenance()
+    built, assembled = build(dict(fields)), assemble(ItemProvenance, dict(fields))
+    assert built.model_fields_set == assembled.model_fields_set == set(fields)
+    with pytest.raises(TypeError, match=r"missing \['turn_id'\]"):
+        assembler(ItemProvenance, tuple(name for name in fields if name != "turn_id"))
+    with pytest.raises(TypeError, match=r"unknown \['colour'\]"):
+        assembler(ItemProvenance, (*fields, "colour"))
+    with pytest.raises(TypeError, match="missing"):
+        assembler(ItemProvenance, (*fields, next(iter(fields))))  # a name twice, none missing
 
 
 def test_evolve_is_model_copy_and_refuses_an_unknown_field() -> None:

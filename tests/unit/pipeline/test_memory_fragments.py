@@ -5,13 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from prefrontal.bundle.fragments import Fragment, Section
 from prefrontal.phases.fragments import _validated
 from prefrontal.phases.origins import memory_line
-from prefrontal.phases.recall import MemoryFragments, memory_heading
+from prefrontal.phases.recall import MemoryFragments, memory_heading, six_places
 from prefrontal.phases.state import TurnState
 from prefrontal.stores.long_term import MemoryItem
 from prefrontal.stores.tenancy import Scope
@@ -96,3 +97,22 @@ def test_a_made_memory_fragment_equals_the_validated_one_and_dumps_alike(
     assert made == checked
     assert made.model_dump_json() == checked.model_dump_json()
     assert Fragment.model_validate(made.model_dump()) == made
+
+
+@given(
+    st.floats() | st.floats(-3.0, 3.0) | st.integers(-3_000_000, 3_000_000).map(lambda n: n / 1e6)
+)
+def test_six_places_is_round_to_six_places_to_the_bit(score: float) -> None:
+    """Every float: the value and its repr (sign of zero, NaN) as ``float(round(score, 6))``."""
+    assert repr(six_places(score)) == repr(float(round(score, 6)))
+
+
+@pytest.mark.parametrize(
+    "score",
+    [5e-7, -5e-7, 2.5e-6, 1.0000005, 0.1234565, 1e-7, -1e-7, 0.0, -0.0, 999.9999995, 1e10],
+)
+def test_six_places_at_halves_zeros_and_large_scores(score: float) -> None:
+    """Near a half, at zero and past a billion millionths: what round gives."""
+    assert repr(six_places(score)) == repr(float(round(score, 6)))
+    half = score + 0.5e-6
+    assert repr(six_places(half)) == repr(float(round(half, 6)))

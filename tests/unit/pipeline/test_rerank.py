@@ -91,3 +91,52 @@ def test_weights_out_of_range_are_refused(weights: dict[str, float]) -> None:
     """A recency share outside 0-1, or a negative weight, is a configuration error."""
     with pytest.raises(ConfigurationError):
         RerankWeights(**weights)
+
+
+@given(
+    found=st.lists(
+        st.tuples(
+            st.floats(0.0, 5.0),
+            st.floats(-30, 3_650),  # a negative age: an item from after the turn's start
+            st.booleans(),
+            st.integers(0, 2_000),
+            st.floats(0.0, 1.0),
+        ),
+        max_size=12,
+    ),
+    recency=st.floats(0.0, 1.0),
+)
+def test_the_rerank_gives_each_hit_its_rerank_score_exactly(
+    found: list[tuple[float, float, bool, int, float]], recency: float
+) -> None:
+    """The rerank's inlined arithmetic is :func:`rerank_score` of the relevance over the best,
+    to the last bit, and orders by score then item id."""
+    weights = RerankWeights(recency=recency)
+    hits = []
+    for n, (relevance, age, dated, recalled, importance) in enumerate(found):
+        item = memory(f"m{n % 5}", age).model_copy(
+            update={
+                "recall_count": recalled,
+                "importance": importance,
+                "occurred_at": NOW - timedelta(days=age) if dated else None,
+            }
+        )
+        hits.append(ScoredMemory(item=item, score=relevance))
+    best = max((h.score for h in hits), default=0.0) or 1.0
+    expected = sorted(
+        (-rerank_score(h.score / best, h.item, NOW, weights), h.item.item_id, n)
+        for n, h in enumerate(hits)
+    )
+    reranked = rerank(hits, NOW, weights)
+    assert [(h.score, h.item) for h in reranked] == [
+        (-score, hits[n].item) for score, _, n in expected
+    ]
+
+
+def test_equal_scores_rank_by_item_id_then_as_given() -> None:
+    """A tie is ordered by the ids, and equal ids keep the order they came in."""
+    hits = [hit("b", 3, 0.5), hit("a", 3, 0.5), hit("c", 1, 0.9), hit("a", 3, 0.5)]
+    hits[3] = hits[3].model_copy(update={"item": hits[3].item.model_copy(update={"content": "2"})})
+    ranked = rerank(hits, NOW, WEIGHTS)
+    assert [h.item.item_id for h in ranked] == ["c", "a", "a", "b"]
+    assert [h.item.content for h in ranked[1:3]] == ["memory a", "2"]

@@ -91,9 +91,61 @@ def _blend_straightforward(
     fused: dict[str, float] = {}
     for name, scores in signals.items():
         weight = weights.get(name, 1.0)
-        for key, value in max_normalised(scores).items():
+        for key, value in _max_normalised_straightforward(scores).items():
             fused[key] = fused.get(key, 0.0) + weight * value
-    return max_normalised(fused)
+    return _max_normalised_straightforward(fused)
+
+
+def _max_normalised_straightforward(scores: dict[str, float]) -> dict[str, float]:
+    """:func:`max_normalised` with ``max(value, 0.0)``."""
+    top = max(scores.values(), default=0.0)
+    if top <= 0:
+        return dict.fromkeys(scores, 0.0)
+    return {key: max(value, 0.0) / top for key, value in scores.items()}
+
+
+def _signed(scores: dict[str, float]) -> list[tuple[str, str]]:
+    """Each key and its score's repr: every bit of a float (-0.0, NaN) told apart."""
+    return [(key, repr(value)) for key, value in scores.items()]
+
+
+@given(st.dictionaries(st.text(max_size=2), st.floats(-5, 100) | st.sampled_from([-0.0, math.nan])))
+def test_max_normalised_is_the_straightforward_one_to_the_bit(scores: dict[str, float]) -> None:
+    """Negative scores as 0.0, -0.0 and NaN as ``max(value, 0.0)`` leaves them."""
+    assert _signed(max_normalised(scores)) == _signed(_max_normalised_straightforward(scores))
+
+
+def _smooth_straightforward(
+    scores: dict[str, float], places: dict[str, tuple[str, int]], share: float
+) -> dict[str, float]:
+    """:func:`smooth_neighbours` step by step: each placed item, the one before then after."""
+    at = {place: key for key, place in places.items() if key in scores}
+    smoothed = dict(scores)
+    for key, (thread, position) in places.items():
+        if key not in scores:
+            continue
+        for step in (-1, 1):
+            other = at.get((thread, position + step))
+            if other is not None:
+                smoothed[key] += share * scores[other]
+    return _max_normalised_straightforward(smoothed)
+
+
+@given(
+    st.dictionaries(st.sampled_from("abcdefgh"), st.floats(0, 10), max_size=8),
+    st.dictionaries(
+        st.sampled_from("abcdefghij"),
+        st.tuples(st.sampled_from(["t", "u"]), st.integers(0, 6)),
+        max_size=10,
+    ),
+    st.floats(0, 1),
+)
+def test_smoothing_is_the_straightforward_sum_to_the_bit(
+    scores: dict[str, float], places: dict[str, tuple[str, int]], share: float
+) -> None:
+    """The same shares added in the same order, places shared by two items included."""
+    got = smooth_neighbours(scores, places, share)
+    assert _signed(got) == _signed(_smooth_straightforward(scores, places, share))
 
 
 SIGNED = st.dictionaries(st.text(min_size=1, max_size=3), st.floats(-5, 100), max_size=20)
