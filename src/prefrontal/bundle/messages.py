@@ -32,11 +32,12 @@ No text holds an internal id: ids live in each fragment's provenance.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypedDict
+from typing import NamedTuple, TypedDict
 
 from prefrontal.bundle.fence import opening
 from prefrontal.bundle.fragments import Fragment, Section
 from prefrontal.bundle.render import SECTION_SEPARATOR, render_sections
+from prefrontal.text_cache import text_cache
 
 SPOKEN = ("user", "assistant")
 OWNER_SECTIONS = frozenset({Section.CONSCIOUSNESS})
@@ -96,7 +97,14 @@ def spoken_text(fragment: Fragment) -> str:
     prefix = f"{fragment.role}: "
     if not fragment.text.startswith(prefix):
         return fragment.text
-    return opening(fragment.text[len(prefix) :])
+    return _opened(fragment.text[len(prefix) :])
+
+
+@text_cache(max_bytes=2_000_000)
+def _opened(text: str) -> str:
+    """:func:`~prefrontal.bundle.fence.opening` of ``text``, remembered per text: the recent
+    conversation's turns come back turn after turn."""
+    return opening(text)
 
 
 def append(messages: list[Message], role: str, content: str) -> None:
@@ -107,18 +115,69 @@ def append(messages: list[Message], role: str, content: str) -> None:
         messages.append(Message(role=role, content=content))
 
 
+class _Parts(NamedTuple):
+    """The fragments sorted into what each part of the messages holds (see the module)."""
+
+    owners: list[Fragment]
+    """The owner's stable fragments (:func:`is_owners`, not ``volatile``)."""
+    owners_volatile: list[str]
+    """The texts of the owner's volatile fragments."""
+    data: list[Fragment]
+    """The stable fragments neither the owner's nor spoken."""
+    data_volatile: list[str]
+    """The texts of the volatile fragments neither the owner's nor spoken."""
+    spoken: list[Fragment]
+    """The spoken turns (:func:`is_spoken`), as given."""
+
+
+def _parts(fragments: Sequence[Fragment]) -> _Parts:
+    """``fragments`` sorted into their parts in one pass, each part in the order given."""
+    parts = _Parts([], [], [], [], [])
+    for fragment in fragments:
+        section = fragment.section
+        if section in OWNER_SECTIONS:
+            if fragment.volatile:
+                parts.owners_volatile.append(fragment.text)
+            else:
+                parts.owners.append(fragment)
+        elif section is Section.CONVERSATION and fragment.role in SPOKEN:
+            parts.spoken.append(fragment)
+        elif fragment.volatile:
+            parts.data_volatile.append(fragment.text)
+        else:
+            parts.data.append(fragment)
+    return parts
+
+
 def to_messages(fragments: Sequence[Fragment], user_input: str | None = None) -> list[Message]:
-    """The fragments as chat messages (see the module for the shape)."""
+    """The fragments as chat messages (see the module for the shape).
+
+    The same messages as :func:`system_text`, :func:`data_text` and the
+    spoken turns (:func:`is_spoken`, :func:`spoken_text`) make, from one
+    pass over the fragments.
+    """
+    owners, owners_volatile, data, data_volatile, spoken = _parts(fragments)
     messages: list[Message] = []
-    system = system_text(fragments)
-    if system:
-        messages.append(Message(role="system", content=system))
-    data = data_text(fragments)
-    if data:
-        messages.append(Message(role="user", content=data))
-    spoken = sorted((f for f in fragments if is_spoken(f)), key=lambda f: (f.position, f.rank))
+    system = [render_sections(owners)] if owners else []
+    if data or data_volatile:
+        system.append(DATA_FRAMING)
+    if owners_volatile:
+        system.append("\n".join(owners_volatile))
+    system_content = SECTION_SEPARATOR.join(system)
+    if system_content:
+        messages.append(Message(role="system", content=system_content))
+    data_content = SECTION_SEPARATOR.join(
+        [render_sections(data), *data_volatile] if data else data_volatile
+    )
+    if data_content:
+        messages.append(Message(role="user", content=data_content))
+    spoken.sort(key=_spoken_order)
     for fragment in spoken:
         append(messages, fragment.role or "user", spoken_text(fragment))
     if user_input is not None and user_input.strip():
         append(messages, "user", user_input)
     return messages
+
+
+def _spoken_order(fragment: Fragment) -> tuple[float, int]:
+    return fragment.position, fragment.rank
