@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import os
 import threading
 
 import anyio
@@ -89,3 +90,31 @@ async def test_calls_under_a_limiter_run_at_most_its_tokens_at_once() -> None:
             group.start_soon(ask, number)
     assert sorted(results) == [0, 1, 2, 3, 4] and 1 <= most[0] <= 2
     assert limiter.borrowed_tokens == 0
+
+
+def _forked_answer() -> bytes:
+    """Fork (from a thread running no loop); the child runs a loop of its own with one hop
+    and writes its answer (or its error) to the parent, which returns it."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write, str(anyio.run(hop.run_sync, lambda: 2)).encode())
+        except BaseException as error:
+            os.write(write, repr(error).encode()[:200])
+        finally:
+            os._exit(0)
+    os.close(write)
+    try:
+        return os.read(read, 256)
+    finally:
+        os.close(read)
+        os.waitpid(pid, 0)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+async def test_a_forked_child_hops_on_threads_of_its_own() -> None:
+    """A child forked after hops were made (their threads idle in the parent) still hops:
+    the parent's threads do not exist in it."""
+    assert await hop.run_sync(lambda: 1) == 1
+    assert await anyio.to_thread.run_sync(_forked_answer) == b"2"

@@ -16,8 +16,9 @@ call runs in a worker thread, in a copy of the caller's context, under ``limiter
 is given; a caller cancelled before its call has begun gets its cancellation and the call
 never runs; once it has begun, the caller waits for its end (a thread cannot be cancelled)
 and the cancellation is raised at its next checkpoint; the call's exception is raised to the
-caller. The threads are the process's own: a thread idle for :data:`IDLE_S` ends, and none
-keeps the process from exiting.
+caller. The threads are the process's own: a thread idle for :data:`IDLE_S` ends, none
+keeps the process from exiting, and a child forked from the process starts with none (the
+parent's threads do not exist in it).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -130,6 +132,10 @@ class _Pool:
         with self._lock:
             self._idle.append(worker)
 
+    def forked(self) -> None:
+        """In a child process just forked: none of the parent's threads exists in it."""
+        self._idle, self._lock = [], threading.Lock()
+
     def retired(self, worker: _Worker) -> bool:
         """Whether ``worker``, idle too long, may end: ``False`` when it was just taken."""
         with self._lock:
@@ -140,3 +146,4 @@ class _Pool:
 
 
 _POOL = _Pool()
+os.register_at_fork(after_in_child=_POOL.forked)
