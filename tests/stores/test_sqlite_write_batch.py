@@ -26,7 +26,7 @@ from prefrontal.orchestrator.writes import TurnWrites
 from prefrontal.phases.finalize import TurnWrite
 from prefrontal.stores import Tenant, sqlite
 from prefrontal.stores.durable import Committed, shared_batch
-from prefrontal.stores.sqlite import Database, hop
+from prefrontal.stores.sqlite import Database
 from prefrontal.stores.working_memory import SessionKey
 from tests.conftest import demo_request, orchestrator
 
@@ -206,13 +206,13 @@ async def test_a_batch_begins_in_its_first_writes_hop(
     database = Database(tmp_path / "batch.db")
     await database.write(insert("before"), store="t")
     hops: list[object] = []
-    run_sync = hop.run_sync
+    run_sync = anyio.to_thread.run_sync
 
     async def counted(fn: Callable[..., object], *args: object, **kwargs: Any) -> object:
         hops.append(fn)
         return await run_sync(fn, *args, **kwargs)
 
-    monkeypatch.setattr(hop, "run_sync", counted)
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
     async with database.batch() as batch, anyio.create_task_group() as group:
         for value in ("one", "two", "three"):
             group.start_soon(partial(database.write, insert(value), store="t"))

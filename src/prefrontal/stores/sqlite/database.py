@@ -1,11 +1,10 @@
 """One SQLite file shared by every store: connections, pragmas, worker threads.
 
-SQLite calls block, so each one runs in a worker thread and never on the
-event loop (:mod:`~prefrontal.stores.sqlite.hop`: anyio's contract, a leaner
-hop). Writes go through one writer connection, one at a time (SQLite has a
-single writer anyway; queueing them here instead of in SQLite keeps
-``database is locked`` for other processes). Reads use a bounded pool of
-read-only connections; in WAL mode they never wait for the writer and see
+SQLite calls block, so each one runs in an anyio worker thread and never on
+the event loop. Writes go through one writer connection, one at a time
+(SQLite has a single writer anyway; queueing them here instead of in SQLite
+keeps ``database is locked`` for other processes). Reads use a bounded pool
+of read-only connections; in WAL mode they never wait for the writer and see
 every write that has returned. The reads asked for within a couple of passes
 of the event loop (a turn's loading phases start together), or later but before the
 worker thread has begun them, share one worker-thread hop, each still its own
@@ -72,7 +71,6 @@ from prefrontal.files import create_private, private_directory
 from prefrontal.per_loop import PerLoop
 from prefrontal.stores.durable import encodable
 from prefrontal.stores.erasures import refused
-from prefrontal.stores.sqlite import hop
 from prefrontal.stores.sqlite.driver import delete_in_place, deletes_in_place, sqlite3
 from prefrontal.stores.sqlite.gathered import Gathered
 from prefrontal.stores.sqlite.mapped_pages import populate_maps
@@ -386,7 +384,7 @@ class Database:
                     _BATCH.reset(token)
                 if batch.connection is not None:
                     commit = partial(_commit_or_roll_back, batch.connection, batch.unsynced)
-                    await hop.run_sync(commit)
+                    await anyio.to_thread.run_sync(commit)
                 batch.committed = True
             finally:
                 if batch.connection is not None:
@@ -456,7 +454,7 @@ class Database:
             try:
                 if gathered is not None:
                     return await gathered.run(call, limiter)
-                return await hop.run_sync(call, limiter=limiter)
+                return await anyio.to_thread.run_sync(call, limiter=limiter)
             except TransientStoreError:
                 if anyio.current_time() >= give_up:
                     raise

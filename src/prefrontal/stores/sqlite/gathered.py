@@ -1,7 +1,7 @@
 """Calls made within a couple of passes of the event loop, run in one worker-thread hop.
 
 A hop to a worker thread and back costs tens of microseconds of CPU (the
-thread woken, the loop woken back: :mod:`.hop`), more than most statements of a turn.
+thread woken, the loop woken back), more than most statements of a turn.
 A turn's loading phases start together and each asks its store for a read
 in the same pass of the loop, so :class:`Gathered` lets those calls share
 one hop: the first call waits :data:`PASSES` passes of the loop (a
@@ -16,7 +16,7 @@ beyond them make hops of their own, which other threads may run at once.
 Each call keeps what it would have alone: its own function, run in its own
 context (the caller's context variables, copied when it asked), its own
 result or exception, delivered to its own caller. Only the thread and the
-limiter slot are shared. Cancellation is as ``anyio.to_thread.run_sync``'s (:mod:`.hop`):
+limiter slot are shared. Cancellation is as ``anyio.to_thread.run_sync``'s:
 a caller cancelled before its call has begun in the thread gets its
 cancellation and the call never runs; once it has begun, the caller waits
 for it to end, gets its outcome, and the cancellation at its next
@@ -33,8 +33,7 @@ from typing import Any, Generic, TypeVar
 
 import anyio
 import anyio.lowlevel
-
-from prefrontal.stores.sqlite import hop
+import anyio.to_thread
 
 T = TypeVar("T")
 PASSES = 2
@@ -131,12 +130,12 @@ class Gathered:
                 self._pending = None
         if calls[0] is not call:
             if not await call.waited():  # the hop's first caller was cancelled before it began
-                return await hop.run_sync(fn, limiter=limiter)
+                return await anyio.to_thread.run_sync(fn, limiter=limiter)
             return call.outcome()
         try:
             for _ in range(PASSES):
                 await anyio.lowlevel.checkpoint()
-            await hop.run_sync(self._closed_and_run, calls, limiter=limiter)
+            await anyio.to_thread.run_sync(self._closed_and_run, calls, limiter=limiter)
         finally:
             self._close(calls)  # a hop cancelled before its thread began: no call joins it now
             for other in calls[1:]:
