@@ -12,6 +12,7 @@ from prefrontal.errors import ItemRejectedError
 from prefrontal.stores import Tenant, sqlite
 from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.sqlite.traces import SqliteTraceStore
+from prefrontal.stores.traces import TraceQuery
 from prefrontal.traces import documents
 from prefrontal.traces.models import TurnEnding, TurnTrace
 from tests.conftest import FIXED_NOW
@@ -86,5 +87,35 @@ async def test_a_trace_that_cannot_be_encoded_is_rejected_and_nothing_is_written
         with pytest.raises(ItemRejectedError):
             await store.put(bad)
         assert await store.get(TENANT, "t2") == opened
+    finally:
+        await stores.aclose()
+
+
+async def test_a_trace_is_stored_as_text_and_read_and_searched_as_the_words_it_holds(
+    tmp_path: Path,
+) -> None:
+    """A trace beyond Latin-1 (bound as UTF-8 bytes) is stored as text, equal to its JSON,
+    found by its words, and read back equal after the parsed documents are forgotten."""
+    stores = sqlite.open_stores(tmp_path / "text.db")
+    store = stores.traces
+    assert isinstance(store, SqliteTraceStore)
+    opened = small_trace("t3", 3, user_input="Lena’s review — Zürich 東京 🙂")
+    ended = opened.model_copy(
+        update={"ending": TurnEnding(reply="Friday — 金曜日 ✓", ended_at=FIXED_NOW)}
+    )
+
+    def kind(connection: sqlite3.Connection) -> str:
+        row = connection.execute("SELECT typeof(body) FROM traces WHERE turn_id = 't3'")
+        return str(row.fetchone()[0])
+
+    try:
+        for trace in (opened, ended):
+            await store.put(trace)
+            assert store.database.read_here(kind, store="traces") == "text"
+            assert _body(store, "t3") == trace.model_dump_json()
+            documents._PARSED.clear()
+            assert await store.get(TENANT, "t3") == trace
+        found = await store.list(TraceQuery(text="Zürich Friday", user_id="maya"))
+        assert found == [ended]
     finally:
         await stores.aclose()

@@ -6,6 +6,13 @@ of its open trace with its ending set) is its open trace's JSON, kept since
 that was written, and its ending's, the context as sent not serialized again
 (about a tenth of a millisecond a turn in a long conversation, as the
 in-memory store does).
+
+The JSON is written and read as its UTF-8 bytes (bound as a blob and cast to text, read
+cast to a blob), as :mod:`.working_memory` does its states: the column holds text, and a
+trace, which quotes the user's words and the context as sent, is never decoded into a
+Python string, hashed at two or four bytes a character by the parsed documents' cache
+(:mod:`prefrontal.traces.documents`) and encoded back at each write (as text, a single
+character beyond Latin-1 in tens of kilobytes makes every character two bytes).
 """
 
 from __future__ import annotations
@@ -73,7 +80,7 @@ class SqliteTraceStore(SharesDatabase[Database]):
         if not encodable(turn_id):
             return None
         row = connection.execute(
-            "SELECT body FROM traces WHERE turn_id = ? AND agent_id = ? AND user_id = ?",
+            f"SELECT {_BODY} FROM traces WHERE turn_id = ? AND agent_id = ? AND user_id = ?",
             (turn_id, tenant.agent_id, tenant.user_id),
         ).fetchone()
         return None if row is None else read_one(row[0], parse, store=_STORE)
@@ -120,11 +127,12 @@ class SqliteTraceStore(SharesDatabase[Database]):
         return await self.database.write(run, store=_STORE)
 
 
-def _document(trace: TurnTrace) -> str:
-    """The JSON ``trace.model_dump_json()`` gives, by :func:`serialize` (the module's text);
-    text that is not valid UTF-8 is an :class:`ItemRejectedError`, as every store's."""
+def _document(trace: TurnTrace) -> bytes:
+    """The UTF-8 of the JSON ``trace.model_dump_json()`` gives, by :func:`serialize` (the
+    module's text); text that is not valid UTF-8 is an :class:`ItemRejectedError`, as every
+    store's."""
     try:
-        return serialize(trace).decode()
+        return serialize(trace)
     except PydanticSerializationError as error:
         raise ItemRejectedError(f"cannot store TurnTrace: {error}", store=_STORE) from error
 
@@ -132,7 +140,7 @@ def _document(trace: TurnTrace) -> str:
 _PUT = """
 INSERT INTO traces (turn_id, parent_turn_id, agent_id, user_id, session_id, status, started_at,
     body)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (?, ?, ?, ?, ?, ?, ?, CAST(? AS TEXT))
 ON CONFLICT (turn_id) DO UPDATE SET
     parent_turn_id = excluded.parent_turn_id, agent_id = excluded.agent_id,
     user_id = excluded.user_id, session_id = excluded.session_id, status = excluded.status,
@@ -140,7 +148,11 @@ ON CONFLICT (turn_id) DO UPDATE SET
 RETURNING rowid
 """
 """An upsert, not ``INSERT OR REPLACE``: the row keeps its row id, the key of its words in the
-full-text index (a replace would not fire the delete trigger)."""
+full-text index (a replace would not fire the delete trigger). The body is bound as its UTF-8
+bytes and stored as text (the module's text)."""
+
+_BODY = "CAST(body AS BLOB)"
+"""A trace's JSON as its UTF-8 bytes, as it is parsed (the module's text)."""
 
 _UNINDEX = "DELETE FROM traces_fts WHERE rowid = ?"
 _INDEX = "INSERT INTO traces_fts (rowid, words) VALUES (?, ?)"
@@ -229,6 +241,7 @@ def _select(query: TraceQuery, *, few: bool = False) -> tuple[str, dict[str, Any
             "SELECT traces.rowid FROM traces_fts AS f CROSS JOIN traces ON traces.rowid = f.rowid"
             f" WHERE {' AND '.join(where)} {ordered} LIMIT :limit"
         )
-        return f"SELECT body FROM traces WHERE rowid IN ({page}) {ordered}", params
-    sql = f"SELECT body FROM traces WHERE {' AND '.join(where) or '1'} {ordered} LIMIT :limit"
+        return f"SELECT {_BODY} FROM traces WHERE rowid IN ({page}) {ordered}", params
+    where_sql = " AND ".join(where) or "1"
+    sql = f"SELECT {_BODY} FROM traces WHERE {where_sql} {ordered} LIMIT :limit"
     return sql, params
