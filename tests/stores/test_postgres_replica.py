@@ -34,8 +34,13 @@ _SCHEMAS = itertools.count(1)
 
 @pytest.fixture(scope="module")
 def replica(pgvector_server: Server, pgvector_dsn: str) -> Iterator[Server]:
-    """A hot standby of the pgvector server for the module (its database created first)."""
-    with running_replica(pgvector_server) as standby:
+    """A hot standby of the pgvector server for the module (its database created first).
+
+    Its replay waits at most a second for a search it conflicts with (PostgreSQL's default:
+    30 s), then cancels the search, which the store has the primary answer: with the
+    default, one such wait on a loaded machine outlasts the tests' 10-second bound.
+    """
+    with running_replica(pgvector_server, ("max_standby_streaming_delay=1s",)) as standby:
         yield standby
 
 
