@@ -56,8 +56,9 @@ def test_an_assembler_checks_its_field_names_once_and_assembles_as_assemble_does
         assembler(ItemProvenance, (*fields, next(iter(fields))))  # a name twice, none missing
 
 
-def test_evolve_is_model_copy_and_refuses_an_unknown_field() -> None:
-    item = BufferItem(
+def _held() -> BufferItem:
+    """A held item of the defaults (a ``system`` one, accessed once at ``T0``)."""
+    return BufferItem(
         item_id="a",
         content="trip",
         source="system",
@@ -67,6 +68,10 @@ def test_evolve_is_model_copy_and_refuses_an_unknown_field() -> None:
         added_at=T0,
         last_accessed_at=T0,
     )
+
+
+def test_evolve_is_model_copy_and_refuses_an_unknown_field() -> None:
+    item = _held()
     changes = {"last_accessed_at": at(60), "access_count": 2}
     copied = evolve(item, changes)
     assert copied == item.model_copy(update=changes)
@@ -77,16 +82,7 @@ def test_evolve_is_model_copy_and_refuses_an_unknown_field() -> None:
 
 
 def test_changed_is_evolve_with_the_named_fields_set() -> None:
-    item = BufferItem(
-        item_id="a",
-        content="trip",
-        source="system",
-        tokens=1,
-        priority=0.5,
-        salience=0.2,
-        added_at=T0,
-        last_accessed_at=T0,
-    )
+    item = _held()
     names = frozenset({"access_count", "pinned"})
     fields = {**item.__dict__, "access_count": 2, "pinned": True}
     copied = changed(item, fields, names)
