@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime, timedelta
 from enum import StrEnum
 from itertools import chain, starmap
@@ -45,9 +45,15 @@ def item_themes(item: BufferItem) -> frozenset[str]:
     return _themes(item.content, item.labels)
 
 
+Labels = frozenset[str] | tuple[str, ...]
+"""An item's labels: as the item gives them, or sorted (:data:`Carried`)."""
+
+
 @remembered(maxsize=2_048)
-def _themes(content: str, labels: frozenset[str]) -> frozenset[str]:
-    return labels | keywords(content)
+def _themes(content: str, labels: Labels) -> frozenset[str]:
+    """The themes of an item of ``content`` and ``labels`` (a set, or sorted as in
+    :data:`Carried`): its labels and content keywords."""
+    return keywords(content).union(labels)
 
 
 def dominant_themes(
@@ -62,14 +68,23 @@ def dominant_themes(
     return _strongest(carriers(items) if carried is None else carried, limit)
 
 
-Carried = tuple[tuple[str, frozenset[str]], ...]
-"""Items as what carries their themes: each one's content and labels (a cache key)."""
+Carried = tuple[tuple[str, tuple[str, ...]], ...]
+"""Items as what carries their themes: each one's content and labels, sorted (a cache key).
+
+Strings and tuples of them only: the collector stops tracking such a tuple once it
+has seen it, while a tuple holding a frozenset stays tracked, and a key lives in the
+caches below for many turns (every full collection would walk it)."""
 
 
 def carriers(items: Iterable[BufferItem]) -> Carried:
-    """``items`` as what carries their themes: each one's content and labels, in order
-    (what :func:`dominant_themes` and :func:`coherence` work from)."""
-    return tuple((item.content, item.labels) for item in items)
+    """``items`` as what carries their themes: each one's content and labels (sorted), in
+    order (what :func:`dominant_themes` and :func:`coherence` work from)."""
+    return tuple((item.content, _sorted(item.labels)) for item in items)
+
+
+def _sorted(labels: frozenset[str]) -> tuple[str, ...]:
+    """``labels`` as a sorted tuple (most items carry none: the empty tuple)."""
+    return tuple(sorted(labels)) if labels else ()
 
 
 @remembered(maxsize=256)
@@ -89,7 +104,7 @@ def carries(item: BufferItem, themes: frozenset[str]) -> bool:
     return _carries(item.content, item.labels, themes)
 
 
-def _carries(content: str, labels: frozenset[str], themes: frozenset[str]) -> bool:
+def _carries(content: str, labels: Labels, themes: frozenset[str]) -> bool:
     return bool(themes) and not _themes(content, labels).isdisjoint(themes)
 
 
@@ -141,7 +156,7 @@ def _label_coherence(carried: Carried, themes: tuple[str, ...]) -> tuple[float, 
     return thematic, _entity_coherence([labels for _, labels in carried])
 
 
-def _entity_coherence(labels_of: Sequence[frozenset[str]]) -> float:
+def _entity_coherence(labels_of: Sequence[Collection[str]]) -> float:
     labelled = [labels for labels in labels_of if labels]
     if len(labelled) < 2:
         return 1.0

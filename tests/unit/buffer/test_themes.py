@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from datetime import timedelta
 
@@ -17,7 +18,14 @@ from prefrontal.buffer import (
     SessionProfile,
     link_sessions,
 )
-from prefrontal.buffer.themes import carriers, carries, coherence, dominant_themes, item_themes
+from prefrontal.buffer.themes import (
+    carriers,
+    carries,
+    coherence,
+    dominant_themes,
+    item_themes,
+    keywords,
+)
 
 from .conftest import T0, at, item, make_buffer
 
@@ -157,3 +165,63 @@ def test_an_item_carries_a_theme_when_its_themes_meet_them(
         seq=0,
     )
     assert carries(made, themes) == (bool(themes) and not item_themes(made).isdisjoint(themes))
+
+
+def _made(specs: list[tuple[str, tuple[str, ...], tuple[str, ...]]]) -> list[BufferItem]:
+    return [
+        BufferItem(
+            item_id=f"i{n}",
+            content=text,
+            source=ItemSource.SYSTEM,
+            tokens=1,
+            priority=0.5,
+            salience=0.0,
+            tags=tags,
+            entities=entities,
+            added_at=T0,
+            last_accessed_at=T0,
+        )
+        for n, (text, tags, entities) in enumerate(specs)
+    ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    specs=st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6).map(" ".join),
+            st.lists(st.sampled_from(_WORDS), max_size=2).map(tuple),
+            st.lists(st.sampled_from(_WORDS), max_size=2).map(tuple),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    themes=st.lists(st.sampled_from(_WORDS), max_size=3, unique=True).map(tuple),
+)
+def test_coherence_is_that_of_each_items_label_set(
+    specs: list[tuple[str, tuple[str, ...], tuple[str, ...]]], themes: tuple[str, ...]
+) -> None:
+    """The thematic and entity parts, worked out from the carried items (labels sorted), equal
+    those of each item's own label set: a theme met by its labels or keywords, a label shared."""
+    items = _made(specs)
+    wanted = frozenset(themes)
+    met = [
+        bool(wanted) and not (one.labels | keywords(one.content)).isdisjoint(wanted)
+        for one in items
+    ]
+    labelled = [one.labels for one in items if one.labels]
+    counts = Counter(label for labels in labelled for label in labels)
+    shared = [any(counts[label] > 1 for label in labels) for labels in labelled]
+    entity = sum(shared) / len(labelled) if len(labelled) >= 2 else 1.0
+    made = coherence(items, themes, fade_seconds=60.0, carried=carriers(items))
+    assert (made.thematic, made.entity) == (sum(met) / len(items), entity)
+
+
+def test_carried_items_are_left_untracked_by_the_collector() -> None:
+    """What carries the themes (a cache key kept for many turns) holds strings and tuples of
+    them only, so the collector stops tracking it: no full collection walks it again."""
+    carried = carriers(_made([("launch review", ("Lena",), ("Berlin",)), ("the budget", (), ())]))
+    assert carried == (("launch review", ("berlin", "lena")), ("the budget", ()))
+    for _ in range(3):  # (a tuple is untracked once its items are: a level a collection)
+        gc.collect()
+    assert not gc.is_tracked(carried)
