@@ -34,6 +34,7 @@ from prefrontal.cli.stores import DbOption, build, shown
 from prefrontal.config import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, AdmissionConfig
 from prefrontal.demo.seed import DEMO_AGENT, DEMO_USER
 from prefrontal.errors import ConfigurationError
+from prefrontal.gc_tuning import freeze_start_up
 from prefrontal.serving.keys import (
     DEFAULT_RIGHTS,
     KeyRing,
@@ -78,8 +79,8 @@ GcOption = typer.Option(
     50_000,
     "--gc-threshold",
     min=0,
-    help="The collector's first-generation threshold (0: Python's default); see "
-    "docs/production.md.",
+    help="The collector's first-generation threshold; the objects of the start-up are "
+    "frozen once serving (0: Python's default collector); see docs/production.md.",
 )
 NewKeyFileOption = typer.Option(
     None,
@@ -117,6 +118,14 @@ def _collect_less_often(threshold: int) -> None:
     """Raise the collector's first threshold: many turns at once allocate many small objects."""
     if threshold:
         gc.set_threshold(threshold, 20, 20)
+
+
+def _started_up(threshold: int) -> None:
+    """Once the server accepts connections: with a ``--gc-threshold``, the start-up's objects
+    frozen (:func:`~prefrontal.gc_tuning.freeze_start_up`); ``0`` leaves the collector as
+    Python sets it."""
+    if threshold:
+        freeze_start_up()
 
 
 def _keys(path: Path | None, err: Console) -> KeyRing:
@@ -263,6 +272,7 @@ def serve_http(
     every = f", {workers} worker processes" if workers > 1 else ""
 
     def ready(url: str) -> None:
+        _started_up(gc_threshold)
         if not reuse_port:
             err.print(
                 f"prefrontal HTTP API on {url} ({len(keys)} key(s), db {shown(db)}{every})",
