@@ -42,17 +42,13 @@ def keywords(content: str) -> frozenset[str]:
 
 def item_themes(item: BufferItem) -> frozenset[str]:
     """Every theme ``item`` carries: its labels and its content keywords."""
-    return _themes(item.content, item.labels)
-
-
-Labels = frozenset[str] | tuple[str, ...]
-"""An item's labels: as the item gives them, or sorted (:data:`Carried`)."""
+    return _themes(item.content, _sorted(item.labels))
 
 
 @remembered(maxsize=2_048)
-def _themes(content: str, labels: Labels) -> frozenset[str]:
-    """The themes of an item of ``content`` and ``labels`` (a set, or sorted as in
-    :data:`Carried`): its labels and content keywords."""
+def _themes(content: str, labels: tuple[str, ...]) -> frozenset[str]:
+    """The themes of an item of ``content`` and ``labels`` (sorted, as in :data:`Carried`,
+    so that one item is one key whoever asks): its labels and content keywords."""
     return keywords(content).union(labels)
 
 
@@ -101,10 +97,10 @@ def _strongest(carried: Carried, limit: int) -> tuple[str, ...]:
 
 def carries(item: BufferItem, themes: frozenset[str]) -> bool:
     """True when ``item`` carries at least one of ``themes``."""
-    return _carries(item.content, item.labels, themes)
+    return _carries(item.content, _sorted(item.labels), themes)
 
 
-def _carries(content: str, labels: Labels, themes: frozenset[str]) -> bool:
+def _carries(content: str, labels: tuple[str, ...], themes: frozenset[str]) -> bool:
     return bool(themes) and not _themes(content, labels).isdisjoint(themes)
 
 
