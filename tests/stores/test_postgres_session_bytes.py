@@ -40,7 +40,7 @@ async def test_a_state_beyond_latin_1_is_stored_as_its_json_text(
     first = await store.save(SessionState(key=KEY, state={"text": TEXT}, updated_at=FIXED_NOW))
     assert await store.load(KEY) == first
     assert await _stored(store) == (first.model_dump_json(), None)
-    words = {"buffer": DOCUMENT, "text": TEXT * 2}
+    words = {"buffer": DOCUMENT.encode(), "text": TEXT * 2}
     saved = await store.save(first.model_copy(update={"state": words}))
     assert await _stored(store) == (saved.model_dump_json(exclude={"state": {"buffer"}}), DOCUMENT)
     assert await store.load(KEY) == saved
@@ -83,7 +83,9 @@ async def test_the_exchange_reads_the_state_it_shares_the_database_with(
     postgres_stores: Stores,
 ) -> None:
     store = postgres_stores.working_memory
-    state = SessionState(key=KEY, state={"text": TEXT, "buffer": DOCUMENT}, updated_at=FIXED_NOW)
+    state = SessionState(
+        key=KEY, state={"text": TEXT, "buffer": DOCUMENT.encode()}, updated_at=FIXED_NOW
+    )
     saved = await store.save(state)
     writer = PostgresExchangeWriter(
         postgres_stores.conversation,  # type: ignore[arg-type]

@@ -23,7 +23,8 @@ from tests.conftest import FIXED_NOW
 
 pytestmark = pytest.mark.anyio
 KEY = SessionKey(agent_id="agent-1", user_id="alice", session_id="held")
-DOCUMENT = '{"items": [{"text": "Lena signs — off · café"}]}'
+DOCUMENT = '{"items": [{"text": "Lena signs — off · café"}]}'.encode()
+"""A buffer document, as a buffer writes it: UTF-8 bytes."""
 
 
 def _store(stores: Stores) -> PostgresWorkingMemoryStore:
@@ -82,6 +83,6 @@ async def test_parts_written_elsewhere_are_decoded(postgres_stores: Stores) -> N
     await store.database.write(rewrite, store="test")
     found = await store.load(KEY)
     assert found is not None and found.version == saved.version
-    assert found.state["buffer"] == '{"items": []}'
+    assert found.state["buffer"] == b'{"items": []}'
     await store.erase(Tenant(agent_id=KEY.agent_id, user_id=KEY.user_id))
     assert await store.load(KEY) is None

@@ -44,35 +44,47 @@ _TEXT = st.text(st.characters(codec="utf-8"), max_size=40)
 
 
 @given(
-    document=st.none() | _TEXT | st.integers(),
+    document=st.none() | _TEXT | _TEXT.map(str.encode) | st.integers(),
     others=st.dictionaries(st.sampled_from(["note", "items", "\u00e9"]), _TEXT, max_size=3),
 )
 def test_a_state_stored_in_parts_reads_back_equal(document: object, others: dict[str, str]) -> None:
-    """Whatever a state holds (a document or none, one with a NUL or a character beyond the
-    basic plane, a document that is no string, other keys beside it), its parts read back
-    as an equal state, the document apart only when it is a string without a NUL."""
+    """Whatever a state holds (a document as bytes or a string or none, one with a NUL or a
+    character beyond the basic plane, a document that is neither, other keys beside it), its
+    parts read back as an equal state, the document apart, and read back as its UTF-8
+    bytes, only when it is bytes or a string without a NUL (kept in the JSON otherwise, as
+    a string)."""
     words: dict[str, object] = dict(others)
     if document is not None:
         words["buffer"] = document
     state = OLD.model_copy(update={"state": words})
     body, apart = stored_parts(state, store="test")
-    assert joined(body, apart) == state
-    assert joined(body.decode(), None if apart is None else apart.decode()) == state
-    kept_apart = isinstance(document, str) and "\x00" not in document
+    utf8 = document.encode() if isinstance(document, str) else document
+    kept_apart = isinstance(utf8, bytes) and b"\x00" not in utf8
+    if document is not None:
+        words = {**words, "buffer": utf8 if kept_apart else _as_json_reads(document)}
+    read = state.model_copy(update={"state": words})
+    assert joined(body, apart) == read
+    assert joined(body.decode(), None if apart is None else apart.decode()) == read
     assert (apart is not None) == kept_apart
     if kept_apart:
-        assert apart == str(document).encode() and "buffer" not in json.loads(body)["state"]
+        assert apart == utf8 and "buffer" not in json.loads(body)["state"]
+
+
+def _as_json_reads(document: object) -> object:
+    """``document`` as the state's JSON gives it back: bytes as their text."""
+    return document.decode() if isinstance(document, bytes) else document
 
 
 async def _check(stores: Stores) -> None:
-    """The old row loads as saved and is found by a mark of its document; saved again, it is
-    stored apart, read back equal (load, recent sessions) and still found."""
+    """The old row loads as saved and is found by a mark of its document; saved again (its
+    document as UTF-8 bytes, as a buffer writes it), it is stored apart, read back equal
+    (load, recent sessions) and still found."""
     store = stores.working_memory
     tenant = KEY.tenant
     assert await store.load(KEY) == OLD
     assert await store.sessions(KEY.agent_id, containing=marks([ITEM])) == [KEY]
     assert await store.sessions(KEY.agent_id, containing=marks(["item-other"])) == []
-    words = {"buffer": DOCUMENT.replace("Lena", "Maya"), "note": WORDS}
+    words = {"buffer": DOCUMENT.replace("Lena", "Maya").encode(), "note": WORDS}  # as a buffer
     later = FIXED_NOW + timedelta(seconds=1)
     saved = await store.save(OLD.model_copy(update={"state": words, "updated_at": later}))
     assert saved.version == 4

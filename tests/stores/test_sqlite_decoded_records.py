@@ -135,15 +135,15 @@ async def _body(stores: Stores, key: SessionKey) -> tuple[str, str | None]:
 async def test_a_session_state_is_stored_as_its_json_text(tmp_path: Path) -> None:
     """A state written and read as UTF-8 bytes is stored as text: the columns' type is text,
     the body ``model_dump_json()`` of the state read back but its buffer document, which is
-    the other column as it was given, a character beyond Latin-1 (two bytes a character as
+    the other column as it was given (its UTF-8 bytes, read back as bytes), a character beyond Latin-1 (two bytes a character as
     a Python string) and one beyond the basic plane kept."""
     stores = sqlite.open_stores(tmp_path / "sessions.db")
     await stores.open()
     try:
         key = SessionKey(agent_id=AGENT, user_id="maya", session_id="s-\u2014")
         note = "caf\u00e9 \u2014 \u201cquoted\u201d \U0001f600"
-        document = json.dumps({"items": [{"text": note}]}, ensure_ascii=False)
-        words = {"note": note, "buffer": document}
+        document = json.dumps({"items": [{"text": note}]}, ensure_ascii=False).encode()
+        words = {"note": note, "buffer": document}  # the document as a buffer writes it
         state = SessionState(key=key, state=words, started_at=FIXED_NOW, updated_at=FIXED_NOW)
         saved = await stores.working_memory.save(state)
         forget_everything()
@@ -156,7 +156,7 @@ async def test_a_session_state_is_stored_as_its_json_text(tmp_path: Path) -> Non
         row = await database.read(lambda c: c.execute(sql, (key.session_id,)).fetchone(), store="t")
         assert row[0] == row[2] == "text"
         assert row[1] == loaded.model_dump_json(exclude={"state": {"buffer"}})
-        assert row[3] == document
+        assert row[3] == document.decode()
         (recent,) = await stores.working_memory.recent_sessions(
             key.tenant, since=FIXED_NOW, limit=5
         )
@@ -172,7 +172,7 @@ def test_a_session_slot_gives_its_record_only_for_the_parts_held() -> None:
     states = decoded.Documents(joined, 2)
     key = SessionKey(agent_id=AGENT, user_id="maya", session_id="s1")
     first = SessionState(
-        key=key, version=1, state={"buffer": "{}"}, started_at=FIXED_NOW, updated_at=FIXED_NOW
+        key=key, version=1, state={"buffer": b"{}"}, started_at=FIXED_NOW, updated_at=FIXED_NOW
     )
     second = first.model_copy(update={"version": 2})
     slot = (key.agent_id, key.user_id, key.session_id)
@@ -181,7 +181,7 @@ def test_a_session_slot_gives_its_record_only_for_the_parts_held() -> None:
     assert states.remember(slot, parts, first) is first
     assert states(slot, (bytes(parts[0]), b"{}")) is first
     other_document = states(slot, (parts[0], b'{"a":1}'))
-    assert other_document.state == {"buffer": '{"a":1}'}
+    assert other_document.state == {"buffer": b'{"a":1}'}
     other = states(slot, stored_parts(second, store="test"))
     assert other == second and other is not second
     assert states(slot, stored_parts(second, store="test")) is other

@@ -1,13 +1,16 @@
 """A buffer snapshot as the JSON document a working-memory store keeps, and back.
 
 :func:`encode` writes a :class:`~prefrontal.buffer.snapshot.BufferSnapshot`
-as one JSON string, ``snapshot.model_dump_json()``, in one call of
-pydantic's serializer; :func:`decode` reads it (or a plain tree of dicts, as
-older states were kept) back into an equal snapshot.
+as one JSON document, the UTF-8 bytes of ``snapshot.model_dump_json()``;
+:func:`decode` reads it (or the same document as a string, or a plain tree of
+dicts, as older states were kept) back into an equal snapshot. The document stays
+bytes from its items' JSON to the store, which binds it as they are: a document
+quoting a character beyond Latin-1 is never widened to a string of two bytes a
+character, nor encoded back at each save.
 
 :func:`decode` remembers the last :data:`DECODED_DOCUMENTS` documents it
-parsed or :func:`encode` wrote, by their text (compared, not hashed), so a session's next turn does
-not parse again what its last turn wrote. Items are not remembered one by
+parsed or :func:`encode` wrote, by their bytes or text (compared, not hashed), so a
+session's next turn does not parse again what its last turn wrote. Items are not remembered one by
 one: a turn touches every fragment it shows again, so nearly every item of
 a saved buffer is a new value, and serializing the whole snapshot at once
 costs less than looking its items up (and keeps no thousands of old items
@@ -36,6 +39,9 @@ from prefrontal.recent import Recent
 
 STATE_FIELD: Final = "buffer"
 """The key of the document in a session's ``SessionState.state``."""
+Document = bytes | str
+"""A buffer document: its UTF-8 bytes (as :func:`encode` writes it and the stores read it) or,
+as older states were kept, a string."""
 DECODED_DOCUMENTS: Final = 16
 """Documents whose snapshots :func:`decode` remembers: enough for the sessions a process
 turns between in quick succession. A larger cache seldom hits under load (a busy process
@@ -46,24 +52,25 @@ in full collections, against 0.17 ms with 16."""
 
 
 class _Documents:
-    """The last ``size`` documents with their snapshots, found by their text compared, never
-    hashed: a document is some fifty kilobytes late in a session, and hashing a new one
-    (each save's, and each load's read back from a database) reads it all, where comparing
-    it with the few remembered stops at the first length or character that differs (the
+    """The last ``size`` documents with their snapshots, found by their bytes (or text)
+    compared, never hashed: a document is some fifty kilobytes late in a session, and
+    hashing a new one (each save's, and each load's read back from a database) reads it all,
+    where comparing it with the few remembered stops at the first length or byte that differs (the
     very object, as an in-memory store gives it back, at once). The most recently used
     last; each call holds a lock (event loops in several threads of one process share it).
     """
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._entries: list[tuple[str, BufferSnapshot]] = []
+        self._entries: list[tuple[Document, BufferSnapshot]] = []
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, document: str) -> BufferSnapshot | None:
-        """The snapshot remembered for ``document``'s text, now the most recently used."""
+    def get(self, document: Document) -> BufferSnapshot | None:
+        """The snapshot remembered for ``document`` (bytes equal to its bytes, or a string to
+        its string), now the most recently used."""
         with self._lock:
             entries = self._entries
             for index in range(len(entries) - 1, -1, -1):
@@ -73,7 +80,7 @@ class _Documents:
                     return found[1]
             return None
 
-    def put(self, document: str, snapshot: BufferSnapshot) -> BufferSnapshot:
+    def put(self, document: Document, snapshot: BufferSnapshot) -> BufferSnapshot:
         """Remember ``snapshot`` for ``document`` (in place of an equal text's), the least
         recently used dropped past the bound; ``snapshot``."""
         with self._lock:
@@ -82,7 +89,7 @@ class _Documents:
             self._entries = entries[-self._size :]
             return snapshot
 
-    def drop(self, document: str) -> None:
+    def drop(self, document: Document) -> None:
         """Forget ``document`` (nothing happens when it is not remembered)."""
         with self._lock:
             self._entries = [e for e in self._entries if e[0] != document]
@@ -103,7 +110,7 @@ sessions whose documents :func:`decode` remembers."""
 
 class _ItemJson:
     """Per lineage (a session), the JSON of each item of the snapshot it last encoded, as
-    text, by the item's ``id()``, that snapshot's items tuple kept beside it.
+    UTF-8 bytes, by the item's ``id()``, that snapshot's items tuple kept beside it.
 
     The tuple keeps each remembered item alive, so an ``id()`` found is that very
     object's (no other live object has it). A lineage keeps only its last snapshot's
@@ -115,7 +122,7 @@ class _ItemJson:
     """
 
     def __init__(self, lineages: int) -> None:
-        self._last: Recent[Hashable, tuple[tuple[BufferItem, ...], dict[int, str]]] = Recent(
+        self._last: Recent[Hashable, tuple[tuple[BufferItem, ...], dict[int, bytes]]] = Recent(
             lineages
         )
 
@@ -123,20 +130,20 @@ class _ItemJson:
         """How many lineages are remembered."""
         return len(self._last)
 
-    def all(self, items: tuple[BufferItem, ...], lineage: Hashable = None) -> list[str]:
+    def all(self, items: tuple[BufferItem, ...], lineage: Hashable = None) -> list[bytes]:
         """The JSON of each of ``items``, in order (``to_json(item)`` of each), remembered
         as ``lineage``'s last: an item of the snapshot ``lineage`` encoded last is not
         serialized again."""
         last = self._last.get(lineage)
         before = last[1] if last is not None else {}
         serialize = _ITEM_SERIALIZER.to_json
-        texts: dict[int, str] = {}
-        found: list[str] = []
+        texts: dict[int, bytes] = {}
+        found: list[bytes] = []
         for item in items:
             key = id(item)
             text = before.get(key)
             if text is None:
-                text = serialize(item).decode()
+                text = serialize(item)
             texts[key] = text
             found.append(text)
         self._last.put(lineage, (items, texts))
@@ -155,11 +162,12 @@ _TAIL_LEFT_OUT: Final = {"format", "config", "items"}
 
 
 def encode(snapshot: BufferSnapshot, lineage: Hashable = None) -> dict[str, Any]:
-    """The store's JSON state for ``snapshot``: ``snapshot.model_dump_json()``, as one string.
+    """The store's JSON state for ``snapshot``: ``snapshot.model_dump_json()``, as its UTF-8 bytes.
 
-    One string rather than a tree of dicts: a store holding many sessions in
+    One document rather than a tree of dicts: a store holding many sessions in
     process memory keeps one object per session, and loading goes through
-    pydantic's JSON parser in one step.
+    pydantic's JSON parser in one step. Bytes rather than a string: a database
+    binds them as they are, and pydantic parses them as they are read back.
 
     A turn saves its session twice (when its context is ready, and at its end
     with the reply offered), and the second save holds nearly the same item
@@ -167,14 +175,13 @@ def encode(snapshot: BufferSnapshot, lineage: Hashable = None) -> dict[str, Any]
     JSON of the items of the snapshot ``lineage`` (the session's key) encoded
     last is remembered by the item, and the document is spliced from
     those and the snapshot's other fields, the very text
-    ``snapshot.model_dump_json()`` gives (joined as text: the items' JSON is kept
-    decoded, so the document is made in one join, not copied and then decoded).
+    ``snapshot.model_dump_json()`` gives, as UTF-8 (joined as bytes: neither an item's
+    JSON nor the document is ever decoded into a string).
     """
     head = _head(snapshot)
-    tail = _SERIALIZER.to_json(snapshot, exclude=_TAIL_LEFT_OUT).decode()
-    document = "".join(
-        (head[:-1], ',"items":[', ",".join(_item_json.all(snapshot.items, lineage)), "],", tail[1:])
-    )
+    tail = _SERIALIZER.to_json(snapshot, exclude=_TAIL_LEFT_OUT)
+    items = b",".join(_item_json.all(snapshot.items, lineage))
+    document = b"".join((head[:-1], b',"items":[', items, b"],", tail[1:]))
     _PARSED.put(document, snapshot)
     return {STATE_FIELD: document}
 
@@ -186,9 +193,9 @@ class _Head:
     one or the other)."""
 
     def __init__(self) -> None:
-        self._last: tuple[BufferConfig, str] | None = None
+        self._last: tuple[BufferConfig, bytes] | None = None
 
-    def __call__(self, snapshot: BufferSnapshot) -> str:
+    def __call__(self, snapshot: BufferSnapshot) -> bytes:
         """The JSON of ``snapshot``'s format and settings: the text written last again
         while the settings are the very same object."""
         last = self._last
@@ -196,7 +203,7 @@ class _Head:
         current = snapshot.format == SNAPSHOT_FORMAT
         if last is not None and last[0] is config and current:
             return last[1]
-        head: str = _SERIALIZER.to_json(snapshot, include=_HEAD).decode()
+        head: bytes = _SERIALIZER.to_json(snapshot, include=_HEAD)
         if current:
             self._last = (config, head)
         return head
@@ -213,14 +220,15 @@ def forget(state: dict[str, Any]) -> None:
     nothing, a session's turns each leaving one more.
     """
     document = state.get(STATE_FIELD)
-    if isinstance(document, str):
+    if isinstance(document, bytes | str):
         _PARSED.drop(document)
 
 
 def decode(state: dict[str, Any]) -> BufferSnapshot:
-    """The snapshot in a store's JSON state (as :func:`encode` wrote it, or as a plain tree)."""
+    """The snapshot in a store's JSON state (as :func:`encode` wrote it, its document as bytes
+    or a string, or as a plain tree)."""
     document = state.get(STATE_FIELD)
-    if isinstance(document, str):
+    if isinstance(document, bytes | str):
         return _PARSED.get(document) or _PARSED.put(
             document, BufferSnapshot.model_validate_json(document)
         )

@@ -49,17 +49,20 @@ class SessionState(Record):
 
 DOCUMENT: Final = "buffer"
 """The key of a state's buffer document in ``SessionState.state`` (the buffer's
-:data:`~prefrontal.buffer.state_document.STATE_FIELD`): a string of tens of kilobytes that a
-database keeps beside the rest of the state (:func:`stored_parts`), not escaped inside it."""
+:data:`~prefrontal.buffer.state_document.STATE_FIELD`): JSON of tens of kilobytes, as its
+UTF-8 bytes (as the buffer writes it; a string is taken too), that a database keeps beside
+the rest of the state (:func:`stored_parts`), not escaped inside it, and gives back as
+bytes (:func:`joined`)."""
 _WITHOUT_DOCUMENT: Final = {"state": {DOCUMENT}}
 _SERIALIZER = SessionState.__pydantic_serializer__
 
 
 def stored_parts(state: SessionState, *, store: str) -> tuple[bytes, bytes | None]:
     """``state`` as a database stores it: its JSON (UTF-8) without the buffer document, and the
-    document's UTF-8 when ``state.state[DOCUMENT]`` is a string without a NUL character (else
-    the whole state is the JSON, and ``None``). :func:`joined` puts the parts back together
-    into an equal state.
+    document's UTF-8 when ``state.state[DOCUMENT]`` is bytes (the very object, taken to be
+    UTF-8, as the buffer writes it) or a string, without a NUL character (else the whole state
+    is the JSON, and ``None``). :func:`joined` puts the parts back together into an equal
+    state (its document as bytes).
 
     The document, itself JSON, is never written as a JSON string inside the state's JSON: it
     is neither escaped at a save nor unescaped at a load. Text that is not valid UTF-8 is an
@@ -67,8 +70,8 @@ def stored_parts(state: SessionState, *, store: str) -> tuple[bytes, bytes | Non
     """
     document = state.state.get(DOCUMENT)
     try:
-        if isinstance(document, str):
-            data = document.encode()
+        if isinstance(document, bytes | str):
+            data = document if isinstance(document, bytes) else document.encode()
             if b"\x00" not in data:  # a text column holds no NUL (JSON escapes it in the body)
                 return _SERIALIZER.to_json(state, exclude=_WITHOUT_DOCUMENT), data
         return _SERIALIZER.to_json(state), None
@@ -78,12 +81,13 @@ def stored_parts(state: SessionState, *, store: str) -> tuple[bytes, bytes | Non
 
 def joined(body: str | bytes, document: str | bytes | None) -> SessionState:
     """The state stored as ``body`` (its JSON) and ``document`` (the buffer document of
-    :func:`stored_parts`, or ``None`` when the body holds the whole state: every state a
-    database wrote before it kept the document apart, too)."""
+    :func:`stored_parts`, kept as its UTF-8 bytes, never decoded; or ``None`` when the body
+    holds the whole state: every state a database wrote before it kept the document apart,
+    too)."""
     state = SessionState.model_validate_json(body)
     if document is not None:
         # the dict was made by this validation: nobody else holds it yet
-        state.state[DOCUMENT] = document if isinstance(document, str) else document.decode()
+        state.state[DOCUMENT] = document if isinstance(document, bytes) else document.encode()
     return state
 
 

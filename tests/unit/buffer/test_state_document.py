@@ -17,6 +17,7 @@ from prefrontal.buffer.state_document import (
     _item_json,
     decode,
     encode,
+    forget,
 )
 from prefrontal.recent import Recent
 from prefrontal.stores.memory import InMemoryWorkingMemoryStore
@@ -33,13 +34,13 @@ async def test_the_document_is_the_snapshots_json_before_and_after_a_change() ->
     for n in range(5):
         await buffer.add(item(f"Entry {n}: the launch review.", tags=("t",)), now=at(n))
     first = buffer.snapshot()
-    assert encode(first)[STATE_FIELD] == first.model_dump_json()
+    assert encode(first)[STATE_FIELD] == first.model_dump_json().encode()
 
     buffer.access(first.items[1].item_id, now=at(10))
     await buffer.add(item("Entry 5: Lena signs it off on Friday."), now=at(11))
     second = buffer.snapshot()
     text = encode(second)[STATE_FIELD]
-    assert text == second.model_dump_json() != encode(first)[STATE_FIELD]
+    assert text == second.model_dump_json().encode() != encode(first)[STATE_FIELD]
     assert BufferSnapshot.model_validate_json(text) == second
 
 
@@ -99,13 +100,13 @@ async def test_a_spliced_document_is_the_snapshots_json_empty_or_with_items_seen
     remembered one's."""
     buffer = make_buffer(OverflowPolicy.LRU, max_items=4)
     empty = buffer.snapshot()
-    assert encode(empty)[STATE_FIELD] == empty.model_dump_json()
+    assert encode(empty)[STATE_FIELD] == empty.model_dump_json().encode()
     for n in range(6):  # past max_items: items leave, others take their places
         await buffer.add(item(f"Step {n} of the payment review."), now=at(n))
         snapshot = buffer.snapshot()
-        assert encode(snapshot)[STATE_FIELD] == snapshot.model_dump_json()
+        assert encode(snapshot)[STATE_FIELD] == snapshot.model_dump_json().encode()
     again = buffer.snapshot()
-    assert encode(again)[STATE_FIELD] == again.model_dump_json()
+    assert encode(again)[STATE_FIELD] == again.model_dump_json().encode()
     assert decode({STATE_FIELD: again.model_dump_json()}) == again
 
 
@@ -121,7 +122,7 @@ async def test_a_lineage_keeps_only_its_last_snapshots_items_and_documents_stay_
             buffer.access(buffer.snapshot().items[0].item_id, now=at(n))
         snapshot = buffer.snapshot()
         for _ in range(2):  # a turn's two saves of nearly the same items
-            assert encode(snapshot, key)[STATE_FIELD] == snapshot.model_dump_json()
+            assert encode(snapshot, key)[STATE_FIELD] == snapshot.model_dump_json().encode()
         kept = _item_json._last.get(key)
         assert kept is not None and kept[0] is snapshot.items
         assert set(kept[1]) == {id(i) for i in snapshot.items}
@@ -130,7 +131,7 @@ async def test_a_lineage_keeps_only_its_last_snapshots_items_and_documents_stay_
         await other.add(item(f"Note {n} of another session."), now=at(n))
         lineage = SessionKey(agent_id="agent", user_id="alice", session_id=f"other-{n}")
         encoded = other.snapshot()
-        assert encode(encoded, lineage)[STATE_FIELD] == encoded.model_dump_json()
+        assert encode(encoded, lineage)[STATE_FIELD] == encoded.model_dump_json().encode()
     assert len(_item_json) == ENCODED_LINEAGES
     assert _item_json._last.get(key) is None
 
@@ -216,5 +217,29 @@ async def test_a_document_head_is_its_settings_own_json_when_they_change_between
     ):
         await buffer.reconfigure(config, now=at(1))
         snapshot = buffer.snapshot()
-        assert encode(snapshot)[STATE_FIELD] == snapshot.model_dump_json()
-        assert encode(snapshot)[STATE_FIELD] == snapshot.model_dump_json()  # the head again
+        assert encode(snapshot)[STATE_FIELD] == snapshot.model_dump_json().encode()
+        assert (
+            encode(snapshot)[STATE_FIELD] == snapshot.model_dump_json().encode()
+        )  # the head again
+
+
+async def test_a_document_is_utf8_bytes_and_reads_back_as_bytes_or_as_a_string() -> None:
+    """A document quoting words beyond Latin-1 is the UTF-8 of ``model_dump_json()``, its items'
+    JSON spliced as bytes; it decodes to the snapshot from its bytes or from its string (as
+    older states kept it), parsed afresh or remembered, and forgetting it by either works."""
+    buffer = make_buffer(OverflowPolicy.LRU, max_items=4)
+    for n, words_beyond in enumerate(("Łódź – café", "東京の会議", "naïve → done 🚀")):
+        await buffer.add(item(f"Step {n}: {words_beyond}."), now=at(n))
+    snapshot = buffer.snapshot()
+    key = SessionKey(agent_id="agent", user_id="alice", session_id="utf8")
+    for _ in range(2):  # encoded afresh, then spliced from the items remembered
+        document = encode(snapshot, key)[STATE_FIELD]
+        assert isinstance(document, bytes)
+        assert document == snapshot.model_dump_json().encode()
+    assert decode({STATE_FIELD: document}) is snapshot  # remembered
+    text = snapshot.model_dump_json()
+    parsed = decode({STATE_FIELD: text})  # the string: another key, parsed
+    assert parsed == snapshot and parsed is not snapshot
+    forget({STATE_FIELD: document})
+    again = decode({STATE_FIELD: bytes(bytearray(document))})  # forgotten: parsed again
+    assert again == snapshot and again is not snapshot
