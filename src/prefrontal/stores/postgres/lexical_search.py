@@ -30,10 +30,10 @@ below the hits, often several times as many).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from prefrontal.retrieval.ranking import K1, B, Candidate, Corpus, LexicalMatches
+from prefrontal.retrieval.ranking import K1, B, Candidate, Corpus, LexicalMatches, scores
 from prefrontal.stores.postgres import memory_sql as sql
 from prefrontal.stores.postgres import recall_counts
 from prefrontal.stores.postgres.visibility import holding
@@ -135,12 +135,17 @@ class LexicalAnswer:
     ``too_common``: the query's terms are held by too many items for one statement
     (nothing else is set then). ``rows`` are the statement's rows by key, each holding from
     :data:`ITEM_AT` on the columns :func:`.memory._item` reads (decoded by the caller for its
-    hits only).
+    hits only); ``scores`` the BM25 score of each row sent, by key (the core's
+    :func:`~prefrontal.retrieval.ranking.scores` of ``matches``). ``whole``: the answer
+    holds every candidate (or says that there is none, or that the terms are too common), so
+    the same search with any limit has this answer.
     """
 
     too_common: bool
     matches: LexicalMatches | None
     rows: dict[str, Sequence[Any]]
+    whole: bool = True
+    scores: dict[str, float] = field(default_factory=dict)
 
 
 def answer(rows: Sequence[Any], keys: Sequence[str]) -> LexicalAnswer:
@@ -154,7 +159,8 @@ def answer(rows: Sequence[Any], keys: Sequence[str]) -> LexicalAnswer:
     if not rows:
         return empty
     head = rows[0]
-    if int(head[3]) > MOST_HOLDERS:
+    holders = int(head[3])
+    if holders > MOST_HOLDERS:
         return LexicalAnswer(True, None, {})
     corpus = Corpus(docs=int(head[0]), tokens=int(head[1]))
     if corpus.docs == 0 or head[4] is None:
@@ -164,7 +170,8 @@ def answer(rows: Sequence[Any], keys: Sequence[str]) -> LexicalAnswer:
         for row, counts in zip(rows, _counts(rows, keys), strict=True)
     ]
     matches = LexicalMatches(corpus, [int(n) for n in head[2]], candidates)
-    return LexicalAnswer(False, matches, {row[4]: row for row in rows})
+    sent = {row[4]: row for row in rows}
+    return LexicalAnswer(False, matches, sent, holders <= ALL_SENT, scores(matches))
 
 
 def _counts(rows: Sequence[Any], keys: Sequence[str]) -> list[list[int]]:
