@@ -10,7 +10,9 @@ held by more fall back to the pruned top-k with the same answer.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -132,3 +134,40 @@ def test_each_rows_counts_are_its_count_of_each_key(seed: int) -> None:
     expected = [[h.get(k, 0) for k in keys] for h in held]
     assert [list(c.counts) for c in found.matches.candidates] == expected
     assert [c.key for c in found.matches.candidates] == [r[4] for r in rows]
+
+
+async def test_a_plan_for_the_values_costs_what_the_generic_plan_costs(
+    database: PostgresDatabase,
+) -> None:
+    """The planner's cost of the statement planned for its values (a custom plan) does not
+    depend on how many terms the query has and is within what PostgreSQL charges for planning
+    of the generic plan's, so a connection runs the generic plan after its first five
+    executions instead of planning each again."""
+    store = PostgresMemoryStore(database)
+    await store.put_many(corpus(40, seed=11))
+    kinds = "text, text, timestamptz, text[], text[], int, int, float8, int"
+
+    async def costs(connection: Any) -> list[float]:
+        await connection.execute(
+            f"PREPARE lexical({kinds}) AS {lexical_search.statement('episodic')}"
+        )
+        found = []
+        for mode, terms in (
+            ("force_custom_plan", 1),
+            ("force_custom_plan", 30),
+            ("force_generic_plan", 1),
+        ):
+            await connection.execute(f"SET plan_cache_mode = {mode}")
+            keys = ",".join(f"'w{n}'" for n in range(terms))
+            plan = await connection.fetchval(
+                "EXPLAIN (FORMAT JSON) EXECUTE lexical("
+                f"'{ALICE.agent_id}', '{ALICE.user_id}', now(), NULL, ARRAY[{keys}], 10, 2000, 0.5, 600)"
+            )
+            found.append(json.loads(plan)[0]["Plan"]["Total Cost"])
+        await connection.execute("RESET plan_cache_mode")
+        await connection.execute("DEALLOCATE lexical")
+        return found
+
+    one, thirty, generic = await database.read(costs, store="test")
+    assert one == thirty
+    assert generic < one + 1000 * 0.0025  # PostgreSQL's least charge for planning, cheaper

@@ -22,9 +22,10 @@ from tests.postgres_statements import counted_statements
 pytestmark = pytest.mark.anyio
 
 TURN_BOUND = 21
-"""Statements a turn (start and end) may send at most (13 to 16 here): the turn's state read in
-one statement when it starts, each of its six memory searches one statement, the exchange's
-prior reads one, its writes four. 19 to 23 when the exchange's writes were a statement each,
+"""Statements a turn (start and end) may send at most (12 to 14 here): the turn's state read in
+one statement when it starts, four of its six memory searches one statement each (each store's
+search after its probe is answered by the probe's statement), the exchange's prior reads one,
+its writes four. 19 to 23 when the exchange's writes were a statement each,
 44 to 57 when each state read and each search step was a statement of its own, 90 to 108
 when every read had its transaction and every release its reset."""
 

@@ -30,10 +30,10 @@ below the hits, often several times as many).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from prefrontal.retrieval.ranking import K1, B, Candidate, Corpus, LexicalMatches
+from prefrontal.retrieval.ranking import K1, B, Candidate, Corpus, LexicalMatches, scores
 from prefrontal.stores.postgres import memory_sql as sql
 from prefrontal.stores.postgres import recall_counts
 from prefrontal.stores.postgres.visibility import holding
@@ -78,6 +78,12 @@ def statement(name: str) -> str:
     of visible keys found it), so each gets a score; a key twice in the query counts twice.
     Only the candidate's terms are unnested (with their places): a count is read from its
     place for the few terms the query holds.
+
+    The query's terms are read from a subquery (``(SELECT $5::text[])``), whose value
+    the planner does not see: a plan made for the values (a custom plan, which counts the
+    terms) then costs what the plan made once for any values (the generic plan) costs, so
+    after its first few executions a connection runs the generic plan instead of planning
+    the statement again at each (most of the statement's time for a short query).
     """
     items = f"{name}_items"
     owners = "owner IN ('', $2)"
@@ -92,7 +98,7 @@ def statement(name: str) -> str:
         ), q AS MATERIALIZED (
             SELECT k.n, k.term, coalesce((SELECT sum(v.df)::float8 FROM {name}_terms AS v
                 WHERE v.agent_id = $1 AND v.{owners} AND v.term = k.term), 0) AS df
-            FROM unnest($5::text[]) WITH ORDINALITY AS k(term, n)
+            FROM unnest((SELECT $5::text[])) WITH ORDINALITY AS k(term, n)
         ), h AS MATERIALIZED (
             SELECT s.docs, s.tokens,
                 CASE WHEN s.tokens > 0 THEN s.tokens / s.docs ELSE 1 END AS average,
@@ -104,7 +110,7 @@ def statement(name: str) -> str:
             SELECT m.ctid AS at, m.length, m.terms, m.counts
             FROM {items} AS m, h
             WHERE h.holders <= $7 AND h.docs > 0
-              AND {holding("$5::text[]")} AND {sql.VISIBLE_CHECKED} AND {sql.LIVE}
+              AND {holding("(SELECT $5::text[])")} AND {sql.VISIBLE_CHECKED} AND {sql.LIVE}
               AND {sql.KINDS}
         ), scored AS MATERIALIZED (
             SELECT c.at,
@@ -135,12 +141,17 @@ class LexicalAnswer:
     ``too_common``: the query's terms are held by too many items for one statement
     (nothing else is set then). ``rows`` are the statement's rows by key, each holding from
     :data:`ITEM_AT` on the columns :func:`.memory._item` reads (decoded by the caller for its
-    hits only).
+    hits only); ``scores`` the BM25 score of each row sent, by key (the core's
+    :func:`~prefrontal.retrieval.ranking.scores` of ``matches``). ``whole``: the answer
+    holds every candidate (or says that there is none, or that the terms are too common), so
+    the same search with any limit has this answer.
     """
 
     too_common: bool
     matches: LexicalMatches | None
     rows: dict[str, Sequence[Any]]
+    whole: bool = True
+    scores: dict[str, float] = field(default_factory=dict)
 
 
 def answer(rows: Sequence[Any], keys: Sequence[str]) -> LexicalAnswer:
@@ -154,7 +165,8 @@ def answer(rows: Sequence[Any], keys: Sequence[str]) -> LexicalAnswer:
     if not rows:
         return empty
     head = rows[0]
-    if int(head[3]) > MOST_HOLDERS:
+    holders = int(head[3])
+    if holders > MOST_HOLDERS:
         return LexicalAnswer(True, None, {})
     corpus = Corpus(docs=int(head[0]), tokens=int(head[1]))
     if corpus.docs == 0 or head[4] is None:
@@ -164,7 +176,8 @@ def answer(rows: Sequence[Any], keys: Sequence[str]) -> LexicalAnswer:
         for row, counts in zip(rows, _counts(rows, keys), strict=True)
     ]
     matches = LexicalMatches(corpus, [int(n) for n in head[2]], candidates)
-    return LexicalAnswer(False, matches, {row[4]: row for row in rows})
+    sent = {row[4]: row for row in rows}
+    return LexicalAnswer(False, matches, sent, holders <= ALL_SENT, scores(matches))
 
 
 def _counts(rows: Sequence[Any], keys: Sequence[str]) -> list[list[int]]:

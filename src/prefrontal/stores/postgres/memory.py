@@ -26,7 +26,7 @@ from typing import Any
 from prefrontal.retrieval.analysis import terms
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.impacts import tokens as impact_tokens
-from prefrontal.retrieval.ranking import Candidate, Corpus, LexicalMatches, query_terms, scores
+from prefrontal.retrieval.ranking import Candidate, Corpus, LexicalMatches, query_terms
 from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
 from prefrontal.stores.capabilities import ranked_search, scored_hits
 from prefrontal.stores.decoded_items import DECODED, scored_hit
@@ -342,14 +342,18 @@ class PostgresMemoryStore(SharesDatabase[PostgresDatabase]):
             found: list[Any] = await connection.fetch(statement, *args)
             return found
 
-        rows = await self.database.read(run, store=self.name, replica=True)
-        answer = lexical.answer(rows, keys)
+        async def fetch() -> lexical.LexicalAnswer:
+            rows = await self.database.read(run, store=self.name, replica=True)
+            return lexical.answer(rows, keys)
+
+        asked = (self.name, "lexical", *params[:3], _frozen(params[3]), tuple(keys))
+        answer = await self.database.turn_reads.reused(asked, fetch, _whole)
         if answer.too_common:
             return None
         if answer.matches is None:
             return []
         sent = answer.rows
-        best = best_hits({"bm25": scores(answer.matches)}, query.limit)
+        best = best_hits({"bm25": answer.scores}, query.limit)
         hits = [hit for hit in best if hit[0] in sent]
         return readable(hits, lambda hit: _scored(sent[hit[0]], hit[1], hit[2]), store=self.name)
 
@@ -562,6 +566,15 @@ class _Snapshot:
             self.statements.by_keys, *self.params[:2], key_item_ids(keys), list(keys)
         )
         return dict(readable(rows, lambda row: (row[0], _item(row)), store="memory"))
+
+
+def _whole(answer: lexical.LexicalAnswer) -> bool:
+    """Whether a lexical search's ``answer`` is that of the same search with any limit."""
+    return answer.whole
+
+
+def _frozen(kinds: list[str] | None) -> tuple[str, ...] | None:
+    return None if kinds is None else tuple(kinds)
 
 
 def _tenant(tenant: Tenant) -> tuple[str, str]:

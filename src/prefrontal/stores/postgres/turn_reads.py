@@ -18,20 +18,28 @@ since the prefetch began (:meth:`TurnReads.wrote`: any write, whoever's),
 and only until the turn's deadline: a read after a write reads the
 database. Served or not, each read is what it was; the prefetch only moves
 it to the turn's start, where the turn's other reads are.
+
+A read the turn makes twice with one answer (a memory store's lexical search
+probed with a small limit, then searched with a larger one:
+:meth:`TurnReads.reused`) is sent once: its answer is kept in the turn's
+context and given again on the same terms, while nothing was written through
+the database since the first read began and until the turn's deadline.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
 from prefrontal.stores.postgres.coalesced import renumbered
+
+T = TypeVar("T")
 
 KEPT_TENANTS = 4096
 """Tenants whose last turn's reads are remembered (the least recent forgotten first)."""
@@ -84,6 +92,14 @@ class Prefetched:
     generation: int
     until: float
     answers: dict[Asked, list[tuple[Any, ...]]] = field(default_factory=dict)
+    kept: dict[Hashable, tuple[int, Any]] = field(default_factory=dict)
+    """Answers read in this turn, by what was read, with the write counter when each read
+    began (:meth:`TurnReads.reused`)."""
+
+    def good(self, generation: int) -> bool:
+        """Whether an answer read from ``generation`` on may be served: no write began since
+        and the turn's deadline has not passed."""
+        return self.owner.generation == generation and anyio.current_time() <= self.until
 
     def take(self, asked: Asked) -> list[tuple[Any, ...]] | None:
         """The prefetched answer to ``asked`` (then forgotten), if it is still good."""
@@ -91,7 +107,7 @@ class Prefetched:
         found = self.answers.pop(asked, None)
         if found is None:
             return None
-        if self.owner.generation != self.generation or anyio.current_time() > self.until:
+        if not self.good(self.generation):
             self.answers.clear()
             return None
         return found
@@ -157,6 +173,26 @@ class TurnReads:
             return await fetch()
         found = turn.take((read, args))
         return found if found is not None else await fetch()
+
+    async def reused(
+        self, asked: Hashable, fetch: Callable[[], Awaitable[T]], whole: Callable[[T], bool]
+    ) -> T:
+        """The answer to the read ``asked`` (a key naming the statement and everything its
+        answer depends on): the one this turn's earlier read of ``asked`` gave, while it is
+        good (:meth:`Prefetched.good`), else ``fetch()``, kept for the turn's later reads
+        when ``whole(answer)``. Outside a turn begun here, ``fetch()``, kept for no one."""
+        turn = CURRENT.get()
+        if turn is None or turn.owner is not self:
+            return await fetch()
+        found = turn.kept.get(asked)
+        if found is not None and turn.good(found[0]):
+            answer: T = found[1]
+            return answer
+        generation = self.generation
+        answer = await fetch()
+        if whole(answer):
+            turn.kept[asked] = (generation, answer)
+        return answer
 
 
 def together(reads: Sequence[Asked]) -> tuple[str, tuple[Any, ...]]:
