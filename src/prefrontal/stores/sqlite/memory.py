@@ -139,10 +139,13 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         """Bring the vector files to what is committed (set-wise), zeroing removed rows.
 
         ``created``: also when the files were never made (else only when they exist).
+        Read on the writer connection when it is free (``after_write``): the rows just
+        written are in its cache, where a read connection would read them again from the
+        log.
         """
         vectors = self.vectors
         if vectors is not None and (created or vectors.directory.exists()):
-            await self.database.read(vectors.follow, store=self.name)
+            await self.database.read(vectors.follow, store=self.name, after_write=True)
 
     def put_in(self, connection: sqlite3.Connection, items: Sequence[MemoryItem]) -> None:
         """Create or replace ``items`` (embedded already) inside the caller's transaction.
