@@ -169,8 +169,7 @@ def test_a_row_stores_each_vector_as_the_float32_bytes_numpy_gives() -> None:
 
     import numpy as np
 
-    from prefrontal.retrieval.vectors import to_blob
-    from prefrontal.stores.sqlite.memory import _blob
+    from prefrontal.retrieval.vectors import float32_bytes, to_blob
 
     rng = random.Random(3)
     edges = [0.0, -0.0, 1e-45, 1.4e-45, 3.4028235e38, 3.5e38, -1e39, math.inf, -math.inf]
@@ -178,7 +177,7 @@ def test_a_row_stores_each_vector_as_the_float32_bytes_numpy_gives() -> None:
     vectors = [edges, [rng.uniform(-1, 1) for _ in range(384)], [rng.gauss(0, 1e-30)] * 8]
     for vector in vectors:
         with np.errstate(over="ignore"):  # NumPy warns of the overflow it gives
-            assert _blob(vector) == to_blob(vector)
+            assert float32_bytes(vector) == to_blob(vector)
 
 
 async def test_a_store_that_embeds_a_bulk_load_searches_as_after_puts(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from prefrontal.forgetting import forget_everything
-from prefrontal.retrieval.vectors import from_blob
+from prefrontal.retrieval.vectors import float32_bytes, from_blob
 from prefrontal.stores import MemoryItem, MemoryQuery, ScoredMemory, sqlite
 from prefrontal.stores.sqlite import memory as sqlite_memory
 from prefrontal.stores.sqlite.database import to_us_or_none
@@ -115,7 +115,7 @@ def test_a_row_with_columns_is_the_model_copy_of_its_body(
     recalled_at = (
         None if recalled_after_s is None else FIXED_NOW + timedelta(seconds=recalled_after_s)
     )
-    blob = None if embedding is None else sqlite_memory._blob(embedding)
+    blob = None if embedding is None else float32_bytes(embedding)
     row = (body, superseded_by, recall_count, to_us_or_none(recalled_at), blob)
     read = sqlite_memory._with_columns(row)
     expected = MemoryItem.model_validate_json(body).model_copy(

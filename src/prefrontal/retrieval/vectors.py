@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import struct
+import sys
+from array import array
 from collections.abc import Sequence
 
 import numpy as np
+
+from prefrontal.forgetting import remembered
 
 FLOAT32 = np.dtype("<f4")
 """How vectors are stored: little-endian float32, four bytes a dimension."""
@@ -13,6 +18,24 @@ FLOAT32 = np.dtype("<f4")
 def to_blob(vector: Sequence[float]) -> bytes:
     """A vector as float32 bytes."""
     return np.asarray(vector, dtype=FLOAT32).tobytes()
+
+
+def float32_bytes(vector: Sequence[float]) -> bytes:
+    """:func:`to_blob` of ``vector``, the same bytes, without a NumPy array: each float
+    rounded to float32 by the C cast NumPy uses, packed by one :class:`struct.Struct` call
+    (a float whose float32 is infinite, which ``struct`` refuses, by ``array`` instead)."""
+    try:
+        return _packer(len(vector)).pack(*vector)
+    except OverflowError:
+        if sys.byteorder != "little":
+            return to_blob(vector)
+        return array("f", vector).tobytes()
+
+
+@remembered(maxsize=64, holds_text=False)
+def _packer(size: int) -> struct.Struct:
+    """The little-endian float32 packing of ``size`` floats."""
+    return struct.Struct(f"<{size}f")
 
 
 def from_blob(blob: bytes) -> tuple[float, ...]:

@@ -27,7 +27,7 @@ from prefrontal.retrieval.analysis import terms
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.impacts import tokens as impact_tokens
 from prefrontal.retrieval.ranking import Candidate, Corpus, LexicalMatches, query_terms
-from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
+from prefrontal.retrieval.vectors import cosines, float32_bytes, from_blob
 from prefrontal.stores.capabilities import ranked_search, scored_hits
 from prefrontal.stores.decoded_items import DECODED, scored_hit
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
@@ -604,7 +604,7 @@ def _row(item: MemoryItem, store: str, dense: int | None = None) -> tuple[Any, .
         [term for term, _ in counts],
         [count for _, count in counts],
         length,
-        None if item.embedding is None else to_blob(item.embedding),
+        None if item.embedding is None else float32_bytes(item.embedding),
         impact_tokens(counts, length),
         *(() if dense is None else (literal(item.embedding, dense),)),
     )
@@ -628,7 +628,7 @@ def _item(row: Sequence[Any]) -> MemoryItem:
     by something else), once while :data:`_decoded` holds it; the columns kept beside it are
     set unchecked (:func:`~prefrontal.trusted.evolve`): PostgreSQL's types hold them (an id
     or NULL, a count the store only ever increments from zero, a ``timestamptz``, a vector
-    :func:`~prefrontal.retrieval.vectors.to_blob` wrote), and the same values
+    :func:`~prefrontal.retrieval.vectors.float32_bytes` wrote), and the same values
     ``model_copy`` took unchecked.
     """
     _, body, superseded_by, recall_count, last_recalled_at, embedding = row

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import sys
-from array import array
 from collections.abc import Sequence
 from datetime import datetime
 from functools import partial
@@ -34,7 +32,7 @@ import anyio.to_thread
 from prefrontal.retrieval.analysis import terms, terms_of_each
 from prefrontal.retrieval.embedder import Embedder
 from prefrontal.retrieval.ranking import query_terms, top
-from prefrontal.retrieval.vectors import cosines, from_blob, to_blob
+from prefrontal.retrieval.vectors import cosines, float32_bytes, from_blob
 from prefrontal.stores.decoded_items import DECODED, scored_hit
 from prefrontal.stores.durable import SharesDatabase, dump, memory_table, readable
 from prefrontal.stores.long_term import MemoryItem, MemoryKind, MemoryQuery, ScoredMemory
@@ -141,10 +139,13 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         """Bring the vector files to what is committed (set-wise), zeroing removed rows.
 
         ``created``: also when the files were never made (else only when they exist).
+        Read on the writer connection when it is free (``after_write``): the rows just
+        written are in its cache, where a read connection would read them again from the
+        log.
         """
         vectors = self.vectors
         if vectors is not None and (created or vectors.directory.exists()):
-            await self.database.read(vectors.follow, store=self.name)
+            await self.database.read(vectors.follow, store=self.name, after_write=True)
 
     def put_in(self, connection: sqlite3.Connection, items: Sequence[MemoryItem]) -> None:
         """Create or replace ``items`` (embedded already) inside the caller's transaction.
@@ -431,17 +432,8 @@ def _row(item: MemoryItem, store: str, analysed: list[str] | None = None) -> dic
         "terms": " ".join(analysed),
         "words": analysed,
         "length": len(analysed),
-        "embedding": None if item.embedding is None else _blob(item.embedding),
+        "embedding": None if item.embedding is None else float32_bytes(item.embedding),
     }
-
-
-def _blob(vector: Sequence[float]) -> bytes:
-    """:func:`~prefrontal.retrieval.vectors.to_blob` of ``vector`` (the same bytes: each
-    float rounded to float32 by the C cast NumPy uses), without a NumPy array per item on a
-    little-endian machine."""
-    if sys.byteorder != "little":
-        return to_blob(vector)
-    return array("f", vector).tobytes()
 
 
 _decoded = DECODED
