@@ -65,7 +65,9 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
     """States in ``wm_sessions``; the version check and the write share one transaction."""
 
     async def load(self, key: SessionKey) -> SessionState | None:
-        return await self.database.read(lambda c: load_in(c, key), store=_STORE, one_statement=True)
+        return await self.database.read(
+            lambda c: load_in(c, key), store=_STORE, one_statement=True, quick=True
+        )
 
     async def save(self, state: SessionState) -> SessionState:
         return await self.database.write(lambda c: save_in(c, state), store=_STORE)
@@ -85,7 +87,7 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
             ).fetchall()
             return readable(rows, _joined, store=_STORE)
 
-        return await self.database.read(run, store=_STORE, one_statement=True)
+        return await self.database.read(run, store=_STORE, one_statement=True, quick=True)
 
     async def sessions(
         self, agent_id: str, *, user_id: str | None = None, containing: Sequence[str] = ()
