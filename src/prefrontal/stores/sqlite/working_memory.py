@@ -27,6 +27,9 @@ from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState, joined, stored_parts
 
 _STORE = "working_memory"
+QUICK_BYTES = 256 * 1024
+"""The largest state held decoded whose load runs on the event loop's thread: its bytes are
+copied out of SQLite and compared with the state held, about a microsecond a few kilobytes."""
 _KEY = "agent_id = ? AND user_id = ? AND session_id = ?"
 
 
@@ -65,8 +68,14 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
     """States in ``wm_sessions``; the version check and the write share one transaction."""
 
     async def load(self, key: SessionKey) -> SessionState | None:
+        """The saved state of ``key``: a quick read (:meth:`Database.read`) while its session's
+        state is held decoded and at most :data:`QUICK_BYTES` (a read that finds it again
+        compares its bytes), a read in a worker thread otherwise (a state's decoding, or the
+        copy of a large one, holds the thread for milliseconds)."""
+        held = decoded.session_states.held_bytes(_key(key))
+        quick = held is not None and held <= QUICK_BYTES
         return await self.database.read(
-            lambda c: load_in(c, key), store=_STORE, one_statement=True, quick=True
+            lambda c: load_in(c, key), store=_STORE, one_statement=True, quick=quick
         )
 
     async def save(self, state: SessionState) -> SessionState:
@@ -87,7 +96,7 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
             ).fetchall()
             return readable(rows, _joined, store=_STORE)
 
-        return await self.database.read(run, store=_STORE, one_statement=True, quick=True)
+        return await self.database.read(run, store=_STORE, one_statement=True)
 
     async def sessions(
         self, agent_id: str, *, user_id: str | None = None, containing: Sequence[str] = ()
