@@ -256,12 +256,17 @@ class Database:
         waits for a lock (a busy file sends the read to a worker thread, where lock waits
         are sliced) and it is read-only. The read is its own transaction, with the
         caller's context; a caller cancelled before it begins gets its cancellation and
-        the read never runs (it is not a point where other tasks run).
+        the read never runs (it is not a point where other tasks run). With ``after_write``
+        the read runs on the loop's thread on the writer, when it is free at once
+        (:meth:`_read_after_write_on_loop`), and never waits for a lock there either.
         """
         await self._ensure_open(store)
-        if quick and not after_write:
+        if quick:
             await anyio.lowlevel.checkpoint_if_cancelled()
-            result = self._read_on_loop(fn, store, one_statement)
+            if after_write:
+                result = self._read_after_write_on_loop(fn, store)
+            else:
+                result = self._read_on_loop(fn, store, one_statement)
             if not isinstance(result, _Missed):
                 return result
         if after_write:
@@ -287,9 +292,7 @@ class Database:
             if connection is None or self._closed:
                 return _MISSED
             try:
-                if one_statement:
-                    return _guarded(partial(fn, connection), store)
-                return _guarded(partial(_in_transaction, connection, "BEGIN", fn), store)
+                return self._read_in(connection, fn, store, one_statement)
             except BaseException as error:
                 self._on_loop = None
                 connection.close()
@@ -585,7 +588,7 @@ class Database:
         """A connection to the file with the database's pragmas; SQLite's own lock wait is
         ``busy_timeout_ms``, a slice (:data:`LOCK_SLICE_MS`) at most, unless told."""
         if busy_timeout_ms is None:
-            busy_timeout_ms = min(int(self._busy_timeout_ms), LOCK_SLICE_MS)
+            busy_timeout_ms = self._lock_slice_ms()
         connection = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, cached_statements=256
         )
@@ -611,10 +614,7 @@ class Database:
         connection = self._checkout(store)
         pooled = False
         try:
-            if one_statement:
-                result = _guarded(partial(fn, connection), store)
-            else:
-                result = _guarded(partial(_in_transaction, connection, "BEGIN", fn), store)
+            result = self._read_in(connection, fn, store, one_statement)
             pooled = True
             return result
         finally:
@@ -624,6 +624,32 @@ class Database:
                     self._idle.append(connection)
                 else:
                     connection.close()
+
+    def _read_after_write_on_loop(
+        self, fn: Callable[[sqlite3.Connection], T], store: str
+    ) -> T | _Missed:
+        """``fn`` in ``BEGIN`` … ``COMMIT`` on the writer, in the calling (event loop's)
+        thread, when no write holds it and the file is not busy; else :data:`_MISSED`. SQLite's
+        lock wait is off for it (two pragmas, microseconds) and back on after."""
+        if not self._writer_lock.acquire(blocking=False):
+            return _MISSED
+        try:
+            writer = self._writer
+            if writer is None or writer.in_transaction:
+                return _MISSED
+            writer.execute(_NO_LOCK_WAIT)
+            try:
+                return _guarded(partial(_in_transaction, writer, "BEGIN", fn), store)
+            except TransientStoreError:
+                return _MISSED
+            finally:
+                writer.execute(f"PRAGMA busy_timeout = {self._lock_slice_ms()}")
+        finally:
+            self._writer_lock.release()
+
+    def _lock_slice_ms(self) -> int:
+        """SQLite's own lock wait on the database's connections: a slice at most."""
+        return min(int(self._busy_timeout_ms), LOCK_SLICE_MS)
 
     def _run_read_opening_on_loop(
         self, fn: Callable[[sqlite3.Connection], T], store: str, one_statement: bool
@@ -657,6 +683,19 @@ class Database:
             _close_all(opened)
             raise
         return opened
+
+    def _read_in(
+        self,
+        connection: sqlite3.Connection,
+        fn: Callable[[sqlite3.Connection], T],
+        store: str,
+        one_statement: bool,
+    ) -> T:
+        """``fn`` on read connection ``connection``: alone when it runs ``one_statement``, else
+        in ``BEGIN`` … ``COMMIT``; SQLite's errors mapped."""
+        if one_statement:
+            return _guarded(partial(fn, connection), store)
+        return _guarded(partial(_in_transaction, connection, "BEGIN", fn), store)
 
     def _run_read_after_write(
         self, fn: Callable[[sqlite3.Connection], T], store: str, one_statement: bool
@@ -703,6 +742,10 @@ class Database:
             _close_all(opened)
             raise
         return opened
+
+
+_NO_LOCK_WAIT = "PRAGMA busy_timeout = 0"
+"""SQLite's lock wait off, for a read on the event loop's thread: busy, it returns at once."""
 
 
 class _Missed:

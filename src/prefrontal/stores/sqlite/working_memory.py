@@ -41,6 +41,13 @@ def load_in(connection: sqlite3.Connection, key: SessionKey) -> SessionState | N
     return read_one(row, partial(decoded.session_states, _key(key)), store=_STORE)
 
 
+def loads_quickly(key: SessionKey) -> bool:
+    """Whether a read of ``key``'s state may be a quick read (:meth:`Database.read`): its state
+    is held decoded and at most :data:`QUICK_BYTES`."""
+    held = decoded.session_states.held_bytes(_key(key))
+    return held is not None and held <= QUICK_BYTES
+
+
 def save_in(connection: sqlite3.Connection, state: SessionState) -> SessionState:
     """Save ``state`` inside the caller's transaction if its version is the stored one.
 
@@ -68,14 +75,11 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
     """States in ``wm_sessions``; the version check and the write share one transaction."""
 
     async def load(self, key: SessionKey) -> SessionState | None:
-        """The saved state of ``key``: a quick read (:meth:`Database.read`) while its session's
-        state is held decoded and at most :data:`QUICK_BYTES` (a read that finds it again
-        compares its bytes), a read in a worker thread otherwise (a state's decoding, or the
-        copy of a large one, holds the thread for milliseconds)."""
-        held = decoded.session_states.held_bytes(_key(key))
-        quick = held is not None and held <= QUICK_BYTES
+        """The saved state of ``key``: a quick read while :func:`loads_quickly` says so (a read
+        that finds the state held compares its bytes), a read in a worker thread otherwise (a
+        state's decoding, or the copy of a large one, holds the thread for milliseconds)."""
         return await self.database.read(
-            lambda c: load_in(c, key), store=_STORE, one_statement=True, quick=quick
+            lambda c: load_in(c, key), store=_STORE, one_statement=True, quick=loads_quickly(key)
         )
 
     async def save(self, state: SessionState) -> SessionState:
