@@ -1,7 +1,10 @@
 """One SQLite file shared by every store: connections, pragmas, worker threads.
 
-SQLite calls block, so each one runs in an anyio worker thread and never on
-the event loop. Writes go through one writer connection, one at a time
+SQLite calls block, so each one runs in an anyio worker thread, but for the
+quick reads (a read by key, or of a few rows under a ``LIMIT``: ``quick`` in
+:meth:`Database.read`), which run on the event loop's thread when their
+connection is free at once, as a hop costs the loop more than they do.
+Writes go through one writer connection, one at a time
 (SQLite has a single writer anyway; queueing them here instead of in SQLite
 keeps ``database is locked`` for other processes). Reads use a bounded pool
 of read-only connections; in WAL mode they never wait for the writer and see
