@@ -33,6 +33,11 @@ class Recent(Generic[K, V]):
     def __len__(self) -> int:
         return len(self._entries)
 
+    def peek(self, key: K) -> V | None:
+        """The value kept for ``key``, its place in the order of use left as it is."""
+        with self._lock:
+            return self._entries.get(key)
+
     def get(self, key: K) -> V | None:
         with self._lock:
             value = self._entries.get(key)

@@ -186,3 +186,21 @@ def test_a_session_slot_gives_its_record_only_for_the_parts_held() -> None:
     assert other == second and other is not second
     assert states(slot, stored_parts(second, store="test")) is other
     assert states(slot, parts) == first
+
+
+def test_a_session_slots_held_bytes_are_its_parts_and_leave_the_order_of_use() -> None:
+    """``held_bytes`` is the length of the parts held in a slot (``None`` for a slot holding
+    none), and asking it does not make the slot the most recently used."""
+    states = decoded.Documents(joined, 2)
+    key = SessionKey(agent_id=AGENT, user_id="maya", session_id="s1")
+    state = SessionState(
+        key=key, version=1, state={"buffer": "{}"}, started_at=FIXED_NOW, updated_at=FIXED_NOW
+    )
+    parts = stored_parts(state, store="test")
+    assert states.held_bytes("first") is None
+    states.remember("first", parts, state)
+    states.remember("second", (parts[0], None), state)
+    assert states.held_bytes("first") == len(parts[0]) + len(b"{}")
+    assert states.held_bytes("second") == len(parts[0])
+    states.remember("third", parts, state)  # the least recently used, "first", is dropped
+    assert states.held_bytes("first") is None and states.held_bytes("second") is not None

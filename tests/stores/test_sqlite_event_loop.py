@@ -73,8 +73,8 @@ async def ticking_through(
 
 
 async def test_heavy_calls_leave_the_event_loop_free(tmp_path: Path) -> None:
-    """A 20 MB buffer save, an 8,000-item bulk write and a 200k-character search never stall
-    the loop for longer than the machine's pace allows."""
+    """A 20 MB buffer save and load, an 8,000-item bulk write and a 200k-character search
+    never stall the loop for longer than the machine's pace allows."""
     stores = sqlite.open_stores(tmp_path / "loop.db")
     items = list(memories(8_000, tenant=ALICE))
     key = SessionKey(agent_id="agent-1", user_id="alice", session_id="s")
@@ -82,6 +82,7 @@ async def test_heavy_calls_leave_the_event_loop_free(tmp_path: Path) -> None:
     query = MemoryQuery(text="budget review " * 14_000, now=FIXED_NOW)
     calls: dict[str, Callable[[], Awaitable[object]]] = {
         "save": lambda: stores.working_memory.save(state),
+        "load": lambda: stores.working_memory.load(key),  # held, but too large for the loop
         "put_many": lambda: stores.episodic.put_many(items),
         "search": lambda: stores.episodic.search(ALICE, query),
     }

@@ -116,20 +116,24 @@ async def test_every_read_a_turn_marks_one_statement_runs_one(
     listings: each read marked ``one_statement`` sends exactly one statement, and returns
     what it returns in a transaction."""
     counts: list[tuple[str, int]] = []
-    run_read = Database._run_read
+    read_in = Database._read_in
 
     def checked(
-        self: Database, fn: Callable[[sqlite3.Connection], Any], store: str, one: bool = False
+        self: Database,
+        connection: sqlite3.Connection,
+        fn: Callable[[sqlite3.Connection], Any],
+        store: str,
+        one: bool,
     ) -> Any:
         if not one:
-            return run_read(self, fn, store, one)
+            return read_in(self, connection, fn, store, one)
         statements: list[str] = []
-        result = run_read(self, _traced(statements, fn), store, True)
+        result = read_in(self, connection, _traced(statements, fn), store, True)
         counts.append((store, len(statements)))
-        assert run_read(self, fn, store, False) == result
+        assert read_in(self, connection, fn, store, False) == result
         return result
 
-    monkeypatch.setattr(Database, "_run_read", checked)
+    monkeypatch.setattr(Database, "_read_in", checked)
     stores = sqlite.open_stores(tmp_path / "turns.db")
     await seed(stores)
     turns = orchestrator(stores)

@@ -31,7 +31,7 @@ class SqliteConsciousnessStore(SharesDatabase[Database]):
             ).fetchone()
             return None if row is None else read_one(row[0], decoded.agent_profile, store=_STORE)
 
-        return await self.database.read(run, store=_STORE, one_statement=True)
+        return await self.database.read(run, store=_STORE, one_statement=True, quick=True)
 
     async def put_profile(self, profile: AgentProfile) -> None:
         def run(connection: sqlite3.Connection) -> None:

@@ -136,11 +136,11 @@ class SqliteConversationStore(SharesDatabase[Database]):
             bodies = (body for _, _, body in recent_rows(connection, tenant, limit, session_id))
             return readable(bodies, decoded.conversation_turn, store=_STORE)
 
-        return await self.database.read(run, store=_STORE, one_statement=True)
+        return await self.database.read(run, store=_STORE, one_statement=True, quick=True)
 
     async def get_summary(self, tenant: Tenant) -> ConversationSummary | None:
         return await self.database.read(
-            lambda c: summary_in(c, tenant), store=_STORE, one_statement=True
+            lambda c: summary_in(c, tenant), store=_STORE, one_statement=True, quick=True
         )
 
     async def put_summary(self, summary: ConversationSummary) -> None:

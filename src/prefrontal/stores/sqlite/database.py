@@ -1,7 +1,10 @@
 """One SQLite file shared by every store: connections, pragmas, worker threads.
 
-SQLite calls block, so each one runs in an anyio worker thread and never on
-the event loop. Writes go through one writer connection, one at a time
+SQLite calls block, so each one runs in an anyio worker thread, but for the
+quick reads (a read by key, or of a few rows under a ``LIMIT``: ``quick`` in
+:meth:`Database.read`), which run on the event loop's thread when their
+connection is free at once, as a hop costs the loop more than they do.
+Writes go through one writer connection, one at a time
 (SQLite has a single writer anyway; queueing them here instead of in SQLite
 keeps ``database is locked`` for other processes). Reads use a bounded pool
 of read-only connections; in WAL mode they never wait for the writer and see
@@ -58,6 +61,7 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
 from prefrontal.errors import (
@@ -180,6 +184,11 @@ class Database:
         self._idle: list[sqlite3.Connection] = []
         self._idle_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
+        self._on_loop: sqlite3.Connection | None = None
+        """The read connection of quick reads on the event loop's thread (see ``quick`` in
+        :meth:`read`); ``None`` until opened, and after one of its reads raised."""
+        self._on_loop_lock = threading.Lock()
+        """Held while a quick read uses :attr:`_on_loop` (never waited for on a loop)."""
         self._closed = False
 
     def __repr__(self) -> str:
@@ -200,9 +209,9 @@ class Database:
         await self._ensure_open("database")
         with self._idle_lock:
             missing = self._pool_size - len(self._idle)
-        if missing <= 0:
+        if missing <= 0 and self._on_loop is not None:
             return
-        opened = await anyio.to_thread.run_sync(partial(self._readers_opened, missing))
+        opened = await anyio.to_thread.run_sync(partial(self._readers_and_loop_opened, missing))
         with self._idle_lock:
             room = 0 if self._closed else max(self._pool_size - len(self._idle), 0)
             self._idle.extend(opened[:room])
@@ -217,6 +226,7 @@ class Database:
         store: str,
         one_statement: bool = False,
         after_write: bool = False,
+        quick: bool = False,
     ) -> T:
         """Run ``fn(connection)`` in a read transaction in a worker thread (in one hop with
         the reads asked for meanwhile, one after another: :mod:`.gathered`).
@@ -235,13 +245,65 @@ class Database:
         way the read is a transaction (``BEGIN`` … ``COMMIT``) that sees every commit made
         before it began, and only reads (the caller's promise: ``query_only`` guards the
         read connections, not the writer).
+
+        ``quick``: the caller's promise that ``fn`` is a short read, a point read by key or
+        a few rows bounded by a ``LIMIT`` on an index, microseconds in SQLite. It then runs
+        at once on the event loop's thread, on a read connection kept for such reads,
+        when that connection is free at once (:meth:`_read_on_loop`), and in a worker
+        thread as any read otherwise. A worker-thread hop costs the loop's thread more CPU
+        than such a read (the hop's bookkeeping, the loop woken back, passes of the loop
+        around it); what a read on the loop costs a server is that every other task of the
+        loop waits for it: for SQLite's few microseconds of the read and the decoding of
+        its rows, and for the pages it reads that are on disk and not in the operating
+        system's cache (a few, for a B-tree's descent to a key). The connection never
+        waits for a lock (a busy file sends the read to a worker thread, where lock waits
+        are sliced) and it is read-only. The read is its own transaction, with the
+        caller's context; a caller cancelled before it begins gets its cancellation and
+        the read never runs (it is not a point where other tasks run). With ``after_write``
+        the read runs on the loop's thread on the writer, when it is free at once
+        (:meth:`_read_after_write_on_loop`), and never waits for a lock there either.
         """
         await self._ensure_open(store)
+        if quick:
+            await anyio.lowlevel.checkpoint_if_cancelled()
+            if after_write:
+                result = self._read_after_write_on_loop(fn, store)
+            else:
+                result = self._read_on_loop(fn, store, one_statement)
+            if not isinstance(result, _Missed):
+                return result
         if after_write:
             call = partial(self._run_read_after_write, fn, store, one_statement)
+        elif quick and self._on_loop is None:
+            call = partial(self._run_read_opening_on_loop, fn, store, one_statement)
         else:
             call = partial(self._run_read, fn, store, one_statement)
         return await self._waiting_for_locks(call, self._readers.get(), self._gathered.get())
+
+    def _read_on_loop(
+        self, fn: Callable[[sqlite3.Connection], T], store: str, one_statement: bool
+    ) -> T | _Missed:
+        """``fn`` on the connection of quick reads, in the calling (event loop's) thread, if
+        it is free at once; else (in use by another loop's read, not open, or the file
+        busy) :data:`_MISSED`, having run nothing the caller sees. A read that raised closes
+        the connection (as :meth:`_run_read` closes a pooled one): the next quick read that
+        finds none opens another in its worker thread."""
+        if not self._on_loop_lock.acquire(blocking=False):
+            return _MISSED
+        try:
+            connection = self._on_loop
+            if connection is None or self._closed:
+                return _MISSED
+            try:
+                return self._read_in(connection, fn, store, one_statement)
+            except BaseException as error:
+                self._on_loop = None
+                connection.close()
+                if isinstance(error, TransientStoreError):
+                    return _MISSED
+                raise
+        finally:
+            self._on_loop_lock.release()
 
     def read_here(
         self, fn: Callable[[sqlite3.Connection], T], *, store: str, one_statement: bool = False
@@ -479,6 +541,10 @@ class Database:
                     await anyio.sleep(LOCK_PAUSE_S)
         with self._idle_lock:
             idle, self._idle = self._idle, []
+        with self._on_loop_lock:  # held for a quick read's microseconds at most
+            on_loop, self._on_loop = self._on_loop, None
+        if on_loop is not None:
+            idle.append(on_loop)
         if writer is not None:
             idle.append(writer)
         await anyio.to_thread.run_sync(partial(_close_all, idle))
@@ -521,12 +587,16 @@ class Database:
         connection.execute("COMMIT")
         return connection
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, busy_timeout_ms: int | None = None) -> sqlite3.Connection:
+        """A connection to the file with the database's pragmas; SQLite's own lock wait is
+        ``busy_timeout_ms``, a slice (:data:`LOCK_SLICE_MS`) at most, unless told."""
+        if busy_timeout_ms is None:
+            busy_timeout_ms = self._lock_slice_ms()
         connection = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, cached_statements=256
         )
         for pragma in (
-            f"busy_timeout = {min(int(self._busy_timeout_ms), LOCK_SLICE_MS)}",
+            f"busy_timeout = {busy_timeout_ms}",
             f"synchronous = {self._synchronous}",
             "foreign_keys = ON",
             "temp_store = MEMORY",
@@ -547,10 +617,7 @@ class Database:
         connection = self._checkout(store)
         pooled = False
         try:
-            if one_statement:
-                result = _guarded(partial(fn, connection), store)
-            else:
-                result = _guarded(partial(_in_transaction, connection, "BEGIN", fn), store)
+            result = self._read_in(connection, fn, store, one_statement)
             pooled = True
             return result
         finally:
@@ -560,6 +627,78 @@ class Database:
                     self._idle.append(connection)
                 else:
                     connection.close()
+
+    def _read_after_write_on_loop(
+        self, fn: Callable[[sqlite3.Connection], T], store: str
+    ) -> T | _Missed:
+        """``fn`` in ``BEGIN`` … ``COMMIT`` on the writer, in the calling (event loop's)
+        thread, when no write holds it and the file is not busy; else :data:`_MISSED`. SQLite's
+        lock wait is off for it (two pragmas, microseconds) and back on after."""
+        if not self._writer_lock.acquire(blocking=False):
+            return _MISSED
+        try:
+            writer = self._writer
+            if writer is None or writer.in_transaction:
+                return _MISSED
+            writer.execute(_NO_LOCK_WAIT)
+            try:
+                return _guarded(partial(_in_transaction, writer, "BEGIN", fn), store)
+            except TransientStoreError:
+                return _MISSED
+            finally:
+                writer.execute(f"PRAGMA busy_timeout = {self._lock_slice_ms()}")
+        finally:
+            self._writer_lock.release()
+
+    def _lock_slice_ms(self) -> int:
+        """SQLite's own lock wait on the database's connections: a slice at most."""
+        return min(int(self._busy_timeout_ms), LOCK_SLICE_MS)
+
+    def _run_read_opening_on_loop(
+        self, fn: Callable[[sqlite3.Connection], T], store: str, one_statement: bool
+    ) -> T:
+        """:meth:`_run_read`, then (in the same worker thread) the connection of quick reads
+        opened when there is none."""
+        try:
+            return self._run_read(fn, store, one_statement)
+        finally:
+            if self._on_loop is None and not self._closed:
+                self._loop_reader_opened()
+
+    def _loop_reader_opened(self) -> None:
+        """Open the connection of quick reads unless there is one (in a worker thread): a read
+        connection that never waits for a lock, the schema read."""
+        if self._on_loop is not None:
+            return
+        (connection,) = self._readers_opened(1, busy_timeout_ms=0)
+        with self._on_loop_lock:
+            if self._on_loop is None and not self._closed:
+                self._on_loop = connection
+                return
+        connection.close()
+
+    def _readers_and_loop_opened(self, count: int) -> list[sqlite3.Connection]:
+        """:meth:`_readers_opened`, and the connection of quick reads when it is missing."""
+        opened = self._readers_opened(count)
+        try:
+            self._loop_reader_opened()
+        except BaseException:
+            _close_all(opened)
+            raise
+        return opened
+
+    def _read_in(
+        self,
+        connection: sqlite3.Connection,
+        fn: Callable[[sqlite3.Connection], T],
+        store: str,
+        one_statement: bool,
+    ) -> T:
+        """``fn`` on read connection ``connection``: alone when it runs ``one_statement``, else
+        in ``BEGIN`` … ``COMMIT``; SQLite's errors mapped."""
+        if one_statement:
+            return _guarded(partial(fn, connection), store)
+        return _guarded(partial(_in_transaction, connection, "BEGIN", fn), store)
 
     def _run_read_after_write(
         self, fn: Callable[[sqlite3.Connection], T], store: str, one_statement: bool
@@ -588,23 +727,35 @@ class Database:
                 return self._idle.pop()
         return _guarded(self._reader, store)
 
-    def _reader(self) -> sqlite3.Connection:
-        connection = self._connect()
+    def _reader(self, busy_timeout_ms: int | None = None) -> sqlite3.Connection:
+        connection = self._connect(busy_timeout_ms)
         connection.execute("PRAGMA query_only = ON")
         return connection
 
-    def _readers_opened(self, count: int) -> list[sqlite3.Connection]:
+    def _readers_opened(
+        self, count: int, busy_timeout_ms: int | None = None
+    ) -> list[sqlite3.Connection]:
         """``count`` read connections, each having read the schema (its first statement's cost)."""
         opened: list[sqlite3.Connection] = []
         try:
             for _ in range(count):
-                opened.append(_guarded(self._reader, "database"))
+                opened.append(_guarded(partial(self._reader, busy_timeout_ms), "database"))
                 _guarded(partial(opened[-1].execute, _SCHEMA_READ), "database").fetchall()
         except BaseException:
             _close_all(opened)
             raise
         return opened
 
+
+_NO_LOCK_WAIT = "PRAGMA busy_timeout = 0"
+"""SQLite's lock wait off, for a read on the event loop's thread: busy, it returns at once."""
+
+
+class _Missed:
+    """What :meth:`Database._read_on_loop` returns when it ran no read."""
+
+
+_MISSED = _Missed()
 
 _SCHEMA_READ = "SELECT count(*) FROM sqlite_master"
 """A statement that makes a new connection read and parse the schema."""

@@ -104,6 +104,15 @@ class Documents(Generic[M]):
     def __len__(self) -> int:
         return len(self._entries)
 
+    def held_bytes(self, slot: Hashable) -> int | None:
+        """The bytes of the parts held in ``slot`` (``None`` when none are), the order of use
+        left as it is."""
+        held = self._entries.peek(slot)
+        if held is None:
+            return None
+        body, document = held[0]
+        return len(body) + (0 if document is None else len(document))
+
     def __call__(self, slot: Hashable, stored: Stored) -> M:
         """The record of ``stored``, read in ``slot``: the one held when ``stored`` is what is
         held there, else ``stored`` read (then held)."""

@@ -20,7 +20,12 @@ from prefrontal.stores.exchange import (
 from prefrontal.stores.sqlite.database import Database
 from prefrontal.stores.sqlite.memory import SqliteMemoryStore
 from prefrontal.stores.sqlite.traces import SqliteTraceStore
-from prefrontal.stores.sqlite.working_memory import SqliteWorkingMemoryStore, load_in, save_in
+from prefrontal.stores.sqlite.working_memory import (
+    SqliteWorkingMemoryStore,
+    load_in,
+    loads_quickly,
+    save_in,
+)
 from prefrontal.stores.working_memory import SessionState, WorkingMemoryStore
 
 
@@ -79,8 +84,10 @@ class SqliteExchangeWriter:
             session = load_in(connection, lookup.session) if self.shared else None
             return Prior(ended=ended, trace=trace, summary=summary, leaving=gone, session=session)
 
-        # it follows the turn's own writes (its trace, its session), read where they are warm
-        prior = await self.database.read(run, store="conversation", after_write=True)
+        # it follows the turn's own writes (its trace, its session), read where they are warm;
+        # a few rows by key, and the session's state when it is held and small: a quick read
+        quick = not self.shared or loads_quickly(lookup.session)
+        prior = await self.database.read(run, store="conversation", after_write=True, quick=quick)
         if self.shared:
             return prior
         return await with_stored_session(prior, self.working_memory, lookup.session)

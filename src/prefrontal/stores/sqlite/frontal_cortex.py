@@ -83,7 +83,7 @@ class SqliteFrontalCortexStore(SharesDatabase[Database]):
             rows = connection.execute(sql, params).fetchall()
             return readable((b for (b,) in rows), decoded.frontal_item, store=_STORE)
 
-        return await self.database.read(run, store=_STORE, one_statement=True)
+        return await self.database.read(run, store=_STORE, one_statement=True, quick=True)
 
     async def erase(self, tenant: Tenant) -> int:
         return await self.database.write(

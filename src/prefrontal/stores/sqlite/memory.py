@@ -181,7 +181,7 @@ class SqliteMemoryStore(SharesDatabase[Database]):
             found = dict(readable(rows, lambda r: (r[0], _item(r[1:])), store=self.name))
             return [found[item_id] for item_id in item_ids if item_id in found]
 
-        return await self.database.read(run, store=self.name, one_statement=True)
+        return await self.database.read(run, store=self.name, one_statement=True, quick=True)
 
     async def search(self, tenant: Tenant, query: MemoryQuery) -> list[ScoredMemory]:
         embedding = await query_embedding(query, self.embedder)
@@ -206,7 +206,7 @@ class SqliteMemoryStore(SharesDatabase[Database]):
         def run(connection: sqlite3.Connection) -> list[MemoryItem]:
             return readable(connection.execute(self._sql.around, params), _item, store=self.name)
 
-        return await self.database.read(run, store=self.name, one_statement=True)
+        return await self.database.read(run, store=self.name, one_statement=True, quick=True)
 
     async def record_recall(self, tenant: Tenant, item_ids: list[str], at: datetime) -> None:
         if not item_ids:

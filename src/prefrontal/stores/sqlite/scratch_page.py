@@ -85,7 +85,7 @@ class SqliteScratchPageStore(SharesDatabase[Database]):
             rows = connection.execute(_ACTIVE, params).fetchall()
             return readable((b for (b,) in rows), decoded.observation, store=_STORE)
 
-        return await self.database.read(run, store=_STORE, one_statement=True)
+        return await self.database.read(run, store=_STORE, one_statement=True, quick=True)
 
     async def resolve(self, tenant: Tenant, item_id: str) -> bool:
         if not encodable(item_id):

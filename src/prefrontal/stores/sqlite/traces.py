@@ -87,7 +87,7 @@ class SqliteTraceStore(SharesDatabase[Database]):
 
     async def get(self, tenant: Tenant, turn_id: str) -> TurnTrace | None:
         return await self.database.read(
-            lambda c: self.get_in(c, tenant, turn_id), store=_STORE, one_statement=True
+            lambda c: self.get_in(c, tenant, turn_id), store=_STORE, one_statement=True, quick=True
         )
 
     async def list(self, query: TraceQuery) -> list[TurnTrace]:

@@ -27,6 +27,9 @@ from prefrontal.stores.tenancy import Tenant
 from prefrontal.stores.working_memory import SessionKey, SessionState, joined, stored_parts
 
 _STORE = "working_memory"
+QUICK_BYTES = 256 * 1024
+"""The largest state held decoded whose load runs on the event loop's thread: its bytes are
+copied out of SQLite and compared with the state held, about a microsecond a few kilobytes."""
 _KEY = "agent_id = ? AND user_id = ? AND session_id = ?"
 
 
@@ -36,6 +39,13 @@ def load_in(connection: sqlite3.Connection, key: SessionKey) -> SessionState | N
     if row is None:
         return None
     return read_one(row, partial(decoded.session_states, _key(key)), store=_STORE)
+
+
+def loads_quickly(key: SessionKey) -> bool:
+    """Whether a read of ``key``'s state may be a quick read (:meth:`Database.read`): its state
+    is held decoded and at most :data:`QUICK_BYTES`."""
+    held = decoded.session_states.held_bytes(_key(key))
+    return held is not None and held <= QUICK_BYTES
 
 
 def save_in(connection: sqlite3.Connection, state: SessionState) -> SessionState:
@@ -65,7 +75,12 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
     """States in ``wm_sessions``; the version check and the write share one transaction."""
 
     async def load(self, key: SessionKey) -> SessionState | None:
-        return await self.database.read(lambda c: load_in(c, key), store=_STORE, one_statement=True)
+        """The saved state of ``key``: a quick read while :func:`loads_quickly` says so (a read
+        that finds the state held compares its bytes), a read in a worker thread otherwise (a
+        state's decoding, or the copy of a large one, holds the thread for milliseconds)."""
+        return await self.database.read(
+            lambda c: load_in(c, key), store=_STORE, one_statement=True, quick=loads_quickly(key)
+        )
 
     async def save(self, state: SessionState) -> SessionState:
         return await self.database.write(lambda c: save_in(c, state), store=_STORE)
