@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -19,22 +17,10 @@ from prefrontal.stores import SessionKey, SessionState, sqlite
 from prefrontal.stores.sqlite import Database
 from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.sqlite.working_memory import QUICK_BYTES
+from tests.stores.test_sqlite_gathered import counting_hops
 
 pytestmark = pytest.mark.anyio
 WHO: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
-
-
-def counting_hops(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Count the worker-thread hops ``anyio.to_thread.run_sync`` makes from now on."""
-    hops: list[int] = []
-    run_sync = anyio.to_thread.run_sync
-
-    async def counted(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        hops.append(1)
-        return await run_sync(fn, *args, **kwargs)
-
-    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
-    return hops
 
 
 FIVE = [0, 1, 2, 3, 4]
