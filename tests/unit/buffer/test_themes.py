@@ -92,26 +92,16 @@ def test_link_classification() -> None:
 
 
 _WORDS = ("launch", "budget", "review", "berlin", "payment", "the", "lena", "Launch")
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    specs=st.lists(
-        st.tuples(
-            st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6).map(" ".join),
-            st.lists(st.sampled_from(_WORDS), max_size=2).map(tuple),
-            st.lists(st.sampled_from(_WORDS), max_size=2).map(tuple),
-        ),
-        max_size=8,
-    ),
-    limit=st.integers(min_value=1, max_value=6),
+# An item as (content, tags, entities), from a small vocabulary so that themes repeat.
+_ITEM_SPECS = st.tuples(
+    st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6).map(" ".join),
+    st.lists(st.sampled_from(_WORDS), max_size=2).map(tuple),
+    st.lists(st.sampled_from(_WORDS), max_size=2).map(tuple),
 )
-def test_dominant_themes_are_those_counted_item_by_item(
-    specs: list[tuple[str, tuple[str, ...], tuple[str, ...]]], limit: int
-) -> None:
-    """The strongest themes are those of a plain count: each item's themes once, its labels
-    once more; strength 2 at least; strongest first, ties by name."""
-    items = [
+
+
+def _made(specs: list[tuple[str, tuple[str, ...], tuple[str, ...]]]) -> list[BufferItem]:
+    return [
         BufferItem(
             item_id=f"i{n}",
             content=text,
@@ -126,6 +116,19 @@ def test_dominant_themes_are_those_counted_item_by_item(
         )
         for n, (text, tags, entities) in enumerate(specs)
     ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    specs=st.lists(_ITEM_SPECS, max_size=8),
+    limit=st.integers(min_value=1, max_value=6),
+)
+def test_dominant_themes_are_those_counted_item_by_item(
+    specs: list[tuple[str, tuple[str, ...], tuple[str, ...]]], limit: int
+) -> None:
+    """The strongest themes are those of a plain count: each item's themes once, its labels
+    once more; strength 2 at least; strongest first, ties by name."""
+    items = _made(specs)
     strength: Counter[str] = Counter()
     for one in items:
         strength.update(item_themes(one))
@@ -167,35 +170,9 @@ def test_an_item_carries_a_theme_when_its_themes_meet_them(
     assert carries(made, themes) == (bool(themes) and not item_themes(made).isdisjoint(themes))
 
 
-def _made(specs: list[tuple[str, tuple[str, ...], tuple[str, ...]]]) -> list[BufferItem]:
-    return [
-        BufferItem(
-            item_id=f"i{n}",
-            content=text,
-            source=ItemSource.SYSTEM,
-            tokens=1,
-            priority=0.5,
-            salience=0.0,
-            tags=tags,
-            entities=entities,
-            added_at=T0,
-            last_accessed_at=T0,
-        )
-        for n, (text, tags, entities) in enumerate(specs)
-    ]
-
-
 @settings(max_examples=100, deadline=None)
 @given(
-    specs=st.lists(
-        st.tuples(
-            st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6).map(" ".join),
-            st.lists(st.sampled_from(_WORDS), max_size=2).map(tuple),
-            st.lists(st.sampled_from(_WORDS), max_size=2).map(tuple),
-        ),
-        min_size=1,
-        max_size=8,
-    ),
+    specs=st.lists(_ITEM_SPECS, min_size=1, max_size=8),
     themes=st.lists(st.sampled_from(_WORDS), max_size=3, unique=True).map(tuple),
 )
 def test_coherence_is_that_of_each_items_label_set(
