@@ -108,8 +108,8 @@ async def test_a_schema_at_23_upgrades_to_reading_the_last_position_by_the_threa
         )
         mine = [pg_memory._row(item, "episodic") for item in _in_thread("thread", 4)]
         theirs = [
-            pg_memory._row(item.model_copy(update={"position": item.position + 10}), "episodic")
-            for item in _in_thread("thread", 3)
+            pg_memory._row(item.model_copy(update={"position": n + 10}), "episodic")
+            for n, item in enumerate(_in_thread("thread", 3))
         ]
         theirs = [(row[0], row[1] + "-o", other.user_id, *row[3:]) for row in theirs]
         unplaced = _in_thread("loose", 2)
