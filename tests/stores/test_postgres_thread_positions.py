@@ -4,7 +4,8 @@
 thread's highest position: a writer that calls it while another holds the
 lock waits, then sees what the other committed (the read's snapshot is
 taken after the lock, as a read sent after the lock would be). A schema at
-version 21 is upgraded to it with its items, whose positions it then reads.
+version 21 is upgraded to it with its items, whose positions it then reads;
+one at 23 to schema 24's read down the thread index, which reads the same positions.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 from prefrontal.stores import Tenant, postgres
 from prefrontal.stores.long_term import MemoryItem
 from prefrontal.stores.postgres import memory as pg_memory
-from prefrontal.stores.postgres import memory_sql, migrations
+from prefrontal.stores.postgres import memory_sql, migrations, thread_positions
 from prefrontal.stores.postgres.database import Connection
 from prefrontal.stores.postgres.memory import PostgresMemoryStore
 from prefrontal.testing.synthetic import memories
@@ -90,5 +91,66 @@ async def test_a_schema_at_21_upgrades_and_reads_its_threads(
 
         assert await store.database.write(last, store="test") == 3
         assert await schema_version(postgres_dsn, postgres_schema) == migrations.LATEST
+    finally:
+        await stores.aclose()
+
+
+async def test_a_schema_at_23_upgrades_to_reading_the_last_position_by_the_thread_index(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    """Schema 24 replaces the function's read (a thread of another user's positions above, one
+    without positions and an empty thread read as before), and its plan reads the thread index
+    even once kept while the table was a few rows."""
+    other = Tenant(agent_id="agent", user_id="other")
+    async with schema_at(postgres_dsn, postgres_schema, 23) as connection:
+        assert "max(" in await connection.fetchval(
+            "SELECT prosrc FROM pg_proc WHERE oid = to_regproc('episodic_thread_last')"
+        )
+        mine = [pg_memory._row(item, "episodic") for item in _in_thread("thread", 4)]
+        theirs = [
+            pg_memory._row(item.model_copy(update={"position": n + 10}), "episodic")
+            for n, item in enumerate(_in_thread("thread", 3))
+        ]
+        theirs = [(row[0], row[1] + "-o", other.user_id, *row[3:]) for row in theirs]
+        unplaced = _in_thread("loose", 2)
+        loose = [
+            pg_memory._row(item.model_copy(update={"position": None}), "episodic")
+            for item in unplaced
+        ]
+        statement = memory_sql.Statements("episodic").upsert
+        await connection.executemany(statement, mine + theirs + loose)
+    stores = postgres.open_stores(postgres_dsn, schema=postgres_schema, max_size=1)
+    try:
+        await stores.open()
+        store = stores.episodic
+        assert isinstance(store, PostgresMemoryStore)
+
+        async def last(connection: Connection) -> list[int]:
+            return [
+                await store.last_position_in(connection, tenant, thread)
+                for tenant, thread in (
+                    (TENANT, "thread"),
+                    (other, "thread"),
+                    (TENANT, "loose"),
+                    (TENANT, "none"),
+                )
+            ]
+
+        for _ in range(8):  # past the custom plans: the session's kept plan answers too
+            assert await store.database.write(last, store="test") == [3, 12, -1, -1]
+        assert await schema_version(postgres_dsn, postgres_schema) == migrations.LATEST
+
+        async def plan(connection: Connection) -> str:
+            read = thread_positions.last_read("episodic")
+            for n, name in enumerate(("p_agent", "p_thread", "p_user"), 1):
+                read = read.replace(name, f"${n}::text")
+            await connection.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+            await connection.execute(f"PREPARE last_read AS {read}")
+            found = await connection.fetch("EXPLAIN EXECUTE last_read('agent', 'thread', 'user')")
+            await connection.execute("DEALLOCATE last_read")
+            return "\n".join(row[0] for row in found)
+
+        kept = await store.database.write(plan, store="test")  # a plan for any values
+        assert "episodic_thread" in kept and "Sort" not in kept
     finally:
         await stores.aclose()

@@ -1,10 +1,10 @@
-"""A turn's repeated lexical search on PostgreSQL: sent once, its answer given again, never stale.
+"""A turn's repeated lexical search on PostgreSQL: sent once, its answer given once more, never stale.
 
 In a turn (begun by ``prefetch_turn``, as phase 1 begins it) a lexical
 search whose answer holds every candidate is kept: the same search again
 (same tenant, terms, time and kinds, any limit: a probe of 3 hits, then the
-phase's search of 100) is answered from it with no statement, and equals a
-search of the database. A write through the database in between, another
+phase's search of 100) is answered from it with no statement (once: a third
+is sent), and equals a search of the database. A write through the database in between, another
 tenant, other kinds or an answer of the best rows only (terms held by more
 items than are all sent) send the search again; outside a turn every search
 is sent.
@@ -100,6 +100,18 @@ async def test_a_probe_then_the_search_sends_one_statement_each_store(stores: St
     await _searched(stores, ALICE, _query(3), _query(100))  # outside a turn: each sent
     await anyio.lowlevel.checkpoint()
     assert len(sent) - before == 4
+
+
+async def test_a_kept_answer_is_given_once(stores: Stores) -> None:
+    """The same search a third time in one turn is sent again (the answer kept was given to
+    the second and forgotten), and all three have the hits of the database."""
+    found, statements = await _in_turn(
+        stores, lambda: _searched(stores, ALICE, _query(3), _query(100), _query(100))
+    )
+    probe, search, again = found
+    assert statements == 4
+    assert probe == await _direct(stores, ALICE, _query(3))
+    assert search == again == await _direct(stores, ALICE, _query(100))
 
 
 async def test_a_write_between_sends_the_search_again(stores: Stores) -> None:

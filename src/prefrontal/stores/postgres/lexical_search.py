@@ -79,6 +79,10 @@ def statement(name: str) -> str:
     Only the candidate's terms are unnested (with their places): a count is read from its
     place for the few terms the query holds.
 
+    Each query term's holders are the shared ones' and the user's, each read by the whole key
+    of the term statistics (two lookups, never one of the agent's terms with the owners as a
+    filter, which a plan made while the table was small reads for every owner of the agent).
+
     The query's terms are read from a subquery (``(SELECT $5::text[])``), whose value
     the planner does not see: a plan made for the values (a custom plan, which counts the
     terms) then costs what the plan made once for any values (the generic plan) costs, so
@@ -96,8 +100,11 @@ def statement(name: str) -> str:
             SELECT sum(docs)::float8 AS docs, sum(tokens)::float8 AS tokens
             FROM {name}_owner_stats WHERE agent_id = $1 AND {owners} HAVING count(*) > 0
         ), q AS MATERIALIZED (
-            SELECT k.n, k.term, coalesce((SELECT sum(v.df)::float8 FROM {name}_terms AS v
-                WHERE v.agent_id = $1 AND v.{owners} AND v.term = k.term), 0) AS df
+            SELECT k.n, k.term, (coalesce((SELECT v.df FROM {name}_terms AS v
+                WHERE v.agent_id = $1 AND v.owner = '' AND v.term = k.term), 0)
+                + coalesce((SELECT v.df FROM {name}_terms AS v
+                WHERE v.agent_id = $1 AND v.owner = $2 AND v.term = k.term AND $2 <> ''), 0)
+            )::float8 AS df
             FROM unnest((SELECT $5::text[])) WITH ORDINALITY AS k(term, n)
         ), h AS MATERIALIZED (
             SELECT s.docs, s.tokens,

@@ -189,10 +189,14 @@ class Statements:
             WHERE {_VISIBLE} AND {_LIVE} AND {_KINDS} AND m.embedding IS NOT NULL"""
         self.around = f"""
             WITH anchors AS MATERIALIZED (
-                SELECT DISTINCT a.thread_id, a.position FROM {items} AS a
-                WHERE a.agent_id = $1 AND a.item_id = ANY($4::text[])
-                  AND (a.scope = 'shared' OR a.user_id = $2)
-                  AND a.thread_id IS NOT NULL AND a.position IS NOT NULL
+                SELECT DISTINCT a.thread_id, a.position
+                FROM unnest($4::text[]) AS w(item_id) CROSS JOIN LATERAL (
+                    SELECT a.thread_id, a.position FROM {items} AS a
+                    WHERE a.agent_id = $1 AND a.item_id = w.item_id
+                      AND (a.scope = 'shared' OR a.user_id = $2)
+                      AND a.thread_id IS NOT NULL AND a.position IS NOT NULL
+                    ORDER BY a.user_id OFFSET 0
+                ) AS a
             )
             SELECT DISTINCT ON (m.thread_id COLLATE "C", m.position, m.item_id COLLATE "C")
                 {READ}
@@ -200,15 +204,20 @@ class Statements:
                 SELECT * FROM {items} AS n
                 WHERE n.agent_id = $1 AND n.thread_id = a.thread_id AND n.thread_id IS NOT NULL
                   AND n.position BETWEEN a.position - $5 AND a.position + $5
-                OFFSET 0
+                ORDER BY n.position OFFSET 0
             ) AS m {recall}
             WHERE {_VISIBLE} AND {_LIVE} AND NOT (m.item_id = ANY($4::text[]))
             ORDER BY m.thread_id COLLATE "C", m.position, m.item_id COLLATE "C\""""
         """The live visible items within ``$5`` places of the anchors ``$4`` in their threads.
 
-        Each anchor's neighbours are read by the thread index, the anchors driving
-        (``OFFSET 0`` keeps the subquery a per-anchor lookup): the cost follows the
-        anchors, never the table, whatever the planner's statistics say."""
+        Each anchor is read by its key and each anchor's neighbours by the thread index, the
+        anchors driving (``OFFSET 0`` keeps each subquery a lookup per anchor): the cost
+        follows the anchors, never the table, whatever the planner's statistics say. A plan
+        is kept by a connection once made, often while the table was a few rows: each
+        lookup asks for its rows in the order of the index meant for it (the key's user
+        after the agent and id, the thread's positions), which the agent's other indexes
+        give only through a sort, so a plan made on a table of any size reads that index
+        instead of every row of the agent."""
         self.record_recall = recall_counts.record(
             name, given(items, "$4::text[]", "m.agent_id, m.item_id, m.user_id, m.recall_count")
         )

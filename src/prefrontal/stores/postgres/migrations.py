@@ -773,6 +773,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "state, not escaped as a string inside the state's JSON",
         _BUFFER_COLUMN,
     ),
+    Migration(
+        24,
+        "a thread's last position read down the thread index from its highest, whatever "
+        "plan the function's session keeps (not every row of the agent)",
+        thread_positions.LAST_BY_INDEX,
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 

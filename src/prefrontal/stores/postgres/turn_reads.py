@@ -22,8 +22,9 @@ it to the turn's start, where the turn's other reads are.
 A read the turn makes twice with one answer (a memory store's lexical search
 probed with a small limit, then searched with a larger one:
 :meth:`TurnReads.reused`) is sent once: its answer is kept in the turn's
-context and given again on the same terms, while nothing was written through
-the database since the first read began and until the turn's deadline.
+context and given to the next read of it on the same terms (then forgotten: a
+search is probed once, then run once), while nothing was written through the
+database since the first read began and until the turn's deadline.
 """
 
 from __future__ import annotations
@@ -93,8 +94,8 @@ class Prefetched:
     until: float
     answers: dict[Asked, list[tuple[Any, ...]]] = field(default_factory=dict)
     kept: dict[Hashable, tuple[int, Any]] = field(default_factory=dict)
-    """Answers read in this turn, by what was read, with the write counter when each read
-    began (:meth:`TurnReads.reused`)."""
+    """Answers read in this turn and not given again yet, by what was read, with the write
+    counter when each read began (:meth:`TurnReads.reused`)."""
 
     def good(self, generation: int) -> bool:
         """Whether an answer read from ``generation`` on may be served: no write began since
@@ -179,12 +180,14 @@ class TurnReads:
     ) -> T:
         """The answer to the read ``asked`` (a key naming the statement and everything its
         answer depends on): the one this turn's earlier read of ``asked`` gave, while it is
-        good (:meth:`Prefetched.good`), else ``fetch()``, kept for the turn's later reads
-        when ``whole(answer)``. Outside a turn begun here, ``fetch()``, kept for no one."""
+        good (:meth:`Prefetched.good`), else ``fetch()``, kept for the turn's next read of
+        ``asked`` when ``whole(answer)``. An answer kept is given once, then forgotten (a read
+        of ``asked`` after that fetches again). Outside a turn begun here, ``fetch()``, kept
+        for no one."""
         turn = CURRENT.get()
         if turn is None or turn.owner is not self:
             return await fetch()
-        found = turn.kept.get(asked)
+        found = turn.kept.pop(asked, None)
         if found is not None and turn.good(found[0]):
             answer: T = found[1]
             return answer
