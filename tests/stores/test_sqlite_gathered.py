@@ -288,3 +288,30 @@ async def test_a_hop_takes_at_most_its_share_of_calls(monkeypatch: pytest.Monkey
             group.start_soon(ask, number)
     assert results == {n: n * 10 for n in range(2 * MOST_CALLS + 1)}
     assert len(hops) == 3
+
+
+async def test_the_callers_of_a_hop_wait_on_one_event_and_a_lone_call_on_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each hop makes one event for the callers that joined it (none for a call alone): an
+    event costs more CPU than most of a hop's bookkeeping."""
+    made: list[object] = []
+    event = anyio.Event
+
+    def counted() -> anyio.Event:
+        made.append(1)
+        return event()
+
+    monkeypatch.setattr(anyio, "Event", counted)
+    gathered, limiter = Gathered(), anyio.CapacityLimiter(1)
+    assert await gathered.run(lambda: "alone", limiter) == "alone"
+    assert made == []
+    results: list[int] = []
+
+    async def ask(number: int) -> None:
+        results.append(await gathered.run(lambda: number, limiter))
+
+    async with anyio.create_task_group() as group:
+        for number in range(4):
+            group.start_soon(ask, number)
+    assert sorted(results) == [0, 1, 2, 3] and len(made) == 1

@@ -14,7 +14,7 @@ import pytest
 
 from prefrontal.errors import StoreError
 from prefrontal.stores import SessionKey, SessionState, sqlite
-from prefrontal.stores.sqlite import Database
+from prefrontal.stores.sqlite import Database, decoded
 from prefrontal.stores.sqlite.driver import sqlite3
 from prefrontal.stores.sqlite.working_memory import QUICK_BYTES
 from tests.stores.test_sqlite_gathered import counting_hops
@@ -187,7 +187,8 @@ async def test_a_sessions_load_is_quick_only_while_its_state_is_held_and_small(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A load after its session's save runs on the loop; a state of more than
-    ``QUICK_BYTES``, or one not held, loads in a worker thread; each load equals the state."""
+    ``QUICK_BYTES``, or one not held, loads in a worker thread; a session never saved is
+    found missing on the loop; each load equals the state."""
     stores = sqlite.open_stores(tmp_path / "wm.db")
     await stores.open()
     small = SessionKey(agent_id="a", user_id="u", session_id="small")
@@ -202,6 +203,9 @@ async def test_a_sessions_load_is_quick_only_while_its_state_is_held_and_small(
     assert len(hops) == 1
     stranger = SessionKey(agent_id="a", user_id="u", session_id="never")
     assert await stores.working_memory.load(stranger) is None
+    assert len(hops) == 1
+    decoded.session_states.clear()
+    assert await stores.working_memory.load(small) == saved_small
     assert len(hops) == 2
     await stores.aclose()
 

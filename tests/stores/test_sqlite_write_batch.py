@@ -29,6 +29,7 @@ from prefrontal.stores.durable import Committed, shared_batch
 from prefrontal.stores.sqlite import Database
 from prefrontal.stores.working_memory import SessionKey
 from tests.conftest import demo_request, orchestrator
+from tests.stores.test_sqlite_gathered import counting_hops
 
 pytestmark = pytest.mark.anyio
 SESSION = SessionKey(agent_id="a", user_id="u", session_id="s")
@@ -245,3 +246,134 @@ async def test_a_batch_waits_for_another_connections_write_lock(tmp_path: Path) 
     assert batch.committed
     assert await rows(database) == ["after", "before"]
     await database.aclose()
+
+
+async def test_a_batch_expecting_its_writes_commits_in_the_last_ones_hop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Told how many writes its block makes, a batch begins, writes and commits in one
+    worker-thread hop: committed, and its rows readable, before the block ends."""
+    database = Database(tmp_path / "batch.db")
+    await database.write(insert("before"), store="t")
+    statements: list[str] = []
+    assert database._writer is not None
+    database._writer.set_trace_callback(statements.append)
+    hops = counting_hops(monkeypatch)
+    async with database.batch(synced=False) as batch:
+        batch.expect_writes(3)
+        async with anyio.create_task_group() as group:
+            for value in ("one", "two", "three"):
+                group.start_soon(partial(database.write, insert(value), store="t"))
+        assert batch.committed and len(hops) == 1
+        assert await rows(database) == ["before", "one", "three", "two"]
+    assert statements.count("COMMIT") == 1
+    assert statements[-2:] == ["COMMIT", "PRAGMA synchronous = FULL"]
+    await database.aclose()
+
+
+async def test_a_write_after_the_expected_ones_is_a_transaction_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """A write beyond the count, once the batch has committed, commits on its own, synced;
+    an error after the commit undoes nothing that committed."""
+    database = Database(tmp_path / "batch.db")
+    statements: list[str] = []
+    await database.write(insert("before"), store="t")
+    assert database._writer is not None
+    database._writer.set_trace_callback(statements.append)
+
+    async def beyond() -> None:
+        async with database.batch(synced=False) as batch:
+            batch.expect_writes(1)
+            await database.write(insert("expected"), store="t")
+            assert batch.committed
+            statements.clear()
+            await database.write(insert("beyond"), store="t")
+            raise RuntimeError("the caller gave up")
+
+    with pytest.raises(RuntimeError):
+        await beyond()
+    assert statements[0] == "BEGIN IMMEDIATE" and statements[-1] == "COMMIT"
+    assert synchronous(database) == 2
+    assert await rows(database) == ["before", "beyond", "expected"]
+    await database.aclose()
+
+
+async def test_a_failed_write_leaves_the_commit_to_the_blocks_end(tmp_path: Path) -> None:
+    """A write that fails does not count towards the expected ones: the batch commits when the
+    block ends, as one never told."""
+    database = Database(tmp_path / "batch.db")
+    await database.write(insert("before"), store="t")
+    async with database.batch() as batch:
+        batch.expect_writes(2)
+        await database.write(insert("kept"), store="t")
+        with pytest.raises(StoreError, match="no such table"):
+            await database.write(broken, store="t")
+        assert not batch.committed
+    assert batch.committed
+    assert await rows(database) == ["before", "kept"]
+    await database.aclose()
+
+
+def orphan(connection: sqlite3.Connection) -> None:
+    """A write whose row breaks a deferred foreign key: its savepoint succeeds, the commit
+    of its transaction fails."""
+    connection.execute("INSERT INTO child VALUES (1)")
+
+
+async def test_a_failed_commit_with_the_last_write_fails_it_and_the_block(
+    tmp_path: Path,
+) -> None:
+    """When the commit made with the last expected write fails, that write raises, so does
+    every later write of the block and its end; nothing of the batch is stored."""
+    database = Database(tmp_path / "batch.db")
+
+    def tables(connection: sqlite3.Connection) -> None:
+        insert("before")(connection)
+        connection.execute("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+        connection.execute(
+            "CREATE TABLE child (parent INTEGER"
+            " REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)"
+        )
+
+    await database.write(tables, store="t")
+    opened: list[Committed] = []
+
+    async def doomed() -> None:
+        async with database.batch(synced=False) as batch:
+            opened.append(batch)
+            batch.expect_writes(2)
+            await database.write(insert("lost"), store="t")
+            with pytest.raises(StoreError, match="FOREIGN KEY"):
+                await database.write(orphan, store="t")
+            with pytest.raises(StoreError, match="did not commit"):
+                await database.write(insert("later"), store="t")
+
+    with pytest.raises(StoreError, match="did not commit"):
+        await doomed()
+    assert not opened[0].committed
+    assert synchronous(database) == 2
+    assert await rows(database) == ["before"]
+    await database.write(insert("after"), store="t")
+    assert await rows(database) == ["after", "before"]
+    await database.aclose()
+
+
+async def test_a_turns_writes_behind_it_take_one_hop_with_their_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn's trace, buffer and recall counts begin, write and commit in one hop."""
+    stores = sqlite.open_stores(tmp_path / "turn.db")
+    await seed(stores)
+    async with orchestrator(stores) as turns:
+        await turns.start_turn(demo_request())
+        await turns.wait_background()
+        result = await turns.start_turn(demo_request())
+        hops = counting_hops(monkeypatch)
+        await turns.wait_background()
+        monkeypatch.undo()
+        assert turns.write_stats.failed == 0 and turns.write_stats.written >= 6
+        tenant = Tenant(agent_id=result.context.agent_id, user_id=result.context.user_id)
+        assert await stores.traces.get(tenant, result.context.turn_id) is not None
+    await stores.aclose()
+    assert len(hops) == 1

@@ -32,7 +32,9 @@ Durability, as the caller sees it:
 - **One transaction per turn** where the stores allow it: when the stores
   written behind a turn share one database that can batch writes (SQLite's
   ``Database.batch``), a turn's writes are savepoints of one transaction,
-  committed without a sync of its own (``batch(synced=False)``): the next
+  committed without a sync of its own (``batch(synced=False)``), in the
+  worker thread of the last of them to succeed (the batch is told how many
+  there are), not in a worker-thread hop of its own: the next
   synced commit, the exchange that ends the turn, syncs both, so a turn
   costs one sync. They survive a killed process once committed; a power cut
   before that next sync may lose them (the file stays sound, and a later
@@ -67,7 +69,7 @@ from prefrontal.errors import ErasedTenantError, TransientStoreError
 from prefrontal.exchange.background import BackgroundRunner
 from prefrontal.memory.fence import Ticket
 from prefrontal.phases.finalize import TurnWrite
-from prefrontal.stores.durable import Batch, Committed
+from prefrontal.stores.durable import Batch, Committed, ExpectsWrites
 from prefrontal.stores.memory.waiting import reference
 from prefrontal.stores.working_memory import SessionKey
 
@@ -252,6 +254,8 @@ class TurnWrites:
                 await self._together(turn_id, writes, done, failed)
             else:
                 async with self.batch() as opened:
+                    if isinstance(opened, ExpectsWrites):  # it commits with the last write
+                        opened.expect_writes(len(writes))
                     await self._together(turn_id, writes, done, failed)
 
         try:

@@ -54,6 +54,18 @@ Batch = Callable[[], AbstractAsyncContextManager[Committed]]
 
 
 @runtime_checkable
+class ExpectsWrites(Protocol):
+    """A shared transaction told how many writes its block makes, so that it commits with the
+    last of them (SQLite's :class:`~prefrontal.stores.sqlite.database.WriteBatch`)."""
+
+    def expect_writes(self, count: int) -> None:
+        """The block makes ``count`` writes (one for each of its calls, a retry of one that
+        failed counting as it): the transaction commits once ``count`` of them have
+        succeeded, as the last returns. A write after that is a transaction of its own."""
+        ...
+
+
+@runtime_checkable
 class Batching(Protocol):
     """A database whose writes can share a transaction (SQLite's
     :class:`~prefrontal.stores.sqlite.Database`)."""

@@ -117,6 +117,14 @@ class WriteBatch:
     hop (a block that writes nothing never begins one). ``committed`` turns
     true as soon as the transaction has committed (at once for a block that
     wrote nothing).
+
+    Told how many writes the block makes (:meth:`expect_writes`), it commits
+    in the worker thread of the last of them to succeed, in that write's hop,
+    instead of in a hop of its own once the block ends; the write that
+    committed it raises when the commit fails, and so does every later write
+    of the block and the block's end. A write of the block made once it has
+    committed (a store that wrote twice, a retry) is a transaction of its own,
+    committed (synced) when it returns.
     """
 
     database: Database
@@ -128,6 +136,16 @@ class WriteBatch:
     committed: bool = False
     connection: sqlite3.Connection | None = None
     """The writer, in the transaction begun (the writer lock held), once a write has begun it."""
+    expected: int | None = None
+    """How many writes commit it as the last of them succeeds (:meth:`expect_writes`)."""
+    succeeded: int = 0
+    """Writes of the transaction that succeeded so far (their savepoints released)."""
+    failed_commit: BaseException | None = None
+    """The error of its commit with its last expected write, when that commit failed."""
+
+    def expect_writes(self, count: int) -> None:
+        """Commit with the ``count``-th write to succeed (see the class's text)."""
+        self.expected = count
 
 
 _BATCH: ContextVar[WriteBatch | None] = ContextVar("prefrontal_sqlite_batch", default=None)
@@ -418,6 +436,9 @@ class Database:
         this database, it joins that one. Committed only when the block ends
         without an error (the batch's ``committed`` says so at once);
         any exception, cancellation included, rolls the whole batch back.
+        A batch told how many writes the block makes
+        (:meth:`WriteBatch.expect_writes`) commits with the last of them
+        instead, in its worker thread: what comes after is no longer undone.
 
         ``synced=False`` commits without a sync of its own, as
         ``synchronous=NORMAL`` does: the transaction survives a killed
@@ -444,6 +465,9 @@ class Database:
                     raise
                 finally:
                     _BATCH.reset(token)
+                if batch.failed_commit is not None:
+                    message = "the batch's transaction did not commit"
+                    raise StoreError(message, store="database") from batch.failed_commit
                 if batch.connection is not None:
                     commit = partial(_commit_or_roll_back, batch.connection, batch.unsynced)
                     await anyio.to_thread.run_sync(commit)
@@ -456,10 +480,35 @@ class Database:
         self, batch: WriteBatch, name: str, fn: Callable[[sqlite3.Connection], T], store: str
     ) -> T:
         """``fn`` in savepoint ``name`` of ``batch``, beginning the batch's transaction first
-        when no write has (in the worker thread: the begin shares the write's hop)."""
+        when no write has (in the worker thread: the begin shares the write's hop), and
+        committing it after when it is the last write the batch expects; a transaction of its
+        own once the batch has committed so."""
+        if batch.failed_commit is not None:
+            raise StoreError("the batch's transaction did not commit", store=store)
+        if batch.committed:  # it committed with its last expected write: one of its own
+            return self._holding_writer(partial(self._run_write, fn, store), store)
         if batch.connection is None:
             batch.connection = self._begun(batch.unsynced)
-        return _in_savepoint(batch.connection, name, fn, store)
+        result = _in_savepoint(batch.connection, name, fn, store)
+        batch.succeeded += 1
+        if batch.succeeded == batch.expected:
+            self._committed_early(batch)
+        return result
+
+    def _committed_early(self, batch: WriteBatch) -> None:
+        """Commit ``batch`` now, in the worker thread of its last expected write, and let go
+        of the writer; a failed commit rolls back, is kept for the block's end, and raises."""
+        connection, batch.connection = batch.connection, None
+        try:
+            if connection is not None:
+                _commit_or_roll_back(connection, batch.unsynced)
+            batch.committed = True
+        except BaseException as error:
+            batch.failed_commit = error
+            raise
+        finally:
+            if connection is not None:
+                self._writer_lock.release()
 
     def _begun(self, unsynced: bool = False) -> sqlite3.Connection:
         """The writer in a transaction begun, the writer lock held (the caller releases it);

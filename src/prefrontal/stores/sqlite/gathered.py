@@ -48,12 +48,11 @@ MOST_CALLS = 8
 class _Call(Generic[T]):
     """One caller's call: the function, its context, then its outcome."""
 
-    __slots__ = ("context", "done", "error", "fn", "lock", "ran", "result", "withdrawn")
+    __slots__ = ("context", "error", "fn", "lock", "ran", "result", "withdrawn")
 
     def __init__(self, fn: Callable[[], T]) -> None:
         self.fn = fn
         self.context = contextvars.copy_context()
-        self.done = anyio.Event()
         self.ran = self.withdrawn = False
         self.lock = threading.Lock()
         self.result: T | None = None
@@ -77,16 +76,17 @@ class _Call(Generic[T]):
             self.withdrawn = not self.ran
             return self.withdrawn
 
-    async def waited(self) -> bool:
-        """Wait for the hop; whether the call ran. A cancellation before the call has begun
-        withdraws it and is raised; after, it waits for the call's end (then raised later)."""
+    async def waited(self, done: anyio.Event) -> bool:
+        """Wait for the hop (``done``: its end); whether the call ran. A cancellation before
+        the call has begun withdraws it and is raised; after, it waits for the call's end
+        (then raised later)."""
         try:
-            await self.done.wait()
+            await done.wait()
         except anyio.get_cancelled_exc_class():
             if self.withdraw():
                 raise
             with anyio.CancelScope(shield=True):
-                await self.done.wait()
+                await done.wait()
         return self.ran
 
     def outcome(self) -> T:
@@ -97,10 +97,26 @@ class _Call(Generic[T]):
         return self.result  # type: ignore[return-value]
 
 
-def _run_all(calls: list[_Call[Any]]) -> None:
-    """Each call in turn, in the worker thread: one's exception never stops the next."""
-    for call in calls:
-        call.run()
+class _Hop:
+    """The calls of one hop, and the event its other callers wait on, made when the first of
+    them joins (one for all: a hop of one call makes none)."""
+
+    __slots__ = ("calls", "done")
+
+    def __init__(self, first: _Call[Any]) -> None:
+        self.calls = [first]
+        self.done: anyio.Event | None = None
+
+    def joined(self) -> anyio.Event:
+        """The event set when the hop has ended, for a caller that joined it."""
+        if self.done is None:
+            self.done = anyio.Event()
+        return self.done
+
+    def run_all(self) -> None:
+        """Each call in turn, in the worker thread: one's exception never stops the next."""
+        for call in self.calls:
+            call.run()
 
 
 class Gathered:
@@ -112,8 +128,8 @@ class Gathered:
     """
 
     def __init__(self) -> None:
-        self._pending: list[_Call[Any]] | None = None
-        """The calls of the hop still open to others, until its worker thread begins it."""
+        self._pending: _Hop | None = None
+        """The hop still open to other calls, until its worker thread begins it."""
         self._lock = threading.Lock()
         """Guards :attr:`_pending`: the loop joins calls to it, the worker thread closes it."""
 
@@ -121,34 +137,34 @@ class Gathered:
         """``fn()`` in a worker thread under ``limiter``, with the calls made meanwhile."""
         call = _Call(fn)
         with self._lock:
-            calls = self._pending
-            if calls is not None:
-                calls.append(call)
+            hop = self._pending
+            if hop is not None:
+                hop.calls.append(call)
             else:
-                self._pending = calls = [call]
-            if len(calls) >= MOST_CALLS:  # full: the next call begins a hop of its own
+                self._pending = hop = _Hop(call)
+            if len(hop.calls) >= MOST_CALLS:  # full: the next call begins a hop of its own
                 self._pending = None
-        if calls[0] is not call:
-            if not await call.waited():  # the hop's first caller was cancelled before it began
+        if hop.calls[0] is not call:
+            if not await call.waited(hop.joined()):  # its first caller was cancelled first
                 return await anyio.to_thread.run_sync(fn, limiter=limiter)
             return call.outcome()
         try:
             for _ in range(PASSES):
                 await anyio.lowlevel.checkpoint()
-            await anyio.to_thread.run_sync(self._closed_and_run, calls, limiter=limiter)
+            await anyio.to_thread.run_sync(self._closed_and_run, hop, limiter=limiter)
         finally:
-            self._close(calls)  # a hop cancelled before its thread began: no call joins it now
-            for other in calls[1:]:
-                other.done.set()
+            self._close(hop)  # a hop cancelled before its thread began: no call joins it now
+            if hop.done is not None:
+                hop.done.set()
         return call.outcome()
 
-    def _closed_and_run(self, calls: list[_Call[Any]]) -> None:
+    def _closed_and_run(self, hop: _Hop) -> None:
         """In the worker thread: close the hop to later calls, then run each call of it."""
-        self._close(calls)
-        _run_all(calls)
+        self._close(hop)
+        hop.run_all()
 
-    def _close(self, calls: list[_Call[Any]]) -> None:
-        """No call joins ``calls`` from now on (a later one begins a hop of its own)."""
+    def _close(self, hop: _Hop) -> None:
+        """No call joins ``hop`` from now on (a later one begins a hop of its own)."""
         with self._lock:
-            if self._pending is calls:
+            if self._pending is hop:
                 self._pending = None

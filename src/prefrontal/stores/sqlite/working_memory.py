@@ -41,6 +41,11 @@ def load_in(connection: sqlite3.Connection, key: SessionKey) -> SessionState | N
     return read_one(row, partial(decoded.session_states, _key(key)), store=_STORE)
 
 
+def _saved(key: SessionKey, connection: sqlite3.Connection) -> bool:
+    """Whether ``key`` has a saved state (one lookup by key, nothing decoded)."""
+    return connection.execute(_SAVED, _key(key)).fetchone() is not None
+
+
 def loads_quickly(key: SessionKey) -> bool:
     """Whether a read of ``key``'s state may be a quick read (:meth:`Database.read`): its state
     is held decoded and at most :data:`QUICK_BYTES`."""
@@ -77,9 +82,16 @@ class SqliteWorkingMemoryStore(SharesDatabase[Database]):
     async def load(self, key: SessionKey) -> SessionState | None:
         """The saved state of ``key``: a quick read while :func:`loads_quickly` says so (a read
         that finds the state held compares its bytes), a read in a worker thread otherwise (a
-        state's decoding, or the copy of a large one, holds the thread for milliseconds)."""
+        state's decoding, or the copy of a large one, holds the thread for milliseconds).
+        Before that read in a worker thread, a quick read by key asks whether the session
+        has a state at all: a new session's (none) costs no worker-thread hop."""
+        quick = loads_quickly(key)
+        if not quick and not await self.database.read(
+            partial(_saved, key), store=_STORE, one_statement=True, quick=True
+        ):
+            return None
         return await self.database.read(
-            lambda c: load_in(c, key), store=_STORE, one_statement=True, quick=loads_quickly(key)
+            lambda c: load_in(c, key), store=_STORE, one_statement=True, quick=quick
         )
 
     async def save(self, state: SessionState) -> SessionState:
@@ -133,6 +145,7 @@ def _key(key: SessionKey) -> tuple[str, str, str]:
 _PARTS = "CAST(body AS BLOB), CAST(buffer AS BLOB)"
 """A session's stored parts as their UTF-8 bytes (the module docstring)."""
 _LOAD = f"SELECT {_PARTS} FROM wm_sessions WHERE {_KEY}"
+_SAVED = f"SELECT 1 FROM wm_sessions WHERE {_KEY}"
 _SAVE = (
     "INSERT OR REPLACE INTO wm_sessions (agent_id, user_id, session_id, version, updated_at,"
     " body, buffer) VALUES (?, ?, ?, ?, ?, CAST(? AS TEXT), CAST(? AS TEXT))"
