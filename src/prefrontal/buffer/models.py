@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime
-from enum import StrEnum
 
 from pydantic import ConfigDict, Field
 
+from prefrontal.enums import FastStrEnum
 from prefrontal.forgetting import remembered
 from prefrontal.model_reads import FastReads
 from prefrontal.stores.records import MetadataValue, Timestamp
@@ -29,7 +29,7 @@ class BufferModel(FastReads):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class ItemSource(StrEnum):
+class ItemSource(FastStrEnum):
     """Where an item came from."""
 
     USER_INPUT = "user_input"
@@ -40,7 +40,7 @@ class ItemSource(StrEnum):
     """A tool result or any other outside system."""
 
 
-class Lifetime(StrEnum):
+class Lifetime(FastStrEnum):
     """How long an item is meant to stay."""
 
     TURN = "turn"

@@ -21,17 +21,17 @@ import heapq
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from math import log1p
 
 from prefrontal.buffer.config import BufferConfig, OverflowPolicy
 from prefrontal.buffer.decay import effective_priority, epoch
 from prefrontal.buffer.models import BufferItem
 from prefrontal.buffer.themes import carries
+from prefrontal.enums import FastStrEnum
 from prefrontal.stores.records import Timestamp
 
 
-class EvictionReason(StrEnum):
+class EvictionReason(FastStrEnum):
     """Why an item left the buffer."""
 
     POLICY = "policy"

@@ -8,7 +8,6 @@ working-memory store keeps) round-trips exactly.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any, Final, Protocol
 from weakref import WeakValueDictionary
 
@@ -20,6 +19,7 @@ from prefrontal.buffer.policies import Eviction
 from prefrontal.buffer.recall_gate import RecallCounters
 from prefrontal.buffer.salience import AdmissionDecision
 from prefrontal.buffer.themes import Coherence
+from prefrontal.enums import FastStrEnum
 from prefrontal.errors import WorkingMemoryError
 from prefrontal.stores.records import Timestamp
 
@@ -96,7 +96,7 @@ def known_valid(snapshot: BufferSnapshot) -> BufferSnapshot:
     return snapshot
 
 
-class Outcome(StrEnum):
+class Outcome(FastStrEnum):
     """What became of an offered item."""
 
     ADMITTED = "admitted"

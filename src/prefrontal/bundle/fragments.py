@@ -8,17 +8,17 @@ traced back to where it came from. A fragment cannot be built without one.
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from typing import assert_never
 
 from pydantic import ConfigDict, Field
 
+from prefrontal.enums import FastStrEnum
 from prefrontal.model_reads import FastReads
 
 __all__ = ["SECTION_ORDER", "Fragment", "Frozen", "Provenance", "Section"]
 
 
-class Section(StrEnum):
+class Section(FastStrEnum):
     """The sections of a context, in the order they are rendered."""
 
     CONSCIOUSNESS = "consciousness"

@@ -6,11 +6,11 @@ Phase 4 reads the most recent turns and the summary.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 from pydantic import Field
 
+from prefrontal.enums import FastStrEnum
 from prefrontal.stores.records import (
     Label,
     Lines,
@@ -26,7 +26,7 @@ from prefrontal.stores.tenancy import Scope, Tenant
 MAX_CONTENT_CHARS = 1_000_000
 
 
-class Role(StrEnum):
+class Role(FastStrEnum):
     """Who spoke."""
 
     USER = "user"

@@ -7,16 +7,16 @@ what changed since the last turn (progress deltas).
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 from pydantic import Field
 
+from prefrontal.enums import FastStrEnum
 from prefrontal.stores.records import Label, Labels, OwnedRecord, Record, Timestamp, utc_now
 from prefrontal.stores.tenancy import Tenant
 
 
-class FrontalKind(StrEnum):
+class FrontalKind(FastStrEnum):
     """What a frontal-cortex item is."""
 
     GOAL = "goal"
@@ -25,7 +25,7 @@ class FrontalKind(StrEnum):
     STORY = "story"
 
 
-class FrontalStatus(StrEnum):
+class FrontalStatus(FastStrEnum):
     """Where an item stands."""
 
     ACTIVE = "active"
@@ -34,7 +34,7 @@ class FrontalStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
-class Owner(StrEnum):
+class Owner(FastStrEnum):
     """Who is expected to act on an item."""
 
     AGENT = "agent"

@@ -6,17 +6,17 @@ Phase 7 reads the active entries.
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 from pydantic import Field
 
+from prefrontal.enums import FastStrEnum
 from prefrontal.stores.frontal_cortex import Owner
 from prefrontal.stores.records import Label, Labels, OwnedRecord, Timestamp
 from prefrontal.stores.tenancy import Tenant
 
 
-class ScratchKind(StrEnum):
+class ScratchKind(FastStrEnum):
     """What a scratch entry is."""
 
     OBSERVATION = "observation"

@@ -7,15 +7,15 @@ renderings of a :class:`TurnTrace`.
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from pydantic import ConfigDict, Field
 
+from prefrontal.enums import FastStrEnum
 from prefrontal.model_reads import FastReads
 
 
-class PhaseStatus(StrEnum):
+class PhaseStatus(FastStrEnum):
     """How a phase ended."""
 
     OK = "ok"
@@ -27,7 +27,7 @@ class PhaseStatus(StrEnum):
     SKIPPED = "skipped"
 
 
-class TurnStatus(StrEnum):
+class TurnStatus(FastStrEnum):
     """How the turn as a whole ended."""
 
     OK = "ok"
@@ -68,7 +68,7 @@ class SentMessage(TraceModel):
     content: str
 
 
-class RecallMode(StrEnum):
+class RecallMode(FastStrEnum):
     """What a memory phase did this turn: searched its store, or reused the buffer's hits."""
 
     SEARCH = "search"
