@@ -167,6 +167,36 @@ async def test_the_tool_round_carries_the_call_and_its_output(tmp_path: Path) ->
         assert kinds == ["message", "function_call", "function_call_output", "message"]
 
 
+class ReadCounting(PrefrontalSession):
+    """A session that notes the limit of every ``get_items`` call."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.limits: list[int | None] = []
+
+    async def get_items(self, limit: int | None = None) -> Any:
+        self.limits.append(limit)
+        return await super().get_items(limit)
+
+
+async def test_a_placed_run_reads_no_stored_items(tmp_path: Path) -> None:
+    """Without a history choice the SDK asks for no items (limit 0); prefrontal's context still comes."""
+    async with conv.orchestrator_on("memory", tmp_path) as orchestrator:
+        session = ReadCounting(orchestrator, agent_id="a", user_id="u", session_id="s")
+        model = ScriptedModel([said("First reply."), said("Second reply.")])
+        agent = Agent(name="a", instructions=session.instructions, model=model)
+        config = session.run_config(tracing_disabled=True)
+        assert config.session_settings is not None and config.session_settings.limit == 0
+        for text in ("Hello there", "And again"):
+            await Runner.run(agent, text, session=session, run_config=config)
+            assert session.ended is not None and session.ended.written
+        assert session.limits == [0, 0]
+        assert len(await session.get_items()) == 4
+        second = [text_of(item) for item in model.calls[1].input]
+        assert second[-1] == "And again"
+        assert any("First reply." in text for text in second[:-1])
+
+
 async def test_items_added_outside_a_run_are_kept_and_popped(tmp_path: Path) -> None:
     """add_items without a run keeps the items as given; pop takes the newest; clear empties."""
     part = {"role": "user", "content": [{"type": "input_text", "text": "see"}], "id": "m1"}

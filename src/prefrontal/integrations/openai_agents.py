@@ -46,6 +46,7 @@ Needs the ``openai-agents`` extra (``pip install 'prefrontal[openai-agents]'``).
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 from collections.abc import Callable, Sequence
@@ -236,11 +237,18 @@ class PrefrontalSession(SessionABC):
 
         A ``session_input_callback`` among ``settings`` is the caller's own:
         it chooses the history (see :meth:`session_input`); so does a
-        ``session_settings`` with a ``limit``.
+        ``session_settings`` with a ``limit``. Otherwise prefrontal chooses
+        it, and the config's ``session_settings.limit`` is ``0``: the SDK
+        reads no stored items for the run's input.
         """
         theirs: InputCallback | None = settings.pop("session_input_callback", None)
         config = RunConfig(**settings)
         chosen = theirs is not None or self._limit(config.session_settings) is not None
+        if not chosen:
+            # Prefrontal chooses the history: the SDK reads (and copies) none of the items.
+            config.session_settings = dataclasses.replace(
+                config.session_settings or SessionSettings(), limit=0
+            )
 
         async def placed(history: Items, new_items: Items) -> Items:
             return await self.session_input(history, new_items, theirs=theirs, chosen=chosen)
