@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from prefrontal.retrieval.analysis import (
     _SPACELESS,
     STOP_WORDS,
+    WORD,
     _script_runs,
+    _words,
     folded,
     term_set,
     terms,
@@ -35,6 +37,19 @@ def english_reference(text: str) -> list[str]:
 def test_ascii_text_is_analysed_exactly_as_before(text: str) -> None:
     """Any ASCII text gives the terms of the English analyser: English scores do not move."""
     assert terms(text) == english_reference(text)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200))
+def test_ascii_words_are_the_regular_expressions_words(text: str) -> None:
+    """The table split of ASCII text gives ``WORD.findall`` of its lower case, word for word."""
+    assert _words(text) == WORD.findall(text.lower())
+
+
+def test_each_ascii_character_splits_or_joins_as_the_regular_expression_says() -> None:
+    """Every ASCII character, alone and between two letters, as ``WORD.findall`` cuts it."""
+    for code in range(128):
+        for text in (chr(code), f"Ab{chr(code)}Z9", chr(code) * 3):
+            assert _words(text) == WORD.findall(text.lower()), code
 
 
 @given(st.text(max_size=200))
